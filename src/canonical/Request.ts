@@ -1,0 +1,102 @@
+/**
+ * A generation request in canonical form: the superset of what the inbound
+ * formats can say (DESIGN.md, "Formats and the canonical form").
+ *
+ * @since 0.1.0
+ */
+import type { Part } from "./Content.ts"
+
+/**
+ * One turn. `system` carries system and developer instructions wherever they
+ * stood; `tool` carries `tool-result` parts only.
+ */
+export interface Message {
+  readonly role: "system" | "user" | "assistant" | "tool"
+  readonly content: ReadonlyArray<Part>
+  /** True for an OpenAI `developer` message, so it can be re-emitted as such. */
+  readonly developer?: boolean | undefined
+}
+
+/** A function tool the model may call; `parameters` is a JSON Schema object. */
+export interface FunctionTool {
+  readonly type: "function"
+  readonly name: string
+  readonly description?: string | undefined
+  readonly parameters: Readonly<Record<string, unknown>>
+  readonly strict?: boolean | undefined
+}
+
+/**
+ * A vendor built-in tool (web search, code execution, …) passed through as the
+ * inbound format wrote it; `format` names that format so only an upstream of
+ * the same format receives it.
+ */
+export interface BuiltinTool {
+  readonly type: "builtin"
+  readonly format: string
+  readonly definition: Readonly<Record<string, unknown>>
+}
+
+/** A tool definition. */
+export type Tool = FunctionTool | BuiltinTool
+
+/** How the model may use tools. */
+export type ToolChoice =
+  | { readonly type: "auto" }
+  | { readonly type: "none" }
+  | { readonly type: "required" }
+  | { readonly type: "tool"; readonly name: string }
+
+/** The requested output shape. `schema` is a JSON Schema object. */
+export type ResponseFormat =
+  | { readonly type: "text" }
+  | { readonly type: "json_object" }
+  | {
+    readonly type: "json_schema"
+    readonly name: string
+    readonly schema: Readonly<Record<string, unknown>>
+    readonly strict?: boolean | undefined
+    readonly description?: string | undefined
+  }
+
+/** Reasoning effort levels (spec: `reasoning_effort`). */
+export type ReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh"
+
+/**
+ * Reasoning settings: an effort level and/or a token budget (messages
+ * `thinking.budget_tokens`, generate-content `thinkingConfig.thinkingBudget`).
+ * `enabled: false` turns reasoning off explicitly.
+ */
+export interface ReasoningConfig {
+  readonly enabled?: boolean | undefined
+  readonly effort?: ReasoningEffort | undefined
+  readonly budgetTokens?: number | undefined
+  /** Ask for reasoning text in the answer (generate-content `includeThoughts`, Responses `summary`). */
+  readonly includeThoughts?: boolean | undefined
+}
+
+/**
+ * The canonical request. Token counts are tokens; `temperature`, `topP` as the
+ * formats define them (0–2, 0–1).
+ */
+export interface Request {
+  readonly model: string
+  readonly messages: ReadonlyArray<Message>
+  readonly tools?: ReadonlyArray<Tool> | undefined
+  readonly toolChoice?: ToolChoice | undefined
+  readonly parallelToolCalls?: boolean | undefined
+  readonly maxOutputTokens?: number | undefined
+  readonly temperature?: number | undefined
+  readonly topP?: number | undefined
+  readonly topK?: number | undefined
+  readonly stopSequences?: ReadonlyArray<string> | undefined
+  readonly seed?: number | undefined
+  readonly presencePenalty?: number | undefined
+  readonly frequencyPenalty?: number | undefined
+  readonly responseFormat?: ResponseFormat | undefined
+  readonly reasoning?: ReasoningConfig | undefined
+  readonly stream: boolean
+  /** End-user id for abuse tracking (OpenAI `user`, messages `metadata.user_id`). */
+  readonly user?: string | undefined
+  readonly metadata?: Readonly<Record<string, string>> | undefined
+}

@@ -1,0 +1,169 @@
+/**
+ * The closed union of everything a request can fail with. Every route maps it
+ * through one exhaustive table (`Envelope.ts`); adding a member without a row
+ * there does not compile.
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+
+/**
+ * The caller's request is malformed or asks for something the gateway cannot
+ * do. `param` names the offending field (`messages[0].content`), or is empty.
+ *
+ * @category errors
+ */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  message: Schema.String,
+  param: Schema.optional(Schema.String),
+  /** Overrides the spec code `invalid_request` (e.g. `invalid_request_error`). */
+  code: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * No usable key: `missing` (none sent), `unknown`, `disabled`, `expired`.
+ *
+ * @category errors
+ */
+export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", {
+  reason: Schema.Literals(["missing", "unknown", "disabled", "expired"])
+}) {}
+
+/**
+ * The token's or the user's remaining quota cannot cover the request's
+ * estimate. Amounts in quota units (micro-USD).
+ *
+ * @category errors
+ */
+export class InsufficientQuota extends Schema.TaggedError<InsufficientQuota>()("InsufficientQuota", {
+  required: Schema.BigInt,
+  remaining: Schema.BigInt,
+  scope: Schema.Literals(["token", "user"])
+}) {}
+
+/**
+ * The model is not available to the caller's group or token (spec: 503
+ * `model_not_found`).
+ *
+ * @category errors
+ */
+export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNotFound", {
+  model: Schema.String
+}) {}
+
+/**
+ * The model is known but has no price and is not marked free, so it cannot be
+ * billed.
+ *
+ * @category errors
+ */
+export class ModelNotPriced extends Schema.TaggedError<ModelNotPriced>()("ModelNotPriced", {
+  model: Schema.String
+}) {}
+
+/**
+ * The caller exceeded one of its own limits (requests or tokens per minute,
+ * concurrency). `retryAfterSeconds` feeds the `Retry-After` header.
+ *
+ * @category errors
+ */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  message: Schema.String,
+  retryAfterSeconds: Schema.Number
+}) {}
+
+/**
+ * The request body is larger than the configured limit (bytes).
+ *
+ * @category errors
+ */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
+  limitBytes: Schema.Number
+}) {}
+
+/**
+ * No route matches the method and path.
+ *
+ * @category errors
+ */
+export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNotFound", {
+  method: Schema.String,
+  path: Schema.String
+}) {}
+
+/**
+ * Why an upstream call failed:
+ * - `rejected`: the upstream refused the request itself (4xx other than 401/403/429);
+ * - `unauthorized`: the upstream refused our key (401/403);
+ * - `quota`: the vendor account is out of credit;
+ * - `throttled`: 429;
+ * - `server`: 5xx;
+ * - `bad-body`: an answer that cannot be read;
+ * - `timeout`: no answer (or no next event) in time;
+ * - `network`: connection refused or reset, DNS failure;
+ * - `stream-broken`: the stream ended or failed before its end marker.
+ *
+ * @category models
+ */
+export const UpstreamFailureKind = Schema.Literals([
+  "rejected",
+  "unauthorized",
+  "quota",
+  "throttled",
+  "server",
+  "bad-body",
+  "timeout",
+  "network",
+  "stream-broken"
+])
+
+/** @category models */
+export type UpstreamFailureKind = typeof UpstreamFailureKind.Type
+
+/**
+ * An upstream call failed. `status` is the upstream's HTTP status (0 when
+ * there was none); `message` is safe to show the caller (it never holds the
+ * upstream key or URL credentials).
+ *
+ * @category errors
+ */
+export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("UpstreamFailed", {
+  kind: UpstreamFailureKind,
+  status: Schema.Number,
+  message: Schema.String,
+  channelId: Schema.optional(Schema.Number)
+}) {
+  /** Whether another candidate may be tried (issue: failover rules). */
+  get retryable(): boolean {
+    return this.kind !== "rejected"
+  }
+}
+
+/**
+ * A stored object the caller referred to does not exist for its key (a
+ * previous response id, a task id).
+ *
+ * @category errors
+ */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  what: Schema.Literals(["response", "task"]),
+  id: Schema.String,
+  param: Schema.optional(Schema.String)
+}) {}
+
+/**
+ * The whole union.
+ *
+ * @category models
+ */
+export type GatewayError =
+  | InvalidRequest
+  | InvalidApiKey
+  | InsufficientQuota
+  | ModelNotFound
+  | ModelNotPriced
+  | RateLimited
+  | PayloadTooLarge
+  | RouteNotFound
+  | UpstreamFailed
+  | NotFound

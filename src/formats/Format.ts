@@ -1,0 +1,149 @@
+/**
+ * The contract every wire format implements: translators to and from the
+ * canonical representation, for requests, responses, stream events and errors,
+ * in both directions (DESIGN.md, "Formats and the canonical form"). Routes use
+ * the inbound half, upstream adapters the outbound half, so no wire schema is
+ * written twice. Translators are pure functions; the stream ones are `step`
+ * functions driven by `Stream.mapAccum` in `StreamPipeline.ts`.
+ *
+ * @since 0.1.0
+ */
+import type { Sse } from "effect/encoding"
+import type { Request } from "../canonical/Request.ts"
+import type { Response } from "../canonical/Response.ts"
+import type { StreamPart } from "../canonical/StreamPart.ts"
+import type { InvalidRequest, UpstreamFailed, UpstreamFailureKind } from "../errors/GatewayError.ts"
+
+/**
+ * The wire formats Sluice speaks.
+ *
+ * @category models
+ */
+export type FormatName = "openai-chat" | "openai-responses" | "anthropic" | "gemini" | "completions"
+
+/**
+ * The result of a translation that may fail on the caller's input.
+ *
+ * @category models
+ */
+export type Decoded<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: InvalidRequest }
+
+/**
+ * What an outbound request encoder produced: the JSON body for the upstream
+ * and the names of the canonical fields the target format cannot express
+ * (dropped deliberately, listed once per translator).
+ *
+ * @category models
+ */
+export interface EncodedRequest {
+  readonly body: Record<string, unknown>
+  readonly dropped: ReadonlyArray<string>
+}
+
+/**
+ * What the inbound encoders need besides the canonical data: the model name
+ * the caller asked for, the public id the gateway gives the answer, and the
+ * creation time in epoch seconds.
+ *
+ * @category models
+ */
+export interface ResponseMeta {
+  readonly id: string
+  readonly model: string
+  readonly created: number
+  /** Chat completions: the caller asked for `stream_options.include_usage`. */
+  readonly includeUsage?: boolean | undefined
+  /** Rough prompt-token estimate, for formats that announce usage before the upstream reports it. */
+  readonly promptTokensEstimate?: number | undefined
+}
+
+/**
+ * A problem ready to be rendered in a format's own error shape (HTTP status,
+ * the spec's `type` and `code`, a message safe for the caller, `param`).
+ *
+ * @category models
+ */
+export interface Problem {
+  readonly status: number
+  readonly type: string
+  readonly code: string
+  readonly message: string
+  readonly param: string
+}
+
+/**
+ * One step of a stream decoder: the next state and the canonical parts the
+ * upstream event produced, or a failure carried in-band by the upstream (an
+ * `error` event).
+ *
+ * @category models
+ */
+export type DecodeStep<S> =
+  | readonly [S, ReadonlyArray<StreamPart>]
+  | UpstreamFailed
+
+/**
+ * Upstream SSE events → canonical parts. `complete` tells whether the
+ * upstream's end marker has been seen; a body that ends before it is a broken
+ * stream (never presented as a complete answer).
+ *
+ * @category models
+ */
+export interface StreamDecoder<S> {
+  readonly initial: () => S
+  readonly step: (state: S, event: Sse.Event) => DecodeStep<S>
+  /** Parts to flush when the body ends normally (e.g. a final `Finish`). */
+  readonly flush: (state: S) => ReadonlyArray<StreamPart>
+  readonly complete: (state: S) => boolean
+}
+
+/**
+ * Canonical parts → inbound SSE events. `end` writes the normal end marker
+ * (`data: [DONE]`, …) after a `Finish`; `fail` writes a well-formed error
+ * event in the format's own shape and never an end marker.
+ *
+ * @category models
+ */
+export interface StreamEncoder<S> {
+  readonly initial: (meta: ResponseMeta) => S
+  readonly step: (state: S, part: StreamPart) => readonly [S, ReadonlyArray<Sse.Event>]
+  readonly end: (state: S) => ReadonlyArray<Sse.Event>
+  readonly fail: (state: S, problem: Problem) => ReadonlyArray<Sse.Event>
+}
+
+/**
+ * A wire format: both halves.
+ *
+ * Inbound (caller → gateway): `decodeRequest`, `encodeResponse`,
+ * `streamEncoder`, `encodeError`.
+ * Outbound (gateway → upstream): `encodeRequest`, `decodeResponse`,
+ * `streamDecoder`, `classifyError`.
+ *
+ * @category models
+ */
+export interface Format<DS = unknown, ES = unknown> {
+  readonly name: FormatName
+  /** Caller's JSON body → canonical. `context.model` is the model from the path (generate-content). */
+  readonly decodeRequest: (
+    body: unknown,
+    context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
+  ) => Decoded<Request>
+  /** Canonical answer → the caller's JSON body. */
+  readonly encodeResponse: (response: Response, meta: ResponseMeta) => unknown
+  readonly streamEncoder: StreamEncoder<ES>
+  /** A problem → the caller's error body in this format. */
+  readonly encodeError: (problem: Problem) => unknown
+  /** Canonical → the upstream's JSON body (model already mapped by the caller of this function). */
+  readonly encodeRequest: (request: Request) => EncodedRequest
+  /** The upstream's JSON answer → canonical; a body that is not an answer is a `bad-body` failure. */
+  readonly decodeResponse: (body: unknown) => Response | UpstreamFailed
+  readonly streamDecoder: StreamDecoder<DS>
+  /**
+   * An upstream HTTP error (status and body text) → failure kind and a message
+   * safe for the caller (the vendor's own error message when the body has one).
+   */
+  readonly classifyError: (
+    status: number,
+    bodyText: string
+  ) => { readonly kind: UpstreamFailureKind; readonly message: string }
+}

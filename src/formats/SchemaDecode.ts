@@ -1,0 +1,52 @@
+/**
+ * Decoding untrusted JSON with `Schema`, turning the first issue into an
+ * `InvalidRequest` whose `param` is the offending field's path
+ * (`messages[0].content`).
+ *
+ * @since 0.1.0
+ */
+import { Schema, SchemaIssue } from "effect"
+import { InvalidRequest } from "../errors/GatewayError.ts"
+import type { Decoded } from "./Format.ts"
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/**
+ * Renders a path as `a.b[0].c`.
+ *
+ * @category decoding
+ */
+export const pathToParam = (path: ReadonlyArray<PropertyKey>): string =>
+  path.reduce<string>((out, key) => {
+    if (typeof key === "number") return `${out}[${key}]`
+    const name = String(key)
+    return out === "" ? name : `${out}.${name}`
+  }, "")
+
+/**
+ * Builds a synchronous decoder for `schema` that never throws: a value, or an
+ * `InvalidRequest` naming the first bad field.
+ *
+ * @category decoding
+ */
+export const makeDecoder = <S extends Schema.Top>(schema: S) => {
+  const decode = Schema.decodeUnknownExit(schema as Schema.Codec<S["Type"], S["Encoded"]>)
+  return (input: unknown): Decoded<S["Type"]> => {
+    const exit = decode(input, { errors: "first" })
+    if (exit._tag === "Success") return { ok: true, value: exit.value }
+    const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
+    if (failure === undefined || !Schema.isSchemaError(failure.error)) {
+      return { ok: false, error: new InvalidRequest({ message: "The request body could not be read.", param: "" }) }
+    }
+    const issue = formatter(failure.error.issue).issues[0]
+    const path = (issue?.path ?? []).map((segment) =>
+      typeof segment === "object" && segment !== null && "key" in segment ? segment.key : segment
+    ) as ReadonlyArray<PropertyKey>
+    const param = pathToParam(path)
+    const detail = issue?.message ?? failure.error.message
+    return {
+      ok: false,
+      error: new InvalidRequest({ message: param === "" ? detail : `Invalid ${param}: ${detail}`, param })
+    }
+  }
+}
