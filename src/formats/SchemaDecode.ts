@@ -30,7 +30,7 @@ export const pathToParam = (path: ReadonlyArray<PropertyKey>): string =>
  * @category decoding
  */
 export const makeDecoder = <S extends Schema.Top>(schema: S) => {
-  const decode = Schema.decodeUnknownExit(schema as Schema.Codec<S["Type"], S["Encoded"]>)
+  const decode = Schema.decodeUnknownExit(schema as unknown as Schema.Codec<S["Type"], S["Encoded"]>)
   return (input: unknown): Decoded<S["Type"]> => {
     const exit = decode(input, { errors: "first" })
     if (exit._tag === "Success") return { ok: true, value: exit.value }

@@ -1,0 +1,14 @@
+/**
+ * The static migration list, run at start by Effect's `Migrator` on PGlite and
+ * PostgreSQL alike. Explicit imports keep the type checker aware of every
+ * migration (no directory scan at run time).
+ *
+ * @since 0.1.0
+ */
+import { Migrator } from "effect/sql"
+import initial from "./0001_initial.ts"
+
+/** @category migrations */
+export const loader = Migrator.fromRecord({
+  "0001_initial": initial
+})

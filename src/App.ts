@@ -1,0 +1,70 @@
+/**
+ * The one place that sees every layer: storage, the bootstrap file, the
+ * services and the routes, composed into a web handler.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
+import { applyBootstrap } from "./config/ApplyBootstrap.ts"
+import type { BootstrapFile } from "./config/BootstrapFile.ts"
+import { AccountRoutes } from "./routes/AccountRoutes.ts"
+import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
+import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
+import { TextRoutes } from "./routes/TextRoutes.ts"
+import { Auth } from "./services/Auth.ts"
+import { ChannelRouter } from "./services/ChannelRouter.ts"
+import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
+import { QuotaLedger } from "./services/QuotaLedger.ts"
+import { RateLimiter } from "./services/RateLimiter.ts"
+import { Relay } from "./services/Relay.ts"
+import { UpstreamClient } from "./services/UpstreamClient.ts"
+import { UsageLog } from "./services/UsageLog.ts"
+import { Catalog } from "./storage/Catalog.ts"
+import { layerFromSettings } from "./storage/Database.ts"
+
+/** Where the app keeps its data and what it was configured with. @category models */
+export interface AppOptions {
+  readonly databaseUrl: string | undefined
+  readonly dataDir: string
+  readonly redisUrl: string | undefined
+  readonly file: BootstrapFile | undefined
+  /** Usage log flush interval in milliseconds (default 250). */
+  readonly usageFlushMillis?: number | undefined
+}
+
+/**
+ * The application layer: every route with every service it needs.
+ *
+ * @category layers
+ */
+export const appLayer = (options: AppOptions) => {
+  const settings = settingsOf(options.file)
+  const database = layerFromSettings({ databaseUrl: options.databaseUrl, dataDir: options.dataDir })
+  const bootstrapped = Layer.effectDiscard(
+    options.file === undefined ? Effect.void : applyBootstrap(options.file)
+  ).pipe(Layer.provideMerge(database))
+  const catalog = Catalog.layer.pipe(Layer.provideMerge(bootstrapped))
+  const services = Layer.mergeAll(
+    Auth.layer(settings.keyCacheTtlMs),
+    ChannelRouter.layer(settings),
+    QuotaLedger.layer,
+    UsageLog.layer(options.usageFlushMillis),
+    UpstreamClient.layer,
+    GatewaySettings.layer(options.file),
+    options.redisUrl === undefined ? RateLimiter.layerMemory : RateLimiter.layerRedis({ url: options.redisUrl })
+  ).pipe(Layer.provideMerge(catalog))
+  const relay = Relay.layer.pipe(Layer.provideMerge(services))
+  return Layer.mergeAll(TextRoutes, ModelsRoutes, AccountRoutes, FallbackRoutes).pipe(Layer.provide(relay))
+}
+
+/**
+ * The web handler (`(Request) => Promise<Response>`) and its disposal, which
+ * closes every layer (flushing the usage log, closing the store).
+ *
+ * @category handlers
+ */
+export const makeHandler = (options: AppOptions) =>
+  HttpRouter.toWebHandler(appLayer(options).pipe(Layer.provide(HttpServer.layerServices)), {
+    disableLogger: true
+  })

@@ -1,0 +1,94 @@
+/**
+ * Writes a decoded bootstrap file to the store, in one transaction: groups,
+ * models and channels (with their keys and abilities) are upserted; users and
+ * tokens are created when absent and never reset, so a restart keeps usage.
+ *
+ * @since 0.1.0
+ */
+import bcrypt from "bcryptjs"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { hashKey, keyPrefix } from "../services/KeyHash.ts"
+import type { BootstrapFile } from "./BootstrapFile.ts"
+
+const toTimestamp = (value: string | number | undefined): Date | null => {
+  if (value === undefined) return null
+  const date = typeof value === "number" ? new Date(value * 1000) : new Date(value)
+  return Number.isNaN(date.getTime()) ? null : date
+}
+
+/**
+ * Applies `file`. Storage failures are defects (nothing is written: the
+ * transaction rolls back).
+ *
+ * @category config
+ */
+export const applyBootstrap = Effect.fn("applyBootstrap")(function* (file: BootstrapFile) {
+  const sql = yield* SqlClient.SqlClient
+  const groupNames = Object.keys(file.groups ?? {})
+  const write = Effect.gen(function* () {
+    for (const [name, group] of Object.entries(file.groups ?? {})) {
+      const limits = group.limits === undefined ? null : JSON.stringify(group.limits)
+      yield* sql`INSERT INTO groups (name, ratio, limits) VALUES (${name}, ${group.ratio}, ${limits})
+        ON CONFLICT (name) DO UPDATE SET ratio = EXCLUDED.ratio, limits = EXCLUDED.limits`
+    }
+    for (const [name, model] of Object.entries(file.models ?? {})) {
+      yield* sql`INSERT INTO models (name, input_price, output_price, per_image, per_second, family, free)
+        VALUES (${name}, ${model.input ?? null}, ${model.output ?? null}, ${model.per_image ?? null},
+                ${model.per_second ?? null}, ${model.family ?? null}, ${model.free ?? false})
+        ON CONFLICT (name) DO UPDATE SET input_price = EXCLUDED.input_price, output_price = EXCLUDED.output_price,
+          per_image = EXCLUDED.per_image, per_second = EXCLUDED.per_second, family = EXCLUDED.family,
+          free = EXCLUDED.free`
+    }
+    for (const channel of file.channels ?? []) {
+      const groups = channel.groups ?? (groupNames.length > 0 ? groupNames : ["default"])
+      const priority = channel.priority ?? 0
+      const weight = channel.weight ?? 1
+      const rows = yield* sql<{ readonly id: bigint }>`
+        INSERT INTO channels (name, type, base_url, models, groups, priority, weight, model_mapping, settings, enabled)
+        VALUES (${channel.name}, ${channel.type}, ${channel.base_url}, ${[...channel.models]}::text[],
+                ${[...groups]}::text[], ${priority}, ${weight}, ${JSON.stringify(channel.model_mapping ?? {})},
+                ${JSON.stringify(channel.settings ?? {})}, ${channel.enabled ?? true})
+        ON CONFLICT (name) DO UPDATE SET type = EXCLUDED.type, base_url = EXCLUDED.base_url,
+          models = EXCLUDED.models, groups = EXCLUDED.groups, priority = EXCLUDED.priority,
+          weight = EXCLUDED.weight, model_mapping = EXCLUDED.model_mapping, settings = EXCLUDED.settings,
+          enabled = EXCLUDED.enabled
+        RETURNING id`
+      const channelId = rows[0].id
+      // Keys keep their health state when the same key stays at the same position.
+      yield* sql`DELETE FROM channel_keys WHERE channel_id = ${channelId} AND position >= ${channel.keys.length}`
+      for (const [position, key] of channel.keys.entries()) {
+        yield* sql`INSERT INTO channel_keys (channel_id, position, key) VALUES (${channelId}, ${position}, ${key})
+          ON CONFLICT (channel_id, position) DO UPDATE SET key = EXCLUDED.key,
+            enabled = CASE WHEN channel_keys.key = EXCLUDED.key THEN channel_keys.enabled ELSE TRUE END,
+            disabled_reason = CASE WHEN channel_keys.key = EXCLUDED.key THEN channel_keys.disabled_reason ELSE NULL END`
+      }
+      yield* sql`DELETE FROM abilities WHERE channel_id = ${channelId}`
+      for (const group of groups) {
+        for (const model of channel.models) {
+          yield* sql`INSERT INTO abilities (group_name, model, channel_id, priority, weight, enabled)
+            VALUES (${group}, ${model}, ${channelId}, ${priority}, ${weight}, ${channel.enabled ?? true})`
+        }
+      }
+    }
+    for (const user of file.users ?? []) {
+      const passwordHash = user.password === undefined ? null : bcrypt.hashSync(user.password, 10)
+      const userLimits = user.limits === undefined ? null : JSON.stringify(user.limits)
+      yield* sql`INSERT INTO users (username, password_hash, role, group_name, quota, limits)
+        VALUES (${user.username}, ${passwordHash}, ${user.role ?? "user"}, ${user.group}, ${user.quota}, ${userLimits})
+        ON CONFLICT (username) DO UPDATE SET limits = EXCLUDED.limits`
+      const [{ id: userId }] = yield* sql<{ readonly id: bigint }>`SELECT id FROM users WHERE username = ${user.username}`
+      for (const token of user.tokens ?? []) {
+        const keyHash = yield* Effect.promise(() => hashKey(token.key))
+        const tokenLimits = token.limits === undefined ? null : JSON.stringify(token.limits)
+        yield* sql`INSERT INTO tokens
+            (user_id, name, key_hash, key_prefix, remain_quota, models, group_name, expires_at, limits)
+          VALUES (${userId}, ${token.name}, ${keyHash}, ${keyPrefix(token.key)}, ${token.quota ?? null},
+                  ${token.models === undefined ? null : [...token.models]}::text[], ${token.group ?? null},
+                  ${toTimestamp(token.expires_at)}, ${tokenLimits})
+          ON CONFLICT (key_hash) DO UPDATE SET limits = EXCLUDED.limits`
+      }
+    }
+  })
+  yield* sql.withTransaction(write).pipe(Effect.orDie)
+})

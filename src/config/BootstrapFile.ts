@@ -1,0 +1,180 @@
+/**
+ * The bootstrap file (YAML or JSON) of the outer contract (DESIGN.md): groups,
+ * model prices, channels, users with their tokens, plus gateway settings and
+ * rate limits. Decoded with `Schema`; a bad file is reported with the path of
+ * the first bad field (`channels[1].type: …`).
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import { Yaml } from "effect/encoding"
+import { makeDecoder } from "../formats/SchemaDecode.ts"
+
+const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+/** Quota units: a whole, non-negative number of micro-USD that a JS number holds exactly. */
+const QuotaAmount = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(Number.MAX_SAFE_INTEGER))
+const NonEmpty = Schema.String.check(Schema.isNonEmpty())
+
+/**
+ * Per-subject rate limits: requests and tokens per minute, requests in flight.
+ *
+ * @category models
+ */
+export const LimitsSpec = Schema.Struct({
+  rpm: Schema.optional(Count),
+  tpm: Schema.optional(Count),
+  concurrency: Schema.optional(Count)
+})
+
+/** @category models */
+export const GroupSpec = Schema.Struct({
+  ratio: NonNegative,
+  limits: Schema.optional(LimitsSpec)
+})
+
+/**
+ * Prices: `input`/`output` in USD per 1M tokens, `per_image` and `per_second`
+ * in USD; `free: true` lets an unpriced model be served at no cost.
+ *
+ * @category models
+ */
+export const ModelSpec = Schema.Struct({
+  input: Schema.optional(NonNegative),
+  output: Schema.optional(NonNegative),
+  per_image: Schema.optional(NonNegative),
+  per_second: Schema.optional(NonNegative),
+  family: Schema.optional(Schema.String),
+  free: Schema.optional(Schema.Boolean)
+})
+
+/** The upstream channel types. @category models */
+export const ChannelType = Schema.Literals(["openai", "anthropic", "gemini"])
+
+/**
+ * Per-channel settings. Timeouts in milliseconds.
+ *
+ * @category models
+ */
+export const ChannelSettings = Schema.Struct({
+  /** The upstream has `/v1/responses` (openai channels); otherwise Responses requests go through chat completions. */
+  responses_api: Schema.optional(Schema.Boolean),
+  /** The upstream has `/v1/responses/compact`. */
+  responses_compact: Schema.optional(Schema.Boolean),
+  connect_timeout_ms: Schema.optional(Count),
+  first_byte_timeout_ms: Schema.optional(Count),
+  idle_timeout_ms: Schema.optional(Count),
+  total_timeout_ms: Schema.optional(Count),
+  headers: Schema.optional(Schema.Record(Schema.String, Schema.String)),
+  strip_params: Schema.optional(Schema.Array(Schema.String)),
+  auto_disable: Schema.optional(Schema.Boolean),
+  test_model: Schema.optional(Schema.String),
+  /** The upstream needs images inline (Base64): URLs are downloaded by the gateway. */
+  inline_images: Schema.optional(Schema.Boolean)
+})
+
+/** @category models */
+export const ChannelSpec = Schema.Struct({
+  name: NonEmpty,
+  type: ChannelType,
+  base_url: NonEmpty,
+  keys: Schema.Array(NonEmpty).check(Schema.isMinLength(1)),
+  models: Schema.Array(NonEmpty),
+  groups: Schema.optional(Schema.Array(NonEmpty)),
+  priority: Schema.optional(Schema.Int),
+  weight: Schema.optional(Count),
+  model_mapping: Schema.optional(Schema.Record(Schema.String, NonEmpty)),
+  settings: Schema.optional(ChannelSettings),
+  enabled: Schema.optional(Schema.Boolean)
+})
+
+/** `expires_at`: an ISO 8601 date-time, or epoch seconds. @category models */
+export const TokenSpec = Schema.Struct({
+  name: NonEmpty,
+  key: NonEmpty.check(Schema.isMinLength(8)),
+  quota: Schema.optional(QuotaAmount),
+  models: Schema.optional(Schema.Array(NonEmpty)),
+  group: Schema.optional(NonEmpty),
+  expires_at: Schema.optional(Schema.Union([Schema.String, Count])),
+  limits: Schema.optional(LimitsSpec)
+})
+
+/** @category models */
+export const UserSpec = Schema.Struct({
+  username: NonEmpty,
+  password: Schema.optional(NonEmpty),
+  role: Schema.optional(Schema.Literals(["root", "admin", "user"])),
+  group: NonEmpty,
+  quota: QuotaAmount,
+  tokens: Schema.optional(Schema.Array(TokenSpec)),
+  limits: Schema.optional(LimitsSpec)
+})
+
+/**
+ * Gateway-wide settings. `retry_times`: extra attempts after the first;
+ * `default_max_tokens`: the output estimate when a request names none.
+ *
+ * @category models
+ */
+export const GatewaySettings = Schema.Struct({
+  retry_times: Schema.optional(Count),
+  default_max_tokens: Schema.optional(Count),
+  max_body_bytes: Schema.optional(Count),
+  request_deadline_ms: Schema.optional(Count),
+  cooldown_failures: Schema.optional(Count),
+  cooldown_seconds: Schema.optional(Count),
+  cooldown_max_seconds: Schema.optional(Count),
+  probe_interval_seconds: Schema.optional(Count),
+  key_cache_ttl_ms: Schema.optional(Count)
+})
+
+/**
+ * The whole file.
+ *
+ * @category models
+ */
+export const BootstrapFile = Schema.Struct({
+  groups: Schema.optional(Schema.Record(NonEmpty, GroupSpec)),
+  models: Schema.optional(Schema.Record(NonEmpty, ModelSpec)),
+  channels: Schema.optional(Schema.Array(ChannelSpec)),
+  users: Schema.optional(Schema.Array(UserSpec)),
+  settings: Schema.optional(GatewaySettings),
+  limits: Schema.optional(Schema.Struct({ default: Schema.optional(LimitsSpec) }))
+})
+
+/** @category models */
+export type BootstrapFile = typeof BootstrapFile.Type
+
+const decodeFile = makeDecoder(BootstrapFile)
+
+/**
+ * Parses the file text (JSON when the path ends in `.json` or the text starts
+ * with `{`, YAML otherwise) and decodes it. Fails with a message that starts
+ * with the path of the bad field.
+ *
+ * @category decoding
+ */
+export const parseBootstrap = (text: string, path: string): { ok: true; file: BootstrapFile } | {
+  ok: false
+  message: string
+} => {
+  let raw: unknown
+  try {
+    raw = path.endsWith(".json") || text.trimStart().startsWith("{") ? JSON.parse(text) : Yaml.parse(text)
+  } catch (error) {
+    return { ok: false, message: `${path}: cannot be parsed: ${(error as Error).message}` }
+  }
+  const decoded = decodeFile(raw ?? {})
+  if (!decoded.ok) {
+    const param = decoded.error.param ?? ""
+    const detail = decoded.error.message.replace(/^Invalid [^:]*: /, "")
+    return { ok: false, message: param === "" ? detail : `${param}: ${detail}` }
+  }
+  const file = decoded.value
+  for (const [index, user] of (file.users ?? []).entries()) {
+    if (file.groups !== undefined && !(user.group in file.groups)) {
+      return { ok: false, message: `users[${index}].group: unknown group "${user.group}"` }
+    }
+  }
+  return { ok: true, file }
+}

@@ -1,0 +1,39 @@
+/**
+ * The environment settings of the outer contract (DESIGN.md): `PORT` (3000),
+ * `HOST` (0.0.0.0), `DATABASE_URL` (unset → embedded PGlite in
+ * `SLUICE_DATA_DIR`, default `./data`), `SLUICE_CONFIG` (bootstrap file),
+ * `REDIS_URL` (shared rate limits).
+ *
+ * @since 0.1.0
+ */
+import { Config, Option } from "effect"
+
+/** @category models */
+export interface Env {
+  readonly port: number
+  readonly host: string
+  readonly databaseUrl: string | undefined
+  readonly dataDir: string
+  readonly configPath: string | undefined
+  readonly redisUrl: string | undefined
+  /** Seconds in-flight requests get to finish after SIGTERM/SIGINT. */
+  readonly shutdownGraceSeconds: number
+}
+
+const optionalString = (name: string) =>
+  Config.option(Config.String(name)).pipe(Config.map((value) => Option.getOrUndefined(value) || undefined))
+
+/**
+ * Reads `Env` from the process environment.
+ *
+ * @category config
+ */
+export const EnvConfig: Config.Config<Env> = Config.all({
+  port: Config.Port("PORT").pipe(Config.withDefault(3000)),
+  host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
+  databaseUrl: optionalString("DATABASE_URL"),
+  dataDir: Config.String("SLUICE_DATA_DIR").pipe(Config.withDefault("./data")),
+  configPath: optionalString("SLUICE_CONFIG"),
+  redisUrl: optionalString("REDIS_URL"),
+  shutdownGraceSeconds: Config.Int("SLUICE_SHUTDOWN_GRACE_SECONDS").pipe(Config.withDefault(30))
+})

@@ -1,0 +1,118 @@
+/**
+ * The one table from the error union to HTTP: status, the spec's `type` and
+ * `code` ("Errors" part), a message safe for the caller, and `param`. Each
+ * route then renders the problem in its envelope: gateway
+ * `{error: {message, type, param, code}}`, flat `{code, message}`, api
+ * `{success: false, message}`, or an inbound format's own error shape.
+ *
+ * @since 0.1.0
+ */
+import { Match } from "effect"
+import type { Problem } from "../formats/Format.ts"
+import type { GatewayError, UpstreamFailed } from "./GatewayError.ts"
+
+const problem = (status: number, type: string, code: string, message: string, param = ""): Problem => ({
+  status,
+  type,
+  code,
+  message,
+  param
+})
+
+const upstreamProblem = (error: UpstreamFailed): Problem => {
+  switch (error.kind) {
+    case "rejected":
+      return problem(400, "invalid_request_error", "invalid_request", error.message)
+    case "throttled":
+      return problem(429, "platform_api_error", "too_many_requests", error.message)
+    case "bad-body":
+      return problem(500, "platform_api_error", "bad_response_body", "The upstream answer could not be read.")
+    case "timeout":
+      return problem(504, "platform_api_error", "upstream_timeout", "The upstream did not answer in time.")
+    case "server":
+      return problem(
+        error.status >= 500 && error.status <= 599 ? error.status : 502,
+        "platform_api_error",
+        "upstream_error",
+        error.message
+      )
+    case "unauthorized":
+    case "quota":
+    case "network":
+    case "stream-broken":
+      return problem(502, "platform_api_error", "upstream_error", "The upstream channel failed: " + error.message)
+  }
+}
+
+/**
+ * The problem for an error. Total over the union: a new member without a row
+ * here does not compile.
+ *
+ * @category errors
+ */
+export const toProblem = (error: GatewayError): Problem =>
+  Match.valueTags(error, {
+    InvalidRequest: (e) => problem(400, "invalid_request_error", e.code ?? "invalid_request", e.message, e.param ?? ""),
+    InvalidApiKey: (e) => {
+      const detail = {
+        missing: "No API key was provided",
+        unknown: "The API key is not valid",
+        disabled: "The API key is disabled",
+        expired: "The API key has expired"
+      }[e.reason]
+      return problem(401, "invalid_request_error", "invalid_api_key", `${detail}.`)
+    },
+    InsufficientQuota: (e) =>
+      problem(
+        402,
+        "platform_api_error",
+        "insufficient_user_quota",
+        `The ${e.scope} quota is insufficient: ${e.remaining} quota units remain, this request needs up to ${e.required}.`
+      ),
+    ModelNotFound: (e) =>
+      problem(503, "", "model_not_found", `Model "${e.model}" is not available for this key.`, "model"),
+    ModelNotPriced: (e) =>
+      problem(
+        400,
+        "invalid_request_error",
+        "model_price_not_set",
+        `Model "${e.model}" has no price configured.`,
+        "model"
+      ),
+    RateLimited: (e) => problem(429, "platform_api_error", "too_many_requests", e.message),
+    PayloadTooLarge: (e) =>
+      problem(413, "invalid_request_error", "request_too_large", `The request body exceeds ${e.limitBytes} bytes.`),
+    RouteNotFound: (e) => problem(404, "invalid_request_error", "not_found", `No route for ${e.method} ${e.path}.`),
+    UpstreamFailed: upstreamProblem,
+    NotFound: (e) =>
+      e.what === "task"
+        ? problem(404, "platform_api_error", "task_not_exist", "task_origin_not_exist", e.param ?? "")
+        : problem(400, "invalid_request_error", "invalid_request", `No ${e.what} with id "${e.id}".`, e.param ?? "")
+  })
+
+/**
+ * The problem for a defect (a bug or a storage failure): a 500 that says
+ * nothing of the cause.
+ *
+ * @category errors
+ */
+export const internalProblem: Problem = problem(500, "platform_api_error", "internal_error", "Internal server error.")
+
+/** The envelopes of DESIGN.md. @category models */
+export type EnvelopeKind = "gateway" | "flat" | "api"
+
+/**
+ * Renders a problem in one of the generic envelopes.
+ *
+ * @category errors
+ */
+export const envelopeBody = (kind: EnvelopeKind, p: Problem): unknown => {
+  switch (kind) {
+    case "gateway":
+      return { error: { message: p.message, type: p.type, param: p.param, code: p.code } }
+    case "flat":
+      return { code: p.code, message: p.message }
+    case "api":
+      return { success: false, message: p.message }
+  }
+}

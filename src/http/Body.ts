@@ -1,0 +1,65 @@
+/**
+ * Reads a request's JSON body within the size limit: a declared length above
+ * the limit is refused before anything is read (413); an undeclared one is
+ * read only up to the limit.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { HttpServerRequest } from "effect/http"
+import { InvalidRequest, PayloadTooLarge } from "../errors/GatewayError.ts"
+
+const readLimited = async (request: Request, limit: number): Promise<string | "too-large"> => {
+  if (request.body === null) return ""
+  const reader = request.body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  while (true) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined)
+      return "too-large"
+    }
+    chunks.push(value)
+  }
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return new TextDecoder().decode(bytes)
+}
+
+/**
+ * The body parsed as a JSON object. Fails with `PayloadTooLarge` (over
+ * `limitBytes`) or `InvalidRequest` (not JSON, or not an object).
+ *
+ * @category http
+ */
+export const readJsonObject = (
+  request: HttpServerRequest.HttpServerRequest,
+  limitBytes: number
+): Effect.Effect<Record<string, unknown>, PayloadTooLarge | InvalidRequest> =>
+  Effect.gen(function* () {
+    const declared = Number(request.headers["content-length"] ?? "NaN")
+    if (Number.isFinite(declared) && declared > limitBytes) return yield* new PayloadTooLarge({ limitBytes })
+    const source = request.source as Request
+    const text = yield* Effect.tryPromise({
+      try: () => readLimited(source, limitBytes),
+      catch: () => new InvalidRequest({ message: "The request body could not be read.", param: "" })
+    })
+    if (text === "too-large") return yield* new PayloadTooLarge({ limitBytes })
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      return yield* new InvalidRequest({ message: "The request body is not valid JSON.", param: "" })
+    }
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      return yield* new InvalidRequest({ message: "The request body must be a JSON object.", param: "" })
+    }
+    return parsed as Record<string, unknown>
+  })

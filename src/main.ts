@@ -1,0 +1,62 @@
+/**
+ * Starts the gateway: reads the environment and the bootstrap file (a bad file
+ * exits non-zero before anything is written), builds the app (migrations, then
+ * the file applied), serves it, and shuts down gracefully on SIGTERM/SIGINT:
+ * stop accepting, let in-flight requests and streams finish up to a deadline,
+ * flush the usage log, exit 0.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import { makeHandler } from "./App.ts"
+import { type BootstrapFile, parseBootstrap } from "./config/BootstrapFile.ts"
+import { EnvConfig } from "./config/Env.ts"
+
+const fail = (message: string): never => {
+  Deno.stderr.writeSync(new TextEncoder().encode(`sluice: ${message}\n`))
+  Deno.exit(1)
+}
+
+const env = await Effect.runPromise(EnvConfig).catch((error: Error) => fail(error.message))
+
+let file: BootstrapFile | undefined
+if (env.configPath !== undefined) {
+  const text = await Deno.readTextFile(env.configPath).catch((error: Error) =>
+    fail(`cannot read ${env.configPath}: ${error.message}`)
+  )
+  const parsed = parseBootstrap(text, env.configPath)
+  if (!parsed.ok) fail(`invalid bootstrap file ${env.configPath}: ${parsed.message}`)
+  else file = parsed.file
+}
+
+if (env.databaseUrl === undefined) await Deno.mkdir(env.dataDir, { recursive: true })
+const { handler, dispose } = makeHandler({
+  databaseUrl: env.databaseUrl,
+  dataDir: env.dataDir,
+  redisUrl: env.redisUrl,
+  file
+})
+
+// Build every layer (migrations, bootstrap file) before accepting traffic.
+const ready = await handler(new Request("http://localhost/healthz")).catch((error: Error) => fail(error.message))
+if (ready.status !== 200) fail(`startup failed: ${await ready.text()}`)
+
+const server = Deno.serve({
+  port: env.port,
+  hostname: env.host,
+  onListen: ({ hostname, port }) => {
+    Deno.stderr.writeSync(new TextEncoder().encode(`sluice: listening on http://${hostname}:${port}\n`))
+  }
+}, (request) => handler(request))
+
+let stopping = false
+const shutdown = async () => {
+  if (stopping) return
+  stopping = true
+  const deadline = new Promise((resolve) => setTimeout(resolve, env.shutdownGraceSeconds * 1000))
+  await Promise.race([server.shutdown(), deadline])
+  await dispose()
+  Deno.exit(0)
+}
+Deno.addSignalListener("SIGTERM", shutdown)
+Deno.addSignalListener("SIGINT", shutdown)

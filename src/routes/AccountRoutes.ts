@@ -1,0 +1,108 @@
+/**
+ * Health, status and the caller's usage: `GET /healthz`, `GET /api/status`,
+ * `GET /api/usage/token` (outer contract, DESIGN.md) and the OpenAI legacy
+ * billing shapes `GET /dashboard/billing/subscription` and
+ * `GET /dashboard/billing/usage` (amounts in USD; `total_usage` in cents, as
+ * OpenAI's legacy endpoint reported it).
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { SqlClient } from "effect/sql"
+import { envelopeBody } from "../errors/Envelope.ts"
+import { credentialOf } from "../http/Credentials.ts"
+import { respondWith } from "../http/Respond.ts"
+import { Auth, type Principal } from "../services/Auth.ts"
+import { ChannelRouter } from "../services/ChannelRouter.ts"
+
+/** The version `GET /api/status` reports. @category constants */
+export const VERSION = "0.1.0"
+
+interface Balances {
+  readonly tokenRemain: bigint | null
+  readonly tokenUsed: bigint
+  readonly userQuota: bigint
+  readonly userUsed: bigint
+}
+
+const usd = (units: bigint): number => Number(units) / 1_000_000
+
+/** @category routes */
+export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
+  const auth = yield* Auth
+  const sql = yield* SqlClient.SqlClient
+  const channels = yield* ChannelRouter
+
+  const balances = (principal: Principal) =>
+    sql<Balances>`
+      SELECT t.remain_quota AS "tokenRemain", t.used_quota AS "tokenUsed", u.quota AS "userQuota",
+             u.used_quota AS "userUsed"
+      FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ${principal.tokenId}`.pipe(
+      Effect.map((rows) => rows[0]),
+      Effect.orDie
+    )
+  const caller = (request: HttpServerRequest.HttpServerRequest) =>
+    auth.authenticate(credentialOf("bearer", request.headers, new URL(request.url, "http://localhost")))
+
+  yield* router.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
+
+  yield* router.add(
+    "GET",
+    "/api/status",
+    Effect.sync(() =>
+      HttpServerResponse.jsonUnsafe({
+        success: true,
+        message: "",
+        data: { version: VERSION, system_name: "Sluice", channels: channels.health() }
+      })
+    )
+  )
+
+  yield* router.add("GET", "/api/usage/token", (request) =>
+    Effect.gen(function* () {
+      const principal = yield* caller(request)
+      const row = yield* balances(principal)
+      const unlimited = row.tokenRemain === null
+      const available = unlimited ? row.userQuota : row.tokenRemain!
+      return HttpServerResponse.jsonUnsafe({
+        success: true,
+        message: "",
+        data: {
+          object: "token_usage",
+          name: principal.tokenName,
+          total_granted: Number(row.tokenUsed + available),
+          total_used: Number(row.tokenUsed),
+          total_available: Number(available),
+          unlimited_quota: unlimited,
+          expires_at: principal.expiresAt ?? 0
+        }
+      })
+    }).pipe(respondWith((problem) => envelopeBody("api", problem))))
+
+  const gateway = respondWith((problem) => envelopeBody("gateway", problem))
+
+  yield* router.add("GET", "/dashboard/billing/subscription", (request) =>
+    Effect.gen(function* () {
+      const principal = yield* caller(request)
+      const row = yield* balances(principal)
+      const granted = row.tokenRemain === null ? row.userQuota + row.userUsed : row.tokenRemain + row.tokenUsed
+      const limit = usd(granted)
+      return HttpServerResponse.jsonUnsafe({
+        object: "billing_subscription",
+        has_payment_method: true,
+        soft_limit_usd: limit,
+        hard_limit_usd: limit,
+        system_hard_limit_usd: limit,
+        access_until: principal.expiresAt ?? 0
+      })
+    }).pipe(gateway))
+
+  yield* router.add("GET", "/dashboard/billing/usage", (request) =>
+    Effect.gen(function* () {
+      const principal = yield* caller(request)
+      const row = yield* balances(principal)
+      const used = row.tokenRemain === null ? row.userUsed : row.tokenUsed
+      return HttpServerResponse.jsonUnsafe({ object: "list", total_usage: usd(used) * 100 })
+    }).pipe(gateway))
+}))

@@ -1,0 +1,84 @@
+/**
+ * The handler shape every text generation route shares: authenticate, read
+ * the body within its size limit, decode it with the route's format, then run
+ * the relay; failures leave in the route format's own error shape.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { HttpServerRequest, HttpServerResponse } from "effect/http"
+import { promptTokensTypical } from "../canonical/Estimate.ts"
+import type { Request } from "../canonical/Request.ts"
+import type { GatewayError } from "../errors/GatewayError.ts"
+import type { FormatName, ResponseMeta } from "../formats/Format.ts"
+import { formatOf } from "../formats/registry.ts"
+import { readJsonObject } from "../http/Body.ts"
+import { type CredentialStyle, credentialOf } from "../http/Credentials.ts"
+import { respondWith } from "../http/Respond.ts"
+import type { Auth, Principal } from "../services/Auth.ts"
+import type { Settings } from "../services/GatewaySettings.ts"
+import type { Relay } from "../services/Relay.ts"
+
+/** What varies between text routes. @category models */
+export interface TextRouteOptions {
+  readonly format: FormatName
+  readonly credentials: CredentialStyle
+  /** Prefix of the public answer id (`chatcmpl-`, `msg_`, `resp_`, `cmpl-`). */
+  readonly idPrefix: string
+  /** Generate-content: the model and streaming come from the path. */
+  readonly fromPath?: (url: URL) => { readonly model: string; readonly stream: boolean; readonly jsonArray: boolean }
+  /** A hook between decoding and relaying (Responses: `previous_response_id`, `store`). */
+  readonly prepare?: (
+    principal: Principal,
+    raw: Record<string, unknown>,
+    request: Request
+  ) => Effect.Effect<Request, GatewayError>
+}
+
+/** The services a text route uses, taken once when routes are built. @category models */
+export interface TextRouteServices {
+  readonly auth: typeof Auth.Service
+  readonly relay: typeof Relay.Service
+  readonly settings: Settings
+}
+
+/**
+ * Builds the handler of a text route.
+ *
+ * @category routes
+ */
+export const textHandler = (services: TextRouteServices, options: TextRouteOptions) => {
+  const format = formatOf(options.format)
+  const render = format.encodeError
+  return (httpRequest: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+    Effect.gen(function* () {
+      const url = new URL(httpRequest.url, "http://localhost")
+      const principal = yield* services.auth.authenticate(credentialOf(options.credentials, httpRequest.headers, url))
+      const raw = yield* readJsonObject(httpRequest, services.settings.maxBodyBytes)
+      const path = options.fromPath?.(url)
+      const decoded = format.decodeRequest(raw, { model: path?.model, stream: path?.stream })
+      if (!decoded.ok) return yield* decoded.error
+      const request = options.prepare === undefined
+        ? decoded.value
+        : yield* options.prepare(principal, raw, decoded.value)
+      const requestId = crypto.randomUUID().replaceAll("-", "")
+      const streamOptions = raw.stream_options
+      const meta: ResponseMeta = {
+        id: options.idPrefix + requestId,
+        model: request.model,
+        created: Math.floor(Date.now() / 1000),
+        includeUsage: typeof streamOptions === "object" && streamOptions !== null &&
+          (streamOptions as Record<string, unknown>).include_usage === true,
+        promptTokensEstimate: promptTokensTypical(request)
+      }
+      return yield* services.relay.run({
+        inbound: options.format,
+        raw,
+        request,
+        principal,
+        requestId,
+        meta,
+        jsonArrayStream: path?.jsonArray
+      })
+    }).pipe(respondWith(render))
+}

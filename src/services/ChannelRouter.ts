@@ -1,0 +1,265 @@
+/**
+ * Chooses the upstream channels that may serve a request, in the order they
+ * are to be tried: the (group, model) → abilities index, highest priority tier
+ * first, a weighted random order inside a tier, each channel's healthy keys
+ * one after another, channels in cooldown last. Also keeps the health state:
+ * consecutive failures put a channel in cooldown (with backoff), a key the
+ * upstream refuses (401/403, exhausted vendor quota) is disabled with its
+ * reason.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { ModelNotFound } from "../errors/GatewayError.ts"
+import { type Ability, Catalog, type Channel, type ChannelKey } from "../storage/Catalog.ts"
+import type { Principal } from "./Auth.ts"
+
+/** One attempt: a channel, one of its keys, and the model name the upstream gets. @category models */
+export interface Candidate {
+  readonly channel: Channel
+  readonly key: ChannelKey
+  readonly upstreamModel: string
+}
+
+/** Health settings (from the bootstrap file's `settings`). Seconds. @category models */
+export interface HealthSettings {
+  /** Consecutive retryable failures that start a cooldown (default 3). */
+  readonly cooldownFailures: number
+  /** First cooldown length (default 30 s), doubled on each repeat up to `cooldownMaxSeconds` (default 600 s). */
+  readonly cooldownSeconds: number
+  readonly cooldownMaxSeconds: number
+}
+
+/** The outcome of one attempt, as the health state sees it. @category models */
+export type AttemptOutcome =
+  | { readonly _tag: "Success" }
+  | { readonly _tag: "Retryable"; readonly reason: string }
+  | { readonly _tag: "KeyRejected"; readonly reason: string }
+
+/** A channel's or key's health, as reported by `GET /api/status`. @category models */
+export interface HealthView {
+  readonly channelId: number
+  readonly name: string
+  readonly state: "healthy" | "cooling" | "disabled"
+  readonly consecutiveFailures: number
+  readonly cooldownUntil: number | undefined
+  readonly keys: ReadonlyArray<{ readonly position: number; readonly enabled: boolean; readonly reason: string | null }>
+}
+
+interface ChannelHealth {
+  failures: number
+  strikes: number
+  cooldownUntil: number
+}
+
+/**
+ * Orders `items` by weighted random sampling without replacement (the first is
+ * picked with probability weight / total, and so on). Zero weights go last.
+ *
+ * @category routing
+ */
+export const weightedOrder = <A>(
+  items: ReadonlyArray<A>,
+  weight: (item: A) => number,
+  random: () => number = Math.random
+): Array<A> => {
+  const pool = items.filter((item) => weight(item) > 0)
+  const zero = items.filter((item) => weight(item) <= 0)
+  const out: Array<A> = []
+  while (pool.length > 0) {
+    const total = pool.reduce((sum, item) => sum + weight(item), 0)
+    let point = random() * total
+    let index = 0
+    for (; index < pool.length - 1; index++) {
+      point -= weight(pool[index])
+      if (point < 0) break
+    }
+    out.push(pool[index])
+    pool.splice(index, 1)
+  }
+  return out.concat(zero)
+}
+
+/** @category services */
+export class ChannelRouter extends Context.Service<ChannelRouter, {
+  /**
+   * The candidates for `model` in the caller's group (and token allow-list),
+   * in try order. Fails with `ModelNotFound` when no enabled channel serves it.
+   */
+  readonly candidates: (principal: Principal, model: string) => Effect.Effect<ReadonlyArray<Candidate>, ModelNotFound>
+  /** The models the caller may use, sorted. */
+  readonly models: (principal: Principal) => ReadonlyArray<string>
+  /** Records an attempt's outcome for the channel's and key's health. */
+  readonly report: (candidate: Candidate, outcome: AttemptOutcome) => Effect.Effect<void>
+  /** Re-enables a key (after a successful probe). */
+  readonly enableKey: (channelId: number, position: number) => Effect.Effect<void>
+  /** Ends a channel's cooldown (after a successful probe). */
+  readonly clearCooldown: (channelId: number) => void
+  /** Channels or keys that a prober should test. */
+  readonly unhealthy: () => ReadonlyArray<Candidate>
+  readonly health: () => ReadonlyArray<HealthView>
+}>()("sluice/services/ChannelRouter") {
+  /** Needs `Catalog` and `SqlClient` (key disabling is persisted). */
+  static readonly layer = (settings: HealthSettings) =>
+    Layer.effect(
+      ChannelRouter,
+      Effect.gen(function* () {
+        const catalog = yield* Catalog
+        const sql = yield* SqlClient.SqlClient
+        const healthById = new Map<number, ChannelHealth>()
+        const keyCursor = new Map<number, number>()
+        const healthOf = (channelId: number): ChannelHealth => {
+          let health = healthById.get(channelId)
+          if (health === undefined) {
+            health = { failures: 0, strikes: 0, cooldownUntil: 0 }
+            healthById.set(channelId, health)
+          }
+          return health
+        }
+
+        const allowed = (principal: Principal, model: string) =>
+          principal.models === undefined || principal.models.includes(model)
+
+        const keysInOrder = (channel: Channel): Array<ChannelKey> => {
+          const usable = channel.keys.filter((key) => key.enabled)
+          if (usable.length <= 1) return usable
+          const start = (keyCursor.get(channel.id) ?? 0) % usable.length
+          keyCursor.set(channel.id, start + 1)
+          return usable.slice(start).concat(usable.slice(0, start))
+        }
+
+        const candidates = (principal: Principal, model: string) =>
+          Effect.suspend(() => {
+            const snapshot = catalog.snapshot()
+            const abilities = allowed(principal, model) ? snapshot.abilities.get(principal.group)?.get(model) ?? [] : []
+            const now = Date.now()
+            const tiers = new Map<number, Array<Ability>>()
+            for (const ability of abilities) {
+              const channel = snapshot.channels.get(ability.channelId)
+              if (channel === undefined || !channel.enabled) continue
+              const tier = tiers.get(ability.priority) ?? []
+              tier.push(ability)
+              tiers.set(ability.priority, tier)
+            }
+            const ready: Array<Candidate> = []
+            const cooling: Array<Candidate> = []
+            for (const priority of [...tiers.keys()].sort((a, b) => b - a)) {
+              for (const ability of weightedOrder(tiers.get(priority)!, (a) => a.weight)) {
+                const channel = snapshot.channels.get(ability.channelId)!
+                const upstreamModel = channel.modelMapping[model] ?? model
+                const target = (healthById.get(channel.id)?.cooldownUntil ?? 0) > now ? cooling : ready
+                for (const key of keysInOrder(channel)) target.push({ channel, key, upstreamModel })
+              }
+            }
+            const all = ready.concat(cooling)
+            return all.length === 0 ? Effect.fail(new ModelNotFound({ model })) : Effect.succeed(all)
+          })
+
+        const models = (principal: Principal) => {
+          const byModel = catalog.snapshot().abilities.get(principal.group)
+          if (byModel === undefined) return []
+          return [...byModel.keys()].filter((model) => allowed(principal, model)).sort()
+        }
+
+        const report = (candidate: Candidate, outcome: AttemptOutcome) =>
+          Effect.suspend(() => {
+            const health = healthOf(candidate.channel.id)
+            switch (outcome._tag) {
+              case "Success":
+                health.failures = 0
+                health.strikes = 0
+                health.cooldownUntil = 0
+                return Effect.void
+              case "Retryable": {
+                health.failures += 1
+                if (health.failures < settings.cooldownFailures) return Effect.void
+                const seconds = Math.min(settings.cooldownSeconds * 2 ** health.strikes, settings.cooldownMaxSeconds)
+                health.strikes += 1
+                health.failures = 0
+                health.cooldownUntil = Date.now() + seconds * 1000
+                return Effect.logWarning("Channel put in cooldown").pipe(
+                  Effect.annotateLogs({ channel: candidate.channel.name, seconds, reason: outcome.reason })
+                )
+              }
+              case "KeyRejected": {
+                if (candidate.channel.settings.auto_disable === false) {
+                  return Effect.logWarning("Upstream refused a key; auto-disable is off for this channel").pipe(
+                    Effect.annotateLogs({ channel: candidate.channel.name, key: candidate.key.position })
+                  )
+                }
+                return sql`UPDATE channel_keys SET enabled = FALSE, disabled_reason = ${outcome.reason}
+                  WHERE channel_id = ${candidate.channel.id} AND position = ${candidate.key.position}`.pipe(
+                  Effect.andThen(catalog.reload),
+                  Effect.andThen(
+                    Effect.logWarning("Channel key disabled").pipe(
+                      Effect.annotateLogs({
+                        channel: candidate.channel.name,
+                        key: candidate.key.position,
+                        reason: outcome.reason
+                      })
+                    )
+                  ),
+                  Effect.orDie
+                )
+              }
+            }
+          })
+
+        const enableKey = (channelId: number, position: number) =>
+          sql`UPDATE channel_keys SET enabled = TRUE, disabled_reason = NULL
+            WHERE channel_id = ${channelId} AND position = ${position}`.pipe(
+            Effect.andThen(catalog.reload),
+            Effect.andThen(
+              Effect.logInfo("Channel key re-enabled").pipe(Effect.annotateLogs({ channelId, key: position }))
+            ),
+            Effect.orDie
+          )
+
+        const clearCooldown = (channelId: number) => {
+          const health = healthOf(channelId)
+          health.cooldownUntil = 0
+          health.failures = 0
+        }
+
+        const unhealthy = () => {
+          const now = Date.now()
+          const out: Array<Candidate> = []
+          for (const channel of catalog.snapshot().channels.values()) {
+            if (!channel.enabled) continue
+            const upstreamModel = channel.settings.test_model ?? channel.modelMapping[channel.models[0]] ??
+              channel.models[0]
+            if (upstreamModel === undefined) continue
+            const cooling = (healthById.get(channel.id)?.cooldownUntil ?? 0) > now
+            for (const key of channel.keys) {
+              if (!key.enabled || cooling) out.push({ channel, key, upstreamModel })
+            }
+          }
+          return out
+        }
+
+        const health = () => {
+          const now = Date.now()
+          return [...catalog.snapshot().channels.values()].map((channel): HealthView => {
+            const state = healthById.get(channel.id)
+            const cooling = (state?.cooldownUntil ?? 0) > now
+            const anyKey = channel.keys.some((key) => key.enabled)
+            return {
+              channelId: channel.id,
+              name: channel.name,
+              state: !channel.enabled || !anyKey ? "disabled" : cooling ? "cooling" : "healthy",
+              consecutiveFailures: state?.failures ?? 0,
+              cooldownUntil: cooling ? Math.floor((state?.cooldownUntil ?? 0) / 1000) : undefined,
+              keys: channel.keys.map((key) => ({
+                position: key.position,
+                enabled: key.enabled,
+                reason: key.disabledReason
+              }))
+            }
+          })
+        }
+
+        return ChannelRouter.of({ candidates, models, report, enableKey, clearCooldown, unhealthy, health })
+      })
+    )
+}

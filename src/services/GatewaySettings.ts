@@ -1,0 +1,59 @@
+/**
+ * Gateway-wide settings, from the bootstrap file's `settings` with defaults
+ * sized for LLM upstreams (a reasoning model may think for minutes before its
+ * first byte). Times in milliseconds unless the name says seconds.
+ *
+ * @since 0.1.0
+ */
+import { Context, Layer } from "effect"
+import type { BootstrapFile } from "../config/BootstrapFile.ts"
+
+/** @category models */
+export interface Settings {
+  /** Extra attempts after the first (default 2). */
+  readonly retryTimes: number
+  /** Output tokens assumed for the quota hold when a request names no limit (default 4096). */
+  readonly defaultMaxTokens: number
+  /** Request bodies above this many bytes get 413 (default 32 MiB). */
+  readonly maxBodyBytes: number
+  /** No new attempt starts after this long (default 10 min). */
+  readonly requestDeadlineMs: number
+  /** Default per-channel timeouts: head of the answer 5 min, gap between events 2 min, whole call 30 min. */
+  readonly firstByteTimeoutMs: number
+  readonly idleTimeoutMs: number
+  readonly totalTimeoutMs: number
+  readonly cooldownFailures: number
+  readonly cooldownSeconds: number
+  readonly cooldownMaxSeconds: number
+  readonly probeIntervalSeconds: number
+  readonly keyCacheTtlMs: number
+}
+
+/**
+ * The settings of a file (defaults for what it leaves out).
+ *
+ * @category constructors
+ */
+export const settingsOf = (file: BootstrapFile | undefined): Settings => {
+  const given = file?.settings ?? {}
+  return {
+    retryTimes: given.retry_times ?? 2,
+    defaultMaxTokens: given.default_max_tokens ?? 4096,
+    maxBodyBytes: given.max_body_bytes ?? 32 * 1024 * 1024,
+    requestDeadlineMs: given.request_deadline_ms ?? 10 * 60_000,
+    firstByteTimeoutMs: 5 * 60_000,
+    idleTimeoutMs: 2 * 60_000,
+    totalTimeoutMs: 30 * 60_000,
+    cooldownFailures: given.cooldown_failures ?? 3,
+    cooldownSeconds: given.cooldown_seconds ?? 30,
+    cooldownMaxSeconds: given.cooldown_max_seconds ?? 600,
+    probeIntervalSeconds: given.probe_interval_seconds ?? 60,
+    keyCacheTtlMs: given.key_cache_ttl_ms ?? 5000
+  }
+}
+
+/** @category services */
+export class GatewaySettings extends Context.Service<GatewaySettings, Settings>()("sluice/services/GatewaySettings") {
+  /** The settings of `file`. */
+  static readonly layer = (file: BootstrapFile | undefined) => Layer.succeed(GatewaySettings, settingsOf(file))
+}

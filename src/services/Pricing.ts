@@ -1,0 +1,85 @@
+/**
+ * Exact cost arithmetic in quota units (1 unit = 1 micro-USD), per the outer
+ * contract (DESIGN.md): text cost = ceil(group_ratio × (prompt_tokens × input +
+ * completion_tokens × output)) where `input` and `output` are USD per 1M tokens
+ * (so USD per 1M tokens × tokens = micro-USD). Decimal prices and ratios are
+ * held as fixed-point bigints with 9 decimals, so no float rounding enters a
+ * bill.
+ *
+ * @since 0.1.0
+ */
+
+const SCALE = 1_000_000_000n
+const SCALE_DIGITS = 9
+
+/**
+ * A non-negative decimal as a bigint scaled by 10⁹. Accepts numbers and
+ * decimal strings (PostgreSQL NUMERIC arrives as a string); more than 9
+ * decimals are rounded up, so a price is never under-charged.
+ *
+ * @category parsing
+ */
+export const toFixed = (value: string | number): bigint => {
+  const text = typeof value === "number" ? value.toFixed(12) : value.trim()
+  const match = /^(\d+)(?:\.(\d*))?$/.exec(text)
+  if (match === null) throw new RangeError(`Not a non-negative decimal: ${text}`)
+  const whole = BigInt(match[1])
+  const fraction = match[2] ?? ""
+  const kept = fraction.slice(0, SCALE_DIGITS).padEnd(SCALE_DIGITS, "0")
+  const roundUp = /[1-9]/.test(fraction.slice(SCALE_DIGITS)) ? 1n : 0n
+  return whole * SCALE + BigInt(kept) + roundUp
+}
+
+const ceilDiv = (numerator: bigint, denominator: bigint): bigint =>
+  numerator === 0n ? 0n : (numerator + denominator - 1n) / denominator
+
+/**
+ * A model's prices, as fixed-point bigints (`toFixed`). `undefined` = no price.
+ *
+ * @category models
+ */
+export interface Price {
+  readonly input?: bigint | undefined
+  readonly output?: bigint | undefined
+  readonly perImage?: bigint | undefined
+  readonly perSecond?: bigint | undefined
+  readonly free: boolean
+}
+
+/**
+ * The cost of a text request in quota units. Token counts must be
+ * non-negative safe integers.
+ *
+ * @category billing
+ */
+export const textCost = (ratio: bigint, price: Price, promptTokens: number, completionTokens: number): bigint => {
+  if (price.free) return 0n
+  const prompt = BigInt(Math.max(0, Math.trunc(promptTokens)))
+  const completion = BigInt(Math.max(0, Math.trunc(completionTokens)))
+  const raw = prompt * (price.input ?? 0n) + completion * (price.output ?? 0n)
+  return ceilDiv(ratio * raw, SCALE * SCALE)
+}
+
+/**
+ * The cost of `count` images (`per_image` USD each) in quota units.
+ *
+ * @category billing
+ */
+export const imageCost = (ratio: bigint, price: Price, count: number): bigint =>
+  price.free ? 0n : ceilDiv(ratio * BigInt(count) * (price.perImage ?? 0n) * 1_000_000n, SCALE * SCALE)
+
+/**
+ * The cost of `seconds` of video (`per_second` USD each) in quota units.
+ *
+ * @category billing
+ */
+export const videoCost = (ratio: bigint, price: Price, seconds: number): bigint =>
+  price.free ? 0n : ceilDiv(ratio * BigInt(Math.ceil(seconds)) * (price.perSecond ?? 0n) * 1_000_000n, SCALE * SCALE)
+
+/**
+ * Whether text requests for a model with `price` can be billed.
+ *
+ * @category billing
+ */
+export const isTextPriced = (price: Price): boolean =>
+  price.free || price.input !== undefined || price.output !== undefined

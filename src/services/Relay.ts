@@ -1,0 +1,457 @@
+/**
+ * The request pipeline every text route shares: route the request to its
+ * candidates, hold quota, call the upstream (same format: the caller's body
+ * passes through with only the model mapped; otherwise through the canonical
+ * form), fail over before the first byte reaches the caller, translate the
+ * answer or the stream back, settle the exact cost and log the usage.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
+import { Sse } from "effect/encoding"
+import { Pull } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { promptTokensTypical, promptTokensUpperBound } from "../canonical/Estimate.ts"
+import type { Request } from "../canonical/Request.ts"
+import type { StreamPart } from "../canonical/StreamPart.ts"
+import { emptyUsage, type Usage } from "../canonical/Usage.ts"
+import { toProblem } from "../errors/Envelope.ts"
+import {
+  type GatewayError,
+  InvalidRequest,
+  ModelNotPriced,
+  type RateLimited,
+  UpstreamFailed
+} from "../errors/GatewayError.ts"
+import type { Format, FormatName, ResponseMeta } from "../formats/Format.ts"
+import { formatOf } from "../formats/registry.ts"
+import { Catalog } from "../storage/Catalog.ts"
+import { adapters } from "../upstreams/Adapter.ts"
+import type { Principal } from "./Auth.ts"
+import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
+import { GatewaySettings } from "./GatewaySettings.ts"
+import { isTextPriced, textCost } from "./Pricing.ts"
+import { type Hold, QuotaLedger } from "./QuotaLedger.ts"
+import { RateLimiter } from "./RateLimiter.ts"
+import { UpstreamClient, type UpstreamResponse } from "./UpstreamClient.ts"
+import { UsageLog } from "./UsageLog.ts"
+
+/** What a route hands the relay. @category models */
+export interface RelayInput {
+  /** The caller's format. */
+  readonly inbound: FormatName
+  /** The caller's parsed JSON body (forwarded as is on same-format channels). */
+  readonly raw: Record<string, unknown>
+  /** The same request in canonical form. */
+  readonly request: Request
+  readonly principal: Principal
+  readonly requestId: string
+  readonly meta: ResponseMeta
+  /** Generate-content without `alt=sse`: stream as one JSON array instead of SSE. */
+  readonly jsonArrayStream?: boolean | undefined
+}
+
+/** How a request ended, for the usage log and billing. */
+interface Meter {
+  usage: Usage | undefined
+  deliveredCharacters: number
+  status: number
+  error: string | null
+}
+
+const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
+
+/** Events of the upstream stream, with its end and failure made into items. */
+type Item =
+  | { readonly _tag: "Event"; readonly event: Sse.Event }
+  | { readonly _tag: "End" }
+  | { readonly _tag: "Failed"; readonly error: UpstreamFailed }
+
+const asUpstreamFailure = (error: unknown): UpstreamFailed =>
+  error instanceof UpstreamFailed
+    ? error
+    : new UpstreamFailed({ kind: "bad-body", status: 200, message: "The upstream stream could not be read." })
+
+const usageOfParts = (parts: ReadonlyArray<StreamPart>, current: Usage | undefined): Usage | undefined => {
+  let usage = current
+  for (const part of parts) {
+    if (part._tag === "UsageUpdate" || part._tag === "Finish") usage = part.usage
+  }
+  return usage
+}
+
+const deliveredOf = (parts: ReadonlyArray<StreamPart>): number => {
+  let characters = 0
+  for (const part of parts) {
+    if (part._tag === "TextDelta" || part._tag === "ReasoningDelta") characters += part.text.length
+    else if (part._tag === "ToolInputDelta") characters += part.json.length
+  }
+  return characters
+}
+
+/** A chat completions usage-only chunk (`choices: []`), dropped unless the caller asked for usage. */
+const isUsageOnlyChunk = (data: string): boolean => data.includes(`"choices":[]`) && data.includes(`"usage"`)
+
+/** @category services */
+export class Relay extends Context.Service<Relay, {
+  /** Runs the pipeline; the answer is a complete response or an SSE (or JSON array) stream. */
+  readonly run: (input: RelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
+}>()("sluice/services/Relay") {
+  static readonly layer = Layer.effect(
+    Relay,
+    Effect.gen(function* () {
+      const catalog = yield* Catalog
+      const router = yield* ChannelRouter
+      const ledger = yield* QuotaLedger
+      const usageLog = yield* UsageLog
+      const client = yield* UpstreamClient
+      const settings = yield* GatewaySettings
+      const limiter = yield* RateLimiter
+
+      const run = Effect.fnUntraced(function* (input: RelayInput) {
+        const { principal, request } = input
+        const started = Date.now()
+        const inbound = formatOf(input.inbound)
+        const candidates = yield* router.candidates(principal, request.model)
+        const snapshot = catalog.snapshot()
+        const price = snapshot.prices.get(request.model)
+        if (price === undefined || !isTextPriced(price)) return yield* new ModelNotPriced({ model: request.model })
+        const ratio = snapshot.groups.get(principal.group)?.ratio ?? 1_000_000_000n
+        const maxOutput = request.maxOutputTokens ?? settings.defaultMaxTokens
+        if (!Number.isSafeInteger(maxOutput) || maxOutput < 0) {
+          return yield* new InvalidRequest({
+            message: "max_tokens must be a non-negative integer.",
+            param: "max_tokens"
+          })
+        }
+        const promptUpper = promptTokensUpperBound(request)
+        const estimate = textCost(ratio, price, promptUpper, maxOutput)
+
+        const permit = yield* limiter.acquire(limitSubjects(principal, snapshot.groups.get(principal.group)?.limits))
+        const meter: Meter = { usage: undefined, deliveredCharacters: 0, status: 200, error: null }
+        const hold = yield* ledger.reserve(principal, estimate).pipe(
+          Effect.tapError(() => permit.release(0))
+        )
+        let handedOff = false
+
+        /** Bills the request (once) and logs its final attempt. */
+        const finish = (candidate: Candidate | undefined, attempt: number, stream: boolean) =>
+          Effect.suspend(() => {
+            const failed = meter.status >= 400
+            const usage = meter.usage ??
+              (meter.deliveredCharacters > 0
+                ? { inputTokens: promptTokensTypical(request), outputTokens: Math.ceil(meter.deliveredCharacters / 4) }
+                : failed
+                ? emptyUsage
+                : emptyUsage)
+            const chargeable = !failed || meter.deliveredCharacters > 0
+            const cost = chargeable ? textCost(ratio, price, usage.inputTokens, usage.outputTokens) : 0n
+            return ledger.settle(hold, cost).pipe(
+              Effect.tap((charged) =>
+                Effect.sync(() =>
+                  usageLog.record({
+                    requestId: input.requestId,
+                    attempt,
+                    userId: principal.userId,
+                    tokenId: principal.tokenId,
+                    channelId: candidate?.channel.id ?? null,
+                    model: request.model,
+                    upstreamModel: candidate?.upstreamModel ?? null,
+                    promptTokens: chargeable ? usage.inputTokens : 0,
+                    completionTokens: chargeable ? usage.outputTokens : 0,
+                    cachedTokens: chargeable ? usage.cachedInputTokens ?? 0 : 0,
+                    reasoningTokens: chargeable ? usage.reasoningTokens ?? 0 : 0,
+                    cost: charged,
+                    latencyMs: Date.now() - started,
+                    stream,
+                    status: meter.status,
+                    error: meter.error
+                  })
+                )
+              ),
+              Effect.andThen(permit.release(chargeable ? usage.inputTokens + usage.outputTokens : 0))
+            )
+          }).pipe(Effect.uninterruptible)
+
+        const logFailedAttempt = (candidate: Candidate, attempt: number, error: UpstreamFailed) =>
+          Effect.sync(() =>
+            usageLog.record({
+              requestId: input.requestId,
+              attempt,
+              userId: principal.userId,
+              tokenId: principal.tokenId,
+              channelId: candidate.channel.id,
+              model: request.model,
+              upstreamModel: candidate.upstreamModel,
+              promptTokens: 0,
+              completionTokens: 0,
+              cachedTokens: 0,
+              reasoningTokens: 0,
+              cost: 0n,
+              latencyMs: Date.now() - started,
+              stream: request.stream,
+              status: error.status === 0 ? 502 : error.status,
+              error: `${error.kind}: ${error.message}`.slice(0, 500)
+            })
+          )
+
+        /** The upstream body for `candidate` in its wire format. */
+        const upstreamBody = (candidate: Candidate, wire: Format<unknown, unknown>): Record<string, unknown> => {
+          let body: Record<string, unknown>
+          if (wire.name === input.inbound) {
+            body = { ...input.raw }
+            if (wire.name !== "gemini") body.model = candidate.upstreamModel
+            if (wire.name === "openai-chat" && request.stream) {
+              const options = typeof body.stream_options === "object" && body.stream_options !== null
+                ? body.stream_options as Record<string, unknown>
+                : {}
+              body.stream_options = { ...options, include_usage: true }
+            }
+          } else {
+            body = wire.encodeRequest({ ...request, model: candidate.upstreamModel }).body
+          }
+          for (const param of candidate.channel.settings.strip_params ?? []) delete body[param]
+          return body
+        }
+
+        const timeoutsOf = (candidate: Candidate) => ({
+          firstByteMs: candidate.channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
+          idleMs: candidate.channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
+          totalMs: candidate.channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
+        })
+
+        const failureOfStatus = (wire: Format<unknown, unknown>, response: UpstreamResponse) =>
+          response.text.pipe(
+            Effect.catch(() => Effect.succeed("")),
+            Effect.flatMap((text) => {
+              const classified = wire.classifyError(response.status, text)
+              return Effect.fail(
+                new UpstreamFailed({ kind: classified.kind, status: response.status, message: classified.message })
+              )
+            })
+          )
+
+        /** One non-stream attempt: the caller's JSON body, or a failure. */
+        const attemptJson = Effect.fnUntraced(function* (candidate: Candidate) {
+          const adapter = adapters[candidate.channel.type]
+          const wire = formatOf(adapter.wireFormat(input.inbound, candidate.channel))
+          const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)
+          const response = yield* client.post(
+            target.url,
+            target.headers,
+            JSON.stringify(upstreamBody(candidate, wire)),
+            timeoutsOf(candidate)
+          )
+          if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
+          const text = yield* response.text
+          let json: unknown
+          try {
+            json = JSON.parse(text)
+          } catch {
+            return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
+          }
+          const decoded = wire.decodeResponse(json)
+          if (decoded instanceof UpstreamFailed) return yield* decoded
+          meter.usage = decoded.usage
+          return wire.name === input.inbound ? json : inbound.encodeResponse(decoded, input.meta)
+        })
+
+        /** One stream attempt: the upstream is answering with a readable first event, or a failure. */
+        const attemptStream = Effect.fnUntraced(function* (candidate: Candidate, scope: Scope.Closeable) {
+          const adapter = adapters[candidate.channel.type]
+          const wire = formatOf(adapter.wireFormat(input.inbound, candidate.channel))
+          const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, true)
+          const response = yield* client.post(
+            target.url,
+            target.headers,
+            JSON.stringify(upstreamBody(candidate, wire)),
+            timeoutsOf(candidate)
+          )
+          yield* Scope.addFinalizer(scope, Effect.sync(response.abort))
+          if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
+          const events = response.body.pipe(
+            Stream.decodeText(),
+            Stream.pipeThroughChannel(Sse.decode()),
+            Stream.mapError(asUpstreamFailure)
+          )
+          const pull = yield* Stream.toPull(events).pipe(Scope.provide(scope))
+          const first = yield* pull.pipe(
+            Effect.map(Option.some),
+            Pull.catchDone(() => Effect.succeed(Option.none<ReadonlyArray<Sse.Event>>()))
+          )
+          if (Option.isNone(first)) {
+            return yield* new UpstreamFailed({ kind: "stream-broken", status: 200, message: "Empty stream." })
+          }
+          // An in-band error as the very first event can still fail over.
+          const probe = wire.streamDecoder.step(wire.streamDecoder.initial(), first.value[0])
+          if (probe instanceof UpstreamFailed) return yield* probe
+          const rest: Stream.Stream<Sse.Event, UpstreamFailed> = Stream.fromPull(Effect.succeed(pull))
+          return { wire, events: Stream.fromIterable(first.value).pipe(Stream.concat(rest)) }
+        })
+
+        /** Upstream events → the caller's SSE events, metering as they pass. */
+        const translate = (wire: Format<unknown, unknown>, events: Stream.Stream<Sse.Event, UpstreamFailed>) => {
+          const passthrough = wire.name === input.inbound
+          const encoder = inbound.streamEncoder
+          const decoder = wire.streamDecoder
+          const items: Stream.Stream<Item> = events.pipe(
+            Stream.map((event): Item => ({ _tag: "Event", event })),
+            Stream.concat(Stream.succeed<Item>({ _tag: "End" })),
+            Stream.catch((error) => Stream.succeed<Item>({ _tag: "Failed", error }))
+          )
+          const initial = { decoded: decoder.initial(), encoded: encoder.initial(input.meta), done: false }
+          type State = typeof initial
+          const fail = (state: State, error: UpstreamFailed): readonly [State, ReadonlyArray<Sse.Event>] => {
+            meter.status = error.status >= 400 ? error.status : 502
+            meter.error = `${error.kind}: ${error.message}`.slice(0, 500)
+            return [{ ...state, done: true }, encoder.fail(state.encoded, toProblem(error))]
+          }
+          const encodeParts = (state: State, parts: ReadonlyArray<StreamPart>) => {
+            let encoded = state.encoded
+            const out: Array<Sse.Event> = []
+            for (const part of parts) {
+              const [next, produced] = encoder.step(encoded, part)
+              encoded = next
+              out.push(...produced)
+            }
+            return [encoded, out] as const
+          }
+          const step = (state: State, item: Item): readonly [State, ReadonlyArray<Sse.Event>] => {
+            if (state.done) return [state, []]
+            switch (item._tag) {
+              case "Failed":
+                return fail(state, item.error)
+              case "End": {
+                if (!decoder.complete(state.decoded)) {
+                  return fail(
+                    state,
+                    new UpstreamFailed({
+                      kind: "stream-broken",
+                      status: 0,
+                      message: "The upstream stream ended early."
+                    })
+                  )
+                }
+                const parts = decoder.flush(state.decoded)
+                meter.usage = usageOfParts(parts, meter.usage)
+                if (passthrough) return [{ ...state, done: true }, []]
+                const [encoded, out] = encodeParts(state, parts)
+                return [{ ...state, encoded, done: true }, out.concat(encoder.end(encoded))]
+              }
+              case "Event": {
+                const result = decoder.step(state.decoded, item.event)
+                if (result instanceof UpstreamFailed) return fail(state, result)
+                const [decoded, parts] = result as readonly [unknown, ReadonlyArray<StreamPart>]
+                meter.usage = usageOfParts(parts, meter.usage)
+                meter.deliveredCharacters += deliveredOf(parts)
+                if (passthrough) {
+                  const keep = !(input.inbound === "openai-chat" && input.meta.includeUsage !== true &&
+                    isUsageOnlyChunk(item.event.data))
+                  return [{ ...state, decoded }, keep ? [item.event] : []]
+                }
+                const [encoded, out] = encodeParts(state, parts)
+                return [{ ...state, decoded, encoded }, out]
+              }
+            }
+          }
+          return items.pipe(Stream.mapAccum(() => initial, step))
+        }
+
+        const toBytes = (events: Stream.Stream<Sse.Event>): Stream.Stream<Uint8Array> => {
+          if (input.jsonArrayStream === true) {
+            let first = true
+            return events.pipe(
+              Stream.map((event) => {
+                const piece = (first ? "[" : ",\r\n") + event.data
+                first = false
+                return piece
+              }),
+              Stream.concat(Stream.sync(() => (first ? "[]" : "]"))),
+              Stream.encodeText
+            )
+          }
+          return events.pipe(Stream.map((event) => Sse.encoder.write(event)), Stream.encodeText)
+        }
+
+        const maxAttempts = Math.min(candidates.length, 1 + settings.retryTimes)
+        const deadline = started + settings.requestDeadlineMs
+        let lastError: UpstreamFailed | undefined
+
+        const outcome = Effect.gen(function* () {
+          for (let index = 0; index < maxAttempts; index++) {
+            const candidate = candidates[index]
+            const attempt = index + 1
+            if (index > 0 && Date.now() > deadline) break
+            if (!request.stream) {
+              const result = yield* Effect.result(attemptJson(candidate))
+              if (result._tag === "Success") {
+                yield* router.report(candidate, { _tag: "Success" })
+                meter.status = 200
+                yield* finish(candidate, attempt, false)
+                handedOff = true
+                return HttpServerResponse.jsonUnsafe(result.success)
+              }
+              lastError = result.failure
+            } else {
+              const scope = yield* Scope.make()
+              const result = yield* Effect.result(attemptStream(candidate, scope))
+              if (result._tag === "Success") {
+                yield* router.report(candidate, { _tag: "Success" })
+                const { wire, events } = result.success
+                const body = toBytes(translate(wire, events)).pipe(
+                  Stream.ensuring(
+                    Scope.close(scope, Exit.void).pipe(Effect.andThen(finish(candidate, attempt, true)))
+                  )
+                )
+                handedOff = true
+                const contentType = input.jsonArrayStream === true ? "application/json" : "text/event-stream"
+                return HttpServerResponse.stream(body, { contentType, headers: sseHeaders })
+              }
+              yield* Scope.close(scope, Exit.void)
+              lastError = result.failure
+            }
+            const error = lastError
+            yield* logFailedAttempt(candidate, attempt, error)
+            yield* router.report(
+              candidate,
+              error.kind === "unauthorized" || error.kind === "quota"
+                ? { _tag: "KeyRejected", reason: `${error.kind}: ${error.message}`.slice(0, 200) }
+                : error.retryable
+                ? { _tag: "Retryable", reason: error.kind }
+                : { _tag: "Success" }
+            )
+            if (!error.retryable) break
+          }
+          meter.status = lastError === undefined ? 503 : lastError.status || 502
+          return yield* (lastError ?? new UpstreamFailed({ kind: "server", status: 503, message: "No channel left." }))
+        })
+
+        return yield* outcome.pipe(
+          Effect.onExit((exit) =>
+            handedOff ? Effect.void : Effect.suspend(() => {
+              if (exit._tag === "Failure") meter.status = meter.status < 400 ? 499 : meter.status
+              meter.usage = undefined
+              meter.deliveredCharacters = 0
+              // Nothing reached the caller: release the hold in full.
+              return ledger.settle(hold, 0n).pipe(Effect.andThen(permit.release(0)))
+            })
+          )
+        )
+      }) as (input: RelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
+
+      return Relay.of({ run })
+    })
+  )
+}
+
+/** The rate-limit subjects of a request: its token and its user (group defaults fill gaps). */
+const limitSubjects = (
+  principal: Principal,
+  groupLimits: { readonly rpm?: number; readonly tpm?: number; readonly concurrency?: number } | undefined
+) => [
+  { key: `token:${principal.tokenId}`, limits: principal.tokenLimits ?? {} },
+  { key: `user:${principal.userId}`, limits: principal.userLimits ?? groupLimits ?? {} }
+]
+
+/** Re-exported for routes that need the type. @category models */
+export type { Hold, RateLimited }

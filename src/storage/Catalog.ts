@@ -1,0 +1,174 @@
+/**
+ * The read-mostly tables held in memory: group ratios and limits, model
+ * prices, channels with their keys, and the (group, model) → abilities index.
+ * Loaded at start and after every change, so the hot path reads no table.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Ref } from "effect"
+import { SqlClient } from "effect/sql"
+import type { ChannelSettings, LimitsSpec } from "../config/BootstrapFile.ts"
+import { type Price, toFixed } from "../services/Pricing.ts"
+
+/** Rate limits as configured. @category models */
+export type Limits = typeof LimitsSpec.Type
+
+/** The channel types, each with an adapter in `src/upstreams/`. @category models */
+export type ChannelType = "openai" | "anthropic" | "gemini"
+
+/** One upstream key of a channel (`position` is its place in the file's list). @category models */
+export interface ChannelKey {
+  readonly position: number
+  readonly key: string
+  readonly enabled: boolean
+  readonly disabledReason: string | null
+}
+
+/** A configured upstream channel. @category models */
+export interface Channel {
+  readonly id: number
+  readonly name: string
+  readonly type: ChannelType
+  readonly baseUrl: string
+  readonly models: ReadonlyArray<string>
+  readonly priority: number
+  readonly weight: number
+  readonly modelMapping: Readonly<Record<string, string>>
+  readonly settings: typeof ChannelSettings.Type
+  readonly enabled: boolean
+  readonly keys: ReadonlyArray<ChannelKey>
+}
+
+/** A channel's right to serve a model for a group, with its tier (priority) and weight. @category models */
+export interface Ability {
+  readonly channelId: number
+  readonly priority: number
+  readonly weight: number
+}
+
+/** A group: its price ratio (fixed-point, see `Pricing.toFixed`) and default limits. @category models */
+export interface Group {
+  readonly ratio: bigint
+  readonly limits: Limits | undefined
+}
+
+/** Everything the hot path reads. @category models */
+export interface Snapshot {
+  readonly groups: ReadonlyMap<string, Group>
+  readonly prices: ReadonlyMap<string, Price>
+  readonly channels: ReadonlyMap<number, Channel>
+  /** group → model → enabled abilities */
+  readonly abilities: ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<Ability>>>
+}
+
+const optionalFixed = (value: string | null): bigint | undefined => (value === null ? undefined : toFixed(value))
+
+/** @category services */
+export class Catalog extends Context.Service<Catalog, {
+  /** The current snapshot (a plain read, no I/O). */
+  readonly snapshot: () => Snapshot
+  /** Reloads every table; storage failures are defects. */
+  readonly reload: Effect.Effect<void>
+}>()("sluice/storage/Catalog") {
+  /** Backed by SQL; loads once when built. */
+  static readonly layer = Layer.effect(
+    Catalog,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const load = Effect.gen(function* () {
+        const groupRows = yield* sql<{ name: string; ratio: string; limits: Limits | null }>`
+          SELECT name, ratio::text AS ratio, limits FROM groups`
+        const modelRows = yield* sql<{
+          name: string
+          input: string | null
+          output: string | null
+          perImage: string | null
+          perSecond: string | null
+          free: boolean
+        }>`SELECT name, input_price::text AS input, output_price::text AS output, per_image::text AS "perImage",
+                  per_second::text AS "perSecond", free FROM models`
+        const channelRows = yield* sql<{
+          id: bigint
+          name: string
+          type: ChannelType
+          baseUrl: string
+          models: Array<string>
+          priority: number
+          weight: number
+          modelMapping: Record<string, string>
+          settings: typeof ChannelSettings.Type
+          enabled: boolean
+        }>`SELECT id, name, type, base_url AS "baseUrl", models, priority, weight, model_mapping AS "modelMapping",
+                  settings, enabled FROM channels`
+        const keyRows = yield* sql<{
+          channelId: bigint
+          position: number
+          key: string
+          enabled: boolean
+          disabledReason: string | null
+        }>`SELECT channel_id AS "channelId", position, key, enabled, disabled_reason AS "disabledReason"
+           FROM channel_keys ORDER BY channel_id, position`
+        const abilityRows = yield* sql<{
+          group: string
+          model: string
+          channelId: bigint
+          priority: number
+          weight: number
+        }>`SELECT group_name AS "group", model, channel_id AS "channelId", priority, weight
+           FROM abilities WHERE enabled`
+        const keysByChannel = new Map<number, Array<ChannelKey>>()
+        for (const row of keyRows) {
+          const id = Number(row.channelId)
+          const list = keysByChannel.get(id) ?? []
+          list.push({ position: row.position, key: row.key, enabled: row.enabled, disabledReason: row.disabledReason })
+          keysByChannel.set(id, list)
+        }
+        const channels = new Map<number, Channel>()
+        for (const row of channelRows) {
+          const id = Number(row.id)
+          channels.set(id, {
+            id,
+            name: row.name,
+            type: row.type,
+            baseUrl: row.baseUrl.replace(/\/+$/, ""),
+            models: row.models,
+            priority: row.priority,
+            weight: row.weight,
+            modelMapping: row.modelMapping ?? {},
+            settings: row.settings ?? {},
+            enabled: row.enabled,
+            keys: keysByChannel.get(id) ?? []
+          })
+        }
+        const abilities = new Map<string, Map<string, Array<Ability>>>()
+        for (const row of abilityRows) {
+          const byModel = abilities.get(row.group) ?? new Map<string, Array<Ability>>()
+          const list = byModel.get(row.model) ?? []
+          list.push({ channelId: Number(row.channelId), priority: row.priority, weight: row.weight })
+          byModel.set(row.model, list)
+          abilities.set(row.group, byModel)
+        }
+        const snapshot: Snapshot = {
+          groups: new Map(
+            groupRows.map((row) => [row.name, { ratio: toFixed(row.ratio), limits: row.limits ?? undefined }])
+          ),
+          prices: new Map(modelRows.map((row) => [row.name, {
+            input: optionalFixed(row.input),
+            output: optionalFixed(row.output),
+            perImage: optionalFixed(row.perImage),
+            perSecond: optionalFixed(row.perSecond),
+            free: row.free
+          }])),
+          channels,
+          abilities
+        }
+        return snapshot
+      }).pipe(Effect.orDie)
+      const state = yield* Ref.make(yield* load)
+      return Catalog.of({
+        snapshot: () => Ref.getUnsafe(state),
+        reload: Effect.flatMap(load, (next) => Ref.set(state, next))
+      })
+    })
+  )
+}

@@ -1,0 +1,98 @@
+/**
+ * One adapter per channel type: which wire format the channel speaks for a
+ * given inbound format, the URL and headers of the upstream call, and how the
+ * key is sent. A `Record<ChannelType, Adapter>`, so a new channel type does not
+ * compile without its adapter.
+ *
+ * @since 0.1.0
+ */
+import type { FormatName } from "../formats/Format.ts"
+import type { Channel, ChannelType } from "../storage/Catalog.ts"
+
+/** The HTTP call to make, minus the body. @category models */
+export interface UpstreamTarget {
+  readonly url: string
+  readonly headers: Record<string, string>
+}
+
+/** A channel type's adapter. @category models */
+export interface Adapter {
+  /** The wire format used upstream for a request that arrived in `inbound` format. */
+  readonly wireFormat: (inbound: FormatName, channel: Channel) => FormatName
+  /** URL and headers for a call in `wire` format to `model` with `key`. */
+  readonly target: (
+    channel: Channel,
+    key: string,
+    wire: FormatName,
+    model: string,
+    stream: boolean
+  ) => UpstreamTarget
+}
+
+const root = (channel: Channel): string => channel.baseUrl.replace(/\/v1(beta)?$/, "")
+
+const withExtraHeaders = (channel: Channel, headers: Record<string, string>): Record<string, string> =>
+  channel.settings.headers === undefined ? headers : { ...headers, ...channel.settings.headers }
+
+const json = { "content-type": "application/json" }
+
+/**
+ * OpenAI-compatible upstreams: chat completions, Responses (when the channel
+ * says it has `/v1/responses`), legacy completions; other inbound formats are
+ * served through chat completions. Bearer key (platform.openai.com/docs/api-reference/authentication).
+ */
+const openai: Adapter = {
+  wireFormat: (inbound, channel) => {
+    switch (inbound) {
+      case "openai-chat":
+      case "completions":
+        return inbound
+      case "openai-responses":
+        return channel.settings.responses_api === true ? "openai-responses" : "openai-chat"
+      case "anthropic":
+      case "gemini":
+        return "openai-chat"
+    }
+  },
+  target: (channel, key, wire) => {
+    const path = wire === "openai-responses" ? "/v1/responses" : wire === "completions" ? "/v1/completions" : "/v1/chat/completions"
+    return {
+      url: root(channel) + path,
+      headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
+    }
+  }
+}
+
+/**
+ * Messages-format upstreams: `POST /v1/messages` with `x-api-key` and
+ * `anthropic-version: 2023-06-01` (docs.anthropic.com/en/api/versioning).
+ */
+const anthropic: Adapter = {
+  wireFormat: () => "anthropic",
+  target: (channel, key) => ({
+    url: root(channel) + "/v1/messages",
+    headers: withExtraHeaders(channel, { ...json, "x-api-key": key, "anthropic-version": "2023-06-01" })
+  })
+}
+
+/**
+ * Generate-content upstreams: `POST /v1beta/models/{model}:generateContent`, or
+ * `:streamGenerateContent?alt=sse`, with `x-goog-api-key`
+ * (ai.google.dev/api/generate-content).
+ */
+const gemini: Adapter = {
+  wireFormat: () => "gemini",
+  target: (channel, key, _wire, model, stream) => ({
+    url: `${root(channel)}/v1beta/models/${encodeURIComponent(model)}:${
+      stream ? "streamGenerateContent?alt=sse" : "generateContent"
+    }`,
+    headers: withExtraHeaders(channel, { ...json, "x-goog-api-key": key })
+  })
+}
+
+/**
+ * Every adapter, by channel type.
+ *
+ * @category adapters
+ */
+export const adapters: Record<ChannelType, Adapter> = { openai, anthropic, gemini }

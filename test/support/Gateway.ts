@@ -1,0 +1,137 @@
+/**
+ * Starts the gateway in-process on a random loopback port, in front of an
+ * emulator, on a fresh store: embedded PGlite in memory, or a new PostgreSQL
+ * database created for the test and dropped after it.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import { makeHandler } from "../../src/App.ts"
+import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
+
+/** The PostgreSQL server the tests use (trust auth on this machine and in CI). */
+export const POSTGRES_URL = Deno.env.get("SLUICE_TEST_POSTGRES") ?? "postgres://postgres@127.0.0.1:5432/postgres"
+
+/** The stores a test can run on. */
+export type Store = "pglite" | "postgres"
+
+const admin = <A>(statement: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+  Effect.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, statement).pipe(
+      Effect.provide(PgClient.layer({ url: Redacted.make(POSTGRES_URL), maxConnections: 1 })),
+      Effect.scoped
+    ) as Effect.Effect<A, unknown, never>
+  )
+
+/** Creates an empty PostgreSQL database; returns its URL and a function that drops it. */
+export const freshPostgres = async (): Promise<{ url: string; drop: () => Promise<void> }> => {
+  const name = `sluice_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
+  await admin((sql) => sql.unsafe(`CREATE DATABASE ${name}`))
+  const url = POSTGRES_URL.replace(/\/[^/]*$/, `/${name}`)
+  return {
+    url,
+    drop: () => admin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)
+  }
+}
+
+/** A running gateway for a test. */
+export interface TestGateway {
+  readonly url: string
+  readonly emulator: Emulator
+  /** Runs SQL against the gateway's store. */
+  readonly query: <A extends object>(text: string) => Promise<ReadonlyArray<A>>
+  readonly handler: (request: Request) => Promise<Response>
+  /** Stops the server, disposes the app (flushing the usage log), stops the emulator, drops the store. */
+  readonly close: () => Promise<void>
+  /** Stops only the server and the app, keeping the store (for restart tests). */
+  readonly stop: () => Promise<void>
+  readonly databaseUrl: string | undefined
+}
+
+/** A bootstrap file with one openai channel on the emulator, one user `alice` and one key. */
+export const basicConfig = (emulatorUrl: string, overrides: Partial<BootstrapFile> = {}): BootstrapFile => {
+  const parsed = parseBootstrap(
+    JSON.stringify({
+      groups: { default: { ratio: 1 } },
+      models: { "gpt-test": { input: 2, output: 8 }, "gpt-free": { free: true } },
+      channels: [{
+        name: "emu-openai",
+        type: "openai",
+        base_url: emulatorUrl,
+        keys: ["sk-test-upstream-1"],
+        models: ["gpt-test", "gpt-free"]
+      }],
+      users: [{
+        username: "alice",
+        group: "default",
+        quota: 10_000_000,
+        tokens: [{ name: "main", key: "sk-test-alice-0001" }]
+      }],
+      ...overrides
+    }),
+    "test.json"
+  )
+  if (!parsed.ok) throw new Error(parsed.message)
+  return parsed.file
+}
+
+/** Starts an emulator and a gateway configured by `config(emulatorUrl)`. */
+export const startGateway = async (options: {
+  readonly config: (emulatorUrl: string) => BootstrapFile
+  readonly store?: Store
+  readonly databaseUrl?: string
+  readonly emulator?: Emulator
+  readonly redisUrl?: string
+}): Promise<TestGateway> => {
+  const emulator = options.emulator ?? startEmulator()
+  const postgres = options.databaseUrl === undefined && options.store === "postgres" ? await freshPostgres() : undefined
+  const databaseUrl = options.databaseUrl ?? postgres?.url
+  const { handler, dispose } = makeHandler({
+    databaseUrl,
+    dataDir: "memory://",
+    redisUrl: options.redisUrl,
+    file: options.config(emulator.url),
+    usageFlushMillis: 50
+  })
+  const ready = await handler(new Request("http://localhost/healthz"))
+  await ready.body?.cancel()
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (request) => handler(request))
+  const url = `http://127.0.0.1:${server.addr.port}`
+  let stopped = false
+  const stop = async () => {
+    if (stopped) return
+    stopped = true
+    await server.shutdown()
+    await dispose()
+  }
+  const query = async <A extends object>(text: string): Promise<ReadonlyArray<A>> => {
+    if (databaseUrl !== undefined) {
+      return await Effect.runPromise(
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text)).pipe(
+          Effect.provide(PgClient.layer({ url: Redacted.make(databaseUrl), maxConnections: 1 })),
+          Effect.scoped
+        ) as Effect.Effect<ReadonlyArray<A>, unknown, never>
+      )
+    }
+    const response = await handler(new Request("http://localhost/__never"))
+    await response.body?.cancel()
+    throw new Error("query() needs a PostgreSQL store; use the usage routes on PGlite")
+  }
+  return {
+    url,
+    emulator,
+    query,
+    handler,
+    databaseUrl,
+    stop,
+    close: async () => {
+      await stop()
+      if (options.emulator === undefined) await emulator.close()
+      await postgres?.drop()
+    }
+  }
+}
+
+/** Lays `Layer` out for tests that need it. */
+export type { Layer }
