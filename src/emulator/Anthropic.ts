@@ -1,0 +1,242 @@
+/**
+ * Anthropic Messages for the vendor emulator: `POST /v1/messages`.
+ *
+ * Wire shapes follow `@anthropic-ai/sdk` 1.12 types (`Message`, `Usage`, `RawMessageStreamEvent`,
+ * `ErrorResponse`) and https://docs.anthropic.com/en/api/messages,
+ * https://docs.anthropic.com/en/docs/build-with-claude/streaming. Validation mirrors what the real API
+ * rejects and the gateway relies on: the `anthropic-version` header, `max_tokens` (required),
+ * roles `user`/`assistant` only, `thinking.budget_tokens` ≥ 1024 and < `max_tokens`,
+ * and `temperature` other than 1 together with thinking
+ * (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking).
+ * Structured output is read from `output_format` or `output_config.format` (`{type: "json_schema", schema}`).
+ *
+ * @since 0.1.0
+ */
+import { type Answer, answer, type Prompt, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
+import { vendorErrorBody } from "./Faults.ts"
+import { argumentFragments } from "./OpenAiChat.ts"
+import { eventFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
+import {
+  arrayOr,
+  isObject,
+  type JsonObject,
+  numberOr,
+  objectOr,
+  type RouteContext,
+  stopList,
+  stringOr
+} from "./Wire.ts"
+
+const invalid = (message: string): Reply => jsonReply(vendorErrorBody("anthropic", 400, message), 400)
+
+const imageDescriptor = (source: JsonObject): string =>
+  source.type === "url" ? stringOr(source.url) ?? "" : stringOr(source.media_type) ?? "application/octet-stream"
+
+const blockText = (content: unknown): string => {
+  if (typeof content === "string") return content
+  return arrayOr(content)
+    .flatMap((block) => isObject(block) && block.type === "text" ? [stringOr(block.text) ?? ""] : [])
+    .join(" ")
+}
+
+const anthropicToolChoice = (value: unknown): ToolChoice => {
+  const choice = objectOr(value)
+  switch (choice.type) {
+    case "none":
+      return "none"
+    case "any":
+      return "required"
+    case "tool":
+      return typeof choice.name === "string" ? { name: choice.name } : "auto"
+    default:
+      return "auto"
+  }
+}
+
+const anthropicTools = (value: unknown): ReadonlyArray<ToolSpec> =>
+  arrayOr(value).flatMap((tool) =>
+    isObject(tool) && typeof tool.name === "string" && tool.input_schema !== undefined
+      ? [{ name: tool.name, schema: tool.input_schema }]
+      : []
+  )
+
+const prompt = (body: JsonObject, messages: ReadonlyArray<unknown>, thinking: boolean): Prompt => {
+  const texts: Array<string> = [blockText(body.system)]
+  let lastUserText = ""
+  let images: Array<string> = []
+  let toolResults: Array<string> = []
+  for (const message of messages) {
+    const item = objectOr(message)
+    const blocks = typeof item.content === "string" ? [{ type: "text", text: item.content }] : arrayOr(item.content)
+    const messageTexts: Array<string> = []
+    const messageImages: Array<string> = []
+    const results: Array<string> = []
+    for (const block of blocks) {
+      if (!isObject(block)) continue
+      if (block.type === "text") messageTexts.push(stringOr(block.text) ?? "")
+      else if (block.type === "image") messageImages.push(imageDescriptor(objectOr(block.source)))
+      else if (block.type === "tool_result") results.push(blockText(block.content))
+      else if (block.type === "tool_use") texts.push(JSON.stringify(block.input ?? {}))
+      else if (block.type === "thinking") texts.push(stringOr(block.thinking) ?? "")
+    }
+    texts.push(...messageTexts, ...results)
+    if (item.role !== "user") {
+      toolResults = []
+      continue
+    }
+    toolResults = results
+    if (messageTexts.length > 0 || messageImages.length > 0) {
+      lastUserText = messageTexts.join(" ")
+      images = messageImages
+    }
+  }
+  const format = objectOr(body.output_format ?? objectOr(body.output_config).format)
+  return {
+    lastUserText,
+    images,
+    toolResults,
+    tools: anthropicTools(body.tools),
+    toolChoice: anthropicToolChoice(body.tool_choice),
+    reasoning: thinking,
+    outputSchema: format.type === "json_schema" ? format.schema ?? { type: "object" } : undefined,
+    maxTokens: numberOr(body.max_tokens),
+    stop: stopList(body.stop_sequences),
+    texts,
+    messageCount: messages.length
+  }
+}
+
+const stopReason = (result: Answer): string => {
+  switch (result.finish) {
+    case "length":
+      return "max_tokens"
+    case "tool_calls":
+      return "tool_use"
+    case "stop_sequence":
+      return "stop_sequence"
+    case "stop":
+      return "end_turn"
+  }
+}
+
+const usage = (result: Answer): JsonObject => ({
+  input_tokens: result.promptTokens - result.cachedTokens,
+  cache_creation_input_tokens: 0,
+  cache_read_input_tokens: result.cachedTokens,
+  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+  output_tokens: result.outputTokens,
+  service_tier: "standard"
+})
+
+/** Checks what the real API rejects; returns the error reply or undefined. */
+const validate = (context: RouteContext): Reply | undefined => {
+  const body = context.body
+  if (!context.headers.has("anthropic-version")) return invalid("anthropic-version: header is required")
+  if (typeof body.model !== "string") return invalid("model: Field required")
+  const maxTokens = numberOr(body.max_tokens)
+  if (maxTokens === undefined) return invalid("max_tokens: Field required")
+  if (!Array.isArray(body.messages)) return invalid("messages: Field required")
+  for (const [index, message] of body.messages.entries()) {
+    const role = objectOr(message).role
+    if (role !== "user" && role !== "assistant") {
+      return invalid(
+        `messages.${index}.role: Unexpected role ${
+          JSON.stringify(role)
+        }. The Messages API accepts a top-level \`system\` parameter, not "system" as an input message role.`
+      )
+    }
+  }
+  const thinking = objectOr(body.thinking)
+  if (thinking.type === "enabled") {
+    const budget = numberOr(thinking.budget_tokens)
+    if (budget === undefined) return invalid("thinking.enabled.budget_tokens: Field required")
+    if (budget < 1024) return invalid("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+    if (budget >= maxTokens) return invalid("`max_tokens` must be greater than `thinking.budget_tokens`.")
+  }
+  if ((thinking.type === "enabled" || thinking.type === "adaptive") && body.temperature !== undefined) {
+    if (body.temperature !== 1) {
+      return invalid("`temperature` may only be set to 1 when thinking is enabled or in adaptive mode.")
+    }
+  }
+  return undefined
+}
+
+/** Handles `POST /v1/messages` (JSON or SSE by `stream`). @category routes */
+export const anthropicMessages = (context: RouteContext): Reply => {
+  const error = validate(context)
+  if (error !== undefined) return error
+  const body = context.body
+  const thinkingType = objectOr(body.thinking).type
+  const thinking = thinkingType === "enabled" || thinkingType === "adaptive"
+  const result = answer(prompt(body, arrayOr(body.messages), thinking))
+  const id = context.ids.next("msg_")
+  const toolIds = result.toolCalls.map(() => context.ids.next("toolu_"))
+  const signature = result.reasoning === undefined ? "" : `sig-${stableHash(result.reasoning)}`
+  const content: Array<JsonObject> = []
+  if (result.reasoning !== undefined) content.push({ type: "thinking", thinking: result.reasoning, signature })
+  if (result.toolCalls.length === 0) content.push({ type: "text", text: result.text })
+  result.toolCalls.forEach((call, index) =>
+    content.push({ type: "tool_use", id: toolIds[index], name: call.name, input: call.input })
+  )
+  const message = {
+    id,
+    type: "message",
+    role: "assistant",
+    model: context.model,
+    content,
+    stop_reason: stopReason(result),
+    stop_sequence: result.stopSequence ?? null,
+    usage: usage(result)
+  }
+  if (body.stream !== true) return jsonReply(message)
+
+  const frames: Array<string> = [
+    eventFrame("message_start", {
+      type: "message_start",
+      message: {
+        ...message,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage(result), output_tokens: 1 }
+      }
+    }),
+    eventFrame("ping", { type: "ping" })
+  ]
+  const delta = (index: number, data: JsonObject) =>
+    frames.push(eventFrame("content_block_delta", { type: "content_block_delta", index, delta: data }))
+  content.forEach((block, index) => {
+    const start = block.type === "thinking"
+      ? { type: "thinking", thinking: "", signature: "" }
+      : block.type === "text"
+      ? { type: "text", text: "" }
+      : { ...block, input: {} }
+    frames.push(eventFrame("content_block_start", { type: "content_block_start", index, content_block: start }))
+    if (block.type === "thinking") {
+      for (const word of result.reasoningWords) delta(index, { type: "thinking_delta", thinking: word })
+      delta(index, { type: "signature_delta", signature })
+    } else if (block.type === "text") {
+      for (const word of result.words) delta(index, { type: "text_delta", text: word })
+    } else {
+      delta(index, { type: "input_json_delta", partial_json: "" })
+      for (const fragment of argumentFragments(JSON.stringify(block.input))) {
+        delta(index, { type: "input_json_delta", partial_json: fragment })
+      }
+    }
+    frames.push(eventFrame("content_block_stop", { type: "content_block_stop", index }))
+  })
+  frames.push(
+    eventFrame("message_delta", {
+      type: "message_delta",
+      delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence },
+      usage: {
+        input_tokens: result.promptTokens - result.cachedTokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: result.cachedTokens,
+        output_tokens: result.outputTokens
+      }
+    }),
+    eventFrame("message_stop", { type: "message_stop" })
+  )
+  return sseReply(frames)
+}

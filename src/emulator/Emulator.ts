@@ -1,0 +1,338 @@
+/**
+ * A small, fast HTTP server that speaks three vendors' wire formats, as the
+ * upstream for the gateway's demo, tests and benchmarks. Never imported by the
+ * gateway. Plain `Deno.serve`, no Effect.
+ *
+ * Routes:
+ * - OpenAI (`Authorization: Bearer`): `POST /v1/chat/completions`, `POST /v1/completions`,
+ *   `POST /v1/responses`, `POST /v1/responses/compact`, `GET /v1/models`.
+ * - Anthropic (`x-api-key`, `anthropic-version` required): `POST /v1/messages`, `GET /v1/models`
+ *   (told apart from OpenAI's by the `anthropic-version` / `x-api-key` header).
+ * - Gemini (`x-goog-api-key` or `?key=`): `POST /{v1,v1beta,v1alpha}/models/{model}:generateContent`,
+ *   `…:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array), `GET /v1beta/models`
+ *   (and `GET /v1/models` with a Gemini key).
+ * - Control: `POST /_emulator/faults` (JSON `Fault[]`), `DELETE /_emulator/faults`,
+ *   `GET /_emulator/requests`, `GET /_emulator/stats` → `{requests, aborts}`, `POST /_emulator/reset`,
+ *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /healthz` → 200.
+ *
+ * Deterministic answers (see `Answer.ts`):
+ * - Text `Echo: <text of the last user message>` (joined text parts, at most 64 words), streamed one
+ *   word (with its trailing space) per delta. Output tokens = words produced. A smaller max-output-tokens
+ *   field cuts the text there and finishes with the format's length reason.
+ * - Prompt tokens `ceil(characters of all message/system text / 4) + 3 per message`; when any text contains
+ *   the word `cached`, half of them are reported in the format's cached field.
+ * - Images in the last user message: the text starts `I see N image(s) [<url or media type>, …]`.
+ * - Function tools present, tool choice not none, last message not a tool result: a call of the named tool
+ *   (else the first) with arguments sampled from its JSON Schema (string "sample", number 1, boolean true,
+ *   enum first, objects recursively with only `required` properties when some are listed); two calls with
+ *   distinct ids when the last user text contains `parallel`. After tool results: `Tool result: <texts>`.
+ * - Reasoning when asked (chat `reasoning_effort` ≠ none, Responses `reasoning.effort` ≠ none, Anthropic
+ *   `thinking.type` enabled/adaptive, Gemini `includeThoughts` or `thinkingBudget` > 0): `Thinking about:
+ *   <last user text>`, counted as reasoning tokens (Anthropic signature `sig-<hash>`).
+ * - Structured output: the text is JSON sampled from the schema with the same rules.
+ * - Stop sequences: the text is cut before the first one found.
+ *
+ * Faults (`setFaults`) apply before normal handling, first match wins, each `times` use spent on a match.
+ * Order inside one request: `latencyMs`, fault `delayMs`, fault `hang`, fault `status`, fault `malformed`,
+ * JSON parsing, key check, the route; `breakAfterEvents` cuts the body after N events by erroring the
+ * body stream (the client sees a truncated transfer; Deno logs that error once). `status` together with
+ * `breakAfterEvents` on a stream request instead sends 200, N events, then the vendor's in-band error
+ * event, and ends the stream (see `Routes.inBandErrorFrame`). A client that goes away before the whole body was
+ * handed over counts in `aborts()` and marks its `RecordedRequest.aborted`.
+ * When no `validKeys` are set, any key (or none) is accepted.
+ *
+ * @since 0.1.0
+ */
+import { type ArmedFault, armFaults, takeFault, vendorErrorBody } from "./Faults.ts"
+import { inBandErrorFrame, malformedBody, requestKey, resolveRoute, unauthorizedMessage } from "./Routes.ts"
+import { deliver, jsonReply, sleep } from "./Sse.ts"
+import { isObject, type JsonObject, makeIds, stringOr } from "./Wire.ts"
+
+/** A scripted failure applied to matching requests before normal handling. @category models */
+export interface Fault {
+  readonly match?: {
+    /** Substring of the URL path. */
+    readonly path?: string
+    readonly model?: string
+    readonly key?: string
+  }
+  /** How many matching requests it applies to (default: unlimited). */
+  readonly times?: number
+  /**
+   * Answer this HTTP status with an error body in the vendor's own error shape. With `breakAfterEvents`
+   * on a stream request: 200, N events, then this error as the vendor's in-band stream error event.
+   */
+  readonly status?: number
+  /** Override that error body (JSON). */
+  readonly body?: unknown
+  /** Error message used in the vendor-shaped body. */
+  readonly message?: string
+  /** Delay before the first byte (status line), in milliseconds. */
+  readonly delayMs?: number
+  /** Never answer (until the client aborts or the emulator closes). */
+  readonly hang?: boolean
+  /** Stream: send N events, then break the connection (no end marker). Non-stream: half the JSON, then break. */
+  readonly breakAfterEvents?: number
+  /** 200 with a body that is not valid JSON / not valid events. */
+  readonly malformed?: boolean
+}
+
+/** One request as the emulator saw it. @category models */
+export interface RecordedRequest {
+  readonly method: string
+  readonly path: string
+  readonly query: Record<string, string>
+  /** Header names in lower case. */
+  readonly headers: Record<string, string>
+  readonly key: string | undefined
+  /** Parsed JSON body, or undefined (no body, or not JSON). */
+  readonly body: unknown
+  aborted: boolean
+  completed: boolean
+}
+
+/** Options of `startEmulator`. @category models */
+export interface EmulatorOptions {
+  /** 0 = random free port (default 0). */
+  readonly port?: number
+  /** Default 127.0.0.1. */
+  readonly hostname?: string
+  /** Delay before the first byte, in milliseconds (default 0). */
+  readonly latencyMs?: number
+  /** Stream pacing: events per second (default 0 = unpaced). */
+  readonly tokensPerSecond?: number
+  /** When set, any other key gets 401 in the vendor's shape. */
+  readonly validKeys?: ReadonlyArray<string>
+  /** Keep `RecordedRequest`s (default true; false for benchmarks). */
+  readonly record?: boolean
+}
+
+/** A running emulator and its test controls. @category models */
+export interface Emulator {
+  /** Base URL, e.g. `http://127.0.0.1:43123`. */
+  readonly url: string
+  readonly port: number
+  readonly requests: ReadonlyArray<RecordedRequest>
+  /** Requests whose client went away before the answer was complete. */
+  readonly aborts: () => number
+  setFaults(faults: ReadonlyArray<Fault>): void
+  clearFaults(): void
+  setValidKeys(keys: ReadonlyArray<string> | undefined): void
+  /** Clears requests, faults and the abort count (valid keys stay). */
+  reset(): void
+  /** Stops listening, ends hanging or streaming answers, and waits for the server to finish. */
+  close(): Promise<void>
+}
+
+const jsonResponse = (body: unknown, status = 200): Response =>
+  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } })
+
+const waitForAbort = (signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted) return resolve()
+    signal.addEventListener("abort", () => resolve(), { once: true })
+  })
+
+const asKeys = (value: unknown): ReadonlyArray<string> | undefined =>
+  Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : undefined
+
+/**
+ * Starts an emulator; it is listening when this returns (synchronous start).
+ * Close it with `close()` (tests: in a `finally`, so Deno's sanitizers pass).
+ *
+ * @category constructors
+ */
+export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
+  const record = options.record ?? true
+  const latencyMs = options.latencyMs ?? 0
+  const pacingMs = (options.tokensPerSecond ?? 0) > 0 ? 1000 / (options.tokensPerSecond ?? 1) : 0
+  let validKeys: ReadonlySet<string> | undefined = options.validKeys ? new Set(options.validKeys) : undefined
+  let armed: Array<ArmedFault> = []
+  let requests: Array<RecordedRequest> = []
+  let requestCount = 0
+  let abortCount = 0
+  const closing = new AbortController()
+  const ids = makeIds()
+
+  const control = async (request: Request, path: string): Promise<Response> => {
+    const route = `${request.method} ${path}`
+    switch (route) {
+      case "POST /_emulator/faults": {
+        const faults = await request.json().catch(() => undefined)
+        if (!Array.isArray(faults)) return jsonResponse({ error: "Expected a JSON array of faults." }, 400)
+        armed = armFaults(faults.filter(isObject) as ReadonlyArray<Fault>)
+        return new Response(null, { status: 204 })
+      }
+      case "DELETE /_emulator/faults":
+        armed = []
+        return new Response(null, { status: 204 })
+      case "GET /_emulator/requests":
+        return jsonResponse(requests)
+      case "GET /_emulator/stats":
+        return jsonResponse({ requests: requestCount, aborts: abortCount })
+      case "POST /_emulator/reset":
+        reset()
+        return new Response(null, { status: 204 })
+      case "PUT /_emulator/keys": {
+        const keys = await request.json().catch(() => undefined)
+        if (keys !== null && !Array.isArray(keys)) {
+          return jsonResponse({ error: "Expected a JSON array of keys or null." }, 400)
+        }
+        validKeys = keys === null ? undefined : new Set(asKeys(keys))
+        return new Response(null, { status: 204 })
+      }
+      default:
+        return jsonResponse({ error: `Unknown control route ${route}.` }, 404)
+    }
+  }
+
+  const handle = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url)
+    const path = url.pathname
+    if (path === "/healthz") return new Response("ok")
+    if (path.startsWith("/_emulator/")) return control(request, path)
+
+    const query: Record<string, string> = {}
+    for (const [name, value] of url.searchParams) query[name] = value
+    const text = request.method === "GET" || request.method === "HEAD" ? "" : await request.text()
+    let parsed: unknown = undefined
+    let parseFailed = false
+    if (text.length > 0) {
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        parseFailed = true
+      }
+    }
+    const body: JsonObject = isObject(parsed) ? parsed : {}
+    const route = resolveRoute(request.method, path, query, request.headers, body)
+    if (route === undefined) {
+      return jsonResponse(vendorErrorBody("openai", 404, `Invalid URL (${request.method} ${path})`), 404)
+    }
+    const key = requestKey(route.vendor, request.headers, query)
+    const headers: Record<string, string> = {}
+    if (record) { for (const [name, value] of request.headers) headers[name] = value }
+    const recorded: RecordedRequest = {
+      method: request.method,
+      path,
+      query,
+      headers,
+      key,
+      body: parsed,
+      aborted: false,
+      completed: false
+    }
+    requestCount++
+    if (record) requests.push(recorded)
+    const markAborted = () => {
+      if (recorded.completed || recorded.aborted) return
+      recorded.aborted = true
+      abortCount++
+    }
+    request.signal.addEventListener("abort", markAborted, { once: true })
+    const model = route.pathModel ?? stringOr(body.model)
+    const fault = takeFault(armed, { path, model, key })
+    // Only answers that wait or stream need to hear about the client leaving or the emulator closing.
+    const signal = fault !== undefined || latencyMs > 0 || pacingMs > 0
+      ? AbortSignal.any([request.signal, closing.signal])
+      : closing.signal
+    if (latencyMs > 0) await sleep(latencyMs, signal)
+    if (fault?.delayMs !== undefined) await sleep(fault.delayMs, signal)
+    if (fault?.hang === true) await waitForAbort(signal)
+    if (signal.aborted) {
+      return jsonResponse(vendorErrorBody(route.vendor, 503, "The emulator is closing."), 503)
+    }
+
+    const responseHeaders: Record<string, string> = route.vendor === "openai"
+      ? { "x-request-id": ids.next("req_") }
+      : route.vendor === "anthropic"
+      ? { "request-id": ids.next("req_") }
+      : {}
+    const delivery = {
+      pacingMs,
+      breakAfterEvents: fault?.breakAfterEvents,
+      signal,
+      headers: responseHeaders,
+      onComplete: () => {
+        recorded.completed = true
+      },
+      onCancel: markAborted
+    }
+    const fail = (status: number, message: string | undefined, errorBody?: unknown) =>
+      deliver(jsonReply(errorBody ?? vendorErrorBody(route.vendor, status, message), status), {
+        ...delivery,
+        breakAfterEvents: undefined
+      })
+
+    // `status` with `breakAfterEvents` on a stream: N events, then the vendor's in-band error event.
+    const inBand = fault?.status !== undefined && fault.breakAfterEvents !== undefined && route.stream
+    if (fault?.status !== undefined && !inBand) return fail(fault.status, fault.message, fault.body)
+    if (fault?.malformed === true) {
+      const malformed = malformedBody(route)
+      recorded.completed = true
+      return new Response(malformed.text, { headers: { ...responseHeaders, "content-type": malformed.contentType } })
+    }
+    if (route.hasBody && (parseFailed || !isObject(parsed))) {
+      return fail(400, "We could not parse the JSON body of your request. The body must be a JSON object.")
+    }
+    if (validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
+      return fail(401, unauthorizedMessage[route.vendor])
+    }
+    try {
+      const reply = route.handler({
+        body,
+        query,
+        headers: request.headers,
+        path,
+        model: model ?? "",
+        ids,
+        created: Math.floor(Date.now() / 1000)
+      })
+      if (inBand && fault?.status !== undefined && reply._tag === "Events") {
+        const kept = reply.frames.slice(0, fault.breakAfterEvents)
+        const error = inBandErrorFrame(route, path, fault.status, fault.message, fault.body, kept.length)
+        return deliver({ ...reply, frames: [...kept, error] }, { ...delivery, breakAfterEvents: undefined })
+      }
+      return deliver(reply, delivery)
+    } catch (error) {
+      return fail(500, `The emulator failed: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+
+  const server = Deno.serve({
+    port: options.port ?? 0,
+    hostname: options.hostname ?? "127.0.0.1",
+    onListen: () => {}
+  }, handle)
+  const port = server.addr.port
+
+  const reset = () => {
+    requests = []
+    armed = []
+    requestCount = 0
+    abortCount = 0
+  }
+
+  return {
+    url: `http://${options.hostname ?? "127.0.0.1"}:${port}`,
+    port,
+    get requests() {
+      return requests
+    },
+    aborts: () => abortCount,
+    setFaults: (faults) => {
+      armed = armFaults(faults)
+    },
+    clearFaults: () => {
+      armed = []
+    },
+    setValidKeys: (keys) => {
+      validKeys = keys === undefined ? undefined : new Set(keys)
+    },
+    reset,
+    close: async () => {
+      closing.abort()
+      await server.shutdown()
+    }
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Vendor-shaped error bodies and fault matching for the vendor emulator.
+ *
+ * Error shapes:
+ * - OpenAI `{error: {message, type, param, code}}`
+ *   (https://platform.openai.com/docs/guides/error-codes; `openai` SDK `APIError`).
+ * - Anthropic `{type: "error", error: {type, message}, request_id}`
+ *   (https://docs.anthropic.com/en/api/errors; `@anthropic-ai/sdk` `ErrorResponse` / `ErrorType`).
+ * - Gemini `{error: {code, message, status}}` with google.rpc status names
+ *   (https://ai.google.dev/gemini-api/docs/troubleshooting).
+ *
+ * @since 0.1.0
+ */
+import type { Fault } from "./Emulator.ts"
+
+/** The three wire families the emulator speaks. @category models */
+export type Vendor = "openai" | "anthropic" | "gemini"
+
+const openAiTypes: Record<number, readonly [type: string, code: string | null]> = {
+  400: ["invalid_request_error", null],
+  401: ["invalid_request_error", "invalid_api_key"],
+  403: ["invalid_request_error", "unsupported_country_region_territory"],
+  404: ["invalid_request_error", "model_not_found"],
+  409: ["invalid_request_error", null],
+  413: ["invalid_request_error", null],
+  422: ["invalid_request_error", null],
+  429: ["requests", "rate_limit_exceeded"]
+}
+
+const anthropicTypes: Record<number, string> = {
+  400: "invalid_request_error",
+  401: "authentication_error",
+  402: "billing_error",
+  403: "permission_error",
+  404: "not_found_error",
+  413: "request_too_large",
+  429: "rate_limit_error",
+  500: "api_error",
+  504: "timeout_error",
+  529: "overloaded_error"
+}
+
+const geminiStatuses: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  409: "ABORTED",
+  413: "INVALID_ARGUMENT",
+  422: "INVALID_ARGUMENT",
+  429: "RESOURCE_EXHAUSTED",
+  499: "CANCELLED",
+  500: "INTERNAL",
+  503: "UNAVAILABLE",
+  504: "DEADLINE_EXCEEDED"
+}
+
+const defaultMessages: Record<number, string> = {
+  400: "The request is invalid.",
+  401: "Invalid API key provided.",
+  403: "Permission denied.",
+  404: "The requested resource was not found.",
+  413: "Request too large.",
+  422: "The request could not be processed.",
+  429: "Rate limit reached. Please try again later.",
+  500: "The server had an error while processing your request.",
+  502: "Bad gateway.",
+  503: "The service is temporarily unavailable.",
+  504: "The request timed out.",
+  529: "Overloaded"
+}
+
+/** Default message for an HTTP status. @category errors */
+export const defaultMessage = (status: number): string =>
+  defaultMessages[status] ?? (status >= 500 ? "The server had an error." : "The request failed.")
+
+let requestCounter = 0
+
+/**
+ * The error body a vendor sends for `status`, with `message` and optionally the offending `param`
+ * (OpenAI only carries `param`; the others fold it into the message by caller convention).
+ *
+ * @category errors
+ */
+export const vendorErrorBody = (vendor: Vendor, status: number, message?: string, param?: string): unknown => {
+  const text = message ?? defaultMessage(status)
+  switch (vendor) {
+    case "openai": {
+      const [type, code] = openAiTypes[status] ?? [status >= 500 ? "server_error" : "invalid_request_error", null]
+      return { error: { message: text, type, param: param ?? null, code } }
+    }
+    case "anthropic":
+      return {
+        type: "error",
+        error: {
+          type: anthropicTypes[status] ?? (status >= 500 ? "api_error" : "invalid_request_error"),
+          message: text
+        },
+        request_id: `req_emu${(++requestCounter).toString().padStart(8, "0")}`
+      }
+    case "gemini":
+      return {
+        error: {
+          code: status,
+          message: text,
+          status: geminiStatuses[status] ?? (status >= 500 ? "INTERNAL" : "FAILED_PRECONDITION")
+        }
+      }
+  }
+}
+
+/**
+ * The vendor's "quota exhausted" error: HTTP status and body. Use as a fault:
+ * `{status: q.status, body: q.body}`.
+ * OpenAI: 429 `insufficient_quota`; Anthropic: 400 `invalid_request_error` "credit balance is too low"
+ * (a `billing_error` in newer SDK types, kept on 400 as the API answers); Gemini: 429 `RESOURCE_EXHAUSTED`
+ * with a `QuotaFailure` detail.
+ *
+ * @category errors
+ */
+export const quotaExhausted = (vendor: Vendor): { readonly status: number; readonly body: unknown } => {
+  switch (vendor) {
+    case "openai":
+      return {
+        status: 429,
+        body: {
+          error: {
+            message: "You exceeded your current quota, please check your plan and billing details.",
+            type: "insufficient_quota",
+            param: null,
+            code: "insufficient_quota"
+          }
+        }
+      }
+    case "anthropic":
+      return {
+        status: 400,
+        body: {
+          type: "error",
+          error: {
+            type: "invalid_request_error",
+            message: "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing."
+          },
+          request_id: null
+        }
+      }
+    case "gemini":
+      return {
+        status: 429,
+        body: {
+          error: {
+            code: 429,
+            message: "You exceeded your current quota, please check your plan and billing details.",
+            status: "RESOURCE_EXHAUSTED",
+            details: [{
+              "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+              violations: [{ quotaMetric: "generativelanguage.googleapis.com/generate_content_free_tier_requests" }]
+            }]
+          }
+        }
+      }
+  }
+}
+
+/** What a request offers to fault matching. @category models */
+export interface FaultTarget {
+  readonly path: string
+  readonly model: string | undefined
+  readonly key: string | undefined
+}
+
+/** A fault plus how many more requests it may hit (`Infinity` when unlimited). @category models */
+export interface ArmedFault {
+  readonly fault: Fault
+  remaining: number
+}
+
+/** Arms faults for matching: copies their `times` budget. @category faults */
+export const armFaults = (faults: ReadonlyArray<Fault>): Array<ArmedFault> =>
+  faults.map((fault) => ({ fault, remaining: fault.times ?? Infinity }))
+
+const matches = (fault: Fault, target: FaultTarget): boolean => {
+  const match = fault.match
+  if (match === undefined) return true
+  if (match.path !== undefined && !target.path.includes(match.path)) return false
+  if (match.model !== undefined && match.model !== target.model) return false
+  if (match.key !== undefined && match.key !== target.key) return false
+  return true
+}
+
+/** Takes the first armed fault matching `target` that has budget left, spending one use of it. @category faults */
+export const takeFault = (armed: ReadonlyArray<ArmedFault>, target: FaultTarget): Fault | undefined => {
+  for (const entry of armed) {
+    if (entry.remaining > 0 && matches(entry.fault, target)) {
+      entry.remaining--
+      return entry.fault
+    }
+  }
+  return undefined
+}

@@ -1,0 +1,222 @@
+/**
+ * Gemini generate-content for the vendor emulator:
+ * `POST /{v1,v1beta}/models/{model}:generateContent` and `…:streamGenerateContent`
+ * (`?alt=sse` → `data:` SSE frames; without it, one JSON array streamed element by element),
+ * plus `GET /v1beta/models`.
+ *
+ * Wire shapes follow `@google/genai` 3.1 types (`GenerateContentResponse`, `Candidate`, `Part`,
+ * `GenerateContentResponseUsageMetadata`, `FinishReason`) and
+ * https://ai.google.dev/api/generate-content, https://ai.google.dev/gemini-api/docs/thinking.
+ * Requests are read in the REST API's camelCase (what the SDK sends), with snake_case fallbacks.
+ * Thought parts are emitted only with `includeThoughts: true`; a `thinkingBudget` > 0 alone counts
+ * `thoughtsTokenCount` without showing thoughts, as the real API does. `usageMetadata` is sent on the
+ * final stream chunk only. Function calls carry an `id` (newer Gemini models send one).
+ *
+ * @since 0.1.0
+ */
+import { type Answer, answer, type Prompt, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
+import { dataFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
+import {
+  arrayOr,
+  isObject,
+  type JsonObject,
+  numberOr,
+  objectOr,
+  type RouteContext,
+  stopList,
+  stringOr
+} from "./Wire.ts"
+
+/** Reads `camel` or else `snake` from an object. */
+const field = (object: JsonObject, camel: string, snake: string): unknown => object[camel] ?? object[snake]
+
+const partsText = (content: unknown): string =>
+  arrayOr(objectOr(content).parts)
+    .flatMap((part) => isObject(part) && typeof part.text === "string" && part.thought !== true ? [part.text] : [])
+    .join(" ")
+
+const geminiTools = (value: unknown): ReadonlyArray<ToolSpec> =>
+  arrayOr(value).flatMap((tool) =>
+    arrayOr(field(objectOr(tool), "functionDeclarations", "function_declarations")).flatMap((declaration) => {
+      const item = objectOr(declaration)
+      const name = stringOr(item.name)
+      const schema = item.parameters ?? field(item, "parametersJsonSchema", "parameters_json_schema") ??
+        { type: "object", properties: {} }
+      return name === undefined ? [] : [{ name, schema }]
+    })
+  )
+
+const geminiToolChoice = (toolConfig: unknown): ToolChoice => {
+  const config = objectOr(field(objectOr(toolConfig), "functionCallingConfig", "function_calling_config"))
+  const mode = stringOr(config.mode)?.toUpperCase()
+  if (mode === "NONE") return "none"
+  if (mode === "ANY" || mode === "VALIDATED") {
+    const allowed = arrayOr(field(config, "allowedFunctionNames", "allowed_function_names"))
+    return allowed.length === 1 && typeof allowed[0] === "string" ? { name: allowed[0] } : "required"
+  }
+  return "auto"
+}
+
+const prompt = (body: JsonObject, thinking: boolean): Prompt => {
+  const contents = arrayOr(body.contents)
+  const texts: Array<string> = [partsText(field(body, "systemInstruction", "system_instruction"))]
+  let lastUserText = ""
+  let images: Array<string> = []
+  let toolResults: Array<string> = []
+  for (const content of contents) {
+    const item = objectOr(content)
+    const messageTexts: Array<string> = []
+    const messageImages: Array<string> = []
+    const results: Array<string> = []
+    for (const part of arrayOr(item.parts)) {
+      if (!isObject(part)) continue
+      const inline = objectOr(field(part, "inlineData", "inline_data"))
+      const file = objectOr(field(part, "fileData", "file_data"))
+      const call = field(part, "functionCall", "function_call")
+      const response = field(part, "functionResponse", "function_response")
+      if (typeof part.text === "string") {
+        if (part.thought === true) texts.push(part.text)
+        else messageTexts.push(part.text)
+      } else if (Object.keys(inline).length > 0) {
+        messageImages.push(stringOr(field(inline, "mimeType", "mime_type")) ?? "application/octet-stream")
+      } else if (Object.keys(file).length > 0) {
+        messageImages.push(stringOr(field(file, "fileUri", "file_uri")) ?? "")
+      } else if (isObject(call)) {
+        texts.push(JSON.stringify(call.args ?? {}))
+      } else if (isObject(response)) {
+        results.push(JSON.stringify(response.response ?? {}))
+      }
+    }
+    texts.push(...messageTexts, ...results)
+    if (item.role === "model") {
+      toolResults = []
+      continue
+    }
+    toolResults = results
+    if (messageTexts.length > 0 || messageImages.length > 0) {
+      lastUserText = messageTexts.join(" ")
+      images = messageImages
+    }
+  }
+  const config = objectOr(field(body, "generationConfig", "generation_config"))
+  const json = stringOr(field(config, "responseMimeType", "response_mime_type")) === "application/json"
+  const schema = field(config, "responseJsonSchema", "response_json_schema") ??
+    field(config, "responseSchema", "response_schema")
+  return {
+    lastUserText,
+    images,
+    toolResults,
+    tools: geminiTools(body.tools),
+    toolChoice: geminiToolChoice(field(body, "toolConfig", "tool_config")),
+    reasoning: thinking,
+    outputSchema: json ? schema ?? { type: "object", properties: { answer: { type: "string" } } } : undefined,
+    maxTokens: numberOr(field(config, "maxOutputTokens", "max_output_tokens")),
+    stop: stopList(field(config, "stopSequences", "stop_sequences")),
+    texts,
+    messageCount: contents.length
+  }
+}
+
+const safetyRatings = [
+  "HARM_CATEGORY_HATE_SPEECH",
+  "HARM_CATEGORY_DANGEROUS_CONTENT",
+  "HARM_CATEGORY_HARASSMENT",
+  "HARM_CATEGORY_SEXUALLY_EXPLICIT"
+].map((category) => ({ category, probability: "NEGLIGIBLE" }))
+
+const usageMetadata = (result: Answer): JsonObject => {
+  const candidates = result.outputTokens - result.reasoningTokens
+  const usage: JsonObject = {
+    promptTokenCount: result.promptTokens,
+    candidatesTokenCount: candidates,
+    totalTokenCount: result.promptTokens + result.outputTokens,
+    promptTokensDetails: [{ modality: "TEXT", tokenCount: result.promptTokens }]
+  }
+  if (result.cachedTokens > 0) usage.cachedContentTokenCount = result.cachedTokens
+  if (result.reasoningTokens > 0) usage.thoughtsTokenCount = result.reasoningTokens
+  return usage
+}
+
+/** Handles `:generateContent` and `:streamGenerateContent`. @category routes */
+export const geminiGenerate = (context: RouteContext): Reply => {
+  const body = context.body
+  if (!Array.isArray(body.contents) || body.contents.length === 0) {
+    return jsonReply({
+      error: {
+        code: 400,
+        message: "* GenerateContentRequest.contents: contents is not specified",
+        status: "INVALID_ARGUMENT"
+      }
+    }, 400)
+  }
+  const thinkingConfig = objectOr(
+    field(objectOr(field(body, "generationConfig", "generation_config")), "thinkingConfig", "thinking_config")
+  )
+  const includeThoughts = field(thinkingConfig, "includeThoughts", "include_thoughts") === true
+  const budget = numberOr(field(thinkingConfig, "thinkingBudget", "thinking_budget")) ?? 0
+  const result = answer(prompt(body, includeThoughts || budget > 0))
+  const responseId = context.ids.next("resp-")
+  const callIds = result.toolCalls.map(() => context.ids.next("fc-"))
+  const finishReason = result.finish === "length" ? "MAX_TOKENS" : "STOP"
+  const thoughtSignature = result.reasoning === undefined ? "" : btoa(`sig-${stableHash(result.reasoning)}`)
+  const showThoughts = includeThoughts && result.reasoning !== undefined
+  const callParts = result.toolCalls.map((call, index) => ({
+    functionCall: { id: callIds[index], name: call.name, args: call.input }
+  }))
+  const envelope = (parts: ReadonlyArray<JsonObject>, last: boolean): JsonObject => {
+    const candidate: JsonObject = { content: { parts, role: "model" }, index: 0 }
+    if (last) {
+      candidate.finishReason = finishReason
+      candidate.safetyRatings = safetyRatings
+    }
+    const response: JsonObject = { candidates: [candidate] }
+    if (last) response.usageMetadata = usageMetadata(result)
+    response.modelVersion = context.model
+    response.responseId = responseId
+    return response
+  }
+  const path = context.path
+  if (!path.endsWith(":streamGenerateContent")) {
+    const parts: Array<JsonObject> = []
+    if (showThoughts) parts.push({ text: result.reasoning, thought: true, thoughtSignature })
+    if (result.toolCalls.length === 0) parts.push({ text: result.text })
+    parts.push(...callParts)
+    return jsonReply(envelope(parts, true))
+  }
+  const chunks: Array<ReadonlyArray<JsonObject>> = []
+  if (showThoughts) {
+    result.reasoningWords.forEach((word, index) =>
+      chunks.push([
+        index === result.reasoningWords.length - 1
+          ? { text: word, thought: true, thoughtSignature }
+          : { text: word, thought: true }
+      ])
+    )
+  }
+  for (const word of result.words) chunks.push([{ text: word }])
+  for (const part of callParts) chunks.push([part])
+  if (chunks.length === 0) chunks.push([{ text: "" }])
+  const responses = chunks.map((parts, index) => envelope(parts, index === chunks.length - 1))
+  if (context.query.alt === "sse") return sseReply(responses.map((response) => dataFrame(response)))
+  const frames = responses.map((response, index) => (index === 0 ? "[" : ",\r\n") + JSON.stringify(response))
+  frames.push("]")
+  return { _tag: "Events", contentType: "application/json; charset=UTF-8", frames }
+}
+
+/** Model names listed by the Gemini route. @category models */
+export const geminiModelIds: ReadonlyArray<string> = ["gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.0-flash"]
+
+/** `GET /v1beta/models` in Gemini's `ListModelsResponse` shape. @category routes */
+export const geminiModels = (): Reply =>
+  jsonReply({
+    models: geminiModelIds.map((id) => ({
+      name: `models/${id}`,
+      version: "001",
+      displayName: id,
+      description: `Emulated ${id}`,
+      inputTokenLimit: 1_048_576,
+      outputTokenLimit: 65_536,
+      supportedGenerationMethods: ["generateContent", "countTokens"],
+      thinking: true
+    }))
+  })

@@ -1,0 +1,194 @@
+/**
+ * OpenAI Chat Completions for the vendor emulator: `POST /v1/chat/completions`.
+ *
+ * Wire shapes follow the `openai` SDK 7.57 types (`ChatCompletion`, `ChatCompletionChunk`,
+ * `CompletionUsage`) and https://platform.openai.com/docs/api-reference/chat. Reasoning is
+ * returned DeepSeek-style as `reasoning_content` on the message / delta when `reasoning_effort`
+ * is set and not `none` (https://api-docs.deepseek.com/guides/reasoning_model).
+ * Only one choice is produced (`n` is ignored).
+ *
+ * @since 0.1.0
+ */
+import { type Answer, answer, type Prompt, type ToolChoice, type ToolSpec } from "./Answer.ts"
+import { dataFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
+import {
+  arrayOr,
+  describeImageUrl,
+  isObject,
+  type JsonObject,
+  numberOr,
+  objectOr,
+  type RouteContext,
+  stopList,
+  stringOr
+} from "./Wire.ts"
+import { vendorErrorBody } from "./Faults.ts"
+
+const roles = new Set(["system", "developer", "user", "assistant", "tool", "function"])
+
+/** Text of a chat `content` (string or parts); image parts go to `images` when given. */
+const contentText = (content: unknown, images?: Array<string>): string => {
+  if (typeof content === "string") return content
+  const texts: Array<string> = []
+  for (const part of arrayOr(content)) {
+    if (!isObject(part)) continue
+    if (part.type === "text" || part.type === "input_text") texts.push(stringOr(part.text) ?? "")
+    else if (part.type === "image_url" && images !== undefined) {
+      const url = stringOr(objectOr(part.image_url).url)
+      if (url !== undefined) images.push(describeImageUrl(url))
+    }
+  }
+  return texts.join(" ")
+}
+
+const chatToolChoice = (value: unknown): ToolChoice => {
+  if (value === "none" || value === "required" || value === "auto") return value
+  if (isObject(value)) {
+    const name = stringOr(objectOr(value.function).name)
+    if (name !== undefined) return { name }
+  }
+  return "auto"
+}
+
+/** Tools of an OpenAI-style request (`{type: "function", function: {name, parameters}}`). @category readers */
+export const chatTools = (value: unknown): ReadonlyArray<ToolSpec> =>
+  arrayOr(value).flatMap((tool) => {
+    if (!isObject(tool) || tool.type !== "function") return []
+    const fn = objectOr(tool.function)
+    const name = stringOr(fn.name)
+    return name === undefined ? [] : [{ name, schema: fn.parameters ?? { type: "object", properties: {} } }]
+  })
+
+const outputSchema = (format: unknown): unknown => {
+  if (!isObject(format)) return undefined
+  if (format.type === "json_schema") return objectOr(format.json_schema).schema ?? { type: "object" }
+  if (format.type === "json_object") return { type: "object", properties: { answer: { type: "string" } } }
+  return undefined
+}
+
+const prompt = (body: JsonObject, messages: ReadonlyArray<unknown>): Prompt => {
+  const texts: Array<string> = []
+  let lastUserText = ""
+  let images: Array<string> = []
+  let toolResults: Array<string> = []
+  for (const message of messages) {
+    const item = objectOr(message)
+    const messageImages: Array<string> = []
+    const text = contentText(item.content, messageImages)
+    texts.push(text)
+    for (const call of arrayOr(item.tool_calls)) texts.push(stringOr(objectOr(objectOr(call).function).arguments) ?? "")
+    if (item.role === "tool" || item.role === "function") {
+      toolResults.push(text)
+      continue
+    }
+    toolResults = []
+    if (item.role === "user") {
+      lastUserText = text
+      images = messageImages
+    }
+  }
+  const effort = stringOr(body.reasoning_effort)
+  return {
+    lastUserText,
+    images,
+    toolResults,
+    tools: chatTools(body.tools),
+    toolChoice: chatToolChoice(body.tool_choice),
+    reasoning: effort !== undefined && effort !== "none",
+    outputSchema: outputSchema(body.response_format),
+    maxTokens: numberOr(body.max_completion_tokens) ?? numberOr(body.max_tokens),
+    stop: stopList(body.stop),
+    texts,
+    messageCount: messages.length
+  }
+}
+
+/** OpenAI `finish_reason` for an answer. @category encoding */
+export const openAiFinish = (result: Answer): string =>
+  result.finish === "length" ? "length" : result.finish === "tool_calls" ? "tool_calls" : "stop"
+
+/** OpenAI `CompletionUsage` for an answer (chat and legacy completions). @category encoding */
+export const openAiUsage = (result: Answer): JsonObject => ({
+  prompt_tokens: result.promptTokens,
+  completion_tokens: result.outputTokens,
+  total_tokens: result.promptTokens + result.outputTokens,
+  prompt_tokens_details: { cached_tokens: result.cachedTokens, audio_tokens: 0 },
+  completion_tokens_details: {
+    reasoning_tokens: result.reasoningTokens,
+    audio_tokens: 0,
+    accepted_prediction_tokens: 0,
+    rejected_prediction_tokens: 0
+  }
+})
+
+/** Splits tool-call arguments into small fragments, as vendors stream them. @category encoding */
+export const argumentFragments = (json: string, size = 8): ReadonlyArray<string> => {
+  const fragments: Array<string> = []
+  for (let index = 0; index < json.length; index += size) fragments.push(json.slice(index, index + size))
+  return fragments
+}
+
+const invalid = (message: string, param: string | undefined): Reply =>
+  jsonReply(vendorErrorBody("openai", 400, message, param), 400)
+
+/** Handles `POST /v1/chat/completions` (JSON or SSE by `stream`). @category routes */
+export const chatCompletions = (context: RouteContext): Reply => {
+  const body = context.body
+  if (typeof body.model !== "string") return invalid("you must provide a model parameter", undefined)
+  if (!Array.isArray(body.messages) || body.messages.length === 0) {
+    return invalid("Invalid 'messages': empty array. Expected an array with minimum length 1.", "messages")
+  }
+  for (const [index, message] of body.messages.entries()) {
+    if (!isObject(message) || typeof message.role !== "string" || !roles.has(message.role)) {
+      return invalid(`Invalid value for 'messages[${index}].role'.`, `messages[${index}].role`)
+    }
+  }
+  const result = answer(prompt(body, body.messages))
+  const id = context.ids.next("chatcmpl-")
+  const callIds = result.toolCalls.map(() => context.ids.next("call_"))
+  const base = { id, created: context.created, model: context.model, system_fingerprint: "fp_emulator" }
+  if (body.stream !== true) {
+    const message: JsonObject = {
+      role: "assistant",
+      content: result.toolCalls.length > 0 ? null : result.text,
+      refusal: null,
+      annotations: []
+    }
+    if (result.reasoning !== undefined) message.reasoning_content = result.reasoning
+    if (result.toolCalls.length > 0) {
+      message.tool_calls = result.toolCalls.map((call, index) => ({
+        id: callIds[index],
+        type: "function",
+        function: { name: call.name, arguments: call.arguments }
+      }))
+    }
+    return jsonReply({
+      ...base,
+      object: "chat.completion",
+      choices: [{ index: 0, message, logprobs: null, finish_reason: openAiFinish(result) }],
+      usage: openAiUsage(result),
+      service_tier: "default"
+    })
+  }
+  const includeUsage = objectOr(body.stream_options).include_usage === true
+  const chunkBase = includeUsage
+    ? { ...base, object: "chat.completion.chunk", usage: null }
+    : { ...base, object: "chat.completion.chunk" }
+  const chunk = (delta: JsonObject, finishReason: string | null = null) =>
+    dataFrame({ ...chunkBase, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] })
+  const frames: Array<string> = [chunk({ role: "assistant", content: "" })]
+  for (const word of result.reasoningWords) frames.push(chunk({ reasoning_content: word }))
+  for (const word of result.words) frames.push(chunk({ content: word }))
+  result.toolCalls.forEach((call, index) => {
+    frames.push(chunk({
+      tool_calls: [{ index, id: callIds[index], type: "function", function: { name: call.name, arguments: "" } }]
+    }))
+    for (const fragment of argumentFragments(call.arguments)) {
+      frames.push(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }))
+    }
+  })
+  frames.push(chunk({}, openAiFinish(result)))
+  if (includeUsage) frames.push(dataFrame({ ...chunkBase, choices: [], usage: openAiUsage(result) }))
+  frames.push(dataFrame("[DONE]"))
+  return sseReply(frames)
+}

@@ -1,0 +1,184 @@
+/**
+ * The vendor emulator's route table: which vendor and handler serve a method +
+ * path, how each vendor carries its API key, and whether the request streams.
+ *
+ * @since 0.1.0
+ */
+import { anthropicMessages } from "./Anthropic.ts"
+import { type Vendor, vendorErrorBody } from "./Faults.ts"
+import { geminiGenerate, geminiModels } from "./Gemini.ts"
+import { anthropicModels, openAiModels } from "./Models.ts"
+import { chatCompletions } from "./OpenAiChat.ts"
+import { legacyCompletions } from "./OpenAiCompletions.ts"
+import { compactResponse, createResponse } from "./OpenAiResponses.ts"
+import { dataFrame, eventFrame } from "./Sse.ts"
+import { type Handler, type JsonObject, objectOr } from "./Wire.ts"
+
+/** A resolved route. @category models */
+export interface Route {
+  readonly vendor: Vendor
+  readonly handler: Handler
+  /** Whether the answer is streamed (drives the shape of a `malformed` fault). */
+  readonly stream: boolean
+  /** Gemini streams without `alt=sse` as a JSON array rather than SSE. */
+  readonly jsonArray: boolean
+  /** Model named in the path (Gemini), else undefined. */
+  readonly pathModel: string | undefined
+  /** Whether the route takes a JSON body (POST). */
+  readonly hasBody: boolean
+}
+
+const geminiPath = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent)$/
+
+/** Vendor of a `GET /v1/models` call, told apart by its auth headers. */
+const modelsVendor = (headers: Headers, query: Record<string, string>): Vendor =>
+  headers.has("anthropic-version") || headers.has("x-api-key")
+    ? "anthropic"
+    : headers.has("x-goog-api-key") || query.key !== undefined
+    ? "gemini"
+    : "openai"
+
+const route = (vendor: Vendor, handler: Handler, hasBody: boolean, stream = false): Route => ({
+  vendor,
+  handler,
+  stream,
+  jsonArray: false,
+  pathModel: undefined,
+  hasBody
+})
+
+/**
+ * Resolves a request to a route; `body` decides `stream` for OpenAI/Anthropic.
+ * Returns undefined for unknown paths.
+ *
+ * @category routing
+ */
+export const resolveRoute = (
+  method: string,
+  path: string,
+  query: Record<string, string>,
+  headers: Headers,
+  body: JsonObject
+): Route | undefined => {
+  const stream = body.stream === true
+  if (method === "POST") {
+    switch (path) {
+      case "/v1/chat/completions":
+        return route("openai", chatCompletions, true, stream)
+      case "/v1/completions":
+        return route("openai", legacyCompletions, true, stream)
+      case "/v1/responses":
+        return route("openai", createResponse, true, stream)
+      case "/v1/responses/compact":
+        return route("openai", compactResponse, true)
+      case "/v1/messages":
+        return route("anthropic", anthropicMessages, true, stream)
+    }
+    const gemini = geminiPath.exec(path)
+    if (gemini !== null) {
+      const streaming = gemini[2] === "streamGenerateContent"
+      return {
+        vendor: "gemini",
+        handler: geminiGenerate,
+        stream: streaming,
+        jsonArray: streaming && query.alt !== "sse",
+        pathModel: decodeURIComponent(gemini[1]),
+        hasBody: true
+      }
+    }
+    return undefined
+  }
+  if (method === "GET") {
+    if (path === "/v1/models") {
+      const vendor = modelsVendor(headers, query)
+      return route(
+        vendor,
+        vendor === "anthropic" ? anthropicModels : vendor === "gemini" ? geminiModels : openAiModels,
+        false
+      )
+    }
+    if (path === "/v1beta/models" || path === "/v1alpha/models") return route("gemini", geminiModels, false)
+  }
+  return undefined
+}
+
+/**
+ * The API key a request carries, per vendor: OpenAI `Authorization: Bearer`, Anthropic `x-api-key`
+ * (or a bearer token), Gemini `x-goog-api-key` or `?key=`.
+ *
+ * @category routing
+ */
+export const requestKey = (vendor: Vendor, headers: Headers, query: Record<string, string>): string | undefined => {
+  const bearer = headers.get("authorization")?.replace(/^Bearer\s+/i, "") ?? undefined
+  switch (vendor) {
+    case "openai":
+      return bearer
+    case "anthropic":
+      return headers.get("x-api-key") ?? bearer
+    case "gemini":
+      return headers.get("x-goog-api-key") ?? query.key
+  }
+}
+
+/** The 401 message each vendor gives for a bad key. @category routing */
+export const unauthorizedMessage: Record<Vendor, string> = {
+  openai: "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.",
+  anthropic: "invalid x-api-key",
+  gemini: "API key not valid. Please pass a valid API key."
+}
+
+/** A `malformed` fault's 200 body for a route: broken JSON, or a broken stream with no end marker. @category faults */
+export const malformedBody = (route: Route): { readonly contentType: string; readonly text: string } => {
+  if (!route.stream) return { contentType: "application/json", text: '{"id": "malformed", "choices": [' }
+  if (route.jsonArray) return { contentType: "application/json", text: '[{"candidates": [{"content": ' }
+  switch (route.vendor) {
+    case "anthropic":
+      return {
+        contentType: "text/event-stream; charset=utf-8",
+        text: 'event: message_start\ndata: {"type": "message_start", "message": {\n\n'
+      }
+    default:
+      return { contentType: "text/event-stream; charset=utf-8", text: 'data: {"id": "malformed", "choices": [\n\n' }
+  }
+}
+
+/**
+ * The in-band error event a vendor sends inside an already-started stream (fault `status` together with
+ * `breakAfterEvents` on a stream request). OpenAI chat/completions: `data: {"error": {…}}`; Responses:
+ * `event: error` with `{type: "error", code, message, param, sequence_number}` (SDK `ResponseErrorEvent`);
+ * Anthropic: `event: error` with `{type: "error", error: {type, message}}`
+ * (https://docs.anthropic.com/en/docs/build-with-claude/streaming#error-events); Gemini: a `data:` chunk
+ * (or array element) `{"error": {code, message, status}}`.
+ *
+ * @category faults
+ */
+export const inBandErrorFrame = (
+  route: Route,
+  path: string,
+  status: number,
+  message: string | undefined,
+  body: unknown,
+  sequenceNumber: number
+): string => {
+  const errorBody = body ?? vendorErrorBody(route.vendor, status, message)
+  if (route.vendor === "gemini") {
+    return route.jsonArray
+      ? `${sequenceNumber === 0 ? "[" : ",\r\n"}${JSON.stringify(errorBody)}]`
+      : dataFrame(errorBody)
+  }
+  if (route.vendor === "anthropic") {
+    const { request_id: _, ...event } = objectOr(errorBody)
+    return eventFrame("error", event)
+  }
+  if (path === "/v1/responses") {
+    const error = objectOr(objectOr(errorBody).error)
+    return eventFrame("error", {
+      type: "error",
+      code: error.code ?? error.type ?? null,
+      message: error.message ?? message ?? "",
+      param: error.param ?? null,
+      sequence_number: sequenceNumber
+    })
+  }
+  return dataFrame(errorBody)
+}

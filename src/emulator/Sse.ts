@@ -1,0 +1,141 @@
+/**
+ * Replies of the vendor emulator and how they go on the wire: a JSON body, or a
+ * list of pre-framed events (SSE frames, or pieces of a streamed JSON array)
+ * delivered with optional pacing and an optional break after N events.
+ *
+ * @since 0.1.0
+ */
+
+/** A complete JSON answer. @category models */
+export interface JsonReply {
+  readonly _tag: "Json"
+  readonly status: number
+  readonly body: unknown
+}
+
+/** A streamed answer: each frame is one event, already framed for the wire. @category models */
+export interface EventsReply {
+  readonly _tag: "Events"
+  readonly contentType: string
+  readonly frames: ReadonlyArray<string>
+}
+
+/** What a route answers. @category models */
+export type Reply = JsonReply | EventsReply
+
+/** A JSON reply with `status` (default 200). @category constructors */
+export const jsonReply = (body: unknown, status = 200): Reply => ({ _tag: "Json", status, body })
+
+/** An SSE reply from frames built with `dataFrame` / `eventFrame`. @category constructors */
+export const sseReply = (frames: ReadonlyArray<string>): Reply => ({
+  _tag: "Events",
+  contentType: "text/event-stream; charset=utf-8",
+  frames
+})
+
+/** An SSE frame with only a `data:` line (OpenAI chat/completions, Gemini `alt=sse`). @category framing */
+export const dataFrame = (data: unknown): string =>
+  `data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`
+
+/** An SSE frame with an `event:` line and a JSON `data:` line (Anthropic, OpenAI Responses). @category framing */
+export const eventFrame = (event: string, data: unknown): string => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+
+/** How to deliver a reply: pacing, faults, headers, and the hooks that track completion. @category models */
+export interface Delivery {
+  /** Pause between frames in milliseconds (0 = all frames at once). */
+  readonly pacingMs: number
+  /** Send this many frames, then break the connection. */
+  readonly breakAfterEvents: number | undefined
+  /** Aborts when the client goes away or the emulator closes. */
+  readonly signal: AbortSignal
+  readonly headers: Record<string, string>
+  /** Called once the whole body has been handed to the connection. */
+  readonly onComplete: () => void
+  /** Called when the client cancels the body before the end. */
+  readonly onCancel: () => void
+}
+
+const encoder = new TextEncoder()
+
+/** Resolves after `ms`, or early (without error) when `signal` aborts. Timers never outlive the signal. @category utils */
+export const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve()
+    const done = () => {
+      clearTimeout(timer)
+      signal.removeEventListener("abort", done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal.addEventListener("abort", done, { once: true })
+  })
+
+/** Turns a reply into a web `Response` following `delivery`. @category delivery */
+export const deliver = (reply: Reply, delivery: Delivery): Response => {
+  if (reply._tag === "Json") {
+    const text = JSON.stringify(reply.body)
+    if (delivery.breakAfterEvents === undefined) {
+      delivery.onComplete()
+      return new Response(text, {
+        status: reply.status,
+        headers: { ...delivery.headers, "content-type": "application/json" }
+      })
+    }
+    // A non-stream body under `breakAfterEvents`: half of the JSON, then a broken connection.
+    return streamed([text.slice(0, Math.floor(text.length / 2))], "application/json", reply.status, {
+      ...delivery,
+      breakAfterEvents: 1
+    })
+  }
+  if (delivery.pacingMs <= 0 && delivery.breakAfterEvents === undefined) {
+    delivery.onComplete()
+    return new Response(reply.frames.join(""), {
+      headers: { ...delivery.headers, "content-type": reply.contentType, "cache-control": "no-cache" }
+    })
+  }
+  return streamed(reply.frames, reply.contentType, 200, delivery)
+}
+
+const streamed = (
+  frames: ReadonlyArray<string>,
+  contentType: string,
+  status: number,
+  delivery: Delivery
+): Response => {
+  const limit = delivery.breakAfterEvents ?? Infinity
+  let index = 0
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      // Client gone or emulator closing: end quietly (Deno logs every errored response body).
+      delivery.signal.addEventListener("abort", () => {
+        try {
+          controller.close()
+        } catch {
+          // Already closed, errored or cancelled.
+        }
+      }, { once: true })
+    },
+    async pull(controller) {
+      if (index > 0) await sleep(delivery.pacingMs, delivery.signal)
+      if (delivery.signal.aborted) return
+      if (index >= limit) {
+        // Erroring the body makes Deno drop the connection mid-transfer (and log this error once).
+        controller.error(new Error("The emulator broke the connection (fault breakAfterEvents)."))
+        return
+      }
+      if (index >= frames.length) {
+        delivery.onComplete()
+        controller.close()
+        return
+      }
+      controller.enqueue(encoder.encode(frames[index++]))
+    },
+    cancel() {
+      delivery.onCancel()
+    }
+  }, { highWaterMark: 0 })
+  return new Response(body, {
+    status,
+    headers: { ...delivery.headers, "content-type": contentType, "cache-control": "no-cache" }
+  })
+}

@@ -1,0 +1,72 @@
+/**
+ * Shared helpers of the vendor emulator routes: reading untrusted JSON without
+ * throwing, the per-request context a route receives, and id generation.
+ *
+ * @since 0.1.0
+ */
+import type { Reply } from "./Sse.ts"
+
+/** A JSON object (string keys, unknown values). @category models */
+export type JsonObject = Record<string, unknown>
+
+/** True for a non-array, non-null object. @category guards */
+export const isObject = (value: unknown): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** `value` when it is an object, else an empty object. @category readers */
+export const objectOr = (value: unknown): JsonObject => isObject(value) ? value : {}
+
+/** `value` when it is an array, else an empty array. @category readers */
+export const arrayOr = (value: unknown): ReadonlyArray<unknown> => Array.isArray(value) ? value : []
+
+/** `value` when it is a string, else `undefined`. @category readers */
+export const stringOr = (value: unknown): string | undefined => typeof value === "string" ? value : undefined
+
+/** `value` when it is a finite number, else `undefined`. @category readers */
+export const numberOr = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isFinite(value) ? value : undefined
+
+/** A `stop` field that is a string or an array of strings, as an array. @category readers */
+export const stopList = (value: unknown): ReadonlyArray<string> =>
+  typeof value === "string" ? [value] : arrayOr(value).filter((item): item is string => typeof item === "string")
+
+/**
+ * Image descriptor for a URL: the URL itself for http(s), the media type for a
+ * `data:` URI (`data:image/png;base64,…` → `image/png`).
+ *
+ * @category readers
+ */
+export const describeImageUrl = (url: string): string => {
+  if (url.startsWith("data:")) {
+    const end = url.search(/[;,]/)
+    return end > 5 ? url.slice(5, end) : "application/octet-stream"
+  }
+  return url
+}
+
+/** Deterministic id source: `prefix` + a per-emulator counter. @category models */
+export interface Ids {
+  readonly next: (prefix: string) => string
+}
+
+/** Makes a counter-backed id source (`chatcmpl-emu0000001`, …). @category constructors */
+export const makeIds = (): Ids => {
+  let counter = 0
+  return { next: (prefix) => `${prefix}emu${(++counter).toString().padStart(7, "0")}` }
+}
+
+/** What a route handler receives for one request. @category models */
+export interface RouteContext {
+  readonly body: JsonObject
+  readonly query: Record<string, string>
+  readonly headers: Headers
+  readonly path: string
+  /** Model from the body, or from the path for Gemini. */
+  readonly model: string
+  readonly ids: Ids
+  /** Epoch seconds of the request. */
+  readonly created: number
+}
+
+/** A route handler: one request in, one reply out. Pure apart from ids. @category models */
+export type Handler = (context: RouteContext) => Reply

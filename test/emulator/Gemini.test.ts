@@ -1,0 +1,191 @@
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
+import { FunctionCallingConfigMode, GoogleGenAI } from "@google/genai"
+import { pixelPng, readSse, weatherSchema, withEmulator } from "./Support.ts"
+
+const client = (url: string, apiKey = "gm-test") => new GoogleGenAI({ apiKey, httpOptions: { baseUrl: url } })
+
+const weatherDeclaration = {
+  name: "get_weather",
+  description: "Weather for a city",
+  parametersJsonSchema: weatherSchema
+}
+
+Deno.test("gemini: generateContent text with usage, safety ratings and ids", async () => {
+  await withEmulator({}, async (emulator) => {
+    const response = await client(emulator.url).models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: "Hello Gemini",
+      config: { systemInstruction: "Be brief." }
+    })
+    strictEqual(response.text, "Echo: Hello Gemini")
+    const candidate = response.candidates![0]
+    strictEqual(candidate.finishReason, "STOP")
+    strictEqual(candidate.content?.role, "model")
+    strictEqual(candidate.safetyRatings?.[0].probability, "NEGLIGIBLE")
+    strictEqual(response.usageMetadata?.candidatesTokenCount, 3)
+    strictEqual(
+      response.usageMetadata?.totalTokenCount,
+      response.usageMetadata!.promptTokenCount! + response.usageMetadata!.candidatesTokenCount!
+    )
+    strictEqual(response.modelVersion, "gemini-2.5-flash")
+    ok(response.responseId !== undefined)
+    strictEqual(emulator.requests[0].key, "gm-test")
+  })
+})
+
+Deno.test("gemini: key from ?key= query and the v1beta path", async () => {
+  await withEmulator({ validKeys: ["qk"] }, async (emulator) => {
+    const response = await fetch(emulator.url + "/v1beta/models/gemini-2.5-pro:generateContent?key=qk", {
+      method: "POST",
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] })
+    })
+    strictEqual(response.status, 200)
+    strictEqual(emulator.requests[0].key, "qk")
+    const denied = await fetch(emulator.url + "/v1beta/models/gemini-2.5-pro:generateContent?key=nope", {
+      method: "POST",
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hi" }] }] })
+    })
+    strictEqual(denied.status, 401)
+    strictEqual((await denied.json()).error.status, "UNAUTHENTICATED")
+  })
+})
+
+Deno.test("gemini: SSE stream with thoughts, thoughtSignature and final usage", async () => {
+  await withEmulator({}, async (emulator) => {
+    const stream = await client(emulator.url).models.generateContentStream({
+      model: "gemini-2.5-flash",
+      contents: "why blue",
+      config: { thinkingConfig: { includeThoughts: true, thinkingBudget: 1024 } }
+    })
+    let thoughts = ""
+    let text = ""
+    let signature: string | undefined
+    let finish: string | undefined
+    let thoughtsTokens: number | undefined
+    for await (const chunk of stream) {
+      for (const part of chunk.candidates?.[0]?.content?.parts ?? []) {
+        if (part.thought) thoughts += part.text ?? ""
+        else text += part.text ?? ""
+        signature = part.thoughtSignature ?? signature
+      }
+      finish = chunk.candidates?.[0]?.finishReason ?? finish
+      thoughtsTokens = chunk.usageMetadata?.thoughtsTokenCount ?? thoughtsTokens
+    }
+    strictEqual(thoughts, "Thinking about: why blue")
+    strictEqual(text, "Echo: why blue")
+    ok(signature !== undefined && signature.length > 0)
+    strictEqual(finish, "STOP")
+    strictEqual(thoughtsTokens, 4)
+  })
+})
+
+Deno.test("gemini: stream without alt=sse is a JSON array", async () => {
+  await withEmulator({}, async (emulator) => {
+    const response = await fetch(emulator.url + "/v1beta/models/gemini-2.5-flash:streamGenerateContent", {
+      method: "POST",
+      headers: { "x-goog-api-key": "k" },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "a b" }] }] })
+    })
+    const chunks = await response.json() as Array<
+      { candidates: Array<{ content: { parts: Array<{ text: string }> } }> }
+    >
+    deepStrictEqual(chunks.map((chunk) => chunk.candidates[0].content.parts[0].text), ["Echo: ", "a ", "b"])
+    const sse = await fetch(emulator.url + "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", {
+      method: "POST",
+      headers: { "x-goog-api-key": "k" },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "a b" }] }] })
+    })
+    strictEqual((await readSse(sse)).length, 3)
+  })
+})
+
+Deno.test("gemini: function calls (parallel), then functionResponse", async () => {
+  await withEmulator({}, async (emulator) => {
+    const gemini = client(emulator.url)
+    const first = await gemini.models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: "parallel weather",
+      config: { tools: [{ functionDeclarations: [weatherDeclaration] }] }
+    })
+    const calls = first.functionCalls ?? []
+    strictEqual(calls.length, 2)
+    ok(calls[0].id !== calls[1].id)
+    deepStrictEqual(calls[0].args, { location: "sample", unit: "celsius" })
+    strictEqual(first.candidates![0].finishReason, "STOP")
+    const second = await gemini.models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: [
+        { role: "user", parts: [{ text: "parallel weather" }] },
+        first.candidates![0].content!,
+        {
+          role: "user",
+          parts: calls.map((call) => ({
+            functionResponse: { id: call.id, name: call.name, response: { output: "rain" } }
+          }))
+        }
+      ],
+      config: { tools: [{ functionDeclarations: [weatherDeclaration] }] }
+    })
+    strictEqual(second.text, 'Tool result: {"output":"rain"} | {"output":"rain"}')
+    const none = await gemini.models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: "no tools now",
+      config: {
+        tools: [{ functionDeclarations: [weatherDeclaration] }],
+        toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.NONE } }
+      }
+    })
+    strictEqual(none.text, "Echo: no tools now")
+  })
+})
+
+Deno.test("gemini: inline and file images, structured output, max tokens, stop sequences, cache", async () => {
+  await withEmulator({}, async (emulator) => {
+    const gemini = client(emulator.url)
+    const image = await gemini.models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: [{
+        role: "user",
+        parts: [
+          { inlineData: { mimeType: "image/png", data: pixelPng } },
+          { fileData: { mimeType: "image/jpeg", fileUri: "https://example.com/b.jpg" } },
+          { text: "what" }
+        ]
+      }]
+    })
+    strictEqual(image.text, "I see 2 image(s) [image/png, https://example.com/b.jpg] Echo: what")
+    const structured = await gemini.models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: "json",
+      config: { responseMimeType: "application/json", responseJsonSchema: weatherSchema }
+    })
+    deepStrictEqual(JSON.parse(structured.text!), { location: "sample", unit: "celsius" })
+    const cut = await gemini.models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: "one two three cached four",
+      config: { maxOutputTokens: 2 }
+    })
+    strictEqual(cut.text, "Echo: one")
+    strictEqual(cut.candidates![0].finishReason, "MAX_TOKENS")
+    ok((cut.usageMetadata?.cachedContentTokenCount ?? 0) > 0)
+    const stopped = await gemini.models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: "red green blue",
+      config: { stopSequences: ["blue"] }
+    })
+    strictEqual(stopped.text, "Echo: red green ")
+  })
+})
+
+Deno.test("gemini: errors in Gemini's shape", async () => {
+  await withEmulator({}, async (emulator) => {
+    emulator.setFaults([{ status: 429, message: "Resource has been exhausted" }])
+    await rejects(
+      client(emulator.url).models.generateContent({ model: "gemini-2.5-flash", contents: "x" }),
+      (error: unknown) => error instanceof Error && error.message.includes("RESOURCE_EXHAUSTED")
+    )
+    emulator.clearFaults()
+    const models = await fetch(emulator.url + "/v1beta/models", { headers: { "x-goog-api-key": "k" } })
+    ok(((await models.json()).models as Array<{ name: string }>)[0].name.startsWith("models/"))
+  })
+})
