@@ -1,0 +1,132 @@
+/**
+ * Encodes canonical stream parts as `chat.completion.chunk` SSE events for a
+ * caller (spec "Chat completion chunk", "Events"; openai@7.57.0
+ * `ChatCompletionChunk`). Every chunk carries `id`, `created` and `model` from
+ * the `ResponseMeta`.
+ *
+ * @since 0.1.0
+ */
+import type { Sse } from "effect/encoding"
+import type { StreamPart } from "../../canonical/StreamPart.ts"
+import type { Usage } from "../../canonical/Usage.ts"
+import type { Problem, ResponseMeta, StreamEncoder } from "../Format.ts"
+import { encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
+import { dataEvent, doneEvent, encodeChatFinishReason, encodeUsage } from "./ChatWire.ts"
+
+/**
+ * Encoder state: the meta, whether the first (role) chunk was sent, the chat
+ * ordinal of each tool-call block (canonical index → `tool_calls[].index`,
+ * numbered from 0 in order of appearance) and the last usage seen.
+ *
+ * @category models
+ */
+export interface ChatEncodeState {
+  readonly meta: ResponseMeta
+  readonly started: boolean
+  readonly toolOrdinals: ReadonlyMap<number, number>
+  readonly usage: Usage | undefined
+}
+
+const chunk = (
+  meta: ResponseMeta,
+  delta: Record<string, unknown>,
+  finishReason: string | null = null
+): Sse.Event =>
+  dataEvent({
+    id: meta.id,
+    object: "chat.completion.chunk",
+    created: meta.created,
+    model: meta.model,
+    choices: [{ index: 0, delta, finish_reason: finishReason }]
+  })
+
+const roleChunk = (meta: ResponseMeta): Sse.Event => chunk(meta, { role: "assistant", content: "" })
+
+const contentEvents = (
+  state: ChatEncodeState,
+  part: StreamPart
+): readonly [ChatEncodeState, ReadonlyArray<Sse.Event>] => {
+  const meta = state.meta
+  switch (part._tag) {
+    case "ResponseStart":
+      return [state, []]
+    case "BlockStart": {
+      if (part.block.type !== "tool-call") return [state, []]
+      const ordinal = state.toolOrdinals.size
+      return [
+        { ...state, toolOrdinals: new Map(state.toolOrdinals).set(part.index, ordinal) },
+        [chunk(meta, {
+          tool_calls: [{
+            index: ordinal,
+            id: part.block.callId,
+            type: "function",
+            function: { name: part.block.name, arguments: "" }
+          }]
+        })]
+      ]
+    }
+    case "TextDelta":
+      return [state, [chunk(meta, { content: part.text })]]
+    case "ReasoningDelta":
+      return [state, [chunk(meta, { reasoning_content: part.text })]]
+    case "ToolInputDelta": {
+      const ordinal = state.toolOrdinals.get(part.index)
+      if (ordinal === undefined) return [state, []]
+      return [state, [chunk(meta, { tool_calls: [{ index: ordinal, function: { arguments: part.json } }] })]]
+    }
+    case "UsageUpdate":
+      return [{ ...state, usage: part.usage }, []]
+    case "Finish": {
+      const events = [chunk(meta, {}, encodeChatFinishReason(part.reason))]
+      if (meta.includeUsage === true) {
+        events.push(dataEvent({
+          id: meta.id,
+          object: "chat.completion.chunk",
+          created: meta.created,
+          model: meta.model,
+          choices: [],
+          usage: encodeUsage(part.usage)
+        }))
+      }
+      return [{ ...state, usage: part.usage }, events]
+    }
+    case "ReasoningSignature":
+    case "RedactedReasoning":
+    case "BlockStop":
+      return [state, []]
+  }
+}
+
+/**
+ * One canonical part → chunks. The first part (normally `ResponseStart`)
+ * sends `{role: "assistant", content: ""}`; text → `content`; reasoning →
+ * `reasoning_content`; a tool-call `BlockStart` → a `tool_calls` entry with
+ * id, type, name and empty arguments; `ToolInputDelta` → an arguments
+ * fragment at that call's ordinal; `Finish` → an empty delta with
+ * `finish_reason`, then, when `meta.includeUsage`, a `choices: []` chunk with
+ * the usage. Reasoning signatures and redacted reasoning have no chat field
+ * and are not sent.
+ *
+ * @category encoding
+ */
+export const stepChatEncoder = (
+  state: ChatEncodeState,
+  part: StreamPart
+): readonly [ChatEncodeState, ReadonlyArray<Sse.Event>] => {
+  if (state.started) return contentEvents(state, part)
+  const [next, events] = contentEvents({ ...state, started: true }, part)
+  return [next, [roleChunk(state.meta), ...events]]
+}
+
+/**
+ * The chat completions stream encoder: ends with `data: [DONE]`; a failure is
+ * one `data: {"error": {message, type, param, code}}` event and no `[DONE]`.
+ *
+ * @category encoding
+ */
+export const chatStreamEncoder: StreamEncoder<ChatEncodeState> = {
+  initial: (meta) => ({ meta, started: false, toolOrdinals: new Map(), usage: undefined }),
+  step: stepChatEncoder,
+  end: () => [doneEvent],
+  fail: (_state, problem: Problem) => [dataEvent(encodeOpenAiError(problem))]
+}
