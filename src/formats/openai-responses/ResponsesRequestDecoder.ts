@@ -1,0 +1,453 @@
+/**
+ * Inbound half, requests: a caller's `POST /v1/responses` body → canonical
+ * `Request` (spec "Text: responses format"; field shapes from the SDK types
+ * `ResponseCreateParamsBase`, `ResponseInputItem`, `EasyInputMessage`,
+ * `ResponseInputText`, `ResponseInputImage`, `ResponseInputFile`,
+ * `ResponseInputAudio`, `ResponseFunctionToolCall`,
+ * `ResponseInputItem.FunctionCallOutput`, `ResponseReasoningItem`,
+ * `FunctionTool`, `ToolChoiceFunction`, `ResponseTextConfig`,
+ * `Shared.Reasoning` in `openai@7.57.0`).
+ *
+ * Decisions:
+ * - `input` may be a string (one user message) or a list of items; an absent
+ *   `input` is an empty conversation (the route may add stored history for
+ *   `previous_response_id`).
+ * - `instructions` becomes a system message placed first.
+ * - Consecutive assistant items (`message` with role `assistant`,
+ *   `function_call`, `reasoning`) merge into one assistant message, and
+ *   consecutive `function_call_output` items into one tool message; a tool
+ *   result's `name` is recovered from the `function_call` with the same
+ *   `call_id` earlier in the input.
+ * - A `reasoning` item becomes a reasoning part: its summaries joined with a
+ *   blank line (or, when it has none, its `content` texts), `encrypted_content`
+ *   as the signature. Its `id` is not kept (the canonical form has no place).
+ * - References to objects stored at OpenAI cannot be resolved by the gateway
+ *   and are rejected: `item_reference` items and `file_id` on images and files.
+ *   Other item types (hosted tool calls such as `web_search_call`,
+ *   `computer_call_output`, `mcp_call`, …) have no canonical form and are
+ *   rejected too, naming `input[i].type`.
+ * - A `function_call_output` needs its `call_id` (optional in the SDK type,
+ *   but without it the result cannot be paired with its call).
+ * - Files inside a `function_call_output` are rejected (a canonical tool result
+ *   holds text and images only).
+ * - `tool_choice` forms other than `auto` / `none` / `required` /
+ *   `{type: "function", name}` (`allowed_tools`, hosted-tool, MCP and custom
+ *   choices) are rejected: the canonical choice cannot express them.
+ * - Ignored on purpose: `text.verbosity` (no canonical field); `store`,
+ *   `previous_response_id`, `include`, `stream_options`, `truncation`,
+ *   `service_tier`, `background`, `conversation`, `prompt`, `prompt_cache_key`,
+ *   `safety_identifier`, `top_logprobs`, `max_tool_calls` (not canonical; the
+ *   route reads `store` and `previous_response_id` itself).
+ *
+ * @since 0.1.0
+ */
+import { Schema } from "effect"
+import type { ImagePart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart } from "../../canonical/Content.ts"
+import type { Message, ReasoningConfig, Request, ResponseFormat, Tool, ToolChoice } from "../../canonical/Request.ts"
+import { InvalidRequest } from "../../errors/GatewayError.ts"
+import type { Decoded } from "../Format.ts"
+import { makeDecoder } from "./ResponsesDecode.ts"
+import { effortFromWire, mediaSourceOf } from "./ResponsesWire.ts"
+
+const Body = Schema.Struct({
+  model: Schema.String,
+  input: Schema.optional(Schema.NullOr(Schema.Union([Schema.String, Schema.Array(Schema.Unknown)]))),
+  instructions: Schema.optional(Schema.NullOr(Schema.String)),
+  tools: Schema.optional(Schema.NullOr(Schema.Array(Schema.Unknown))),
+  tool_choice: Schema.optional(Schema.NullOr(Schema.Unknown)),
+  parallel_tool_calls: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  max_output_tokens: Schema.optional(Schema.NullOr(Schema.Int)),
+  temperature: Schema.optional(Schema.NullOr(Schema.Finite)),
+  top_p: Schema.optional(Schema.NullOr(Schema.Finite)),
+  text: Schema.optional(Schema.NullOr(Schema.Struct({ format: Schema.optional(Schema.NullOr(Schema.Unknown)) }))),
+  reasoning: Schema.optional(Schema.NullOr(Schema.Struct({
+    effort: Schema.optional(
+      Schema.NullOr(Schema.Literals(["none", "minimal", "low", "medium", "high", "xhigh", "max"]))
+    ),
+    summary: Schema.optional(Schema.NullOr(Schema.Literals(["auto", "concise", "detailed"]))),
+    generate_summary: Schema.optional(Schema.NullOr(Schema.Literals(["auto", "concise", "detailed"])))
+  }))),
+  metadata: Schema.optional(Schema.NullOr(Schema.Record(Schema.String, Schema.String))),
+  user: Schema.optional(Schema.NullOr(Schema.String)),
+  stream: Schema.optional(Schema.NullOr(Schema.Boolean))
+})
+
+const Typed = Schema.Struct({ type: Schema.optional(Schema.NullOr(Schema.String)) })
+
+const MessageItem = Schema.Struct({
+  role: Schema.Literals(["user", "system", "developer", "assistant"]),
+  content: Schema.Union([Schema.String, Schema.Array(Schema.Unknown)])
+})
+const FunctionCallItem = Schema.Struct({ call_id: Schema.String, name: Schema.String, arguments: Schema.String })
+const FunctionCallOutputItem = Schema.Struct({
+  call_id: Schema.String,
+  output: Schema.Union([Schema.String, Schema.Array(Schema.Unknown)])
+})
+const TextEntry = Schema.Struct({ text: Schema.String })
+const ReasoningItem = Schema.Struct({
+  summary: Schema.optional(Schema.NullOr(Schema.Array(TextEntry))),
+  content: Schema.optional(Schema.NullOr(Schema.Array(TextEntry))),
+  encrypted_content: Schema.optional(Schema.NullOr(Schema.String))
+})
+
+const TextContent = Schema.Struct({ text: Schema.String })
+const RefusalContent = Schema.Struct({ refusal: Schema.String })
+const ImageContent = Schema.Struct({
+  image_url: Schema.optional(Schema.NullOr(Schema.String)),
+  file_id: Schema.optional(Schema.NullOr(Schema.String)),
+  detail: Schema.optional(Schema.NullOr(Schema.Literals(["auto", "low", "high", "original"])))
+})
+const FileContent = Schema.Struct({
+  file_data: Schema.optional(Schema.NullOr(Schema.String)),
+  file_url: Schema.optional(Schema.NullOr(Schema.String)),
+  file_id: Schema.optional(Schema.NullOr(Schema.String)),
+  filename: Schema.optional(Schema.NullOr(Schema.String))
+})
+const AudioContent = Schema.Struct({
+  input_audio: Schema.Struct({ data: Schema.String, format: Schema.String })
+})
+
+const FunctionToolDefinition = Schema.Struct({
+  name: Schema.String,
+  description: Schema.optional(Schema.NullOr(Schema.String)),
+  parameters: Schema.optional(Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown))),
+  strict: Schema.optional(Schema.NullOr(Schema.Boolean))
+})
+const ObjectValue = Schema.Record(Schema.String, Schema.Unknown)
+const NamedChoice = Schema.Struct({ type: Schema.Literal("function"), name: Schema.String })
+const JsonSchemaFormat = Schema.Struct({
+  name: Schema.String,
+  schema: Schema.Record(Schema.String, Schema.Unknown),
+  strict: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  description: Schema.optional(Schema.NullOr(Schema.String))
+})
+
+const decoders = {
+  body: makeDecoder(Body),
+  typed: makeDecoder(Typed),
+  message: makeDecoder(MessageItem),
+  functionCall: makeDecoder(FunctionCallItem),
+  functionCallOutput: makeDecoder(FunctionCallOutputItem),
+  reasoning: makeDecoder(ReasoningItem),
+  text: makeDecoder(TextContent),
+  refusal: makeDecoder(RefusalContent),
+  image: makeDecoder(ImageContent),
+  file: makeDecoder(FileContent),
+  audio: makeDecoder(AudioContent),
+  functionTool: makeDecoder(FunctionToolDefinition),
+  object: makeDecoder(ObjectValue),
+  namedChoice: makeDecoder(NamedChoice),
+  jsonSchema: makeDecoder(JsonSchemaFormat)
+}
+
+/** Raised inside this module only; `decodeResponsesRequest` turns it into a `Decoded` failure. */
+class Rejected {
+  constructor(readonly error: InvalidRequest) {}
+}
+
+const reject = (message: string, param: string): never => {
+  throw new Rejected(new InvalidRequest({ message, param }))
+}
+
+const joinParam = (prefix: string, param: string): string =>
+  param === "" ? prefix : prefix === "" ? param : param.startsWith("[") ? `${prefix}${param}` : `${prefix}.${param}`
+
+/** Decodes `value` found at `prefix`, re-basing the failing field's path onto it. */
+const expect = <A>(decode: (input: unknown) => Decoded<A>, value: unknown, prefix: string): A => {
+  const decoded = decode(value)
+  if (decoded.ok) return decoded.value
+  const inner = decoded.error.param ?? ""
+  const detail = inner === "" ? decoded.error.message : decoded.error.message.replace(`Invalid ${inner}: `, "")
+  const param = joinParam(prefix, inner)
+  return reject(param === "" ? detail : `Invalid ${param}: ${detail}`, param)
+}
+
+const typeAt = (value: unknown, path: string): string | undefined =>
+  expect(decoders.typed, value, path).type ?? undefined
+
+const userPart = (value: unknown, path: string): Part => {
+  const type = typeAt(value, path)
+  switch (type) {
+    case "input_text":
+      return { type: "text", text: expect(decoders.text, value, path).text }
+    case "input_image": {
+      const image = expect(decoders.image, value, path)
+      if (typeof image.image_url !== "string") {
+        return image.file_id
+          ? reject("Images referenced by file_id are not supported; send image_url.", `${path}.file_id`)
+          : reject("An input_image needs an image_url.", `${path}.image_url`)
+      }
+      return {
+        type: "image",
+        source: mediaSourceOf(image.image_url),
+        ...(image.detail ? { detail: image.detail } : {})
+      }
+    }
+    case "input_file": {
+      const file = expect(decoders.file, value, path)
+      const filename = file.filename ? { filename: file.filename } : {}
+      if (typeof file.file_data === "string") {
+        const source = mediaSourceOf(file.file_data)
+        if (source.kind === "base64") return { type: "file", source, ...filename }
+        return {
+          type: "file",
+          source: { kind: "base64", mediaType: mediaTypeOfName(file.filename), data: file.file_data },
+          ...filename
+        }
+      }
+      if (typeof file.file_url === "string") {
+        return { type: "file", source: { kind: "url", url: file.file_url }, ...filename }
+      }
+      return file.file_id
+        ? reject("Files referenced by file_id are not supported; send file_data or file_url.", `${path}.file_id`)
+        : reject("An input_file needs file_data or file_url.", `${path}.file_data`)
+    }
+    case "input_audio": {
+      const audio = expect(decoders.audio, value, path).input_audio
+      return { type: "audio", data: audio.data, format: audio.format }
+    }
+    default:
+      return reject(`Content part type "${type}" is not supported in this message.`, `${path}.type`)
+  }
+}
+
+const assistantPart = (value: unknown, path: string): TextPart => {
+  const type = typeAt(value, path)
+  switch (type) {
+    case "output_text":
+    case "input_text":
+      return { type: "text", text: expect(decoders.text, value, path).text }
+    case "refusal":
+      return { type: "text", text: expect(decoders.refusal, value, path).refusal }
+    default:
+      return reject(`Content part type "${type}" is not supported in an assistant message.`, `${path}.type`)
+  }
+}
+
+const mediaTypes: Record<string, string> = {
+  pdf: "application/pdf",
+  txt: "text/plain",
+  md: "text/markdown",
+  csv: "text/csv",
+  json: "application/json",
+  html: "text/html",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp"
+}
+
+/** Raw Base64 `file_data` carries no media type; the file name's extension gives one (PDF when unknown). */
+const mediaTypeOfName = (filename: string | null | undefined): string => {
+  const extension = filename?.split(".").pop()?.toLowerCase() ?? ""
+  return mediaTypes[extension] ?? "application/pdf"
+}
+
+const toolOutputPart = (value: unknown, path: string): TextPart | ImagePart => {
+  const type = typeAt(value, path)
+  switch (type) {
+    case "input_text":
+    case "input_image": {
+      const part = userPart(value, path)
+      return part as TextPart | ImagePart
+    }
+    default:
+      return reject(`Content part type "${type}" is not supported in a function_call_output.`, `${path}.type`)
+  }
+}
+
+/** Builds the message list, merging consecutive assistant items and consecutive tool outputs. */
+class Conversation {
+  readonly messages: Array<Message> = []
+  readonly toolNames = new Map<string, string>()
+
+  push(message: Message): void {
+    this.messages.push(message)
+  }
+
+  appendTo(role: "assistant" | "tool", parts: ReadonlyArray<Part>): void {
+    const last = this.messages.at(-1)
+    if (last !== undefined && last.role === role) {
+      this.messages[this.messages.length - 1] = { role, content: [...last.content, ...parts] }
+    } else {
+      this.messages.push({ role, content: parts })
+    }
+  }
+}
+
+const readItem = (conversation: Conversation, value: unknown, index: number): void => {
+  const path = `input[${index}]`
+  const type = typeAt(value, path) ?? "message"
+  switch (type) {
+    case "message": {
+      const item = expect(decoders.message, value, path)
+      if (item.role === "assistant") {
+        const content = typeof item.content === "string"
+          ? [{ type: "text" as const, text: item.content }]
+          : item.content.map((part, position) => assistantPart(part, `${path}.content[${position}]`))
+        return conversation.appendTo("assistant", content)
+      }
+      const content = typeof item.content === "string"
+        ? [{ type: "text" as const, text: item.content }]
+        : item.content.map((part, position) => userPart(part, `${path}.content[${position}]`))
+      if (item.role === "user") return conversation.push({ role: "user", content })
+      return conversation.push({ role: "system", content, ...(item.role === "developer" ? { developer: true } : {}) })
+    }
+    case "function_call": {
+      const call = expect(decoders.functionCall, value, path)
+      conversation.toolNames.set(call.call_id, call.name)
+      const part: ToolCallPart = { type: "tool-call", callId: call.call_id, name: call.name, arguments: call.arguments }
+      return conversation.appendTo("assistant", [part])
+    }
+    case "function_call_output": {
+      const output = expect(decoders.functionCallOutput, value, path)
+      const content = typeof output.output === "string"
+        ? [{ type: "text" as const, text: output.output }]
+        : output.output.map((part, position) => toolOutputPart(part, `${path}.output[${position}]`))
+      const name = conversation.toolNames.get(output.call_id)
+      const part: ToolResultPart = {
+        type: "tool-result",
+        callId: output.call_id,
+        ...(name === undefined ? {} : { name }),
+        content
+      }
+      return conversation.appendTo("tool", [part])
+    }
+    case "reasoning": {
+      const reasoning = expect(decoders.reasoning, value, path)
+      const summary = (reasoning.summary ?? []).map((entry) => entry.text)
+      const text = summary.length > 0 ? summary : (reasoning.content ?? []).map((entry) => entry.text)
+      const part: ReasoningPart = {
+        type: "reasoning",
+        text: text.join("\n\n"),
+        ...(typeof reasoning.encrypted_content === "string" ? { signature: reasoning.encrypted_content } : {})
+      }
+      return conversation.appendTo("assistant", [part])
+    }
+    case "item_reference":
+      return reject(
+        "Input items referenced by id (item_reference) are not supported; send the items themselves.",
+        `${path}.type`
+      )
+    default:
+      return reject(`Input item type "${type}" is not supported.`, `${path}.type`)
+  }
+}
+
+const readTool = (value: unknown, index: number): Tool => {
+  const path = `tools[${index}]`
+  const type = typeAt(value, path)
+  if (type === "function") {
+    const tool = expect(decoders.functionTool, value, path)
+    return {
+      type: "function",
+      name: tool.name,
+      ...(typeof tool.description === "string" ? { description: tool.description } : {}),
+      parameters: tool.parameters ?? {},
+      ...(typeof tool.strict === "boolean" ? { strict: tool.strict } : {})
+    }
+  }
+  if (type === undefined) return reject("A tool needs a type.", `${path}.type`)
+  return { type: "builtin", format: "openai-responses", definition: expect(decoders.object, value, path) }
+}
+
+const readToolChoice = (value: unknown): ToolChoice => {
+  if (value === "auto" || value === "none" || value === "required") return { type: value }
+  if (typeof value === "object" && value !== null && (value as { type?: unknown }).type === "function") {
+    return { type: "tool", name: expect(decoders.namedChoice, value, "tool_choice").name }
+  }
+  return reject(
+    'tool_choice must be "auto", "none", "required" or {"type": "function", "name": ...}.',
+    "tool_choice"
+  )
+}
+
+const readFormat = (value: unknown): ResponseFormat => {
+  const path = "text.format"
+  const type = typeAt(value, path)
+  switch (type) {
+    case "text":
+    case "json_object":
+      return { type }
+    case "json_schema": {
+      const format = expect(decoders.jsonSchema, value, path)
+      return {
+        type: "json_schema",
+        name: format.name,
+        schema: format.schema,
+        ...(typeof format.strict === "boolean" ? { strict: format.strict } : {}),
+        ...(typeof format.description === "string" ? { description: format.description } : {})
+      }
+    }
+    default:
+      return reject(`Text format type "${type}" is not supported.`, `${path}.type`)
+  }
+}
+
+const readReasoning = (reasoning: typeof Body.Type["reasoning"]): ReasoningConfig | undefined => {
+  if (reasoning === undefined || reasoning === null) return undefined
+  const summary = reasoning.summary ?? reasoning.generate_summary
+  const config: ReasoningConfig = {
+    ...(typeof reasoning.effort === "string" ? { effort: effortFromWire(reasoning.effort) } : {}),
+    ...(typeof summary === "string" ? { includeThoughts: true } : {})
+  }
+  return Object.keys(config).length === 0 ? undefined : config
+}
+
+const defined = <K extends string, V>(key: K, value: V | null | undefined): { [P in K]?: V } =>
+  (value === undefined || value === null ? {} : { [key]: value }) as { [P in K]?: V }
+
+const decode = (input: unknown, context: { readonly stream?: boolean | undefined }): Request => {
+  const body = expect(decoders.body, input, "")
+  const conversation = new Conversation()
+  if (typeof body.instructions === "string") {
+    conversation.push({ role: "system", content: [{ type: "text", text: body.instructions }] })
+  }
+  if (typeof body.input === "string") {
+    conversation.push({ role: "user", content: [{ type: "text", text: body.input }] })
+  } else if (Array.isArray(body.input)) {
+    body.input.forEach((item, index) => readItem(conversation, item, index))
+  }
+  const tools = body.tools?.map(readTool)
+  const toolChoice = body.tool_choice === undefined || body.tool_choice === null
+    ? undefined
+    : readToolChoice(body.tool_choice)
+  const format = body.text?.format
+  return {
+    model: body.model,
+    messages: conversation.messages,
+    ...defined("tools", tools),
+    ...defined("toolChoice", toolChoice),
+    ...defined("parallelToolCalls", body.parallel_tool_calls),
+    ...defined("maxOutputTokens", body.max_output_tokens),
+    ...defined("temperature", body.temperature),
+    ...defined("topP", body.top_p),
+    ...defined("responseFormat", format === undefined || format === null ? undefined : readFormat(format)),
+    ...defined("reasoning", readReasoning(body.reasoning)),
+    ...defined("user", body.user),
+    ...defined("metadata", body.metadata),
+    stream: body.stream ?? context.stream ?? false
+  }
+}
+
+/**
+ * A caller's Responses body (untrusted JSON) → canonical request, or an
+ * `InvalidRequest` whose `param` is the path of the offending field
+ * (`input[2].content[0].image_url`). Never throws. `context.stream` is used
+ * only when the body has no `stream` field; `context.model` is not used (the
+ * Responses body names its model).
+ *
+ * @category decoding
+ */
+export const decodeResponsesRequest = (
+  body: unknown,
+  context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
+): Decoded<Request> => {
+  try {
+    return { ok: true, value: decode(body, context) }
+  } catch (error) {
+    if (error instanceof Rejected) return { ok: false, error: error.error }
+    throw error
+  }
+}

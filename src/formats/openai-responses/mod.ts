@@ -1,0 +1,38 @@
+/**
+ * The OpenAI Responses wire format (`POST /v1/responses`; spec "Text:
+ * responses format"; API reference platform.openai.com/docs/api-reference/responses),
+ * both halves of the `Format` contract.
+ *
+ * @since 0.1.0
+ */
+import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
+import type { Format } from "../Format.ts"
+import { decodeResponsesRequest } from "./ResponsesRequestDecoder.ts"
+import { encodeResponsesRequest } from "./ResponsesRequestEncoder.ts"
+import { decodeResponsesResponse, encodeResponsesResponse } from "./ResponsesResponse.ts"
+import { type ResponsesDecoderState, responsesStreamDecoder } from "./ResponsesStreamDecoder.ts"
+import { type ResponsesEncoderState, responsesStreamEncoder } from "./ResponsesStreamEncoder.ts"
+
+/**
+ * The Responses format. Inbound: `decodeRequest` (caller body → canonical),
+ * `encodeResponse` (canonical → `Response` object), `streamEncoder`
+ * (canonical parts → `response.*` SSE events), `encodeError` (the OpenAI error
+ * envelope). Outbound: `encodeRequest` (canonical → upstream body, with the
+ * dropped fields), `decodeResponse`, `streamDecoder`, `classifyError`
+ * (OpenAI error classification, `insufficient_quota` → quota).
+ *
+ * @category formats
+ */
+export const OpenAiResponsesFormat: Format<ResponsesDecoderState, ResponsesEncoderState> = {
+  name: "openai-responses",
+  decodeRequest: decodeResponsesRequest,
+  encodeResponse: encodeResponsesResponse,
+  streamEncoder: responsesStreamEncoder,
+  encodeError: encodeOpenAiError,
+  encodeRequest: encodeResponsesRequest,
+  decodeResponse: decodeResponsesResponse,
+  streamDecoder: responsesStreamDecoder,
+  classifyError: classifyOpenAiError
+}
+
+export { droppedFields } from "./ResponsesRequestEncoder.ts"
