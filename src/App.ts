@@ -15,6 +15,7 @@ import { TextRoutes } from "./routes/TextRoutes.ts"
 import { Auth } from "./services/Auth.ts"
 import { ChannelRouter } from "./services/ChannelRouter.ts"
 import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
+import { HealthProber } from "./services/HealthProber.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { Relay } from "./services/Relay.ts"
@@ -54,7 +55,9 @@ export const appLayer = (options: AppOptions) => {
     GatewaySettings.layer(options.file),
     options.redisUrl === undefined ? RateLimiter.layerMemory : RateLimiter.layerRedis({ url: options.redisUrl })
   ).pipe(Layer.provideMerge(catalog))
-  const relay = Relay.layer.pipe(Layer.provideMerge(services))
+  const relay = Layer.mergeAll(Relay.layer, HealthProber.layer(settings.probeIntervalSeconds)).pipe(
+    Layer.provideMerge(services)
+  )
   return Layer.mergeAll(TextRoutes, ModelsRoutes, AccountRoutes, FallbackRoutes).pipe(Layer.provide(relay))
 }
 

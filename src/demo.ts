@@ -1,0 +1,60 @@
+/**
+ * `deno task demo`: the gateway in front of the upstream emulator, with a
+ * bootstrap file that wires one emulator channel per type (openai, anthropic,
+ * gemini), a user and a key, then prints a ready-to-paste `curl`. No vendor
+ * account needed. Data stays in memory. Stop with Ctrl-C.
+ *
+ * @since 0.1.0
+ */
+// deno-lint-ignore-file no-console
+import { makeHandler } from "./App.ts"
+import { parseBootstrap } from "./config/BootstrapFile.ts"
+import { startEmulator } from "./emulator/Emulator.ts"
+
+const port = Number(Deno.env.get("PORT") ?? "3000")
+const key = "sk-demo-0123456789abcdef"
+const emulator = startEmulator({ latencyMs: 50, tokensPerSecond: 40 })
+const parsed = parseBootstrap(
+  JSON.stringify({
+    groups: { default: { ratio: 1 } },
+    models: {
+      "gpt-demo": { input: 2.5, output: 10 },
+      "claude-demo": { input: 3, output: 15 },
+      "gemini-demo": { input: 1.25, output: 5 }
+    },
+    channels: [
+      { name: "emulator-openai", type: "openai", base_url: emulator.url, keys: ["sk-emu"], models: ["gpt-demo"] },
+      { name: "emulator-anthropic", type: "anthropic", base_url: emulator.url, keys: ["sk-emu"], models: ["claude-demo"] },
+      { name: "emulator-gemini", type: "gemini", base_url: emulator.url, keys: ["sk-emu"], models: ["gemini-demo"] }
+    ],
+    users: [{ username: "demo", group: "default", quota: 5_000_000, tokens: [{ name: "demo", key }] }]
+  }),
+  "demo.json"
+)
+if (!parsed.ok) throw new Error(parsed.message)
+const { handler, dispose } = makeHandler({
+  databaseUrl: undefined,
+  dataDir: "memory://",
+  redisUrl: undefined,
+  file: parsed.file
+})
+await handler(new Request("http://localhost/healthz"))
+const server = Deno.serve({ port, hostname: "127.0.0.1", onListen: () => {} }, (request) => handler(request))
+const base = `http://127.0.0.1:${server.addr.port}`
+console.log(`Sluice demo on ${base} (upstream emulator on ${emulator.url})
+
+Key: ${key}
+Models: gpt-demo (openai channel), claude-demo (anthropic channel), gemini-demo (gemini channel)
+
+curl ${base}/v1/chat/completions \\
+  -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
+  -d '{"model": "gpt-demo", "messages": [{"role": "user", "content": "Hello, Sluice"}], "stream": true}'
+
+curl ${base}/api/usage/token -H "Authorization: Bearer ${key}"
+`)
+Deno.addSignalListener("SIGINT", async () => {
+  await server.shutdown()
+  await dispose()
+  await emulator.close()
+  Deno.exit(0)
+})
