@@ -1,0 +1,409 @@
+/**
+ * Canonical `Request` → messages-format request body (outbound half). Wire
+ * facts: `MessageCreateParamsBase`, `ContentBlockParam`, `ToolChoice`,
+ * `ThinkingConfigParam` and `OutputConfig` of `@anthropic-ai/sdk` 1.12
+ * (docs.anthropic.com/en/api/messages), extended thinking rules from
+ * docs.anthropic.com/en/docs/build-with-claude/extended-thinking.
+ *
+ * @since 0.1.0
+ */
+import type { FilePart, ImagePart, MediaSource, Part, ReasoningPart, TextPart } from "../../canonical/Content.ts"
+import type { ReasoningEffort, Request, Tool } from "../../canonical/Request.ts"
+import type { EncodedRequest } from "../Format.ts"
+
+/**
+ * `max_tokens` when the caller gave no limit: the messages format requires
+ * the field, the gateway defaults it (spec, "Text: messages format":
+ * "the gateway may default it"). Sluice's choice.
+ *
+ * @category constants
+ */
+export const DEFAULT_MAX_TOKENS = 8192
+
+/**
+ * The smallest thinking budget the API accepts (`ThinkingConfigEnabled.budget_tokens`:
+ * "Must be ≥1024 and less than `max_tokens`").
+ *
+ * @category constants
+ */
+export const MIN_THINKING_BUDGET = 1024
+
+/**
+ * Tokens left for the visible answer above the thinking budget when Sluice
+ * has to raise `max_tokens` (it must exceed the budget). Sluice's choice.
+ *
+ * @category constants
+ */
+export const THINKING_HEADROOM_TOKENS = 4096
+
+/**
+ * Thinking budget (tokens) for a request that names an effort level but no
+ * budget. Sluice's choice, not a vendor table: each level roughly doubles
+ * the previous one, starting from the API minimum.
+ *
+ * @category constants
+ */
+export const THINKING_BUDGET_BY_EFFORT: Readonly<Record<Exclude<ReasoningEffort, "none">, number>> = {
+  minimal: 1024,
+  low: 2048,
+  medium: 8192,
+  high: 16384,
+  xhigh: 32768
+}
+
+/** Effort levels `output_config.effort` accepts (`OutputConfig.effort`). */
+const WIRE_EFFORTS: ReadonlySet<string> = new Set(["low", "medium", "high", "xhigh"])
+
+type Block = Record<string, unknown>
+
+interface ThinkingPlan {
+  /** The `thinking` field, when one is sent. */
+  readonly thinking: Block | undefined
+  /** The budget of `thinking: {type: enabled}`, which `max_tokens` must exceed. */
+  readonly budget: number | undefined
+  /** `output_config.effort`, when sent. */
+  readonly effort: string | undefined
+  /** Thinking is on (enabled or adaptive): sampling parameters must be left out. */
+  readonly on: boolean
+  /** The effort level could not be sent. */
+  readonly effortDropped: boolean
+}
+
+/**
+ * The reasoning rule:
+ * - `enabled: false` or effort `none` → `thinking: {type: "disabled"}` (explicit, because what an
+ *   omitted `thinking` means depends on the model);
+ * - a budget → `{type: "enabled", budget_tokens: max(budget, 1024)}`;
+ * - `enabled: true` without a budget → `{type: "adaptive"}`, unless the effort is `minimal`
+ *   (not a wire level) which uses the budget table;
+ * - an effort alone (no `enabled`, no budget) → `{type: "enabled"}` with `THINKING_BUDGET_BY_EFFORT`;
+ * - with `enabled: true`, an effort of `low`…`xhigh` is also sent as `output_config.effort`;
+ * - `includeThoughts` → `display: summarized | omitted` on an enabled or adaptive `thinking`.
+ */
+const planThinking = (request: Request): ThinkingPlan => {
+  const reasoning = request.reasoning
+  const none: ThinkingPlan = {
+    thinking: undefined,
+    budget: undefined,
+    effort: undefined,
+    on: false,
+    effortDropped: false
+  }
+  if (reasoning === undefined) return none
+  const effort = reasoning.effort
+  if (reasoning.enabled === false || effort === "none") {
+    return { ...none, thinking: { type: "disabled" } }
+  }
+  const display = reasoning.includeThoughts === undefined
+    ? {}
+    : { display: reasoning.includeThoughts ? "summarized" : "omitted" }
+  const wireEffort = reasoning.enabled === true && effort !== undefined && WIRE_EFFORTS.has(effort) ? effort : undefined
+  const enabledWith = (budget: number): ThinkingPlan => ({
+    thinking: { type: "enabled", budget_tokens: budget, ...display },
+    budget,
+    effort: wireEffort,
+    on: true,
+    effortDropped: effort !== undefined && wireEffort === undefined && reasoning.budgetTokens !== undefined
+  })
+  if (reasoning.budgetTokens !== undefined) return enabledWith(Math.max(reasoning.budgetTokens, MIN_THINKING_BUDGET))
+  if (reasoning.enabled === true && (effort === undefined || wireEffort !== undefined)) {
+    return {
+      thinking: { type: "adaptive", ...display },
+      budget: undefined,
+      effort: wireEffort,
+      on: true,
+      effortDropped: false
+    }
+  }
+  if (effort !== undefined) return enabledWith(THINKING_BUDGET_BY_EFFORT[effort])
+  return none
+}
+
+/**
+ * The `max_tokens` rule: `maxOutputTokens ?? DEFAULT_MAX_TOKENS`; with a
+ * thinking budget B, a caller's limit above B is kept, otherwise
+ * `max(maxOutputTokens ?? DEFAULT_MAX_TOKENS, B + THINKING_HEADROOM_TOKENS)`
+ * (the API requires `max_tokens` > `budget_tokens`).
+ */
+const maxTokensFor = (request: Request, budget: number | undefined): number => {
+  const asked = request.maxOutputTokens
+  if (budget === undefined) return asked ?? DEFAULT_MAX_TOKENS
+  if (asked !== undefined && asked > budget) return asked
+  return Math.max(asked ?? DEFAULT_MAX_TOKENS, budget + THINKING_HEADROOM_TOKENS)
+}
+
+/** A `data:` URI with Base64 payload → its media type and data. */
+const parseDataUri = (url: string): { readonly mediaType: string; readonly data: string } | undefined => {
+  const match = /^data:([^;,]+)(?:;[^;,=]+=[^;,]+)*;base64,(.*)$/s.exec(url)
+  return match === null ? undefined : { mediaType: match[1], data: match[2] }
+}
+
+/** A URL source that is really a Base64 `data:` URI becomes a Base64 source. */
+const normalize = (source: MediaSource): MediaSource => {
+  if (source.kind !== "url") return source
+  const inline = parseDataUri(source.url)
+  return inline === undefined ? source : { kind: "base64", mediaType: inline.mediaType, data: inline.data }
+}
+
+const base64ToUtf8 = (data: string): string | undefined => {
+  try {
+    const binary = atob(data)
+    const bytes = Uint8Array.from(binary, (char) => char.charCodeAt(0))
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+const imageBlock = (part: ImagePart): Block => {
+  const source = normalize(part.source)
+  return {
+    type: "image",
+    source: source.kind === "url"
+      ? { type: "url", url: source.url }
+      : { type: "base64", media_type: source.mediaType, data: source.data }
+  }
+}
+
+/** A file → a `document` block (PDF by URL or Base64, plain text) or an `image` block; others cannot be sent. */
+const fileBlock = (part: FilePart): Block | undefined => {
+  const source = normalize(part.source)
+  const title = part.filename === undefined ? {} : { title: part.filename }
+  if (source.kind === "url") return { type: "document", source: { type: "url", url: source.url }, ...title }
+  if (source.mediaType === "application/pdf") {
+    return { type: "document", source: { type: "base64", media_type: source.mediaType, data: source.data }, ...title }
+  }
+  if (source.mediaType === "text/plain") {
+    const text = base64ToUtf8(source.data)
+    return text === undefined
+      ? undefined
+      : { type: "document", source: { type: "text", media_type: "text/plain", data: text }, ...title }
+  }
+  if (source.mediaType.startsWith("image/")) return imageBlock({ type: "image", source })
+  return undefined
+}
+
+const isSigned = (part: ReasoningPart): boolean =>
+  part.redacted !== undefined || (part.signature !== undefined && part.signature !== "")
+
+/** Tool-call arguments → the `input` object; text that is not a JSON object gives `{}`. */
+const parseArguments = (text: string): Record<string, unknown> | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? parsed as Record<string, unknown>
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const textBlock = (part: TextPart): Block => ({ type: "text", text: part.text })
+
+/** One canonical part → one block, or nothing when the format cannot carry it (see `droppedFields`). */
+const blockOf = (part: Part): Block | undefined => {
+  switch (part.type) {
+    case "text":
+      return textBlock(part)
+    case "image":
+      return imageBlock(part)
+    case "file":
+      return fileBlock(part)
+    case "audio":
+      return undefined
+    case "reasoning":
+      if (part.redacted !== undefined) return { type: "redacted_thinking", data: part.redacted }
+      return isSigned(part) ? { type: "thinking", thinking: part.text, signature: part.signature } : undefined
+    case "tool-call":
+      return { type: "tool_use", id: part.callId, name: part.name, input: parseArguments(part.arguments) ?? {} }
+    case "tool-result":
+      return {
+        type: "tool_result",
+        tool_use_id: part.callId,
+        ...(part.content.length === 0
+          ? {}
+          : { content: part.content.map((inner) => (inner.type === "text" ? textBlock(inner) : imageBlock(inner))) }),
+        ...(part.isError === undefined ? {} : { is_error: part.isError })
+      }
+  }
+}
+
+interface Turn {
+  readonly role: "user" | "assistant"
+  readonly results: ReadonlyArray<Block>
+  readonly blocks: ReadonlyArray<Block>
+}
+
+/**
+ * Non-system messages → alternating turns: `tool` messages are user turns,
+ * consecutive turns of the same role are merged, and in a user turn the
+ * `tool_result` blocks come first. Turns left without blocks are skipped.
+ */
+const turnsOf = (request: Request): ReadonlyArray<Block> => {
+  const turns: Array<Turn> = []
+  for (const message of request.messages) {
+    if (message.role === "system") continue
+    const role = message.role === "assistant" ? "assistant" : "user"
+    const blocks = message.content.flatMap((part) => {
+      const block = blockOf(part)
+      return block === undefined ? [] : [block]
+    })
+    if (blocks.length === 0) continue
+    const results = role === "user" ? blocks.filter((block) => block.type === "tool_result") : []
+    const rest = role === "user" ? blocks.filter((block) => block.type !== "tool_result") : blocks
+    const last = turns.at(-1)
+    if (last !== undefined && last.role === role) {
+      turns[turns.length - 1] = { role, results: [...last.results, ...results], blocks: [...last.blocks, ...rest] }
+    } else {
+      turns.push({ role, results, blocks: rest })
+    }
+  }
+  return turns.map((turn) => ({ role: turn.role, content: [...turn.results, ...turn.blocks] }))
+}
+
+/** System messages → `system`: a string when there is one text, else text blocks; absent when none. */
+const systemOf = (request: Request): string | ReadonlyArray<Block> | undefined => {
+  const texts = request.messages
+    .filter((message) => message.role === "system")
+    .flatMap((message) => message.content.flatMap((part) => (part.type === "text" ? [part] : [])))
+  if (texts.length === 0) return undefined
+  return texts.length === 1 ? texts[0].text : texts.map(textBlock)
+}
+
+const toolOf = (tool: Tool): Block | undefined => {
+  if (tool.type === "builtin") return tool.format === "anthropic" ? { ...tool.definition } : undefined
+  return {
+    name: tool.name,
+    ...(tool.description === undefined ? {} : { description: tool.description }),
+    input_schema: "type" in tool.parameters ? tool.parameters : { type: "object", ...tool.parameters },
+    ...(tool.strict === undefined ? {} : { strict: tool.strict })
+  }
+}
+
+const toolChoiceOf = (request: Request): Block | undefined => {
+  const parallel = request.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {}
+  const choice = request.toolChoice
+  if (choice === undefined) return request.parallelToolCalls === false ? { type: "auto", ...parallel } : undefined
+  switch (choice.type) {
+    case "auto":
+      return { type: "auto", ...parallel }
+    case "required":
+      return { type: "any", ...parallel }
+    case "tool":
+      return { type: "tool", name: choice.name, ...parallel }
+    case "none":
+      return { type: "none" }
+  }
+}
+
+const allParts = (request: Request): ReadonlyArray<Part> =>
+  request.messages.flatMap((message) =>
+    message.content.flatMap((
+      part
+    ): ReadonlyArray<Part> => (part.type === "tool-result" ? [part, ...part.content] : [part]))
+  )
+
+/**
+ * The one place that says which canonical fields a messages-format body
+ * cannot carry, by name: `seed`, `presencePenalty`, `frequencyPenalty`,
+ * `metadata` (the API accepts only `metadata.user_id`, from `user`),
+ * `messages.developer`, `system.nonText` (images or files in system
+ * messages), `audio`, `image.detail`, `file.mediaType` (files other than PDF,
+ * plain text and images), `reasoning.unsigned` (reasoning without signature:
+ * the API rejects unsigned thinking), `toolCall.arguments` (arguments that are
+ * not a JSON object, sent as `{}`), `tools.builtin` (built-in tools of another
+ * format), `parallelToolCalls` (with tool choice `none`),
+ * `responseFormat.json_object`, `responseFormat.name` (other than the default
+ * `response`), `responseFormat.description`, `responseFormat.strict` (false:
+ * the format is always strict), `reasoning.effort` (an effort next to a budget
+ * when it cannot go to `output_config.effort`), and `temperature`, `topP`,
+ * `topK` when thinking is on (the API rejects them with thinking).
+ *
+ * @category encoding
+ */
+export const droppedFields = (request: Request): ReadonlyArray<string> => {
+  const plan = planThinking(request)
+  const parts = allParts(request)
+  const format = request.responseFormat
+  const checks: ReadonlyArray<readonly [string, boolean]> = [
+    ["seed", request.seed !== undefined],
+    ["presencePenalty", request.presencePenalty !== undefined],
+    ["frequencyPenalty", request.frequencyPenalty !== undefined],
+    ["metadata", request.metadata !== undefined && Object.keys(request.metadata).length > 0],
+    ["messages.developer", request.messages.some((message) => message.developer === true)],
+    [
+      "system.nonText",
+      request.messages.some((message) =>
+        message.role === "system" && message.content.some((part) => part.type !== "text")
+      )
+    ],
+    ["audio", parts.some((part) => part.type === "audio")],
+    ["image.detail", parts.some((part) => part.type === "image" && part.detail !== undefined)],
+    ["file.mediaType", parts.some((part) => part.type === "file" && fileBlock(part) === undefined)],
+    ["reasoning.unsigned", parts.some((part) => part.type === "reasoning" && !isSigned(part))],
+    [
+      "toolCall.arguments",
+      parts.some((part) => part.type === "tool-call" && parseArguments(part.arguments) === undefined)
+    ],
+    ["tools.builtin", (request.tools ?? []).some((tool) => tool.type === "builtin" && tool.format !== "anthropic")],
+    ["parallelToolCalls", request.parallelToolCalls === false && request.toolChoice?.type === "none"],
+    ["responseFormat.json_object", format?.type === "json_object"],
+    ["responseFormat.name", format?.type === "json_schema" && format.name !== "response"],
+    ["responseFormat.description", format?.type === "json_schema" && format.description !== undefined],
+    ["responseFormat.strict", format?.type === "json_schema" && format.strict === false],
+    ["reasoning.effort", plan.effortDropped],
+    ["temperature", plan.on && request.temperature !== undefined],
+    ["topP", plan.on && request.topP !== undefined],
+    ["topK", plan.on && request.topK !== undefined]
+  ]
+  return checks.filter(([, dropped]) => dropped).map(([name]) => name)
+}
+
+/**
+ * Encodes a canonical request as a messages-format body. System messages go
+ * to `system`; `tool` messages become user turns starting with `tool_result`
+ * blocks; consecutive turns of one role are merged; `data:` URIs become
+ * Base64 sources; files become `document` blocks; reasoning is sent back only
+ * when signed (`thinking`) or redacted (`redacted_thinking`); tool-call
+ * arguments are parsed back into `input`. `max_tokens` and `thinking` follow
+ * `maxTokensFor` and `planThinking` (see `DEFAULT_MAX_TOKENS`,
+ * `THINKING_BUDGET_BY_EFFORT`). `dropped` lists what could not be carried
+ * (`droppedFields`).
+ *
+ * @category encoding
+ */
+export const encodeRequest = (request: Request): EncodedRequest => {
+  const plan = planThinking(request)
+  const system = systemOf(request)
+  const tools = (request.tools ?? []).flatMap((tool) => {
+    const block = toolOf(tool)
+    return block === undefined ? [] : [block]
+  })
+  const toolChoice = toolChoiceOf(request)
+  const outputConfig = {
+    ...(plan.effort === undefined ? {} : { effort: plan.effort }),
+    ...(request.responseFormat?.type === "json_schema"
+      ? { format: { type: "json_schema", schema: request.responseFormat.schema } }
+      : {})
+  }
+  const sampling = plan.on ? {} : {
+    ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+    ...(request.topP === undefined ? {} : { top_p: request.topP }),
+    ...(request.topK === undefined ? {} : { top_k: request.topK })
+  }
+  const body: Record<string, unknown> = {
+    model: request.model,
+    max_tokens: maxTokensFor(request, plan.budget),
+    ...(system === undefined ? {} : { system }),
+    messages: turnsOf(request),
+    ...(request.stopSequences === undefined ? {} : { stop_sequences: request.stopSequences }),
+    ...sampling,
+    ...(tools.length === 0 && request.tools === undefined ? {} : { tools }),
+    ...(toolChoice === undefined ? {} : { tool_choice: toolChoice }),
+    ...(plan.thinking === undefined ? {} : { thinking: plan.thinking }),
+    ...(Object.keys(outputConfig).length === 0 ? {} : { output_config: outputConfig }),
+    ...(request.user === undefined ? {} : { metadata: { user_id: request.user } }),
+    ...(request.stream ? { stream: true } : {})
+  }
+  return { body, dropped: droppedFields(request) }
+}

@@ -1,0 +1,35 @@
+/**
+ * The messages format (Anthropic Messages API wire format, `POST
+ * /v1/messages`; spec "Text: messages format"): both halves of the `Format`
+ * contract, assembled from one file per concern.
+ *
+ * @since 0.1.0
+ */
+import type { Format } from "../Format.ts"
+import { classifyError, encodeError } from "./ErrorBody.ts"
+import { decodeRequest } from "./RequestDecoder.ts"
+import { encodeRequest } from "./RequestEncoder.ts"
+import { decodeResponse, encodeResponse } from "./ResponseCodec.ts"
+import { streamDecoder, type StreamDecoderState } from "./StreamDecoder.ts"
+import { streamEncoder, type StreamEncoderState } from "./StreamEncoder.ts"
+
+export { DEFAULT_MAX_TOKENS, THINKING_BUDGET_BY_EFFORT, THINKING_HEADROOM_TOKENS } from "./RequestEncoder.ts"
+
+/**
+ * The messages format. Inbound: `decodeRequest`, `encodeResponse`,
+ * `streamEncoder`, `encodeError`. Outbound: `encodeRequest`,
+ * `decodeResponse`, `streamDecoder`, `classifyError`.
+ *
+ * @category formats
+ */
+export const AnthropicFormat: Format<StreamDecoderState, StreamEncoderState> = {
+  name: "anthropic",
+  decodeRequest,
+  encodeResponse,
+  streamEncoder,
+  encodeError,
+  encodeRequest,
+  decodeResponse,
+  streamDecoder,
+  classifyError
+}
