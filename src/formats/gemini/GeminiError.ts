@@ -1,0 +1,160 @@
+/**
+ * Errors in the generate-content format: the caller-facing error body and the
+ * classification of an upstream's error answers.
+ *
+ * The vendor's error body is the Google API error
+ * `{error: {code: <HTTP status>, message, status: <RPC status name>, details}}`
+ * (cloud.google.com/apis/design/errors; ai.google.dev/gemini-api/docs/troubleshooting).
+ *
+ * @since 0.1.0
+ */
+import type { UpstreamFailureKind } from "../../errors/GatewayError.ts"
+import type { Problem } from "../Format.ts"
+
+const rpcStatuses: Readonly<Record<number, string>> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  402: "RESOURCE_EXHAUSTED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  408: "DEADLINE_EXCEEDED",
+  409: "ABORTED",
+  413: "INVALID_ARGUMENT",
+  422: "INVALID_ARGUMENT",
+  429: "RESOURCE_EXHAUSTED",
+  499: "CANCELLED",
+  500: "INTERNAL",
+  501: "UNIMPLEMENTED",
+  502: "UNAVAILABLE",
+  503: "UNAVAILABLE",
+  504: "DEADLINE_EXCEEDED"
+}
+
+/**
+ * The google.rpc status name for an HTTP status (`400` → `INVALID_ARGUMENT`,
+ * `401` → `UNAUTHENTICATED`, `429` → `RESOURCE_EXHAUSTED`, `503` →
+ * `UNAVAILABLE`, …; the gateway's `402` quota error → `RESOURCE_EXHAUSTED`);
+ * unlisted 4xx → `FAILED_PRECONDITION`, unlisted 5xx → `INTERNAL`, anything else
+ * → `UNKNOWN`. Source: cloud.google.com/apis/design/errors, "Error codes".
+ *
+ * @category encoding
+ */
+export const rpcStatusName = (status: number): string =>
+  rpcStatuses[status] ??
+    (status >= 400 && status < 500 ? "FAILED_PRECONDITION" : status >= 500 && status < 600 ? "INTERNAL" : "UNKNOWN")
+
+/**
+ * A problem → the caller's error body: the gateway envelope fields plus the
+ * vendor's `status`: `{error: {code, message, type, param, status}}` (`code`
+ * is the spec's string code, e.g. `invalid_request`).
+ *
+ * @category encoding
+ */
+export const encodeGeminiError = (problem: Problem): { readonly error: Record<string, string> } => ({
+  error: {
+    code: problem.code,
+    message: problem.message,
+    type: problem.type,
+    param: problem.param,
+    status: rpcStatusName(problem.status)
+  }
+})
+
+/**
+ * A problem as an in-band stream error (`data: {"error": …}`), with the
+ * numeric HTTP `code` the vendor writes there, which `@google/genai` needs to
+ * raise an `ApiError`.
+ *
+ * @category encoding
+ */
+export const encodeGeminiStreamError = (problem: Problem): { readonly error: Record<string, string | number> } => ({
+  error: { code: problem.status, message: problem.message, status: rpcStatusName(problem.status) }
+})
+
+/**
+ * What Sluice reads of a Google API error body.
+ *
+ * @category models
+ */
+export interface GeminiErrorBody {
+  readonly code?: number | undefined
+  readonly message?: string | undefined
+  readonly status?: string | undefined
+  /** `reason` of `google.rpc.ErrorInfo` details (`API_KEY_INVALID`). */
+  readonly reasons: ReadonlyArray<string>
+  /** `quotaId` of `google.rpc.QuotaFailure` violations (`GenerateRequestsPerDayPerProjectPerModel-FreeTier`). */
+  readonly quotaIds: ReadonlyArray<string>
+}
+
+const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+const strings = (values: ReadonlyArray<unknown>): ReadonlyArray<string> =>
+  values.filter((value): value is string => typeof value === "string")
+
+/**
+ * Reads `{error: {code, message, status, details}}` from a parsed value (also
+ * the one-element array a non-SSE stream answer wraps it in); `undefined` when
+ * the value is no such body.
+ *
+ * @category decoding
+ */
+export const readGeminiError = (value: unknown): GeminiErrorBody | undefined => {
+  const root = Array.isArray(value) ? value[0] : value
+  if (!isRecord(root) || !isRecord(root.error)) return undefined
+  const error = root.error
+  const details = Array.isArray(error.details) ? error.details.filter(isRecord) : []
+  const violations = details.flatMap((detail) => Array.isArray(detail.violations) ? detail.violations : [])
+  return {
+    code: typeof error.code === "number" ? error.code : undefined,
+    message: typeof error.message === "string" ? error.message : undefined,
+    status: typeof error.status === "string" ? error.status : undefined,
+    reasons: strings(details.map((detail) => detail.reason)),
+    quotaIds: strings(violations.filter(isRecord).map((violation) => violation.quotaId))
+  }
+}
+
+const parse = (text: string): unknown => {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** Messages that mean the account cannot pay, not that it calls too fast. */
+const exhausted =
+  /credits are depleted|prepayment|billing (?:account )?(?:is )?(?:disabled|not (?:enabled|active))|spending cap|doesn't have a free quota tier|limit: 0\b/i
+
+/**
+ * Classifies an upstream HTTP error. `400` with reason `API_KEY_INVALID` (or
+ * the message "API key not valid"), `401` and `403` → `unauthorized`. Quota
+ * (decided here, the vendor has no separate code): a `RESOURCE_EXHAUSTED` /
+ * 429 whose `QuotaFailure` names a per-day quota (it will not clear within a
+ * retry window), or any error whose message says the account cannot pay
+ * (prepayment credits depleted, billing disabled, spending cap, no free tier,
+ * `limit: 0`) → `quota`; other 429 → `throttled`. `408` → `timeout`; 5xx →
+ * `server`; other 4xx → `rejected`. The message is the vendor's own, else
+ * "Upstream answered HTTP <status>".
+ *
+ * @category decoding
+ */
+export const classifyGeminiError = (
+  status: number,
+  bodyText: string
+): { readonly kind: UpstreamFailureKind; readonly message: string } => {
+  const body = readGeminiError(parse(bodyText))
+  const message = body?.message ?? `Upstream answered HTTP ${status}`
+  const reasons = body?.reasons ?? []
+  if (reasons.includes("API_KEY_INVALID") || /API key not valid/i.test(message)) {
+    return { kind: "unauthorized", message }
+  }
+  if (status === 401 || status === 403) return { kind: "unauthorized", message }
+  const perDay = (body?.quotaIds ?? []).some((quotaId) => /PerDay/i.test(quotaId))
+  if ((status === 429 || body?.status === "RESOURCE_EXHAUSTED") && perDay) return { kind: "quota", message }
+  if (status >= 400 && exhausted.test(message)) return { kind: "quota", message }
+  if (status === 429) return { kind: "throttled", message }
+  if (status === 408) return { kind: "timeout", message }
+  if (status >= 500) return { kind: "server", message }
+  return { kind: "rejected", message }
+}
