@@ -7,8 +7,10 @@
  */
 import { Migrator } from "effect/sql"
 import initial from "./0001_initial.ts"
+import storedResponses from "./0002_stored_responses.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
-  "0001_initial": initial
+  "0001_initial": initial,
+  "0002_stored_responses": storedResponses
 })

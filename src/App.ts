@@ -19,6 +19,7 @@ import { HealthProber } from "./services/HealthProber.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { Relay } from "./services/Relay.ts"
+import { ResponseStore } from "./services/ResponseStore.ts"
 import { UpstreamClient } from "./services/UpstreamClient.ts"
 import { UsageLog } from "./services/UsageLog.ts"
 import { Catalog } from "./storage/Catalog.ts"
@@ -50,6 +51,7 @@ export const appLayer = (options: AppOptions) => {
     Auth.layer(settings.keyCacheTtlMs),
     ChannelRouter.layer(settings),
     QuotaLedger.layer,
+    ResponseStore.layer,
     UsageLog.layer(options.usageFlushMillis),
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),

@@ -11,8 +11,12 @@ import { respondWith } from "../http/Respond.ts"
 
 /** @category routes */
 export const FallbackRoutes = HttpRouter.use((router) =>
-  router.add("*", "*", (request) =>
-    Effect.fail(new RouteNotFound({ method: request.method, path: new URL(request.url, "http://x").pathname })).pipe(
-      respondWith((problem) => envelopeBody("gateway", problem))
-    ))
+  router.add(
+    "*",
+    "*",
+    (request) =>
+      Effect.fail(new RouteNotFound({ method: request.method, path: new URL(request.url, "http://x").pathname })).pipe(
+        respondWith((problem) => envelopeBody("gateway", problem))
+      )
+  )
 )

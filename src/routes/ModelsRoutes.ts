@@ -9,7 +9,7 @@
 import { Effect } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { envelopeBody } from "../errors/Envelope.ts"
-import { type CredentialStyle, credentialOf } from "../http/Credentials.ts"
+import { credentialOf, type CredentialStyle } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"

@@ -8,12 +8,13 @@
 import { Effect } from "effect"
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { promptTokensTypical } from "../canonical/Estimate.ts"
+import type { OutputPart } from "../canonical/Content.ts"
 import type { Request } from "../canonical/Request.ts"
 import type { GatewayError } from "../errors/GatewayError.ts"
 import type { FormatName, ResponseMeta } from "../formats/Format.ts"
 import { formatOf } from "../formats/registry.ts"
 import { readJsonObject } from "../http/Body.ts"
-import { type CredentialStyle, credentialOf } from "../http/Credentials.ts"
+import { credentialOf, type CredentialStyle } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
@@ -32,7 +33,14 @@ export interface TextRouteOptions {
     principal: Principal,
     raw: Record<string, unknown>,
     request: Request
-  ) => Effect.Effect<Request, GatewayError>
+  ) => Effect.Effect<Prepared, GatewayError>
+}
+
+/** What a `prepare` hook hands on to the relay. @category models */
+export interface Prepared {
+  readonly request: Request
+  readonly forceTranslate?: boolean | undefined
+  readonly onAnswer?: ((id: string, content: ReadonlyArray<OutputPart>) => Effect.Effect<void>) | undefined
 }
 
 /** The services a text route uses, taken once when routes are built. @category models */
@@ -58,9 +66,10 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
       const path = options.fromPath?.(url)
       const decoded = format.decodeRequest(raw, { model: path?.model, stream: path?.stream })
       if (!decoded.ok) return yield* decoded.error
-      const request = options.prepare === undefined
-        ? decoded.value
+      const prepared: Prepared = options.prepare === undefined
+        ? { request: decoded.value }
         : yield* options.prepare(principal, raw, decoded.value)
+      const request = prepared.request
       const requestId = crypto.randomUUID().replaceAll("-", "")
       const streamOptions = raw.stream_options
       const meta: ResponseMeta = {
@@ -78,7 +87,9 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         principal,
         requestId,
         meta,
-        jsonArrayStream: path?.jsonArray
+        jsonArrayStream: path?.jsonArray,
+        forceTranslate: prepared.forceTranslate,
+        onAnswer: prepared.onAnswer
       })
     }).pipe(respondWith(render))
 }

@@ -7,9 +7,13 @@
  */
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
-import { Auth } from "../services/Auth.ts"
+import type { OutputPart } from "../canonical/Content.ts"
+import type { Request } from "../canonical/Request.ts"
+import { InvalidRequest } from "../errors/GatewayError.ts"
+import { Auth, type Principal } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { Relay } from "../services/Relay.ts"
+import { ResponseStore } from "../services/ResponseStore.ts"
 import { textHandler } from "./TextRoute.ts"
 
 /** `…/models/{model}:{method}` → model, whether it streams, and the JSON-array framing. */
@@ -25,6 +29,41 @@ const generateContentPath = (url: URL) => {
 /** @category routes */
 export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const services = { auth: yield* Auth, relay: yield* Relay, settings: yield* GatewaySettings }
+  const responses = yield* ResponseStore
+
+  /**
+   * Responses: expand `previous_response_id` from the stored conversation (then
+   * the request is translated, since the upstream never saw our ids), and keep
+   * the new conversation unless the caller sent `store: false`.
+   */
+  const prepareResponses = (principal: Principal, raw: Record<string, unknown>, request: Request) =>
+    Effect.gen(function* () {
+      const previousId = raw.previous_response_id
+      if (previousId !== undefined && previousId !== null && typeof previousId !== "string") {
+        return yield* new InvalidRequest({
+          message: "previous_response_id must be a string.",
+          param: "previous_response_id"
+        })
+      }
+      const history = typeof previousId === "string" ? yield* responses.load(previousId, principal.tokenId) : []
+      const expanded: Request = history.length === 0 ? request : {
+        ...request,
+        messages: [
+          ...request.messages.filter((message) => message.role === "system"),
+          ...history,
+          ...request.messages.filter((message) => message.role !== "system")
+        ]
+      }
+      const conversation = expanded.messages.filter((message) => message.role !== "system")
+      return {
+        request: expanded,
+        forceTranslate: history.length > 0,
+        onAnswer: raw.store === false
+          ? undefined
+          : (id: string, content: ReadonlyArray<OutputPart>) =>
+            responses.save(id, principal.tokenId, [...conversation, { role: "assistant", content }])
+      }
+    })
   yield* router.add(
     "POST",
     "/v1/chat/completions",
@@ -43,16 +82,20 @@ export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   yield* router.add(
     "POST",
     "/v1/responses",
-    textHandler(services, { format: "openai-responses", credentials: "bearer", idPrefix: "resp_" })
-  )
-  yield* router.add(
-    "POST",
-    "/v1beta/models/*",
     textHandler(services, {
-      format: "gemini",
-      credentials: "generate-content",
-      idPrefix: "",
-      fromPath: generateContentPath
+      format: "openai-responses",
+      credentials: "bearer",
+      idPrefix: "resp_",
+      prepare: prepareResponses
     })
   )
+  const generateContent = textHandler(services, {
+    format: "gemini",
+    credentials: "generate-content",
+    idPrefix: "",
+    fromPath: generateContentPath
+  })
+  yield* router.add("POST", "/v1beta/models/*", generateContent)
+  // @google/genai defaults to the `v1` API version: accept its paths too.
+  yield* router.add("POST", "/v1/models/*", generateContent)
 }))

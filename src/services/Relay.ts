@@ -12,6 +12,7 @@ import { Sse } from "effect/encoding"
 import { Pull } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { promptTokensTypical, promptTokensUpperBound } from "../canonical/Estimate.ts"
+import type { OutputPart } from "../canonical/Content.ts"
 import type { Request } from "../canonical/Request.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
@@ -49,10 +50,17 @@ export interface RelayInput {
   readonly meta: ResponseMeta
   /** Generate-content without `alt=sse`: stream as one JSON array instead of SSE. */
   readonly jsonArrayStream?: boolean | undefined
+  /** Translate even when the channel speaks the caller's format (the canonical request was changed). */
+  readonly forceTranslate?: boolean | undefined
+  /** Called once with the answer's public id and content after a complete answer. */
+  readonly onAnswer?: ((id: string, content: ReadonlyArray<OutputPart>) => Effect.Effect<void>) | undefined
 }
 
 /** How a request ended, for the usage log and billing. */
 interface Meter {
+  /** The answer as it was assembled (for `onAnswer`). */
+  answerId: string | undefined
+  answer: Array<OutputPart> | undefined
   usage: Usage | undefined
   deliveredCharacters: number
   status: number
@@ -128,7 +136,14 @@ export class Relay extends Context.Service<Relay, {
         const estimate = textCost(ratio, price, promptUpper, maxOutput)
 
         const permit = yield* limiter.acquire(limitSubjects(principal, snapshot.groups.get(principal.group)?.limits))
-        const meter: Meter = { usage: undefined, deliveredCharacters: 0, status: 200, error: null }
+        const meter: Meter = {
+          answerId: undefined,
+          answer: undefined,
+          usage: undefined,
+          deliveredCharacters: 0,
+          status: 200,
+          error: null
+        }
         const hold = yield* ledger.reserve(principal, estimate).pipe(
           Effect.tapError(() => permit.release(0))
         )
@@ -169,7 +184,12 @@ export class Relay extends Context.Service<Relay, {
                   })
                 )
               ),
-              Effect.andThen(permit.release(chargeable ? usage.inputTokens + usage.outputTokens : 0))
+              Effect.andThen(permit.release(chargeable ? usage.inputTokens + usage.outputTokens : 0)),
+              Effect.andThen(
+                !failed && input.onAnswer !== undefined && meter.answerId !== undefined && meter.answer !== undefined
+                  ? input.onAnswer(meter.answerId, meter.answer)
+                  : Effect.void
+              )
             )
           }).pipe(Effect.uninterruptible)
 
@@ -198,7 +218,7 @@ export class Relay extends Context.Service<Relay, {
         /** The upstream body for `candidate` in its wire format. */
         const upstreamBody = (candidate: Candidate, wire: Format<unknown, unknown>): Record<string, unknown> => {
           let body: Record<string, unknown>
-          if (wire.name === input.inbound) {
+          if (wire.name === input.inbound && input.forceTranslate !== true) {
             body = { ...input.raw }
             if (wire.name !== "gemini") body.model = candidate.upstreamModel
             if (wire.name === "openai-chat" && request.stream) {
@@ -253,7 +273,10 @@ export class Relay extends Context.Service<Relay, {
           const decoded = wire.decodeResponse(json)
           if (decoded instanceof UpstreamFailed) return yield* decoded
           meter.usage = decoded.usage
-          return wire.name === input.inbound ? json : inbound.encodeResponse(decoded, input.meta)
+          const passthrough = wire.name === input.inbound && input.forceTranslate !== true
+          meter.answerId = passthrough ? decoded.id : input.meta.id
+          meter.answer = [...decoded.content]
+          return passthrough ? json : inbound.encodeResponse(decoded, input.meta)
         })
 
         /** One stream attempt: the upstream is answering with a readable first event, or a failure. */
@@ -291,8 +314,54 @@ export class Relay extends Context.Service<Relay, {
 
         /** Upstream events → the caller's SSE events, metering as they pass. */
         const translate = (wire: Format<unknown, unknown>, events: Stream.Stream<Sse.Event, UpstreamFailed>) => {
-          const passthrough = wire.name === input.inbound
+          const passthrough = wire.name === input.inbound && input.forceTranslate !== true
           const encoder = inbound.streamEncoder
+          const assembled = new Map<number, OutputPart>()
+          const assemble = (parts: ReadonlyArray<StreamPart>) => {
+            if (input.onAnswer === undefined) return
+            for (const part of parts) {
+              switch (part._tag) {
+                case "ResponseStart":
+                  meter.answerId = passthrough ? part.id : input.meta.id
+                  break
+                case "BlockStart":
+                  assembled.set(
+                    part.index,
+                    part.block.type === "tool-call"
+                      ? { type: "tool-call", callId: part.block.callId, name: part.block.name, arguments: "" }
+                      : part.block.type === "reasoning"
+                      ? { type: "reasoning", text: "" }
+                      : { type: "text", text: "" }
+                  )
+                  break
+                case "TextDelta":
+                case "ReasoningDelta": {
+                  const current = assembled.get(part.index)
+                  if (current !== undefined && current.type !== "tool-call") {
+                    assembled.set(part.index, { ...current, text: current.text + part.text })
+                  }
+                  break
+                }
+                case "ReasoningSignature": {
+                  const current = assembled.get(part.index)
+                  if (current?.type === "reasoning") {
+                    assembled.set(part.index, { ...current, signature: part.signature })
+                  }
+                  break
+                }
+                case "ToolInputDelta": {
+                  const current = assembled.get(part.index)
+                  if (current?.type === "tool-call") {
+                    assembled.set(part.index, { ...current, arguments: current.arguments + part.json })
+                  }
+                  break
+                }
+                case "Finish":
+                  meter.answer = [...assembled.entries()].sort((a, b) => a[0] - b[0]).map(([, value]) => value)
+                  break
+              }
+            }
+          }
           const decoder = wire.streamDecoder
           const items: Stream.Stream<Item> = events.pipe(
             Stream.map((event): Item => ({ _tag: "Event", event })),
@@ -334,6 +403,7 @@ export class Relay extends Context.Service<Relay, {
                 }
                 const parts = decoder.flush(state.decoded)
                 meter.usage = usageOfParts(parts, meter.usage)
+                assemble(parts)
                 if (passthrough) return [{ ...state, done: true }, []]
                 const [encoded, out] = encodeParts(state, parts)
                 return [{ ...state, encoded, done: true }, out.concat(encoder.end(encoded))]
@@ -343,6 +413,7 @@ export class Relay extends Context.Service<Relay, {
                 if (result instanceof UpstreamFailed) return fail(state, result)
                 const [decoded, parts] = result as readonly [unknown, ReadonlyArray<StreamPart>]
                 meter.usage = usageOfParts(parts, meter.usage)
+                assemble(parts)
                 meter.deliveredCharacters += deliveredOf(parts)
                 if (passthrough) {
                   const keep = !(input.inbound === "openai-chat" && input.meta.includeUsage !== true &&
