@@ -24,7 +24,13 @@ const parsed = parseBootstrap(
     },
     channels: [
       { name: "emulator-openai", type: "openai", base_url: emulator.url, keys: ["sk-emu"], models: ["gpt-demo"] },
-      { name: "emulator-anthropic", type: "anthropic", base_url: emulator.url, keys: ["sk-emu"], models: ["claude-demo"] },
+      {
+        name: "emulator-anthropic",
+        type: "anthropic",
+        base_url: emulator.url,
+        keys: ["sk-emu"],
+        models: ["claude-demo"]
+      },
       { name: "emulator-gemini", type: "gemini", base_url: emulator.url, keys: ["sk-emu"], models: ["gemini-demo"] }
     ],
     users: [{ username: "demo", group: "default", quota: 5_000_000, tokens: [{ name: "demo", key }] }]

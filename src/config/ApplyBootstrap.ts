@@ -77,7 +77,9 @@ export const applyBootstrap = Effect.fn("applyBootstrap")(function* (file: Boots
       yield* sql`INSERT INTO users (username, password_hash, role, group_name, quota, limits)
         VALUES (${user.username}, ${passwordHash}, ${user.role ?? "user"}, ${user.group}, ${user.quota}, ${userLimits})
         ON CONFLICT (username) DO UPDATE SET limits = EXCLUDED.limits`
-      const [{ id: userId }] = yield* sql<{ readonly id: bigint }>`SELECT id FROM users WHERE username = ${user.username}`
+      const [{ id: userId }] = yield* sql<
+        { readonly id: bigint }
+      >`SELECT id FROM users WHERE username = ${user.username}`
       for (const token of user.tokens ?? []) {
         const keyHash = yield* Effect.promise(() => hashKey(token.key))
         const tokenLimits = token.limits === undefined ? null : JSON.stringify(token.limits)

@@ -13,7 +13,10 @@ import { makeDecoder } from "../formats/SchemaDecode.ts"
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 /** Quota units: a whole, non-negative number of micro-USD that a JS number holds exactly. */
-const QuotaAmount = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(Number.MAX_SAFE_INTEGER))
+const QuotaAmount = Schema.Int.check(
+  Schema.isGreaterThanOrEqualTo(0),
+  Schema.isLessThanOrEqualTo(Number.MAX_SAFE_INTEGER)
+)
 const NonEmpty = Schema.String.check(Schema.isNonEmpty())
 
 /**

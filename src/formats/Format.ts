@@ -26,7 +26,10 @@ export type FormatName = "openai-chat" | "openai-responses" | "anthropic" | "gem
  *
  * @category models
  */
-export type Decoded<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly error: InvalidRequest }
+export type Decoded<A> = { readonly ok: true; readonly value: A } | {
+  readonly ok: false
+  readonly error: InvalidRequest
+}
 
 /**
  * What an outbound request encoder produced: the JSON body for the upstream

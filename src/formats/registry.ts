@@ -12,7 +12,8 @@ import { OpenAiResponsesFormat } from "./openai-responses/mod.ts"
 
 // The stream states are private to each format; callers only thread them
 // through, so the registry erases them.
-const erase = <DS, ES>(format: Format<DS, ES>): Format<unknown, unknown> => format as unknown as Format<unknown, unknown>
+const erase = <DS, ES>(format: Format<DS, ES>): Format<unknown, unknown> =>
+  format as unknown as Format<unknown, unknown>
 
 const formats: Record<FormatName, Format<unknown, unknown>> = {
   "openai-chat": erase(OpenAiChatFormat),

@@ -55,7 +55,11 @@ const openai: Adapter = {
     }
   },
   target: (channel, key, wire) => {
-    const path = wire === "openai-responses" ? "/v1/responses" : wire === "completions" ? "/v1/completions" : "/v1/chat/completions"
+    const path = wire === "openai-responses"
+      ? "/v1/responses"
+      : wire === "completions"
+      ? "/v1/completions"
+      : "/v1/chat/completions"
     return {
       url: root(channel) + path,
       headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
