@@ -6,7 +6,11 @@ import { startGateway } from "../support/Gateway.ts"
 const KEY = "sk-test-alice-0001"
 
 /** Two openai channels on one emulator, told apart by their upstream keys. */
-const twoChannels = (emulatorUrl: string, extra: Record<string, unknown> = {}, primary: Record<string, unknown> = {}) => {
+const twoChannels = (
+  emulatorUrl: string,
+  extra: Record<string, unknown> = {},
+  primary: Record<string, unknown> = {}
+) => {
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1 } },
@@ -74,7 +78,10 @@ Deno.test("failover: 500, 429 and a hang on the primary are answered by the seco
       )
       strictEqual(rows.length, 6)
       strictEqual(rows.filter((row) => row.channel === "primary" && row.attempt === 1).length, 3)
-      strictEqual(rows.filter((row) => row.channel === "secondary" && row.attempt === 2 && row.status === 200).length, 3)
+      strictEqual(
+        rows.filter((row) => row.channel === "secondary" && row.attempt === 2 && row.status === 200).length,
+        3
+      )
     })
   } finally {
     await gateway.close()

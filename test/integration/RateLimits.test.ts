@@ -46,7 +46,10 @@ Deno.test("rate limits in memory: the N+1-th request in the window gets 429 with
     const body = await refused.json()
     strictEqual(body.error.code, "too_many_requests")
     const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
-    const error = await client.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "x" }] })
+    const error = await client.chat.completions.create({
+      model: "gpt-test",
+      messages: [{ role: "user", content: "x" }]
+    })
       .catch((failure) => failure)
     ok(error instanceof OpenAI.RateLimitError)
   } finally {
