@@ -29,9 +29,9 @@ export const pathToParam = (path: ReadonlyArray<PropertyKey>): string =>
  *
  * @category decoding
  */
-export const makeDecoder = <S extends Schema.Top>(schema: S) => {
-  const decode = Schema.decodeUnknownExit(schema as unknown as Schema.Codec<S["Type"], S["Encoded"]>)
-  return (input: unknown): Decoded<S["Type"]> => {
+export const makeDecoder = <A, I>(schema: Schema.Codec<A, I>): (input: unknown) => Decoded<A> => {
+  const decode = Schema.decodeUnknownExit(schema)
+  return (input) => {
     const exit = decode(input, { errors: "first" })
     if (exit._tag === "Success") return { ok: true, value: exit.value }
     const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")

@@ -46,7 +46,7 @@ import type { ImagePart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResult
 import type { Message, ReasoningConfig, Request, ResponseFormat, Tool, ToolChoice } from "../../canonical/Request.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
-import { makeDecoder } from "./ResponsesDecode.ts"
+import { makeDecoder } from "../SchemaDecode.ts"
 import { effortFromWire, mediaSourceOf } from "./ResponsesWire.ts"
 
 const Body = Schema.Struct({

@@ -15,7 +15,7 @@ import type { Response } from "../../canonical/Response.ts"
 import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { ResponseMeta } from "../Format.ts"
-import { makeDecoder } from "./ResponsesDecode.ts"
+import { makeDecoder } from "../SchemaDecode.ts"
 import { finishOfStatus, itemId, statusOfFinish, usageFromWire, usageToWire, type WireUsage } from "./ResponsesWire.ts"
 
 const Body = Schema.Struct({

@@ -31,7 +31,7 @@ import type { StreamPart } from "../../canonical/StreamPart.ts"
 import { emptyUsage } from "../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { DecodeStep, StreamDecoder } from "../Format.ts"
-import { makeDecoder } from "./ResponsesDecode.ts"
+import { makeDecoder } from "../SchemaDecode.ts"
 import { failureKindOfCode } from "./ResponsesResponse.ts"
 import { finishOfStatus, usageFromWire } from "./ResponsesWire.ts"
 
