@@ -1,0 +1,253 @@
+/**
+ * What each upstream channel type must have received for each matrix case,
+ * checked on the emulator's recorded request, in that upstream's own wire
+ * format: chat completions `messages` (role `tool`, `image_url`,
+ * `reasoning_effort`), Messages (`system` top level, `max_tokens`, `tool_result`
+ * blocks, base64 `image` blocks, `thinking`), generate-content (`contents`,
+ * `systemInstruction`, `functionResponse`, `inlineData`, `thinkingConfig`).
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import type { RecordedRequest } from "../../../src/emulator/Emulator.ts"
+import { type Case, IMAGE_TEXT, type InboundName, PLAIN_TEXT, SYSTEM, WEATHER_TOOL } from "./Inbound.ts"
+
+/** The upstream channel types of the matrix. */
+export type UpstreamName = "openai" | "anthropic" | "gemini"
+
+/** The model each channel serves. */
+export const MODEL_OF: Record<UpstreamName, string> = {
+  openai: "m-openai",
+  anthropic: "m-anthropic",
+  gemini: "m-gemini"
+}
+
+type Json = Record<string, unknown>
+
+const asObject = (value: unknown): Json =>
+  typeof value === "object" && value !== null && !Array.isArray(value) ? value as Json : {}
+const asArray = (value: unknown): ReadonlyArray<unknown> => Array.isArray(value) ? value : []
+const objects = (value: unknown): ReadonlyArray<Json> => asArray(value).map(asObject)
+
+/** Everything a content value holds, as text (string content or text parts). */
+const textOfContent = (content: unknown): string =>
+  typeof content === "string"
+    ? content
+    : objects(content).map((part) => typeof part.text === "string" ? part.text : "").join("")
+
+/** The facts of one call a check needs. */
+export interface UpstreamCall {
+  readonly inbound: InboundName
+  readonly upstream: UpstreamName
+  readonly stream: boolean
+  readonly testCase: Case
+  /** The recorded requests of this cell (one, or two for a tool round trip), oldest first. */
+  readonly recorded: ReadonlyArray<RecordedRequest>
+}
+
+const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
+  const model = MODEL_OF[call.upstream]
+  const body = asObject(request.body)
+  switch (call.upstream) {
+    case "openai": {
+      const path = call.inbound === "completions" ? "/v1/completions" : "/v1/chat/completions"
+      strictEqual(request.path, path, "openai upstream path")
+      strictEqual(body.model, model)
+      strictEqual(body.stream === true, call.stream, "openai upstream stream flag")
+      if (call.stream) strictEqual(asObject(body.stream_options).include_usage, true, "stream_options.include_usage")
+      ok(request.headers["authorization"]?.startsWith("Bearer "), "bearer key upstream")
+      return
+    }
+    case "anthropic":
+      strictEqual(request.path, "/v1/messages", "anthropic upstream path")
+      strictEqual(body.model, model)
+      strictEqual(body.stream === true, call.stream, "anthropic upstream stream flag")
+      ok(typeof body.max_tokens === "number" && body.max_tokens > 0, "anthropic upstream max_tokens")
+      ok(request.headers["anthropic-version"] !== undefined, "anthropic-version header")
+      ok(request.headers["x-api-key"] !== undefined, "x-api-key header")
+      ok(Array.isArray(body.messages), "anthropic upstream messages")
+      return
+    case "gemini":
+      strictEqual(
+        request.path,
+        `/v1beta/models/${model}:${call.stream ? "streamGenerateContent" : "generateContent"}`,
+        "gemini upstream path"
+      )
+      if (call.stream) strictEqual(request.query.alt, "sse", "gemini upstream alt=sse")
+      ok(request.headers["x-goog-api-key"] !== undefined, "x-goog-api-key header")
+      ok(Array.isArray(body.contents), "gemini upstream contents")
+      return
+  }
+}
+
+const checkPlain = (call: UpstreamCall, body: Json) => {
+  switch (call.upstream) {
+    case "openai": {
+      if (call.inbound === "completions") {
+        const prompt = Array.isArray(body.prompt) ? body.prompt.join("") : body.prompt
+        strictEqual(prompt, PLAIN_TEXT)
+        return
+      }
+      const messages = objects(body.messages)
+      ok(["system", "developer"].includes(String(messages[0]?.role)), "openai upstream: system message first")
+      strictEqual(textOfContent(messages[0].content), SYSTEM)
+      strictEqual(messages.at(-1)?.role, "user")
+      strictEqual(textOfContent(messages.at(-1)?.content), PLAIN_TEXT)
+      return
+    }
+    case "anthropic": {
+      const messages = objects(body.messages)
+      if (call.inbound !== "completions") strictEqual(textOfContent(body.system), SYSTEM, "anthropic top-level system")
+      ok(messages.every((message) => message.role !== "system"), "no system role inside anthropic messages")
+      strictEqual(messages.at(-1)?.role, "user")
+      strictEqual(textOfContent(messages.at(-1)?.content), PLAIN_TEXT)
+      return
+    }
+    case "gemini": {
+      if (call.inbound !== "completions") {
+        strictEqual(textOfContent(asObject(body.systemInstruction).parts), SYSTEM, "gemini systemInstruction")
+      }
+      const contents = objects(body.contents)
+      strictEqual(contents.at(-1)?.role, "user")
+      strictEqual(textOfContent(contents.at(-1)?.parts), PLAIN_TEXT)
+      return
+    }
+  }
+}
+
+const checkImage = (call: UpstreamCall, body: Json) => {
+  switch (call.upstream) {
+    case "openai": {
+      const parts = objects(objects(body.messages).at(-1)?.content)
+      const image = parts.find((part) => part.type === "image_url")
+      ok(image !== undefined, "openai upstream image_url part")
+      ok(String(asObject(image.image_url).url).startsWith("data:image/png;base64,"), "openai upstream data URI")
+      ok(parts.some((part) => part.text === IMAGE_TEXT))
+      return
+    }
+    case "anthropic": {
+      const blocks = objects(objects(body.messages).at(-1)?.content)
+      const image = blocks.find((block) => block.type === "image")
+      ok(image !== undefined, "anthropic upstream image block")
+      deepStrictEqual(
+        { type: asObject(image.source).type, media_type: asObject(image.source).media_type },
+        { type: "base64", media_type: "image/png" }
+      )
+      ok(blocks.some((block) => block.type === "text" && block.text === IMAGE_TEXT))
+      return
+    }
+    case "gemini": {
+      const parts = objects(objects(body.contents).at(-1)?.parts)
+      const image = parts.find((part) => part.inlineData !== undefined)
+      ok(image !== undefined, "gemini upstream inlineData part")
+      strictEqual(asObject(image.inlineData).mimeType, "image/png")
+      ok(parts.some((part) => part.text === IMAGE_TEXT))
+      return
+    }
+  }
+}
+
+const checkReasoning = (call: UpstreamCall, body: Json) => {
+  switch (call.upstream) {
+    case "openai":
+      ok(typeof body.reasoning_effort === "string" && body.reasoning_effort !== "none", "openai reasoning_effort")
+      return
+    case "anthropic": {
+      const thinking = asObject(body.thinking)
+      ok(thinking.type === "enabled" || thinking.type === "adaptive", "anthropic thinking enabled")
+      if (thinking.type === "enabled") {
+        ok(
+          typeof thinking.budget_tokens === "number" && (body.max_tokens as number) > thinking.budget_tokens,
+          "anthropic max_tokens above budget_tokens"
+        )
+      }
+      return
+    }
+    case "gemini": {
+      const thinking = asObject(asObject(body.generationConfig).thinkingConfig)
+      strictEqual(thinking.includeThoughts, true, "gemini thinkingConfig.includeThoughts (reasoning text asked)")
+      return
+    }
+  }
+}
+
+const checkToolDeclared = (call: UpstreamCall, body: Json) => {
+  switch (call.upstream) {
+    case "openai": {
+      const tool = objects(body.tools)[0]
+      strictEqual(asObject(tool?.function).name, WEATHER_TOOL.name, "openai upstream function tool")
+      return
+    }
+    case "anthropic": {
+      const tool = objects(body.tools)[0]
+      strictEqual(tool?.name, WEATHER_TOOL.name, "anthropic upstream tool")
+      ok(tool.input_schema !== undefined, "anthropic upstream input_schema")
+      return
+    }
+    case "gemini": {
+      const declaration = objects(objects(body.tools)[0]?.functionDeclarations)[0]
+      strictEqual(declaration?.name, WEATHER_TOOL.name, "gemini upstream functionDeclarations")
+      return
+    }
+  }
+}
+
+const checkToolResult = (call: UpstreamCall, body: Json) => {
+  switch (call.upstream) {
+    case "openai": {
+      const messages = objects(body.messages)
+      const assistant = messages.find((message) => message.role === "assistant")
+      const callId = asObject(objects(assistant?.tool_calls)[0]).id
+      ok(typeof callId === "string" && callId.length > 0, "openai upstream assistant tool_calls")
+      const result = messages.at(-1)
+      strictEqual(result?.role, "tool", "openai upstream role tool")
+      strictEqual(result.tool_call_id, callId, "tool_call_id pairs with the call")
+      ok(textOfContent(result.content).includes("21"), "openai upstream tool result content")
+      return
+    }
+    case "anthropic": {
+      const messages = objects(body.messages)
+      const assistant = messages.find((message) => message.role === "assistant")
+      const use = objects(assistant?.content).find((block) => block.type === "tool_use")
+      ok(use !== undefined && use.name === WEATHER_TOOL.name, "anthropic upstream tool_use block")
+      const last = messages.at(-1)
+      strictEqual(last?.role, "user")
+      const result = objects(last.content).find((block) => block.type === "tool_result")
+      ok(result !== undefined, "anthropic upstream tool_result block")
+      strictEqual(result.tool_use_id, use.id, "tool_use_id pairs with the call")
+      ok(textOfContent(result.content).includes("21"), "anthropic upstream tool_result content")
+      return
+    }
+    case "gemini": {
+      const contents = objects(body.contents)
+      const model = contents.find((content) => content.role === "model")
+      const functionCall = objects(model?.parts).find((part) => part.functionCall !== undefined)
+      strictEqual(asObject(functionCall?.functionCall).name, WEATHER_TOOL.name, "gemini upstream functionCall")
+      const last = contents.at(-1)
+      strictEqual(last?.role, "user")
+      const response = objects(last.parts).find((part) => part.functionResponse !== undefined)
+      ok(response !== undefined, "gemini upstream functionResponse part")
+      strictEqual(asObject(response.functionResponse).name, WEATHER_TOOL.name, "functionResponse name")
+      ok(JSON.stringify(asObject(response.functionResponse).response).includes("21"), "functionResponse.response")
+      return
+    }
+  }
+}
+
+/** Checks what the emulator received for one cell. */
+export const checkUpstream = (call: UpstreamCall): void => {
+  const last = call.recorded.at(-1)
+  ok(last !== undefined, "the emulator received a request")
+  for (const request of call.recorded) checkRoute(call, request)
+  const body = asObject(last.body)
+  switch (call.testCase) {
+    case "plain text":
+      return checkPlain(call, body)
+    case "image input":
+      return checkImage(call, body)
+    case "reasoning":
+      return checkReasoning(call, body)
+    case "tool call round trip":
+      strictEqual(call.recorded.length, 2, "two upstream calls")
+      checkToolDeclared(call, asObject(call.recorded[0].body))
+      return checkToolResult(call, body)
+  }
+}
