@@ -174,10 +174,48 @@ export const parseBootstrap = (text: string, path: string): { ok: true; file: Bo
     return { ok: false, message: param === "" ? detail : `${param}: ${detail}` }
   }
   const file = decoded.value
+  const problem = unknownGroup(file) ?? badExpiry(file)
+  return problem === undefined ? { ok: true, file } : { ok: false, message: problem }
+}
+
+/**
+ * The first token `expires_at` string that is not a date-time, as
+ * `path: not a date-time "value"` (left unchecked, it would be stored as
+ * "never expires").
+ */
+const badExpiry = (file: BootstrapFile): string | undefined => {
   for (const [index, user] of (file.users ?? []).entries()) {
-    if (file.groups !== undefined && !(user.group in file.groups)) {
-      return { ok: false, message: `users[${index}].group: unknown group "${user.group}"` }
+    for (const [position, token] of (user.tokens ?? []).entries()) {
+      const value = token.expires_at
+      if (typeof value === "string" && Number.isNaN(new Date(value).getTime())) {
+        return `users[${index}].tokens[${position}].expires_at: not a date-time "${value}"`
+      }
     }
   }
-  return { ok: true, file }
+  return undefined
+}
+
+/**
+ * The first reference to a group the file does not define (a user's, a
+ * token's or a channel's), as `path: unknown group "name"`. A file without
+ * `groups` defines none, so any name is accepted there.
+ */
+const unknownGroup = (file: BootstrapFile): string | undefined => {
+  const groups = file.groups
+  if (groups === undefined) return undefined
+  const known = (name: string) => Object.hasOwn(groups, name)
+  for (const [index, channel] of (file.channels ?? []).entries()) {
+    for (const [position, group] of (channel.groups ?? []).entries()) {
+      if (!known(group)) return `channels[${index}].groups[${position}]: unknown group "${group}"`
+    }
+  }
+  for (const [index, user] of (file.users ?? []).entries()) {
+    if (!known(user.group)) return `users[${index}].group: unknown group "${user.group}"`
+    for (const [position, token] of (user.tokens ?? []).entries()) {
+      if (token.group !== undefined && !known(token.group)) {
+        return `users[${index}].tokens[${position}].group: unknown group "${token.group}"`
+      }
+    }
+  }
+  return undefined
 }

@@ -42,6 +42,8 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
    * Charges `cost` against the hold: refunds `amount - cost`, or debits the
    * excess when the cost is higher (never below zero: the excess is capped at
    * what remains). Returns what was charged. Uninterruptible; idempotent.
+   * The user's `request_count` counts charged requests: a hold released with
+   * cost 0 (a failed request) leaves it alone.
    */
   readonly settle: (hold: Hold, cost: bigint) => Effect.Effect<bigint>
 }>()("sluice/services/QuotaLedger") {
@@ -100,7 +102,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
               WHERE id = ${hold.tokenId} RETURNING id
             )
             UPDATE users SET quota = quota + ${refund}, used_quota = used_quota + ${cost},
-              request_count = request_count + 1
+              request_count = request_count + ${cost > 0n ? 1 : 0}
             WHERE id = ${hold.userId}`
           return cost
         }

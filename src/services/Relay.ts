@@ -156,8 +156,6 @@ export class Relay extends Context.Service<Relay, {
             const usage = meter.usage ??
               (meter.deliveredCharacters > 0
                 ? { inputTokens: promptTokensTypical(request), outputTokens: Math.ceil(meter.deliveredCharacters / 4) }
-                : failed
-                ? emptyUsage
                 : emptyUsage)
             const chargeable = !failed || meter.deliveredCharacters > 0
             const cost = chargeable ? textCost(ratio, price, usage.inputTokens, usage.outputTokens) : 0n

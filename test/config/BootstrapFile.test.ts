@@ -1,0 +1,159 @@
+/**
+ * The bootstrap file parser: YAML and JSON both decode to the same file; a
+ * bad file fails with a message that starts with the path of the bad field.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
+
+const YAML = `
+groups:
+  default: { ratio: 1 }
+  vip:
+    ratio: 0.8
+    limits: { rpm: 60 }
+models:
+  gpt-test: { input: 2.5, output: 10 }
+  gpt-free: { free: true }
+channels:
+  - name: emu-openai
+    type: openai
+    base_url: http://127.0.0.1:9
+    keys: [sk-upstream-1, sk-upstream-2]
+    models: [gpt-test, gpt-free]
+    groups: [default, vip]
+    priority: 10
+    model_mapping: { gpt-test: gpt-4o-mini }
+    settings: { first_byte_timeout_ms: 1000 }
+users:
+  - username: alice
+    group: default
+    quota: 10000000
+    tokens:
+      - { name: main, key: sk-test-alice-0001 }
+      - { name: vip, key: sk-test-alice-0002, group: vip, quota: 500, expires_at: 2030-01-01T00:00:00Z }
+      - { name: epoch, key: sk-test-alice-0003, expires_at: 1893456000, models: [gpt-free] }
+settings:
+  retry_times: 0
+  key_cache_ttl_ms: 100
+`
+
+/** The same file, as JSON. */
+const json = {
+  groups: { default: { ratio: 1 }, vip: { ratio: 0.8, limits: { rpm: 60 } } },
+  models: { "gpt-test": { input: 2.5, output: 10 }, "gpt-free": { free: true } },
+  channels: [{
+    name: "emu-openai",
+    type: "openai",
+    base_url: "http://127.0.0.1:9",
+    keys: ["sk-upstream-1", "sk-upstream-2"],
+    models: ["gpt-test", "gpt-free"],
+    groups: ["default", "vip"],
+    priority: 10,
+    model_mapping: { "gpt-test": "gpt-4o-mini" },
+    settings: { first_byte_timeout_ms: 1000 }
+  }],
+  users: [{
+    username: "alice",
+    group: "default",
+    quota: 10_000_000,
+    tokens: [
+      { name: "main", key: "sk-test-alice-0001" },
+      { name: "vip", key: "sk-test-alice-0002", group: "vip", quota: 500, expires_at: "2030-01-01T00:00:00Z" },
+      { name: "epoch", key: "sk-test-alice-0003", expires_at: 1893456000, models: ["gpt-free"] }
+    ]
+  }],
+  settings: { retry_times: 0, key_cache_ttl_ms: 100 }
+}
+
+const parsed = (text: string, path: string): BootstrapFile => {
+  const result = parseBootstrap(text, path)
+  if (!result.ok) throw new Error(result.message)
+  return result.file
+}
+
+/** The message of a file that must not parse. */
+const failure = (text: string, path = "sluice.json"): string => {
+  const result = parseBootstrap(text, path)
+  if (result.ok) throw new Error(`expected ${path} to be refused`)
+  return result.message
+}
+
+/** `json` changed by `edit` (on a deep copy). */
+const variant = (edit: (file: typeof json & Record<string, unknown>) => void): string => {
+  const copy = structuredClone(json) as typeof json & Record<string, unknown>
+  edit(copy)
+  return JSON.stringify(copy)
+}
+
+Deno.test("parseBootstrap: YAML and JSON give the same file", () => {
+  const fromYaml = parsed(YAML, "sluice.yaml")
+  deepStrictEqual(fromYaml, parsed(JSON.stringify(json), "sluice.json"))
+  // JSON is recognised by its first character too, whatever the file is called.
+  deepStrictEqual(fromYaml, parsed(JSON.stringify(json, null, 2), "sluice.conf"))
+  strictEqual(fromYaml.users?.[0].tokens?.[1].expires_at, "2030-01-01T00:00:00Z")
+  strictEqual(fromYaml.users?.[0].tokens?.[2].expires_at, 1893456000)
+  strictEqual(fromYaml.groups?.vip.ratio, 0.8)
+})
+
+Deno.test("parseBootstrap: an empty file is an empty configuration", () => {
+  deepStrictEqual(parsed("", "sluice.yaml"), {})
+  deepStrictEqual(parsed("{}", "sluice.json"), {})
+})
+
+Deno.test("parseBootstrap: text that is not YAML or JSON names the file", () => {
+  ok(failure("groups: [1, 2", "conf/sluice.yaml").startsWith("conf/sluice.yaml: cannot be parsed"))
+  ok(failure(`{"groups": `, "conf/sluice.json").startsWith("conf/sluice.json: cannot be parsed"))
+})
+
+Deno.test("parseBootstrap: a bad field is reported with its path", () => {
+  const cases: ReadonlyArray<readonly [string, string]> = [
+    [variant((f) => (f.channels.push({ ...f.channels[0], name: "b", type: "azure" }))), "channels[1].type: "],
+    [variant((f) => (f.users[0].quota = -1)), "users[0].quota: "],
+    [variant((f) => (f.users[0].quota = 1.5)), "users[0].quota: "],
+    [variant((f) => (f.users[0].quota = Number.MAX_SAFE_INTEGER + 2)), "users[0].quota: "],
+    [variant((f) => (f.users[0].tokens[1].quota = -5)), "users[0].tokens[1].quota: "],
+    [variant((f) => delete (f.channels[0] as Partial<typeof f.channels[0]>).keys), "channels[0].keys: "],
+    [variant((f) => (f.channels[0].keys = [])), "channels[0].keys: "],
+    [variant((f) => (f.channels[0].keys[1] = "")), "channels[0].keys[1]: "],
+    [variant((f) => delete (f.channels[0] as Partial<typeof f.channels[0]>).base_url), "channels[0].base_url: "],
+    [variant((f) => (f.groups.default.ratio = -1)), "groups.default.ratio: "],
+    [variant((f) => (f.models["gpt-test"].input = "cheap" as unknown as number)), "models.gpt-test.input: "],
+    [variant((f) => (f.users[0].tokens[0].key = "short")), "users[0].tokens[0].key: "],
+    [variant((f) => (f.settings.retry_times = -1)), "settings.retry_times: "],
+    [variant((f) => Object.assign(f.users[0], { role: "owner" })), "users[0].role: "]
+  ]
+  for (const [text, path] of cases) {
+    const message = failure(text)
+    ok(message.startsWith(path), `expected "${path}…", got "${message}"`)
+  }
+})
+
+Deno.test("parseBootstrap: every reference to an undefined group is refused with its path", () => {
+  strictEqual(failure(variant((f) => (f.users[0].group = "gold"))), `users[0].group: unknown group "gold"`)
+  strictEqual(
+    failure(variant((f) => (f.users[0].tokens[1].group = "gold"))),
+    `users[0].tokens[1].group: unknown group "gold"`
+  )
+  strictEqual(
+    failure(variant((f) => (f.channels[0].groups = ["default", "gold"]))),
+    `channels[0].groups[1]: unknown group "gold"`
+  )
+  // Names inherited from Object.prototype are not groups either.
+  strictEqual(
+    failure(variant((f) => (f.users[0].group = "constructor"))),
+    `users[0].group: unknown group "constructor"`
+  )
+})
+
+Deno.test("parseBootstrap: without a groups section any group name is accepted", () => {
+  const file = parsed(variant((f) => delete (f as Partial<typeof f>).groups), "sluice.json")
+  strictEqual(file.users?.[0].tokens?.[1].group, "vip")
+})
+
+Deno.test("parseBootstrap: an expires_at that is not a date-time is refused, not stored as never expiring", () => {
+  strictEqual(
+    failure(variant((f) => (f.users[0].tokens[1].expires_at = "next tuesday"))),
+    `users[0].tokens[1].expires_at: not a date-time "next tuesday"`
+  )
+  strictEqual(parsed(variant((f) => (f.users[0].tokens[1].expires_at = "2030-01-01")), "a.json").users?.length, 1)
+})
