@@ -1,0 +1,341 @@
+/**
+ * `deno task bench [--postgres]`: the load benchmark. Starts, each as its own
+ * process on loopback, a healthy emulator, a second emulator that answers
+ * every request 500, the bare proxy (`BareProxy.ts`) and the gateway
+ * (`src/main.ts`, on embedded PGlite in a temp dir, or with `--postgres` on a
+ * fresh database `sluice_bench_<rand>` that is dropped after), then drives
+ * them with `wrk`: chat non-stream, chat stream, Messages-in stream
+ * (cross-format), each through the proxy and through the gateway, and a
+ * failover gateway. Prints the Markdown report and writes it to
+ * `bench/RESULTS.md`. Every subprocess is stopped at the end, on failure, on
+ * Ctrl-C and at the time limit (230 s). Exits 1 when `wrk` is missing or a
+ * step fails (its logs are kept and their folder printed).
+ *
+ * @since 0.1.0
+ */
+// deno-lint-ignore-file no-console
+import { chatBody, chatHeaders, failoverConfig, gatewayConfig, messagesBody, messagesHeaders } from "./Config.ts"
+import { type BenchDatabase, createBenchDatabase } from "./Postgres.ts"
+import { freePort, type Managed, Supervisor, waitHealthy } from "./Processes.ts"
+import { type BenchReport, type CaseReport, type FailoverReport, type Measured, renderReport } from "./Report.ts"
+import { type LoadResult, runWrk, wrkVersion } from "./Wrk.ts"
+
+const throughputConnections = 50
+const latencyConnections = 10
+const runSeconds = 10
+const warmupSeconds = 2
+const timeLimitSeconds = 230
+
+const usage = "Usage: deno task bench [--postgres]"
+const unknown = Deno.args.filter((arg) => arg !== "--postgres")
+if (unknown.length > 0) {
+  console.error(`Unknown argument ${unknown.map((arg) => `"${arg}"`).join(", ")}. ${usage}`)
+  Deno.exit(2)
+}
+const usePostgres = Deno.args.includes("--postgres")
+
+const wrk = await wrkVersion()
+if (wrk === undefined) {
+  console.error("wrk is not installed. Install it with: apt-get install -y wrk (Debian/Ubuntu), then run again.")
+  Deno.exit(1)
+}
+
+const root = new URL("..", import.meta.url).pathname
+const started = Date.now()
+const [loadAverage] = Deno.loadavg()
+const workDir = await Deno.makeTempDir({ prefix: "sluice-bench-" })
+const supervisor = new Supervisor(workDir)
+const databases: Array<BenchDatabase> = []
+
+const progress = (message: string) =>
+  console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}`)
+
+let cleaned: Promise<void> | undefined
+const cleanup = (): Promise<void> =>
+  cleaned ??= (async () => {
+    await supervisor.stopAll()
+    for (const database of databases) {
+      await database.drop().catch((error: Error) => console.error(`Could not drop ${database.name}: ${error.message}`))
+    }
+  })()
+
+let aborting = false
+const abort = async (message: string, code: number) => {
+  // The first reason wins: an interrupt also makes the running step fail.
+  if (aborting) return
+  aborting = true
+  console.error(message)
+  await cleanup()
+  console.error(`Subprocess logs kept in ${workDir}`)
+  Deno.exit(code)
+}
+const watchdog = setTimeout(
+  () => abort(`The bench ran past its ${timeLimitSeconds} s limit; stopped.`, 1),
+  timeLimitSeconds * 1000
+)
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, () => abort(`Interrupted (${signal}).`, 130))
+}
+
+// ---- processes -------------------------------------------------------------------------------------------------
+
+const startEmulator = async (name: string) => {
+  const port = freePort()
+  const managed = await supervisor.start({
+    name,
+    command: Deno.execPath(),
+    args: ["run", "-A", "src/emulator/main.ts"],
+    cwd: root,
+    env: {
+      EMULATOR_PORT: String(port),
+      EMULATOR_LATENCY_MS: "0",
+      EMULATOR_TOKENS_PER_SECOND: "0",
+      EMULATOR_RECORD: "false"
+    }
+  })
+  return { managed, url: `http://127.0.0.1:${port}` }
+}
+
+const startProxy = async (upstream: string) => {
+  const port = freePort()
+  const managed = await supervisor.start({
+    name: "proxy",
+    command: Deno.execPath(),
+    args: ["run", "-A", "bench/BareProxy.ts"],
+    cwd: root,
+    env: { PROXY_PORT: String(port), PROXY_UPSTREAM: upstream }
+  })
+  return { managed, url: `http://127.0.0.1:${port}` }
+}
+
+const startGateway = async (name: string, config: string) => {
+  const configPath = `${workDir}/${name}.json`
+  await Deno.writeTextFile(configPath, config)
+  const database = usePostgres ? await createBenchDatabase() : undefined
+  if (database !== undefined) databases.push(database)
+  const port = freePort()
+  const managed = await supervisor.start({
+    name,
+    command: Deno.execPath(),
+    args: ["run", "-A", "src/main.ts"],
+    cwd: root,
+    env: {
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      SLUICE_CONFIG: configPath,
+      SLUICE_DATA_DIR: `${workDir}/${name}-data`,
+      DATABASE_URL: database?.url ?? "",
+      REDIS_URL: "",
+      SLUICE_SHUTDOWN_GRACE_SECONDS: "2"
+    }
+  })
+  return { managed, url: `http://127.0.0.1:${port}`, store: database === undefined ? "PGlite" : database.name }
+}
+
+const emulatorCalls = async (url: string): Promise<number> => {
+  const response = await fetch(`${url}/_emulator/stats`)
+  const stats: { requests?: unknown } = await response.json()
+  if (typeof stats.requests !== "number") throw new Error(`Could not read the emulator stats at ${url}.`)
+  return stats.requests
+}
+
+// ---- load ------------------------------------------------------------------------------------------------------
+
+interface Target {
+  readonly label: string
+  readonly url: string
+}
+
+interface Case {
+  readonly name: string
+  readonly path: string
+  readonly body: unknown
+  readonly headers: Record<string, string>
+  /** Whether a 200 answer's text is the expected kind of answer. */
+  readonly looksRight: (text: string) => boolean
+}
+
+const chatNonStream: Case = {
+  name: "chat, non-stream",
+  path: "/v1/chat/completions",
+  body: chatBody(false),
+  headers: chatHeaders,
+  looksRight: (text) => {
+    try {
+      const content: unknown = JSON.parse(text)?.choices?.[0]?.message?.content
+      return typeof content === "string" && content.startsWith("Echo:")
+    } catch {
+      return false
+    }
+  }
+}
+const chatStream: Case = {
+  name: "chat, stream",
+  path: "/v1/chat/completions",
+  body: chatBody(true),
+  headers: chatHeaders,
+  looksRight: (text) => text.includes("Echo:") && text.includes("data: [DONE]")
+}
+const messagesStream: Case = {
+  name: "messages in → openai upstream, stream",
+  path: "/v1/messages",
+  body: messagesBody(),
+  headers: messagesHeaders,
+  looksRight: (text) => text.includes("Echo:") && text.includes("event: message_stop") && !text.includes("event: error")
+}
+
+/** One request, checked: `undefined` when it is right, else why not. */
+const probe = async (target: Target, item: Case): Promise<string | undefined> => {
+  const response = await fetch(`${target.url}${item.path}`, {
+    method: "POST",
+    headers: { ...item.headers, "Content-Type": "application/json" },
+    body: JSON.stringify(item.body),
+    signal: AbortSignal.timeout(10_000)
+  }).catch((error: Error) => error)
+  if (response instanceof Error) return `${target.label} could not be reached: ${response.message}`
+  const text = await response.text()
+  if (response.status === 200 && item.looksRight(text)) return undefined
+  return `${target.label} answered ${response.status}: ${text.slice(0, 300).replaceAll("\n", "\\n")}`
+}
+
+const bodyFiles = new Map<Case, string>()
+const bodyFile = async (item: Case) => {
+  const known = bodyFiles.get(item)
+  if (known !== undefined) return known
+  const path = await Deno.makeTempFile({ dir: workDir, prefix: "body-", suffix: ".json" })
+  await Deno.writeTextFile(path, JSON.stringify(item.body))
+  bodyFiles.set(item, path)
+  return path
+}
+
+const load = async (target: Target, item: Case, connections: number, seconds: number): Promise<LoadResult> => {
+  const result = await runWrk(supervisor, workDir, {
+    url: `${target.url}${item.path}`,
+    bodyPath: await bodyFile(item),
+    headers: item.headers,
+    connections,
+    seconds
+  })
+  const failed = result.non2xx + result.socketErrors
+  progress(
+    `${target.label} ${item.name}, ${connections} connections ${seconds} s: ${Math.round(result.requestsPerSecond)} ` +
+      `req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms` +
+      (failed > 0 ? `, ${result.non2xx} non-2xx, ${result.socketErrors} socket errors` : "")
+  )
+  return result
+}
+
+/** Warm-up (discarded), then the throughput run and the latency run. */
+const measure = async (target: Target, item: Case): Promise<Measured> => {
+  const warmup = await load(target, item, latencyConnections, warmupSeconds)
+  const throughput = await load(target, item, throughputConnections, runSeconds)
+  const latency = await load(target, item, latencyConnections, runSeconds)
+  return { warmup, throughput, latency }
+}
+
+/** Runs `item` on both targets; a failed probe fails the bench unless the case is `optional`. */
+const runCase = async (proxy: Target, gateway: Target, item: Case, emulatorUrl: string, optional: boolean) => {
+  const problems = (await Promise.all([probe(proxy, item), probe(gateway, item)])).filter((p) => p !== undefined)
+  if (problems.length > 0) {
+    if (!optional) throw new Error(`The ${item.name} case does not work: ${problems.join("; ")}`)
+    progress(`${item.name}: unavailable (${problems.join("; ")})`)
+    return { name: item.name, outcome: { _tag: "Unavailable", reason: problems.join("; ") } } satisfies CaseReport
+  }
+  const proxyMeasured = await measure(proxy, item)
+  const callsBefore = await emulatorCalls(emulatorUrl)
+  const gatewayMeasured = await measure(gateway, item)
+  const upstreamCalls = (await emulatorCalls(emulatorUrl)) - callsBefore
+  return {
+    name: item.name,
+    outcome: { _tag: "Measured", proxy: proxyMeasured, gateway: gatewayMeasured },
+    upstreamCalls
+  } satisfies CaseReport
+}
+
+// ---- the run ---------------------------------------------------------------------------------------------------
+
+const ready = (managed: Managed, url: string, path = "/healthz") => waitHealthy(managed, `${url}${path}`, 60_000)
+
+const main = async (): Promise<BenchReport> => {
+  progress(
+    `Starting emulators, proxy and gateway (store: ${usePostgres ? "PostgreSQL" : "PGlite"}); logs in ${workDir}`
+  )
+  const healthy = await startEmulator("emulator")
+  const broken = await startEmulator("emulator-broken")
+  const proxy = await startProxy(healthy.url)
+  const gateway = await startGateway("gateway", gatewayConfig(healthy.url))
+  await Promise.all([
+    ready(healthy.managed, healthy.url),
+    ready(broken.managed, broken.url),
+    ready(proxy.managed, proxy.url),
+    ready(gateway.managed, gateway.url)
+  ])
+  // The emulator has no probabilistic fault; this one answers every request 500 (OpenAI error shape).
+  const armed = await fetch(`${broken.url}/_emulator/faults`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify([{ status: 500, message: "Benchmark fault: the primary channel always fails." }])
+  })
+  await armed.body?.cancel()
+  if (armed.status !== 204) throw new Error(`Could not arm the broken emulator's fault (status ${armed.status}).`)
+
+  const proxyTarget: Target = { label: "proxy", url: proxy.url }
+  const gatewayTarget: Target = { label: "gateway", url: gateway.url }
+  const nonStream = await runCase(proxyTarget, gatewayTarget, chatNonStream, healthy.url, false)
+  const stream = await runCase(proxyTarget, gatewayTarget, chatStream, healthy.url, false)
+  const messages = await runCase(proxyTarget, gatewayTarget, messagesStream, healthy.url, true)
+  await supervisor.stop(gateway.managed)
+
+  progress("Starting the failover gateway (primary: always 500 at priority 10; secondary: healthy at priority 0)")
+  const failoverGateway = await startGateway("gateway-failover", failoverConfig(broken.url, healthy.url))
+  await ready(failoverGateway.managed, failoverGateway.url)
+  const failoverTarget: Target = { label: "failover gateway", url: failoverGateway.url }
+  const failoverProblem = await probe(failoverTarget, chatNonStream)
+  if (failoverProblem !== undefined) throw new Error(`The failover case does not work: ${failoverProblem}`)
+  const [primaryBefore, secondaryBefore] = await Promise.all([emulatorCalls(broken.url), emulatorCalls(healthy.url)])
+  const failoverMeasured = await measure(failoverTarget, chatNonStream)
+  const [primaryAfter, secondaryAfter] = await Promise.all([emulatorCalls(broken.url), emulatorCalls(healthy.url)])
+  const failover: FailoverReport = {
+    outcome: nonStream.outcome._tag === "Measured"
+      ? { _tag: "Measured", proxy: nonStream.outcome.proxy, gateway: failoverMeasured }
+      : { _tag: "Unavailable", reason: "the chat non-stream case did not run" },
+    setup: "Two emulators (the emulator has no probabilistic fault): the primary channel (priority 10) answers " +
+      "every request 500, the secondary (priority 0) is healthy; settings.cooldown_failures 1,000,000 keeps the " +
+      "primary from cooling down, so every caller request pays for one failed attempt before it is retried " +
+      "(settings.retry_times default 2).",
+    primaryCalls: primaryAfter - primaryBefore,
+    secondaryCalls: secondaryAfter - secondaryBefore
+  }
+
+  const cores = navigator.hardwareConcurrency
+  return {
+    date: new Date().toISOString(),
+    command: ["deno task bench", ...Deno.args].join(" "),
+    store: usePostgres ? "PostgreSQL (fresh database per gateway, dropped after)" : "embedded PGlite (temp dir)",
+    machine: `${cores} cores, ${Deno.build.os}/${Deno.build.arch}`,
+    tools: `deno ${Deno.version.deno}, ${wrk} (-t1, --timeout 10s)`,
+    throughputLoad: `${throughputConnections} connections × ${runSeconds} s`,
+    latencyLoad: `${latencyConnections} connections × ${runSeconds} s`,
+    warmupLoad: `${latencyConnections} connections × ${warmupSeconds} s`,
+    elapsedSeconds: (Date.now() - started) / 1000,
+    loadAverage,
+    cases: [nonStream, stream, messages],
+    crossFormat: { messages, chatStream: stream },
+    failover
+  }
+}
+
+try {
+  const report = renderReport(await main())
+  await cleanup()
+  clearTimeout(watchdog)
+  const resultsPath = new URL("./RESULTS.md", import.meta.url).pathname
+  await Deno.writeTextFile(resultsPath, report)
+  // `deno fmt` aligns the table, so the committed file stays format-clean.
+  await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", resultsPath], cwd: root }).output()
+  console.log(await Deno.readTextFile(resultsPath))
+  await Deno.remove(workDir, { recursive: true })
+} catch (error) {
+  clearTimeout(watchdog)
+  await abort(`The bench failed: ${error instanceof Error ? error.message : String(error)}`, 1)
+}
