@@ -24,29 +24,39 @@ export const pathToParam = (path: ReadonlyArray<PropertyKey>): string =>
   }, "")
 
 /**
+ * An `InvalidRequest` naming the field at `path`; the message says what is
+ * wrong with it (`Invalid messages[0].role: Expected "user" | "assistant"`).
+ *
+ * @category constructors
+ */
+export const invalidAt = (path: ReadonlyArray<PropertyKey>, detail: string): InvalidRequest => {
+  const param = pathToParam(path)
+  return new InvalidRequest({ message: param === "" ? detail : `Invalid ${param}: ${detail}`, param })
+}
+
+/**
  * Builds a synchronous decoder for `schema` that never throws: a value, or an
- * `InvalidRequest` naming the first bad field.
+ * `InvalidRequest` naming the first bad field. `prefix` is the path of the
+ * decoded value inside a larger body (`tools[2]`), so `param` names the field
+ * in the caller's terms.
  *
  * @category decoding
  */
-export const makeDecoder = <A, I>(schema: Schema.Codec<A, I>): (input: unknown) => Decoded<A> => {
+export const makeDecoder = <A, I>(
+  schema: Schema.Codec<A, I>
+): (input: unknown, prefix?: ReadonlyArray<PropertyKey>) => Decoded<A> => {
   const decode = Schema.decodeUnknownExit(schema)
-  return (input) => {
+  return (input, prefix = []) => {
     const exit = decode(input, { errors: "first" })
     if (exit._tag === "Success") return { ok: true, value: exit.value }
     const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
     if (failure === undefined || !Schema.isSchemaError(failure.error)) {
-      return { ok: false, error: new InvalidRequest({ message: "The request body could not be read.", param: "" }) }
+      return { ok: false, error: invalidAt(prefix, "The request body could not be read.") }
     }
     const issue = formatter(failure.error.issue).issues[0]
     const path = (issue?.path ?? []).map((segment) =>
       typeof segment === "object" && segment !== null && "key" in segment ? segment.key : segment
     ) as ReadonlyArray<PropertyKey>
-    const param = pathToParam(path)
-    const detail = issue?.message ?? failure.error.message
-    return {
-      ok: false,
-      error: new InvalidRequest({ message: param === "" ? detail : `Invalid ${param}: ${detail}`, param })
-    }
+    return { ok: false, error: invalidAt([...prefix, ...path], issue?.message ?? failure.error.message) }
   }
 }

@@ -21,7 +21,6 @@ import {
   type GatewayError,
   InvalidRequest,
   ModelNotPriced,
-  type RateLimited,
   UpstreamFailed
 } from "../errors/GatewayError.ts"
 import type { Format, FormatName, ResponseMeta } from "../formats/Format.ts"
@@ -32,7 +31,7 @@ import type { Principal } from "./Auth.ts"
 import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
 import { GatewaySettings } from "./GatewaySettings.ts"
 import { isTextPriced, textCost } from "./Pricing.ts"
-import { type Hold, QuotaLedger } from "./QuotaLedger.ts"
+import { QuotaLedger } from "./QuotaLedger.ts"
 import { RateLimiter } from "./RateLimiter.ts"
 import { UpstreamClient, type UpstreamResponse } from "./UpstreamClient.ts"
 import { UsageLog } from "./UsageLog.ts"
@@ -521,6 +520,3 @@ const limitSubjects = (
   { key: `token:${principal.tokenId}`, limits: principal.tokenLimits ?? {} },
   { key: `user:${principal.userId}`, limits: principal.userLimits ?? groupLimits ?? {} }
 ]
-
-/** Re-exported for routes that need the type. @category models */
-export type { Hold, RateLimited }
