@@ -17,12 +17,7 @@ import type { Request } from "../canonical/Request.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
 import { toProblem } from "../errors/Envelope.ts"
-import {
-  type GatewayError,
-  InvalidRequest,
-  ModelNotPriced,
-  UpstreamFailed
-} from "../errors/GatewayError.ts"
+import { type GatewayError, InvalidRequest, ModelNotPriced, UpstreamFailed } from "../errors/GatewayError.ts"
 import type { Format, FormatName, ResponseMeta } from "../formats/Format.ts"
 import { formatOf } from "../formats/registry.ts"
 import { Catalog } from "../storage/Catalog.ts"
