@@ -9,39 +9,24 @@
  */
 import { Effect } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { SqlClient } from "effect/sql"
 import { envelopeBody } from "../errors/Envelope.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
-import { Auth, type Principal } from "../services/Auth.ts"
+import { Auth } from "../services/Auth.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
+import { QuotaLedger } from "../services/QuotaLedger.ts"
 
 /** The version `GET /api/status` reports. @category constants */
 export const VERSION = "0.1.0"
-
-interface Balances {
-  readonly tokenRemain: bigint | null
-  readonly tokenUsed: bigint
-  readonly userQuota: bigint
-  readonly userUsed: bigint
-}
 
 const usd = (units: bigint): number => Number(units) / 1_000_000
 
 /** @category routes */
 export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const auth = yield* Auth
-  const sql = yield* SqlClient.SqlClient
+  const ledger = yield* QuotaLedger
   const channels = yield* ChannelRouter
 
-  const balances = (principal: Principal) =>
-    sql<Balances>`
-      SELECT t.remain_quota AS "tokenRemain", t.used_quota AS "tokenUsed", u.quota AS "userQuota",
-             u.used_quota AS "userUsed"
-      FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ${principal.tokenId}`.pipe(
-      Effect.map((rows) => rows[0]),
-      Effect.orDie
-    )
   const caller = (request: HttpServerRequest.HttpServerRequest) =>
     auth.authenticate(credentialOf("bearer", request.headers, new URL(request.url, "http://localhost")))
 
@@ -62,7 +47,7 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   yield* router.add("GET", "/api/usage/token", (request) =>
     Effect.gen(function* () {
       const principal = yield* caller(request)
-      const row = yield* balances(principal)
+      const row = yield* ledger.balances(principal)
       const unlimited = row.tokenRemain === null
       const available = unlimited ? row.userQuota : row.tokenRemain!
       return HttpServerResponse.jsonUnsafe({
@@ -85,7 +70,7 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   yield* router.add("GET", "/dashboard/billing/subscription", (request) =>
     Effect.gen(function* () {
       const principal = yield* caller(request)
-      const row = yield* balances(principal)
+      const row = yield* ledger.balances(principal)
       const granted = row.tokenRemain === null ? row.userQuota + row.userUsed : row.tokenRemain + row.tokenUsed
       const limit = usd(granted)
       return HttpServerResponse.jsonUnsafe({
@@ -101,7 +86,7 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   yield* router.add("GET", "/dashboard/billing/usage", (request) =>
     Effect.gen(function* () {
       const principal = yield* caller(request)
-      const row = yield* balances(principal)
+      const row = yield* ledger.balances(principal)
       const used = row.tokenRemain === null ? row.userUsed : row.tokenUsed
       return HttpServerResponse.jsonUnsafe({ object: "list", total_usage: usd(used) * 100 })
     }).pipe(gateway))

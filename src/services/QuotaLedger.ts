@@ -1,20 +1,51 @@
 /**
  * Quota accounting: pre-consume an estimate before the upstream call, settle
- * to the exact cost after it, refund everything on failure. A reservation is a
- * conditional debit (`… SET quota = quota - n WHERE quota >= n`) of both the
- * token's and the user's balance in one transaction, never a read-then-write,
- * so concurrent requests cannot overspend. Amounts are quota units (micro-USD)
- * as bigints, bounded to PostgreSQL BIGINT.
+ * to the exact cost after it, refund everything on failure — without a
+ * database write per request.
+ *
+ * Each gateway instance leases part of a balance (a user's `quota`, a limited
+ * token's `remain_quota`) into memory with one conditional statement under a
+ * row lock: it may take at most `balance − every live lease`, recorded in
+ * `quota_leases`. Holds and refunds then move amounts inside the lease, in
+ * memory and synchronously, so concurrent requests can never spend more than
+ * was leased and a lease can never exceed the stored balance. Settled charges
+ * are written with the usage log rows of the same period, in one transaction
+ * (`commit`), so at every committed point `used_quota` equals the sum of the
+ * logged costs. A balance idle for a second has its lease handed back; a
+ * crashed instance's lease stops counting after two minutes
+ * (migrations/0003_quota_leases.ts).
+ *
+ * Amounts are quota units (micro-USD) as bigints, bounded to PostgreSQL BIGINT.
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { Context, Effect, Layer, Semaphore } from "effect"
+import { SqlClient, type SqlError } from "effect/sql"
 import { InsufficientQuota, InvalidRequest } from "../errors/GatewayError.ts"
 import type { Principal } from "./Auth.ts"
 
 /** The largest amount a ledger operation accepts (PostgreSQL BIGINT). @category models */
 export const MAX_AMOUNT = 9_223_372_036_854_775_807n
+
+/** Whose balance an account leases from. */
+type Subject = "user" | "token"
+
+/**
+ * One balance as this instance sees it. `free` is leased and not held;
+ * `charged`, `returned` and `requests` are what the next commit writes.
+ */
+interface Account {
+  readonly subject: Subject
+  readonly id: bigint
+  /** False for an unlimited token: nothing to lease, only charges to record. */
+  readonly limited: boolean
+  free: bigint
+  charged: bigint
+  returned: bigint
+  requests: number
+  holds: number
+  lastUsed: number
+}
 
 /**
  * Quota held for one request. `settled` flips once, so a hold is never
@@ -25,118 +56,319 @@ export const MAX_AMOUNT = 9_223_372_036_854_775_807n
 export interface Hold {
   readonly tokenId: bigint
   readonly userId: bigint
-  readonly limitedToken: boolean
   readonly amount: bigint
   settled: boolean
 }
 
+/** A caller's balances in quota units, unflushed charges included. `tokenRemain` is null for an unlimited token. */
+export interface Balances {
+  readonly tokenRemain: bigint | null
+  readonly tokenUsed: bigint
+  readonly userQuota: bigint
+  readonly userUsed: bigint
+}
+
+/** How the ledger leases. @category models */
+export interface LeaseOptions {
+  /** Quota units taken beyond the shortfall when a lease is topped up (default 1,000,000 = 1 USD). */
+  readonly chunk: bigint
+  /** A balance with no hold for this long hands its lease back at the next commit (default 1,000 ms). */
+  readonly idleMillis: number
+}
+
+const defaults: LeaseOptions = { chunk: 1_000_000n, idleMillis: 1_000 }
+
+const min = (left: bigint, right: bigint) => left < right ? left : right
+
 /** @category services */
 export class QuotaLedger extends Context.Service<QuotaLedger, {
   /**
-   * Debits `amount` from the token (unless unlimited) and the user, or fails
-   * with `InsufficientQuota` naming which balance is short. A negative or
-   * oversized amount is an `InvalidRequest`.
+   * Holds `amount` of the token's (unless unlimited) and the user's balance,
+   * or fails with `InsufficientQuota` naming which balance is short. A
+   * negative or oversized amount is an `InvalidRequest`.
    */
   readonly reserve: (principal: Principal, amount: bigint) => Effect.Effect<Hold, InsufficientQuota | InvalidRequest>
   /**
-   * Charges `cost` against the hold: refunds `amount - cost`, or debits the
+   * Charges `cost` against the hold: refunds `amount - cost`, or takes the
    * excess when the cost is higher (never below zero: the excess is capped at
    * what remains). Returns what was charged. Uninterruptible; idempotent.
    * The user's `request_count` counts charged requests: a hold released with
    * cost 0 (a failed request) leaves it alone.
    */
   readonly settle: (hold: Hold, cost: bigint) => Effect.Effect<bigint>
+  /**
+   * Runs `alongside` (the usage log's insert) and writes the charges settled
+   * since the last commit, plus idle leases handed back, in one transaction.
+   * On failure nothing is lost: the charges wait for the next commit.
+   */
+  readonly commit: <E>(alongside: Effect.Effect<void, E>) => Effect.Effect<void, E | SqlError.SqlError>
+  /** The caller's balances: stored values with the charges not yet committed. */
+  readonly balances: (principal: Principal) => Effect.Effect<Balances>
 }>()("sluice/services/QuotaLedger") {
-  /** SQL-backed. */
-  static readonly layer = Layer.effect(
-    QuotaLedger,
-    Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
+  /** SQL-backed, leasing per `options`; hands every lease back when the layer closes. */
+  static readonly layer = (options: Partial<LeaseOptions> = {}) =>
+    Layer.effect(
+      QuotaLedger,
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const { chunk, idleMillis } = { ...defaults, ...options }
+        const instance = crypto.randomUUID()
+        const accounts = new Map<string, Account>()
+        // Serializes lease top-ups, commits and balance reads, so each sees the lease rows and the
+        // in-memory deltas in agreement.
+        const gate = yield* Semaphore.make(1)
 
-      const reserve = Effect.fnUntraced(function* (principal: Principal, amount: bigint) {
-        if (amount < 0n || amount > MAX_AMOUNT) {
-          return yield* new InvalidRequest({ message: `Quota amount out of range: ${amount}`, param: "" })
+        const accountOf = (subject: Subject, id: bigint, limited: boolean): Account => {
+          const key = `${subject}:${id}`
+          let account = accounts.get(key)
+          if (account === undefined) {
+            account = { subject, id, limited, free: 0n, charged: 0n, returned: 0n, requests: 0, holds: 0, lastUsed: 0 }
+            accounts.set(key, account)
+          }
+          return account
         }
-        const limitedToken = !principal.unlimitedQuota
-        const debit = Effect.gen(function* () {
-          if (limitedToken) {
-            const rows = yield* sql<{ readonly left: bigint }>`
-              UPDATE tokens SET remain_quota = remain_quota - ${amount}
-              WHERE id = ${principal.tokenId} AND remain_quota >= ${amount}
-              RETURNING remain_quota AS "left"`
-            if (rows.length === 0) {
-              const [row] = yield* sql<{ readonly left: bigint | null }>`
-                SELECT remain_quota AS "left" FROM tokens WHERE id = ${principal.tokenId}`
-              return yield* new InsufficientQuota({ required: amount, remaining: row?.left ?? 0n, scope: "token" })
+
+        /**
+         * Takes up to `want` more into the account's lease if at least `need`
+         * is available (`balance − live leases`, this instance's uncommitted
+         * returns counted back). Returns what was taken and what was available.
+         */
+        const topUp = (account: Account, need: bigint, want: bigint) =>
+          sql.withTransaction(Effect.gen(function* () {
+            const [row] = account.subject === "user"
+              ? yield* sql<{ readonly balance: bigint | null }>`
+                SELECT quota AS balance FROM users WHERE id = ${account.id} FOR UPDATE`
+              : yield* sql<{ readonly balance: bigint | null }>`
+                SELECT remain_quota AS balance FROM tokens WHERE id = ${account.id} FOR UPDATE`
+            yield* sql`DELETE FROM quota_leases WHERE subject = ${account.subject} AND subject_id = ${account.id}
+              AND renewed_at < now() - interval '2 minutes'`
+            const [leases] = yield* sql<{ readonly leased: bigint }>`
+              SELECT COALESCE(SUM(amount), 0)::bigint AS leased FROM quota_leases
+              WHERE subject = ${account.subject} AND subject_id = ${account.id}`
+            const available = (row?.balance ?? 0n) - (leases?.leased ?? 0n) + account.returned
+            if (available < need || available <= 0n) return { taken: 0n, available }
+            const taken = min(available, want)
+            yield* sql`INSERT INTO quota_leases (instance_id, subject, subject_id, amount)
+              VALUES (${instance}, ${account.subject}, ${account.id}, ${taken})
+              ON CONFLICT (subject, subject_id, instance_id)
+              DO UPDATE SET amount = quota_leases.amount + EXCLUDED.amount, renewed_at = now()`
+            return { taken, available }
+          })).pipe(
+            Effect.tap(({ taken }) => Effect.sync(() => account.free += taken)),
+            Effect.orDie
+          )
+
+        const take = (account: Account, amount: bigint) => {
+          if (account.limited) account.free -= amount
+          account.lastUsed = Date.now()
+        }
+
+        const reserve = Effect.fnUntraced(function* (principal: Principal, amount: bigint) {
+          if (amount < 0n || amount > MAX_AMOUNT) {
+            return yield* new InvalidRequest({ message: `Quota amount out of range: ${amount}`, param: "" })
+          }
+          const token = accountOf("token", principal.tokenId, !principal.unlimitedQuota)
+          const user = accountOf("user", principal.userId, true)
+          const covered = (account: Account) => !account.limited || account.free >= amount
+          // Counted as held from here, so a commit meanwhile neither hands the lease back nor forgets the account.
+          token.holds += 1
+          user.holds += 1
+          if (!covered(token) || !covered(user)) {
+            yield* gate.withPermits(1)(Effect.gen(function* () {
+              // Holds taken on the fast path while this fiber waits may use up a top-up: loop until both cover.
+              while (!covered(token) || !covered(user)) {
+                for (const account of [token, user]) {
+                  if (covered(account)) continue
+                  const shortfall = amount - account.free
+                  const extra = amount * 8n > chunk ? amount * 8n : chunk
+                  const { taken, available } = yield* topUp(account, shortfall, min(shortfall + extra, MAX_AMOUNT))
+                  if (taken === 0n) {
+                    return yield* new InsufficientQuota({
+                      required: amount,
+                      remaining: (available > 0n ? available : 0n) + account.free,
+                      scope: account.subject
+                    })
+                  }
+                }
+              }
+            })).pipe(Effect.onExit((exit) =>
+              Effect.sync(() => {
+                if (exit._tag === "Success") return
+                token.holds -= 1
+                user.holds -= 1
+              })
+            ))
+          }
+          take(token, amount)
+          take(user, amount)
+          const hold: Hold = { tokenId: principal.tokenId, userId: principal.userId, amount, settled: false }
+          return hold
+        })
+
+        /** Takes `excess` beyond a hold from the leases (topping them up if needed), capped at what remains. */
+        const takeExcess = (token: Account, user: Account, excess: bigint) =>
+          Effect.gen(function* () {
+            const room = () => min(token.limited ? token.free : MAX_AMOUNT, user.free)
+            if (room() < excess) {
+              yield* gate.withPermits(1)(Effect.gen(function* () {
+                for (const account of [token, user]) {
+                  if (!account.limited || account.free >= excess) continue
+                  const shortfall = excess - account.free
+                  yield* topUp(account, 0n, min(shortfall + chunk, MAX_AMOUNT))
+                }
+              }))
+            }
+            const extra = min(excess, room())
+            if (token.limited) token.free -= extra
+            user.free -= extra
+            return extra
+          })
+
+        const settleOnce = (hold: Hold, requested: bigint): Effect.Effect<bigint> =>
+          Effect.gen(function* () {
+            const cost = requested < 0n ? 0n : requested > MAX_AMOUNT ? MAX_AMOUNT : requested
+            const token = accounts.get(`token:${hold.tokenId}`)!
+            const user = accounts.get(`user:${hold.userId}`)!
+            const extra = cost > hold.amount ? yield* takeExcess(token, user, cost - hold.amount) : 0n
+            const charged = cost > hold.amount ? hold.amount + extra : cost
+            const refund = hold.amount + extra - charged
+            for (const account of [token, user]) {
+              if (account.limited) account.free += refund
+              account.charged += charged
+              account.holds -= 1
+              account.lastUsed = Date.now()
+            }
+            if (charged > 0n) user.requests += 1
+            return charged
+          })
+
+        const settle = (hold: Hold, cost: bigint): Effect.Effect<bigint> =>
+          Effect.suspend(() => {
+            if (hold.settled) return Effect.succeed(0n)
+            hold.settled = true
+            return settleOnce(hold, cost)
+          }).pipe(Effect.uninterruptible)
+
+        /** Moves idle (or, with `all`, every) free lease to `returned` and takes the pending deltas out. */
+        const snapshot = (all: boolean) => {
+          const now = Date.now()
+          const taken: Array<{ account: Account; charged: bigint; returned: bigint; requests: number }> = []
+          for (const account of accounts.values()) {
+            if (account.free > 0n && account.holds === 0 && (all || now - account.lastUsed >= idleMillis)) {
+              account.returned += account.free
+              account.free = 0n
+            }
+            if (account.charged === 0n && account.returned === 0n && account.requests === 0) continue
+            taken.push({ account, charged: account.charged, returned: account.returned, requests: account.requests })
+            account.charged = 0n
+            account.returned = 0n
+            account.requests = 0
+          }
+          const restore = () => {
+            for (const entry of taken) {
+              entry.account.charged += entry.charged
+              entry.account.returned += entry.returned
+              entry.account.requests += entry.requests
             }
           }
-          const rows = yield* sql<{ readonly left: bigint }>`
-            UPDATE users SET quota = quota - ${amount}
-            WHERE id = ${principal.userId} AND quota >= ${amount}
-            RETURNING quota AS "left"`
-          if (rows.length === 0) {
-            const [row] = yield* sql<{ readonly left: bigint }>`SELECT quota AS "left" FROM users
-              WHERE id = ${principal.userId}`
-            return yield* new InsufficientQuota({ required: amount, remaining: row?.left ?? 0n, scope: "user" })
+          return { taken, restore }
+        }
+
+        const writeDeltas = (taken: ReturnType<typeof snapshot>["taken"]) =>
+          Effect.gen(function* () {
+            const users = taken.filter((entry) => entry.account.subject === "user" && entry.charged > 0n)
+            const tokens = taken.filter((entry) => entry.account.subject === "token" && entry.charged > 0n)
+            const leases = taken.filter((entry) => entry.account.limited)
+            const ids = (entries: typeof taken) => entries.map((entry) => String(entry.account.id))
+            if (users.length > 0) {
+              yield* sql`UPDATE users u SET quota = u.quota - d.charged, used_quota = u.used_quota + d.charged,
+                  request_count = u.request_count + d.requests
+                FROM unnest(${ids(users)}::bigint[], ${users.map((entry) => String(entry.charged))}::bigint[],
+                  ${users.map((entry) => entry.requests)}::bigint[]) AS d(id, charged, requests)
+                WHERE u.id = d.id`
+            }
+            if (tokens.length > 0) {
+              yield* sql`UPDATE tokens t SET remain_quota = t.remain_quota - d.charged,
+                  used_quota = t.used_quota + d.charged
+                FROM unnest(${ids(tokens)}::bigint[], ${tokens.map((entry) => String(entry.charged))}::bigint[])
+                  AS d(id, charged)
+                WHERE t.id = d.id`
+            }
+            if (leases.length > 0) {
+              yield* sql`UPDATE quota_leases l SET amount = GREATEST(l.amount - d.delta, 0)
+                FROM unnest(${leases.map((entry) => entry.account.subject)}::text[], ${ids(leases)}::bigint[],
+                  ${leases.map((entry) => String(entry.charged + entry.returned))}::bigint[])
+                  AS d(subject, id, delta)
+                WHERE l.instance_id = ${instance} AND l.subject = d.subject AND l.subject_id = d.id`
+              yield* sql`DELETE FROM quota_leases WHERE instance_id = ${instance} AND amount = 0`
+            }
+          })
+
+        /** Renews this instance's leases; a lease found gone (expired while unrenewed) is dropped from memory. */
+        const renew = Effect.gen(function* () {
+          const leasing = [...accounts.values()].filter((account) => account.limited && account.free > 0n)
+          if (leasing.length === 0) return
+          const rows = yield* sql<{ readonly subject: Subject; readonly id: string }>`
+            UPDATE quota_leases SET renewed_at = now() WHERE instance_id = ${instance}
+            RETURNING subject, subject_id::text AS id`
+          const alive = new Set(rows.map((row) => `${row.subject}:${row.id}`))
+          for (const account of leasing) {
+            if (!alive.has(`${account.subject}:${account.id}`)) account.free = 0n
           }
         })
-        yield* amount === 0n ? Effect.void : sql.withTransaction(debit).pipe(Effect.catchTag("SqlError", Effect.die))
-        const hold: Hold = {
-          tokenId: principal.tokenId,
-          userId: principal.userId,
-          limitedToken,
-          amount,
-          settled: false
-        }
-        return hold
-      })
 
-      const settleOnce = Effect.fnUntraced(function* (hold: Hold, requested: bigint) {
-        const cost = requested < 0n ? 0n : requested > MAX_AMOUNT ? MAX_AMOUNT : requested
-        if (cost <= hold.amount) {
-          const refund = hold.amount - cost
-          if (refund === 0n && cost === 0n) return 0n
-          yield* sql`
-            WITH t AS (
-              UPDATE tokens SET remain_quota = remain_quota + ${refund}, used_quota = used_quota + ${cost}
-              WHERE id = ${hold.tokenId} RETURNING id
-            )
-            UPDATE users SET quota = quota + ${refund}, used_quota = used_quota + ${cost},
-              request_count = request_count + ${cost > 0n ? 1 : 0}
-            WHERE id = ${hold.userId}`
-          return cost
-        }
-        // The real cost exceeds the hold: take the excess from what is left, never below zero.
-        return yield* sql.withTransaction(Effect.gen(function* () {
-          const excess = cost - hold.amount
-          const [user] = yield* sql<{ readonly quota: bigint }>`
-            SELECT quota FROM users WHERE id = ${hold.userId} FOR UPDATE`
-          let available = user?.quota ?? 0n
-          if (hold.limitedToken) {
-            const [token] = yield* sql<{ readonly left: bigint | null }>`
-              SELECT remain_quota AS "left" FROM tokens WHERE id = ${hold.tokenId} FOR UPDATE`
-            const left = token?.left ?? 0n
-            if (left < available) available = left
+        /** Forgets accounts with nothing leased, held or pending. */
+        const prune = () => {
+          for (const [key, account] of accounts) {
+            if (
+              account.holds === 0 && account.free === 0n && account.charged === 0n && account.returned === 0n &&
+              account.requests === 0
+            ) accounts.delete(key)
           }
-          const extra = excess < available ? excess : available
-          const charged = hold.amount + extra
-          yield* sql`UPDATE tokens SET remain_quota = remain_quota - ${extra}, used_quota = used_quota + ${charged}
-            WHERE id = ${hold.tokenId}`
-          yield* sql`UPDATE users SET quota = quota - ${extra}, used_quota = used_quota + ${charged},
-              request_count = request_count + 1
-            WHERE id = ${hold.userId}`
-          return charged
-        }))
+        }
+
+        const commitWith = <E>(alongside: Effect.Effect<void, E>, all: boolean) =>
+          gate.withPermits(1)(Effect.suspend(() => {
+            const { taken, restore } = snapshot(all)
+            return sql.withTransaction(Effect.andThen(alongside, writeDeltas(taken))).pipe(
+              Effect.tapError(() => Effect.sync(restore)),
+              Effect.andThen(renew),
+              Effect.andThen(Effect.sync(prune))
+            )
+          })).pipe(Effect.uninterruptible)
+
+        const commit = <E>(alongside: Effect.Effect<void, E>) => commitWith(alongside, false)
+
+        const balances = (principal: Principal): Effect.Effect<Balances> =>
+          gate.withPermits(1)(
+            sql<Balances>`
+              SELECT t.remain_quota AS "tokenRemain", t.used_quota AS "tokenUsed", u.quota AS "userQuota",
+                     u.used_quota AS "userUsed"
+              FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ${principal.tokenId}`.pipe(
+              Effect.map(([row]) => {
+                const token = accounts.get(`token:${principal.tokenId}`)?.charged ?? 0n
+                const user = accounts.get(`user:${principal.userId}`)?.charged ?? 0n
+                return {
+                  tokenRemain: row?.tokenRemain === null || row?.tokenRemain === undefined
+                    ? null
+                    : row.tokenRemain - token,
+                  tokenUsed: (row?.tokenUsed ?? 0n) + token,
+                  userQuota: (row?.userQuota ?? 0n) - user,
+                  userUsed: (row?.userUsed ?? 0n) + user
+                }
+              }),
+              Effect.orDie
+            )
+          )
+
+        // On close (after the usage log's last flush): hand every lease back.
+        yield* Effect.addFinalizer(() =>
+          commitWith(Effect.void, true).pipe(
+            Effect.catch((error) => Effect.logError("Could not hand quota leases back", error.message))
+          )
+        )
+
+        return QuotaLedger.of({ reserve, settle, commit, balances })
       })
-
-      const settle = (hold: Hold, cost: bigint): Effect.Effect<bigint> =>
-        Effect.suspend(() => {
-          if (hold.settled) return Effect.succeed(0n)
-          hold.settled = true
-          return settleOnce(hold, cost).pipe(Effect.orDie)
-        }).pipe(Effect.uninterruptible)
-
-      return QuotaLedger.of({ reserve, settle })
-    })
-  )
+    )
 }

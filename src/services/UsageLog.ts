@@ -2,13 +2,16 @@
  * The usage log: one row per upstream attempt (request id, user, token,
  * channel, model, upstream model, tokens, cost in quota units, latency in
  * milliseconds, stream flag, HTTP status). Rows are buffered in memory and
- * written in batches off the hot path; the layer's finalizer flushes what is
- * left, so a graceful shutdown loses no row.
+ * written in batches off the hot path, each batch in one transaction with the
+ * quota charges settled meanwhile (`QuotaLedger.commit`), so the logged costs
+ * and `used_quota` always agree. The layer's finalizer flushes what is left,
+ * so a graceful shutdown loses no row.
  *
  * @since 0.1.0
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
+import { QuotaLedger } from "./QuotaLedger.ts"
 
 /** One usage row. Counts are tokens; `cost` quota units; `latencyMs` milliseconds. @category models */
 export interface UsageRow {
@@ -30,7 +33,7 @@ export interface UsageRow {
   readonly error: string | null
 }
 
-const BATCH = 500
+const BATCH = 5_000
 
 /** @category services */
 export class UsageLog extends Context.Service<UsageLog, {
@@ -45,35 +48,22 @@ export class UsageLog extends Context.Service<UsageLog, {
       UsageLog,
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
+        const ledger = yield* QuotaLedger
         let pending: Array<UsageRow> = []
+        // The batch travels as one JSON parameter (bigints as strings): any number of rows is one short statement.
         const writeBatch = (rows: ReadonlyArray<UsageRow>) =>
-          sql`INSERT INTO usage_logs ${
-            sql.insert(
-              rows.map((row): Record<string, unknown> => ({
-                request_id: row.requestId,
-                attempt: row.attempt,
-                user_id: row.userId,
-                token_id: row.tokenId,
-                channel_id: row.channelId,
-                model: row.model,
-                upstream_model: row.upstreamModel,
-                prompt_tokens: row.promptTokens,
-                completion_tokens: row.completionTokens,
-                cached_tokens: row.cachedTokens,
-                reasoning_tokens: row.reasoningTokens,
-                cost: row.cost,
-                latency_ms: row.latencyMs,
-                stream: row.stream,
-                status: row.status,
-                error: row.error
-              })) as unknown as readonly [Record<string, unknown>, ...Array<Record<string, unknown>>]
-            )
-          }`
+          sql`INSERT INTO usage_logs (request_id, attempt, user_id, token_id, channel_id, model, upstream_model,
+              prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, latency_ms, stream, status, error)
+            SELECT * FROM json_to_recordset(${
+            JSON.stringify(rows, (_key, value) => typeof value === "bigint" ? String(value) : value)
+          }::json) AS r("requestId" text, attempt int, "userId" bigint, "tokenId" bigint, "channelId" bigint,
+              model text, "upstreamModel" text, "promptTokens" int, "completionTokens" int, "cachedTokens" int,
+              "reasoningTokens" int, cost bigint, "latencyMs" int, stream boolean, status int, error text)`
         const flush = Effect.gen(function* () {
-          while (pending.length > 0) {
+          do {
             const rows = pending.slice(0, BATCH)
             pending = pending.slice(rows.length)
-            yield* writeBatch(rows).pipe(
+            yield* ledger.commit(rows.length === 0 ? Effect.void : writeBatch(rows)).pipe(
               Effect.tapError((error) =>
                 Effect.sync(() => {
                   // keep the rows for the next attempt
@@ -81,7 +71,7 @@ export class UsageLog extends Context.Service<UsageLog, {
                 }).pipe(Effect.andThen(Effect.logError("Usage log write failed; will retry", error.message)))
               )
             )
-          }
+          } while (pending.length > 0)
         }).pipe(Effect.ignore, Effect.uninterruptible)
         yield* Effect.addFinalizer(() => flush)
         yield* flush.pipe(

@@ -117,6 +117,12 @@ Deno.test("errors: statuses, codes and the gateway envelope; failed requests cos
     await chat("gpt-test", DISABLED_KEY)
     const usedBefore = await totalUsed(KEY)
     ok(usedBefore > 0)
+    // Charges reach the table with the usage log's next batch (every 50 ms here): wait for it.
+    for (let tries = 0; tries < 100; tries += 1) {
+      const alice = (await balances()).find((row) => row.username === "alice")
+      if (Number(alice?.used_quota) === usedBefore) break
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
     const balancesBefore = await balances()
 
     await t.step("invalid JSON: 400 invalid_request (raw fetch)", async () => {

@@ -1,0 +1,187 @@
+/**
+ * The quota ledger's leases on PostgreSQL: two gateway instances sharing one
+ * balance never hold more than it, charges and hand-backs leave it exact, a
+ * crashed instance's lease stops counting, a cost above the hold is capped,
+ * and an idle lease goes back to the table.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import { Context, Effect, Layer, type Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import type { InsufficientQuota, InvalidRequest } from "../../src/errors/GatewayError.ts"
+import type { Principal } from "../../src/services/Auth.ts"
+import { type Hold, QuotaLedger } from "../../src/services/QuotaLedger.ts"
+import { layerPostgres } from "../../src/storage/Database.ts"
+import { freshPostgres } from "../support/Gateway.ts"
+
+const principal = (userId: bigint, tokenId: bigint, unlimitedQuota: boolean): Principal => ({
+  tokenId,
+  tokenName: "main",
+  userId,
+  group: "default",
+  models: undefined,
+  unlimitedQuota,
+  expiresAt: undefined,
+  tokenLimits: undefined,
+  userLimits: undefined
+})
+
+type Ledger = QuotaLedger["Service"]
+
+/** A ledger instance of its own (own pool, own instance id) on `url`, open until the scope closes. */
+const instance = (url: string, idleMillis = 60_000) =>
+  Layer.build(QuotaLedger.layer({ chunk: 50_000n, idleMillis }).pipe(Layer.provideMerge(layerPostgres(url, 4)))).pipe(
+    Effect.map((context) => ({
+      ledger: Context.get(context, QuotaLedger),
+      sql: Context.get(context, SqlClient.SqlClient)
+    }))
+  )
+
+/** Creates user `quota` with one token (`remain` null = unlimited) and returns their ids. */
+const seed = (sql: SqlClient.SqlClient, quota: bigint, remain: bigint | null) =>
+  Effect.gen(function* () {
+    const name = `u${crypto.randomUUID().slice(0, 8)}`
+    const [user] = yield* sql<{ readonly id: bigint }>`
+      INSERT INTO users (username, group_name, quota) VALUES (${name}, 'default', ${quota}) RETURNING id`
+    const [token] = yield* sql<{ readonly id: bigint }>`
+      INSERT INTO tokens (user_id, name, key_hash, key_prefix, remain_quota)
+      VALUES (${user.id}, 'main', ${name}, 'sk-test', ${remain}) RETURNING id`
+    return { userId: user.id, tokenId: token.id }
+  })
+
+const balances = (sql: SqlClient.SqlClient, userId: bigint) =>
+  Effect.gen(function* () {
+    const [row] = yield* sql<
+      { quota: bigint; used: bigint; remain: bigint | null; token_used: bigint; requests: bigint }
+    >`
+      SELECT u.quota, u.used_quota AS used, t.remain_quota AS remain, t.used_quota AS token_used,
+             u.request_count AS requests
+      FROM users u JOIN tokens t ON t.user_id = u.id WHERE u.id = ${userId}`
+    const [leases] = yield* sql<{ count: bigint }>`
+      SELECT count(*)::bigint AS count FROM quota_leases l JOIN tokens t ON t.id = l.subject_id AND l.subject = 'token'
+      WHERE t.user_id = ${userId}
+      UNION ALL SELECT count(*)::bigint FROM quota_leases WHERE subject = 'user' AND subject_id = ${userId}`
+    return { ...row, leases: BigInt(leases.count) }
+  })
+
+const attempt = (effect: Effect.Effect<Hold, InsufficientQuota | InvalidRequest>) => Effect.result(effect)
+
+const withDatabase = (test: (url: string) => Effect.Effect<void, unknown, Scope.Scope>) => async () => {
+  const database = await freshPostgres()
+  try {
+    await Effect.runPromise(Effect.scoped(test(database.url)) as Effect.Effect<void>)
+  } finally {
+    await database.drop()
+  }
+}
+
+Deno.test(
+  "ledger: two instances on one balance never hold more than it, and settle it exactly",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      const granted = 1_000_000n
+      const tokenGranted = 600_000n
+      const amount = 10_000n
+      const cost = 3_000n
+      let ids = { userId: 0n, tokenId: 0n }
+      let successes = 0
+      yield* Effect.scoped(Effect.gen(function* () {
+        const first = yield* instance(url)
+        const second = yield* instance(url)
+        ids = yield* seed(first.sql, granted, tokenGranted)
+        const who = principal(ids.userId, ids.tokenId, false)
+        const ledgers: ReadonlyArray<Ledger> = [first.ledger, second.ledger]
+        const results = yield* Effect.forEach(
+          Array.from({ length: 200 }, (_, index) => ledgers[index % 2]),
+          (ledger) => attempt(ledger.reserve(who, amount)).pipe(Effect.map((result) => ({ ledger, result }))),
+          { concurrency: "unbounded" }
+        )
+        const holds = results.flatMap(({ ledger, result }) =>
+          result._tag === "Success" ? [{ ledger, hold: result.success }] : []
+        )
+        successes = holds.length
+        ok(successes * Number(amount) <= Number(tokenGranted), `${successes} holds fit in the token's balance`)
+        ok(successes >= 40, `most of the balance is usable (${successes} holds)`)
+        for (const { result } of results) {
+          if (result._tag === "Failure") strictEqual(result.failure._tag, "InsufficientQuota")
+        }
+        for (const { ledger, hold } of holds) {
+          strictEqual(yield* ledger.settle(hold, cost), cost)
+          strictEqual(yield* ledger.settle(hold, cost), 0n, "a second settle charges nothing")
+        }
+        yield* Effect.forEach(ledgers, (ledger) => ledger.commit(Effect.void))
+        // Before the instances close, the API view matches the stored charges.
+        const view = yield* first.ledger.balances(who)
+        strictEqual(view.userUsed, BigInt(successes) * cost)
+      }))
+      // Both instances closed: every lease is back, and the balances are exact.
+      const { sql } = yield* instance(url)
+      const after = yield* balances(sql, ids.userId)
+      const spent = BigInt(successes) * cost
+      deepStrictEqual(
+        {
+          quota: after.quota,
+          used: after.used,
+          remain: after.remain,
+          tokenUsed: after.token_used,
+          leases: after.leases
+        },
+        { quota: granted - spent, used: spent, remain: tokenGranted - spent, tokenUsed: spent, leases: 0n }
+      )
+      strictEqual(after.requests, BigInt(successes))
+    })
+  )
+)
+
+Deno.test(
+  "ledger: a lease its instance stopped renewing stops counting after two minutes",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      const { ledger, sql } = yield* instance(url)
+      const live = yield* seed(sql, 100_000n, null)
+      const crashed = yield* seed(sql, 100_000n, null)
+      for (const [ids, age] of [[live, "10 seconds"], [crashed, "3 minutes"]] as const) {
+        yield* sql`INSERT INTO quota_leases (instance_id, subject, subject_id, amount, renewed_at)
+          VALUES ('other-instance', 'user', ${ids.userId}, 100000, now() - ${age}::interval)`
+      }
+      const refused = yield* Effect.flip(ledger.reserve(principal(live.userId, live.tokenId, true), 1_000n))
+      strictEqual(refused._tag, "InsufficientQuota")
+      strictEqual(refused._tag === "InsufficientQuota" && refused.scope, "user")
+      const hold = yield* ledger.reserve(principal(crashed.userId, crashed.tokenId, true), 100_000n)
+      strictEqual(hold.amount, 100_000n)
+      const [stale] = yield* sql<{ count: bigint }>`
+        SELECT count(*)::bigint AS count FROM quota_leases WHERE instance_id = 'other-instance'`
+      strictEqual(BigInt(stale.count), 1n, "the dead lease row is gone, the live one stays")
+    })
+  )
+)
+
+Deno.test(
+  "ledger: a cost above the hold takes what remains and no more; an idle lease goes back",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      const { ledger, sql } = yield* instance(url, 50)
+      const ids = yield* seed(sql, 50_000n, null)
+      const who = principal(ids.userId, ids.tokenId, true)
+      const hold = yield* ledger.reserve(who, 10_000n)
+      strictEqual(yield* ledger.settle(hold, 80_000n), 50_000n)
+      const refused = yield* Effect.flip(ledger.reserve(who, 1n))
+      strictEqual(refused._tag, "InsufficientQuota")
+
+      const other = yield* seed(sql, 40_000n, 30_000n)
+      const second = principal(other.userId, other.tokenId, false)
+      const small = yield* ledger.reserve(second, 5_000n)
+      strictEqual(yield* ledger.settle(small, 1_234n), 1_234n)
+      yield* Effect.sleep("80 millis")
+      yield* ledger.commit(Effect.void)
+      for (
+        const [id, quota, used, remain] of [[ids.userId, 0n, 50_000n, null], [other.userId, 38_766n, 1_234n, 28_766n]]
+      ) {
+        const after = yield* balances(sql, id as bigint)
+        deepStrictEqual(
+          { quota: after.quota, used: after.used, remain: after.remain, leases: after.leases },
+          { quota, used, remain, leases: 0n }
+        )
+      }
+    })
+  )
+)
