@@ -81,7 +81,7 @@ export const applyBootstrap = Effect.fn("applyBootstrap")(function* (file: Boots
         { readonly id: bigint }
       >`SELECT id FROM users WHERE username = ${user.username}`
       for (const token of user.tokens ?? []) {
-        const keyHash = yield* Effect.promise(() => hashKey(token.key))
+        const keyHash = hashKey(token.key)
         const tokenLimits = token.limits === undefined ? null : JSON.stringify(token.limits)
         yield* sql`INSERT INTO tokens
             (user_id, name, key_hash, key_prefix, remain_quota, models, group_name, expires_at, limits)

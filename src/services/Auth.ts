@@ -81,7 +81,7 @@ export class Auth extends Context.Service<Auth, {
 
         const authenticate = Effect.fnUntraced(function* (key: string | undefined) {
           if (key === undefined || key === "") return yield* new InvalidApiKey({ reason: "missing" })
-          const keyHash = yield* Effect.promise(() => hashKey(key))
+          const keyHash = hashKey(key)
           const found = yield* Cache.get(cache, keyHash)
           if (Option.isNone(found)) return yield* new InvalidApiKey({ reason: "unknown" })
           const row = found.value
