@@ -9,6 +9,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { applyBootstrap } from "./config/ApplyBootstrap.ts"
 import type { BootstrapFile } from "./config/BootstrapFile.ts"
 import { AccountRoutes } from "./routes/AccountRoutes.ts"
+import { CompactRoute } from "./routes/CompactRoute.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
@@ -16,6 +17,7 @@ import { Auth } from "./services/Auth.ts"
 import { ChannelRouter } from "./services/ChannelRouter.ts"
 import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
 import { HealthProber } from "./services/HealthProber.ts"
+import { MediaFetcher } from "./services/MediaFetcher.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { Relay } from "./services/Relay.ts"
@@ -50,17 +52,19 @@ export const appLayer = (options: AppOptions) => {
   const services = Layer.mergeAll(
     Auth.layer(settings.keyCacheTtlMs),
     ChannelRouter.layer(settings),
-    QuotaLedger.layer,
+    UsageLog.layer(options.usageFlushMillis).pipe(Layer.provideMerge(QuotaLedger.layer())),
     ResponseStore.layer,
-    UsageLog.layer(options.usageFlushMillis),
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
+    MediaFetcher.layer(settings),
     options.redisUrl === undefined ? RateLimiter.layerMemory : RateLimiter.layerRedis({ url: options.redisUrl })
   ).pipe(Layer.provideMerge(catalog))
   const relay = Layer.mergeAll(Relay.layer, HealthProber.layer(settings.probeIntervalSeconds)).pipe(
     Layer.provideMerge(services)
   )
-  return Layer.mergeAll(TextRoutes, ModelsRoutes, AccountRoutes, FallbackRoutes).pipe(Layer.provide(relay))
+  return Layer.mergeAll(TextRoutes, CompactRoute, ModelsRoutes, AccountRoutes, FallbackRoutes).pipe(
+    Layer.provide(relay)
+  )
 }
 
 /**

@@ -115,7 +115,10 @@ export const UserSpec = Schema.Struct({
 
 /**
  * Gateway-wide settings. `retry_times`: extra attempts after the first;
- * `default_max_tokens`: the output estimate when a request names none.
+ * `default_max_tokens`: the output estimate when a request names none;
+ * `media_max_bytes`, `media_timeout_ms`: limits of one image download made for
+ * an inline-only channel; `media_allow_hosts`: host names trusted although
+ * they resolve to private addresses (e.g. an intranet image server).
  *
  * @category models
  */
@@ -128,7 +131,10 @@ export const GatewaySettings = Schema.Struct({
   cooldown_seconds: Schema.optional(Count),
   cooldown_max_seconds: Schema.optional(Count),
   probe_interval_seconds: Schema.optional(Count),
-  key_cache_ttl_ms: Schema.optional(Count)
+  key_cache_ttl_ms: Schema.optional(Count),
+  media_max_bytes: Schema.optional(Count),
+  media_timeout_ms: Schema.optional(Count),
+  media_allow_hosts: Schema.optional(Schema.Array(NonEmpty))
 })
 
 /**

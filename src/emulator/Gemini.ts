@@ -10,7 +10,8 @@
  * Requests are read in the REST API's camelCase (what the SDK sends), with snake_case fallbacks.
  * Thought parts are emitted only with `includeThoughts: true`; a `thinkingBudget` > 0 alone counts
  * `thoughtsTokenCount` without showing thoughts, as the real API does. `usageMetadata` is sent on the
- * final stream chunk only. Function calls carry an `id` (newer Gemini models send one).
+ * final stream chunk only. Function calls carry an `id` (newer Gemini models send one). A `fileData.fileUri`
+ * that is not `https://` or `gs://` is refused as the real API does (400 INVALID_ARGUMENT).
  *
  * @since 0.1.0
  */
@@ -137,6 +138,26 @@ const usageMetadata = (result: Answer): JsonObject => {
   return usage
 }
 
+/**
+ * The first `fileData.fileUri` the real API refuses, or `undefined`. It takes
+ * Files-API URIs and registered `gs://` objects, and since 2026-01 public or
+ * signed `https://` URLs (blog.google "Increased file size limits and expanded
+ * inputs support in Gemini API"); anything else (`http://`, `data:`, a bare
+ * path) is `400 INVALID_ARGUMENT` "Invalid or unsupported file uri: …".
+ */
+const unsupportedFileUri = (contents: ReadonlyArray<unknown>): string | undefined => {
+  for (const content of contents) {
+    for (const part of arrayOr(objectOr(content).parts)) {
+      if (!isObject(part)) continue
+      const file = field(part, "fileData", "file_data")
+      if (!isObject(file)) continue
+      const uri = stringOr(field(file, "fileUri", "file_uri")) ?? ""
+      if (!/^(https|gs):\/\/[^/\s]+/i.test(uri)) return uri
+    }
+  }
+  return undefined
+}
+
 /** Handles `:generateContent` and `:streamGenerateContent`. @category routes */
 export const geminiGenerate = (context: RouteContext): Reply => {
   const body = context.body
@@ -147,6 +168,12 @@ export const geminiGenerate = (context: RouteContext): Reply => {
         message: "* GenerateContentRequest.contents: contents is not specified",
         status: "INVALID_ARGUMENT"
       }
+    }, 400)
+  }
+  const badUri = unsupportedFileUri(body.contents)
+  if (badUri !== undefined) {
+    return jsonReply({
+      error: { code: 400, message: `Invalid or unsupported file uri: ${badUri}`, status: "INVALID_ARGUMENT" }
     }, 400)
   }
   const thinkingConfig = objectOr(

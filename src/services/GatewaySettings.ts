@@ -27,6 +27,12 @@ export interface Settings {
   readonly cooldownMaxSeconds: number
   readonly probeIntervalSeconds: number
   readonly keyCacheTtlMs: number
+  /** Largest image the gateway downloads for an inline-only channel, in bytes (default 20 MiB). */
+  readonly mediaMaxBytes: number
+  /** Time limit of one image download, redirects included (default 10 s). */
+  readonly mediaTimeoutMs: number
+  /** Host names whose downloads skip the private-address check (default none). */
+  readonly mediaAllowHosts: ReadonlyArray<string>
 }
 
 /**
@@ -48,7 +54,10 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     cooldownSeconds: given.cooldown_seconds ?? 30,
     cooldownMaxSeconds: given.cooldown_max_seconds ?? 600,
     probeIntervalSeconds: given.probe_interval_seconds ?? 60,
-    keyCacheTtlMs: given.key_cache_ttl_ms ?? 5000
+    keyCacheTtlMs: given.key_cache_ttl_ms ?? 5000,
+    mediaMaxBytes: given.media_max_bytes ?? 20 * 1024 * 1024,
+    mediaTimeoutMs: given.media_timeout_ms ?? 10_000,
+    mediaAllowHosts: given.media_allow_hosts ?? []
   }
 }
 

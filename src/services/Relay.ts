@@ -20,11 +20,12 @@ import { toProblem } from "../errors/Envelope.ts"
 import { type GatewayError, InvalidRequest, ModelNotPriced, UpstreamFailed } from "../errors/GatewayError.ts"
 import type { Format, FormatName, ResponseMeta } from "../formats/Format.ts"
 import { formatOf } from "../formats/registry.ts"
-import { Catalog } from "../storage/Catalog.ts"
+import { Catalog, type Channel } from "../storage/Catalog.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import type { Principal } from "./Auth.ts"
 import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
 import { GatewaySettings } from "./GatewaySettings.ts"
+import { type InlineImage, MediaFetcher, toInvalidRequest } from "./MediaFetcher.ts"
 import { isTextPriced, textCost } from "./Pricing.ts"
 import { QuotaLedger } from "./QuotaLedger.ts"
 import { RateLimiter } from "./RateLimiter.ts"
@@ -48,6 +49,28 @@ export interface RelayInput {
   readonly forceTranslate?: boolean | undefined
   /** Called once with the answer's public id and content after a complete answer. */
   readonly onAnswer?: ((id: string, content: ReadonlyArray<OutputPart>) => Effect.Effect<void>) | undefined
+  /** Forward to a side endpoint of the inbound format instead of the format's own (see `SideEndpoint`). */
+  readonly endpoint?: SideEndpoint | undefined
+}
+
+/**
+ * A side endpoint of the inbound format that only some channels have (`POST /v1/responses/compact`): only
+ * candidates whose channel `supports` it are tried; the caller's body goes to the URL the channel's adapter gives
+ * for the inbound format plus `pathSuffix`, unchanged but for the mapped model (and `strip_params`), never
+ * streamed; the upstream's 2xx JSON is the answer as is, billed from `usageOf` (when the upstream reports none:
+ * the typical prompt estimate and a quarter of the answer's characters).
+ *
+ * @category models
+ */
+export interface SideEndpoint {
+  /** Appended to the inbound format's upstream URL, e.g. `/compact` (→ `{base}/v1/responses/compact`). */
+  readonly pathSuffix: string
+  /** Whether a channel serves the endpoint. */
+  readonly supports: (channel: Channel) => boolean
+  /** The failure when the model has candidates but none of their channels serves the endpoint. */
+  readonly unsupported: (model: string) => GatewayError
+  /** The usage the upstream reported in its JSON answer, if any. */
+  readonly usageOf: (json: unknown) => Usage | undefined
 }
 
 /** How a request ended, for the usage log and billing. */
@@ -109,12 +132,18 @@ export class Relay extends Context.Service<Relay, {
       const client = yield* UpstreamClient
       const settings = yield* GatewaySettings
       const limiter = yield* RateLimiter
+      const media = yield* MediaFetcher
 
       const run = Effect.fnUntraced(function* (input: RelayInput) {
         const { principal, request } = input
         const started = Date.now()
         const inbound = formatOf(input.inbound)
-        const candidates = yield* router.candidates(principal, request.model)
+        const routed = yield* router.candidates(principal, request.model)
+        const endpoint = input.endpoint
+        const candidates = endpoint === undefined
+          ? routed
+          : routed.filter((candidate) => endpoint.supports(candidate.channel))
+        if (candidates.length === 0 && endpoint !== undefined) return yield* endpoint.unsupported(request.model)
         const snapshot = catalog.snapshot()
         const price = snapshot.prices.get(request.model)
         if (price === undefined || !isTextPriced(price)) return yield* new ModelNotPriced({ model: request.model })
@@ -207,10 +236,16 @@ export class Relay extends Context.Service<Relay, {
             })
           )
 
+        /** Images downloaded for this request, by URL (shared by its attempts); requests made inline, by candidate. */
+        const downloaded = new Map<string, InlineImage>()
+        const inlinedFor = new Map<Candidate, Request>()
+
         /** The upstream body for `candidate` in its wire format. */
         const upstreamBody = (candidate: Candidate, wire: Format<unknown, unknown>): Record<string, unknown> => {
           let body: Record<string, unknown>
-          if (wire.name === input.inbound && input.forceTranslate !== true) {
+          // A request whose URL images were made inline for this channel is always translated.
+          const inlined = inlinedFor.get(candidate)
+          if (wire.name === input.inbound && input.forceTranslate !== true && inlined === undefined) {
             body = { ...input.raw }
             if (wire.name !== "gemini") body.model = candidate.upstreamModel
             if (wire.name === "openai-chat" && request.stream) {
@@ -220,7 +255,7 @@ export class Relay extends Context.Service<Relay, {
               body.stream_options = { ...options, include_usage: true }
             }
           } else {
-            body = wire.encodeRequest({ ...request, model: candidate.upstreamModel }).body
+            body = wire.encodeRequest({ ...(inlined ?? request), model: candidate.upstreamModel }).body
           }
           for (const param of candidate.channel.settings.strip_params ?? []) delete body[param]
           return body
@@ -246,10 +281,12 @@ export class Relay extends Context.Service<Relay, {
         /** One non-stream attempt: the caller's JSON body, or a failure. */
         const attemptJson = Effect.fnUntraced(function* (candidate: Candidate) {
           const adapter = adapters[candidate.channel.type]
-          const wire = formatOf(adapter.wireFormat(input.inbound, candidate.channel))
+          const wire = formatOf(
+            endpoint === undefined ? adapter.wireFormat(input.inbound, candidate.channel) : inbound.name
+          )
           const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)
           const response = yield* client.post(
-            target.url,
+            target.url + (endpoint?.pathSuffix ?? ""),
             target.headers,
             JSON.stringify(upstreamBody(candidate, wire)),
             timeoutsOf(candidate)
@@ -261,6 +298,11 @@ export class Relay extends Context.Service<Relay, {
             json = JSON.parse(text)
           } catch {
             return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
+          }
+          if (endpoint !== undefined) {
+            meter.usage = endpoint.usageOf(json) ??
+              { inputTokens: promptTokensTypical(request), outputTokens: Math.ceil(text.length / 4) }
+            return json
           }
           const decoded = wire.decodeResponse(json)
           if (decoded instanceof UpstreamFailed) return yield* decoded
@@ -445,7 +487,14 @@ export class Relay extends Context.Service<Relay, {
             const candidate = candidates[index]
             const attempt = index + 1
             if (index > 0 && Date.now() > deadline) break
-            if (!request.stream) {
+            if (input.endpoint === undefined) {
+              // An image that cannot be downloaded is the caller's 400: no upstream call, no health report.
+              const inlined = yield* media.prepare(request, candidate.channel, downloaded).pipe(
+                Effect.mapError((error) => toInvalidRequest(error, input.raw, input.inbound))
+              )
+              if (inlined !== undefined) inlinedFor.set(candidate, inlined)
+            }
+            if (!request.stream || endpoint !== undefined) {
               const result = yield* Effect.result(attemptJson(candidate))
               if (result._tag === "Success") {
                 yield* router.report(candidate, { _tag: "Success" })

@@ -1,0 +1,372 @@
+/**
+ * Downloads a URL on a caller's behalf without letting the caller reach the
+ * gateway's own network (an SSRF guard):
+ *
+ * - only `http:` and `https:` URLs;
+ * - every address the host name resolves to (A and AAAA, through the system
+ *   resolver, `/etc/hosts` included) must be public unicast: a single loopback,
+ *   private (RFC 1918), link-local (cloud metadata `169.254.169.254`),
+ *   unspecified, multicast, broadcast, carrier-grade NAT, unique-local,
+ *   reserved or documentation address refuses the URL; IPv4-mapped,
+ *   IPv4-translated and NAT64 (`64:ff9b::/96`) IPv6 addresses are judged by the
+ *   IPv4 address they carry; IP literals are judged the same way, without DNS;
+ * - the connection goes to the address that was checked (the resolver is
+ *   node:http's `lookup` hook, so there is no second resolution an attacker's
+ *   DNS could answer differently: no DNS rebinding); TLS is still verified
+ *   against the URL's host name;
+ * - redirects are followed by hand, at most `maxRedirects` (default 5), each
+ *   hop checked again;
+ * - the body is counted while it is read and the download aborted past
+ *   `maxBytes`; a larger `Content-Length` is refused before reading;
+ * - one time limit covers the whole download, redirects included.
+ *
+ * Host names in `allowHosts` (an operator's trusted intranet servers) skip the
+ * address check, only for that exact host name.
+ *
+ * Range names are those of `ipaddr.js` (`loopback`, `private`, `linkLocal`,
+ * `uniqueLocal`, `carrierGradeNat`, …), see RFC 6890 and the IANA special-purpose
+ * address registries.
+ *
+ * @since 0.1.0
+ */
+import { Data, Effect } from "effect"
+import ipaddr from "ipaddr.js"
+import { lookup as systemLookup } from "node:dns"
+import http from "node:http"
+import https from "node:https"
+
+/**
+ * Why a download failed:
+ * - `invalid-url`: not an absolute `http:`/`https:` URL (also a redirect's `Location`);
+ * - `blocked-address`: the host is, or resolves to, a non-public address;
+ * - `too-many-redirects`: more than `maxRedirects` redirects;
+ * - `too-large`: the body (or its announced `Content-Length`) is over `maxBytes`;
+ * - `timeout`: the whole download took longer than `timeoutMs`;
+ * - `http-status`: the final answer was not 2xx;
+ * - `network`: DNS failure, connection refused or reset, TLS failure.
+ *
+ * @category models
+ */
+export type SafeFetchFailure =
+  | "invalid-url"
+  | "blocked-address"
+  | "too-many-redirects"
+  | "too-large"
+  | "timeout"
+  | "http-status"
+  | "network"
+
+/**
+ * A refused or failed download. `message` is a sentence safe to show the
+ * caller who sent the URL (it names the URL without its query string).
+ *
+ * @category errors
+ */
+export class SafeFetchError extends Data.TaggedError("SafeFetchError")<{
+  readonly reason: SafeFetchFailure
+  readonly message: string
+}> {}
+
+/** One resolved address. @category models */
+export interface ResolvedAddress {
+  readonly address: string
+  readonly family: 4 | 6
+}
+
+/**
+ * Host name → every address it resolves to. Fails (rejects) when the name
+ * does not resolve.
+ *
+ * @category models
+ */
+export type Resolver = (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
+
+/**
+ * Options of `safeFetch`.
+ *
+ * @category models
+ */
+export interface SafeFetchOptions {
+  /** Largest body accepted, in bytes. */
+  readonly maxBytes: number
+  /** Time limit for the whole download, redirects included, in milliseconds. */
+  readonly timeoutMs: number
+  /** Host names trusted although they resolve to non-public addresses (exact, case-insensitive). */
+  readonly allowHosts?: ReadonlyArray<string> | undefined
+  /** Redirects followed at most (default 5). */
+  readonly maxRedirects?: number | undefined
+  /** The request's `Accept` header (default: any media type). */
+  readonly accept?: string | undefined
+  /** Name resolution (default: the system resolver, `node:dns` `lookup` with `all: true`). */
+  readonly resolve?: Resolver | undefined
+}
+
+/**
+ * A completed download: the final URL (after redirects), the `Content-Type`
+ * header as sent (or `undefined`), and the body.
+ *
+ * @category models
+ */
+export interface Fetched {
+  readonly url: string
+  readonly contentType: string | undefined
+  readonly bytes: Uint8Array
+}
+
+const redirectStatuses: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
+
+/** An IPv6 address' last 32 bits as IPv4. */
+const embeddedIpv4 = (address: ipaddr.IPv6): ipaddr.IPv4 => {
+  const parts = address.parts
+  return new ipaddr.IPv4([parts[6] >> 8, parts[6] & 0xff, parts[7] >> 8, parts[7] & 0xff])
+}
+
+const nat64 = ipaddr.IPv6.parseCIDR("64:ff9b::/96")
+
+/**
+ * The special-purpose range an IP address belongs to, or `undefined` when it
+ * is public unicast (safe to connect to). Not an IP address → `"invalid"`.
+ * Accepts IPv6 with or without brackets and with a zone id (`fe80::1%eth0`).
+ *
+ * @category guards
+ */
+export const blockedRange = (address: string): string | undefined => {
+  const bare = address.startsWith("[") && address.endsWith("]") ? address.slice(1, -1) : address
+  if (!ipaddr.isValid(bare)) return "invalid"
+  const parsed = ipaddr.parse(bare)
+  if (parsed.kind() === "ipv4") {
+    const range = (parsed as ipaddr.IPv4).range()
+    return range === "unicast" ? undefined : range
+  }
+  const v6 = parsed as ipaddr.IPv6
+  const range = v6.range()
+  if (range === "ipv4Mapped" || range === "rfc6145" || (range === "rfc6052" && v6.match(nat64))) {
+    const inner = embeddedIpv4(v6).range()
+    return inner === "unicast" ? undefined : `${range} ${inner}`
+  }
+  if (range !== "unicast") return range
+  // `::/96` (deprecated IPv4-compatible, `::7f00:1`) is unicast to ipaddr.js but carries an IPv4 address.
+  return v6.parts.slice(0, 6).every((part) => part === 0) ? "ipv4Compatible" : undefined
+}
+
+/**
+ * The system resolver: `node:dns` `lookup` with `all: true` (getaddrinfo, so
+ * `/etc/hosts` counts, as it does for the connection itself).
+ *
+ * @category resolvers
+ */
+export const systemResolver: Resolver = (hostname) =>
+  new Promise((resolve, reject) => {
+    systemLookup(hostname, { all: true }, (error, addresses) => {
+      if (error !== null) return reject(error)
+      resolve(addresses.map((entry) => ({ address: entry.address, family: entry.family === 6 ? 6 : 4 })))
+    })
+  })
+
+const clip = (text: string): string => text.length > 200 ? `${text.slice(0, 197)}...` : text
+
+/** A URL as it may be shown: no credentials, no query string (signed URLs carry secrets there), clipped. */
+const display = (url: URL): string => clip(`${url.protocol}//${url.host}${url.pathname}`)
+
+/**
+ * A URL text as it may be shown to a caller or in a log: without credentials
+ * and query string, at most 200 characters (text that is not a URL: clipped).
+ *
+ * @category formatting
+ */
+export const displayUrl = (text: string): string => {
+  try {
+    return display(new URL(text))
+  } catch {
+    return clip(text)
+  }
+}
+
+const hostOf = (url: URL): string => {
+  const host = url.hostname.toLowerCase().replace(/\.$/, "")
+  return host.startsWith("[") && host.endsWith("]") ? host.slice(1, -1) : host
+}
+
+const normalizeHost = (host: string): string => {
+  const lower = host.trim().toLowerCase().replace(/\.$/, "")
+  return lower.startsWith("[") && lower.endsWith("]") ? lower.slice(1, -1) : lower
+}
+
+const fail = (reason: SafeFetchFailure, message: string) => new SafeFetchError({ reason, message })
+
+const parseTarget = (text: string, base: URL | undefined): URL | SafeFetchError => {
+  let url: URL
+  try {
+    url = base === undefined ? new URL(text) : new URL(text, base)
+  } catch {
+    return fail("invalid-url", `"${clip(text)}" is not a valid absolute URL.`)
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return fail("invalid-url", `Only http and https URLs can be downloaded, not "${url.protocol}" (${display(url)}).`)
+  }
+  return url
+}
+
+const blockedMessage = (url: URL, address: string, range: string) =>
+  fail("blocked-address", `The URL ${display(url)} points to a blocked address (${address} is ${range}).`)
+
+/** A node `lookup` error that carries the failure it stands for. */
+interface GuardError extends Error {
+  readonly failure: SafeFetchError
+}
+
+const guardError = (failure: SafeFetchError): GuardError =>
+  Object.assign(new Error(failure.message), { code: "ERR_SLUICE_BLOCKED", failure })
+
+type LookupCallback = (error: Error | null, address?: unknown, family?: number) => void
+
+/**
+ * node:http's `lookup` hook: resolves, refuses when any address is not public
+ * (unless the host is trusted), and hands the checked addresses to the socket.
+ */
+const guardedLookup = (url: URL, resolve: Resolver, trusted: boolean) =>
+(
+  hostname: string,
+  options: { readonly all?: boolean; readonly family?: number | string } | number,
+  callback: LookupCallback
+): void => {
+  const wanted = typeof options === "object" ? Number(options.family ?? 0) : Number(options)
+  const all = typeof options === "object" && options.all === true
+  resolve(hostname).then((resolved) => {
+    if (!trusted) {
+      for (const entry of resolved) {
+        const range = blockedRange(entry.address)
+        if (range !== undefined) return callback(guardError(blockedMessage(url, entry.address, range)))
+      }
+    }
+    const usable = wanted === 4 || wanted === 6 ? resolved.filter((entry) => entry.family === wanted) : resolved
+    if (usable.length === 0) {
+      return callback(guardError(fail("network", `The host of ${display(url)} has no address.`)))
+    }
+    if (all) return callback(null, usable.map((entry) => ({ address: entry.address, family: entry.family })))
+    callback(null, usable[0].address, usable[0].family)
+  }, (error: unknown) => {
+    const code = (error as { code?: unknown }).code
+    callback(
+      guardError(fail("network", `The host of ${display(url)} could not be resolved (${String(code ?? error)}).`))
+    )
+  })
+}
+
+type Hop =
+  | { readonly _tag: "Redirect"; readonly location: string }
+  | { readonly _tag: "Body"; readonly contentType: string | undefined; readonly bytes: Uint8Array }
+
+/** One request: a redirect to follow, or the 2xx body read under the size cap. */
+const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, signal: AbortSignal): Promise<Hop> =>
+  new Promise<Hop>((resolve, reject) => {
+    const client = url.protocol === "https:" ? https : http
+    const request = client.request(url, {
+      method: "GET",
+      agent: false,
+      signal,
+      headers: {
+        accept: options.accept ?? "*/*",
+        "accept-encoding": "identity",
+        "user-agent": "Sluice-MediaFetcher/0.1"
+      },
+      lookup: guardedLookup(url, options.resolve ?? systemResolver, trusted) as never
+    }, (response) => {
+      const status = response.statusCode ?? 0
+      if (redirectStatuses.has(status) && typeof response.headers.location === "string") {
+        response.resume()
+        return resolve({ _tag: "Redirect", location: response.headers.location })
+      }
+      if (status < 200 || status >= 300) {
+        response.resume()
+        return reject(fail("http-status", `The URL ${display(url)} answered HTTP ${status}.`))
+      }
+      const tooLarge = () =>
+        fail("too-large", `The download from ${display(url)} is larger than the limit of ${options.maxBytes} bytes.`)
+      const announced = Number(response.headers["content-length"] ?? Number.NaN)
+      if (Number.isFinite(announced) && announced > options.maxBytes) {
+        response.destroy()
+        return reject(tooLarge())
+      }
+      const chunks: Array<Uint8Array> = []
+      let received = 0
+      response.on("data", (chunk: Uint8Array) => {
+        received += chunk.byteLength
+        if (received > options.maxBytes) {
+          response.destroy()
+          request.destroy()
+          return reject(tooLarge())
+        }
+        chunks.push(chunk)
+      })
+      response.on("error", reject)
+      response.on("end", () => {
+        const bytes = new Uint8Array(received)
+        let offset = 0
+        for (const chunk of chunks) {
+          bytes.set(chunk, offset)
+          offset += chunk.byteLength
+        }
+        const contentType = response.headers["content-type"]
+        resolve({ _tag: "Body", contentType: typeof contentType === "string" ? contentType : undefined, bytes })
+      })
+    })
+    request.on("error", reject)
+    request.end()
+  })
+
+const asFailure = (url: URL) => (error: unknown): SafeFetchError => {
+  if (error instanceof SafeFetchError) return error
+  const carried = (error as Partial<GuardError>).failure
+  if (carried instanceof SafeFetchError) return carried
+  const code = (error as { code?: unknown }).code
+  return fail("network", `The URL ${display(url)} could not be downloaded (${String(code ?? "connection failed")}).`)
+}
+
+/**
+ * Downloads `url` under the guard described in the module doc. Fails with a
+ * `SafeFetchError` whose `reason` says why; an IP literal or a trusted-host
+ * check fails before any network use.
+ *
+ * @category fetching
+ */
+export const safeFetch = (url: string, options: SafeFetchOptions): Effect.Effect<Fetched, SafeFetchError> => {
+  const allowed = new Set((options.allowHosts ?? []).map(normalizeHost))
+  const maxRedirects = options.maxRedirects ?? 5
+  const first = parseTarget(url, undefined)
+  const download = Effect.gen(function* () {
+    const origin = first instanceof SafeFetchError ? yield* first : first
+    let current = origin
+    for (let redirects = 0;; redirects++) {
+      const host = hostOf(current)
+      const trusted = allowed.has(host)
+      if (!trusted && ipaddr.isValid(host)) {
+        const range = blockedRange(host)
+        if (range !== undefined) return yield* blockedMessage(current, host, range)
+      }
+      const target = current
+      const hop = yield* Effect.tryPromise({
+        try: (signal) => requestOnce(target, options, trusted, signal),
+        catch: asFailure(target)
+      })
+      if (hop._tag === "Body") return { url: current.href, contentType: hop.contentType, bytes: hop.bytes }
+      if (redirects >= maxRedirects) {
+        return yield* fail(
+          "too-many-redirects",
+          `The URL ${display(origin)} redirected more than ${maxRedirects} times.`
+        )
+      }
+      const next = parseTarget(hop.location, current)
+      current = next instanceof SafeFetchError ? yield* next : next
+    }
+  })
+  return download.pipe(
+    Effect.timeoutOrElse({
+      duration: options.timeoutMs,
+      orElse: () =>
+        Effect.fail(
+          fail("timeout", `The download from ${displayUrl(url)} did not finish within ${options.timeoutMs} ms.`)
+        )
+    })
+  )
+}

@@ -1,0 +1,151 @@
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import { Effect } from "effect"
+import type { Request } from "../../src/canonical/Request.ts"
+import {
+  imageUrlsToInline,
+  inlinesImages,
+  MediaFetcher,
+  pathOfString,
+  withInlineImages
+} from "../../src/services/MediaFetcher.ts"
+
+const PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+const PNG = Uint8Array.from(atob(PNG_BASE64), (c) => c.charCodeAt(0))
+
+const request: Request = {
+  model: "m",
+  stream: false,
+  messages: [
+    {
+      role: "user",
+      content: [
+        { type: "text", text: "look" },
+        { type: "image", source: { kind: "url", url: "https://img.test/a.png" }, detail: "high" },
+        { type: "image", source: { kind: "url", url: "data:image/png;base64,AAAA" } },
+        { type: "image", source: { kind: "url", url: "gs://bucket/b.png" } },
+        { type: "image", source: { kind: "base64", mediaType: "image/gif", data: "R0lG" } },
+        { type: "file", source: { kind: "url", url: "https://img.test/doc.pdf" } }
+      ]
+    },
+    { role: "assistant", content: [{ type: "tool-call", callId: "c1", name: "snap", arguments: "{}" }] },
+    {
+      role: "tool",
+      content: [{
+        type: "tool-result",
+        callId: "c1",
+        content: [
+          { type: "text", text: "{}" },
+          { type: "image", source: { kind: "url", url: "https://img.test/c.png" } },
+          { type: "image", source: { kind: "url", url: "https://img.test/a.png" } }
+        ]
+      }]
+    }
+  ]
+}
+
+Deno.test("inlinesImages: gemini defaults to true, openai and anthropic to false, an explicit setting wins", () => {
+  strictEqual(inlinesImages({ type: "gemini", settings: {} }), true)
+  strictEqual(inlinesImages({ type: "openai", settings: {} }), false)
+  strictEqual(inlinesImages({ type: "anthropic", settings: {} }), false)
+  strictEqual(inlinesImages({ type: "gemini", settings: { inline_images: false } }), false)
+  strictEqual(inlinesImages({ type: "anthropic", settings: { inline_images: true } }), true)
+})
+
+Deno.test("imageUrlsToInline: distinct image URLs of content and tool results; data URIs and Gemini files stay", () => {
+  deepStrictEqual(imageUrlsToInline(request, "gemini"), ["https://img.test/a.png", "https://img.test/c.png"])
+  deepStrictEqual(imageUrlsToInline(request, "anthropic"), [
+    "https://img.test/a.png",
+    "gs://bucket/b.png",
+    "https://img.test/c.png"
+  ])
+})
+
+Deno.test("withInlineImages: replaces the downloaded URLs everywhere, keeps detail and every other part", () => {
+  const images = new Map([
+    ["https://img.test/a.png", { mediaType: "image/png", data: "QQ==" }],
+    ["https://img.test/c.png", { mediaType: "image/jpeg", data: "Qw==" }]
+  ])
+  const inlined = withInlineImages(request, images)
+  const user = inlined.messages[0].content
+  deepStrictEqual(user[1], {
+    type: "image",
+    source: { kind: "base64", mediaType: "image/png", data: "QQ==" },
+    detail: "high"
+  })
+  deepStrictEqual(user.slice(2), request.messages[0].content.slice(2))
+  deepStrictEqual(inlined.messages[1], request.messages[1])
+  const result = inlined.messages[2].content[0]
+  ok(result.type === "tool-result")
+  deepStrictEqual(result.content.slice(1), [
+    { type: "image", source: { kind: "base64", mediaType: "image/jpeg", data: "Qw==" } },
+    { type: "image", source: { kind: "base64", mediaType: "image/png", data: "QQ==" } }
+  ])
+})
+
+Deno.test("pathOfString: the JSON path of a URL in the caller's body", () => {
+  const body = {
+    model: "m",
+    messages: [
+      { role: "system", content: "x" },
+      { role: "user", content: [{ type: "text", text: "hi" }, { type: "image_url", image_url: { url: "http://u/a" } }] }
+    ]
+  }
+  strictEqual(pathOfString(body, "http://u/a"), "messages[1].content[1].image_url.url")
+  strictEqual(pathOfString(body, "http://u/b"), undefined)
+})
+
+Deno.test("MediaFetcher: image types from the header, sniffed for octet-stream, refused otherwise; one download per URL", async () => {
+  const hits = new Map<string, number>()
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (incoming) => {
+    const path = new URL(incoming.url).pathname
+    hits.set(path, (hits.get(path) ?? 0) + 1)
+    switch (path) {
+      case "/typed.png":
+        return new Response(PNG, { headers: { "content-type": "image/png; charset=binary" } })
+      case "/octet":
+        return new Response(PNG, { headers: { "content-type": "application/octet-stream" } })
+      case "/octet-text":
+        return new Response("just words", { headers: { "content-type": "application/octet-stream" } })
+      default:
+        return new Response("<html></html>", { headers: { "content-type": "text/html" } })
+    }
+  })
+  const base = `http://127.0.0.1:${server.addr.port}`
+  const layer = MediaFetcher.layer({ mediaMaxBytes: 1024, mediaTimeoutMs: 2000, mediaAllowHosts: ["127.0.0.1"] })
+  try {
+    await Effect.gen(function* () {
+      const media = yield* MediaFetcher
+      deepStrictEqual(yield* media.fetchImage(`${base}/typed.png`), { mediaType: "image/png", data: PNG_BASE64 })
+      deepStrictEqual(yield* media.fetchImage(`${base}/octet`), { mediaType: "image/png", data: PNG_BASE64 })
+      for (const path of ["/octet-text", "/page.html"]) {
+        const error = yield* Effect.flip(media.fetchImage(`${base}${path}`))
+        strictEqual(error.reason, "not-an-image", path)
+        ok(error.message.includes("is not an image"), error.message)
+      }
+
+      const twice: Request = {
+        model: "m",
+        stream: false,
+        messages: [{
+          role: "user",
+          content: [
+            { type: "image", source: { kind: "url", url: `${base}/octet` } },
+            { type: "image", source: { kind: "url", url: `${base}/octet` } }
+          ]
+        }]
+      }
+      const cache = new Map()
+      strictEqual(yield* media.prepare(twice, { type: "openai", settings: {} }, cache), undefined)
+      const first = yield* media.prepare(twice, { type: "gemini", settings: {} }, cache)
+      const second = yield* media.prepare(twice, { type: "anthropic", settings: { inline_images: true } }, cache)
+      deepStrictEqual(first, second)
+      deepStrictEqual(first?.messages[0].content[1], {
+        type: "image",
+        source: { kind: "base64", mediaType: "image/png", data: PNG_BASE64 }
+      })
+      strictEqual(hits.get("/octet"), 2, "one download for fetchImage above, one for both prepare calls")
+    }).pipe(Effect.provide(layer), Effect.runPromise)
+  } finally {
+    await server.shutdown()
+  }
+})
