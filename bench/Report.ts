@@ -5,13 +5,33 @@
  *
  * @since 0.1.0
  */
+import type { FirstByteResult } from "./FirstByte.ts"
 import type { LoadResult } from "./Wrk.ts"
+
+/**
+ * The issue's target for the translated stream: at most this many times the
+ * passthrough stream's gateway CPU per request.
+ *
+ * @category constants
+ */
+export const cpuRatioTarget = 1.25
+
+/**
+ * One wrk run and the CPU time (user + system, milliseconds) the measured
+ * process (proxy or gateway) used during it, read just before and just after;
+ * `undefined` where it could not be read.
+ *
+ * @category models
+ */
+export interface Run extends LoadResult {
+  readonly cpuMs: number | undefined
+}
 
 /** One target's runs: a short warm-up (not in the figures), throughput (many connections) and latency (few). @category models */
 export interface Measured {
-  readonly warmup: LoadResult
-  readonly throughput: LoadResult
-  readonly latency: LoadResult
+  readonly warmup: Run
+  readonly throughput: Run
+  readonly latency: Run
 }
 
 /** A case that ran, or why it could not. @category models */
@@ -37,6 +57,22 @@ export interface FailoverReport {
   readonly secondaryCalls: number
 }
 
+/**
+ * Time to first byte of the two streaming cases, from the sequential probe
+ * (`FirstByte.ts`) run after the wrk runs, on the same proxy and gateway.
+ *
+ * @category models
+ */
+export interface FirstByteReport {
+  /** Timed requests per target, and the discarded warm-up rounds before them. */
+  readonly rounds: number
+  readonly warmupRounds: number
+  readonly proxyChat: FirstByteResult
+  readonly proxyMessages: FirstByteResult
+  readonly gatewayChat: FirstByteResult
+  readonly gatewayMessages: FirstByteResult
+}
+
 /** Everything the report shows. @category models */
 export interface BenchReport {
   readonly date: string
@@ -51,7 +87,14 @@ export interface BenchReport {
   /** The machine's 1-minute load average when the run started (other work on the machine skews the figures). */
   readonly loadAverage: number
   readonly cases: ReadonlyArray<CaseReport>
-  readonly crossFormat: { readonly messages: CaseReport; readonly chatStream: CaseReport }
+  readonly crossFormat: {
+    readonly messages: CaseReport
+    readonly chatStream: CaseReport
+    /** Why there is no probe when it did not run (the messages case was unavailable). */
+    readonly firstByte: FirstByteReport | { readonly unavailable: string }
+  }
+  /** `getconf CLK_TCK` on this machine: the CPU time resolution is 1 / this second. */
+  readonly cpuTicksPerSecond: number
   readonly failover: FailoverReport
 }
 
@@ -66,6 +109,33 @@ const failures = (side: Measured) =>
   `${total(side, "non2xx")} / ${total(side, "socketErrors")} of ${total(side, "requests").toLocaleString("en-US")}`
 
 /**
+ * CPU time per completed request (milliseconds) over a target's throughput and
+ * latency runs (the warm-up is left out); `undefined` when a reading is missing
+ * or no request completed. Requests still in flight when wrk stops (up to one per
+ * connection) used CPU but are not counted, for both cases alike.
+ *
+ * @category report
+ */
+export const cpuPerRequest = (side: Measured): number | undefined => perRequest([side.throughput, side.latency])
+
+const perRequest = (runs: ReadonlyArray<Run>): number | undefined => {
+  let cpu = 0
+  let requests = 0
+  for (const run of runs) {
+    if (run.cpuMs === undefined) return undefined
+    cpu += run.cpuMs
+    requests += run.requests
+  }
+  return requests === 0 ? undefined : cpu / requests
+}
+
+const cpuCell = (value: number | undefined) =>
+  value === undefined ? "—" : value < 1 ? value.toFixed(3) : value.toFixed(2)
+const ratioOf = (numerator: number | undefined, denominator: number | undefined) =>
+  numerator === undefined || denominator === undefined || denominator === 0 ? undefined : numerator / denominator
+const times = (value: number | undefined) => value === undefined ? "—" : `${value.toFixed(2)}×`
+
+/**
  * Caller-visible success over all of a target's runs (warm-up included): 2xx answers over
  * answers plus requests that got none. 0..1.
  *
@@ -78,7 +148,7 @@ export const successRate = (side: Measured): number => {
 }
 
 const row = (name: string, outcome: Outcome): string => {
-  if (outcome._tag === "Unavailable") return `| ${name} | — | unavailable | — | — | — | — | ${outcome.reason} |`
+  if (outcome._tag === "Unavailable") return `| ${name} | — | unavailable | — | — | — | — | — | — | ${outcome.reason} |`
   const { proxy, gateway } = outcome
   return [
     name,
@@ -88,11 +158,50 @@ const row = (name: string, outcome: Outcome): string => {
     latencyPair(proxy.latency),
     latencyPair(gateway.latency),
     signedMs(gateway.latency.p99Ms - proxy.latency.p99Ms),
+    cpuCell(cpuPerRequest(proxy)),
+    cpuCell(cpuPerRequest(gateway)),
     `${failures(proxy)} · ${failures(gateway)}`
   ].reduce((line, cell) => `${line} ${cell} |`, "|")
 }
 
-const crossFormatSection = (messages: CaseReport, chatStream: CaseReport): string => {
+const firstBytePair = (result: FirstByteResult) => `${milliseconds(result.p50Ms)} / ${milliseconds(result.p99Ms)} ms`
+const addedPair = (from: FirstByteResult, to: FirstByteResult) =>
+  `${signedMs(to.p50Ms - from.p50Ms)} / ${signedMs(to.p99Ms - from.p99Ms)}`
+
+const firstByteLines = (probe: FirstByteReport): ReadonlyArray<string> => {
+  const { proxyChat, proxyMessages, gatewayChat, gatewayMessages } = probe
+  const all = [proxyChat, proxyMessages, gatewayChat, gatewayMessages]
+  const wrong = all.filter((result) => result.wrong > 0)
+  return [
+    `Time to first byte (TTFB: from sending the request to the first body chunk), from a sequential probe after the ` +
+    `wrk runs: one request at a time from the bench process, the four targets in turns, ${probe.warmupRounds} ` +
+    `warm-up rounds then ${probe.rounds} timed requests per target; p50 / p99:`,
+    "",
+    "| stream | proxy TTFB | gateway TTFB | added by the gateway (p50 / p99) | gateway whole answer p50 |",
+    "|---|---:|---:|---:|---:|",
+    `| messages in → openai upstream (translated) | ${firstBytePair(proxyMessages)} | ` +
+    `${firstBytePair(gatewayMessages)} | ${addedPair(proxyMessages, gatewayMessages)} | ` +
+    `${milliseconds(gatewayMessages.wholeP50Ms)} ms |`,
+    `| chat → openai upstream (passthrough) | ${firstBytePair(proxyChat)} | ${firstBytePair(gatewayChat)} | ` +
+    `${addedPair(proxyChat, gatewayChat)} | ${milliseconds(gatewayChat.wholeP50Ms)} ms |`,
+    "",
+    `- TTFB added by translation (gateway, translated − passthrough): p50 ` +
+    `${signedMs(gatewayMessages.p50Ms - gatewayChat.p50Ms)}, p99 ${
+      signedMs(gatewayMessages.p99Ms - gatewayChat.p99Ms)
+    }.`,
+    wrong.length === 0
+      ? `- Every probe answer was a right 200 (${(probe.rounds * all.length).toLocaleString("en-US")} checked).`
+      : `- Wrong or failed probe answers (their times are in the figures): ${
+        wrong.map((result) => `${result.label} ${result.wrong} of ${result.requests}`).join(", ")
+      }.`
+  ]
+}
+
+const crossFormatSection = (
+  messages: CaseReport,
+  chatStream: CaseReport,
+  firstByte: FirstByteReport | { readonly unavailable: string }
+): string => {
   if (messages.outcome._tag !== "Measured" || chatStream.outcome._tag !== "Measured") {
     const reason = messages.outcome._tag === "Unavailable"
       ? messages.outcome.reason
@@ -101,16 +210,28 @@ const crossFormatSection = (messages: CaseReport, chatStream: CaseReport): strin
   }
   const cross = messages.outcome.gateway
   const same = chatStream.outcome.gateway
+  const cpuRatio = ratioOf(cpuPerRequest(cross), cpuPerRequest(same))
+  const verdict = cpuRatio === undefined ? "not measured" : cpuRatio <= cpuRatioTarget ? "met" : "NOT met"
   return [
     `- Gateway, messages in → openai upstream, streaming: ${rate(cross.throughput.requestsPerSecond)} req/s, ` +
-    `p50/p99 ${latencyPair(cross.latency)}.`,
+    `p50/p99 ${latencyPair(cross.latency)} (whole stream), CPU ${cpuCell(cpuPerRequest(cross))} ms/req.`,
     `- Gateway, chat passthrough, streaming: ${rate(same.throughput.requestsPerSecond)} req/s, ` +
-    `p50/p99 ${latencyPair(same.latency)}.`,
+    `p50/p99 ${latencyPair(same.latency)} (whole stream), CPU ${cpuCell(cpuPerRequest(same))} ms/req.`,
     `- Cross-format vs same-format: throughput ${
       (cross.throughput.requestsPerSecond / same.throughput.requestsPerSecond).toFixed(2)
     }×, p50 ${signedMs(cross.latency.p50Ms - same.latency.p50Ms)}, p99 ${
       signedMs(cross.latency.p99Ms - same.latency.p99Ms)
-    }.`
+    }.`,
+    `- **Gateway CPU per request, translated ÷ passthrough: ${times(cpuRatio)}** (throughput run ${
+      times(ratioOf(perRequest([cross.throughput]), perRequest([same.throughput])))
+    }, latency run ${times(ratioOf(perRequest([cross.latency]), perRequest([same.latency])))}). ` +
+    `Target ≤ ${cpuRatioTarget.toFixed(2)}×: **${verdict}**.`,
+    `- Bare proxy CPU for reference: messages ${cpuCell(cpuPerRequest(messages.outcome.proxy))} ms/req, ` +
+    `chat stream ${cpuCell(cpuPerRequest(chatStream.outcome.proxy))} ms/req.`,
+    "",
+    ...("unavailable" in firstByte
+      ? [`Time to first byte: not measured (${firstByte.unavailable}).`]
+      : firstByteLines(firstByte))
   ].join("\n")
 }
 
@@ -167,13 +288,13 @@ export const renderReport = (report: BenchReport): string => {
     report.loadAverage.toFixed(2)
   }
 
-| case | proxy req/s | gateway req/s | ratio | proxy p50/p99 | gateway p50/p99 | added p99 | non-2xx / socket errors (proxy · gateway) |
-|---|---:|---:|---:|---:|---:|---:|---|
+| case | proxy req/s | gateway req/s | ratio | proxy p50/p99 | gateway p50/p99 | added p99 | proxy CPU ms/req | gateway CPU ms/req | non-2xx / socket errors (proxy · gateway) |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---|
 ${rows.join("\n")}
 
 ## Cross-format (messages in → openai upstream) vs same-format chat stream
 
-${crossFormatSection(report.crossFormat.messages, report.crossFormat.chatStream)}
+${crossFormatSection(report.crossFormat.messages, report.crossFormat.chatStream, report.crossFormat.firstByte)}
 
 ## Failover
 
@@ -196,6 +317,11 @@ ${upstream.join("\n")}
 - Latency is wrk's closed-loop time from sending the request to the last byte of the answer (for streams, the whole
   stream); p50/p99 from the ${report.latencyLoad} run, req/s from the ${report.throughputLoad} run.
 - ratio = gateway req/s ÷ proxy req/s; added p99 = gateway p99 − proxy p99.
+- CPU ms/req = the process's CPU time (user + system, all threads, from \`/proc/<pid>/stat\`, resolution
+  ${(1000 / report.cpuTicksPerSecond).toFixed(0)} ms) read right before and after each wrk run, summed over the
+  throughput and latency runs, ÷ the requests wrk completed in them. Only the proxy's or the gateway's own process is
+  counted, not the emulator's or wrk's; requests still in flight when a run ends (up to one per connection) used CPU
+  but are not counted.
 - The cross-format row's proxy forwards the same Messages request to the emulator's own Messages endpoint.
 - The failover row's proxy numbers are the proxy's healthy chat non-stream runs (the proxy has no failover).
 `

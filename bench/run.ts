@@ -6,7 +6,10 @@
  * fresh database `sluice_bench_<rand>` that is dropped after), then drives
  * them with `wrk`: chat non-stream, chat stream, Messages-in stream
  * (cross-format), each through the proxy and through the gateway, and a
- * failover gateway. Prints the Markdown report and writes it to
+ * failover gateway. Around every wrk run it reads the proxy's or gateway's CPU
+ * time (`Cpu.ts`) for CPU per request; after the stream cases a short
+ * sequential probe (`FirstByte.ts`) times the first byte of both streams on
+ * both targets. Prints the Markdown report and writes it to
  * `bench/RESULTS.md`. Every subprocess is stopped at the end, on failure, on
  * Ctrl-C and at the time limit (230 s). Exits 1 when `wrk` is missing or a
  * step fails (its logs are kept and their folder printed).
@@ -15,16 +18,28 @@
  */
 // deno-lint-ignore-file no-console
 import { chatBody, chatHeaders, failoverConfig, gatewayConfig, messagesBody, messagesHeaders } from "./Config.ts"
+import { CpuClock } from "./Cpu.ts"
+import { type FirstByteTarget, probeFirstByte } from "./FirstByte.ts"
 import { type BenchDatabase, createBenchDatabase } from "./Postgres.ts"
-import { freePort, type Managed, Supervisor, waitHealthy } from "./Processes.ts"
-import { type BenchReport, type CaseReport, type FailoverReport, type Measured, renderReport } from "./Report.ts"
-import { type LoadResult, runWrk, wrkVersion } from "./Wrk.ts"
+import { freePort, logTail, type Managed, Supervisor, waitHealthy } from "./Processes.ts"
+import {
+  type BenchReport,
+  type CaseReport,
+  type FailoverReport,
+  type FirstByteReport,
+  type Measured,
+  renderReport,
+  type Run
+} from "./Report.ts"
+import { runWrk, wrkVersion } from "./Wrk.ts"
 
 const throughputConnections = 50
 const latencyConnections = 10
 const runSeconds = 10
 const warmupSeconds = 2
 const timeLimitSeconds = 230
+const firstByteRounds = 200
+const firstByteWarmupRounds = 10
 
 const usage = "Usage: deno task bench [--postgres]"
 const unknown = Deno.args.filter((arg) => arg !== "--postgres")
@@ -40,6 +55,7 @@ if (wrk === undefined) {
   Deno.exit(1)
 }
 
+const cpuClock = await CpuClock.make()
 const root = new URL("..", import.meta.url).pathname
 const started = Date.now()
 const [loadAverage] = Deno.loadavg()
@@ -144,6 +160,8 @@ const emulatorCalls = async (url: string): Promise<number> => {
 interface Target {
   readonly label: string
   readonly url: string
+  /** The process that serves `url`: its CPU time is read around each wrk run, and a run fails if it exits. */
+  readonly process: Managed
 }
 
 interface Case {
@@ -208,21 +226,42 @@ const bodyFile = async (item: Case) => {
   return path
 }
 
-const load = async (target: Target, item: Case, connections: number, seconds: number): Promise<LoadResult> => {
+/** Fails, quoting its exit status and log, when the target's process is no longer running. */
+const stillRunning = async (target: Target, item: Case): Promise<void> => {
+  if (!target.process.hasExited()) return
+  const status = await target.process.exited
+  throw new Error(
+    `The ${target.label} process exited during the ${item.name} runs ` +
+      `(code ${status.code}${status.signal === null ? "" : `, signal ${status.signal}`}):\n` +
+      (await logTail(target.process.logPath))
+  )
+}
+
+const load = async (target: Target, item: Case, connections: number, seconds: number): Promise<Run> => {
+  const bodyPath = await bodyFile(item)
+  const pid = target.process.child.pid
+  const cpuBefore = await cpuClock.read(pid)
   const result = await runWrk(supervisor, workDir, {
     url: `${target.url}${item.path}`,
-    bodyPath: await bodyFile(item),
+    bodyPath,
     headers: item.headers,
     connections,
     seconds
+  }).catch(async (error: Error) => {
+    await stillRunning(target, item)
+    throw error
   })
+  await stillRunning(target, item)
+  const cpuAfter = await cpuClock.read(pid)
+  const cpuMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore
   const failed = result.non2xx + result.socketErrors
   progress(
     `${target.label} ${item.name}, ${connections} connections ${seconds} s: ${Math.round(result.requestsPerSecond)} ` +
       `req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms` +
+      (cpuMs === undefined || result.requests === 0 ? "" : `, CPU ${(cpuMs / result.requests).toFixed(3)} ms/req`) +
       (failed > 0 ? `, ${result.non2xx} non-2xx, ${result.socketErrors} socket errors` : "")
   )
-  return result
+  return { ...result, cpuMs }
 }
 
 /** Warm-up (discarded), then the throughput run and the latency run. */
@@ -252,6 +291,41 @@ const runCase = async (proxy: Target, gateway: Target, item: Case, emulatorUrl: 
   } satisfies CaseReport
 }
 
+/** TTFB of both streams through both targets, sequential and in turns (see `FirstByte.ts`). */
+const firstByte = async (proxy: Target, gateway: Target): Promise<FirstByteReport> => {
+  const target = (on: Target, item: Case, label: string): FirstByteTarget => ({
+    label,
+    url: `${on.url}${item.path}`,
+    headers: item.headers,
+    body: JSON.stringify(item.body),
+    looksRight: item.looksRight
+  })
+  const began = Date.now()
+  const [proxyChat, proxyMessages, gatewayChat, gatewayMessages] = await probeFirstByte(
+    [
+      target(proxy, chatStream, "proxy, chat stream"),
+      target(proxy, messagesStream, "proxy, messages stream"),
+      target(gateway, chatStream, "gateway, chat stream"),
+      target(gateway, messagesStream, "gateway, messages in → openai")
+    ],
+    firstByteRounds,
+    firstByteWarmupRounds
+  )
+  progress(
+    `TTFB probe, ${firstByteRounds} requests per target in ${((Date.now() - began) / 1000).toFixed(1)} s: p50 ` +
+      [proxyChat, proxyMessages, gatewayChat, gatewayMessages]
+        .map((result) => `${result.label} ${result.p50Ms.toFixed(2)} ms`).join(", ")
+  )
+  return {
+    rounds: firstByteRounds,
+    warmupRounds: firstByteWarmupRounds,
+    proxyChat,
+    proxyMessages,
+    gatewayChat,
+    gatewayMessages
+  }
+}
+
 // ---- the run ---------------------------------------------------------------------------------------------------
 
 const ready = (managed: Managed, url: string, path = "/healthz") => waitHealthy(managed, `${url}${path}`, 60_000)
@@ -279,17 +353,24 @@ const main = async (): Promise<BenchReport> => {
   await armed.body?.cancel()
   if (armed.status !== 204) throw new Error(`Could not arm the broken emulator's fault (status ${armed.status}).`)
 
-  const proxyTarget: Target = { label: "proxy", url: proxy.url }
-  const gatewayTarget: Target = { label: "gateway", url: gateway.url }
+  const proxyTarget: Target = { label: "proxy", url: proxy.url, process: proxy.managed }
+  const gatewayTarget: Target = { label: "gateway", url: gateway.url, process: gateway.managed }
   const nonStream = await runCase(proxyTarget, gatewayTarget, chatNonStream, healthy.url, false)
   const stream = await runCase(proxyTarget, gatewayTarget, chatStream, healthy.url, false)
   const messages = await runCase(proxyTarget, gatewayTarget, messagesStream, healthy.url, true)
+  const probed = messages.outcome._tag === "Measured"
+    ? await firstByte(proxyTarget, gatewayTarget)
+    : { unavailable: "the messages case did not run" }
   await supervisor.stop(gateway.managed)
 
   progress("Starting the failover gateway (primary: always 500 at priority 10; secondary: healthy at priority 0)")
   const failoverGateway = await startGateway("gateway-failover", failoverConfig(broken.url, healthy.url))
   await ready(failoverGateway.managed, failoverGateway.url)
-  const failoverTarget: Target = { label: "failover gateway", url: failoverGateway.url }
+  const failoverTarget: Target = {
+    label: "failover gateway",
+    url: failoverGateway.url,
+    process: failoverGateway.managed
+  }
   const failoverProblem = await probe(failoverTarget, chatNonStream)
   if (failoverProblem !== undefined) throw new Error(`The failover case does not work: ${failoverProblem}`)
   const [primaryBefore, secondaryBefore] = await Promise.all([emulatorCalls(broken.url), emulatorCalls(healthy.url)])
@@ -320,7 +401,8 @@ const main = async (): Promise<BenchReport> => {
     elapsedSeconds: (Date.now() - started) / 1000,
     loadAverage,
     cases: [nonStream, stream, messages],
-    crossFormat: { messages, chatStream: stream },
+    crossFormat: { messages, chatStream: stream, firstByte: probed },
+    cpuTicksPerSecond: cpuClock.ticksPerSecond,
     failover
   }
 }
