@@ -7,11 +7,10 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { PGlite } from "@electric-sql/pglite"
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Effect, Layer, Redacted } from "effect"
-import { Migrator, type SqlClient, type SqlError } from "effect/sql"
+import { Migrator, type SqlClient, SqlError } from "effect/sql"
 import { loader } from "../../migrations/mod.ts"
+import type { PgliteWorkerCommand, PgliteWorkerEvent } from "./PgliteWorker.ts"
 
 const runMigrations = Layer.effectDiscard(Migrator.make({})({ loader }).pipe(Effect.orDie))
 
@@ -29,10 +28,49 @@ export const layerPostgres = (
   )
 
 /**
+ * Starts the PGlite worker (`PgliteWorker.ts`) on `dataDir` and waits for its
+ * socket; closing stops the server and the database, then the worker.
+ */
+const pgliteWorker = (dataDir: string) =>
+  Effect.acquireRelease(
+    Effect.callback<{ readonly worker: Worker; readonly host: string; readonly port: number }, SqlError.SqlError>(
+      (resume) => {
+        const worker = new Worker(new URL("./PgliteWorker.ts", import.meta.url), { type: "module" })
+        const fail = (message: string) => {
+          worker.terminate()
+          resume(Effect.fail(
+            new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error(message), message }) })
+          ))
+        }
+        worker.onerror = (event) => {
+          event.preventDefault()
+          fail(`The embedded database could not start: ${event.message}`)
+        }
+        worker.onmessage = (message: MessageEvent<PgliteWorkerEvent>) => {
+          const event = message.data
+          if (event.type === "ready") resume(Effect.succeed({ worker, host: event.host, port: event.port }))
+          else if (event.type === "failed") fail(`The embedded database could not open ${dataDir}: ${event.message}`)
+        }
+        worker.postMessage({ type: "open", dataDir } satisfies PgliteWorkerCommand)
+      }
+    ),
+    ({ worker }) =>
+      Effect.callback<void>((resume) => {
+        worker.onmessage = (message: MessageEvent<PgliteWorkerEvent>) => {
+          if (message.data.type === "closed") resume(Effect.void)
+        }
+        worker.postMessage({ type: "close" } satisfies PgliteWorkerCommand)
+      }).pipe(
+        Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.void }),
+        Effect.ensuring(Effect.sync(() => worker.terminate()))
+      )
+  )
+
+/**
  * The embedded store: PGlite in `dataDir` (created if absent; `undefined` or
- * `memory://` keeps it in memory), served on a random loopback port to one
- * `PgClient` connection (PGlite has a single session), migrated. The socket
- * server and the database close with the layer's scope.
+ * `memory://` keeps it in memory), running in its own worker thread and
+ * served on a random loopback port to one `PgClient` connection (PGlite has a
+ * single session), migrated. The worker closes with the layer's scope.
  *
  * @category layers
  */
@@ -41,24 +79,12 @@ export const layerPglite = (
 ): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, SqlError.SqlError> =>
   Layer.unwrap(
     Effect.gen(function* () {
-      const db = yield* Effect.acquireRelease(
-        Effect.promise(() => PGlite.create(dataDir ?? "memory://")),
-        (db) => Effect.promise(() => db.close()).pipe(Effect.ignore)
-      )
-      const server = yield* Effect.acquireRelease(
-        Effect.promise(async () => {
-          const server = new PGLiteSocketServer({ db, port: 0, host: "127.0.0.1" })
-          await server.start()
-          return server
-        }),
-        (server) => Effect.promise(() => server.stop()).pipe(Effect.ignore)
-      )
-      const [host, port] = server.getServerConn().split(":")
+      const { host, port } = yield* pgliteWorker(dataDir ?? "memory://")
       return runMigrations.pipe(
         Layer.provideMerge(
           PgClient.layer({
             host,
-            port: Number(port),
+            port,
             database: "postgres",
             username: "postgres",
             maxConnections: 1,
