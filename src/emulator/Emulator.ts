@@ -73,6 +73,8 @@ export interface Fault {
   readonly hang?: boolean
   /** Stream: send N events, then break the connection (no end marker). Non-stream: half the JSON, then break. */
   readonly breakAfterEvents?: number
+  /** Stream: send N events, then go silent with the connection open (until the client aborts). */
+  readonly stallAfterEvents?: number
   /** 200 with a body that is not valid JSON / not valid events. */
   readonly malformed?: boolean
 }
@@ -251,6 +253,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     const delivery = {
       pacingMs,
       breakAfterEvents: fault?.breakAfterEvents,
+      stallAfterEvents: fault?.stallAfterEvents,
       signal,
       headers: responseHeaders,
       onComplete: () => {

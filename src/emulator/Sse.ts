@@ -46,6 +46,8 @@ export interface Delivery {
   readonly pacingMs: number
   /** Send this many frames, then break the connection. */
   readonly breakAfterEvents: number | undefined
+  /** Send this many frames, then stay silent with the connection open until `signal` aborts. */
+  readonly stallAfterEvents?: number | undefined
   /** Aborts when the client goes away or the emulator closes. */
   readonly signal: AbortSignal
   readonly headers: Record<string, string>
@@ -87,7 +89,7 @@ export const deliver = (reply: Reply, delivery: Delivery): Response => {
       breakAfterEvents: 1
     })
   }
-  if (delivery.pacingMs <= 0 && delivery.breakAfterEvents === undefined) {
+  if (delivery.pacingMs <= 0 && delivery.breakAfterEvents === undefined && delivery.stallAfterEvents === undefined) {
     delivery.onComplete()
     return new Response(reply.frames.join(""), {
       headers: { ...delivery.headers, "content-type": reply.contentType, "cache-control": "no-cache" }
@@ -118,6 +120,10 @@ const streamed = (
     async pull(controller) {
       if (index > 0) await sleep(delivery.pacingMs, delivery.signal)
       if (delivery.signal.aborted) return
+      if (index >= (delivery.stallAfterEvents ?? Infinity)) {
+        await sleep(2_147_483_647, delivery.signal)
+        return
+      }
       if (index >= limit) {
         // Erroring the body makes Deno drop the connection mid-transfer (and log this error once).
         controller.error(new Error("The emulator broke the connection (fault breakAfterEvents)."))

@@ -70,9 +70,23 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
               : undefined
           const headTimer = timer(timeouts.firstByteMs)
           const totalTimer = timer(timeouts.totalMs)
+          // Idle watchdog: one timer per quiet period, not one per chunk; each expiry checks the last activity.
+          let idleTimer: ReturnType<typeof setTimeout> | undefined
+          let idleExpired = false
+          let lastActivity = 0
+          const armIdle = (ms: number) => {
+            idleTimer = setTimeout(() => {
+              const quiet = Date.now() - lastActivity
+              if (quiet < timeouts.idleMs) return armIdle(timeouts.idleMs - quiet)
+              idleExpired = true
+              timedOut = true
+              abort()
+            }, ms)
+          }
           const clear = () => {
             clearTimeout(headTimer)
             clearTimeout(totalTimer)
+            clearTimeout(idleTimer)
           }
           fetch(url, { method: "POST", headers, body, signal: controller.signal }).then(
             (response) => {
@@ -85,18 +99,22 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
                 : Stream.fromReadableStream({
                   evaluate: () => raw,
                   onError: () =>
-                    timedOut
+                    idleExpired
+                      ? failure("timeout", "The upstream went idle mid-answer.")
+                      : timedOut
                       ? failure("timeout", "The upstream stopped sending in time.")
                       : failure("stream-broken", "The upstream connection broke mid-answer.")
                 })
               const idle = timeouts.idleMs
               const guarded = idle > 0
-                ? bodyStream.pipe(
-                  Stream.timeoutOrElse({
-                    duration: idle,
-                    orElse: () => Stream.fail(failure("timeout", "The upstream went idle mid-answer."))
-                  })
-                )
+                ? Stream.suspend(() => {
+                  lastActivity = Date.now()
+                  armIdle(idle)
+                  return bodyStream.pipe(Stream.mapArray((chunk) => {
+                    lastActivity = Date.now()
+                    return chunk
+                  }))
+                })
                 : bodyStream
               const finalBody = guarded.pipe(
                 Stream.ensuring(Effect.sync(() => {
