@@ -233,7 +233,7 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
       return { mediaType, data: Base64.encode(fetched.bytes) }
     })
 
-    const prepare = Effect.fn("MediaFetcher.prepare")(
+    const prepare = Effect.fnUntraced(
       function* (request: Request, channel: Pick<Channel, "type" | "settings">, cache: Map<string, InlineImage>) {
         if (!inlinesImages(channel)) return undefined
         const urls = imageUrlsToInline(request, channel.type)

@@ -95,7 +95,7 @@ const memoryAdmission = (windowMs: number): Admission => {
 
 /** The service from an admission strategy: rules are normalized once, subjects without limits cost nothing. */
 const fromAdmission = (admission: Admission) => ({
-  acquire: Effect.fn("RateLimiter.acquire")(function* (subjects: ReadonlyArray<Subject>) {
+  acquire: Effect.fnUntraced(function* (subjects: ReadonlyArray<Subject>) {
     const rules = toRules(subjects)
     if (rules.length === 0) return noLimitPermit
     yield* Effect.annotateCurrentSpan({ subjects: rules.map((rule) => rule.key).join(",") })

@@ -463,19 +463,26 @@ export class Relay extends Context.Service<Relay, {
         }
 
         const toBytes = (events: Stream.Stream<Sse.Event>): Stream.Stream<Uint8Array> => {
+          // The events of one pull (what one upstream read produced) leave as one write.
           if (input.jsonArrayStream === true) {
             let first = true
             return events.pipe(
-              Stream.map((event) => {
-                const piece = (first ? "[" : ",\r\n") + event.data
-                first = false
-                return piece
+              Stream.mapArray((chunk) => {
+                let piece = ""
+                for (const event of chunk) {
+                  piece += (first ? "[" : ",\r\n") + event.data
+                  first = false
+                }
+                return [piece]
               }),
               Stream.concat(Stream.sync(() => (first ? "[]" : "]"))),
               Stream.encodeText
             )
           }
-          return events.pipe(Stream.map((event) => Sse.encoder.write(event)), Stream.encodeText)
+          return events.pipe(
+            Stream.mapArray((chunk) => [chunk.map((event) => Sse.encoder.write(event)).join("")]),
+            Stream.encodeText
+          )
         }
 
         const maxAttempts = Math.min(candidates.length, 1 + settings.retryTimes)
