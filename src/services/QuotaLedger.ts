@@ -45,6 +45,10 @@ interface Account {
   requests: number
   holds: number
   lastUsed: number
+  /** The lease size this account tops up to (grows with the holds it serves); a refill starts below half of it. */
+  target: bigint
+  /** A background refill is running. */
+  refilling: boolean
 }
 
 /**
@@ -117,12 +121,25 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
         // Serializes lease top-ups, commits and balance reads, so each sees the lease rows and the
         // in-memory deltas in agreement.
         const gate = yield* Semaphore.make(1)
+        const layerScope = yield* Effect.scope
 
         const accountOf = (subject: Subject, id: bigint, limited: boolean): Account => {
           const key = `${subject}:${id}`
           let account = accounts.get(key)
           if (account === undefined) {
-            account = { subject, id, limited, free: 0n, charged: 0n, returned: 0n, requests: 0, holds: 0, lastUsed: 0 }
+            account = {
+              subject,
+              id,
+              limited,
+              free: 0n,
+              charged: 0n,
+              returned: 0n,
+              requests: 0,
+              holds: 0,
+              lastUsed: 0,
+              target: chunk,
+              refilling: false
+            }
             accounts.set(key, account)
           }
           return account
@@ -163,13 +180,35 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           account.lastUsed = Date.now()
         }
 
+        /**
+         * Tops the lease up in the background once it falls below half its
+         * target, so requests under steady load find it covered and never wait
+         * for the database (nor for a commit holding the gate).
+         */
+        const refillLater = (account: Account) =>
+          !account.limited || account.refilling || account.free * 2n >= account.target ? Effect.void : Effect.suspend(
+            () => {
+              account.refilling = true
+              return gate.withPermits(1)(Effect.suspend(() =>
+                account.free >= account.target ? Effect.void : topUp(account, 0n, account.target - account.free)
+              )).pipe(
+                Effect.ensuring(Effect.sync(() => {
+                  account.refilling = false
+                })),
+                Effect.forkIn(layerScope),
+                Effect.asVoid
+              )
+            }
+          )
+
         const reserve = Effect.fnUntraced(function* (principal: Principal, amount: bigint) {
           if (amount < 0n || amount > MAX_AMOUNT) {
             return yield* new InvalidRequest({ message: `Quota amount out of range: ${amount}`, param: "" })
           }
           const token = accountOf("token", principal.tokenId, !principal.unlimitedQuota)
           const user = accountOf("user", principal.userId, true)
-          const covered = (account: Account) => !account.limited || account.free >= amount
+          const covered = (account: Account) =>
+            !account.limited || account.free >= amount
           // Counted as held from here, so a commit meanwhile neither hands the lease back nor forgets the account.
           token.holds += 1
           user.holds += 1
@@ -180,8 +219,13 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
                 for (const account of [token, user]) {
                   if (covered(account)) continue
                   const shortfall = amount - account.free
-                  const extra = amount * 8n > chunk ? amount * 8n : chunk
-                  const { taken, available } = yield* topUp(account, shortfall, min(shortfall + extra, MAX_AMOUNT))
+                  // Enough for many holds of this size, so a burst of them takes few trips to the database.
+                  if (amount * 64n > account.target) account.target = min(amount * 64n, MAX_AMOUNT)
+                  const { taken, available } = yield* topUp(
+                    account,
+                    shortfall,
+                    min(shortfall + account.target, MAX_AMOUNT)
+                  )
                   if (taken === 0n) {
                     return yield* new InsufficientQuota({
                       required: amount,
@@ -201,6 +245,8 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           }
           take(token, amount)
           take(user, amount)
+          yield* refillLater(token)
+          yield* refillLater(user)
           const hold: Hold = { tokenId: principal.tokenId, userId: principal.userId, amount, settled: false }
           return hold
         })
