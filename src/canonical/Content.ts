@@ -62,15 +62,27 @@ export interface ToolResultPart {
 }
 
 /**
+ * The vendor family that minted a reasoning signature or redacted block:
+ * `anthropic` (messages `thinking.signature`, `redacted_thinking.data`),
+ * `gemini` (generate-content `thoughtSignature`), `openai` (Responses
+ * `reasoning.encrypted_content`). Each vendor accepts back only its own.
+ */
+export type ReasoningOrigin = "anthropic" | "gemini" | "openai"
+
+/**
  * Model reasoning ("thinking"). `signature` is the vendor's opaque integrity
  * token that must be sent back unchanged in later turns; `redacted` holds an
- * encrypted block the vendor returned instead of text.
+ * encrypted block the vendor returned instead of text. `origin` names the
+ * vendor family that minted `signature`/`redacted` (undefined: not known);
+ * translators use it so a token only ever goes back to the family that made it
+ * (src/formats/ReasoningOrigin.ts).
  */
 export interface ReasoningPart {
   readonly type: "reasoning"
   readonly text: string
   readonly signature?: string | undefined
   readonly redacted?: string | undefined
+  readonly origin?: ReasoningOrigin | undefined
 }
 
 /** Any content part. */

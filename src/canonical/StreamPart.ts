@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import type { ReasoningOrigin } from "./Content.ts"
 import type { FinishReason } from "./Finish.ts"
 import type { Usage } from "./Usage.ts"
 
@@ -27,8 +28,20 @@ export type StreamPart =
   | { readonly _tag: "BlockStart"; readonly index: number; readonly block: BlockKind }
   | { readonly _tag: "TextDelta"; readonly index: number; readonly text: string }
   | { readonly _tag: "ReasoningDelta"; readonly index: number; readonly text: string }
-  | { readonly _tag: "ReasoningSignature"; readonly index: number; readonly signature: string }
-  | { readonly _tag: "RedactedReasoning"; readonly index: number; readonly data: string }
+  /** The block's signature (whole, not a fragment); `origin` is the vendor family that minted it. */
+  | {
+    readonly _tag: "ReasoningSignature"
+    readonly index: number
+    readonly signature: string
+    readonly origin?: ReasoningOrigin | undefined
+  }
+  /** An encrypted reasoning block; `origin` is the vendor family that minted it. */
+  | {
+    readonly _tag: "RedactedReasoning"
+    readonly index: number
+    readonly data: string
+    readonly origin?: ReasoningOrigin | undefined
+  }
   | { readonly _tag: "ToolInputDelta"; readonly index: number; readonly json: string }
   | { readonly _tag: "BlockStop"; readonly index: number }
   /** Usage known so far (cumulative); may come several times. */

@@ -7,7 +7,9 @@
  * rejects and the gateway relies on: the `anthropic-version` header, `max_tokens` (required),
  * roles `user`/`assistant` only, `thinking.budget_tokens` ≥ 1024 and < `max_tokens`,
  * and `temperature` other than 1 together with thinking
- * (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking).
+ * (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking), and a `thinking` block
+ * whose signature this emulator did not mint for its text (the real API: 400 "Invalid `signature`
+ * in `thinking` block", e.g. another vendor's signature or an edited block).
  * Structured output is read from `output_format` or `output_config.format` (`{type: "json_schema", schema}`).
  *
  * @since 0.1.0
@@ -128,6 +130,23 @@ const usage = (result: Answer): JsonObject => ({
   service_tier: "standard"
 })
 
+/**
+ * The signature the emulator mints for a thinking text: `sig-<stableHash(text)>`, so a block sent
+ * back can be checked against its own text. @category answers
+ */
+export const thinkingSignature = (thinking: string): string => `sig-${stableHash(thinking)}`
+
+/** The first `thinking` block (message and block index) whose signature was not minted for its text. */
+const forgedThinking = (messages: ReadonlyArray<unknown>): string | undefined => {
+  for (const [index, message] of messages.entries()) {
+    for (const [position, block] of arrayOr(objectOr(message).content).entries()) {
+      if (!isObject(block) || block.type !== "thinking") continue
+      if (block.signature !== thinkingSignature(stringOr(block.thinking) ?? "")) return `${index}.content.${position}`
+    }
+  }
+  return undefined
+}
+
 /** Checks what the real API rejects; returns the error reply or undefined. */
 const validate = (context: RouteContext): Reply | undefined => {
   const body = context.body
@@ -146,6 +165,8 @@ const validate = (context: RouteContext): Reply | undefined => {
       )
     }
   }
+  const forged = forgedThinking(body.messages)
+  if (forged !== undefined) return invalid(`messages.${forged}: Invalid \`signature\` in \`thinking\` block`)
   const thinking = objectOr(body.thinking)
   if (thinking.type === "enabled") {
     const budget = numberOr(thinking.budget_tokens)
@@ -171,7 +192,7 @@ export const anthropicMessages = (context: RouteContext): Reply => {
   const result = answer(prompt(body, arrayOr(body.messages), thinking))
   const id = context.ids.next("msg_")
   const toolIds = result.toolCalls.map(() => context.ids.next("toolu_"))
-  const signature = result.reasoning === undefined ? "" : `sig-${stableHash(result.reasoning)}`
+  const signature = result.reasoning === undefined ? "" : thinkingSignature(result.reasoning)
   const content: Array<JsonObject> = []
   if (result.reasoning !== undefined) content.push({ type: "thinking", thinking: result.reasoning, signature })
   if (result.toolCalls.length === 0) content.push({ type: "text", text: result.text })

@@ -11,7 +11,9 @@
  * Thought parts are emitted only with `includeThoughts: true`; a `thinkingBudget` > 0 alone counts
  * `thoughtsTokenCount` without showing thoughts, as the real API does. `usageMetadata` is sent on the
  * final stream chunk only. Function calls carry an `id` (newer Gemini models send one). A `fileData.fileUri`
- * that is not `https://` or `gs://` is refused as the real API does (400 INVALID_ARGUMENT).
+ * that is not `https://` or `gs://` is refused as the real API does (400 INVALID_ARGUMENT), and so is a
+ * `thoughtSignature` this emulator did not mint (400 INVALID_ARGUMENT "Corrupted thought signature.",
+ * as the real API answers another vendor's or a damaged signature).
  *
  * @since 0.1.0
  */
@@ -158,6 +160,33 @@ const unsupportedFileUri = (contents: ReadonlyArray<unknown>): string | undefine
   return undefined
 }
 
+/**
+ * The thought signature the emulator mints for a reasoning text: Base64 of `sig-<stableHash(text)>`.
+ * A signature is checked by form only (the vendor attaches it to whichever part, and a streamed
+ * thought arrives in pieces), see `isMintedThoughtSignature`. @category answers
+ */
+export const thoughtSignatureFor = (reasoning: string): string => btoa(`sig-${stableHash(reasoning)}`)
+
+/** True when `value` is a signature `thoughtSignatureFor` could have produced. @category answers */
+export const isMintedThoughtSignature = (value: unknown): boolean => {
+  if (typeof value !== "string") return false
+  try {
+    return /^sig-[0-9a-f]{8}$/.test(atob(value))
+  } catch {
+    return false
+  }
+}
+
+/** True when some part of some content carries a `thoughtSignature` the emulator did not mint. */
+const hasForeignSignature = (contents: ReadonlyArray<unknown>): boolean =>
+  contents.some((content) =>
+    arrayOr(objectOr(content).parts).some((part) => {
+      if (!isObject(part)) return false
+      const signature = field(part, "thoughtSignature", "thought_signature")
+      return signature !== undefined && !isMintedThoughtSignature(signature)
+    })
+  )
+
 /** Handles `:generateContent` and `:streamGenerateContent`. @category routes */
 export const geminiGenerate = (context: RouteContext): Reply => {
   const body = context.body
@@ -176,6 +205,11 @@ export const geminiGenerate = (context: RouteContext): Reply => {
       error: { code: 400, message: `Invalid or unsupported file uri: ${badUri}`, status: "INVALID_ARGUMENT" }
     }, 400)
   }
+  if (hasForeignSignature(body.contents)) {
+    return jsonReply({
+      error: { code: 400, message: "Corrupted thought signature.", status: "INVALID_ARGUMENT" }
+    }, 400)
+  }
   const thinkingConfig = objectOr(
     field(objectOr(field(body, "generationConfig", "generation_config")), "thinkingConfig", "thinking_config")
   )
@@ -185,7 +219,7 @@ export const geminiGenerate = (context: RouteContext): Reply => {
   const responseId = context.ids.next("resp-")
   const callIds = result.toolCalls.map(() => context.ids.next("fc-"))
   const finishReason = result.finish === "length" ? "MAX_TOKENS" : "STOP"
-  const thoughtSignature = result.reasoning === undefined ? "" : btoa(`sig-${stableHash(result.reasoning)}`)
+  const thoughtSignature = result.reasoning === undefined ? "" : thoughtSignatureFor(result.reasoning)
   const showThoughts = includeThoughts && result.reasoning !== undefined
   const callParts = result.toolCalls.map((call, index) => ({
     functionCall: { id: callIds[index], name: call.name, args: call.input }

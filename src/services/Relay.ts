@@ -19,6 +19,7 @@ import { emptyUsage, type Usage } from "../canonical/Usage.ts"
 import { toProblem } from "../errors/Envelope.ts"
 import { type GatewayError, InvalidRequest, ModelNotPriced, UpstreamFailed } from "../errors/GatewayError.ts"
 import type { Format, FormatName, ResponseMeta } from "../formats/Format.ts"
+import { hasForeignReasoning } from "../formats/ReasoningOrigin.ts"
 import { formatOf } from "../formats/registry.ts"
 import { Catalog, type Channel } from "../storage/Catalog.ts"
 import { adapters } from "../upstreams/Adapter.ts"
@@ -245,7 +246,11 @@ export class Relay extends Context.Service<Relay, {
           let body: Record<string, unknown>
           // A request whose URL images were made inline for this channel is always translated.
           const inlined = inlinedFor.get(candidate)
-          if (wire.name === input.inbound && input.forceTranslate !== true && inlined === undefined) {
+          // A same-format request holding another vendor's reasoning token is translated, so the token is dropped.
+          if (
+            wire.name === input.inbound && input.forceTranslate !== true && inlined === undefined &&
+            !hasForeignReasoning(request, wire.name)
+          ) {
             body = { ...input.raw }
             if (wire.name !== "gemini") body.model = candidate.upstreamModel
             if (wire.name === "openai-chat" && request.stream) {
@@ -379,7 +384,7 @@ export class Relay extends Context.Service<Relay, {
                 case "ReasoningSignature": {
                   const current = assembled.get(part.index)
                   if (current?.type === "reasoning") {
-                    assembled.set(part.index, { ...current, signature: part.signature })
+                    assembled.set(part.index, { ...current, signature: part.signature, origin: part.origin })
                   }
                   break
                 }

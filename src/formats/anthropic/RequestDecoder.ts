@@ -16,6 +16,7 @@ import type {
   ToolChoice
 } from "../../canonical/Request.ts"
 import type { Decoded } from "../Format.ts"
+import { reasoningFromClient } from "../ReasoningOrigin.ts"
 import {
   type ContentBlock,
   CustomTool,
@@ -69,9 +70,9 @@ const partOf = (block: ContentBlock, toolNames: ReadonlyMap<string, string>): Pa
       return { type: "file", source, ...(typeof block.title === "string" ? { filename: block.title } : {}) }
     }
     case "thinking":
-      return { type: "reasoning", text: block.thinking, signature: block.signature }
+      return reasoningFromClient(block.thinking, { signature: block.signature }, "anthropic")
     case "redacted_thinking":
-      return { type: "reasoning", text: "", redacted: block.data }
+      return reasoningFromClient("", { redacted: block.data }, "anthropic")
     case "tool_use":
       return { type: "tool-call", callId: block.id, name: block.name, arguments: JSON.stringify(block.input) }
     case "tool_result": {
@@ -219,7 +220,10 @@ const present = <A>(value: A | null | undefined): value is A => value !== undefi
  * `anthropic`; `thinking`/`effort`/`output_config.effort` become `reasoning`
  * (`enabled` → budget; `adaptive` and `between_tools` → `enabled: true`;
  * `disabled` → `enabled: false`; `display` → `includeThoughts`; `max` effort
- * reads as `xhigh`); `output_config.format` or the older
+ * reads as `xhigh`); a thinking signature or redacted data is read with its
+ * origin (`sluice.<origin>.<token>` as written for another vendor's token,
+ * else `anthropic`; an empty signature as none, `ReasoningOrigin.ts`);
+ * `output_config.format` or the older
  * `output_format` becomes a `json_schema` response format named `response`.
  * `stream` defaults to `context.stream`, then false. Not read: `cache_control`
  * marks, citations settings, `container`, `service_tier`, `speed`,

@@ -10,6 +10,7 @@
 import type { FilePart, ImagePart, MediaSource, Part, ReasoningPart, TextPart } from "../../canonical/Content.ts"
 import type { ReasoningEffort, Request, Tool } from "../../canonical/Request.ts"
 import type { EncodedRequest } from "../Format.ts"
+import { isForeignReasoning } from "../ReasoningOrigin.ts"
 
 /**
  * `max_tokens` when the caller gave no limit: the messages format requires
@@ -212,6 +213,7 @@ const blockOf = (part: Part): Block | undefined => {
     case "audio":
       return undefined
     case "reasoning":
+      if (isForeignReasoning(part, "anthropic")) return undefined
       if (part.redacted !== undefined) return { type: "redacted_thinking", data: part.redacted }
       return isSigned(part) ? { type: "thinking", thinking: part.text, signature: part.signature } : undefined
     case "tool-call":
@@ -310,9 +312,13 @@ const allParts = (request: Request): ReadonlyArray<Part> =>
  * `messages.developer`, `system.nonText` (images or files in system
  * messages), `audio`, `image.detail`, `file.mediaType` (files other than PDF,
  * plain text and images), `reasoning.unsigned` (reasoning without signature:
- * the API rejects unsigned thinking), `toolCall.arguments` (arguments that are
- * not a JSON object, sent as `{}`), `tools.builtin` (built-in tools of another
- * format), `parallelToolCalls` (with tool choice `none`),
+ * the API rejects unsigned thinking), `reasoning.foreignSignature` (reasoning
+ * whose signature or redacted data another vendor minted: the API rejects a
+ * signature it did not mint, so the whole thinking block is left out, as
+ * earlier turns' thinking may be; `ReasoningOrigin.ts`), `toolCall.arguments`
+ * (arguments that are not a JSON object, sent as `{}`), `tools.builtin`
+ * (built-in tools of another format), `parallelToolCalls` (with tool choice
+ * `none`),
  * `responseFormat.json_object`, `responseFormat.name` (other than the default
  * `response`), `responseFormat.description`, `responseFormat.strict` (false:
  * the format is always strict), `reasoning.effort` (an effort next to a budget
@@ -341,6 +347,7 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
     ["image.detail", parts.some((part) => part.type === "image" && part.detail !== undefined)],
     ["file.mediaType", parts.some((part) => part.type === "file" && fileBlock(part) === undefined)],
     ["reasoning.unsigned", parts.some((part) => part.type === "reasoning" && !isSigned(part))],
+    ["reasoning.foreignSignature", parts.some((part) => isForeignReasoning(part, "anthropic"))],
     [
       "toolCall.arguments",
       parts.some((part) => part.type === "tool-call" && parseArguments(part.arguments) === undefined)
@@ -364,7 +371,8 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
  * to `system`; `tool` messages become user turns starting with `tool_result`
  * blocks; consecutive turns of one role are merged; `data:` URIs become
  * Base64 sources; files become `document` blocks; reasoning is sent back only
- * when signed (`thinking`) or redacted (`redacted_thinking`); tool-call
+ * when signed (`thinking`) or redacted (`redacted_thinking`) by Anthropic (or
+ * by a vendor not known); tool-call
  * arguments are parsed back into `input`. `max_tokens` and `thinking` follow
  * `maxTokensFor` and `planThinking` (see `DEFAULT_MAX_TOKENS`,
  * `THINKING_BUDGET_BY_EFFORT`). `dropped` lists what could not be carried

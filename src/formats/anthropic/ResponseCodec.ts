@@ -8,6 +8,7 @@ import type { OutputPart } from "../../canonical/Content.ts"
 import type { Response } from "../../canonical/Response.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { ResponseMeta } from "../Format.ts"
+import { forClient } from "../ReasoningOrigin.ts"
 import { kindOfErrorBody } from "./ErrorBody.ts"
 import { OUTPUT_BLOCK_TYPES, OutputBlock, WireMessage } from "./ResponseSchema.ts"
 import { finishReasonFromWire, finishReasonToWire } from "./StopReason.ts"
@@ -22,7 +23,8 @@ const badBody = (message: string) =>
 
 /**
  * One output block → one canonical part. `tool_use.input` becomes the JSON
- * text of the arguments (`{}` when absent).
+ * text of the arguments (`{}` when absent); a thinking signature (non-empty)
+ * and redacted data get origin `anthropic`.
  *
  * @category decoding
  */
@@ -34,10 +36,12 @@ export const partOfOutputBlock = (block: OutputBlock): OutputPart => {
       return {
         type: "reasoning",
         text: block.thinking,
-        ...(typeof block.signature === "string" && block.signature !== "" ? { signature: block.signature } : {})
+        ...(typeof block.signature === "string" && block.signature !== ""
+          ? { signature: block.signature, origin: "anthropic" as const }
+          : {})
       }
     case "redacted_thinking":
-      return { type: "reasoning", text: "", redacted: block.data }
+      return { type: "reasoning", text: "", redacted: block.data, origin: "anthropic" }
     case "tool_use":
       return { type: "tool-call", callId: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) }
   }
@@ -97,11 +101,14 @@ const parseInput = (text: string): unknown => {
 
 /**
  * One canonical part → one output block. Reasoning without a signature is a
- * `thinking` block with an empty signature (it cannot be sent back upstream).
+ * `thinking` block with an empty signature (it cannot be sent back upstream);
+ * a signature or redacted data another vendor minted is written as
+ * `sluice.<origin>.<token>` (`ReasoningOrigin.ts`).
  *
  * @category encoding
  */
-export const outputBlockOf = (part: OutputPart): Record<string, unknown> => {
+export const outputBlockOf = (output: OutputPart): Record<string, unknown> => {
+  const part = forClient(output, "anthropic")
   switch (part.type) {
     case "text":
       return { type: "text", text: part.text }

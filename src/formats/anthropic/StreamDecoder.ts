@@ -135,13 +135,13 @@ const blockStartParts = (index: number, block: OutputBlock): ReadonlyArray<Strea
         { _tag: "BlockStart", index, block: { type: "reasoning" } },
         ...(block.thinking === "" ? [] : [{ _tag: "ReasoningDelta" as const, index, text: block.thinking }]),
         ...(typeof block.signature === "string" && block.signature !== ""
-          ? [{ _tag: "ReasoningSignature" as const, index, signature: block.signature }]
+          ? [{ _tag: "ReasoningSignature" as const, index, signature: block.signature, origin: "anthropic" as const }]
           : [])
       ]
     case "redacted_thinking":
       return [
         { _tag: "BlockStart", index, block: { type: "reasoning" } },
-        { _tag: "RedactedReasoning", index, data: block.data }
+        { _tag: "RedactedReasoning", index, data: block.data, origin: "anthropic" }
       ]
     case "tool_use": {
       const input = block.input
@@ -167,7 +167,9 @@ const deltaPart = (index: number, delta: typeof ContentBlockDeltaEvent.Type["del
         ? []
         : [{ _tag: "ReasoningDelta", index, text: delta.thinking }]
     case "signature_delta":
-      return delta.signature === undefined ? [] : [{ _tag: "ReasoningSignature", index, signature: delta.signature }]
+      return delta.signature === undefined
+        ? []
+        : [{ _tag: "ReasoningSignature", index, signature: delta.signature, origin: "anthropic" }]
     default:
       return []
   }
@@ -197,8 +199,9 @@ const eventName = (event: Sse.Event, payload: unknown): string => {
  * see `kindOfErrorBody`) or an unreadable known event (`bad-body`).
  * Unknown events are skipped; blocks of unknown types (server tool use and
  * results) are skipped with their deltas; wire block indexes are renumbered
- * from 0 in order; `citations_delta` is ignored. Status is 200: the HTTP
- * status of the stream itself.
+ * from 0 in order; `citations_delta` is ignored. Signatures and redacted
+ * data get origin `anthropic`. Status is 200: the HTTP status of the stream
+ * itself.
  *
  * @category decoding
  */

@@ -13,6 +13,7 @@ import type { Sse } from "effect/encoding"
 import type { StreamPart } from "../../canonical/StreamPart.ts"
 import type { Usage } from "../../canonical/Usage.ts"
 import type { Problem, ResponseMeta, StreamEncoder } from "../Format.ts"
+import { streamPartForClient } from "../ReasoningOrigin.ts"
 import { encodeError } from "./ErrorBody.ts"
 import { finishReasonToWire } from "./StopReason.ts"
 import { usageToWire } from "./Usage.ts"
@@ -217,7 +218,9 @@ const translate = (state: StreamEncoderState, part: StreamPart): Step => {
  * One canonical part → the next state and SSE events. `message_start` and
  * `ping` come before anything else; a reasoning block's start waits for its
  * first content so a `RedactedReasoning` can open it as `redacted_thinking`
- * (a `RedactedReasoning` after reasoning text is not sent); `UsageUpdate` is
+ * (a `RedactedReasoning` after reasoning text is not sent); a signature or
+ * redacted data another vendor minted is written as `sluice.<origin>.<token>`
+ * (`ReasoningOrigin.ts`); `UsageUpdate` is
  * remembered; `Finish` closes open blocks and writes `message_delta` with the
  * stop reason and usage (`input_tokens` excluding cached tokens).
  *
@@ -225,7 +228,7 @@ const translate = (state: StreamEncoderState, part: StreamPart): Step => {
  */
 export const step = (state: StreamEncoderState, part: StreamPart): Step => {
   const [started, intro] = startEvents(state)
-  const [next, events] = translate(started, part)
+  const [next, events] = translate(started, streamPartForClient(part, "anthropic"))
   return [next, [...intro, ...events]]
 }
 

@@ -15,7 +15,9 @@
  *   that signature, placed immediately before the part it was attached to.
  * Encoding reverses this: a signature-only reasoning part's signature is put on
  * the following part; when no non-reasoning part follows, it is sent alone as
- * `{text: "", thought: true, thoughtSignature}`.
+ * `{text: "", thought: true, thoughtSignature}`. Where a signature came from
+ * (`origin`) is read by a `SignatureReader` on decoding; on encoding the
+ * callers prepare the parts (`forClient`, `forUpstream` of `ReasoningOrigin.ts`).
  *
  * Source: @google/genai 3.1.0 `Part`, `Blob`, `FileData`, `FunctionCall`,
  * `FunctionResponse`, `FunctionResponsePart` (genai.d.ts).
@@ -23,8 +25,17 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
-import type { ImagePart, MediaSource, Part, TextPart, ToolResultPart } from "../../canonical/Content.ts"
+import type {
+  ImagePart,
+  MediaSource,
+  Part,
+  ReasoningOrigin,
+  ReasoningPart,
+  TextPart,
+  ToolResultPart
+} from "../../canonical/Content.ts"
 import { textOf } from "../../canonical/Content.ts"
+import { unwrapToken } from "../ReasoningOrigin.ts"
 
 const Blob = Schema.Struct({ mimeType: Schema.String, data: Schema.String })
 const FileData = Schema.Struct({ mimeType: Schema.optional(Schema.String), fileUri: Schema.String })
@@ -120,17 +131,50 @@ export const decodeFileData = (file: { readonly mimeType?: string | undefined; r
     : { type: "file", source: { kind: "url", url: file.fileUri } }
 
 /**
+ * Reads a `thoughtSignature`: the token to keep and the vendor family that
+ * minted it.
+ *
+ * @category decoding
+ */
+export type SignatureReader = (value: string) => { readonly origin: ReasoningOrigin; readonly token: string }
+
+/**
+ * A signature in an upstream's answer: Gemini's own.
+ *
+ * @category decoding
+ */
+export const upstreamSignature: SignatureReader = (value) => ({ origin: "gemini", token: value })
+
+/**
+ * A signature a caller sent back: `sluice.<origin>.<token>` names another
+ * vendor's token, anything else is Gemini's (`ReasoningOrigin.ts`).
+ *
+ * @category decoding
+ */
+export const clientSignature: SignatureReader = (value) => unwrapToken(value, "gemini")
+
+/**
  * Wire parts → canonical parts, following the signature convention of this
- * module. `functionResponse` parts are skipped (the request decoder turns them
- * into `tool` messages). `firstCall` is the ordinal given to the first function
+ * module; each signature is read by `readSignature` (token and origin).
+ * `functionResponse` parts are skipped (the request decoder turns them into
+ * `tool` messages). `firstCall` is the ordinal given to the first function
  * call without an id; the result says the next one.
  *
  * @category decoding
  */
 export const decodeParts = (
   wireParts: ReadonlyArray<WirePart>,
-  firstCall: number
+  firstCall: number,
+  readSignature: SignatureReader
 ): { readonly parts: ReadonlyArray<Part>; readonly nextCall: number } => {
+  const withSignature = (
+    part: { readonly type: "reasoning"; readonly text: string },
+    signature: string | undefined
+  ): ReasoningPart => {
+    if (signature === undefined) return part
+    const read = readSignature(signature)
+    return { ...part, signature: read.token, origin: read.origin }
+  }
   const parts: Array<Part> = []
   let nextCall = firstCall
   // true while the last canonical part is an unsigned reasoning part built from thought parts
@@ -152,17 +196,12 @@ export const decodeParts = (
     if (part === undefined) continue
     if (part.type === "tool-call") nextCall += 1
     if (wire.thoughtSignature !== undefined) {
-      parts.push({ type: "reasoning", text: "", signature: wire.thoughtSignature })
+      parts.push(withSignature({ type: "reasoning", text: "" }, wire.thoughtSignature))
     }
     parts.push(part)
   }
   return { parts, nextCall }
 }
-
-const withSignature = (
-  part: { readonly type: "reasoning"; readonly text: string },
-  signature: string | undefined
-): Part => signature === undefined ? part : { ...part, signature }
 
 const decodeDataPart = (wire: WirePart, ordinal: number): Part | undefined => {
   if (wire.functionCall !== undefined) {

@@ -24,8 +24,10 @@ import type {
 } from "../../canonical/Request.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded, EncodedRequest } from "../Format.ts"
+import { isForeignReasoning } from "../ReasoningOrigin.ts"
 import { makeDecoder } from "../SchemaDecode.ts"
 import {
+  clientSignature,
   decodeFunctionResponse,
   decodeParts,
   encodeParts,
@@ -217,7 +219,7 @@ const decodeMessages = (body: Body): Decoded<ReadonlyArray<Message>> => {
   let nextCall = 0
   const system = body.systemInstruction?.parts ?? []
   if (system.length > 0) {
-    const decoded = decodeParts(system, nextCall)
+    const decoded = decodeParts(system, nextCall, clientSignature)
     nextCall = decoded.nextCall
     messages.push({ role: "system", content: decoded.parts })
   }
@@ -260,7 +262,7 @@ const decodeMessages = (body: Body): Decoded<ReadonlyArray<Message>> => {
           })
         })
       } else {
-        const decoded = decodeParts(run, nextCall)
+        const decoded = decodeParts(run, nextCall, clientSignature)
         nextCall = decoded.nextCall
         for (const part of decoded.parts) {
           if (part.type === "tool-call") calls.push({ name: part.name, callId: part.callId, answered: false })
@@ -389,9 +391,11 @@ const defined = <A extends Record<string, unknown>>(record: A): A =>
  * `functionResponse` parts become `tool` messages). A `functionResponse`
  * without `id` is paired with the oldest unanswered preceding call of the same
  * name (parallel calls of one function pair in order), else the latest one.
- * `safetySettings`, `cachedContent`, `candidateCount`, `responseModalities`,
- * … are not canonical and are ignored here (the same-format passthrough keeps
- * them). Never throws: a bad body gives an `InvalidRequest` naming the field.
+ * A `thoughtSignature` written as `sluice.<origin>.<token>` is another vendor's
+ * token, any other is Gemini's (`ReasoningOrigin.ts`). `safetySettings`,
+ * `cachedContent`, `candidateCount`, `responseModalities`, … are not canonical
+ * and are ignored here (the same-format passthrough keeps them). Never throws:
+ * a bad body gives an `InvalidRequest` naming the field.
  *
  * @category decoding
  */
@@ -486,6 +490,12 @@ export const geminiDroppedFields: ReadonlyArray<readonly [string, (request: Requ
     "messages.content.redacted",
     (request) => someContent(request, (part) => part.type === "reasoning" && part.redacted !== undefined)
   ],
+  // Another vendor's signature would be refused ("Corrupted thought signature."): the thought text is sent
+  // without it, and a reasoning part with no text is left out.
+  [
+    "messages.content.foreignSignature",
+    (request) => someContent(request, (part) => isForeignReasoning(part, "gemini"))
+  ],
   [
     "messages.content.detail",
     (request) => someContent(request, (part) => part.type === "image" && part.detail !== undefined)
@@ -498,6 +508,13 @@ export const geminiDroppedFields: ReadonlyArray<readonly [string, (request: Requ
 
 const someContent = (request: Request, test: (part: Part) => boolean): boolean =>
   request.messages.some((message) => message.content.some(test))
+
+/** A turn's parts for the upstream: reasoning with another vendor's token keeps only its text (none when empty). */
+const upstreamParts = (parts: ReadonlyArray<Part>): ReadonlyArray<Part> =>
+  parts.flatMap((part): ReadonlyArray<Part> => {
+    if (!isForeignReasoning(part, "gemini") || part.type !== "reasoning") return [part]
+    return part.text === "" ? [] : [{ type: "reasoning", text: part.text }]
+  })
 
 const encodeToolChoice = (choice: ToolChoice): WireJson => {
   switch (choice.type) {
@@ -562,7 +579,9 @@ const wireRole = (role: Message["role"]): string => role === "assistant" ? "mode
  * else `{result: text}`, or `{error: …}` for a failed call). Reasoning: a token
  * budget or an effort (table `thinkingBudgetForEffort`) becomes
  * `thinkingBudget`, `enabled: true` alone becomes `-1` (dynamic), off becomes
- * `0`; `includeThoughts` is set whenever reasoning is on. `dropped` lists the
+ * `0`; `includeThoughts` is set whenever reasoning is on. A reasoning part
+ * whose signature another vendor minted is sent as its thought text alone (left
+ * out when it has no text). `dropped` lists the
  * canonical fields used that the format cannot carry (`geminiDroppedFields`).
  *
  * @category encoding
@@ -576,7 +595,7 @@ export const encodeGeminiRequest = (request: Request): EncodedRequest => {
   const systemParts: Array<WireJson> = []
   const contents: Array<{ role: string; parts: Array<WireJson> }> = []
   for (const message of request.messages) {
-    const parts = encodeParts(message.content, lookup)
+    const parts = encodeParts(upstreamParts(message.content), lookup)
     if (message.role === "system") {
       systemParts.push(...parts)
       continue

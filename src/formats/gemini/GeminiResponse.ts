@@ -17,7 +17,8 @@ import type { Response } from "../../canonical/Response.ts"
 import type { Usage } from "../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { ResponseMeta } from "../Format.ts"
-import { decodeParts, encodeParts, type WireJson, WirePart } from "./GeminiParts.ts"
+import { forClient } from "../ReasoningOrigin.ts"
+import { decodeParts, encodeParts, upstreamSignature, type WireJson, WirePart } from "./GeminiParts.ts"
 
 const Count = Schema.optional(Schema.Number)
 
@@ -186,7 +187,7 @@ const epochSeconds = (time: string | undefined): number => {
 /**
  * An upstream's `generateContent` answer → canonical response. The first
  * candidate is read; its media parts (image output, `inlineData`) are not
- * canonical output and are left out. `created` is `createTime` (Vertex) in
+ * canonical output and are left out; signatures get origin `gemini`. `created` is `createTime` (Vertex) in
  * epoch seconds, else 0 (the Gemini API sends no time). A body with neither
  * candidates nor `promptFeedback` is a `bad-body` failure; a prompt blocked by
  * `promptFeedback.blockReason` is `content-filter` with empty content.
@@ -211,7 +212,7 @@ export const decodeGeminiResponse = (body: unknown): Response | UpstreamFailed =
     if (wire.promptFeedback === undefined) return badBody("it has no candidates")
     return { ...base, content: [], finishReason: "content-filter", rawFinishReason: blockReason }
   }
-  const content = decodeParts(candidate.content?.parts ?? [], 0).parts.filter(isOutputPart)
+  const content = decodeParts(candidate.content?.parts ?? [], 0, upstreamSignature).parts.filter(isOutputPart)
   const hasToolCalls = content.some((part) => part.type === "tool-call")
   return {
     ...base,
@@ -226,13 +227,17 @@ export const decodeGeminiResponse = (body: unknown): Response | UpstreamFailed =
  * (`index` 0, role `model`, `safetyRatings` all `NEGLIGIBLE`), `usageMetadata`,
  * `modelVersion` = the model the caller asked for, `responseId` = the gateway's
  * id. Signature-only reasoning parts ride on the following part as
- * `thoughtSignature` (see `GeminiParts.ts`).
+ * `thoughtSignature` (see `GeminiParts.ts`); another vendor's signature is
+ * written as `sluice.<origin>.<token>` (`ReasoningOrigin.ts`).
  *
  * @category encoding
  */
 export const encodeGeminiResponse = (response: Response, meta: ResponseMeta): WireJson => ({
   candidates: [{
-    content: { role: "model", parts: encodeParts(response.content, () => undefined) },
+    content: {
+      role: "model",
+      parts: encodeParts(response.content.map((part) => forClient(part, "gemini")), () => undefined)
+    },
     finishReason: finishReasonToGemini(response.finishReason, response.rawFinishReason),
     index: 0,
     safetyRatings: negligibleSafetyRatings

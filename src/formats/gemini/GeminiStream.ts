@@ -18,6 +18,7 @@ import type { BlockKind, StreamPart } from "../../canonical/StreamPart.ts"
 import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { DecodeStep, Problem, ResponseMeta, StreamDecoder, StreamEncoder } from "../Format.ts"
+import { streamPartForClient } from "../ReasoningOrigin.ts"
 import { classifyGeminiError, encodeGeminiStreamError, readGeminiError } from "./GeminiError.ts"
 import { callIdFor, parseArguments, type WireJson, type WirePart } from "./GeminiParts.ts"
 import {
@@ -95,14 +96,14 @@ const decodePart = (builder: Builder, part: WirePart) => {
       builder.out.push({ _tag: "ReasoningDelta", index, text: part.text })
     }
     if (part.thoughtSignature !== undefined) {
-      builder.out.push({ _tag: "ReasoningSignature", index, signature: part.thoughtSignature })
+      builder.out.push({ _tag: "ReasoningSignature", index, signature: part.thoughtSignature, origin: "gemini" })
       close(builder)
     }
     return
   }
   if (part.thoughtSignature !== undefined) {
     const index = openBlock(builder, { type: "reasoning" })
-    builder.out.push({ _tag: "ReasoningSignature", index, signature: part.thoughtSignature })
+    builder.out.push({ _tag: "ReasoningSignature", index, signature: part.thoughtSignature, origin: "gemini" })
     close(builder)
   }
   if (part.functionCall !== undefined) {
@@ -182,7 +183,7 @@ export const flushGeminiDecoder = (state: GeminiDecoderState): ReadonlyArray<Str
  * reasoning block (a signed thought part ends it), each `functionCall` one
  * tool-call block whose whole JSON arguments are one `ToolInputDelta`; a
  * signature on a non-thought part is a signature-only reasoning block before
- * it. `complete` is true once a chunk with `finishReason` (or a prompt
+ * it; signatures get origin `gemini`. `complete` is true once a chunk with `finishReason` (or a prompt
  * `blockReason`) has been seen: the format has no end marker.
  *
  * @category decoding
@@ -258,15 +259,18 @@ const withoutKey = <K, V>(map: ReadonlyMap<K, V>, key: K): ReadonlyMap<K, V> => 
  * whole `functionCall` part (the vendor never splits one). A signature on a
  * reasoning block with text is sent as an empty signed thought part closing
  * it; a signature-only block's signature rides on the next text or function
- * call part. `Finish` → the last chunk with `finishReason`, `safetyRatings`
- * and full `usageMetadata`. `RedactedReasoning` has no wire form and is skipped.
+ * call part. Another vendor's signature is written as
+ * `sluice.<origin>.<token>` (`ReasoningOrigin.ts`). `Finish` → the last chunk
+ * with `finishReason`, `safetyRatings` and full `usageMetadata`.
+ * `RedactedReasoning` has no wire form and is skipped.
  *
  * @category encoding
  */
 export const stepGeminiEncoder = (
   state: GeminiEncoderState,
-  part: StreamPart
+  streamPart: StreamPart
 ): readonly [GeminiEncoderState, ReadonlyArray<Sse.Event>] => {
+  const part = streamPartForClient(streamPart, "gemini")
   switch (part._tag) {
     case "ResponseStart":
     case "RedactedReasoning":

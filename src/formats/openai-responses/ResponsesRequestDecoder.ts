@@ -20,7 +20,10 @@
  *   `call_id` earlier in the input.
  * - A `reasoning` item becomes a reasoning part: its summaries joined with a
  *   blank line (or, when it has none, its `content` texts), `encrypted_content`
- *   as the signature. Its `id` is not kept (the canonical form has no place).
+ *   as the signature: `sluice.<origin>.<token>` names another vendor's token
+ *   (as the gateway wrote it), any other value is OpenAI's; an empty one is
+ *   none (`ReasoningOrigin.ts`). Its `id` is not kept (the canonical form has
+ *   no place).
  * - References to objects stored at OpenAI cannot be resolved by the gateway
  *   and are rejected: `item_reference` items and `file_id` on images and files.
  *   Other item types (hosted tool calls such as `web_search_call`,
@@ -46,6 +49,7 @@ import type { ImagePart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResult
 import type { Message, ReasoningConfig, Request, ResponseFormat, Tool, ToolChoice } from "../../canonical/Request.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
+import { reasoningFromClient } from "../ReasoningOrigin.ts"
 import { makeDecoder } from "../SchemaDecode.ts"
 import { effortFromWire, mediaSourceOf } from "./ResponsesWire.ts"
 
@@ -318,11 +322,11 @@ const readItem = (conversation: Conversation, value: unknown, index: number): vo
       const reasoning = expect(decoders.reasoning, value, path)
       const summary = (reasoning.summary ?? []).map((entry) => entry.text)
       const text = summary.length > 0 ? summary : (reasoning.content ?? []).map((entry) => entry.text)
-      const part: ReasoningPart = {
-        type: "reasoning",
-        text: text.join("\n\n"),
-        ...(typeof reasoning.encrypted_content === "string" ? { signature: reasoning.encrypted_content } : {})
-      }
+      const part: ReasoningPart = reasoningFromClient(
+        text.join("\n\n"),
+        { signature: typeof reasoning.encrypted_content === "string" ? reasoning.encrypted_content : undefined },
+        "openai"
+      )
       return conversation.appendTo("assistant", [part])
     }
     case "item_reference":

@@ -14,9 +14,9 @@
  *   developer message; otherwise every system message stays in place as a
  *   `system` or `developer` message item.
  * - Reasoning parts are sent back as `reasoning` items only when they carry a
- *   signature (`encrypted_content`): without it OpenAI cannot use them. The
- *   gateway cannot tell whether a signature came from OpenAI; one from another
- *   vendor will be refused upstream, which is visible rather than silent.
+ *   signature (`encrypted_content`) that OpenAI minted (or of unknown origin):
+ *   without one OpenAI cannot use them, and it refuses another vendor's
+ *   (`ReasoningOrigin.ts`), so such parts are left out.
  * - `store` is left unset: the route decides.
  * - What the format cannot express is listed by `droppedFields`.
  *
@@ -25,6 +25,7 @@
 import type { ImagePart, Part, TextPart, ToolResultPart } from "../../canonical/Content.ts"
 import type { Message, ReasoningConfig, Request, ResponseFormat, Tool, ToolChoice } from "../../canonical/Request.ts"
 import type { EncodedRequest } from "../Format.ts"
+import { isForeignReasoning } from "../ReasoningOrigin.ts"
 import { effortOfBudget, referenceOf } from "./ResponsesWire.ts"
 
 type Json = Record<string, unknown>
@@ -44,6 +45,8 @@ const isDropped = {
     someMessagePart(request, (part) => part.type === "reasoning" && part.signature === undefined),
   "messages.content.reasoning.redacted": (request: Request) =>
     someMessagePart(request, (part) => part.type === "reasoning" && part.redacted !== undefined),
+  "messages.content.reasoning.foreignSignature": (request: Request) =>
+    someMessagePart(request, (part) => isForeignReasoning(part, "openai")),
   "messages.content.tool-result.isError": (request: Request) =>
     someMessagePart(request, (part) => part.type === "tool-result" && part.isError !== undefined),
   "messages.content.misplaced": (request: Request) =>
@@ -73,7 +76,9 @@ const fitsRole = (role: Message["role"], part: Part): boolean => {
  * the nearest effort); `tools.builtin` of another format; audio input
  * (`messages.content.audio`, not an input content type in `EasyInputMessage`);
  * reasoning without a signature (`messages.content.reasoning`); redacted
- * reasoning (`messages.content.reasoning.redacted`); a tool result's
+ * reasoning (`messages.content.reasoning.redacted`); reasoning whose signature
+ * another vendor minted (`messages.content.reasoning.foreignSignature`, the
+ * whole reasoning item is left out); a tool result's
  * `isError` (`messages.content.tool-result.isError`); parts a role cannot hold
  * (`messages.content.misplaced`, e.g. a tool call in a user message).
  *
@@ -132,7 +137,7 @@ const assistantItems = (content: ReadonlyArray<Part>): Array<Json> => {
         items.push({ type: "function_call", call_id: part.callId, name: part.name, arguments: part.arguments })
         break
       case "reasoning":
-        if (part.signature === undefined) break
+        if (part.signature === undefined || isForeignReasoning(part, "openai")) break
         flush()
         items.push({
           type: "reasoning",

@@ -15,6 +15,7 @@ import type { Response } from "../../canonical/Response.ts"
 import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { ResponseMeta } from "../Format.ts"
+import { forClient } from "../ReasoningOrigin.ts"
 import { makeDecoder } from "../SchemaDecode.ts"
 import { finishOfStatus, itemId, statusOfFinish, usageFromWire, usageToWire, type WireUsage } from "./ResponsesWire.ts"
 
@@ -62,7 +63,7 @@ const decoders = {
 /**
  * A Responses `reasoning` item's summaries joined with a blank line (or, when
  * it has none, its raw `content` texts), with `encrypted_content` as the
- * signature.
+ * signature (origin `openai`).
  *
  * @category decoding
  */
@@ -72,7 +73,9 @@ export const reasoningPartOf = (item: typeof ReasoningOutput.Type): ReasoningPar
   return {
     type: "reasoning",
     text: text.join("\n\n"),
-    ...(typeof item.encrypted_content === "string" ? { signature: item.encrypted_content } : {})
+    ...(typeof item.encrypted_content === "string"
+      ? { signature: item.encrypted_content, origin: "openai" as const }
+      : {})
   }
 }
 
@@ -201,7 +204,8 @@ export type OutputItem = Readonly<Record<string, unknown>>
 /**
  * The output items of a canonical answer, in order: each reasoning part → a
  * `reasoning` item (`summary` with one `summary_text`, `encrypted_content`
- * when a signature is known); each run of text parts → one assistant
+ * when a signature is known, written as `sluice.<origin>.<token>` when
+ * another vendor minted it, `ReasoningOrigin.ts`); each run of text parts → one assistant
  * `message` item (one `output_text` per part, with empty `annotations` and
  * `logprobs`); each tool call → a `function_call` item. Item ids come from
  * `itemId(…, responseId, outputIndex)`. `messageStatus` is the status written
@@ -228,7 +232,9 @@ export const outputItemsOf = (
         break
       case "reasoning":
         flush()
-        items.push(reasoningItem(itemId("rs", responseId, items.length), part.text, part.signature))
+        items.push(
+          reasoningItem(itemId("rs", responseId, items.length), part.text, forClient(part, "openai").signature)
+        )
         break
       case "tool-call":
         flush()

@@ -16,7 +16,7 @@
  *   `response.function_call_arguments.delta` → `ToolInputDelta`.
  * - `response.output_item.done` → `BlockStop`, preceded by the item's text or
  *   arguments when no delta carried them, and for reasoning by
- *   `ReasoningSignature` when the item has `encrypted_content`.
+ *   `ReasoningSignature` (origin `openai`) when the item has `encrypted_content`.
  * - `response.completed` / `response.incomplete` → `BlockStop` for any block
  *   still open, `UsageUpdate`, `Finish`; the stream is then complete.
  * - `response.failed` and `error` events → `UpstreamFailed` (kind from the
@@ -208,7 +208,12 @@ const itemDone = (state: ResponsesDecoderState, event: typeof ItemEvent.Type): S
   if (item === undefined || item.closed) return [state, []]
   const parts: Array<StreamPart> = item.sawDelta ? [] : [...contentOf(event.item, item.kind, item.index)]
   if (item.kind === "reasoning" && typeof event.item.encrypted_content === "string") {
-    parts.push({ _tag: "ReasoningSignature", index: item.index, signature: event.item.encrypted_content })
+    parts.push({
+      _tag: "ReasoningSignature",
+      index: item.index,
+      signature: event.item.encrypted_content,
+      origin: "openai"
+    })
   }
   parts.push({ _tag: "BlockStop", index: item.index })
   return [withItem(state, event.output_index, { ...item, closed: true }), parts]

@@ -21,7 +21,8 @@
  * marker after it. Events carry no `obfuscation` field
  * (`stream_options.include_obfuscation` is ignored; the SDK does not need it).
  * Redacted reasoning (another vendor's encrypted thinking) has no Responses
- * form and is not written.
+ * form and is not written. A signature another vendor minted becomes
+ * `encrypted_content` written as `sluice.<origin>.<token>` (`ReasoningOrigin.ts`).
  *
  * @since 0.1.0
  */
@@ -29,6 +30,7 @@ import type { Sse } from "effect/encoding"
 import type { BlockKind, StreamPart } from "../../canonical/StreamPart.ts"
 import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
 import type { Problem, ResponseMeta, StreamEncoder } from "../Format.ts"
+import { streamPartForClient } from "../ReasoningOrigin.ts"
 import {
   functionCallItem,
   messageItem,
@@ -308,7 +310,7 @@ export const responsesStreamEncoder: StreamEncoder<ResponsesEncoderState> = {
   step: (state, part) => {
     if (state.finished) return [state, []]
     const writer = new Writer(state.sequence)
-    const next = apply(start(state, writer), part, writer)
+    const next = apply(start(state, writer), streamPartForClient(part, "openai"), writer)
     return [{ ...next, sequence: writer.sequence }, writer.events]
   },
   end: () => [],

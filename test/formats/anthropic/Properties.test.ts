@@ -41,9 +41,10 @@ const userContent = fc.array(fc.oneof(text, image, file), { minLength: 1, maxLen
 const reasoning: fc.Arbitrary<ReasoningPart> = fc.oneof(
   fc.record({ text: fc.string({ maxLength: 20 }), signature: word }).map((fields): ReasoningPart => ({
     type: "reasoning",
-    ...fields
+    ...fields,
+    origin: "anthropic"
   })),
-  word.map((redacted): ReasoningPart => ({ type: "reasoning", text: "", redacted }))
+  word.map((redacted): ReasoningPart => ({ type: "reasoning", text: "", redacted, origin: "anthropic" }))
 )
 
 /** A conversation that alternates user and assistant turns; calls are answered by one tool message. */

@@ -48,7 +48,8 @@ Deno.test("decodeRequest splits tool results out of the user turn and pairs them
       {
         type: "reasoning",
         text: "I need two lookups.",
-        signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+        signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds",
+        origin: "anthropic"
       },
       { type: "text", text: "I'll check both cities." },
       {
@@ -165,7 +166,12 @@ Deno.test("decodeRequest reads redacted thinking, sampling, stop sequences, meta
       { role: "assistant", content: [{ type: "redacted_thinking", data: "EmwKAhgB" }, { type: "text", text: "Hello" }] }
     ]
   }))
-  deepStrictEqual(request.messages[1].content[0], { type: "reasoning", text: "", redacted: "EmwKAhgB" })
+  deepStrictEqual(request.messages[1].content[0], {
+    type: "reasoning",
+    text: "",
+    redacted: "EmwKAhgB",
+    origin: "anthropic"
+  })
   deepStrictEqual(
     [request.temperature, request.topP, request.topK, request.stopSequences, request.user, request.stream],
     [0.5, 0.9, 40, ["\n\nHuman:"], "13803d75-b4b5-4c3e-b2a2-6f21399b021b", true]

@@ -21,9 +21,15 @@ Deno.test("decodeResponse reads thinking, redacted thinking, text and tool calls
       {
         type: "reasoning",
         text: "The user wants the weather.",
-        signature: "WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve"
+        signature: "WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve",
+        origin: "anthropic"
       },
-      { type: "reasoning", text: "", redacted: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP" },
+      {
+        type: "reasoning",
+        text: "",
+        redacted: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP",
+        origin: "anthropic"
+      },
       { type: "text", text: "I'll look that up." },
       {
         type: "tool-call",

@@ -39,7 +39,7 @@ Deno.test("streamDecoder reads thinking with signature and tool input; skips ser
     { _tag: "BlockStart", index: 0, block: { type: "reasoning" } },
     { _tag: "ReasoningDelta", index: 0, text: "Let me look up " },
     { _tag: "ReasoningDelta", index: 0, text: "the weather." },
-    { _tag: "ReasoningSignature", index: 0, signature: "EqQBCgIYAhIM1gbcDa9G" },
+    { _tag: "ReasoningSignature", index: 0, signature: "EqQBCgIYAhIM1gbcDa9G", origin: "anthropic" },
     { _tag: "BlockStop", index: 0 },
     {
       _tag: "BlockStart",
@@ -82,7 +82,7 @@ Deno.test("streamDecoder reads redacted thinking, stop sequences and skips unkno
   strictEqual(complete, true)
   deepStrictEqual(parts.filter((part) => part._tag !== "UsageUpdate" && part._tag !== "ResponseStart"), [
     { _tag: "BlockStart", index: 0, block: { type: "reasoning" } },
-    { _tag: "RedactedReasoning", index: 0, data: "EmwKAhgB" },
+    { _tag: "RedactedReasoning", index: 0, data: "EmwKAhgB", origin: "anthropic" },
     { _tag: "BlockStop", index: 0 },
     { _tag: "BlockStart", index: 1, block: { type: "text" } },
     { _tag: "TextDelta", index: 1, text: "Done" },

@@ -67,10 +67,12 @@ const buildMessages = (
     const calls: Array<{ callId: string; name: string }> = []
     for (const entry of assistant) {
       if (entry.kind !== "reasoning" && entry.signature !== null) {
-        content.push({ type: "reasoning", text: "", signature: entry.signature })
+        content.push({ type: "reasoning", text: "", signature: entry.signature, origin: "gemini" })
       }
       if (entry.kind === "text") content.push({ type: "text", text: entry.text })
-      if (entry.kind === "reasoning") content.push({ type: "reasoning", text: entry.text, signature: entry.signature })
+      if (entry.kind === "reasoning") {
+        content.push({ type: "reasoning", text: entry.text, signature: entry.signature, origin: "gemini" })
+      }
       if (entry.kind === "call") {
         const callId = `call_${callNumber++}`
         calls.push({ callId, name: entry.name })
@@ -239,11 +241,11 @@ const streamOf = (blocks: ReadonlyArray<Block>, usage: { inputTokens: number; ou
       case "reasoning":
         parts.push({ _tag: "BlockStart", index, block: { type: "reasoning" } })
         for (const text of current.deltas) parts.push({ _tag: "ReasoningDelta", index, text })
-        parts.push({ _tag: "ReasoningSignature", index, signature: current.signature })
+        parts.push({ _tag: "ReasoningSignature", index, signature: current.signature, origin: "gemini" })
         break
       case "signature":
         parts.push({ _tag: "BlockStart", index, block: { type: "reasoning" } })
-        parts.push({ _tag: "ReasoningSignature", index, signature: current.signature })
+        parts.push({ _tag: "ReasoningSignature", index, signature: current.signature, origin: "gemini" })
         break
       case "call": {
         const callId = `call_${current.name}_${calls++}`

@@ -96,7 +96,7 @@ Deno.test("decodeRequest: parallel function calls without ids get deterministic 
   deepStrictEqual(request.messages[1], {
     role: "assistant",
     content: [
-      { type: "reasoning", text: "", signature: "c2lnLTE=" },
+      { type: "reasoning", text: "", signature: "c2lnLTE=", origin: "gemini" },
       { type: "tool-call", callId: "call_power_disco_ball_0", name: "power_disco_ball", arguments: '{"power":true}' },
       {
         type: "tool-call",
@@ -350,8 +350,8 @@ Deno.test("decodeRequest: thought parts, merged thought chunks and signatures", 
     ]
   }))
   deepStrictEqual(request.messages[1].content, [
-    { type: "reasoning", text: "**Adding** two and two", signature: "U0lH" },
-    { type: "reasoning", text: "", signature: "VEVYVA==" },
+    { type: "reasoning", text: "**Adding** two and two", signature: "U0lH", origin: "gemini" },
+    { type: "reasoning", text: "", signature: "VEVYVA==", origin: "gemini" },
     { type: "text", text: "4" }
   ])
 })

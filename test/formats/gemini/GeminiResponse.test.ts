@@ -61,7 +61,7 @@ Deno.test("decodeResponse: thought summary, signature on the function call, STOP
   })
   deepStrictEqual(response.content, [
     { type: "reasoning", text: "**Checking the weather**" },
-    { type: "reasoning", text: "", signature: "Q2lj" },
+    { type: "reasoning", text: "", signature: "Q2lj", origin: "gemini" },
     { type: "tool-call", callId: "call_get_weather_0", name: "get_weather", arguments: '{"location":"London"}' },
     { type: "tool-call", callId: "fc2", name: "get_time", arguments: "{}" }
   ])

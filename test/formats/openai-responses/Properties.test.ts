@@ -50,7 +50,7 @@ const inputPart = fc.oneof(textPart, imagePart, filePart)
 const toolCall = fc.record({ callId: word.map((id) => `call_${id}`), name: word, arguments: text })
   .map((call): Part => ({ type: "tool-call", ...call }))
 const reasoning = fc.record({ text, signature: word })
-  .map((value): Part => ({ type: "reasoning", ...value }))
+  .map((value): Part => ({ type: "reasoning", ...value, origin: "openai" }))
 const toolResult = fc.record({
   callId: word.map((id) => `result_${id}`),
   content: fc.array(fc.oneof(textPart, imagePart), { minLength: 1, maxLength: 3 })
@@ -193,7 +193,11 @@ const outputPart: fc.Arbitrary<OutputPart> = fc.oneof(
   text.map((value) => ({ type: "text" as const, text: value })),
   fc.record({ callId: word, name: word, arguments: text }).map((call) => ({ type: "tool-call" as const, ...call })),
   fc.record({ text, signature: word }, { requiredKeys: ["text"] })
-    .map((value) => ({ type: "reasoning" as const, ...value }))
+    .map((value) => ({
+      type: "reasoning" as const,
+      ...value,
+      ...(value.signature === undefined ? {} : { origin: "openai" as const })
+    }))
 )
 const usage = fc.record({
   inputTokens: fc.nat(),
@@ -247,7 +251,7 @@ const streamOf = (response: Response): ReadonlyArray<StreamPart> => [
           ...(part.text === "" ? [] : [{ _tag: "ReasoningDelta" as const, index, text: part.text }]),
           ...(part.signature === undefined
             ? []
-            : [{ _tag: "ReasoningSignature" as const, index, signature: part.signature }]),
+            : [{ _tag: "ReasoningSignature" as const, index, signature: part.signature, origin: "openai" as const }]),
           { _tag: "BlockStop", index }
         ]
       case "tool-call":

@@ -129,7 +129,7 @@ Deno.test("decodeRequest: multi-turn with parallel function calls, outputs paire
     {
       role: "assistant",
       content: [
-        { type: "reasoning", text: "Two cities.\n\nCall twice.", signature: "gAAAAB-opaque" },
+        { type: "reasoning", text: "Two cities.\n\nCall twice.", signature: "gAAAAB-opaque", origin: "openai" },
         { type: "tool-call", callId: "call_12345xyz", name: "get_weather", arguments: '{"location":"Paris, France"}' },
         {
           type: "tool-call",

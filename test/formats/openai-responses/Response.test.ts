@@ -110,7 +110,7 @@ Deno.test("decodeResponse: reasoning with signature, refusal, parallel function 
     }
   }))
   deepStrictEqual(response.content, [
-    { type: "reasoning", text: "Need both cities.", signature: "gAAAAB-opaque" },
+    { type: "reasoning", text: "Need both cities.", signature: "gAAAAB-opaque", origin: "openai" },
     { type: "text", text: "Not that part." },
     { type: "tool-call", callId: "call_1", name: "get_weather", arguments: '{"location":"Paris"}' },
     { type: "tool-call", callId: "call_2", name: "get_weather", arguments: '{"location":"Bogotá"}' }

@@ -210,7 +210,7 @@ Deno.test("streamDecoder: reasoning summary with encrypted_content, parallel fun
     { _tag: "BlockStart", index: 0, block: { type: "reasoning" } },
     { _tag: "ReasoningDelta", index: 0, text: "First." },
     { _tag: "ReasoningDelta", index: 0, text: "\n\nSecond." },
-    { _tag: "ReasoningSignature", index: 0, signature: "gAAAA-opaque" },
+    { _tag: "ReasoningSignature", index: 0, signature: "gAAAA-opaque", origin: "openai" },
     { _tag: "BlockStop", index: 0 },
     { _tag: "BlockStart", index: 1, block: { type: "tool-call", callId: "call_1", name: "get_weather" } },
     { _tag: "ToolInputDelta", index: 1, json: '{"location":' },
