@@ -117,6 +117,10 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
                 })
                 : bodyStream
               const finalBody = guarded.pipe(
+                // Read to the end: nothing to abort (an abort would only build a DOMException and its stack).
+                Stream.onEnd(Effect.sync(() => {
+                  finished = true
+                })),
                 Stream.ensuring(Effect.sync(() => {
                   clear()
                   abort()
