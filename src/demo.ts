@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 // deno-lint-ignore-file no-console
+import "./Prelude.ts"
 import { makeHandler } from "./App.ts"
 import { parseBootstrap } from "./config/BootstrapFile.ts"
 import { startEmulator } from "./emulator/Emulator.ts"

@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import "./Prelude.ts"
 import { Effect } from "effect"
 import { makeHandler } from "./App.ts"
 import { type BootstrapFile, parseBootstrap } from "./config/BootstrapFile.ts"
