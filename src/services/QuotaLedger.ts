@@ -78,9 +78,11 @@ export interface LeaseOptions {
   readonly chunk: bigint
   /** A balance with no hold for this long hands its lease back at the next commit (default 1,000 ms). */
   readonly idleMillis: number
+  /** A lease not renewed for this long belongs to a dead instance and stops counting (default 120,000 ms). */
+  readonly staleMillis: number
 }
 
-const defaults: LeaseOptions = { chunk: 1_000_000n, idleMillis: 1_000 }
+const defaults: LeaseOptions = { chunk: 1_000_000n, idleMillis: 1_000, staleMillis: 120_000 }
 
 const min = (left: bigint, right: bigint) => left < right ? left : right
 
@@ -115,7 +117,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
       QuotaLedger,
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        const { chunk, idleMillis } = { ...defaults, ...options }
+        const { chunk, idleMillis, staleMillis } = { ...defaults, ...options }
         const instance = crypto.randomUUID()
         const accounts = new Map<string, Account>()
         // Serializes lease top-ups, commits and balance reads, so each sees the lease rows and the
@@ -158,7 +160,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
               : yield* sql<{ readonly balance: bigint | null }>`
                 SELECT remain_quota AS balance FROM tokens WHERE id = ${account.id} FOR UPDATE`
             yield* sql`DELETE FROM quota_leases WHERE subject = ${account.subject} AND subject_id = ${account.id}
-              AND renewed_at < now() - interval '2 minutes'`
+              AND renewed_at < now() - ${staleMillis} * interval '1 millisecond'`
             const [leases] = yield* sql<{ readonly leased: bigint }>`
               SELECT COALESCE(SUM(amount), 0)::bigint AS leased FROM quota_leases
               WHERE subject = ${account.subject} AND subject_id = ${account.id}`
@@ -327,14 +329,17 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             const leases = taken.filter((entry) => entry.account.limited)
             const ids = (entries: typeof taken) => entries.map((entry) => String(entry.account.id))
             if (users.length > 0) {
-              yield* sql`UPDATE users u SET quota = u.quota - d.charged, used_quota = u.used_quota + d.charged,
+              // Charges come out of leases, so the balance covers them; GREATEST only guards the one case where a
+              // lease expired unrenewed (a database outage longer than staleMillis): a floor, never a stuck batch.
+              yield* sql`UPDATE users u SET quota = GREATEST(u.quota - d.charged, 0), used_quota = u.used_quota + d.charged,
                   request_count = u.request_count + d.requests
                 FROM unnest(${ids(users)}::bigint[], ${users.map((entry) => String(entry.charged))}::bigint[],
                   ${users.map((entry) => entry.requests)}::bigint[]) AS d(id, charged, requests)
                 WHERE u.id = d.id`
             }
             if (tokens.length > 0) {
-              yield* sql`UPDATE tokens t SET remain_quota = t.remain_quota - d.charged,
+              yield* sql`UPDATE tokens t SET remain_quota = CASE WHEN t.remain_quota IS NULL THEN NULL
+                    ELSE GREATEST(t.remain_quota - d.charged, 0) END,
                   used_quota = t.used_quota + d.charged
                 FROM unnest(${ids(tokens)}::bigint[], ${tokens.map((entry) => String(entry.charged))}::bigint[])
                   AS d(id, charged)
@@ -350,16 +355,21 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             }
           })
 
-        /** Renews this instance's leases; a lease found gone (expired while unrenewed) is dropped from memory. */
+        /**
+         * Renews every lease row of this instance (held parts too: a stream may
+         * hold for many minutes); a lease found gone (it went unrenewed past
+         * `staleMillis`) no longer backs this instance's free amount.
+         */
         const renew = Effect.gen(function* () {
-          const leasing = [...accounts.values()].filter((account) => account.limited && account.free > 0n)
-          if (leasing.length === 0) return
+          if (accounts.size === 0) return
           const rows = yield* sql<{ readonly subject: Subject; readonly id: string }>`
             UPDATE quota_leases SET renewed_at = now() WHERE instance_id = ${instance}
             RETURNING subject, subject_id::text AS id`
           const alive = new Set(rows.map((row) => `${row.subject}:${row.id}`))
-          for (const account of leasing) {
-            if (!alive.has(`${account.subject}:${account.id}`)) account.free = 0n
+          for (const account of accounts.values()) {
+            if (account.limited && account.free > 0n && !alive.has(`${account.subject}:${account.id}`)) {
+              account.free = 0n
+            }
           }
         })
 

@@ -28,8 +28,10 @@ const principal = (userId: bigint, tokenId: bigint, unlimitedQuota: boolean): Pr
 type Ledger = QuotaLedger["Service"]
 
 /** A ledger instance of its own (own pool, own instance id) on `url`, open until the scope closes. */
-const instance = (url: string, idleMillis = 60_000) =>
-  Layer.build(QuotaLedger.layer({ chunk: 50_000n, idleMillis }).pipe(Layer.provideMerge(layerPostgres(url, 4)))).pipe(
+const instance = (url: string, idleMillis = 60_000, staleMillis = 120_000) =>
+  Layer.build(
+    QuotaLedger.layer({ chunk: 50_000n, idleMillis, staleMillis }).pipe(Layer.provideMerge(layerPostgres(url, 4)))
+  ).pipe(
     Effect.map((context) => ({
       ledger: Context.get(context, QuotaLedger),
       sql: Context.get(context, SqlClient.SqlClient)
@@ -182,6 +184,32 @@ Deno.test(
           { quota, used, remain, leases: 0n }
         )
       }
+    })
+  )
+)
+
+Deno.test(
+  "ledger: a lease held by a long request keeps being renewed, so no other instance can take it",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      const first = yield* instance(url, 100, 300)
+      const second = yield* instance(url, 60_000, 300)
+      const ids = yield* seed(first.sql, 100_000n, null)
+      const who = principal(ids.userId, ids.tokenId, true)
+      // The whole balance is held (nothing free) for longer than the stale time, with commits meanwhile.
+      const hold = yield* first.ledger.reserve(who, 100_000n)
+      for (let round = 0; round < 4; round += 1) {
+        yield* Effect.sleep("200 millis")
+        yield* first.ledger.commit(Effect.void)
+      }
+      const refused = yield* Effect.flip(second.ledger.reserve(who, 1n))
+      strictEqual(refused._tag, "InsufficientQuota")
+      strictEqual(yield* first.ledger.settle(hold, 60_000n), 60_000n)
+      // Idle now: the next commit hands the 40,000 left back, and the other instance can lease it.
+      yield* Effect.sleep("150 millis")
+      yield* first.ledger.commit(Effect.void)
+      const held = yield* second.ledger.reserve(who, 40_000n)
+      strictEqual(held.amount, 40_000n)
     })
   )
 )
