@@ -13,6 +13,7 @@ import {
   unwrapToken,
   wrapToken
 } from "../../src/formats/ReasoningOrigin.ts"
+import { signedAnswer } from "./gemini/SignedAnswer.ts"
 
 const origins: ReadonlyArray<ReasoningOrigin> = ["anthropic", "gemini", "openai"]
 const origin = fc.constantFrom(...origins)
@@ -70,27 +71,10 @@ Deno.test("hasForeignReasoning: true only for a token another family minted, fal
   strictEqual(hasForeignReasoning(request("anthropic"), "openai-chat"), false)
 })
 
-/** One Gemini answer with a signed thought and a signature on its function call. */
-const geminiAnswer = {
-  candidates: [{
-    content: {
-      role: "model",
-      parts: [
-        { text: "Need the weather.", thought: true, thoughtSignature: "VGhvdWdodA==" },
-        { functionCall: { name: "get_weather", args: { city: "Paris" }, id: "fc-1" }, thoughtSignature: "Q2FsbA==" }
-      ]
-    },
-    finishReason: "STOP"
-  }],
-  usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 3, thoughtsTokenCount: 4 },
-  modelVersion: "gemini-2.5-flash",
-  responseId: "r1"
-}
-
 const meta = { id: "gw_1", model: "alias", created: 1 }
 
 Deno.test("chain: Gemini signatures travel through each client format and reach Gemini byte for byte", () => {
-  const decoded = GeminiFormat.decodeResponse(geminiAnswer) as Response
+  const decoded = GeminiFormat.decodeResponse(signedAnswer) as Response
   const nextTurn = (format: typeof AnthropicFormat | typeof OpenAiResponsesFormat, history: unknown) => {
     const read = format.decodeRequest(history, {})
     if (!read.ok) throw read.error

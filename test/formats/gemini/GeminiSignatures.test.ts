@@ -4,26 +4,12 @@ import type { Response } from "../../../src/canonical/Response.ts"
 import type { StreamPart } from "../../../src/canonical/StreamPart.ts"
 import { GeminiFormat } from "../../../src/formats/gemini/mod.ts"
 import { runDecoder, runEncoder, sse } from "../../support/StreamSteps.ts"
+import { signedAnswer } from "./SignedAnswer.ts"
 
 type Json = Record<string, unknown>
 
 const meta = { id: "resp_gw", model: "gemini-alias", created: 1 }
 const usage = { inputTokens: 10, outputTokens: 5 }
-
-const signedAnswer = {
-  candidates: [{
-    content: {
-      role: "model",
-      parts: [
-        { text: "Need the weather.", thought: true, thoughtSignature: "VGhvdWdodA==" },
-        { functionCall: { name: "get_weather", args: { city: "Paris" }, id: "fc-1" }, thoughtSignature: "Q2FsbA==" }
-      ]
-    },
-    finishReason: "STOP"
-  }],
-  modelVersion: "gemini-2.5-flash",
-  responseId: "r1"
-}
 
 Deno.test("signatures: an upstream answer and stream give origin gemini to thought signatures", () => {
   const answer = GeminiFormat.decodeResponse(signedAnswer) as Response
