@@ -21,6 +21,7 @@ import { type GatewayError, InvalidRequest, ModelNotPriced, UpstreamFailed } fro
 import type { Format, FormatName, ResponseMeta } from "../formats/Format.ts"
 import { hasForeignReasoning } from "../formats/ReasoningOrigin.ts"
 import { formatOf } from "../formats/registry.ts"
+import { sseEvents } from "../http/SseEvents.ts"
 import { Catalog, type Channel } from "../storage/Catalog.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import type { Principal } from "./Auth.ts"
@@ -92,11 +93,6 @@ type Item =
   | { readonly _tag: "Event"; readonly event: Sse.Event }
   | { readonly _tag: "End" }
   | { readonly _tag: "Failed"; readonly error: UpstreamFailed }
-
-const asUpstreamFailure = (error: unknown): UpstreamFailed =>
-  error instanceof UpstreamFailed
-    ? error
-    : new UpstreamFailed({ kind: "bad-body", status: 200, message: "The upstream stream could not be read." })
 
 const usageOfParts = (parts: ReadonlyArray<StreamPart>, current: Usage | undefined): Usage | undefined => {
   let usage = current
@@ -331,11 +327,7 @@ export class Relay extends Context.Service<Relay, {
           )
           yield* Scope.addFinalizer(scope, Effect.sync(response.abort))
           if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
-          const events = response.body.pipe(
-            Stream.decodeText(),
-            Stream.pipeThroughChannel(Sse.decode()),
-            Stream.mapError(asUpstreamFailure)
-          )
+          const events = sseEvents(response.body)
           const pull = yield* Stream.toPull(events).pipe(Scope.provide(scope))
           const first = yield* pull.pipe(
             Effect.map(Option.some),
