@@ -147,6 +147,20 @@ const forgedThinking = (messages: ReadonlyArray<unknown>): string | undefined =>
   return undefined
 }
 
+/**
+ * With thinking on, the index of the final assistant message when it answers with `tool_use` (its
+ * `tool_result` blocks follow) but does not start with a `thinking` or `redacted_thinking` block,
+ * which the real API rejects (docs.anthropic.com, extended thinking, "Preserving thinking blocks").
+ */
+const toolLoopWithoutThinking = (messages: ReadonlyArray<unknown>): number | undefined => {
+  const index = messages.findLastIndex((message) => objectOr(message).role === "assistant")
+  if (index === -1 || index === messages.length - 1) return undefined
+  const blocks = arrayOr(objectOr(messages[index]).content).filter(isObject)
+  if (!blocks.some((block) => block.type === "tool_use")) return undefined
+  const first = blocks[0]?.type
+  return first === "thinking" || first === "redacted_thinking" ? undefined : index
+}
+
 /** Checks what the real API rejects; returns the error reply or undefined. */
 const validate = (context: RouteContext): Reply | undefined => {
   const body = context.body
@@ -168,6 +182,17 @@ const validate = (context: RouteContext): Reply | undefined => {
   const forged = forgedThinking(body.messages)
   if (forged !== undefined) return invalid(`messages.${forged}: Invalid \`signature\` in \`thinking\` block`)
   const thinking = objectOr(body.thinking)
+  const unthought = thinking.type === "enabled" || thinking.type === "adaptive"
+    ? toolLoopWithoutThinking(body.messages)
+    : undefined
+  if (unthought !== undefined) {
+    return invalid(
+      `messages.${unthought}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found ` +
+        "`tool_use`. When `thinking` is enabled, a final `assistant` message must start with a thinking block " +
+        "(preceeding the lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking " +
+        "blocks from previous turns. To avoid this requirement, disable `thinking`."
+    )
+  }
   if (thinking.type === "enabled") {
     const budget = numberOr(thinking.budget_tokens)
     if (budget === undefined) return invalid("thinking.enabled.budget_tokens: Field required")

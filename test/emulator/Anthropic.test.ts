@@ -225,6 +225,21 @@ Deno.test("anthropic: validation errors in Anthropic's shape", async () => {
       messages
     })
     strictEqual(temperature.status, 400)
+    // Thinking on, and the assistant turn of the tool loop does not start with a thinking block.
+    const toolLoop = [
+      { role: "user", content: "Weather?" },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "weather", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "sunny" }] }
+    ]
+    const unthought = await post({
+      model: "m",
+      max_tokens: 2048,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      messages: toolLoop
+    })
+    strictEqual(unthought.status, 400)
+    ok(unthought.body.error.message.startsWith("messages.1.content.0.type: Expected `thinking`"))
+    strictEqual((await post({ model: "m", max_tokens: 2048, messages: toolLoop })).status, 200)
     await rejects(
       client(emulator.url, "bad").messages.create({
         model: "m",

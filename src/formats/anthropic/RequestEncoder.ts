@@ -68,6 +68,8 @@ interface ThinkingPlan {
   readonly on: boolean
   /** The effort level could not be sent. */
   readonly effortDropped: boolean
+  /** Thinking was asked for but turned off: the tool loop's assistant turn has no thinking block to start with. */
+  readonly thinkingOff?: boolean
 }
 
 /**
@@ -82,6 +84,43 @@ interface ThinkingPlan {
  * - `includeThoughts` → `display: summarized | omitted` on an enabled or adaptive `thinking`.
  */
 const planThinking = (request: Request): ThinkingPlan => {
+  const asked = askedThinking(request)
+  if (!asked.on || !toolLoopWithoutThinking(request)) return asked
+  return {
+    ...asked,
+    thinking: { type: "disabled" },
+    budget: undefined,
+    effort: undefined,
+    on: false,
+    thinkingOff: true
+  }
+}
+
+/**
+ * With thinking on, the API requires the assistant turn answered by the
+ * latest tool results to start with a thinking block ("a final `assistant`
+ * message must start with a thinking block (preceeding the lastmost set of
+ * `tool_use` and `tool_result` blocks)"; extended thinking docs, "Preserving
+ * thinking blocks"). True when the request ends in such a tool loop and that
+ * turn would not start with one: its reasoning came from another vendor, was
+ * unsigned, or was never there. Thinking is then turned off for the request
+ * rather than sent to a certain 400.
+ */
+const toolLoopWithoutThinking = (request: Request): boolean => {
+  const turns = request.messages.filter((message) => message.role !== "system")
+  let end = turns.length - 1
+  while (end >= 0 && turns[end].role !== "assistant") end -= 1
+  if (end < 0 || end === turns.length - 1) return false
+  let start = end
+  while (start > 0 && turns[start - 1].role === "assistant") start -= 1
+  // Consecutive assistant messages are merged into one turn.
+  const parts = turns.slice(start, end + 1).flatMap((message) => message.content)
+  if (!parts.some((part) => part.type === "tool-call")) return false
+  const first = parts.map(blockOf).find((block) => block !== undefined)
+  return first?.type !== "thinking" && first?.type !== "redacted_thinking"
+}
+
+const askedThinking = (request: Request): ThinkingPlan => {
   const reasoning = request.reasoning
   const none: ThinkingPlan = {
     thinking: undefined,
@@ -323,7 +362,10 @@ const allParts = (request: Request): ReadonlyArray<Part> =>
  * `response`), `responseFormat.description`, `responseFormat.strict` (false:
  * the format is always strict), `reasoning.effort` (an effort next to a budget
  * when it cannot go to `output_config.effort`), and `temperature`, `topP`,
- * `topK` when thinking is on (the API rejects them with thinking).
+ * `topK` when thinking is on (the API rejects them with thinking), and
+ * `reasoning.thinkingInToolLoop` (thinking asked for in a tool loop whose
+ * assistant turn has no Anthropic thinking block to start with: sent as
+ * `disabled`, see `toolLoopWithoutThinking`).
  *
  * @category encoding
  */
@@ -348,6 +390,7 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
     ["file.mediaType", parts.some((part) => part.type === "file" && fileBlock(part) === undefined)],
     ["reasoning.unsigned", parts.some((part) => part.type === "reasoning" && !isSigned(part))],
     ["reasoning.foreignSignature", parts.some((part) => isForeignReasoning(part, "anthropic"))],
+    ["reasoning.thinkingInToolLoop", plan.thinkingOff === true],
     [
       "toolCall.arguments",
       parts.some((part) => part.type === "tool-call" && parseArguments(part.arguments) === undefined)

@@ -182,7 +182,13 @@ const expressible: fc.Arbitrary<Request> = fc.record({
     ...(draft.user === undefined ? {} : { user: draft.user })
   }
   return request
-})
+}).map((request) =>
+  // Thinking in a tool loop whose assistant turn does not start with a signed thinking block cannot be sent
+  // (the API answers 400): the encoder turns it off and says so. Such requests are not expressible as they are.
+  AnthropicFormat.encodeRequest(request).dropped.includes("reasoning.thinkingInToolLoop")
+    ? { ...request, reasoning: undefined }
+    : request
+)
 
 Deno.test("property: expressible canonical requests survive encodeRequest -> decodeRequest", () => {
   fc.assert(

@@ -208,3 +208,41 @@ Deno.test("encodeRequest sends redacted reasoning back and skips turns left empt
     { role: "assistant", content: [{ type: "redacted_thinking", data: "EmwK" }, { type: "text", text: "A" }] }
   ])
 })
+
+Deno.test("encodeRequest turns thinking off in a tool loop whose assistant turn has no Anthropic thinking block", () => {
+  const loop = (first: ReadonlyArray<Request["messages"][number]["content"][number]>): Partial<Request> => ({
+    reasoning: { budgetTokens: 2048 },
+    maxOutputTokens: 4096,
+    messages: [
+      { role: "user", content: [{ type: "text", text: "Weather?" }] },
+      {
+        role: "assistant",
+        content: [...first, { type: "tool-call", callId: "toolu_1", name: "weather", arguments: "{}" }]
+      },
+      {
+        role: "tool",
+        content: [{ type: "tool-result", callId: "toolu_1", content: [{ type: "text", text: "sunny" }] }]
+      }
+    ]
+  })
+  for (
+    const first of [
+      [],
+      [{ type: "reasoning" as const, text: "Gemini thought.", signature: "c2ln", origin: "gemini" as const }],
+      [{ type: "reasoning" as const, text: "Unsigned." }]
+    ]
+  ) {
+    const { body, dropped } = encode(loop(first))
+    deepStrictEqual(body.thinking, { type: "disabled" })
+    strictEqual(dropped.includes("reasoning.thinkingInToolLoop"), true)
+  }
+  // A signed Anthropic thinking block first: thinking stays on.
+  const signed = encode(loop([{ type: "reasoning", text: "Call it.", signature: "sig-1", origin: "anthropic" }]))
+  deepStrictEqual(signed.body.thinking, { type: "enabled", budget_tokens: 2048 })
+  strictEqual(signed.dropped.includes("reasoning.thinkingInToolLoop"), false)
+  // No tool loop at the end: thinking stays on.
+  deepStrictEqual(encode({ reasoning: { budgetTokens: 2048 }, maxOutputTokens: 4096 }).body.thinking, {
+    type: "enabled",
+    budget_tokens: 2048
+  })
+})
