@@ -32,6 +32,8 @@ export interface AppOptions {
   readonly databaseUrl: string | undefined
   readonly dataDir: string
   readonly redisUrl: string | undefined
+  /** Prefix of the rate limiter's Redis keys (default `sluice:ratelimit:`); tests give each gateway its own. */
+  readonly redisPrefix?: string | undefined
   readonly file: BootstrapFile | undefined
   /** Usage log flush interval in milliseconds (default 250). */
   readonly usageFlushMillis?: number | undefined
@@ -57,7 +59,9 @@ export const appLayer = (options: AppOptions) => {
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
-    options.redisUrl === undefined ? RateLimiter.layerMemory : RateLimiter.layerRedis({ url: options.redisUrl })
+    options.redisUrl === undefined
+      ? RateLimiter.layerMemory
+      : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })
   ).pipe(Layer.provideMerge(catalog))
   const relay = Layer.mergeAll(Relay.layer, HealthProber.layer(settings.probeIntervalSeconds)).pipe(
     Layer.provideMerge(services)

@@ -61,16 +61,21 @@ Deno.test("rate limits through Redis: two gateway instances share one window", a
   const emulator = startEmulator()
   const database = await import("../support/Gateway.ts").then((module) => module.freshPostgres())
   const redisUrl = "redis://127.0.0.1:6379"
+  // Token and user ids restart at 1 in every fresh database: a prefix of this run's own keeps an earlier run's
+  // counts (still inside their 60 s window) out of this one.
+  const redisPrefix = `sluice-test-${crypto.randomUUID().slice(0, 8)}:ratelimit:`
   const first = await startGateway({
     emulator,
     databaseUrl: database.url,
     redisUrl,
+    redisPrefix,
     config: (url) => limited(url, { rpm: 4 })
   })
   const second = await startGateway({
     emulator,
     databaseUrl: database.url,
     redisUrl,
+    redisPrefix,
     config: (url) => limited(url, { rpm: 4 })
   })
   try {

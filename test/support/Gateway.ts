@@ -83,6 +83,7 @@ export const startGateway = async (options: {
   readonly databaseUrl?: string
   readonly emulator?: Emulator
   readonly redisUrl?: string
+  readonly redisPrefix?: string
 }): Promise<TestGateway> => {
   const emulator = options.emulator ?? startEmulator()
   const postgres = options.databaseUrl === undefined && options.store === "postgres" ? await freshPostgres() : undefined
@@ -91,6 +92,7 @@ export const startGateway = async (options: {
     databaseUrl,
     dataDir: "memory://",
     redisUrl: options.redisUrl,
+    redisPrefix: options.redisPrefix,
     file: options.config(emulator.url),
     usageFlushMillis: 50
   })
