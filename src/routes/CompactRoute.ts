@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Schema } from "effect"
+import { Effect, Predicate, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
 import { promptTokensTypical } from "../canonical/Estimate.ts"
 import type { Part } from "../canonical/Content.ts"
@@ -49,9 +49,6 @@ const Body = Schema.Struct({
 
 const decodeBody = makeDecoder(Body)
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /**
  * The compact endpoint as the relay sees it: `{responses URL}/compact` on
  * `openai` channels with `settings.responses_compact`, billed from the
@@ -67,7 +64,7 @@ export const compactEndpoint: SideEndpoint = {
       message: `Model "${model}" has no channel that supports ${COMPACT_PATH}.`,
       param: "model"
     }),
-  usageOf: (json) => usageFromWire(isRecord(json) ? json.usage : undefined)
+  usageOf: (json) => usageFromWire(Predicate.isObject(json) ? json.usage : undefined)
 }
 
 const dataUri = /^data:([^;,]+);base64,/
@@ -88,7 +85,7 @@ const estimateParts = (value: unknown, parts: Array<Part>): void => {
     }
   } else if (Array.isArray(value)) {
     for (const item of value) estimateParts(item, parts)
-  } else if (isRecord(value)) {
+  } else if (Predicate.isObject(value)) {
     for (const item of Object.values(value)) estimateParts(item, parts)
   }
 }

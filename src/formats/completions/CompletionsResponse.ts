@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import { Predicate } from "effect"
 import type { Response } from "../../canonical/Response.ts"
 import { emptyUsage } from "../../canonical/Usage.ts"
 import type { UpstreamFailed } from "../../errors/GatewayError.ts"
@@ -15,7 +16,6 @@ import {
   encodeCompletionFinishReason,
   encodeUsage,
   inBandFailure,
-  isRecord,
   numberOrUndefined,
   stringOrUndefined
 } from "../openai-chat/ChatWire.ts"
@@ -28,11 +28,11 @@ import {
  * @category decoding
  */
 export const decodeCompletionsResponse = (body: unknown): Response | UpstreamFailed => {
-  if (!isRecord(body)) return badBody("The upstream answer is not a JSON object.")
+  if (!Predicate.isObject(body)) return badBody("The upstream answer is not a JSON object.")
   if (body.error !== undefined && body.error !== null) return inBandFailure(body.error)
   const choice = Array.isArray(body.choices) ? body.choices[0] : undefined
-  const text = isRecord(choice) ? stringOrUndefined(choice.text) : undefined
-  if (!isRecord(choice) || text === undefined) return badBody("The upstream answer has no choices[0].text.")
+  const text = Predicate.isObject(choice) ? stringOrUndefined(choice.text) : undefined
+  if (!Predicate.isObject(choice) || text === undefined) return badBody("The upstream answer has no choices[0].text.")
   const rawFinishReason = stringOrUndefined(choice.finish_reason)
   return {
     id: stringOrUndefined(body.id) ?? "",

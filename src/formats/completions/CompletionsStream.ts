@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { Predicate } from "effect"
 import type { Sse } from "effect/encoding"
 import type { StreamPart } from "../../canonical/StreamPart.ts"
 import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
@@ -20,7 +21,6 @@ import {
   encodeCompletionFinishReason,
   encodeUsage,
   inBandFailure,
-  isRecord,
   numberOrUndefined,
   parseJson,
   stringOrUndefined
@@ -57,7 +57,7 @@ export const stepCompletionsDecoder = (
   if (data === "[DONE]") return [{ ...state, done: true }, []]
   if (data === "") return [state, []]
   const chunk = parseJson(data)
-  if (!isRecord(chunk)) return badBody("An upstream stream event is not a JSON object.")
+  if (!Predicate.isObject(chunk)) return badBody("An upstream stream event is not a JSON object.")
   if (chunk.error !== undefined && chunk.error !== null) return inBandFailure(chunk.error)
   let next = state
   const parts: Array<StreamPart> = []
@@ -71,9 +71,9 @@ export const stepCompletionsDecoder = (
     next = { ...next, started: true }
   }
   const choice = Array.isArray(chunk.choices)
-    ? chunk.choices.find((candidate) => isRecord(candidate) && (candidate.index ?? 0) === 0)
+    ? chunk.choices.find((candidate) => Predicate.isObject(candidate) && (candidate.index ?? 0) === 0)
     : undefined
-  if (isRecord(choice)) {
+  if (Predicate.isObject(choice)) {
     const text = stringOrUndefined(choice.text)
     if (text !== undefined && text !== "") {
       if (!next.textOpen) {

@@ -8,6 +8,7 @@
  *
  * @since 0.1.0
  */
+import { Predicate } from "effect"
 import type { UpstreamFailureKind } from "../../errors/GatewayError.ts"
 import type { Problem } from "../Format.ts"
 
@@ -86,9 +87,6 @@ export interface GeminiErrorBody {
   readonly quotaIds: ReadonlyArray<string>
 }
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 const strings = (values: ReadonlyArray<unknown>): ReadonlyArray<string> =>
   values.filter((value): value is string => typeof value === "string")
 
@@ -101,16 +99,16 @@ const strings = (values: ReadonlyArray<unknown>): ReadonlyArray<string> =>
  */
 export const readGeminiError = (value: unknown): GeminiErrorBody | undefined => {
   const root = Array.isArray(value) ? value[0] : value
-  if (!isRecord(root) || !isRecord(root.error)) return undefined
+  if (!Predicate.isReadonlyObject(root) || !Predicate.isReadonlyObject(root.error)) return undefined
   const error = root.error
-  const details = Array.isArray(error.details) ? error.details.filter(isRecord) : []
+  const details = Array.isArray(error.details) ? error.details.filter(Predicate.isReadonlyObject) : []
   const violations = details.flatMap((detail) => Array.isArray(detail.violations) ? detail.violations : [])
   return {
     code: typeof error.code === "number" ? error.code : undefined,
     message: typeof error.message === "string" ? error.message : undefined,
     status: typeof error.status === "string" ? error.status : undefined,
     reasons: strings(details.map((detail) => detail.reason)),
-    quotaIds: strings(violations.filter(isRecord).map((violation) => violation.quotaId))
+    quotaIds: strings(violations.filter(Predicate.isReadonlyObject).map((violation) => violation.quotaId))
   }
 }
 

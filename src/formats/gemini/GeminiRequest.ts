@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Predicate, Schema } from "effect"
 import type { Part } from "../../canonical/Content.ts"
 import type {
   Message,
@@ -84,16 +84,13 @@ const declarationAliases: Aliases = { parameters_json_schema: "parametersJsonSch
 const toolConfigAliases: Aliases = { function_calling_config: "functionCallingConfig" }
 const callingAliases: Aliases = { allowed_function_names: "allowedFunctionNames" }
 
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** Renames snake_case keys to camelCase (the camelCase key wins when both are present), then edits some keys. */
 const alias = (
   value: unknown,
   aliases: Aliases,
   nested: Readonly<Record<string, (inner: unknown) => unknown>> = {}
 ): unknown => {
-  if (!isRecord(value)) return value
+  if (!Predicate.isReadonlyObject(value)) return value
   const out: Record<string, unknown> = Object.fromEntries(
     Object.entries(value).map(([key, inner]) => [aliases[key] ?? key, inner])
   )

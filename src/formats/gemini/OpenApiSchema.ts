@@ -9,11 +9,9 @@
  *
  * @since 0.1.0
  */
+import { Predicate } from "effect"
 
 const integerKeywords = new Set(["minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties"])
-
-const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 const convertType = (value: unknown): unknown => {
   if (typeof value !== "string") return value
@@ -26,7 +24,7 @@ const convertValue = (key: string, value: unknown): unknown => {
     case "type":
       return convertType(value)
     case "properties":
-      return isRecord(value)
+      return Predicate.isReadonlyObject(value)
         ? Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, openApiToJsonSchema(schema)]))
         : value
     case "items":
@@ -51,7 +49,7 @@ const convertValue = (key: string, value: unknown): unknown => {
  * @category decoding
  */
 export const openApiToJsonSchema = (schema: unknown): unknown => {
-  if (!isRecord(schema)) return schema
+  if (!Predicate.isReadonlyObject(schema)) return schema
   const entries: Array<readonly [string, unknown]> = []
   for (const [key, value] of Object.entries(schema)) {
     if (key === "nullable" || key === "example") continue
@@ -76,5 +74,5 @@ export const openApiToJsonSchema = (schema: unknown): unknown => {
  */
 export const openApiToJsonSchemaObject = (schema: unknown): Readonly<Record<string, unknown>> => {
   const converted = openApiToJsonSchema(schema)
-  return isRecord(converted) ? converted : {}
+  return Predicate.isReadonlyObject(converted) ? converted : {}
 }

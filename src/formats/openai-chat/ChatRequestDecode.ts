@@ -16,13 +16,13 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Predicate, Schema } from "effect"
 import type { ImagePart, Part, TextPart, ToolCallPart } from "../../canonical/Content.ts"
 import type { Message, ReasoningEffort, Request, ResponseFormat, Tool, ToolChoice } from "../../canonical/Request.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { makeDecoder } from "../SchemaDecode.ts"
-import { isRecord, parseDataUri } from "./ChatWire.ts"
+import { parseDataUri } from "./ChatWire.ts"
 
 const optionalNullable = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
 
@@ -345,7 +345,11 @@ const toTools = (body: Body, raw: Record<string, unknown>): ReadonlyArray<Tool> 
     return body.tools.map((tool, index): Tool => {
       if (tool.type === "function") return functionTool(tool.function)
       const definition = rawTools[index]
-      return { type: "builtin", format: "openai-chat", definition: isRecord(definition) ? definition : { ...tool } }
+      return {
+        type: "builtin",
+        format: "openai-chat",
+        definition: Predicate.isObject(definition) ? definition : { ...tool }
+      }
     })
   }
   if (body.functions !== undefined && body.functions !== null) return body.functions.map(functionTool)
@@ -382,16 +386,16 @@ const orUndefined = <A>(value: A | null | undefined): A | undefined => value ===
 
 const decodeMessage = (input: unknown, index: number): ChatMessage => {
   const prefix = `messages[${index}]`
-  const role = isRecord(input) ? input.role : undefined
+  const role = Predicate.isObject(input) ? input.role : undefined
   const decoder = typeof role === "string" && Object.hasOwn(messageDecoders, role) ? messageDecoders[role] : undefined
   if (decoder === undefined) {
     throw new Rejection(
-      isRecord(input)
+      Predicate.isObject(input)
         ? `Invalid ${prefix}.role: expected one of system, developer, user, assistant, tool, function (got ${
           JSON.stringify(role) ?? "nothing"
         }).`
         : `Invalid ${prefix}: expected a message object.`,
-      isRecord(input) ? `${prefix}.role` : prefix
+      Predicate.isObject(input) ? `${prefix}.role` : prefix
     )
   }
   const decoded = decoder(input)
@@ -475,4 +479,4 @@ export const decodeChatRequest = (
  * @category decoding
  */
 export const includeUsageRequested = (body: unknown): boolean =>
-  isRecord(body) && isRecord(body.stream_options) && body.stream_options.include_usage === true
+  Predicate.isObject(body) && Predicate.isObject(body.stream_options) && body.stream_options.include_usage === true

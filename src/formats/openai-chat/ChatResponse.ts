@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import { Predicate } from "effect"
 import type { OutputPart } from "../../canonical/Content.ts"
 import type { Response } from "../../canonical/Response.ts"
 import { emptyUsage } from "../../canonical/Usage.ts"
@@ -16,7 +17,6 @@ import {
   encodeChatFinishReason,
   encodeUsage,
   inBandFailure,
-  isRecord,
   numberOrUndefined,
   stringOrUndefined
 } from "./ChatWire.ts"
@@ -29,7 +29,7 @@ const outputParts = (message: Record<string, unknown>): ReadonlyArray<OutputPart
   if (typeof content === "string" && content !== "") parts.push({ type: "text", text: content })
   else if (Array.isArray(content)) {
     for (const item of content) {
-      const text = isRecord(item) ? stringOrUndefined(item.text) : undefined
+      const text = Predicate.isObject(item) ? stringOrUndefined(item.text) : undefined
       if (text !== undefined) parts.push({ type: "text", text })
     }
   }
@@ -37,16 +37,16 @@ const outputParts = (message: Record<string, unknown>): ReadonlyArray<OutputPart
   if (refusal !== undefined && refusal !== "") parts.push({ type: "text", text: refusal })
   if (Array.isArray(message.tool_calls)) {
     for (const call of message.tool_calls) {
-      if (!isRecord(call)) continue
+      if (!Predicate.isObject(call)) continue
       const callId = stringOrUndefined(call.id) ?? ""
-      if (isRecord(call.function)) {
+      if (Predicate.isObject(call.function)) {
         parts.push({
           type: "tool-call",
           callId,
           name: stringOrUndefined(call.function.name) ?? "",
           arguments: stringOrUndefined(call.function.arguments) ?? ""
         })
-      } else if (isRecord(call.custom)) {
+      } else if (Predicate.isObject(call.custom)) {
         parts.push({
           type: "tool-call",
           callId,
@@ -56,7 +56,7 @@ const outputParts = (message: Record<string, unknown>): ReadonlyArray<OutputPart
       }
     }
   }
-  if (isRecord(message.function_call)) {
+  if (Predicate.isObject(message.function_call)) {
     parts.push({
       type: "tool-call",
       callId: "call_function_0",
@@ -78,10 +78,10 @@ const outputParts = (message: Record<string, unknown>): ReadonlyArray<OutputPart
  * @category decoding
  */
 export const decodeChatResponse = (body: unknown): Response | UpstreamFailed => {
-  if (!isRecord(body)) return badBody("The upstream answer is not a JSON object.")
+  if (!Predicate.isObject(body)) return badBody("The upstream answer is not a JSON object.")
   if (body.error !== undefined && body.error !== null) return inBandFailure(body.error)
   const choice = Array.isArray(body.choices) ? body.choices[0] : undefined
-  if (!isRecord(choice) || !isRecord(choice.message)) {
+  if (!Predicate.isObject(choice) || !Predicate.isObject(choice.message)) {
     return badBody("The upstream answer has no choices[0].message.")
   }
   const rawFinishReason = stringOrUndefined(choice.finish_reason)

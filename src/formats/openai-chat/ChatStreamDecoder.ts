@@ -10,6 +10,7 @@
  *
  * @since 0.1.0
  */
+import { Predicate } from "effect"
 import type { Sse } from "effect/encoding"
 import type { BlockKind, StreamPart } from "../../canonical/StreamPart.ts"
 import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
@@ -19,7 +20,6 @@ import {
   decodeFinishReason,
   decodeUsage,
   inBandFailure,
-  isRecord,
   numberOrUndefined,
   parseJson,
   stringOrUndefined
@@ -90,7 +90,7 @@ const ensure = (work: Work, kind: "text" | "reasoning"): number =>
 
 const readToolCall = (work: Work, call: Record<string, unknown>, position: number): void => {
   const ordinal = numberOrUndefined(call.index) ?? position
-  const callFunction = isRecord(call.function) ? call.function : {}
+  const callFunction = Predicate.isObject(call.function) ? call.function : {}
   const id = stringOrUndefined(call.id)
   const fragment = stringOrUndefined(callFunction.arguments) ?? ""
   const known = work.state.tools.get(ordinal)
@@ -108,7 +108,7 @@ const readToolCall = (work: Work, call: Record<string, unknown>, position: numbe
 }
 
 const readChoice = (work: Work, choice: Record<string, unknown>): void => {
-  const delta = isRecord(choice.delta) ? choice.delta : {}
+  const delta = Predicate.isObject(choice.delta) ? choice.delta : {}
   const reasoning = stringOrUndefined(delta.reasoning_content) ?? stringOrUndefined(delta.reasoning)
   if (reasoning !== undefined && reasoning !== "") {
     work.parts.push({ _tag: "ReasoningDelta", index: ensure(work, "reasoning"), text: reasoning })
@@ -118,7 +118,7 @@ const readChoice = (work: Work, choice: Record<string, unknown>): void => {
   }
   if (Array.isArray(delta.tool_calls)) {
     delta.tool_calls.forEach((call, position) => {
-      if (isRecord(call)) readToolCall(work, call, position)
+      if (Predicate.isObject(call)) readToolCall(work, call, position)
     })
   }
   const finishReason = stringOrUndefined(choice.finish_reason)
@@ -143,7 +143,7 @@ export const stepChatDecoder = (state: ChatDecodeState, event: Sse.Event): Decod
   if (data === "[DONE]") return [{ ...state, done: true }, []]
   if (data === "") return [state, []]
   const chunk = parseJson(data)
-  if (!isRecord(chunk)) return badBody("An upstream stream event is not a JSON object.")
+  if (!Predicate.isObject(chunk)) return badBody("An upstream stream event is not a JSON object.")
   if (chunk.error !== undefined && chunk.error !== null) return inBandFailure(chunk.error)
   const work: Work = { state, parts: [] }
   if (!state.started) {
@@ -156,8 +156,8 @@ export const stepChatDecoder = (state: ChatDecodeState, event: Sse.Event): Decod
     work.state = { ...work.state, started: true }
   }
   if (Array.isArray(chunk.choices)) {
-    const choice = chunk.choices.find((candidate) => isRecord(candidate) && (candidate.index ?? 0) === 0)
-    if (isRecord(choice)) readChoice(work, choice)
+    const choice = chunk.choices.find((candidate) => Predicate.isObject(candidate) && (candidate.index ?? 0) === 0)
+    if (Predicate.isObject(choice)) readChoice(work, choice)
   }
   const usage = decodeUsage(chunk.usage)
   if (usage !== undefined) {

@@ -7,19 +7,12 @@
  *
  * @since 0.1.0
  */
+import { Predicate } from "effect"
 import type { Sse } from "effect/encoding"
 import type { FinishReason } from "../../canonical/Finish.ts"
 import type { Usage } from "../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import { classifyOpenAiError } from "../openai-shared/OpenAiError.ts"
-
-/**
- * A plain JSON object (not null, not an array).
- *
- * @category guards
- */
-export const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * The value if it is a string, else `undefined`.
@@ -68,12 +61,12 @@ export const toDataUri = (mediaType: string, data: string): string => `data:${me
  * @category decoding
  */
 export const decodeUsage = (raw: unknown): Usage | undefined => {
-  if (!isRecord(raw)) return undefined
+  if (!Predicate.isObject(raw)) return undefined
   const inputTokens = numberOrUndefined(raw.prompt_tokens)
   const outputTokens = numberOrUndefined(raw.completion_tokens)
   if (inputTokens === undefined && outputTokens === undefined) return undefined
-  const promptDetails = isRecord(raw.prompt_tokens_details) ? raw.prompt_tokens_details : {}
-  const completionDetails = isRecord(raw.completion_tokens_details) ? raw.completion_tokens_details : {}
+  const promptDetails = Predicate.isObject(raw.prompt_tokens_details) ? raw.prompt_tokens_details : {}
+  const completionDetails = Predicate.isObject(raw.completion_tokens_details) ? raw.completion_tokens_details : {}
   const cachedInputTokens = numberOrUndefined(promptDetails.cached_tokens)
   const cacheCreationInputTokens = numberOrUndefined(promptDetails.cache_write_tokens)
   const reasoningTokens = numberOrUndefined(completionDetails.reasoning_tokens)
@@ -177,7 +170,7 @@ const inBandKinds: Record<string, UpstreamFailed["kind"]> = {
  * @category decoding
  */
 export const inBandFailure = (error: unknown): UpstreamFailed => {
-  const record = isRecord(error) ? error : {}
+  const record = Predicate.isObject(error) ? error : {}
   const message = stringOrUndefined(record.message) ?? (typeof error === "string" ? error : "The upstream failed")
   const numericCode = typeof record.code === "number"
     ? record.code

@@ -10,6 +10,7 @@
  *
  * @since 0.1.0
  */
+import { Predicate } from "effect"
 import type { MediaSource } from "../../canonical/Content.ts"
 import type { FinishReason } from "../../canonical/Finish.ts"
 import type { ReasoningEffort } from "../../canonical/Request.ts"
@@ -47,11 +48,8 @@ export const usageToWire = (usage: Usage): WireUsage => ({
   total_tokens: usage.inputTokens + usage.outputTokens
 })
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 const countAt = (record: unknown, key: string): number | undefined => {
-  if (!isRecord(record)) return undefined
+  if (!Predicate.isObject(record)) return undefined
   const value = record[key]
   return typeof value === "number" && Number.isFinite(value) ? value : undefined
 }
@@ -67,7 +65,7 @@ const countAt = (record: unknown, key: string): number | undefined => {
 export const usageFromWire = (value: unknown): Usage | undefined => {
   const inputTokens = countAt(value, "input_tokens")
   const outputTokens = countAt(value, "output_tokens")
-  if (inputTokens === undefined || outputTokens === undefined || !isRecord(value)) return undefined
+  if (inputTokens === undefined || outputTokens === undefined || !Predicate.isObject(value)) return undefined
   const cachedInputTokens = countAt(value.input_tokens_details, "cached_tokens")
   const cacheCreationInputTokens = countAt(value.input_tokens_details, "cache_write_tokens")
   const reasoningTokens = countAt(value.output_tokens_details, "reasoning_tokens")
