@@ -301,8 +301,9 @@ export class Relay extends Context.Service<Relay, {
             return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
           }
           if (endpoint !== undefined) {
-            meter.usage = endpoint.usageOf(json) ??
-              { inputTokens: promptTokensTypical(request), outputTokens: Math.ceil(text.length / 4) }
+            meter.usage = endpoint.usageOf(json)
+            // No usage reported: billed like a broken stream, from what was delivered (see `finish`).
+            if (meter.usage === undefined) meter.deliveredCharacters = text.length
             return json
           }
           const decoded = wire.decodeResponse(json)
@@ -491,7 +492,7 @@ export class Relay extends Context.Service<Relay, {
             const candidate = candidates[index]
             const attempt = index + 1
             if (index > 0 && Date.now() > deadline) break
-            if (input.endpoint === undefined) {
+            if (endpoint === undefined) {
               // An image that cannot be downloaded is the caller's 400: no upstream call, no health report.
               const inlined = yield* media.prepare(request, candidate.channel, downloaded).pipe(
                 Effect.mapError((error) => toInvalidRequest(error, input.raw, input.inbound))
