@@ -13,6 +13,7 @@
  */
 import { Effect, Predicate, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
+import { parseDataUri } from "../canonical/DataUri.ts"
 import { promptTokensTypical } from "../canonical/Estimate.ts"
 import type { Part } from "../canonical/Content.ts"
 import type { Request } from "../canonical/Request.ts"
@@ -67,8 +68,6 @@ export const compactEndpoint: SideEndpoint = {
   usageOf: (json) => usageFromWire(Predicate.isObject(json) ? json.usage : undefined)
 }
 
-const dataUri = /^data:([^;,]+);base64,/
-
 /**
  * Canonical parts for the quota hold only: every string of the input as text,
  * except Base64 data URIs, held like the other routes hold media (an image a
@@ -77,11 +76,11 @@ const dataUri = /^data:([^;,]+);base64,/
  */
 const estimateParts = (value: unknown, parts: Array<Part>): void => {
   if (typeof value === "string") {
-    const media = dataUri.exec(value)
-    if (media === null) parts.push({ type: "text", text: value })
+    const media = parseDataUri(value)
+    if (media === undefined) parts.push({ type: "text", text: value })
     else {
-      const source = { kind: "base64", mediaType: media[1], data: value.slice(media[0].length) } as const
-      parts.push(media[1].startsWith("image/") ? { type: "image", source } : { type: "file", source })
+      const source = { kind: "base64", ...media } as const
+      parts.push(media.mediaType.startsWith("image/") ? { type: "image", source } : { type: "file", source })
     }
   } else if (Array.isArray(value)) {
     for (const item of value) estimateParts(item, parts)

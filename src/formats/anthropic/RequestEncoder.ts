@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import { parseDataUri } from "../../canonical/DataUri.ts"
 import type { FilePart, ImagePart, MediaSource, Part, ReasoningPart, TextPart } from "../../canonical/Content.ts"
 import type { ReasoningEffort, Request, Tool } from "../../canonical/Request.ts"
 import type { EncodedRequest } from "../Format.ts"
@@ -170,12 +171,6 @@ const maxTokensFor = (request: Request, budget: number | undefined): number => {
   if (budget === undefined) return asked ?? DEFAULT_MAX_TOKENS
   if (asked !== undefined && asked > budget) return asked
   return Math.max(asked ?? DEFAULT_MAX_TOKENS, budget + THINKING_HEADROOM_TOKENS)
-}
-
-/** A `data:` URI with Base64 payload → its media type and data. */
-const parseDataUri = (url: string): { readonly mediaType: string; readonly data: string } | undefined => {
-  const match = /^data:([^;,]+)(?:;[^;,=]+=[^;,]+)*;base64,(.*)$/s.exec(url)
-  return match === null ? undefined : { mediaType: match[1], data: match[2] }
 }
 
 /** A URL source that is really a Base64 `data:` URI becomes a Base64 source. */

@@ -34,6 +34,7 @@ import type {
   TextPart,
   ToolResultPart
 } from "../../canonical/Content.ts"
+import { parseDataUri } from "../../canonical/DataUri.ts"
 import { textOf } from "../../canonical/Content.ts"
 import { unwrapToken } from "../ReasoningOrigin.ts"
 
@@ -256,8 +257,6 @@ export const guessMimeType = (url: string, fallback: string): string => {
   return mimeByExtension[path.slice(dot + 1).toLowerCase()] ?? fallback
 }
 
-const dataUri = /^data:([^;,]+)((?:;[^;,]*)*);base64,(.*)$/s
-
 /**
  * A media source → `{inlineData: {mimeType, data}}` (Base64 or a Base64 data
  * URI) or `{fileData: {mimeType, fileUri}}` (any other URL; media type guessed
@@ -267,8 +266,10 @@ const dataUri = /^data:([^;,]+)((?:;[^;,]*)*);base64,(.*)$/s
  */
 export const encodeMedia = (source: MediaSource, fallbackMime: string): WireJson => {
   if (source.kind === "base64") return { inlineData: { mimeType: source.mediaType, data: source.data } }
-  const match = dataUri.exec(source.url)
-  if (match !== null) return { inlineData: { mimeType: match[1], data: match[3] } }
+  const inline = parseDataUri(source.url)
+  if (inline !== undefined) {
+    return { inlineData: { mimeType: inline.mediaType, data: inline.data } }
+  }
   return { fileData: { mimeType: guessMimeType(source.url, fallbackMime), fileUri: source.url } }
 }
 

@@ -17,12 +17,12 @@
  * @since 0.1.0
  */
 import { Predicate, Schema } from "effect"
+import { parseDataUri } from "../../canonical/DataUri.ts"
 import type { ImagePart, Part, TextPart, ToolCallPart } from "../../canonical/Content.ts"
 import type { Message, ReasoningEffort, Request, ResponseFormat, Tool, ToolChoice } from "../../canonical/Request.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { makeDecoder } from "../SchemaDecode.ts"
-import { parseDataUri } from "./ChatWire.ts"
 
 const optionalNullable = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
 

@@ -6,10 +6,10 @@
  *
  * @since 0.1.0
  */
+import { toDataUri } from "../../canonical/DataUri.ts"
 import type { MediaSource, Part, ToolResultPart } from "../../canonical/Content.ts"
 import type { Message, ReasoningConfig, ReasoningEffort, Request, Tool } from "../../canonical/Request.ts"
 import type { EncodedRequest } from "../Format.ts"
-import { toDataUri } from "./ChatWire.ts"
 
 /**
  * How reasoning text in assistant history is sent:

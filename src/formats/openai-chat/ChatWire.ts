@@ -1,7 +1,7 @@
 /**
  * Small wire helpers shared by the chat completions and legacy completions
- * formats: data URIs, the `usage` object, finish reasons, in-band stream errors
- * and SSE `data:` events. Field names follow the openai SDK types
+ * formats: the `usage` object, finish reasons, in-band stream errors and SSE
+ * `data:` events. Field names follow the openai SDK types
  * (openai@7.57.0 `resources/completions.d.ts` `CompletionUsage`,
  * `resources/chat/completions/completions.d.ts` `ChatCompletion.Choice`).
  *
@@ -28,29 +28,6 @@ export const stringOrUndefined = (value: unknown): string | undefined => typeof 
  */
 export const numberOrUndefined = (value: unknown): number | undefined =>
   typeof value === "number" && Number.isFinite(value) ? value : undefined
-
-const dataUriPattern = /^data:([^;,]+)((?:;[^;,]*)*);base64,(.*)$/s
-
-/**
- * Splits a Base64 data URI (`data:<media type>;base64,<data>`, the form the
- * spec allows for `image_url.url` and OpenAI documents for `file.file_data`)
- * into its media type and data. Anything else (an http(s) URL, a data URI that
- * is not Base64) gives `undefined`.
- *
- * @category decoding
- */
-export const parseDataUri = (uri: string): { readonly mediaType: string; readonly data: string } | undefined => {
-  const match = dataUriPattern.exec(uri)
-  if (match === null) return undefined
-  return { mediaType: match[1], data: match[3] }
-}
-
-/**
- * Builds `data:<media type>;base64,<data>`.
- *
- * @category encoding
- */
-export const toDataUri = (mediaType: string, data: string): string => `data:${mediaType};base64,${data}`
 
 /**
  * Reads an OpenAI `usage` object (`prompt_tokens`, `completion_tokens`,

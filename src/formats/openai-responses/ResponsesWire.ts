@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 import { Predicate } from "effect"
+import { parseDataUri, toDataUri } from "../../canonical/DataUri.ts"
 import type { MediaSource } from "../../canonical/Content.ts"
 import type { FinishReason } from "../../canonical/Finish.ts"
 import type { ReasoningEffort } from "../../canonical/Request.ts"
@@ -132,9 +133,8 @@ export const finishOfStatus = (
  * @category decoding
  */
 export const mediaSourceOf = (reference: string): MediaSource => {
-  const match = /^data:([^;,]*)((?:;[^;,]*)*);base64,(.*)$/s.exec(reference)
-  if (match === null) return { kind: "url", url: reference }
-  return { kind: "base64", mediaType: match[1] === "" ? "application/octet-stream" : match[1], data: match[3] }
+  const inline = parseDataUri(reference, "application/octet-stream")
+  return inline === undefined ? { kind: "url", url: reference } : { kind: "base64", ...inline }
 }
 
 /**
@@ -144,7 +144,7 @@ export const mediaSourceOf = (reference: string): MediaSource => {
  * @category encoding
  */
 export const referenceOf = (source: MediaSource): string =>
-  source.kind === "url" ? source.url : `data:${source.mediaType};base64,${source.data}`
+  source.kind === "url" ? source.url : toDataUri(source.mediaType, source.data)
 
 /**
  * The reasoning efforts the Responses format accepts (`Shared.ReasoningEffort`:
