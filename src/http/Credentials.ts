@@ -6,13 +6,22 @@
  *
  * @since 0.1.0
  */
-import type { Headers } from "effect/http"
+import type { HttpServerRequest } from "effect/http"
 
 /** The credential carriers a route accepts. @category models */
 export type CredentialStyle = "bearer" | "messages" | "generate-content"
 
-const bearer = (headers: Headers.Headers): string | undefined => {
-  const value = headers["authorization"]
+/**
+ * One request header (lower-case `name`), read from the web request when there is one: cheaper than building
+ * the record of every header that `HttpServerRequest.headers` is.
+ *
+ * @category http
+ */
+export const headerOf = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined =>
+  request.source instanceof Request ? request.source.headers.get(name) ?? undefined : request.headers[name]
+
+const bearer = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const value = headerOf(request, "authorization")
   if (value === undefined) return undefined
   const match = /^Bearer\s+(.+)$/i.exec(value.trim())
   return match === null ? undefined : match[1].trim()
@@ -23,13 +32,17 @@ const bearer = (headers: Headers.Headers): string | undefined => {
  *
  * @category auth
  */
-export const credentialOf = (style: CredentialStyle, headers: Headers.Headers, url: URL): string | undefined => {
+export const credentialOf = (
+  style: CredentialStyle,
+  request: HttpServerRequest.HttpServerRequest
+): string | undefined => {
   switch (style) {
     case "bearer":
-      return bearer(headers)
+      return bearer(request)
     case "messages":
-      return headers["x-api-key"] ?? bearer(headers)
+      return headerOf(request, "x-api-key") ?? bearer(request)
     case "generate-content":
-      return headers["x-vendorb-api-key"] ?? headers["x-goog-api-key"] ?? url.searchParams.get("key") ?? bearer(headers)
+      return headerOf(request, "x-vendorb-api-key") ?? headerOf(request, "x-goog-api-key") ??
+        new URL(request.url, "http://localhost").searchParams.get("key") ?? bearer(request)
   }
 }

@@ -27,8 +27,7 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   const ledger = yield* QuotaLedger
   const channels = yield* ChannelRouter
 
-  const caller = (request: HttpServerRequest.HttpServerRequest) =>
-    auth.authenticate(credentialOf("bearer", request.headers, new URL(request.url, "http://localhost")))
+  const caller = (request: HttpServerRequest.HttpServerRequest) => auth.authenticate(credentialOf("bearer", request))
 
   yield* router.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
 

@@ -98,8 +98,7 @@ export const CompactRoute = HttpRouter.use(Effect.fnUntraced(function* (router) 
 
   const handler = (httpRequest: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function* () {
-      const url = new URL(httpRequest.url, "http://localhost")
-      const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest.headers, url))
+      const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest))
       const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
       const decoded = decodeBody(raw)
       if (!decoded.ok) return yield* decoded.error

@@ -20,7 +20,7 @@ export const ModelsRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) 
   const channels = yield* ChannelRouter
   const started = Math.floor(Date.now() / 1000)
   const modelsOf = (style: CredentialStyle, request: HttpServerRequest.HttpServerRequest) =>
-    auth.authenticate(credentialOf(style, request.headers, new URL(request.url, "http://localhost"))).pipe(
+    auth.authenticate(credentialOf(style, request)).pipe(
       Effect.map((principal) => channels.models(principal))
     )
   const gateway = respondWith((problem) => envelopeBody("gateway", problem))

@@ -60,10 +60,9 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
   const render = format.encodeError
   return (httpRequest: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
     Effect.gen(function* () {
-      const url = new URL(httpRequest.url, "http://localhost")
-      const principal = yield* services.auth.authenticate(credentialOf(options.credentials, httpRequest.headers, url))
+      const principal = yield* services.auth.authenticate(credentialOf(options.credentials, httpRequest))
       const raw = yield* readJsonObject(httpRequest, services.settings.maxBodyBytes)
-      const path = options.fromPath?.(url)
+      const path = options.fromPath?.(new URL(httpRequest.url, "http://localhost"))
       const decoded = format.decodeRequest(raw, { model: path?.model, stream: path?.stream })
       if (!decoded.ok) return yield* decoded.error
       const prepared: Prepared = options.prepare === undefined
