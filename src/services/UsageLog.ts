@@ -35,6 +35,26 @@ export interface UsageRow {
 
 const BATCH = 5_000
 
+/** A row as a JSON array in column order (bigints as strings): a third of the bytes of an object. */
+const tupleOf = (row: UsageRow) => [
+  row.requestId,
+  row.attempt,
+  String(row.userId),
+  String(row.tokenId),
+  row.channelId,
+  row.model,
+  row.upstreamModel,
+  row.promptTokens,
+  row.completionTokens,
+  row.cachedTokens,
+  row.reasoningTokens,
+  String(row.cost),
+  row.latencyMs,
+  row.stream,
+  row.status,
+  row.error
+]
+
 /** @category services */
 export class UsageLog extends Context.Service<UsageLog, {
   /** Queues a row (synchronous, no I/O). */
@@ -54,11 +74,10 @@ export class UsageLog extends Context.Service<UsageLog, {
         const writeBatch = (rows: ReadonlyArray<UsageRow>) =>
           sql`INSERT INTO usage_logs (request_id, attempt, user_id, token_id, channel_id, model, upstream_model,
               prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, latency_ms, stream, status, error)
-            SELECT * FROM json_to_recordset(${
-            JSON.stringify(rows, (_key, value) => typeof value === "bigint" ? String(value) : value)
-          }::json) AS r("requestId" text, attempt int, "userId" bigint, "tokenId" bigint, "channelId" bigint,
-              model text, "upstreamModel" text, "promptTokens" int, "completionTokens" int, "cachedTokens" int,
-              "reasoningTokens" int, cost bigint, "latencyMs" int, stream boolean, status int, error text)`
+            SELECT r->>0, (r->>1)::int, (r->>2)::bigint, (r->>3)::bigint, (r->>4)::bigint, r->>5, r->>6,
+              (r->>7)::int, (r->>8)::int, (r->>9)::int, (r->>10)::int, (r->>11)::bigint, (r->>12)::int,
+              (r->>13)::boolean, (r->>14)::int, r->>15
+            FROM json_array_elements(${JSON.stringify(rows.map(tupleOf))}::json) AS r`
         const flush = Effect.gen(function* () {
           do {
             const rows = pending.slice(0, BATCH)
