@@ -7,9 +7,8 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Scope, Stream } from "effect"
 import { Sse } from "effect/encoding"
-import { Pull } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { promptTokensTypical, promptTokensUpperBound } from "../canonical/Estimate.ts"
 import type { OutputPart } from "../canonical/Content.ts"
@@ -21,7 +20,7 @@ import { type GatewayError, InvalidRequest, ModelNotPriced, UpstreamFailed } fro
 import type { Format, FormatName, ResponseMeta } from "../formats/Format.ts"
 import { hasForeignReasoning } from "../formats/ReasoningOrigin.ts"
 import { formatOf } from "../formats/registry.ts"
-import { sseEvents } from "../http/SseEvents.ts"
+import { sseReader } from "../http/SseEvents.ts"
 import { Catalog, type Channel } from "../storage/Catalog.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import type { Principal } from "./Auth.ts"
@@ -87,12 +86,6 @@ interface Meter {
 }
 
 const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
-
-/** Events of the upstream stream, with its end and failure made into items. */
-type Item =
-  | { readonly _tag: "Event"; readonly event: Sse.Event }
-  | { readonly _tag: "End" }
-  | { readonly _tag: "Failed"; readonly error: UpstreamFailed }
 
 const usageOfParts = (parts: ReadonlyArray<StreamPart>, current: Usage | undefined): Usage | undefined => {
   let usage = current
@@ -279,7 +272,7 @@ export class Relay extends Context.Service<Relay, {
             })
           )
 
-        /** One non-stream attempt: the caller's JSON body, or a failure. */
+        /** One non-stream attempt: the caller's JSON body as text (a passthrough answer exactly as received), or a failure. */
         const attemptJson = Effect.fnUntraced(function* (candidate: Candidate) {
           const adapter = adapters[candidate.channel.type]
           const wire = formatOf(
@@ -304,7 +297,7 @@ export class Relay extends Context.Service<Relay, {
             meter.usage = endpoint.usageOf(json)
             // No usage reported: billed like a broken stream, from what was delivered (see `finish`).
             if (meter.usage === undefined) meter.deliveredCharacters = text.length
-            return json
+            return text
           }
           const decoded = wire.decodeResponse(json)
           if (decoded instanceof UpstreamFailed) return yield* decoded
@@ -312,7 +305,7 @@ export class Relay extends Context.Service<Relay, {
           const passthrough = wire.name === input.inbound && input.forceTranslate !== true
           meter.answerId = passthrough ? decoded.id : input.meta.id
           meter.answer = [...decoded.content]
-          return passthrough ? json : inbound.encodeResponse(decoded, input.meta)
+          return passthrough ? text : JSON.stringify(inbound.encodeResponse(decoded, input.meta))
         })
 
         /** One stream attempt: the upstream is answering with a readable first event, or a failure. */
@@ -328,26 +321,32 @@ export class Relay extends Context.Service<Relay, {
           )
           yield* Scope.addFinalizer(scope, Effect.sync(response.abort))
           if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
-          const events = sseEvents(response.body)
-          const pull = yield* Stream.toPull(events).pipe(Scope.provide(scope))
-          const first = yield* pull.pipe(
-            Effect.map(Option.some),
-            Pull.catchDone(() => Effect.succeed(Option.none<ReadonlyArray<Sse.Event>>()))
-          )
-          if (Option.isNone(first)) {
+          const next = sseReader(response.read)
+          const first = yield* next
+          if (first === undefined) {
             return yield* new UpstreamFailed({ kind: "stream-broken", status: 200, message: "Empty stream." })
           }
           // An in-band error as the very first event can still fail over.
-          const probe = wire.streamDecoder.step(wire.streamDecoder.initial(), first.value[0])
+          const probe = wire.streamDecoder.step(wire.streamDecoder.initial(), first[0])
           if (probe instanceof UpstreamFailed) return yield* probe
-          const rest: Stream.Stream<Sse.Event, UpstreamFailed> = Stream.fromPull(Effect.succeed(pull))
-          return { wire, events: Stream.fromIterable(first.value).pipe(Stream.concat(rest)) }
+          return { wire, first, next }
         })
 
-        /** Upstream events → the caller's SSE events, metering as they pass. */
-        const translate = (wire: Format<unknown, unknown>, events: Stream.Stream<Sse.Event, UpstreamFailed>) => {
+        /**
+         * The caller's answer body: upstream events (the first batch already read, then `next` until the end)
+         * decoded, metered and encoded in the caller's format, as bytes. One pull per upstream read does it all
+         * (read, parse, translate, frame, encode), so a streamed answer costs one stream stage, not a dozen. The
+         * upstream's end, early end or failure becomes the format's last events (an in-band error for a failure).
+         */
+        const answerBody = (
+          wire: Format<unknown, unknown>,
+          first: ReadonlyArray<Sse.Event>,
+          next: Effect.Effect<ReadonlyArray<Sse.Event> | undefined, UpstreamFailed>
+        ): Stream.Stream<Uint8Array> => {
           const passthrough = wire.name === input.inbound && input.forceTranslate !== true
+          const dropUsageChunks = passthrough && input.inbound === "openai-chat" && input.meta.includeUsage !== true
           const encoder = inbound.streamEncoder
+          const decoder = wire.streamDecoder
           const assembled = new Map<number, OutputPart>()
           const assemble = (parts: ReadonlyArray<StreamPart>) => {
             if (input.onAnswer === undefined) return
@@ -394,93 +393,97 @@ export class Relay extends Context.Service<Relay, {
               }
             }
           }
-          const decoder = wire.streamDecoder
-          const items: Stream.Stream<Item> = events.pipe(
-            Stream.map((event): Item => ({ _tag: "Event", event })),
-            Stream.concat(Stream.succeed<Item>({ _tag: "End" })),
-            Stream.catch((error) => Stream.succeed<Item>({ _tag: "Failed", error }))
-          )
-          const initial = { decoded: decoder.initial(), encoded: encoder.initial(input.meta), done: false }
-          type State = typeof initial
-          const fail = (state: State, error: UpstreamFailed): readonly [State, ReadonlyArray<Sse.Event>] => {
+          let decoded = decoder.initial()
+          let encoded = encoder.initial(input.meta)
+          let done = false
+          let pending: ReadonlyArray<Sse.Event> | undefined = first
+          let opened = false
+          const bytes = new TextEncoder()
+
+          const encodeParts = (parts: ReadonlyArray<StreamPart>, out: Array<Sse.Event>) => {
+            for (const part of parts) {
+              const [state, produced] = encoder.step(encoded, part)
+              encoded = state
+              for (const event of produced) out.push(event)
+            }
+          }
+          const fail = (error: UpstreamFailed, out: Array<Sse.Event>) => {
             meter.status = error.status >= 400 ? error.status : 502
             meter.error = `${error.kind}: ${error.message}`.slice(0, 500)
-            return [{ ...state, done: true }, encoder.fail(state.encoded, toProblem(error))]
+            done = true
+            for (const event of encoder.fail(encoded, toProblem(error))) out.push(event)
           }
-          const encodeParts = (state: State, parts: ReadonlyArray<StreamPart>) => {
-            let encoded = state.encoded
+          const onEvents = (events: ReadonlyArray<Sse.Event>): Array<Sse.Event> => {
             const out: Array<Sse.Event> = []
-            for (const part of parts) {
-              const [next, produced] = encoder.step(encoded, part)
-              encoded = next
-              out.push(...produced)
-            }
-            return [encoded, out] as const
-          }
-          const step = (state: State, item: Item): readonly [State, ReadonlyArray<Sse.Event>] => {
-            if (state.done) return [state, []]
-            switch (item._tag) {
-              case "Failed":
-                return fail(state, item.error)
-              case "End": {
-                if (!decoder.complete(state.decoded)) {
-                  return fail(
-                    state,
-                    new UpstreamFailed({
-                      kind: "stream-broken",
-                      status: 0,
-                      message: "The upstream stream ended early."
-                    })
-                  )
-                }
-                const parts = decoder.flush(state.decoded)
-                meter.usage = usageOfParts(parts, meter.usage)
-                assemble(parts)
-                if (passthrough) return [{ ...state, done: true }, []]
-                const [encoded, out] = encodeParts(state, parts)
-                return [{ ...state, encoded, done: true }, out.concat(encoder.end(encoded))]
+            for (const event of events) {
+              const result = decoder.step(decoded, event)
+              if (result instanceof UpstreamFailed) {
+                fail(result, out)
+                return out
               }
-              case "Event": {
-                const result = decoder.step(state.decoded, item.event)
-                if (result instanceof UpstreamFailed) return fail(state, result)
-                const [decoded, parts] = result as readonly [unknown, ReadonlyArray<StreamPart>]
-                meter.usage = usageOfParts(parts, meter.usage)
-                assemble(parts)
-                meter.deliveredCharacters += deliveredOf(parts)
-                if (passthrough) {
-                  const keep = !(input.inbound === "openai-chat" && input.meta.includeUsage !== true &&
-                    isUsageOnlyChunk(item.event.data))
-                  return [{ ...state, decoded }, keep ? [item.event] : []]
-                }
-                const [encoded, out] = encodeParts(state, parts)
-                return [{ ...state, decoded, encoded }, out]
-              }
+              const [state, parts] = result as readonly [unknown, ReadonlyArray<StreamPart>]
+              decoded = state
+              meter.usage = usageOfParts(parts, meter.usage)
+              assemble(parts)
+              meter.deliveredCharacters += deliveredOf(parts)
+              if (!passthrough) encodeParts(parts, out)
+              else if (!(dropUsageChunks && isUsageOnlyChunk(event.data))) out.push(event)
             }
+            return out
           }
-          return items.pipe(Stream.mapAccum(() => initial, step))
-        }
-
-        const toBytes = (events: Stream.Stream<Sse.Event>): Stream.Stream<Uint8Array> => {
-          // The events of one pull (what one upstream read produced) leave as one write.
-          if (input.jsonArrayStream === true) {
-            let first = true
-            return events.pipe(
-              Stream.mapArray((chunk) => {
-                let piece = ""
-                for (const event of chunk) {
-                  piece += (first ? "[" : ",\r\n") + event.data
-                  first = false
-                }
-                return [piece]
-              }),
-              Stream.concat(Stream.sync(() => (first ? "[]" : "]"))),
-              Stream.encodeText
-            )
+          const onEnd = (): Array<Sse.Event> => {
+            const out: Array<Sse.Event> = []
+            if (!decoder.complete(decoded)) {
+              fail(
+                new UpstreamFailed({ kind: "stream-broken", status: 0, message: "The upstream stream ended early." }),
+                out
+              )
+              return out
+            }
+            done = true
+            const parts = decoder.flush(decoded)
+            meter.usage = usageOfParts(parts, meter.usage)
+            assemble(parts)
+            if (passthrough) return out
+            encodeParts(parts, out)
+            for (const event of encoder.end(encoded)) out.push(event)
+            return out
           }
-          return events.pipe(
-            Stream.mapArray((chunk) => [chunk.map((event) => Sse.encoder.write(event)).join("")]),
-            Stream.encodeText
-          )
+          /** The events as one write in the caller's framing (SSE, or one JSON array for generate-content). */
+          const frame = (events: ReadonlyArray<Sse.Event>): string => {
+            let text = ""
+            if (input.jsonArrayStream === true) {
+              for (const event of events) {
+                text += (opened ? ",\r\n" : "[") + event.data
+                opened = true
+              }
+              if (done) text += opened ? "]" : "[]"
+            } else {
+              for (const event of events) text += Sse.encoder.write(event)
+            }
+            return text
+          }
+          const emit = (events: ReadonlyArray<Sse.Event>) => {
+            const text = frame(events)
+            return text === "" ? pull : Effect.succeed([bytes.encode(text)] as const)
+          }
+          const afterRead = Effect.matchEffect(next, {
+            onFailure: (error: UpstreamFailed) => {
+              const out: Array<Sse.Event> = []
+              fail(error, out)
+              return emit(out)
+            },
+            onSuccess: (events: ReadonlyArray<Sse.Event> | undefined) =>
+              emit(events === undefined ? onEnd() : onEvents(events))
+          })
+          const pull: Effect.Effect<readonly [Uint8Array], Cause.Done> = Effect.suspend(() => {
+            if (done) return Cause.done()
+            if (pending === undefined) return afterRead
+            const events = pending
+            pending = undefined
+            return emit(onEvents(events))
+          })
+          return Stream.fromPull(Effect.succeed(pull))
         }
 
         const maxAttempts = Math.min(candidates.length, 1 + settings.retryTimes)
@@ -506,7 +509,7 @@ export class Relay extends Context.Service<Relay, {
                 meter.status = 200
                 yield* finish(candidate, attempt, false)
                 handedOff = true
-                return HttpServerResponse.jsonUnsafe(result.success)
+                return HttpServerResponse.text(result.success, { contentType: "application/json" })
               }
               lastError = result.failure
             } else {
@@ -514,8 +517,8 @@ export class Relay extends Context.Service<Relay, {
               const result = yield* Effect.result(attemptStream(candidate, scope))
               if (result._tag === "Success") {
                 yield* router.report(candidate, { _tag: "Success" })
-                const { wire, events } = result.success
-                const body = toBytes(translate(wire, events)).pipe(
+                const { wire, first, next } = result.success
+                const body = answerBody(wire, first, next).pipe(
                   Stream.ensuring(
                     Scope.close(scope, Exit.void).pipe(Effect.andThen(finish(candidate, attempt, true)))
                   )

@@ -1,13 +1,14 @@
 /**
- * Sends one upstream call and hands back its status, headers and body as a
- * stream of bytes. Built on `fetch` with an `AbortController` owned by the
+ * Sends one upstream call and hands back its status, headers and a body read
+ * chunk by chunk (or whole, as text). Built on `fetch` with an `AbortController` owned by the
  * call, so interrupting the caller (client gone, timeout, failover) aborts the
  * upstream request; timeouts for the answer's head, the gap between body
- * chunks and the whole call are enforced here.
+ * chunks and the whole call are enforced here, by one shared watchdog timer
+ * rather than timers per call.
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Stream } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
 
 /** Timeouts in milliseconds (0 = none). @category models */
@@ -24,13 +25,50 @@ export interface Timeouts {
 export interface UpstreamResponse {
   readonly status: number
   readonly headers: Headers
-  /** The body; fails with `UpstreamFailed` (`timeout`, `stream-broken`). Ending it aborts the call. */
-  readonly body: Stream.Stream<Uint8Array, UpstreamFailed>
+  /**
+   * Reads the next chunk of the body, `undefined` at its end; fails with `UpstreamFailed` (`timeout`,
+   * `stream-broken`). Read the body through this or through `text`, not both; `abort` when done with it early.
+   */
+  readonly read: Effect.Effect<Uint8Array | undefined, UpstreamFailed>
   /** Reads the whole body as text. */
   readonly text: Effect.Effect<string, UpstreamFailed>
   /** Aborts the call (idempotent). */
   readonly abort: () => void
 }
+
+/** How often the watchdog checks the deadlines of calls in flight (milliseconds): the timeouts' resolution. */
+const WATCHDOG_TICK_MS = 20
+
+/** A call in flight as the watchdog sees it; `check` aborts it once a deadline has passed. */
+interface Watched {
+  readonly check: (now: number) => void
+}
+
+/**
+ * The deadlines of every call in flight, checked by one interval timer that
+ * runs only while calls are in flight: under load, per call, a set insertion
+ * and removal instead of two or three timers created and cleared.
+ */
+const watchdog = (() => {
+  const calls = new Set<Watched>()
+  let timer: ReturnType<typeof setInterval> | undefined
+  const tick = () => {
+    const now = Date.now()
+    for (const call of calls) call.check(now)
+  }
+  return {
+    watch: (call: Watched) => {
+      calls.add(call)
+      timer ??= setInterval(tick, WATCHDOG_TICK_MS)
+    },
+    unwatch: (call: Watched) => {
+      if (calls.delete(call) && calls.size === 0) {
+        clearInterval(timer)
+        timer = undefined
+      }
+    }
+  }
+})()
 
 /** @category services */
 export class UpstreamClient extends Context.Service<UpstreamClient, {
@@ -53,83 +91,70 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
       post: (url, headers, body, timeouts) =>
         Effect.callback<UpstreamResponse, UpstreamFailed>((resume) => {
           const controller = new AbortController()
+          const started = Date.now()
+          const headDeadline = timeouts.firstByteMs > 0 ? started + timeouts.firstByteMs : Infinity
+          const totalDeadline = timeouts.totalMs > 0 ? started + timeouts.totalMs : Infinity
+          const idleMs = timeouts.idleMs > 0 ? timeouts.idleMs : Infinity
+          let headArrived = false
+          let reading = false
+          let lastActivity = started
           let timedOut = false
+          let idleExpired = false
           let finished = false
           const abort = () => {
+            watchdog.unwatch(call)
             if (!finished) {
               finished = true
               controller.abort()
             }
           }
-          const timer = (ms: number) =>
-            ms > 0
-              ? setTimeout(() => {
-                timedOut = true
-                abort()
-              }, ms)
-              : undefined
-          const headTimer = timer(timeouts.firstByteMs)
-          const totalTimer = timer(timeouts.totalMs)
-          // Idle watchdog: one timer per quiet period, not one per chunk; each expiry checks the last activity.
-          let idleTimer: ReturnType<typeof setTimeout> | undefined
-          let idleExpired = false
-          let lastActivity = 0
-          const armIdle = (ms: number) => {
-            idleTimer = setTimeout(() => {
-              const quiet = Date.now() - lastActivity
-              if (quiet < timeouts.idleMs) return armIdle(timeouts.idleMs - quiet)
-              idleExpired = true
-              timedOut = true
-              abort()
-            }, ms)
+          const call: Watched = {
+            check: (now) => {
+              if (!headArrived && now >= headDeadline) timedOut = true
+              else if (now >= totalDeadline) timedOut = true
+              else if (reading && now - lastActivity >= idleMs) timedOut = idleExpired = true
+              if (timedOut) abort()
+            }
           }
-          const clear = () => {
-            clearTimeout(headTimer)
-            clearTimeout(totalTimer)
-            clearTimeout(idleTimer)
-          }
+          watchdog.watch(call)
           fetch(url, { method: "POST", headers, body, signal: controller.signal }).then(
             (response) => {
-              clearTimeout(headTimer)
+              headArrived = true
               const failure = (kind: "timeout" | "stream-broken", message: string) =>
                 new UpstreamFailed({ kind, status: response.status, message })
-              const raw = response.body
-              const bodyStream: Stream.Stream<Uint8Array, UpstreamFailed> = raw === null
-                ? Stream.empty
-                : Stream.fromReadableStream({
-                  evaluate: () => raw,
-                  onError: () =>
-                    idleExpired
-                      ? failure("timeout", "The upstream went idle mid-answer.")
-                      : timedOut
-                      ? failure("timeout", "The upstream stopped sending in time.")
-                      : failure("stream-broken", "The upstream connection broke mid-answer.")
-                })
-              const idle = timeouts.idleMs
-              const guarded = idle > 0
-                ? Stream.suspend(() => {
-                  lastActivity = Date.now()
-                  armIdle(idle)
-                  return bodyStream.pipe(Stream.mapArray((chunk) => {
-                    lastActivity = Date.now()
-                    return chunk
-                  }))
-                })
-                : bodyStream
-              const finalBody = guarded.pipe(
+              // The body is read through one reader, taken at the first read: touching `response.body` earlier
+              // would make the runtime build a web stream that `text()` then has to drain.
+              let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
+              const readFailure = () =>
+                idleExpired
+                  ? failure("timeout", "The upstream went idle mid-answer.")
+                  : timedOut
+                  ? failure("timeout", "The upstream stopped sending in time.")
+                  : failure("stream-broken", "The upstream connection broke mid-answer.")
+              const onChunk = (result: ReadableStreamReadResult<Uint8Array>): Uint8Array | undefined => {
+                lastActivity = Date.now()
+                if (!result.done) return result.value
                 // Read to the end: nothing to abort (an abort would only build a DOMException and its stack).
-                Stream.onEnd(Effect.sync(() => {
-                  finished = true
-                })),
-                Stream.ensuring(Effect.sync(() => {
-                  clear()
-                  abort()
-                }))
-              )
+                finished = true
+                watchdog.unwatch(call)
+                return undefined
+              }
+              const read = Effect.tryPromise({
+                try: (): Promise<Uint8Array | undefined> => {
+                  if (reader === undefined) {
+                    if (response.body === null) return Promise.resolve(onChunk({ done: true, value: undefined }))
+                    reader = response.body.getReader()
+                    lastActivity = Date.now()
+                    reading = true
+                  }
+                  return reader.read().then(onChunk)
+                },
+                catch: readFailure
+              })
               resume(Effect.succeed({
                 status: response.status,
                 headers: response.headers,
-                body: finalBody,
+                read,
                 text: Effect.tryPromise({
                   try: () => response.text(),
                   catch: () =>
@@ -137,18 +162,15 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
                       ? failure("timeout", "The upstream did not finish its answer in time.")
                       : failure("stream-broken", "The upstream connection broke mid-answer.")
                 }).pipe(Effect.ensuring(Effect.sync(() => {
-                  clear()
                   finished = true
+                  watchdog.unwatch(call)
                 }))),
-                abort: () => {
-                  clear()
-                  abort()
-                }
+                abort
               }))
             },
             (error: unknown) => {
-              clear()
               finished = true
+              watchdog.unwatch(call)
               resume(Effect.fail(
                 new UpstreamFailed({
                   kind: timedOut ? "timeout" : "network",
@@ -160,10 +182,7 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
               ))
             }
           )
-          return Effect.sync(() => {
-            clear()
-            abort()
-          })
+          return Effect.sync(abort)
         })
     })
   )

@@ -1,19 +1,33 @@
 /**
  * The upstream SSE reader: chunk boundaries anywhere (split lines, a
  * multi-byte UTF-8 character split across reads) give the same events as the
- * whole body, and the same as Effect's own `Sse.decode` pipeline; `retry:` is
- * not an event; an oversized event fails as `bad-body`.
+ * whole body, and the same as Effect's own `Sse.decode` pipeline; every batch
+ * it hands out is non-empty; `retry:` is not an event; an oversized event
+ * fails as `bad-body`.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Effect, Stream } from "effect"
 import { Sse } from "effect/encoding"
 import fc from "fast-check"
-import { MAX_EVENT_BYTES, sseEvents } from "../../src/http/SseEvents.ts"
+import { MAX_EVENT_BYTES, sseReader } from "../../src/http/SseEvents.ts"
 
 const encoder = new TextEncoder()
 
-const collect = (chunks: ReadonlyArray<Uint8Array>) =>
-  Effect.runPromise(Stream.runCollect(sseEvents(Stream.fromIterable(chunks))))
+/** Every event the reader hands out for `chunks` read in turn; each batch must be non-empty. */
+const readAll = (chunks: ReadonlyArray<Uint8Array>) =>
+  Effect.gen(function* () {
+    let index = 0
+    const next = sseReader(Effect.sync(() => chunks[index++]))
+    const events: Array<Sse.Event> = []
+    while (true) {
+      const batch = yield* next
+      if (batch === undefined) return events
+      strictEqual(batch.length > 0, true)
+      events.push(...batch)
+    }
+  })
+
+const collect = (chunks: ReadonlyArray<Uint8Array>) => Effect.runPromise(readAll(chunks))
 
 const reference = (chunks: ReadonlyArray<Uint8Array>) =>
   Effect.runPromise(
@@ -38,7 +52,7 @@ const eventArbitrary = fc.record({
   data: fc.string({ unit: "grapheme", maxLength: 40 }).map((text) => text.replace(/[\r\n]/g, " "))
 })
 
-Deno.test("sseEvents: any split of the bytes gives the same events as the whole body and as Sse.decode", async () => {
+Deno.test("sseReader: any split of the bytes gives the same events as the whole body and as Sse.decode", async () => {
   await fc.assert(
     fc.asyncProperty(
       fc.array(eventArbitrary, { minLength: 1, maxLength: 8 }),
@@ -62,21 +76,21 @@ Deno.test("sseEvents: any split of the bytes gives the same events as the whole 
   )
 })
 
-Deno.test("sseEvents: a four-byte character split byte by byte arrives whole", async () => {
+Deno.test("sseReader: a four-byte character split byte by byte arrives whole", async () => {
   const bytes = encoder.encode('data: {"text":"Grüße 😀 世界"}\n\n')
   const events = await collect(split(bytes, Array.from({ length: bytes.length }, (_, index) => index)))
   strictEqual(events.length, 1)
   strictEqual(events[0].data, '{"text":"Grüße 😀 世界"}')
 })
 
-Deno.test("sseEvents: retry is not an event; an unterminated last event is dropped", async () => {
+Deno.test("sseReader: retry is not an event; an unterminated last event is dropped", async () => {
   const events = await collect([encoder.encode("retry: 1000\n\ndata: one\n\ndata: cut off")])
   deepStrictEqual(events.map((event) => event.data), ["one"])
 })
 
-Deno.test("sseEvents: an event above the size limit fails as bad-body", async () => {
+Deno.test("sseReader: an event above the size limit fails as bad-body", async () => {
   const huge = encoder.encode(`data: ${"x".repeat(MAX_EVENT_BYTES + 1)}`)
-  const failure = await Effect.runPromise(Effect.flip(Stream.runCollect(sseEvents(Stream.make(huge)))))
+  const failure = await Effect.runPromise(Effect.flip(readAll([huge])))
   strictEqual(failure._tag, "UpstreamFailed")
   strictEqual(failure.kind, "bad-body")
 })
