@@ -6,7 +6,30 @@
 import type { Part } from "./Content.ts"
 import type { Request } from "./Request.ts"
 
-const encoder = new TextEncoder()
+/**
+ * The UTF-8 length of `text` in bytes, counted without encoding it: what
+ * `new TextEncoder().encode(text).length` gives (a lone surrogate counts 3,
+ * as the U+FFFD it is encoded as).
+ *
+ * @category estimates
+ */
+export const utf8Length = (text: string): number => {
+  let bytes = text.length
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index)
+    if (unit < 0x80) continue
+    if (unit < 0x800) bytes += 1
+    else if (unit >= 0xd800 && unit < 0xdc00 && index + 1 < text.length) {
+      const low = text.charCodeAt(index + 1)
+      // A surrogate pair: 2 units, 4 bytes.
+      if (low >= 0xdc00 && low < 0xe000) {
+        bytes += 2
+        index++
+      } else bytes += 2
+    } else bytes += 2
+  }
+  return bytes
+}
 
 /** Tokens held per image (a high-detail image costs at most about this many tokens on the big vendors). */
 const IMAGE_TOKENS = 2000
@@ -15,9 +38,9 @@ const partBytes = (part: Part): number => {
   switch (part.type) {
     case "text":
     case "reasoning":
-      return encoder.encode(part.text).length
+      return utf8Length(part.text)
     case "tool-call":
-      return encoder.encode(part.name + part.arguments).length
+      return utf8Length(part.name) + utf8Length(part.arguments)
     case "tool-result":
       return part.content.reduce((sum, inner) => sum + partBytes(inner), 0)
     case "image":
@@ -42,7 +65,7 @@ export const promptTokensUpperBound = (request: Request): number => {
     total += 8
     for (const part of message.content) total += partBytes(part)
   }
-  for (const tool of request.tools ?? []) total += encoder.encode(JSON.stringify(tool)).length
+  for (const tool of request.tools ?? []) total += utf8Length(JSON.stringify(tool))
   return total
 }
 
