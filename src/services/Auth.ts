@@ -47,6 +47,31 @@ interface Row {
   readonly userLimits: Limits | null
 }
 
+/** A key's row made into its principal once per cache entry, not once per request. */
+interface Resolved {
+  readonly principal: Principal
+  /** Both the token and its user are enabled. */
+  readonly enabled: boolean
+}
+
+const resolve = (row: Row): Resolved => {
+  const expiresAt = row.expiresAt === null ? undefined : Math.floor(new Date(row.expiresAt).getTime() / 1000)
+  return {
+    enabled: row.tokenEnabled && row.userEnabled,
+    principal: {
+      tokenId: BigInt(row.tokenId),
+      tokenName: row.tokenName,
+      userId: BigInt(row.userId),
+      group: row.tokenGroup ?? row.userGroup,
+      models: row.models ?? undefined,
+      unlimitedQuota: row.remainQuota === null,
+      expiresAt,
+      tokenLimits: row.tokenLimits ?? undefined,
+      userLimits: row.userLimits ?? undefined
+    }
+  }
+}
+
 /** @category services */
 export class Auth extends Context.Service<Auth, {
   /**
@@ -74,35 +99,23 @@ export class Auth extends Context.Service<Auth, {
                      t.limits AS "tokenLimits", u.limits AS "userLimits"
               FROM tokens t JOIN users u ON u.id = t.user_id
               WHERE t.key_hash = ${keyHash}`.pipe(
-              Effect.map((rows) => Option.fromNullishOr(rows[0])),
+              Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), resolve)),
               Effect.orDie
             )
         })
 
-        const authenticate = Effect.fnUntraced(function* (key: string | undefined) {
-          if (key === undefined || key === "") return yield* new InvalidApiKey({ reason: "missing" })
-          const keyHash = hashKey(key)
-          const found = yield* Cache.get(cache, keyHash)
-          if (Option.isNone(found)) return yield* new InvalidApiKey({ reason: "unknown" })
-          const row = found.value
-          if (!row.tokenEnabled || !row.userEnabled) return yield* new InvalidApiKey({ reason: "disabled" })
-          const expiresAt = row.expiresAt === null ? undefined : Math.floor(new Date(row.expiresAt).getTime() / 1000)
-          if (expiresAt !== undefined && expiresAt * 1000 <= Date.now()) {
-            return yield* new InvalidApiKey({ reason: "expired" })
-          }
-          const principal: Principal = {
-            tokenId: BigInt(row.tokenId),
-            tokenName: row.tokenName,
-            userId: BigInt(row.userId),
-            group: row.tokenGroup ?? row.userGroup,
-            models: row.models ?? undefined,
-            unlimitedQuota: row.remainQuota === null,
-            expiresAt,
-            tokenLimits: row.tokenLimits ?? undefined,
-            userLimits: row.userLimits ?? undefined
-          }
-          return principal
-        })
+        const authenticate = (key: string | undefined): Effect.Effect<Principal, InvalidApiKey> => {
+          if (key === undefined || key === "") return Effect.fail(new InvalidApiKey({ reason: "missing" }))
+          return Effect.flatMap(Cache.get(cache, hashKey(key)), (found) => {
+            if (Option.isNone(found)) return Effect.fail(new InvalidApiKey({ reason: "unknown" }))
+            const { principal, enabled } = found.value
+            if (!enabled) return Effect.fail(new InvalidApiKey({ reason: "disabled" }))
+            if (principal.expiresAt !== undefined && principal.expiresAt * 1000 <= Date.now()) {
+              return Effect.fail(new InvalidApiKey({ reason: "expired" }))
+            }
+            return Effect.succeed(principal)
+          })
+        }
 
         return Auth.of({ authenticate, invalidate: Cache.invalidateAll(cache) })
       })
