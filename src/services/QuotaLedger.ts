@@ -182,18 +182,24 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           account.lastUsed = Date.now()
         }
 
+        /** Whether the account's lease should be topped up in the background (see `refillLater`). */
+        const wantsRefill = (account: Account) =>
+          account.limited && !account.refilling && account.free * 2n < account.target
+
         /**
          * Tops the lease up in the background once it falls below half its
          * target, so requests under steady load find it covered and never wait
          * for the database (nor for a commit holding the gate).
          */
         const refillLater = (account: Account) =>
-          !account.limited || account.refilling || account.free * 2n >= account.target ? Effect.void : Effect.suspend(
+          !wantsRefill(account) ? Effect.void : Effect.suspend(
             () => {
               account.refilling = true
-              return gate.withPermits(1)(Effect.suspend(() =>
-                account.free >= account.target ? Effect.void : topUp(account, 0n, account.target - account.free)
-              )).pipe(
+              return gate.withPermits(1)(
+                Effect.suspend(() =>
+                  account.free >= account.target ? Effect.void : topUp(account, 0n, account.target - account.free)
+                )
+              ).pipe(
                 Effect.ensuring(Effect.sync(() => {
                   account.refilling = false
                 })),
@@ -203,55 +209,70 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             }
           )
 
-        const reserve = Effect.fnUntraced(function* (principal: Principal, amount: bigint) {
-          if (amount < 0n || amount > MAX_AMOUNT) {
-            return yield* new InvalidRequest({ message: `Quota amount out of range: ${amount}`, param: "" })
-          }
-          const token = accountOf("token", principal.tokenId, !principal.unlimitedQuota)
-          const user = accountOf("user", principal.userId, true)
-          const covered = (account: Account) =>
-            !account.limited || account.free >= amount
-          // Counted as held from here, so a commit meanwhile neither hands the lease back nor forgets the account.
-          token.holds += 1
-          user.holds += 1
-          if (!covered(token) || !covered(user)) {
-            yield* gate.withPermits(1)(Effect.gen(function* () {
-              // Holds taken on the fast path while this fiber waits may use up a top-up: loop until both cover.
-              while (!covered(token) || !covered(user)) {
-                for (const account of [token, user]) {
-                  if (covered(account)) continue
-                  const shortfall = amount - account.free
-                  // Enough for many holds of this size, so a burst of them takes few trips to the database.
-                  if (amount * 64n > account.target) account.target = min(amount * 64n, MAX_AMOUNT)
-                  const { taken, available } = yield* topUp(
-                    account,
-                    shortfall,
-                    min(shortfall + account.target, MAX_AMOUNT)
-                  )
-                  if (taken === 0n) {
-                    return yield* new InsufficientQuota({
-                      required: amount,
-                      remaining: (available > 0n ? available : 0n) + account.free,
-                      scope: account.subject
-                    })
-                  }
-                }
-              }
-            })).pipe(Effect.onExit((exit) =>
-              Effect.sync(() => {
-                if (exit._tag === "Success") return
-                token.holds -= 1
-                user.holds -= 1
-              })
-            ))
-          }
+        const covers = (account: Account, amount: bigint) => !account.limited || account.free >= amount
+
+        /** Takes a covered hold out of both leases; starts a background refill where one runs low. */
+        const holdOf = (principal: Principal, amount: bigint, token: Account, user: Account): Effect.Effect<Hold> => {
           take(token, amount)
           take(user, amount)
-          yield* refillLater(token)
-          yield* refillLater(user)
           const hold: Hold = { tokenId: principal.tokenId, userId: principal.userId, amount, settled: false }
-          return hold
-        })
+          return wantsRefill(token) || wantsRefill(user)
+            ? Effect.as(Effect.andThen(refillLater(token), refillLater(user)), hold)
+            : Effect.succeed(hold)
+        }
+
+        /** Tops up whichever lease does not cover `amount`, under the gate, until both do (or one cannot). */
+        const topUpToCover = (token: Account, user: Account, amount: bigint) =>
+          gate.withPermits(1)(Effect.gen(function* () {
+            // Holds taken on the fast path while this fiber waits may use up a top-up: loop until both cover.
+            while (!covers(token, amount) || !covers(user, amount)) {
+              for (const account of [token, user]) {
+                if (covers(account, amount)) continue
+                const shortfall = amount - account.free
+                // Enough for many holds of this size, so a burst of them takes few trips to the database.
+                if (amount * 64n > account.target) account.target = min(amount * 64n, MAX_AMOUNT)
+                const { taken, available } = yield* topUp(
+                  account,
+                  shortfall,
+                  min(shortfall + account.target, MAX_AMOUNT)
+                )
+                if (taken === 0n) {
+                  return yield* new InsufficientQuota({
+                    required: amount,
+                    remaining: (available > 0n ? available : 0n) + account.free,
+                    scope: account.subject
+                  })
+                }
+              }
+            }
+          }))
+
+        // Synchronous when both leases already cover the amount (the steady state); otherwise tops them up first.
+        const reserve = (
+          principal: Principal,
+          amount: bigint
+        ): Effect.Effect<Hold, InsufficientQuota | InvalidRequest> =>
+          Effect.suspend((): Effect.Effect<Hold, InsufficientQuota | InvalidRequest> => {
+            if (amount < 0n || amount > MAX_AMOUNT) {
+              return Effect.fail(new InvalidRequest({ message: `Quota amount out of range: ${amount}`, param: "" }))
+            }
+            const token = accountOf("token", principal.tokenId, !principal.unlimitedQuota)
+            const user = accountOf("user", principal.userId, true)
+            // Counted as held from here, so a commit meanwhile neither hands the lease back nor forgets the account.
+            token.holds += 1
+            user.holds += 1
+            if (covers(token, amount) && covers(user, amount)) return holdOf(principal, amount, token, user)
+            return topUpToCover(token, user, amount).pipe(
+              Effect.onExit((exit) =>
+                Effect.sync(() => {
+                  if (exit._tag === "Success") return
+                  token.holds -= 1
+                  user.holds -= 1
+                })
+              ),
+              Effect.andThen(Effect.suspend(() => holdOf(principal, amount, token, user)))
+            )
+          })
 
         /** Takes `excess` beyond a hold from the leases (topping them up if needed), capped at what remains. */
         const takeExcess = (token: Account, user: Account, excess: bigint) =>
@@ -272,30 +293,35 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             return extra
           })
 
-        const settleOnce = (hold: Hold, requested: bigint): Effect.Effect<bigint> =>
-          Effect.gen(function* () {
-            const cost = requested < 0n ? 0n : requested > MAX_AMOUNT ? MAX_AMOUNT : requested
-            const token = accounts.get(`token:${hold.tokenId}`)!
-            const user = accounts.get(`user:${hold.userId}`)!
-            const extra = cost > hold.amount ? yield* takeExcess(token, user, cost - hold.amount) : 0n
-            const charged = cost > hold.amount ? hold.amount + extra : cost
-            const refund = hold.amount + extra - charged
-            for (const account of [token, user]) {
-              if (account.limited) account.free += refund
-              account.charged += charged
-              account.holds -= 1
-              account.lastUsed = Date.now()
-            }
-            if (charged > 0n) user.requests += 1
-            return charged
-          })
+        /** Books a settled charge: refunds the rest of the hold (and any excess taken) to both leases. */
+        const book = (hold: Hold, charged: bigint, extra: bigint): bigint => {
+          const token = accounts.get(`token:${hold.tokenId}`)!
+          const user = accounts.get(`user:${hold.userId}`)!
+          const refund = hold.amount + extra - charged
+          for (const account of [token, user]) {
+            if (account.limited) account.free += refund
+            account.charged += charged
+            account.holds -= 1
+            account.lastUsed = Date.now()
+          }
+          if (charged > 0n) user.requests += 1
+          return charged
+        }
 
-        const settle = (hold: Hold, cost: bigint): Effect.Effect<bigint> =>
+        // Synchronous when the cost is within the hold (the usual case); an excess is taken from the leases.
+        const settle = (hold: Hold, requested: bigint): Effect.Effect<bigint> =>
           Effect.suspend(() => {
             if (hold.settled) return Effect.succeed(0n)
             hold.settled = true
-            return settleOnce(hold, cost)
-          }).pipe(Effect.uninterruptible)
+            const cost = requested < 0n ? 0n : requested > MAX_AMOUNT ? MAX_AMOUNT : requested
+            if (cost <= hold.amount) return Effect.succeed(book(hold, cost, 0n))
+            const token = accounts.get(`token:${hold.tokenId}`)!
+            const user = accounts.get(`user:${hold.userId}`)!
+            return takeExcess(token, user, cost - hold.amount).pipe(
+              Effect.map((extra) => book(hold, hold.amount + extra, extra)),
+              Effect.uninterruptible
+            )
+          })
 
         /** Moves idle (or, with `all`, every) free lease to `returned` and takes the pending deltas out. */
         const snapshot = (all: boolean) => {
