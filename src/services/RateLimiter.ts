@@ -94,13 +94,18 @@ const memoryAdmission = (windowMs: number): Admission => {
 }
 
 /** The service from an admission strategy: rules are normalized once, subjects without limits cost nothing. */
+const noLimit: Effect.Effect<Permit> = Effect.succeed(noLimitPermit)
+
 const fromAdmission = (admission: Admission) => ({
-  acquire: Effect.fnUntraced(function* (subjects: ReadonlyArray<Subject>) {
-    const rules = toRules(subjects)
-    if (rules.length === 0) return noLimitPermit
-    yield* Effect.annotateCurrentSpan({ subjects: rules.map((rule) => rule.key).join(",") })
-    return yield* admission.acquire(rules)
-  })
+  acquire: (subjects: ReadonlyArray<Subject>): Effect.Effect<Permit, RateLimited> =>
+    Effect.suspend(() => {
+      const rules = toRules(subjects)
+      if (rules.length === 0) return noLimit
+      return Effect.andThen(
+        Effect.annotateCurrentSpan({ subjects: rules.map((rule) => rule.key).join(",") }),
+        admission.acquire(rules)
+      )
+    })
 })
 
 /**

@@ -172,36 +172,31 @@ export class Relay extends Context.Service<Relay, {
                 : emptyUsage)
             const chargeable = !failed || meter.deliveredCharacters > 0
             const cost = chargeable ? textCost(ratio, price, usage.inputTokens, usage.outputTokens) : 0n
-            return ledger.settle(hold, cost).pipe(
-              Effect.tap((charged) =>
-                Effect.sync(() =>
-                  usageLog.record({
-                    requestId: input.requestId,
-                    attempt,
-                    userId: principal.userId,
-                    tokenId: principal.tokenId,
-                    channelId: candidate?.channel.id ?? null,
-                    model: request.model,
-                    upstreamModel: candidate?.upstreamModel ?? null,
-                    promptTokens: chargeable ? usage.inputTokens : 0,
-                    completionTokens: chargeable ? usage.outputTokens : 0,
-                    cachedTokens: chargeable ? usage.cachedInputTokens ?? 0 : 0,
-                    reasoningTokens: chargeable ? usage.reasoningTokens ?? 0 : 0,
-                    cost: charged,
-                    latencyMs: Date.now() - started,
-                    stream,
-                    status: meter.status,
-                    error: meter.error
-                  })
-                )
-              ),
-              Effect.andThen(permit.release(chargeable ? usage.inputTokens + usage.outputTokens : 0)),
-              Effect.andThen(
-                !failed && input.onAnswer !== undefined && meter.answerId !== undefined && meter.answer !== undefined
-                  ? input.onAnswer(meter.answerId, meter.answer)
-                  : Effect.void
-              )
-            )
+            return Effect.flatMap(ledger.settle(hold, cost), (charged) => {
+              usageLog.record({
+                requestId: input.requestId,
+                attempt,
+                userId: principal.userId,
+                tokenId: principal.tokenId,
+                channelId: candidate?.channel.id ?? null,
+                model: request.model,
+                upstreamModel: candidate?.upstreamModel ?? null,
+                promptTokens: chargeable ? usage.inputTokens : 0,
+                completionTokens: chargeable ? usage.outputTokens : 0,
+                cachedTokens: chargeable ? usage.cachedInputTokens ?? 0 : 0,
+                reasoningTokens: chargeable ? usage.reasoningTokens ?? 0 : 0,
+                cost: charged,
+                latencyMs: Date.now() - started,
+                stream,
+                status: meter.status,
+                error: meter.error
+              })
+              const released = permit.release(chargeable ? usage.inputTokens + usage.outputTokens : 0)
+              return !failed && input.onAnswer !== undefined && meter.answerId !== undefined &&
+                  meter.answer !== undefined
+                ? Effect.andThen(released, input.onAnswer(meter.answerId, meter.answer))
+                : released
+            })
           }).pipe(Effect.uninterruptible)
 
         const logFailedAttempt = (candidate: Candidate, attempt: number, error: UpstreamFailed) =>
