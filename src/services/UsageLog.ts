@@ -78,22 +78,39 @@ export class UsageLog extends Context.Service<UsageLog, {
               (r->>7)::int, (r->>8)::int, (r->>9)::int, (r->>10)::int, (r->>11)::bigint, (r->>12)::int,
               (r->>13)::boolean, (r->>14)::int, r->>15
             FROM json_array_elements(${JSON.stringify(rows.map(tupleOf))}::json) AS r`
-        const flush = Effect.gen(function* () {
-          do {
-            const rows = pending.slice(0, BATCH)
-            pending = pending.slice(rows.length)
-            yield* ledger.commit(rows.length === 0 ? Effect.void : writeBatch(rows)).pipe(
-              Effect.tapError((error) =>
-                Effect.sync(() => {
-                  // keep the rows for the next attempt
-                  pending = rows.concat(pending)
-                }).pipe(Effect.andThen(Effect.logError("Usage log write failed; will retry", error.message)))
+        /**
+         * Writes the rows queued when it starts (in batches of `BATCH`), each batch with the settled charges,
+         * and tells whether every batch was written. Rows queued meanwhile wait for the next tick, so under
+         * load a tick is one transaction of the interval's rows rather than back-to-back transactions chasing
+         * new arrivals. On a failure the batch goes back to the queue and the round stops.
+         */
+        const writeQueued: Effect.Effect<boolean> = Effect.suspend(() => {
+          let left = pending.length
+          return Effect.gen(function* () {
+            do {
+              const rows = pending.slice(0, Math.min(BATCH, left))
+              pending = pending.slice(rows.length)
+              left -= rows.length
+              yield* ledger.commit(rows.length === 0 ? Effect.void : writeBatch(rows)).pipe(
+                Effect.tapError((error) =>
+                  Effect.sync(() => {
+                    // keep the rows for the next attempt
+                    pending = rows.concat(pending)
+                  }).pipe(Effect.andThen(Effect.logError("Usage log write failed; will retry", error.message)))
+                )
               )
-            )
-          } while (pending.length > 0)
-        }).pipe(Effect.ignore, Effect.uninterruptible)
+            } while (left > 0)
+            return true
+          })
+        }).pipe(Effect.catch(() => Effect.succeed(false)), Effect.uninterruptible)
+        /** Writes until the queue is empty or a write fails: what shutdown needs. */
+        const flush = Effect.gen(function* () {
+          while (yield* writeQueued) {
+            if (pending.length === 0) return
+          }
+        })
         yield* Effect.addFinalizer(() => flush)
-        yield* flush.pipe(
+        yield* writeQueued.pipe(
           Effect.repeat(Schedule.spaced(Duration.millis(intervalMillis))),
           Effect.forkScoped
         )
