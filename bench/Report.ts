@@ -313,7 +313,9 @@ ${upstream.join("\n")}
 - The proxy is \`bench/BareProxy.ts\` (plain \`Deno.serve\` + \`fetch\`), the gateway is \`src/main.ts\`; both in front of
   the same emulator (\`src/emulator/main.ts\`, zero latency, unpaced streams, not recording), each its own process;
   wrk, proxy, gateway and emulator share the machine's cores, so the numbers are relative, not capacity.
-- Each target first gets a warm-up (${report.warmupLoad}); it is not in the figures.
+- Each target first gets a warm-up (${report.warmupLoad}); it is not in the figures. The two targets' runs of a case
+  alternate (warm-ups proxy then gateway, throughput proxy then gateway, latency gateway then proxy), so a change of
+  the machine's speed during the case weighs on both alike.
 - Latency is wrk's closed-loop time from sending the request to the last byte of the answer (for streams, the whole
   stream); p50/p99 from the ${report.latencyLoad} run, req/s from the ${report.throughputLoad} run.
 - ratio = gateway req/s ÷ proxy req/s; added p99 = gateway p99 − proxy p99.
@@ -323,6 +325,7 @@ ${upstream.join("\n")}
   counted, not the emulator's or wrk's; requests still in flight when a run ends (up to one per connection) used CPU
   but are not counted.
 - The cross-format row's proxy forwards the same Messages request to the emulator's own Messages endpoint.
-- The failover row's proxy numbers are the proxy's healthy chat non-stream runs (the proxy has no failover).
+- The failover row's proxy numbers are the proxy's healthy chat non-stream case, run again alongside the failover
+  gateway (the proxy has no failover).
 `
 }

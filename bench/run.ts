@@ -6,7 +6,8 @@
  * fresh database `sluice_bench_<rand>` that is dropped after), then drives
  * them with `wrk`: chat non-stream, chat stream, Messages-in stream
  * (cross-format), each through the proxy and through the gateway, and a
- * failover gateway. Around every wrk run it reads the proxy's or gateway's CPU
+ * failover gateway; within a case the proxy's and the gateway's runs
+ * alternate. Around every wrk run it reads the proxy's or gateway's CPU
  * time (`Cpu.ts`) for CPU per request; after the stream cases a short
  * sequential probe (`FirstByte.ts`) times the first byte of both streams on
  * both targets. Prints the Markdown report and writes it to
@@ -264,12 +265,41 @@ const load = async (target: Target, item: Case, connections: number, seconds: nu
   return { ...result, cpuMs }
 }
 
-/** Warm-up (discarded), then the throughput run and the latency run. */
-const measure = async (target: Target, item: Case): Promise<Measured> => {
-  const warmup = await load(target, item, latencyConnections, warmupSeconds)
-  const throughput = await load(target, item, throughputConnections, runSeconds)
-  const latency = await load(target, item, latencyConnections, runSeconds)
-  return { warmup, throughput, latency }
+/** Wraps each gateway run, e.g. to count the upstream calls made during it. */
+type AroundRun = (run: () => Promise<Run>) => Promise<Run>
+
+const plainRun: AroundRun = (run) => run()
+
+/**
+ * Both targets on one case, interleaved so that a change of machine speed during the case (this machine's speed
+ * drifts by up to 2× within minutes) weighs on both alike: the warm-ups (proxy, gateway), the throughput runs
+ * (proxy, gateway), then the latency runs in the reverse order (gateway, proxy). Every gateway run goes through
+ * `around`.
+ */
+const measurePair = async (proxy: Target, gateway: Target, item: Case, around: AroundRun = plainRun) => {
+  const proxyWarmup = await load(proxy, item, latencyConnections, warmupSeconds)
+  const gatewayWarmup = await around(() => load(gateway, item, latencyConnections, warmupSeconds))
+  const proxyThroughput = await load(proxy, item, throughputConnections, runSeconds)
+  const gatewayThroughput = await around(() => load(gateway, item, throughputConnections, runSeconds))
+  const gatewayLatency = await around(() => load(gateway, item, latencyConnections, runSeconds))
+  const proxyLatency = await load(proxy, item, latencyConnections, runSeconds)
+  return {
+    proxy: { warmup: proxyWarmup, throughput: proxyThroughput, latency: proxyLatency } satisfies Measured,
+    gateway: { warmup: gatewayWarmup, throughput: gatewayThroughput, latency: gatewayLatency } satisfies Measured
+  }
+}
+
+/** An `AroundRun` that adds up the calls the emulators at `urls` received during the wrapped runs. */
+const countingCalls = (urls: ReadonlyArray<string>) => {
+  const calls = urls.map(() => 0)
+  const around: AroundRun = async (run) => {
+    const before = await Promise.all(urls.map(emulatorCalls))
+    const result = await run()
+    const after = await Promise.all(urls.map(emulatorCalls))
+    after.forEach((count, index) => calls[index] += count - before[index])
+    return result
+  }
+  return { around, calls }
 }
 
 /** Runs `item` on both targets; a failed probe fails the bench unless the case is `optional`. */
@@ -280,14 +310,12 @@ const runCase = async (proxy: Target, gateway: Target, item: Case, emulatorUrl: 
     progress(`${item.name}: unavailable (${problems.join("; ")})`)
     return { name: item.name, outcome: { _tag: "Unavailable", reason: problems.join("; ") } } satisfies CaseReport
   }
-  const proxyMeasured = await measure(proxy, item)
-  const callsBefore = await emulatorCalls(emulatorUrl)
-  const gatewayMeasured = await measure(gateway, item)
-  const upstreamCalls = (await emulatorCalls(emulatorUrl)) - callsBefore
+  const counting = countingCalls([emulatorUrl])
+  const measured = await measurePair(proxy, gateway, item, counting.around)
   return {
     name: item.name,
-    outcome: { _tag: "Measured", proxy: proxyMeasured, gateway: gatewayMeasured },
-    upstreamCalls
+    outcome: { _tag: "Measured", proxy: measured.proxy, gateway: measured.gateway },
+    upstreamCalls: counting.calls[0]
   } satisfies CaseReport
 }
 
@@ -373,19 +401,17 @@ const main = async (): Promise<BenchReport> => {
   }
   const failoverProblem = await probe(failoverTarget, chatNonStream)
   if (failoverProblem !== undefined) throw new Error(`The failover case does not work: ${failoverProblem}`)
-  const [primaryBefore, secondaryBefore] = await Promise.all([emulatorCalls(broken.url), emulatorCalls(healthy.url)])
-  const failoverMeasured = await measure(failoverTarget, chatNonStream)
-  const [primaryAfter, secondaryAfter] = await Promise.all([emulatorCalls(broken.url), emulatorCalls(healthy.url)])
+  // The proxy has no failover: it runs its healthy chat non-stream case again, interleaved with this gateway.
+  const counting = countingCalls([broken.url, healthy.url])
+  const failoverMeasured = await measurePair(proxyTarget, failoverTarget, chatNonStream, counting.around)
   const failover: FailoverReport = {
-    outcome: nonStream.outcome._tag === "Measured"
-      ? { _tag: "Measured", proxy: nonStream.outcome.proxy, gateway: failoverMeasured }
-      : { _tag: "Unavailable", reason: "the chat non-stream case did not run" },
+    outcome: { _tag: "Measured", proxy: failoverMeasured.proxy, gateway: failoverMeasured.gateway },
     setup: "Two emulators (the emulator has no probabilistic fault): the primary channel (priority 10) answers " +
       "every request 500, the secondary (priority 0) is healthy; settings.cooldown_failures 1,000,000 keeps the " +
       "primary from cooling down, so every caller request pays for one failed attempt before it is retried " +
       "(settings.retry_times default 2).",
-    primaryCalls: primaryAfter - primaryBefore,
-    secondaryCalls: secondaryAfter - secondaryBefore
+    primaryCalls: counting.calls[0],
+    secondaryCalls: counting.calls[1]
   }
 
   const cores = navigator.hardwareConcurrency
