@@ -267,7 +267,7 @@ export class Relay extends Context.Service<Relay, {
             })
           )
 
-        /** One non-stream attempt: the caller's JSON body as text (a passthrough answer exactly as received), or a failure. */
+        /** One non-stream attempt: the caller's JSON body as text (a passthrough answer as received), or a failure. */
         const attemptJson = Effect.fnUntraced(function* (candidate: Candidate) {
           const adapter = adapters[candidate.channel.type]
           const wire = formatOf(
