@@ -155,16 +155,18 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
                 status: response.status,
                 headers: response.headers,
                 read,
+                // Read whole, the call is only unwatched; cut short (failed, interrupted), it is aborted.
                 text: Effect.tryPromise({
-                  try: () => response.text(),
+                  try: () =>
+                    response.text().then((text) => {
+                      finished = true
+                      return text
+                    }),
                   catch: () =>
                     timedOut
                       ? failure("timeout", "The upstream did not finish its answer in time.")
                       : failure("stream-broken", "The upstream connection broke mid-answer.")
-                }).pipe(Effect.ensuring(Effect.sync(() => {
-                  finished = true
-                  watchdog.unwatch(call)
-                }))),
+                }).pipe(Effect.ensuring(Effect.sync(abort))),
                 abort
               }))
             },
