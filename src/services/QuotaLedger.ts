@@ -294,9 +294,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           })
 
         /** Books a settled charge: refunds the rest of the hold (and any excess taken) to both leases. */
-        const book = (hold: Hold, charged: bigint, extra: bigint): bigint => {
-          const token = accounts.get(`token:${hold.tokenId}`)!
-          const user = accounts.get(`user:${hold.userId}`)!
+        const book = (hold: Hold, token: Account, user: Account, charged: bigint, extra: bigint): bigint => {
           const refund = hold.amount + extra - charged
           for (const account of [token, user]) {
             if (account.limited) account.free += refund
@@ -314,11 +312,11 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             if (hold.settled) return Effect.succeed(0n)
             hold.settled = true
             const cost = requested < 0n ? 0n : requested > MAX_AMOUNT ? MAX_AMOUNT : requested
-            if (cost <= hold.amount) return Effect.succeed(book(hold, cost, 0n))
             const token = accounts.get(`token:${hold.tokenId}`)!
             const user = accounts.get(`user:${hold.userId}`)!
+            if (cost <= hold.amount) return Effect.succeed(book(hold, token, user, cost, 0n))
             return takeExcess(token, user, cost - hold.amount).pipe(
-              Effect.map((extra) => book(hold, hold.amount + extra, extra)),
+              Effect.map((extra) => book(hold, token, user, hold.amount + extra, extra)),
               Effect.uninterruptible
             )
           })
