@@ -12,9 +12,10 @@ import { InvalidRequest, PayloadTooLarge } from "../errors/GatewayError.ts"
 import { headerOf } from "./Credentials.ts"
 
 const readLimited = async (request: Request, limit: number, declared: boolean): Promise<string | "too-large"> => {
-  if (request.body === null) return ""
-  // A declared length is enforced by the HTTP server: the body cannot run past it.
+  // A declared length is enforced by the HTTP server: the body cannot run past it. Reading it
+  // with `text()` before touching `request.body` keeps the runtime from building a stream for it.
   if (declared) return request.text()
+  if (request.body === null) return ""
   const reader = request.body.getReader()
   const chunks: Array<Uint8Array> = []
   let size = 0
