@@ -72,6 +72,9 @@ const resolve = (row: Row): Resolved => {
   }
 }
 
+/** How many recently seen keys keep their digest in memory. */
+const DIGEST_MEMO_CAPACITY = 10_000
+
 /** @category services */
 export class Auth extends Context.Service<Auth, {
   /**
@@ -104,9 +107,22 @@ export class Auth extends Context.Service<Auth, {
             )
         })
 
+        // Digests of recently seen keys, so a busy key is hashed once rather than on every request.
+        // Process memory only (the request carries the key anyway); cleared whole when it fills.
+        const digests = new Map<string, string>()
+        const digestOf = (key: string): string => {
+          let digest = digests.get(key)
+          if (digest === undefined) {
+            if (digests.size >= DIGEST_MEMO_CAPACITY) digests.clear()
+            digest = hashKey(key)
+            digests.set(key, digest)
+          }
+          return digest
+        }
+
         const authenticate = (key: string | undefined): Effect.Effect<Principal, InvalidApiKey> => {
           if (key === undefined || key === "") return Effect.fail(new InvalidApiKey({ reason: "missing" }))
-          return Effect.flatMap(Cache.get(cache, hashKey(key)), (found) => {
+          return Effect.flatMap(Cache.get(cache, digestOf(key)), (found) => {
             if (Option.isNone(found)) return Effect.fail(new InvalidApiKey({ reason: "unknown" }))
             const { principal, enabled } = found.value
             if (!enabled) return Effect.fail(new InvalidApiKey({ reason: "disabled" }))
