@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Effect, Exit, Layer, Scope, Stream } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Scope } from "effect"
 import { Sse } from "effect/encoding"
 import { HttpServerResponse } from "effect/http"
 import { promptTokensTypical, promptTokensUpperBound } from "../canonical/Estimate.ts"
@@ -20,6 +20,7 @@ import { type GatewayError, InvalidRequest, ModelNotPriced, UpstreamFailed } fro
 import type { Format, FormatName, ResponseMeta } from "../formats/Format.ts"
 import { hasForeignReasoning } from "../formats/ReasoningOrigin.ts"
 import { formatOf } from "../formats/registry.ts"
+import { readableBody } from "../http/ReadableBody.ts"
 import { sseReader } from "../http/SseEvents.ts"
 import { Catalog, type Channel } from "../storage/Catalog.ts"
 import { adapters } from "../upstreams/Adapter.ts"
@@ -328,16 +329,17 @@ export class Relay extends Context.Service<Relay, {
         })
 
         /**
-         * The caller's answer body: upstream events (the first batch already read, then `next` until the end)
-         * decoded, metered and encoded in the caller's format, as bytes. One pull per upstream read does it all
-         * (read, parse, translate, frame, encode), so a streamed answer costs one stream stage, not a dozen. The
-         * upstream's end, early end or failure becomes the format's last events (an in-band error for a failure).
+         * The caller's answer body, as the pull of its next bytes: upstream events (the first batch already
+         * read, then `next` until the end) decoded, metered and encoded in the caller's format. One pull per
+         * upstream read does it all (read, parse, translate, frame, encode); `readableBody` hands the pulls to the
+         * runtime. The upstream's end, early end or failure becomes the format's last events (an in-band error for
+         * a failure), then `Cause.Done`.
          */
         const answerBody = (
           wire: Format<unknown, unknown>,
           first: ReadonlyArray<Sse.Event>,
           next: Effect.Effect<ReadonlyArray<Sse.Event> | undefined, UpstreamFailed>
-        ): Stream.Stream<Uint8Array> => {
+        ): Effect.Effect<readonly [Uint8Array], Cause.Done> => {
           const passthrough = wire.name === input.inbound && input.forceTranslate !== true
           const dropUsageChunks = passthrough && input.inbound === "openai-chat" && input.meta.includeUsage !== true
           const encoder = inbound.streamEncoder
@@ -478,7 +480,7 @@ export class Relay extends Context.Service<Relay, {
             pending = undefined
             return emit(onEvents(events))
           })
-          return Stream.fromPull(Effect.succeed(pull))
+          return pull
         }
 
         const maxAttempts = Math.min(candidates.length, 1 + settings.retryTimes)
@@ -513,14 +515,14 @@ export class Relay extends Context.Service<Relay, {
               if (result._tag === "Success") {
                 yield* router.report(candidate, { _tag: "Success" })
                 const { wire, first, next } = result.success
-                const body = answerBody(wire, first, next).pipe(
-                  Stream.ensuring(
-                    Scope.close(scope, Exit.void).pipe(Effect.andThen(finish(candidate, attempt, true)))
-                  )
+                const body = readableBody(
+                  answerBody(wire, first, next),
+                  Scope.close(scope, Exit.void).pipe(Effect.andThen(finish(candidate, attempt, true))),
+                  yield* Effect.context<never>()
                 )
                 handedOff = true
                 const contentType = input.jsonArrayStream === true ? "application/json" : "text/event-stream"
-                return HttpServerResponse.stream(body, { contentType, headers: sseHeaders })
+                return HttpServerResponse.raw(body, { contentType, headers: sseHeaders })
               }
               yield* Scope.close(scope, Exit.void)
               lastError = result.failure
