@@ -117,10 +117,12 @@ Deno.test("errors: statuses, codes and the gateway envelope; failed requests cos
     await chat("gpt-test", DISABLED_KEY)
     const usedBefore = await totalUsed(KEY)
     ok(usedBefore > 0)
-    // Charges reach the table with the usage log's next batch (every 50 ms here): wait for it.
+    // Both paid requests are alice's. Their charges reach the table with the usage log's batches (every 50 ms
+    // here), not always the same one: wait for both before taking "before".
+    const aliceUsed = usedBefore + await totalUsed(DISABLED_KEY)
     for (let tries = 0; tries < 100; tries += 1) {
       const alice = (await balances()).find((row) => row.username === "alice")
-      if (Number(alice?.used_quota) === usedBefore) break
+      if (Number(alice?.used_quota) === aliceUsed) break
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
     const balancesBefore = await balances()
