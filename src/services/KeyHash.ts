@@ -8,8 +8,9 @@
 import { createHash } from "node:crypto"
 
 /**
- * Hex SHA-256 of `key` (UTF-8). Synchronous: it runs on every authenticated
- * request, and `node:crypto`'s one-shot hash costs far less than an awaited
+ * Hex SHA-256 of `key` (UTF-8). Synchronous: it runs on the request path
+ * (once per key newly seen by `Auth`, which keeps recent digests), and
+ * `node:crypto`'s one-shot hash costs far less than an awaited
  * `crypto.subtle.digest`.
  *
  * @category hashing
