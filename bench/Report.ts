@@ -45,6 +45,15 @@ export interface CaseReport {
   readonly outcome: Outcome
   /** Requests the emulator saw during the gateway's runs (one per caller request when all is well). */
   readonly upstreamCalls?: number
+  /** The stream floor's throughput run on this case, when it had one (see `BareProxy.ts`, `PROXY_READ_EVENTS`). */
+  readonly floorThroughput?: Run | undefined
+}
+
+/** One case at the light, paced load: each target's run (latencies in milliseconds). @category models */
+export interface PacedReport {
+  readonly name: string
+  readonly proxy: Run
+  readonly gateway: Run
 }
 
 /** The failover case: the gateway in front of a primary that always fails. @category models */
@@ -83,6 +92,9 @@ export interface BenchReport {
   readonly throughputLoad: string
   readonly latencyLoad: string
   readonly warmupLoad: string
+  /** How the paced runs loaded the targets (connections, seconds, pause). */
+  readonly pacedLoad: string
+  readonly paced: ReadonlyArray<PacedReport>
   readonly elapsedSeconds: number
   /** The machine's 1-minute load average when the run started (other work on the machine skews the figures). */
   readonly loadAverage: number
@@ -258,6 +270,55 @@ const failoverSection = (failover: FailoverReport, healthy: CaseReport | undefin
   return lines.join("\n")
 }
 
+const pacedRow = (paced: PacedReport): string =>
+  [
+    paced.name,
+    rate(paced.proxy.requestsPerSecond),
+    rate(paced.gateway.requestsPerSecond),
+    latencyPair(paced.proxy),
+    latencyPair(paced.gateway),
+    signedMs(paced.gateway.p50Ms - paced.proxy.p50Ms),
+    signedMs(paced.gateway.p99Ms - paced.proxy.p99Ms),
+    `${paced.proxy.non2xx + paced.proxy.socketErrors} · ${paced.gateway.non2xx + paced.gateway.socketErrors}`
+  ].reduce((line, cell) => `${line} ${cell} |`, "|")
+
+const pacedSection = (report: BenchReport): string =>
+  report.paced.length === 0 ? "Not measured." : [
+    `The same proxy and gateway at a light load (${report.pacedLoad}), so that neither is saturated: the ` +
+    `difference is what the gateway adds to one request, not time spent queueing behind other requests (the ` +
+    `closed-loop latency in the main table includes that queueing).`,
+    "",
+    "| case | proxy req/s | gateway req/s | proxy p50/p99 | gateway p50/p99 | added p50 | added p99 | failed (proxy · gateway) |",
+    "|---|---:|---:|---:|---:|---:|---:|---|",
+    ...report.paced.map(pacedRow)
+  ].join("\n")
+
+const floorSection = (cases: ReadonlyArray<CaseReport>): string => {
+  const lines = cases.flatMap((item) => {
+    const floor = item.floorThroughput
+    if (floor === undefined || item.outcome._tag !== "Measured") return []
+    const proxy = item.outcome.proxy.throughput
+    const gateway = item.outcome.gateway.throughput
+    const floorCpu = perRequest([floor])
+    return [
+      `- ${item.name}: the floor served ${rate(floor.requestsPerSecond)} req/s, ` +
+      `${(floor.requestsPerSecond / proxy.requestsPerSecond).toFixed(2)}× the bare proxy's ` +
+      `${rate(proxy.requestsPerSecond)} (CPU ${cpuCell(floorCpu)} ms/req against ${
+        cpuCell(perRequest([proxy]))
+      }); the gateway's ${rate(gateway.requestsPerSecond)} req/s is ` +
+      `${(gateway.requestsPerSecond / floor.requestsPerSecond).toFixed(2)}× the floor's ` +
+      `(${floor.non2xx + floor.socketErrors} failed of ${floor.requests.toLocaleString("en-US")}).`
+    ]
+  })
+  return lines.length === 0 ? "Not measured." : [
+    "The bare proxy again, but reading the answer stream in JavaScript and parsing the JSON of every SSE `data:` " +
+    "line, bytes unchanged (`PROXY_READ_EVENTS=1`): the least a gateway that bills from the stream must do, with " +
+    "no auth, routing, billing or log. Throughput runs only, between the proxy's and the gateway's:",
+    "",
+    ...lines
+  ].join("\n")
+}
+
 /**
  * Renders the report as Markdown.
  *
@@ -291,6 +352,14 @@ export const renderReport = (report: BenchReport): string => {
 | case | proxy req/s | gateway req/s | ratio | proxy p50/p99 | gateway p50/p99 | added p99 | proxy CPU ms/req | gateway CPU ms/req | non-2xx / socket errors (proxy · gateway) |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---|
 ${rows.join("\n")}
+
+## Added latency at a light load
+
+${pacedSection(report)}
+
+## Stream floor: reading the stream in JavaScript
+
+${floorSection(report.cases)}
 
 ## Cross-format (messages in → openai upstream) vs same-format chat stream
 

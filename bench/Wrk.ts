@@ -31,6 +31,11 @@ export interface LoadSpec {
   readonly headers: Record<string, string>
   readonly connections: number
   readonly seconds: number
+  /**
+   * Milliseconds each connection waits after an answer before its next request (wrk's `delay()`); absent or 0: none,
+   * a closed loop that sends as fast as answers come. Latency never includes the pause.
+   */
+  readonly pauseMs?: number
 }
 
 const numbersOf = (value: unknown): Record<string, number> => {
@@ -87,7 +92,8 @@ export const runWrk = async (supervisor: Supervisor, workDir: string, spec: Load
     env: {
       BENCH_BODY_FILE: spec.bodyPath,
       BENCH_HEADERS: Object.entries(spec.headers).map(([name, value]) => `${name}: ${value}`).join("\n"),
-      BENCH_REPORT: reportPath
+      BENCH_REPORT: reportPath,
+      BENCH_PAUSE_MS: String(spec.pauseMs ?? 0)
     }
   })
   const status = await wrk.exited

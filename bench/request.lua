@@ -3,6 +3,8 @@
 --   BENCH_BODY_FILE  path of the JSON body
 --   BENCH_HEADERS    extra request headers, one "name: value" per line
 --   BENCH_REPORT     path where done() writes its summary as one JSON object
+--   BENCH_PAUSE_MS   optional: each connection waits this long after an answer
+--                    before its next request (a paced, open load; wrk's delay())
 -- Latencies in the report are microseconds; status_errors counts answers with
 -- an HTTP status above 399 (wrk's "Non-2xx or 3xx responses").
 
@@ -18,6 +20,13 @@ wrk.body = read_file(os.getenv("BENCH_BODY_FILE"))
 wrk.headers["Content-Type"] = "application/json"
 for name, value in string.gmatch(os.getenv("BENCH_HEADERS") or "", "([^:\n]+):%s*([^\n]*)") do
   wrk.headers[name] = value
+end
+
+local pause = tonumber(os.getenv("BENCH_PAUSE_MS") or "0") or 0
+if pause > 0 then
+  function delay()
+    return pause
+  end
 end
 
 function done(summary, latency, requests)

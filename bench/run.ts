@@ -7,12 +7,15 @@
  * them with `wrk`: chat non-stream, chat stream, Messages-in stream
  * (cross-format), each through the proxy and through the gateway, and a
  * failover gateway; within a case the proxy's and the gateway's runs
- * alternate. Around every wrk run it reads the proxy's or gateway's CPU
+ * alternate. The chat stream's throughput is also taken through the stream
+ * floor (the bare proxy reading and parsing the stream in JavaScript). Then
+ * the added latency at a light, paced load (chat non-stream and stream, each
+ * connection pausing between requests). Around every wrk run it reads the proxy's or gateway's CPU
  * time (`Cpu.ts`) for CPU per request; after the stream cases a short
  * sequential probe (`FirstByte.ts`) times the first byte of both streams on
  * both targets. Prints the Markdown report and writes it to
  * `bench/RESULTS.md`. Every subprocess is stopped at the end, on failure, on
- * Ctrl-C and at the time limit (230 s). Exits 1 when `wrk` is missing or a
+ * Ctrl-C and at the time limit (300 s). Exits 1 when `wrk` is missing or a
  * step fails (its logs are kept and their folder printed).
  *
  * @since 0.1.0
@@ -29,6 +32,7 @@ import {
   type FailoverReport,
   type FirstByteReport,
   type Measured,
+  type PacedReport,
   renderReport,
   type Run
 } from "./Report.ts"
@@ -38,7 +42,10 @@ const throughputConnections = 50
 const latencyConnections = 10
 const runSeconds = 10
 const warmupSeconds = 2
-const timeLimitSeconds = 230
+const pacedConnections = 10
+const pacedPauseMs = 20
+const pacedSeconds = 8
+const timeLimitSeconds = 300
 const firstByteRounds = 200
 const firstByteWarmupRounds = 10
 
@@ -113,14 +120,14 @@ const startEmulator = async (name: string) => {
   return { managed, url: `http://127.0.0.1:${port}` }
 }
 
-const startProxy = async (upstream: string) => {
+const startProxy = async (upstream: string, readEvents = false) => {
   const port = freePort()
   const managed = await supervisor.start({
-    name: "proxy",
+    name: readEvents ? "proxy-reading-events" : "proxy",
     command: Deno.execPath(),
     args: ["run", "-A", "bench/BareProxy.ts"],
     cwd: root,
-    env: { PROXY_PORT: String(port), PROXY_UPSTREAM: upstream }
+    env: { PROXY_PORT: String(port), PROXY_UPSTREAM: upstream, PROXY_READ_EVENTS: readEvents ? "1" : "0" }
   })
   return { managed, url: `http://127.0.0.1:${port}` }
 }
@@ -238,7 +245,7 @@ const stillRunning = async (target: Target, item: Case): Promise<void> => {
   )
 }
 
-const load = async (target: Target, item: Case, connections: number, seconds: number): Promise<Run> => {
+const load = async (target: Target, item: Case, connections: number, seconds: number, pauseMs = 0): Promise<Run> => {
   const bodyPath = await bodyFile(item)
   const pid = target.process.child.pid
   const cpuBefore = await cpuClock.read(pid)
@@ -247,7 +254,8 @@ const load = async (target: Target, item: Case, connections: number, seconds: nu
     bodyPath,
     headers: item.headers,
     connections,
-    seconds
+    seconds,
+    pauseMs
   }).catch(async (error: Error) => {
     await stillRunning(target, item)
     throw error
@@ -257,7 +265,8 @@ const load = async (target: Target, item: Case, connections: number, seconds: nu
   const cpuMs = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore
   const failed = result.non2xx + result.socketErrors
   progress(
-    `${target.label} ${item.name}, ${connections} connections ${seconds} s: ${Math.round(result.requestsPerSecond)} ` +
+    `${target.label} ${item.name}, ${connections} connections${pauseMs > 0 ? ` pausing ${pauseMs} ms` : ""} ` +
+      `${seconds} s: ${Math.round(result.requestsPerSecond)} ` +
       `req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms` +
       (cpuMs === undefined || result.requests === 0 ? "" : `, CPU ${(cpuMs / result.requests).toFixed(3)} ms/req`) +
       (failed > 0 ? `, ${result.non2xx} non-2xx, ${result.socketErrors} socket errors` : "")
@@ -274,19 +283,41 @@ const plainRun: AroundRun = (run) => run()
  * Both targets on one case, interleaved so that a change of machine speed during the case (this machine's speed
  * drifts by up to 2× within minutes) weighs on both alike: the warm-ups (proxy, gateway), the throughput runs
  * (proxy, gateway), then the latency runs in the reverse order (gateway, proxy). Every gateway run goes through
- * `around`.
+ * `around`. A `floor` target, when given, gets a warm-up and a throughput run between the proxy's and the gateway's.
  */
-const measurePair = async (proxy: Target, gateway: Target, item: Case, around: AroundRun = plainRun) => {
+const measurePair = async (
+  proxy: Target,
+  gateway: Target,
+  item: Case,
+  around: AroundRun = plainRun,
+  floor?: Target
+) => {
   const proxyWarmup = await load(proxy, item, latencyConnections, warmupSeconds)
   const gatewayWarmup = await around(() => load(gateway, item, latencyConnections, warmupSeconds))
   const proxyThroughput = await load(proxy, item, throughputConnections, runSeconds)
+  const floorThroughput = floor === undefined ? undefined : await (async () => {
+    await load(floor, item, latencyConnections, warmupSeconds)
+    return load(floor, item, throughputConnections, runSeconds)
+  })()
   const gatewayThroughput = await around(() => load(gateway, item, throughputConnections, runSeconds))
   const gatewayLatency = await around(() => load(gateway, item, latencyConnections, runSeconds))
   const proxyLatency = await load(proxy, item, latencyConnections, runSeconds)
   return {
     proxy: { warmup: proxyWarmup, throughput: proxyThroughput, latency: proxyLatency } satisfies Measured,
-    gateway: { warmup: gatewayWarmup, throughput: gatewayThroughput, latency: gatewayLatency } satisfies Measured
+    gateway: { warmup: gatewayWarmup, throughput: gatewayThroughput, latency: gatewayLatency } satisfies Measured,
+    floorThroughput
   }
+}
+
+/**
+ * The latency of both targets on one case at a light load: `pacedConnections` connections, each pausing
+ * `pacedPauseMs` after every answer, so neither target is saturated and the difference is what the gateway adds
+ * to a request rather than queueing behind other requests. Gateway first, then proxy.
+ */
+const measurePaced = async (proxy: Target, gateway: Target, item: Case): Promise<PacedReport> => {
+  const gatewayRun = await load(gateway, item, pacedConnections, pacedSeconds, pacedPauseMs)
+  const proxyRun = await load(proxy, item, pacedConnections, pacedSeconds, pacedPauseMs)
+  return { name: item.name, proxy: proxyRun, gateway: gatewayRun }
 }
 
 /** An `AroundRun` that adds up the calls the emulators at `urls` received during the wrapped runs. */
@@ -303,7 +334,14 @@ const countingCalls = (urls: ReadonlyArray<string>) => {
 }
 
 /** Runs `item` on both targets; a failed probe fails the bench unless the case is `optional`. */
-const runCase = async (proxy: Target, gateway: Target, item: Case, emulatorUrl: string, optional: boolean) => {
+const runCase = async (
+  proxy: Target,
+  gateway: Target,
+  item: Case,
+  emulatorUrl: string,
+  optional: boolean,
+  floor?: Target
+) => {
   const problems = (await Promise.all([probe(proxy, item), probe(gateway, item)])).filter((p) => p !== undefined)
   if (problems.length > 0) {
     if (!optional) throw new Error(`The ${item.name} case does not work: ${problems.join("; ")}`)
@@ -311,11 +349,12 @@ const runCase = async (proxy: Target, gateway: Target, item: Case, emulatorUrl: 
     return { name: item.name, outcome: { _tag: "Unavailable", reason: problems.join("; ") } } satisfies CaseReport
   }
   const counting = countingCalls([emulatorUrl])
-  const measured = await measurePair(proxy, gateway, item, counting.around)
+  const measured = await measurePair(proxy, gateway, item, counting.around, floor)
   return {
     name: item.name,
     outcome: { _tag: "Measured", proxy: measured.proxy, gateway: measured.gateway },
-    upstreamCalls: counting.calls[0]
+    upstreamCalls: counting.calls[0],
+    floorThroughput: measured.floorThroughput
   } satisfies CaseReport
 }
 
@@ -365,11 +404,13 @@ const main = async (): Promise<BenchReport> => {
   const healthy = await startEmulator("emulator")
   const broken = await startEmulator("emulator-broken")
   const proxy = await startProxy(healthy.url)
+  const floorProxy = await startProxy(healthy.url, true)
   const gateway = await startGateway("gateway", gatewayConfig(healthy.url))
   await Promise.all([
     ready(healthy.managed, healthy.url),
     ready(broken.managed, broken.url),
     ready(proxy.managed, proxy.url),
+    ready(floorProxy.managed, floorProxy.url),
     ready(gateway.managed, gateway.url)
   ])
   // The emulator has no probabilistic fault; this one answers every request 500 (OpenAI error shape).
@@ -383,13 +424,21 @@ const main = async (): Promise<BenchReport> => {
 
   const proxyTarget: Target = { label: "proxy", url: proxy.url, process: proxy.managed }
   const gatewayTarget: Target = { label: "gateway", url: gateway.url, process: gateway.managed }
+  const floorTarget: Target = { label: "stream floor", url: floorProxy.url, process: floorProxy.managed }
+  const floorProblem = await probe(floorTarget, chatStream)
+  if (floorProblem !== undefined) throw new Error(`The stream floor does not work: ${floorProblem}`)
   const nonStream = await runCase(proxyTarget, gatewayTarget, chatNonStream, healthy.url, false)
-  const stream = await runCase(proxyTarget, gatewayTarget, chatStream, healthy.url, false)
+  const stream = await runCase(proxyTarget, gatewayTarget, chatStream, healthy.url, false, floorTarget)
   const messages = await runCase(proxyTarget, gatewayTarget, messagesStream, healthy.url, true)
   const probed = messages.outcome._tag === "Measured"
     ? await firstByte(proxyTarget, gatewayTarget)
     : { unavailable: "the messages case did not run" }
+  const paced = [
+    await measurePaced(proxyTarget, gatewayTarget, chatNonStream),
+    await measurePaced(proxyTarget, gatewayTarget, chatStream)
+  ]
   await supervisor.stop(gateway.managed)
+  await supervisor.stop(floorProxy.managed)
 
   progress("Starting the failover gateway (primary: always 500 at priority 10; secondary: healthy at priority 0)")
   const failoverGateway = await startGateway("gateway-failover", failoverConfig(broken.url, healthy.url))
@@ -424,6 +473,9 @@ const main = async (): Promise<BenchReport> => {
     throughputLoad: `${throughputConnections} connections × ${runSeconds} s`,
     latencyLoad: `${latencyConnections} connections × ${runSeconds} s`,
     warmupLoad: `${latencyConnections} connections × ${warmupSeconds} s`,
+    pacedLoad:
+      `${pacedConnections} connections × ${pacedSeconds} s, each pausing ${pacedPauseMs} ms after every answer`,
+    paced,
     elapsedSeconds: (Date.now() - started) / 1000,
     loadAverage,
     cases: [nonStream, stream, messages],

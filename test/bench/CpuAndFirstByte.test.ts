@@ -1,7 +1,8 @@
 /**
  * The bench's CPU-per-request and time-to-first-byte parts: `/proc` CPU
  * readings, the sequential TTFB probe against a local server whose first
- * chunk comes well before its last, and the report's CPU figures and verdict.
+ * chunk comes well before its last, the report's CPU figures and verdict, its
+ * light-load latency table and its stream floor line.
  */
 import { ok, strictEqual } from "node:assert/strict"
 import { CpuClock } from "../../bench/Cpu.ts"
@@ -112,7 +113,11 @@ const firstByte = (label: string, p50Ms: number): FirstByteReport["proxyChat"] =
 })
 
 const report = (messagesGateway: Measured): BenchReport => {
-  const chat = measured("chat, stream", side(run(2_000, 8_000), run(1_000, 4_000)))
+  // The floor: 6,000 requests in 10 s (600 req/s, 0.60× the proxy's 1,000), 1,200 ms CPU (0.200 ms/req).
+  const chat = {
+    ...measured("chat, stream", side(run(2_000, 8_000), run(1_000, 4_000))),
+    floorThroughput: run(6_000, 1_200)
+  }
   const messages = measured("messages in → openai upstream, stream", messagesGateway)
   return {
     date: "2026-01-01T00:00:00.000Z",
@@ -123,6 +128,12 @@ const report = (messagesGateway: Measured): BenchReport => {
     throughputLoad: "50 connections × 10 s",
     latencyLoad: "10 connections × 10 s",
     warmupLoad: "10 connections × 2 s",
+    pacedLoad: "10 connections × 8 s, each pausing 20 ms after every answer",
+    paced: [{
+      name: "chat, non-stream",
+      proxy: run(4_000, 400),
+      gateway: { ...run(3_600, 900), p50Ms: 12.5, p99Ms: 31 }
+    }],
     elapsedSeconds: 1,
     loadAverage: 0,
     cases: [chat, messages],
@@ -167,4 +178,22 @@ Deno.test("renderReport: CPU columns, the translated ÷ passthrough CPU ratio ag
   const missed = renderReport(report(side(run(2_000, 10_400), run(1_000, 5_200))))
   ok(missed.includes("translated ÷ passthrough: 1.30×**"), missed)
   ok(missed.includes("Target ≤ 1.25×: **NOT met**"), missed)
+})
+
+Deno.test("renderReport: the light-load table (added p50 and p99) and the stream floor against proxy and gateway", () => {
+  const text = renderReport(report(side(run(2_000, 9_600), run(1_000, 4_800))))
+  ok(text.includes("(10 connections × 8 s, each pausing 20 ms after every answer)"), text)
+  // Proxy 400 req/s at 10 / 20 ms; gateway 360 req/s at 12.5 / 31 ms.
+  ok(
+    text.includes("| chat, non-stream | 400 | 360 | 10.0 / 20.0 ms | 12.5 / 31.0 ms | +2.50 ms | +11.0 ms | 0 · 0 |"),
+    text
+  )
+  // Proxy throughput 1,000 req/s at 0.100 ms/req (10,000 requests, 1,000 ms); gateway 200 req/s.
+  ok(
+    text.includes(
+      "the floor served 600 req/s, 0.60× the bare proxy's 1,000 (CPU 0.200 ms/req against 0.100); " +
+        "the gateway's 200 req/s is 0.33× the floor's (0 failed of 6,000)."
+    ),
+    text
+  )
 })
