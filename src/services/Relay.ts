@@ -17,7 +17,7 @@ import type { StreamPart } from "../canonical/StreamPart.ts"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
 import { toProblem } from "../errors/Envelope.ts"
 import { type GatewayError, InvalidRequest, ModelNotPriced, UpstreamFailed } from "../errors/GatewayError.ts"
-import type { Format, FormatName, ResponseMeta } from "../formats/Format.ts"
+import type { DecodeStep, Format, FormatName, ResponseMeta } from "../formats/Format.ts"
 import { hasForeignReasoning } from "../formats/ReasoningOrigin.ts"
 import { formatOf } from "../formats/registry.ts"
 import { readableBody } from "../http/ReadableBody.ts"
@@ -322,15 +322,16 @@ export class Relay extends Context.Service<Relay, {
           if (first === undefined) {
             return yield* new UpstreamFailed({ kind: "stream-broken", status: 200, message: "Empty stream." })
           }
-          // An in-band error as the very first event can still fail over.
-          const probe = wire.streamDecoder.step(wire.streamDecoder.initial(), first[0])
-          if (probe instanceof UpstreamFailed) return yield* probe
-          return { wire, first, next }
+          // An in-band error as the very first event can still fail over. The answer starts from this step.
+          const firstStep = wire.streamDecoder.step(wire.streamDecoder.initial(), first[0])
+          if (firstStep instanceof UpstreamFailed) return yield* firstStep
+          return { wire, first, firstStep, next }
         })
 
         /**
          * The caller's answer body, as the pull of its next bytes: upstream events (the first batch already
-         * read, then `next` until the end) decoded, metered and encoded in the caller's format. One pull per
+         * read, its first event already decoded as `firstStep`, then `next` until the end) decoded, metered and
+         * encoded in the caller's format. One pull per
          * upstream read does it all (read, parse, translate, frame, encode); `readableBody` hands the pulls to the
          * runtime. The upstream's end, early end or failure becomes the format's last events (an in-band error for
          * a failure), then `Cause.Done`.
@@ -338,6 +339,7 @@ export class Relay extends Context.Service<Relay, {
         const answerBody = (
           wire: Format<unknown, unknown>,
           first: ReadonlyArray<Sse.Event>,
+          firstStep: readonly [unknown, ReadonlyArray<StreamPart>],
           next: Effect.Effect<ReadonlyArray<Sse.Event> | undefined, UpstreamFailed>
         ): Effect.Effect<readonly [Uint8Array], Cause.Done> => {
           const passthrough = wire.name === input.inbound && input.forceTranslate !== true
@@ -391,6 +393,8 @@ export class Relay extends Context.Service<Relay, {
             }
           }
           let decoded = decoder.initial()
+          /** The decoded first event, taken by the first `step` (the first event of `first`). */
+          let pendingStep: DecodeStep<unknown> | undefined = firstStep
           let encoded = encoder.initial(input.meta)
           let done = false
           let pending: ReadonlyArray<Sse.Event> | undefined = first
@@ -413,7 +417,8 @@ export class Relay extends Context.Service<Relay, {
           const onEvents = (events: ReadonlyArray<Sse.Event>): Array<Sse.Event> => {
             const out: Array<Sse.Event> = []
             for (const event of events) {
-              const result = decoder.step(decoded, event)
+              const result = pendingStep ?? decoder.step(decoded, event)
+              pendingStep = undefined
               if (result instanceof UpstreamFailed) {
                 fail(result, out)
                 return out
@@ -514,9 +519,9 @@ export class Relay extends Context.Service<Relay, {
               const result = yield* Effect.result(attemptStream(candidate, scope))
               if (result._tag === "Success") {
                 yield* router.report(candidate, { _tag: "Success" })
-                const { wire, first, next } = result.success
+                const { wire, first, firstStep, next } = result.success
                 const body = readableBody(
-                  answerBody(wire, first, next),
+                  answerBody(wire, first, firstStep, next),
                   Scope.close(scope, Exit.void).pipe(Effect.andThen(finish(candidate, attempt, true))),
                   yield* Effect.context<never>()
                 )
