@@ -104,10 +104,14 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
   readonly settle: (hold: Hold, cost: bigint) => Effect.Effect<bigint>
   /**
    * Runs `alongside` (the usage log's insert) and writes the charges settled
-   * since the last commit, plus idle leases handed back, in one transaction.
-   * On failure nothing is lost: the charges wait for the next commit.
+   * since the last commit, plus idle leases handed back, in one transaction;
+   * with nothing to write (no `alongside`, no charge, no lease to hand back) it
+   * opens none, so an idle gateway does not touch the database on every tick.
+   * Renews this instance's lease rows when a quarter of `staleMillis` has passed
+   * since the last renewal. On failure nothing is lost: the charges wait for
+   * the next commit.
    */
-  readonly commit: <E>(alongside: Effect.Effect<void, E>) => Effect.Effect<void, E | SqlError.SqlError>
+  readonly commit: <E = never>(alongside?: Effect.Effect<void, E>) => Effect.Effect<void, E | SqlError.SqlError>
   /** The caller's balances: stored values with the charges not yet committed. */
   readonly balances: (principal: Principal) => Effect.Effect<Balances>
 }>()("sluice/services/QuotaLedger") {
@@ -380,12 +384,22 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           })
 
         /**
+         * When `renew` last wrote (epoch ms); from the start, since a lease row is fresh when made: every row is
+         * renewed within a quarter of `staleMillis` (and a commit tick) of its making or last renewal.
+         */
+        let renewedAt = Date.now()
+
+        /**
          * Renews every lease row of this instance (held parts too: a stream may
          * hold for many minutes); a lease found gone (it went unrenewed past
          * `staleMillis`) no longer backs this instance's free amount.
          */
         const renew = Effect.gen(function* () {
           if (accounts.size === 0) return
+          const now = Date.now()
+          // A quarter of the stale time: three renewals can fail before another instance may drop a lease.
+          if (now - renewedAt < staleMillis / 4) return
+          renewedAt = now
           const rows = yield* sql<{ readonly subject: Subject; readonly id: string }>`
             UPDATE quota_leases SET renewed_at = now() WHERE instance_id = ${instance}
             RETURNING subject, subject_id::text AS id`
@@ -407,17 +421,18 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           }
         }
 
-        const commitWith = <E>(alongside: Effect.Effect<void, E>, all: boolean) =>
+        const commitWith = <E>(alongside: Effect.Effect<void, E> | undefined, all: boolean) =>
           gate.withPermits(1)(Effect.suspend(() => {
             const { taken, restore } = snapshot(all)
-            return sql.withTransaction(Effect.andThen(alongside, writeDeltas(taken))).pipe(
-              Effect.tapError(() => Effect.sync(restore)),
-              Effect.andThen(renew),
-              Effect.andThen(Effect.sync(prune))
-            )
+            const write = alongside === undefined && taken.length === 0
+              ? Effect.void
+              : sql.withTransaction(Effect.andThen(alongside ?? Effect.void, writeDeltas(taken))).pipe(
+                Effect.tapError(() => Effect.sync(restore))
+              )
+            return write.pipe(Effect.andThen(renew), Effect.andThen(Effect.sync(prune)))
           })).pipe(Effect.uninterruptible)
 
-        const commit = <E>(alongside: Effect.Effect<void, E>) => commitWith(alongside, false)
+        const commit = <E = never>(alongside?: Effect.Effect<void, E>) => commitWith(alongside, false)
 
         const balances = (principal: Principal): Effect.Effect<Balances> =>
           gate.withPermits(1)(
@@ -443,7 +458,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
 
         // On close (after the usage log's last flush): hand every lease back.
         yield* Effect.addFinalizer(() =>
-          commitWith(Effect.void, true).pipe(
+          commitWith<never>(undefined, true).pipe(
             Effect.catch((error) => Effect.logError("Could not hand quota leases back", error.message))
           )
         )

@@ -91,7 +91,7 @@ export class UsageLog extends Context.Service<UsageLog, {
               const rows = pending.slice(0, Math.min(BATCH, left))
               pending = pending.slice(rows.length)
               left -= rows.length
-              yield* ledger.commit(rows.length === 0 ? Effect.void : writeBatch(rows)).pipe(
+              yield* ledger.commit(rows.length === 0 ? undefined : writeBatch(rows)).pipe(
                 Effect.tapError((error) =>
                   Effect.sync(() => {
                     // keep the rows for the next attempt

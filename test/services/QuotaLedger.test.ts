@@ -213,3 +213,32 @@ Deno.test(
     })
   )
 )
+
+Deno.test(
+  "ledger: commits with nothing to write leave the lease rows alone until a renewal is due",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      // Stale after 2 s: renewals every 500 ms at most.
+      const { ledger, sql } = yield* instance(url, 60_000, 2_000)
+      const ids = yield* seed(sql, 100_000n, null)
+      const who = principal(ids.userId, ids.tokenId, true)
+      const hold = yield* ledger.reserve(who, 10_000n)
+      const renewedAt = sql<{ at: string }>`
+        SELECT renewed_at::text AS at FROM quota_leases WHERE subject = 'user' AND subject_id = ${ids.userId}`
+      const [leased] = yield* renewedAt
+      for (let round = 0; round < 3; round += 1) {
+        yield* Effect.sleep("20 millis")
+        yield* ledger.commit()
+      }
+      const [idle] = yield* renewedAt
+      strictEqual(idle.at, leased.at, "no renewal within a quarter of the stale time")
+      yield* Effect.sleep("550 millis")
+      yield* ledger.commit()
+      const [renewed] = yield* renewedAt
+      ok(renewed.at > leased.at, `renewed once due (${leased.at} → ${renewed.at})`)
+      strictEqual(yield* ledger.settle(hold, 1_000n), 1_000n)
+      yield* ledger.commit()
+      strictEqual((yield* balances(sql, ids.userId)).used, 1_000n)
+    })
+  )
+)
