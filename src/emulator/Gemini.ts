@@ -13,7 +13,11 @@
  * final stream chunk only. Function calls carry an `id` (newer Gemini models send one). A `fileData.fileUri`
  * that is not `https://` or `gs://` is refused as the real API does (400 INVALID_ARGUMENT), and so is a
  * `thoughtSignature` this emulator did not mint (400 INVALID_ARGUMENT "Corrupted thought signature.",
- * as the real API answers another vendor's or a damaged signature).
+ * as the real API answers another vendor's or a damaged signature). Gemini 3 and later models (by name,
+ * `gemini-3…`) sign the first `functionCall` part of an answer and refuse a request whose current turn
+ * holds a model step whose first `functionCall` has no signature (400 INVALID_ARGUMENT "Function call is
+ * missing a thought_signature in functionCall parts…"); the two documented validator-skipping values are
+ * accepted in place of a signature (https://ai.google.dev/gemini-api/docs/thought-signatures).
  *
  * @since 0.1.0
  */
@@ -167,6 +171,22 @@ const unsupportedFileUri = (contents: ReadonlyArray<unknown>): string | undefine
  */
 export const thoughtSignatureFor = (reasoning: string): string => btoa(`sig-${stableHash(reasoning)}`)
 
+/**
+ * The values Gemini documents for a function call it did not sign (history from another model, calls the
+ * client made up), which skip its signature validation (ai.google.dev/gemini-api/docs/thought-signatures,
+ * FAQ). @category answers
+ */
+export const validatorSkippingSignatures: ReadonlyArray<string> = [
+  "skip_thought_signature_validator",
+  "context_engineering_is_the_way_to_go"
+]
+
+/** Whether a model, by name, validates function-call signatures (Gemini 3 and later). @category answers */
+export const checksCallSignatures = (model: string): boolean => {
+  const major = /^gemini-(\d+)/.exec(model)?.[1]
+  return major !== undefined && Number(major) >= 3
+}
+
 /** True when `value` is a signature `thoughtSignatureFor` could have produced. @category answers */
 export const isMintedThoughtSignature = (value: unknown): boolean => {
   if (typeof value !== "string") return false
@@ -183,9 +203,40 @@ const hasForeignSignature = (contents: ReadonlyArray<unknown>): boolean =>
     arrayOr(objectOr(content).parts).some((part) => {
       if (!isObject(part)) return false
       const signature = field(part, "thoughtSignature", "thought_signature")
-      return signature !== undefined && !isMintedThoughtSignature(signature)
+      return signature !== undefined && !isMintedThoughtSignature(signature) &&
+        !validatorSkippingSignatures.includes(String(signature))
     })
   )
+
+/**
+ * The first unsigned call of the current turn, as Gemini 3 checks it: the turn starts after the last user
+ * content holding anything but function responses, and in each model content (a step) after it the first
+ * `functionCall` part must carry a signature. Returns the call's name and its content's position.
+ */
+const unsignedCall = (
+  contents: ReadonlyArray<unknown>
+): { readonly name: string; readonly position: number } | undefined => {
+  const partsOf = (content: unknown) => arrayOr(objectOr(content).parts).map(objectOr)
+  let start = 0
+  for (let index = contents.length - 1; index >= 0; index--) {
+    const content = objectOr(contents[index])
+    if (
+      content.role !== "model" &&
+      partsOf(content).some((part) => field(part, "functionResponse", "function_response") === undefined)
+    ) {
+      start = index + 1
+      break
+    }
+  }
+  for (let index = start; index < contents.length; index++) {
+    if (objectOr(contents[index]).role !== "model") continue
+    const call = partsOf(contents[index]).find((part) => field(part, "functionCall", "function_call") !== undefined)
+    if (call !== undefined && field(call, "thoughtSignature", "thought_signature") === undefined) {
+      return { name: stringOr(objectOr(field(call, "functionCall", "function_call")).name) ?? "", position: index + 1 }
+    }
+  }
+  return undefined
+}
 
 /** Handles `:generateContent` and `:streamGenerateContent`. @category routes */
 export const geminiGenerate = (context: RouteContext): Reply => {
@@ -210,6 +261,20 @@ export const geminiGenerate = (context: RouteContext): Reply => {
       error: { code: 400, message: "Corrupted thought signature.", status: "INVALID_ARGUMENT" }
     }, 400)
   }
+  const signsCalls = checksCallSignatures(context.model)
+  const unsigned = signsCalls ? unsignedCall(body.contents) : undefined
+  if (unsigned !== undefined) {
+    return jsonReply({
+      error: {
+        code: 400,
+        message: "Function call is missing a thought_signature in functionCall parts. This is required for tools " +
+          "to work correctly, and missing thought_signature may lead to degraded model performance. Additional " +
+          `data, function call \`default_api:${unsigned.name}\` , position ${unsigned.position}. please refer to ` +
+          "https://ai.google.dev/gemini-api/docs/thought-signatures for more details.",
+        status: "INVALID_ARGUMENT"
+      }
+    }, 400)
+  }
   const thinkingConfig = objectOr(
     field(objectOr(field(body, "generationConfig", "generation_config")), "thinkingConfig", "thinking_config")
   )
@@ -221,8 +286,12 @@ export const geminiGenerate = (context: RouteContext): Reply => {
   const finishReason = result.finish === "length" ? "MAX_TOKENS" : "STOP"
   const thoughtSignature = result.reasoning === undefined ? "" : thoughtSignatureFor(result.reasoning)
   const showThoughts = includeThoughts && result.reasoning !== undefined
+  // Gemini 3 signs the first call of an answer (parallel calls: only the first).
   const callParts = result.toolCalls.map((call, index) => ({
-    functionCall: { id: callIds[index], name: call.name, args: call.input }
+    functionCall: { id: callIds[index], name: call.name, args: call.input },
+    ...(signsCalls && index === 0
+      ? { thoughtSignature: thoughtSignatureFor(`${call.name}:${JSON.stringify(call.input)}`) }
+      : {})
   }))
   const envelope = (parts: ReadonlyArray<JsonObject>, last: boolean): JsonObject => {
     const candidate: JsonObject = { content: { parts, role: "model" }, index: 0 }
