@@ -566,6 +566,55 @@ const encodeResponseFormat = (format: ResponseFormat): WireJson => {
 const wireRole = (role: Message["role"]): string => role === "assistant" ? "model" : "user"
 
 /**
+ * The value Gemini documents for a function call it did not sign (a tool loop
+ * begun on another model, or a client that dropped the signature): it skips
+ * the signature check (https://ai.google.dev/gemini-api/docs/thought-signatures,
+ * FAQ "transfer history from another model").
+ *
+ * @category constants
+ */
+export const SKIP_SIGNATURE_VALIDATOR = "skip_thought_signature_validator"
+
+/**
+ * Whether an upstream model, by name, refuses unsigned function calls in the
+ * current turn: Gemini 3 and later (`gemini-3-pro-preview`, `gemini-3.5-flash`,
+ * with or without `models/`). Source: ai.google.dev/gemini-api/docs/thought-signatures
+ * ("When using Gemini 3 models, you must pass back thought signatures during
+ * function calling, otherwise you will get a validation error").
+ *
+ * @category models
+ */
+export const checksCallSignatures = (model: string): boolean => {
+  const major = /^(?:models\/)?gemini-(\d+)/.exec(model)?.[1]
+  return major !== undefined && Number(major) >= 3
+}
+
+/**
+ * Gives `SKIP_SIGNATURE_VALIDATOR` to every unsigned call Gemini 3 would
+ * refuse: the current turn starts after the last user content holding anything
+ * but function responses, and in each model content (a step) after it the
+ * first `functionCall` part must carry a signature. Earlier turns are not
+ * checked by the vendor and are left alone.
+ */
+const signCurrentTurnCalls = (contents: Array<{ role: string; parts: Array<WireJson> }>) => {
+  let start = 0
+  for (let index = contents.length - 1; index >= 0; index--) {
+    const content = contents[index]
+    if (content.role === "user" && content.parts.some((part) => part.functionResponse === undefined)) {
+      start = index + 1
+      break
+    }
+  }
+  for (const content of contents.slice(start)) {
+    if (content.role !== "model") continue
+    const index = content.parts.findIndex((part) => part.functionCall !== undefined)
+    if (index >= 0 && content.parts[index].thoughtSignature === undefined) {
+      content.parts[index] = { ...content.parts[index], thoughtSignature: SKIP_SIGNATURE_VALIDATOR }
+    }
+  }
+}
+
+/**
  * Canonical request → generate-content body, without `model` (the adapter puts
  * the model, and `:streamGenerateContent?alt=sse` for a stream, in the URL).
  * System messages, wherever they stood, are joined into `systemInstruction`;
@@ -578,7 +627,9 @@ const wireRole = (role: Message["role"]): string => role === "assistant" ? "mode
  * `thinkingBudget`, `enabled: true` alone becomes `-1` (dynamic), off becomes
  * `0`; `includeThoughts` is set whenever reasoning is on. A reasoning part
  * whose signature another vendor minted is sent as its thought text alone (left
- * out when it has no text). `dropped` lists the
+ * out when it has no text); for a Gemini 3 model (`checksCallSignatures`), an
+ * unsigned function call of the current turn gets `SKIP_SIGNATURE_VALIDATOR`,
+ * so a tool loop begun elsewhere is not refused. `dropped` lists the
  * canonical fields used that the format cannot carry (`geminiDroppedFields`).
  *
  * @category encoding
@@ -602,6 +653,7 @@ export const encodeGeminiRequest = (request: Request): EncodedRequest => {
     if (last !== undefined && last.role === role) last.parts.push(...parts)
     else contents.push({ role, parts })
   }
+  if (checksCallSignatures(request.model)) signCurrentTurnCalls(contents)
   const generationConfig = defined({
     temperature: request.temperature,
     topP: request.topP,

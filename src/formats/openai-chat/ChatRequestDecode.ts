@@ -23,6 +23,7 @@ import type { Message, ReasoningEffort, Request, ResponseFormat, Tool, ToolChoic
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { makeDecoder } from "../SchemaDecode.ts"
+import { signaturePartOf } from "./CallSignatures.ts"
 
 const optionalNullable = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
 
@@ -60,7 +61,9 @@ const FunctionCall = Schema.Struct({ name: Schema.String, arguments: Schema.Stri
 const ToolCall = Schema.Struct({
   id: Schema.String,
   type: Schema.optional(Schema.Literal("function")),
-  function: FunctionCall
+  function: FunctionCall,
+  /** Gemini's OpenAI-compatible extension; read by `CallSignatures.ts`. */
+  extra_content: Schema.optional(Schema.Unknown)
 })
 
 const SystemMessage = Schema.Struct({
@@ -287,6 +290,8 @@ const toMessage = (messages: ReadonlyArray<ChatMessage>, index: number): Message
         content.push({ type: "text", text: message.refusal })
       }
       for (const call of message.tool_calls ?? []) {
+        const signature = signaturePartOf(call.extra_content)
+        if (signature !== undefined) content.push(signature)
         content.push({
           type: "tool-call",
           callId: call.id,
@@ -448,7 +453,9 @@ const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: bool
  * call); legacy `function` messages and assistant `function_call` are paired
  * by a synthetic id `call_function_<message index>`; assistant
  * `reasoning_content` (DeepSeek) or `reasoning` → a reasoning part first in
- * the turn; `refusal` → text; image data URIs → Base64 sources;
+ * the turn; a tool call's `extra_content.google.thought_signature` (Gemini's
+ * OpenAI-compatible field) → a signature-only reasoning part right before the
+ * call (`CallSignatures.ts`); `refusal` → text; image data URIs → Base64 sources;
  * `max_completion_tokens` wins over `max_tokens`; a `custom` tool → a builtin
  * tool of format `openai-chat`; legacy `functions` / `function_call` are read
  * when `tools` / `tool_choice` are absent.

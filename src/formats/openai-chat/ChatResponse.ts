@@ -10,6 +10,7 @@ import type { Response } from "../../canonical/Response.ts"
 import { emptyUsage } from "../../canonical/Usage.ts"
 import type { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { ResponseMeta } from "../Format.ts"
+import { callSignatures, extraContentFor } from "./CallSignatures.ts"
 import {
   badBody,
   decodeFinishReason,
@@ -101,7 +102,9 @@ export const decodeChatResponse = (body: unknown): Response | UpstreamFailed => 
  * from `meta`. `message.content` is the joined text, `null` when the answer is
  * only tool calls; reasoning text goes to `message.reasoning_content`
  * (reasoning signatures and redacted reasoning have no chat field and are not
- * sent); `refusal` is `null`; usage carries the cached and reasoning details.
+ * sent, but for a Gemini call's signature, which goes on the call as
+ * `extra_content.google.thought_signature`, see `CallSignatures.ts`); `refusal`
+ * is `null`; usage carries the cached and reasoning details.
  *
  * @category encoding
  */
@@ -109,6 +112,7 @@ export const encodeChatResponse = (response: Response, meta: ResponseMeta): Reco
   const text = response.content.flatMap((part) => (part.type === "text" ? [part.text] : []))
   const reasoning = response.content.flatMap((part) => (part.type === "reasoning" ? [part.text] : []))
   const calls = response.content.flatMap((part) => (part.type === "tool-call" ? [part] : []))
+  const signatures = callSignatures(response.content)
   return {
     id: meta.id,
     object: "chat.completion",
@@ -122,11 +126,15 @@ export const encodeChatResponse = (response: Response, meta: ResponseMeta): Reco
         ...(reasoning.length === 0 ? {} : { reasoning_content: reasoning.join("") }),
         refusal: null,
         ...(calls.length === 0 ? {} : {
-          tool_calls: calls.map((call) => ({
-            id: call.callId,
-            type: "function",
-            function: { name: call.name, arguments: call.arguments }
-          }))
+          tool_calls: calls.map((call) => {
+            const signature = signatures.get(call)
+            return {
+              id: call.callId,
+              type: "function",
+              function: { name: call.name, arguments: call.arguments },
+              ...(signature === undefined ? {} : { extra_content: extraContentFor(signature) })
+            }
+          })
         })
       },
       logprobs: null,

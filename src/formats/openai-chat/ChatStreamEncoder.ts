@@ -11,6 +11,7 @@ import type { StreamPart } from "../../canonical/StreamPart.ts"
 import type { Usage } from "../../canonical/Usage.ts"
 import type { Problem, ResponseMeta, StreamEncoder } from "../Format.ts"
 import { encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
+import { extraContentFor } from "./CallSignatures.ts"
 import { dataEvent, doneEvent, encodeChatFinishReason, encodeUsage } from "./ChatWire.ts"
 
 /**
@@ -25,6 +26,10 @@ export interface ChatEncodeState {
   readonly started: boolean
   readonly toolOrdinals: ReadonlyMap<number, number>
   readonly usage: Usage | undefined
+  /** The open reasoning block and whether it had text (a signature-only block signs the next call). */
+  readonly reasoning?: { readonly index: number; readonly hasText: boolean } | undefined
+  /** A Gemini signature waiting for the tool call right after its signature-only block. */
+  readonly callSignature?: string | undefined
 }
 
 const chunk = (
@@ -51,16 +56,26 @@ const contentEvents = (
     case "ResponseStart":
       return [state, []]
     case "BlockStart": {
-      if (part.block.type !== "tool-call") return [state, []]
+      if (part.block.type !== "tool-call") {
+        const reasoning = part.block.type === "reasoning" ? { index: part.index, hasText: false } : undefined
+        return [{ ...state, reasoning, callSignature: undefined }, []]
+      }
       const ordinal = state.toolOrdinals.size
+      const signature = state.callSignature
       return [
-        { ...state, toolOrdinals: new Map(state.toolOrdinals).set(part.index, ordinal) },
+        {
+          ...state,
+          toolOrdinals: new Map(state.toolOrdinals).set(part.index, ordinal),
+          reasoning: undefined,
+          callSignature: undefined
+        },
         [chunk(meta, {
           tool_calls: [{
             index: ordinal,
             id: part.block.callId,
             type: "function",
-            function: { name: part.block.name, arguments: "" }
+            function: { name: part.block.name, arguments: "" },
+            ...(signature === undefined ? {} : { extra_content: extraContentFor(signature) })
           }]
         })]
       ]
@@ -68,7 +83,12 @@ const contentEvents = (
     case "TextDelta":
       return [state, [chunk(meta, { content: part.text })]]
     case "ReasoningDelta":
-      return [state, [chunk(meta, { reasoning_content: part.text })]]
+      return [
+        state.reasoning?.index === part.index && !state.reasoning.hasText
+          ? { ...state, reasoning: { index: part.index, hasText: true } }
+          : state,
+        [chunk(meta, { reasoning_content: part.text })]
+      ]
     case "ToolInputDelta": {
       const ordinal = state.toolOrdinals.get(part.index)
       if (ordinal === undefined) return [state, []]
@@ -91,6 +111,9 @@ const contentEvents = (
       return [{ ...state, usage: part.usage }, events]
     }
     case "ReasoningSignature":
+      return part.origin === "gemini" && state.reasoning?.index === part.index && !state.reasoning.hasText
+        ? [{ ...state, callSignature: part.signature }, []]
+        : [state, []]
     case "RedactedReasoning":
     case "BlockStop":
       return [state, []]
@@ -105,7 +128,9 @@ const contentEvents = (
  * fragment at that call's ordinal; `Finish` → an empty delta with
  * `finish_reason`, then, when `meta.includeUsage`, a `choices: []` chunk with
  * the usage. Reasoning signatures and redacted reasoning have no chat field
- * and are not sent.
+ * and are not sent, but for the signature of a Gemini call (a signature-only
+ * reasoning block right before a tool call), which goes on that call's first
+ * chunk as `extra_content.google.thought_signature` (`CallSignatures.ts`).
  *
  * @category encoding
  */
