@@ -1,14 +1,25 @@
 /**
- * Sends one upstream call and hands back its status, headers and a body read
- * chunk by chunk (or whole, as text). Built on `fetch` with an `AbortController` owned by the
- * call, so interrupting the caller (client gone, timeout, failover) aborts the
- * upstream request; timeouts for the answer's head, the gap between body
- * chunks and the whole call are enforced here, by one shared watchdog timer
- * rather than timers per call.
+ * Sends one upstream call and hands back its status and a body read chunk by
+ * chunk (or whole, as text). Built on undici (the Node.js project's HTTP/1.1
+ * client, https://undici.nodejs.org) rather than the runtime's `fetch`: with
+ * its keep-alive pool an upstream call costs the gateway markedly less CPU
+ * (measured: a bare forwarder served 19,600 against 14,800 req/s, the gateway
+ * 6–16% more). Its `EnvHttpProxyAgent` honours `HTTP_PROXY`, `HTTPS_PROXY` and
+ * `NO_PROXY` as `fetch` did. Each call owns an `AbortController`, so
+ * interrupting the caller (client gone, timeout, failover) aborts the upstream
+ * request; timeouts for the answer's head, the gap between body chunks and the
+ * whole call are enforced here, by one shared watchdog timer rather than
+ * timers per call. Requests ask for `accept-encoding: identity`; a body
+ * compressed anyway (gzip, deflate, br) is decompressed. Redirects are not
+ * followed: a 3xx is the upstream's answer.
  *
  * @since 0.1.0
  */
+import { Buffer } from "node:buffer"
+import type { Readable } from "node:stream"
+import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib"
 import { Context, Effect, Layer } from "effect"
+import { type Dispatcher, EnvHttpProxyAgent } from "undici"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
 
 /** Timeouts in milliseconds (0 = none). @category models */
@@ -21,10 +32,9 @@ export interface Timeouts {
   readonly totalMs: number
 }
 
-/** An answered upstream call. `body` may be read once. @category models */
+/** An answered upstream call. Its body may be read once. @category models */
 export interface UpstreamResponse {
   readonly status: number
-  readonly headers: Headers
   /**
    * Reads the next chunk of the body, `undefined` at its end; fails with `UpstreamFailed` (`timeout`,
    * `stream-broken`). Read the body through this or through `text`, not both; `abort` when done with it early.
@@ -70,6 +80,156 @@ const watchdog = (() => {
   }
 })()
 
+/** How long an idle pooled upstream connection is kept (milliseconds). */
+const KEEP_ALIVE_MS = 10_000
+
+/** The answer body as bytes, decompressed when the upstream compressed it despite `accept-encoding: identity`. */
+const decodedBody = (response: Dispatcher.ResponseData): Readable => {
+  const encoding = response.headers["content-encoding"]
+  const coding = (Array.isArray(encoding) ? encoding.join(",") : encoding ?? "").trim().toLowerCase()
+  switch (coding) {
+    case "":
+    case "identity":
+      return response.body
+    case "gzip":
+    case "x-gzip":
+      return response.body.pipe(createGunzip())
+    case "deflate":
+      return response.body.pipe(createInflate())
+    case "br":
+      return response.body.pipe(createBrotliDecompress())
+    default:
+      throw new Error(`unsupported content-encoding ${coding}`)
+  }
+}
+
+/** A whole body as UTF-8 text. */
+const textOf = async (body: Readable): Promise<string> => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of body) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString("utf8")
+}
+
+/** The client over `dispatcher` (an undici pool per origin). */
+const make = (dispatcher: Dispatcher) =>
+  UpstreamClient.of({
+    post: (url, headers, body, timeouts) =>
+      Effect.callback<UpstreamResponse, UpstreamFailed>((resume) => {
+        const controller = new AbortController()
+        const started = Date.now()
+        const headDeadline = timeouts.firstByteMs > 0 ? started + timeouts.firstByteMs : Infinity
+        const totalDeadline = timeouts.totalMs > 0 ? started + timeouts.totalMs : Infinity
+        const idleMs = timeouts.idleMs > 0 ? timeouts.idleMs : Infinity
+        let headArrived = false
+        let reading = false
+        let lastActivity = started
+        let timedOut = false
+        let idleExpired = false
+        let finished = false
+        const abort = () => {
+          watchdog.unwatch(call)
+          if (!finished) {
+            finished = true
+            controller.abort()
+          }
+        }
+        const call: Watched = {
+          check: (now) => {
+            if (!headArrived && now >= headDeadline) timedOut = true
+            else if (now >= totalDeadline) timedOut = true
+            else if (reading && now - lastActivity >= idleMs) timedOut = idleExpired = true
+            if (timedOut) abort()
+          }
+        }
+        watchdog.watch(call)
+        const target = new URL(url)
+        dispatcher.request({
+          origin: target.origin,
+          path: target.pathname + target.search,
+          method: "POST",
+          headers: { "accept-encoding": "identity", ...headers },
+          body,
+          signal: controller.signal
+        }).then(
+          (response) => {
+            headArrived = true
+            const status = response.statusCode
+            const failure = (kind: "timeout" | "stream-broken" | "bad-body", message: string) =>
+              new UpstreamFailed({ kind, status, message })
+            let source: Readable
+            try {
+              source = decodedBody(response)
+            } catch (error) {
+              abort()
+              resume(
+                Effect.fail(failure("bad-body", `The upstream answer could not be read (${(error as Error).message}).`))
+              )
+              return
+            }
+            // Read to the end, the call is only unwatched (the connection goes back to the pool); cut short, aborted.
+            const done = () => {
+              finished = true
+              watchdog.unwatch(call)
+            }
+            let chunks: AsyncIterator<Uint8Array> | undefined
+            const readFailure = () =>
+              idleExpired
+                ? failure("timeout", "The upstream went idle mid-answer.")
+                : timedOut
+                ? failure("timeout", "The upstream stopped sending in time.")
+                : failure("stream-broken", "The upstream connection broke mid-answer.")
+            const onChunk = (result: IteratorResult<Uint8Array>): Uint8Array | undefined => {
+              lastActivity = Date.now()
+              if (!result.done) return result.value
+              done()
+              return undefined
+            }
+            const read = Effect.tryPromise({
+              try: (): Promise<Uint8Array | undefined> => {
+                if (chunks === undefined) {
+                  chunks = source[Symbol.asyncIterator]()
+                  lastActivity = Date.now()
+                  reading = true
+                }
+                return chunks.next().then(onChunk)
+              },
+              catch: readFailure
+            })
+            resume(Effect.succeed({
+              status,
+              read,
+              text: Effect.tryPromise({
+                try: () =>
+                  (source === response.body ? response.body.text() : textOf(source)).then((text) => {
+                    done()
+                    return text
+                  }),
+                catch: () =>
+                  timedOut
+                    ? failure("timeout", "The upstream did not finish its answer in time.")
+                    : failure("stream-broken", "The upstream connection broke mid-answer.")
+              }).pipe(Effect.ensuring(Effect.sync(abort))),
+              abort
+            }))
+          },
+          (error: unknown) => {
+            finished = true
+            watchdog.unwatch(call)
+            resume(Effect.fail(
+              new UpstreamFailed({
+                kind: timedOut ? "timeout" : "network",
+                status: 0,
+                message: timedOut
+                  ? "The upstream did not answer in time."
+                  : `The upstream could not be reached (${(error as Error).name}).`
+              })
+            ))
+          }
+        )
+        return Effect.sync(abort)
+      })
+  })
+
 /** @category services */
 export class UpstreamClient extends Context.Service<UpstreamClient, {
   /**
@@ -84,108 +244,15 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
     timeouts: Timeouts
   ) => Effect.Effect<UpstreamResponse, UpstreamFailed>
 }>()("sluice/services/UpstreamClient") {
-  /** Over the runtime's `fetch`. */
-  static readonly layer = Layer.succeed(
+  /**
+   * Over one undici `EnvHttpProxyAgent` (keep-alive pools per origin, proxies
+   * from the environment), destroyed when the layer closes.
+   */
+  static readonly layer = Layer.effect(
     UpstreamClient,
-    UpstreamClient.of({
-      post: (url, headers, body, timeouts) =>
-        Effect.callback<UpstreamResponse, UpstreamFailed>((resume) => {
-          const controller = new AbortController()
-          const started = Date.now()
-          const headDeadline = timeouts.firstByteMs > 0 ? started + timeouts.firstByteMs : Infinity
-          const totalDeadline = timeouts.totalMs > 0 ? started + timeouts.totalMs : Infinity
-          const idleMs = timeouts.idleMs > 0 ? timeouts.idleMs : Infinity
-          let headArrived = false
-          let reading = false
-          let lastActivity = started
-          let timedOut = false
-          let idleExpired = false
-          let finished = false
-          const abort = () => {
-            watchdog.unwatch(call)
-            if (!finished) {
-              finished = true
-              controller.abort()
-            }
-          }
-          const call: Watched = {
-            check: (now) => {
-              if (!headArrived && now >= headDeadline) timedOut = true
-              else if (now >= totalDeadline) timedOut = true
-              else if (reading && now - lastActivity >= idleMs) timedOut = idleExpired = true
-              if (timedOut) abort()
-            }
-          }
-          watchdog.watch(call)
-          fetch(url, { method: "POST", headers, body, signal: controller.signal }).then(
-            (response) => {
-              headArrived = true
-              const failure = (kind: "timeout" | "stream-broken", message: string) =>
-                new UpstreamFailed({ kind, status: response.status, message })
-              // The body is read through one reader, taken at the first read: touching `response.body` earlier
-              // would make the runtime build a web stream that `text()` then has to drain.
-              let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
-              const readFailure = () =>
-                idleExpired
-                  ? failure("timeout", "The upstream went idle mid-answer.")
-                  : timedOut
-                  ? failure("timeout", "The upstream stopped sending in time.")
-                  : failure("stream-broken", "The upstream connection broke mid-answer.")
-              const onChunk = (result: ReadableStreamReadResult<Uint8Array>): Uint8Array | undefined => {
-                lastActivity = Date.now()
-                if (!result.done) return result.value
-                // Read to the end: nothing to abort (an abort would only build a DOMException and its stack).
-                finished = true
-                watchdog.unwatch(call)
-                return undefined
-              }
-              const read = Effect.tryPromise({
-                try: (): Promise<Uint8Array | undefined> => {
-                  if (reader === undefined) {
-                    if (response.body === null) return Promise.resolve(onChunk({ done: true, value: undefined }))
-                    reader = response.body.getReader()
-                    lastActivity = Date.now()
-                    reading = true
-                  }
-                  return reader.read().then(onChunk)
-                },
-                catch: readFailure
-              })
-              resume(Effect.succeed({
-                status: response.status,
-                headers: response.headers,
-                read,
-                // Read whole, the call is only unwatched; cut short (failed, interrupted), it is aborted.
-                text: Effect.tryPromise({
-                  try: () =>
-                    response.text().then((text) => {
-                      finished = true
-                      return text
-                    }),
-                  catch: () =>
-                    timedOut
-                      ? failure("timeout", "The upstream did not finish its answer in time.")
-                      : failure("stream-broken", "The upstream connection broke mid-answer.")
-                }).pipe(Effect.ensuring(Effect.sync(abort))),
-                abort
-              }))
-            },
-            (error: unknown) => {
-              finished = true
-              watchdog.unwatch(call)
-              resume(Effect.fail(
-                new UpstreamFailed({
-                  kind: timedOut ? "timeout" : "network",
-                  status: 0,
-                  message: timedOut
-                    ? "The upstream did not answer in time."
-                    : `The upstream could not be reached (${(error as Error).name}).`
-                })
-              ))
-            }
-          )
-          return Effect.sync(abort)
-        })
-    })
+    Effect.acquireRelease(
+      Effect.sync(() => new EnvHttpProxyAgent({ keepAliveTimeout: KEEP_ALIVE_MS })),
+      (dispatcher) => Effect.promise(() => dispatcher.destroy())
+    ).pipe(Effect.map(make))
   )
 }
