@@ -19,7 +19,7 @@ import { Buffer } from "node:buffer"
 import type { Readable } from "node:stream"
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib"
 import { Context, Effect, Layer } from "effect"
-import { type Dispatcher, EnvHttpProxyAgent } from "undici"
+import { Agent, type Dispatcher, EnvHttpProxyAgent } from "undici"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
 
 /** Timeouts in milliseconds (0 = none). @category models */
@@ -83,6 +83,35 @@ const watchdog = (() => {
 /** How long an idle pooled upstream connection is kept (milliseconds). */
 const KEEP_ALIVE_MS = 10_000
 
+/**
+ * The dispatcher for this process's environment: an `EnvHttpProxyAgent` when
+ * `HTTP_PROXY` or `HTTPS_PROXY` (either case) is set, else a plain `Agent` (the
+ * proxy agent reads `NO_PROXY` from the environment on every request).
+ */
+const dispatcherFromEnvironment = (): Dispatcher => {
+  const proxied = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"].some((name) =>
+    (Deno.env.get(name) ?? "") !== ""
+  )
+  return proxied
+    ? new EnvHttpProxyAgent({ keepAliveTimeout: KEEP_ALIVE_MS })
+    : new Agent({ keepAliveTimeout: KEEP_ALIVE_MS })
+}
+
+/** Parsed upstream URLs (origin and path), by URL: a gateway calls a handful of them over and over. */
+const targets = new Map<string, { readonly origin: string; readonly path: string }>()
+
+/** `url` split into the origin undici dials and the path it requests. */
+const targetOf = (url: string): { readonly origin: string; readonly path: string } => {
+  let target = targets.get(url)
+  if (target === undefined) {
+    if (targets.size >= 1_000) targets.clear()
+    const parsed = new URL(url)
+    target = { origin: parsed.origin, path: parsed.pathname + parsed.search }
+    targets.set(url, target)
+  }
+  return target
+}
+
 /** The answer body as bytes, decompressed when the upstream compressed it despite `accept-encoding: identity`. */
 const decodedBody = (response: Dispatcher.ResponseData): Readable => {
   const encoding = response.headers["content-encoding"]
@@ -142,10 +171,10 @@ const make = (dispatcher: Dispatcher) =>
           }
         }
         watchdog.watch(call)
-        const target = new URL(url)
+        const target = targetOf(url)
         dispatcher.request({
           origin: target.origin,
-          path: target.pathname + target.search,
+          path: target.path,
           method: "POST",
           headers: { "accept-encoding": "identity", ...headers },
           body,
@@ -245,13 +274,13 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
   ) => Effect.Effect<UpstreamResponse, UpstreamFailed>
 }>()("sluice/services/UpstreamClient") {
   /**
-   * Over one undici `EnvHttpProxyAgent` (keep-alive pools per origin, proxies
-   * from the environment), destroyed when the layer closes.
+   * Over one undici dispatcher (keep-alive pools per origin; through the
+   * proxy the environment names, if any), destroyed when the layer closes.
    */
   static readonly layer = Layer.effect(
     UpstreamClient,
     Effect.acquireRelease(
-      Effect.sync(() => new EnvHttpProxyAgent({ keepAliveTimeout: KEEP_ALIVE_MS })),
+      Effect.sync(dispatcherFromEnvironment),
       (dispatcher) => Effect.promise(() => dispatcher.destroy())
     ).pipe(Effect.map(make))
   )
