@@ -72,7 +72,7 @@ export const ChannelSettings = Schema.Struct({
   strip_params: Schema.optional(Schema.Array(Schema.String)),
   auto_disable: Schema.optional(Schema.Boolean),
   test_model: Schema.optional(Schema.String),
-  /** The upstream needs images inline (Base64): URLs are downloaded by the gateway. */
+  /** The upstream needs images (on gemini channels, files too) inline (Base64): URLs are downloaded by the gateway. */
   inline_images: Schema.optional(Schema.Boolean)
 })
 
@@ -116,7 +116,7 @@ export const UserSpec = Schema.Struct({
 /**
  * Gateway-wide settings. `retry_times`: extra attempts after the first;
  * `default_max_tokens`: the output estimate when a request names none;
- * `media_max_bytes`, `media_timeout_ms`: limits of one image download made for
+ * `media_max_bytes`, `media_timeout_ms`: limits of one image or file download made for
  * an inline-only channel; `media_allow_hosts`: host names trusted although
  * they resolve to private addresses (e.g. an intranet image server).
  *

@@ -1,8 +1,10 @@
 /**
- * Makes URL images inline for upstreams that only take inline data: each
- * URL-sourced image of a request (in message content and in tool results) is
- * downloaded by the gateway through the SSRF guard of `http/SafeFetch.ts` and
- * replaced by a Base64 source with the media type of the download.
+ * Makes URL images and files inline for upstreams that only take inline data: each
+ * URL-sourced image of a request (in message content and in tool results)
+ * and each URL-sourced file (a PDF, say) is downloaded by the gateway through
+ * the SSRF guard of `http/SafeFetch.ts` and replaced by a Base64 source with
+ * the media type of the download (a file keeps its name, or takes the last
+ * segment of the URL's path).
  *
  * Which channels: `settings.inline_images` when the channel sets it; else
  * `true` for `gemini` channels (generate-content takes `fileData.fileUri` for
@@ -14,22 +16,31 @@
  *
  * The image check: a `Content-Type` of `image/*` is taken as is; a missing or
  * `application/octet-stream` one is replaced by the type sniffed from the
- * bytes (`file-type`); anything else is refused as not an image.
+ * bytes (`file-type`); anything else is refused as not an image. The file
+ * check: the declared type, or the sniffed one when it is missing or
+ * octet-stream; a web page (`text/html`) or bytes of no known type are
+ * refused as not a document.
+ *
+ * Which files: on channels whose wire format is chat completions always (a
+ * chat `file` part holds `file_data` or a `file_id`, never a URL,
+ * platform.openai.com/docs/guides/pdf-files), on gemini channels as for
+ * images; Messages (document `url` sources) and Responses (`file_url`) take
+ * file URLs themselves.
  *
  * @since 0.1.0
  */
 import { Context, Data, Effect, Layer } from "effect"
 import { Base64 } from "effect/encoding"
 import { fileTypeFromBuffer } from "file-type"
-import type { ImagePart, Part } from "../canonical/Content.ts"
+import type { FilePart, ImagePart, Part } from "../canonical/Content.ts"
 import type { Request } from "../canonical/Request.ts"
 import { InvalidRequest } from "../errors/GatewayError.ts"
 import type { FormatName } from "../formats/Format.ts"
 import { displayUrl, type Resolver, safeFetch, type SafeFetchFailure } from "../http/SafeFetch.ts"
 import type { Channel } from "../storage/Catalog.ts"
 
-/** An image made inline: its media type (`image/png`) and Base64 data. @category models */
-export interface InlineImage {
+/** An image or file made inline: its media type (`image/png`, `application/pdf`) and Base64 data. @category models */
+export interface InlineMedia {
   readonly mediaType: string
   readonly data: string
 }
@@ -47,16 +58,18 @@ export interface MediaSettings {
 }
 
 /**
- * An image URL could not be made inline. `reason` is the download failure or
- * `not-an-image`; `message` is safe to show the caller; `url` is the URL as
- * the request held it (to find the field it came from).
+ * An image or file URL could not be made inline. `reason` is the download
+ * failure, `not-an-image` or `not-a-document`; `message` is safe to show the
+ * caller; `url` is the URL as the request held it (to find the field it came
+ * from); `medium` says which kind of part held it.
  *
  * @category errors
  */
 export class MediaFetchFailed extends Data.TaggedError("MediaFetchFailed")<{
   readonly url: string
-  readonly reason: SafeFetchFailure | "not-an-image"
+  readonly reason: SafeFetchFailure | "not-an-image" | "not-a-document"
   readonly message: string
+  readonly medium: "image" | "file"
 }> {}
 
 /**
@@ -66,6 +79,15 @@ export class MediaFetchFailed extends Data.TaggedError("MediaFetchFailed")<{
  */
 export const inlinesImages = (channel: Pick<Channel, "type" | "settings">): boolean =>
   channel.settings.inline_images ?? channel.type === "gemini"
+
+/**
+ * Whether URL files go inline for a channel called in `wire` format (see the
+ * module doc).
+ *
+ * @category predicates
+ */
+export const inlinesFiles = (channel: Pick<Channel, "type" | "settings">, wire: FormatName): boolean =>
+  wire === "openai-chat" || (wire === "gemini" && inlinesImages(channel))
 
 /** `gs://…` or a Files-API URI (`https://generativelanguage.googleapis.com/v1beta/files/…`). */
 const isGeminiFileReference = (url: string): boolean =>
@@ -101,7 +123,65 @@ export const imageUrlsToInline = (request: Request, channelType: Channel["type"]
   return [...urls]
 }
 
-const inlineImage = (image: ImagePart, images: ReadonlyMap<string, InlineImage>): ImagePart => {
+/**
+ * The distinct URLs a request's files must be downloaded from for a channel
+ * of `channelType`, in order of appearance: URL sources that are not `data:`
+ * URIs (nor Gemini file references, on gemini channels), in message content
+ * (tool results hold text and images only).
+ *
+ * @category inlining
+ */
+export const fileUrlsToInline = (request: Request, channelType: Channel["type"]): ReadonlyArray<string> => {
+  const urls = new Set<string>()
+  for (const message of request.messages) {
+    for (const part of message.content) {
+      if (part.type !== "file" || part.source.kind !== "url") continue
+      const url = part.source.url
+      if (url.startsWith("data:")) continue
+      if (channelType === "gemini" && isGeminiFileReference(url)) continue
+      urls.add(url)
+    }
+  }
+  return [...urls]
+}
+
+/** The last segment of a URL's path, decoded, when it looks like a file name (`report.pdf`). */
+const fileNameOf = (url: string): string | undefined => {
+  try {
+    const segment = decodeURIComponent(new URL(url).pathname.split("/").pop() ?? "")
+    return /^[^\\/]+\.[A-Za-z0-9]{1,8}$/.test(segment) ? segment : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const inlineFile = (file: FilePart, files: ReadonlyMap<string, InlineMedia>): FilePart => {
+  if (file.source.kind !== "url") return file
+  const inline = files.get(file.source.url)
+  if (inline === undefined) return file
+  const filename = file.filename ?? fileNameOf(file.source.url)
+  return {
+    ...file,
+    source: { kind: "base64", mediaType: inline.mediaType, data: inline.data },
+    ...(filename === undefined ? {} : { filename })
+  }
+}
+
+/**
+ * The request with every file whose URL is in `files` replaced by its Base64
+ * source (keeping its name, or naming it after the URL); other parts kept.
+ *
+ * @category inlining
+ */
+export const withInlineFiles = (request: Request, files: ReadonlyMap<string, InlineMedia>): Request => ({
+  ...request,
+  messages: request.messages.map((message) => ({
+    ...message,
+    content: message.content.map((part): Part => part.type === "file" ? inlineFile(part, files) : part)
+  }))
+})
+
+const inlineImage = (image: ImagePart, images: ReadonlyMap<string, InlineMedia>): ImagePart => {
   if (image.source.kind !== "url") return image
   const inline = images.get(image.source.url)
   return inline === undefined
@@ -115,7 +195,7 @@ const inlineImage = (image: ImagePart, images: ReadonlyMap<string, InlineImage>)
  *
  * @category inlining
  */
-export const withInlineImages = (request: Request, images: ReadonlyMap<string, InlineImage>): Request => ({
+export const withInlineImages = (request: Request, images: ReadonlyMap<string, InlineMedia>): Request => ({
   ...request,
   messages: request.messages.map((message) => ({
     ...message,
@@ -163,17 +243,26 @@ const imageUrlField: Readonly<Record<FormatName, string>> = {
   completions: "image_url"
 }
 
+/** The file URL field of each inbound format (chat and completions take no file URLs). */
+const fileUrlField: Readonly<Record<FormatName, string>> = {
+  "openai-chat": "file",
+  "openai-responses": "file_url",
+  anthropic: "source.url",
+  gemini: "fileData.fileUri",
+  completions: "prompt"
+}
+
 /**
  * A download failure as the caller's 400: the failure's message, `param` the
- * path of the URL in the caller's body `raw` (else the format's image URL
- * field name).
+ * path of the URL in the caller's body `raw` (else the format's image or file
+ * URL field name).
  *
  * @category errors
  */
 export const toInvalidRequest = (error: MediaFetchFailed, raw: unknown, inbound: FormatName): InvalidRequest =>
   new InvalidRequest({
     message: error.message,
-    param: pathOfString(raw, error.url) ?? imageUrlField[inbound]
+    param: pathOfString(raw, error.url) ?? (error.medium === "image" ? imageUrlField : fileUrlField)[inbound]
   })
 
 const octetStream: ReadonlySet<string> = new Set(["", "application/octet-stream", "binary/octet-stream"])
@@ -191,62 +280,111 @@ const imageTypeOf = async (contentType: string | undefined, bytes: Uint8Array): 
 }
 
 /**
- * Image downloads for inline-only channels, under the gateway's media
+ * The media type of a downloaded file: the declared type, else (missing or
+ * octet-stream) the sniffed one; `undefined` for a web page or unknown bytes.
+ */
+const documentTypeOf = async (contentType: string | undefined, bytes: Uint8Array): Promise<string | undefined> => {
+  const declared = (contentType ?? "").split(";")[0].trim().toLowerCase()
+  if (declared === "text/html" || declared === "application/xhtml+xml") return undefined
+  if (!octetStream.has(declared)) return declared
+  const sniffed = await fileTypeFromBuffer(bytes).catch(() => undefined)
+  return sniffed?.mime
+}
+
+/**
+ * Image and file downloads for inline-only channels, under the gateway's media
  * settings (`media_max_bytes`, `media_timeout_ms`, `media_allow_hosts`).
  *
  * @category services
  */
 export class MediaFetcher extends Context.Service<MediaFetcher, {
   /** Downloads one image URL: its media type and Base64 data, or why not. */
-  readonly fetchImage: (url: string) => Effect.Effect<InlineImage, MediaFetchFailed>
+  readonly fetchImage: (url: string) => Effect.Effect<InlineMedia, MediaFetchFailed>
+  /** Downloads one file URL: its media type and Base64 data, or why not. */
+  readonly fetchFile: (url: string) => Effect.Effect<InlineMedia, MediaFetchFailed>
   /**
-   * The request to encode for `channel`: `undefined` when nothing changes (the
-   * channel takes URLs, or no image needs downloading), else the request with
-   * its URL images inline. `cache` (one per caller request) keeps downloads
-   * across failover attempts, so each distinct URL is downloaded once.
+   * The request to encode for `channel`, called in `wire` format: `undefined`
+   * when nothing changes (the channel takes URLs, or nothing needs
+   * downloading), else the request with its URL images and files inline.
+   * `cache` (one per caller request) keeps downloads across failover attempts,
+   * so each distinct URL is downloaded once.
    */
   readonly prepare: (
     request: Request,
     channel: Pick<Channel, "type" | "settings">,
-    cache: Map<string, InlineImage>
+    wire: FormatName,
+    cache: Map<string, InlineMedia>
   ) => Effect.Effect<Request | undefined, MediaFetchFailed>
 }>()("sluice/services/MediaFetcher") {
   /** Downloads through `safeFetch` with `settings`; `resolve` replaces the system resolver (tests). */
   static readonly layer = (settings: MediaSettings, resolve?: Resolver) => {
-    const fetchImage = Effect.fn("MediaFetcher.fetchImage")(function* (url: string) {
-      const fetched = yield* safeFetch(url, {
+    const download = (url: string, medium: "image" | "file") =>
+      safeFetch(url, {
         maxBytes: settings.mediaMaxBytes,
         timeoutMs: settings.mediaTimeoutMs,
         allowHosts: settings.mediaAllowHosts,
-        accept: "image/*",
+        accept: medium === "image" ? "image/*" : "*/*",
         resolve
-      }).pipe(Effect.mapError((error) => new MediaFetchFailed({ url, reason: error.reason, message: error.message })))
+      }).pipe(
+        Effect.mapError((error) => new MediaFetchFailed({ url, reason: error.reason, message: error.message, medium }))
+      )
+
+    const fetchImage = Effect.fn("MediaFetcher.fetchImage")(function* (url: string) {
+      const fetched = yield* download(url, "image")
       const mediaType = yield* Effect.promise(() => imageTypeOf(fetched.contentType, fetched.bytes))
       if (mediaType === undefined) {
         const declared = fetched.contentType === undefined ? "none" : `"${fetched.contentType}"`
         return yield* new MediaFetchFailed({
           url,
           reason: "not-an-image",
-          message: `The URL ${displayUrl(url)} is not an image (content type ${declared}).`
+          message: `The URL ${displayUrl(url)} is not an image (content type ${declared}).`,
+          medium: "image"
+        })
+      }
+      return { mediaType, data: Base64.encode(fetched.bytes) }
+    })
+
+    const fetchFile = Effect.fn("MediaFetcher.fetchFile")(function* (url: string) {
+      const fetched = yield* download(url, "file")
+      const mediaType = yield* Effect.promise(() => documentTypeOf(fetched.contentType, fetched.bytes))
+      if (mediaType === undefined) {
+        const declared = fetched.contentType === undefined ? "none" : `"${fetched.contentType}"`
+        return yield* new MediaFetchFailed({
+          url,
+          reason: "not-a-document",
+          message: `The URL ${displayUrl(url)} is not a document (content type ${declared}).`,
+          medium: "file"
         })
       }
       return { mediaType, data: Base64.encode(fetched.bytes) }
     })
 
     const prepare = Effect.fnUntraced(
-      function* (request: Request, channel: Pick<Channel, "type" | "settings">, cache: Map<string, InlineImage>) {
-        if (!inlinesImages(channel)) return undefined
-        const urls = imageUrlsToInline(request, channel.type)
-        if (urls.length === 0) return undefined
+      function* (
+        request: Request,
+        channel: Pick<Channel, "type" | "settings">,
+        wire: FormatName,
+        cache: Map<string, InlineMedia>
+      ) {
+        const images = inlinesImages(channel) ? imageUrlsToInline(request, channel.type) : []
+        const files = inlinesFiles(channel, wire) ? fileUrlsToInline(request, channel.type) : []
+        if (images.length === 0 && files.length === 0) return undefined
+        // Keyed by kind too: an image and a file download of one URL are checked differently.
+        const jobs = [
+          ...images.map((url) => ({ key: `image ${url}`, fetch: () => fetchImage(url) })),
+          ...files.map((url) => ({ key: `file ${url}`, fetch: () => fetchFile(url) }))
+        ]
         yield* Effect.forEach(
-          urls.filter((url) => !cache.has(url)),
-          (url) => fetchImage(url).pipe(Effect.tap((image) => Effect.sync(() => cache.set(url, image)))),
+          jobs.filter((job) => !cache.has(job.key)),
+          (job) => job.fetch().pipe(Effect.tap((media) => Effect.sync(() => cache.set(job.key, media)))),
           { concurrency: 4, discard: true }
         )
-        return withInlineImages(request, cache)
+        const byUrl = (kind: string) =>
+          new Map([...cache].flatMap(([key, media]) => key.startsWith(kind) ? [[key.slice(kind.length), media]] : []))
+        return withInlineFiles(withInlineImages(request, byUrl("image ")), byUrl("file "))
       }
     )
 
-    return Layer.succeed(MediaFetcher, MediaFetcher.of({ fetchImage, prepare }))
+    return Layer.succeed(MediaFetcher, MediaFetcher.of({ fetchImage, fetchFile, prepare }))
   }
 }

@@ -27,7 +27,7 @@ import { adapters } from "../upstreams/Adapter.ts"
 import type { Principal } from "./Auth.ts"
 import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
 import { GatewaySettings } from "./GatewaySettings.ts"
-import { type InlineImage, MediaFetcher, toInvalidRequest } from "./MediaFetcher.ts"
+import { type InlineMedia, MediaFetcher, toInvalidRequest } from "./MediaFetcher.ts"
 import { isTextPriced, textCost } from "./Pricing.ts"
 import { QuotaLedger } from "./QuotaLedger.ts"
 import { RateLimiter } from "./RateLimiter.ts"
@@ -222,8 +222,8 @@ export class Relay extends Context.Service<Relay, {
             })
           )
 
-        /** Images downloaded for this request, by URL (shared by its attempts); requests made inline, by candidate. */
-        const downloaded = new Map<string, InlineImage>()
+        /** Images and files downloaded for this request (shared by its attempts); requests made inline, by candidate. */
+        const downloaded = new Map<string, InlineMedia>()
         const inlinedFor = new Map<Candidate, Request>()
 
         /** The upstream body for `candidate` in its wire format. */
@@ -498,8 +498,9 @@ export class Relay extends Context.Service<Relay, {
             const attempt = index + 1
             if (index > 0 && Date.now() > deadline) break
             if (endpoint === undefined) {
-              // An image that cannot be downloaded is the caller's 400: no upstream call, no health report.
-              const inlined = yield* media.prepare(request, candidate.channel, downloaded).pipe(
+              // An image or file that cannot be downloaded is the caller's 400: no upstream call, no health report.
+              const wire = adapters[candidate.channel.type].wireFormat(input.inbound, candidate.channel)
+              const inlined = yield* media.prepare(request, candidate.channel, wire, downloaded).pipe(
                 Effect.mapError((error) => toInvalidRequest(error, input.raw, input.inbound))
               )
               if (inlined !== undefined) inlinedFor.set(candidate, inlined)

@@ -2,10 +2,13 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { Effect } from "effect"
 import type { Request } from "../../src/canonical/Request.ts"
 import {
+  fileUrlsToInline,
   imageUrlsToInline,
+  inlinesFiles,
   inlinesImages,
   MediaFetcher,
   pathOfString,
+  withInlineFiles,
   withInlineImages
 } from "../../src/services/MediaFetcher.ts"
 
@@ -135,9 +138,14 @@ Deno.test("MediaFetcher: image types from the header, sniffed for octet-stream, 
         }]
       }
       const cache = new Map()
-      strictEqual(yield* media.prepare(twice, { type: "openai", settings: {} }, cache), undefined)
-      const first = yield* media.prepare(twice, { type: "gemini", settings: {} }, cache)
-      const second = yield* media.prepare(twice, { type: "anthropic", settings: { inline_images: true } }, cache)
+      strictEqual(yield* media.prepare(twice, { type: "openai", settings: {} }, "openai-chat", cache), undefined)
+      const first = yield* media.prepare(twice, { type: "gemini", settings: {} }, "gemini", cache)
+      const second = yield* media.prepare(
+        twice,
+        { type: "anthropic", settings: { inline_images: true } },
+        "anthropic",
+        cache
+      )
       deepStrictEqual(first, second)
       deepStrictEqual(first?.messages[0].content[1], {
         type: "image",
@@ -148,4 +156,45 @@ Deno.test("MediaFetcher: image types from the header, sniffed for octet-stream, 
   } finally {
     await server.shutdown()
   }
+})
+
+Deno.test("files: which channels take them inline, which URLs, and the names they get", () => {
+  strictEqual(inlinesFiles({ type: "openai", settings: {} }, "openai-chat"), true, "chat has no file URL field")
+  strictEqual(inlinesFiles({ type: "openai", settings: {} }, "openai-responses"), false, "file_url")
+  strictEqual(inlinesFiles({ type: "anthropic", settings: {} }, "anthropic"), false, "document url sources")
+  strictEqual(inlinesFiles({ type: "gemini", settings: {} }, "gemini"), true)
+  strictEqual(inlinesFiles({ type: "gemini", settings: { inline_images: false } }, "gemini"), false)
+  const files: Request = {
+    model: "m",
+    stream: false,
+    messages: [{
+      role: "user",
+      content: [
+        { type: "file", source: { kind: "url", url: "https://docs.test/a/Q3%20report.pdf" } },
+        { type: "file", source: { kind: "url", url: "https://docs.test/download?id=7" }, filename: "kept.pdf" },
+        { type: "file", source: { kind: "url", url: "data:application/pdf;base64,JVBE" } },
+        { type: "file", source: { kind: "url", url: "gs://bucket/c.pdf" } },
+        { type: "file", source: { kind: "url", url: "https://docs.test/a/Q3%20report.pdf" } }
+      ]
+    }]
+  }
+  deepStrictEqual(
+    fileUrlsToInline(files, "gemini"),
+    ["https://docs.test/a/Q3%20report.pdf", "https://docs.test/download?id=7"],
+    "data URIs are inline already; a Gemini file reference stays one on gemini"
+  )
+  deepStrictEqual(fileUrlsToInline(files, "openai"), [
+    "https://docs.test/a/Q3%20report.pdf",
+    "https://docs.test/download?id=7",
+    "gs://bucket/c.pdf"
+  ])
+  const pdf = { mediaType: "application/pdf", data: "JVBE" }
+  const inlined = withInlineFiles(
+    files,
+    new Map([["https://docs.test/a/Q3%20report.pdf", pdf], ["https://docs.test/download?id=7", pdf]])
+  )
+  deepStrictEqual(inlined.messages[0].content.slice(0, 2), [
+    { type: "file", source: { kind: "base64", mediaType: "application/pdf", data: "JVBE" }, filename: "Q3 report.pdf" },
+    { type: "file", source: { kind: "base64", mediaType: "application/pdf", data: "JVBE" }, filename: "kept.pdf" }
+  ])
 })
