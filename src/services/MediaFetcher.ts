@@ -32,7 +32,7 @@
 import { Context, Data, Effect, Layer } from "effect"
 import { Base64 } from "effect/encoding"
 import { fileTypeFromBuffer } from "file-type"
-import type { FilePart, ImagePart, Part } from "../canonical/Content.ts"
+import type { FilePart, ImagePart, MediaSource, Part } from "../canonical/Content.ts"
 import type { Request } from "../canonical/Request.ts"
 import { InvalidRequest } from "../errors/GatewayError.ts"
 import type { FormatName } from "../formats/Format.ts"
@@ -93,6 +93,14 @@ export const inlinesFiles = (channel: Pick<Channel, "type" | "settings">, wire: 
 const isGeminiFileReference = (url: string): boolean =>
   url.startsWith("gs://") || /^https:\/\/generativelanguage\.googleapis\.com\/[^?#]*\/files\//.test(url)
 
+/** Whether a source is a URL the gateway must download for a channel of `channelType`. */
+const needsDownload = (
+  source: MediaSource,
+  channelType: Channel["type"]
+): source is MediaSource & { readonly kind: "url" } =>
+  source.kind === "url" && !source.url.startsWith("data:") &&
+  !(channelType === "gemini" && isGeminiFileReference(source.url))
+
 const imagesOf = (parts: ReadonlyArray<Part>): Array<ImagePart> =>
   parts.flatMap((part) =>
     part.type === "image"
@@ -113,11 +121,7 @@ export const imageUrlsToInline = (request: Request, channelType: Channel["type"]
   const urls = new Set<string>()
   for (const message of request.messages) {
     for (const image of imagesOf(message.content)) {
-      if (image.source.kind !== "url") continue
-      const url = image.source.url
-      if (url.startsWith("data:")) continue
-      if (channelType === "gemini" && isGeminiFileReference(url)) continue
-      urls.add(url)
+      if (needsDownload(image.source, channelType)) urls.add(image.source.url)
     }
   }
   return [...urls]
@@ -135,11 +139,7 @@ export const fileUrlsToInline = (request: Request, channelType: Channel["type"])
   const urls = new Set<string>()
   for (const message of request.messages) {
     for (const part of message.content) {
-      if (part.type !== "file" || part.source.kind !== "url") continue
-      const url = part.source.url
-      if (url.startsWith("data:")) continue
-      if (channelType === "gemini" && isGeminiFileReference(url)) continue
-      urls.add(url)
+      if (part.type === "file" && needsDownload(part.source, channelType)) urls.add(part.source.url)
     }
   }
   return [...urls]
