@@ -80,9 +80,6 @@ const watchdog = (() => {
   }
 })()
 
-/** How long an idle pooled upstream connection is kept (milliseconds). */
-const KEEP_ALIVE_MS = 10_000
-
 /**
  * The dispatcher for this process's environment: an `EnvHttpProxyAgent` when
  * `HTTP_PROXY` or `HTTPS_PROXY` (either case) is set, else a plain `Agent` (the
@@ -92,9 +89,9 @@ const dispatcherFromEnvironment = (): Dispatcher => {
   const proxied = ["http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY"].some((name) =>
     (Deno.env.get(name) ?? "") !== ""
   )
-  return proxied
-    ? new EnvHttpProxyAgent({ keepAliveTimeout: KEEP_ALIVE_MS })
-    : new Agent({ keepAliveTimeout: KEEP_ALIVE_MS })
+  // undici's own keep-alive timing: 4 s idle unless the server's `Keep-Alive: timeout` says otherwise, so a pooled
+  // connection is not reused just as a server that closes idle ones at 5 s (Node's default) drops it.
+  return proxied ? new EnvHttpProxyAgent() : new Agent()
 }
 
 /** Parsed upstream URLs (origin and path), by URL: a gateway calls a handful of them over and over. */
