@@ -7,6 +7,13 @@
  * is set and not `none` (https://api-docs.deepseek.com/guides/reasoning_model).
  * Only one choice is produced (`n` is ignored).
  *
+ * Asked for a `gemini-3…` model, it answers as Gemini's OpenAI-compatible endpoint does
+ * (https://ai.google.dev/gemini-api/docs/thought-signatures, "OpenAI compatibility"): the first tool
+ * call of an answer carries a thought signature in `extra_content.google.thought_signature` (on its
+ * first stream chunk), and a request whose current turn (after the last user message) holds an
+ * assistant message whose first tool call has no signature is refused with Gemini's 400
+ * (`[{"error": {code, message, status}}]`); the validator-skipping values are accepted.
+ *
  * @since 0.1.0
  */
 import { type Answer, answer, type Prompt, type ToolChoice, type ToolSpec } from "./Answer.ts"
@@ -23,6 +30,37 @@ import {
   stringOr
 } from "./Wire.ts"
 import { vendorErrorBody } from "./Faults.ts"
+import {
+  checksCallSignatures,
+  isMintedThoughtSignature,
+  thoughtSignatureFor,
+  validatorSkippingSignatures
+} from "./Gemini.ts"
+
+/** The signature of a Gemini call, as `extra_content.google.thought_signature` holds it. */
+const callSignatureOf = (call: unknown): unknown =>
+  objectOr(objectOr(objectOr(call).extra_content).google).thought_signature
+
+/**
+ * Gemini 3's check of the current turn (after the last user message): the first assistant message whose first
+ * tool call has no signature (`missing`) or one Gemini did not mint (`corrupted`), with its position.
+ */
+const unsignedCall = (
+  messages: ReadonlyArray<unknown>
+): { readonly problem: "missing" | "corrupted"; readonly position: number } | undefined => {
+  const lastUser = messages.findLastIndex((message) => objectOr(message).role === "user")
+  for (let index = lastUser + 1; index < messages.length; index++) {
+    const message = objectOr(messages[index])
+    const first = arrayOr(message.tool_calls)[0]
+    if (message.role !== "assistant" || first === undefined) continue
+    const signature = callSignatureOf(first)
+    if (signature === undefined) return { problem: "missing", position: index + 1 }
+    if (!isMintedThoughtSignature(signature) && !validatorSkippingSignatures.includes(String(signature))) {
+      return { problem: "corrupted", position: index + 1 }
+    }
+  }
+  return undefined
+}
 
 const roles = new Set(["system", "developer", "user", "assistant", "tool", "function"])
 
@@ -143,9 +181,25 @@ export const chatCompletions = (context: RouteContext): Reply => {
       return invalid(`Invalid value for 'messages[${index}].role'.`, `messages[${index}].role`)
     }
   }
+  const gemini3 = checksCallSignatures(context.model)
+  const unsigned = gemini3 ? unsignedCall(body.messages) : undefined
+  if (unsigned !== undefined) {
+    const message = unsigned.problem === "corrupted"
+      ? "Corrupted thought signature."
+      : "Function call is missing a thought_signature in functionCall parts. This is required for tools to work " +
+        "correctly, and missing thought_signature may lead to degraded model performance. Additional data, " +
+        `function call \`default_api\` , position ${unsigned.position}. please refer to ` +
+        "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+    return jsonReply([{ error: { code: 400, message, status: "INVALID_ARGUMENT" } }], 400)
+  }
   const result = answer(prompt(body, body.messages))
   const id = context.ids.next("chatcmpl-")
   const callIds = result.toolCalls.map(() => context.ids.next("call_"))
+  /** Gemini 3 signs the first call of an answer. */
+  const signed = (index: number): JsonObject =>
+    gemini3 && index === 0
+      ? { extra_content: { google: { thought_signature: thoughtSignatureFor(result.toolCalls[0].arguments) } } }
+      : {}
   const base = { id, created: context.created, model: context.model, system_fingerprint: "fp_emulator" }
   if (body.stream !== true) {
     const message: JsonObject = {
@@ -159,7 +213,8 @@ export const chatCompletions = (context: RouteContext): Reply => {
       message.tool_calls = result.toolCalls.map((call, index) => ({
         id: callIds[index],
         type: "function",
-        function: { name: call.name, arguments: call.arguments }
+        function: { name: call.name, arguments: call.arguments },
+        ...signed(index)
       }))
     }
     return jsonReply({
@@ -181,7 +236,13 @@ export const chatCompletions = (context: RouteContext): Reply => {
   for (const word of result.words) frames.push(chunk({ content: word }))
   result.toolCalls.forEach((call, index) => {
     frames.push(chunk({
-      tool_calls: [{ index, id: callIds[index], type: "function", function: { name: call.name, arguments: "" } }]
+      tool_calls: [{
+        index,
+        id: callIds[index],
+        type: "function",
+        function: { name: call.name, arguments: "" },
+        ...signed(index)
+      }]
     }))
     for (const fragment of argumentFragments(call.arguments)) {
       frames.push(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }))
