@@ -9,6 +9,7 @@
  * call for `gemini-3…` models, as the real API does.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
@@ -17,13 +18,18 @@ import { startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-gemini3-0001"
 const MODEL = "gemini-3-pro-preview"
+/** Served by an openai channel: Gemini's OpenAI-compatible endpoint. */
+const COMPAT_MODEL = "gemini-3-flash-preview"
 
 const config = (emulatorUrl: string) => {
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1 } },
-      models: { [MODEL]: { input: 1, output: 2 } },
-      channels: [{ name: "gemini", type: "gemini", base_url: emulatorUrl, keys: ["sk-test-up"], models: [MODEL] }],
+      models: { [MODEL]: { input: 1, output: 2 }, [COMPAT_MODEL]: { input: 1, output: 2 } },
+      channels: [
+        { name: "gemini", type: "gemini", base_url: emulatorUrl, keys: ["sk-test-up"], models: [MODEL] },
+        { name: "gemini-compat", type: "openai", base_url: emulatorUrl, keys: ["sk-test-up"], models: [COMPAT_MODEL] }
+      ],
       users: [{ username: "carol", group: "default", quota: 50_000_000, tokens: [{ name: "main", key: KEY }] }]
     }),
     "gemini3.json"
@@ -187,6 +193,94 @@ Deno.test("gemini 3: the emulator refuses an unsigned call in the current turn o
     })
     strictEqual(older.status, 200, "Gemini 2.5 does not check")
     await older.body?.cancel()
+    // The same rule on the OpenAI-compatible endpoint, where the signature is the call's extra_content.
+    const chat = (extra?: Json) =>
+      fetch(`${gateway.emulator.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer k" },
+        body: JSON.stringify({
+          model: COMPAT_MODEL,
+          messages: [
+            { role: "user", content: "Weather?" },
+            {
+              role: "assistant",
+              content: null,
+              tool_calls: [{ id: "c1", type: "function", function: { name: "get_weather", arguments: "{}" }, ...extra }]
+            },
+            { role: "tool", tool_call_id: "c1", content: "sunny" }
+          ]
+        })
+      }).then(async (response) => ({ status: response.status, text: await response.text() }))
+    const missing = await chat()
+    strictEqual(missing.status, 400)
+    ok(missing.text.includes("missing a thought_signature"), missing.text)
+    const forged = await chat({ extra_content: { google: { thought_signature: "sluice.anthropic.EqQB" } } })
+    ok(forged.status === 400 && forged.text.includes("Corrupted thought signature."), forged.text)
+    strictEqual(
+      (await chat({ extra_content: { google: { thought_signature: thoughtSignatureFor("x") } } })).status,
+      200
+    )
+  } finally {
+    await gateway.close()
+  }
+})
+
+/** The `extra_content` of every tool call of the last chat completions request upstream. */
+const chatCallExtras = (gateway: TestGateway): ReadonlyArray<unknown> => {
+  const request = gateway.emulator.requests.findLast((recorded) => recorded.path.includes("/chat/completions"))
+  if (request === undefined) throw new Error("no chat completions request")
+  return (request.body as { messages: ReadonlyArray<{ tool_calls?: ReadonlyArray<Json> }> }).messages
+    .flatMap((message) => message.tool_calls ?? [])
+    .map((call) => call.extra_content)
+}
+
+Deno.test("gemini 3 on an openai channel (Gemini's OpenAI-compatible endpoint): a messages client's loop", async (t) => {
+  const gateway = await startGateway({ config })
+  const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: KEY, maxRetries: 0 })
+  const weather: Anthropic.Tool = {
+    name: "get_weather",
+    description: "Current weather in a city",
+    input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] }
+  }
+  const ask: Anthropic.MessageParam = { role: "user", content: "Weather in Paris?" }
+  try {
+    for (const stream of [false, true]) {
+      await t.step(stream ? "stream" : "non-stream", async () => {
+        const params = { model: COMPAT_MODEL, max_tokens: 256, tools: [weather], messages: [ask] }
+        const first = stream
+          ? await anthropic.messages.stream(params).finalMessage()
+          : await anthropic.messages.create(params)
+        const call = first.content.find((block) => block.type === "tool_use")
+        ok(call !== undefined, "a tool call")
+        const minted = thoughtSignatureFor(JSON.stringify(call.input))
+        const thinking = first.content.find((block) => block.type === "thinking")
+        strictEqual(thinking?.type === "thinking" && thinking.signature, `sluice.gemini.${minted}`)
+        const second = await anthropic.messages.create({
+          ...params,
+          messages: [
+            ask,
+            { role: "assistant", content: first.content },
+            { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "sunny" }] }
+          ]
+        })
+        ok(second.content.some((block) => block.type === "text"), "the second turn is answered")
+        deepStrictEqual(chatCallExtras(gateway), [{ google: { thought_signature: minted } }], "sent back as it came")
+      })
+    }
+    await t.step("a loop begun on another model gets the validator-skipping value", async () => {
+      const answer = await anthropic.messages.create({
+        model: COMPAT_MODEL,
+        max_tokens: 256,
+        tools: [weather],
+        messages: [
+          ask,
+          { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "get_weather", input: {} }] },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "sunny" }] }
+        ]
+      })
+      ok(answer.content.some((block) => block.type === "text"), "answered")
+      deepStrictEqual(chatCallExtras(gateway), [{ google: { thought_signature: "skip_thought_signature_validator" } }])
+    })
   } finally {
     await gateway.close()
   }

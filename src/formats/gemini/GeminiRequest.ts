@@ -24,6 +24,7 @@ import type {
 } from "../../canonical/Request.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded, EncodedRequest } from "../Format.ts"
+import { checksCallSignatures, SKIP_SIGNATURE_VALIDATOR } from "../GeminiModels.ts"
 import { isForeignReasoning } from "../ReasoningOrigin.ts"
 import { makeDecoder } from "../SchemaDecode.ts"
 import {
@@ -564,30 +565,6 @@ const encodeResponseFormat = (format: ResponseFormat): WireJson => {
 }
 
 const wireRole = (role: Message["role"]): string => role === "assistant" ? "model" : "user"
-
-/**
- * The value Gemini documents for a function call it did not sign (a tool loop
- * begun on another model, or a client that dropped the signature): it skips
- * the signature check (https://ai.google.dev/gemini-api/docs/thought-signatures,
- * FAQ "transfer history from another model").
- *
- * @category constants
- */
-export const SKIP_SIGNATURE_VALIDATOR = "skip_thought_signature_validator"
-
-/**
- * Whether an upstream model, by name, refuses unsigned function calls in the
- * current turn: Gemini 3 and later (`gemini-3-pro-preview`, `gemini-3.5-flash`,
- * with or without `models/`). Source: ai.google.dev/gemini-api/docs/thought-signatures
- * ("When using Gemini 3 models, you must pass back thought signatures during
- * function calling, otherwise you will get a validation error").
- *
- * @category models
- */
-export const checksCallSignatures = (model: string): boolean => {
-  const major = /^(?:models\/)?gemini-(\d+)/.exec(model)?.[1]
-  return major !== undefined && Number(major) >= 3
-}
 
 /**
  * Gives `SKIP_SIGNATURE_VALIDATOR` to every unsigned call Gemini 3 would

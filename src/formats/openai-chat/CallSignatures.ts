@@ -54,8 +54,17 @@ export const signaturePartOf = (extraContent: unknown): ReasoningPart | undefine
 }
 
 /**
+ * Whether a part is what a Gemini call's signature is canonically: a
+ * signature-only reasoning part of origin `gemini`.
+ *
+ * @category models
+ */
+export const isCallSignature = (part: Part): part is ReasoningPart & { readonly signature: string } =>
+  part.type === "reasoning" && part.text === "" && part.signature !== undefined && part.origin === "gemini"
+
+/**
  * The Gemini signature of each tool-call part of `parts`: the signature of a
- * signature-only reasoning part of origin `gemini` immediately before it.
+ * call-signature part (`isCallSignature`) immediately before it.
  *
  * @category encoding
  */
@@ -64,10 +73,7 @@ export const callSignatures = (parts: ReadonlyArray<Part>): ReadonlyMap<ToolCall
   for (let index = 1; index < parts.length; index++) {
     const part = parts[index]
     const before = parts[index - 1]
-    if (
-      part.type === "tool-call" && before.type === "reasoning" && before.text === "" &&
-      before.signature !== undefined && before.origin === "gemini"
-    ) signatures.set(part, before.signature)
+    if (part.type === "tool-call" && isCallSignature(before)) signatures.set(part, before.signature)
   }
   return signatures
 }

@@ -7,9 +7,11 @@
  * @since 0.1.0
  */
 import { toDataUri } from "../../canonical/DataUri.ts"
-import type { MediaSource, Part, ToolResultPart } from "../../canonical/Content.ts"
+import type { MediaSource, Part, ToolCallPart, ToolResultPart } from "../../canonical/Content.ts"
 import type { Message, ReasoningConfig, ReasoningEffort, Request, Tool } from "../../canonical/Request.ts"
 import type { EncodedRequest } from "../Format.ts"
+import { checksCallSignatures, isGeminiModel, SKIP_SIGNATURE_VALIDATOR } from "../GeminiModels.ts"
+import { callSignatures, extraContentFor, isCallSignature } from "./CallSignatures.ts"
 
 /**
  * How reasoning text in assistant history is sent:
@@ -100,7 +102,10 @@ export const droppedFields = (
     switch (part.type) {
       case "reasoning":
         if (options.reasoningHistory === "drop" || role !== "assistant") dropped.add("messages.reasoning")
-        if (part.signature !== undefined) dropped.add("messages.reasoning.signature")
+        // A Gemini model's call signature travels as the call's `extra_content` (see `assistantMessage`).
+        if (part.signature !== undefined && !(isGeminiModel(request.model) && isCallSignature(part))) {
+          dropped.add("messages.reasoning.signature")
+        }
         if (part.redacted !== undefined) dropped.add("messages.reasoning.redacted")
         break
       case "tool-result":
@@ -162,9 +167,19 @@ const toolMessage = (part: ToolResultPart): Record<string, unknown> => ({
   content: textContent(part.content.flatMap((item) => (item.type === "text" ? [item.text] : [])))
 })
 
-const assistantMessage = (parts: ReadonlyArray<Part>, options: ChatEncodeOptions): Record<string, unknown> => {
+/**
+ * An assistant message. For a Gemini model (a channel on Gemini's
+ * OpenAI-compatible endpoint), a call's Gemini signature goes on the call as
+ * `extra_content` (`CallSignatures.ts`); any other upstream never sees one.
+ */
+const assistantMessage = (
+  parts: ReadonlyArray<Part>,
+  options: ChatEncodeOptions,
+  gemini: boolean
+): Record<string, unknown> => {
   const texts = parts.flatMap((part) => (part.type === "text" ? [part.text] : []))
   const calls = parts.flatMap((part) => (part.type === "tool-call" ? [part] : []))
+  const signatures = gemini ? callSignatures(parts) : new Map<ToolCallPart, string>()
   const reasoning = parts.flatMap((part) => (part.type === "reasoning" && part.text !== "" ? [part.text] : []))
   return {
     role: "assistant",
@@ -173,12 +188,32 @@ const assistantMessage = (parts: ReadonlyArray<Part>, options: ChatEncodeOptions
       ? { reasoning_content: reasoning.join("") }
       : {}),
     ...(calls.length === 0 ? {} : {
-      tool_calls: calls.map((call) => ({
-        id: call.callId,
-        type: "function",
-        function: { name: call.name, arguments: call.arguments }
-      }))
+      tool_calls: calls.map((call) => {
+        const signature = signatures.get(call)
+        return {
+          id: call.callId,
+          type: "function",
+          function: { name: call.name, arguments: call.arguments },
+          ...(signature === undefined ? {} : { extra_content: extraContentFor(signature) })
+        }
+      })
     })
+  }
+}
+
+/**
+ * For a Gemini 3 model, gives the first call of every assistant message after
+ * the last user message (the current turn, which Gemini 3 checks) that has no
+ * signature `SKIP_SIGNATURE_VALIDATOR`, as `encodeGeminiRequest` does.
+ */
+const signCurrentTurnCalls = (messages: ReadonlyArray<Record<string, unknown>>) => {
+  const lastUser = messages.findLastIndex((message) => message.role === "user")
+  for (const message of messages.slice(lastUser + 1)) {
+    const calls = message.tool_calls
+    if (message.role !== "assistant" || !Array.isArray(calls) || calls.length === 0) continue
+    if (calls[0].extra_content === undefined) {
+      calls[0] = { ...calls[0], extra_content: extraContentFor(SKIP_SIGNATURE_VALIDATOR) }
+    }
   }
 }
 
@@ -186,7 +221,11 @@ const assistantMessage = (parts: ReadonlyArray<Part>, options: ChatEncodeOptions
  * One canonical message → chat messages. Tool results become one `tool`
  * message each, wherever they stood; the remaining parts keep the role.
  */
-const chatMessages = (message: Message, options: ChatEncodeOptions): ReadonlyArray<Record<string, unknown>> => {
+const chatMessages = (
+  message: Message,
+  options: ChatEncodeOptions,
+  gemini: boolean
+): ReadonlyArray<Record<string, unknown>> => {
   const results = message.content.flatMap((part) => (part.type === "tool-result" ? [toolMessage(part)] : []))
   const rest = message.content.filter((part) => part.type !== "tool-result")
   if (message.role === "tool" || (rest.length === 0 && results.length > 0)) return results
@@ -197,7 +236,7 @@ const chatMessages = (message: Message, options: ChatEncodeOptions): ReadonlyArr
         content: textContent(rest.flatMap((part) => (part.type === "text" ? [part.text] : [])))
       }, ...results]
     case "assistant":
-      return [...results, assistantMessage(rest, options)]
+      return [...results, assistantMessage(rest, options, gemini)]
     case "user": {
       const parts = rest.flatMap((part) => {
         const encoded = userContentPart(part)
@@ -230,7 +269,11 @@ const defined = (entries: Record<string, unknown>): Record<string, unknown> =>
  * `maxOutputTokens` is sent as `max_completion_tokens` (OpenAI deprecated
  * `max_tokens` for it; o-series models refuse `max_tokens`); stop sequences
  * always as an array; a stream asks for usage
- * (`stream_options: {include_usage: true}`) so it can be metered.
+ * (`stream_options: {include_usage: true}`) so it can be metered. For a
+ * Gemini model (`isGeminiModel`: the channel is Gemini's OpenAI-compatible
+ * endpoint) a call's Gemini signature rides on the call as `extra_content`,
+ * and for Gemini 3 an unsigned call of the current turn gets
+ * `SKIP_SIGNATURE_VALIDATOR`, as on a gemini channel.
  *
  * @category encoding
  */
@@ -241,9 +284,12 @@ export const encodeChatRequest = (
   const tools = request.tools?.flatMap(chatTool)
   const toolChoice = request.toolChoice
   const format = request.responseFormat
+  const gemini = isGeminiModel(request.model)
+  const messages = request.messages.flatMap((message) => chatMessages(message, options, gemini))
+  if (checksCallSignatures(request.model)) signCurrentTurnCalls(messages)
   const body = defined({
     model: request.model,
-    messages: request.messages.flatMap((message) => chatMessages(message, options)),
+    messages,
     tools: tools === undefined || tools.length === 0 ? undefined : tools,
     tool_choice: toolChoice === undefined
       ? undefined

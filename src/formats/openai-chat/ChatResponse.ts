@@ -10,7 +10,7 @@ import type { Response } from "../../canonical/Response.ts"
 import { emptyUsage } from "../../canonical/Usage.ts"
 import type { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { ResponseMeta } from "../Format.ts"
-import { callSignatures, extraContentFor } from "./CallSignatures.ts"
+import { callSignatures, extraContentFor, signatureOfExtraContent } from "./CallSignatures.ts"
 import {
   badBody,
   decodeFinishReason,
@@ -40,6 +40,9 @@ const outputParts = (message: Record<string, unknown>): ReadonlyArray<OutputPart
     for (const call of message.tool_calls) {
       if (!Predicate.isObject(call)) continue
       const callId = stringOrUndefined(call.id) ?? ""
+      // Gemini's OpenAI-compatible endpoint signs a call in `extra_content` (see `CallSignatures.ts`).
+      const signature = signatureOfExtraContent(call.extra_content)
+      if (signature !== undefined) parts.push({ type: "reasoning", text: "", signature, origin: "gemini" })
       if (Predicate.isObject(call.function)) {
         parts.push({
           type: "tool-call",
@@ -72,7 +75,9 @@ const outputParts = (message: Record<string, unknown>): ReadonlyArray<OutputPart
  * An upstream `chat.completion` body → canonical `Response` (first choice).
  * `message.reasoning_content` (DeepSeek) or `message.reasoning` → a reasoning
  * part; a `refusal` → text; tool calls (custom ones with their `input` as
- * arguments) → tool-call parts; missing usage → zeros. A body with an
+ * arguments) → tool-call parts, each after a signature-only reasoning part
+ * (origin `gemini`) when its `extra_content` carries Gemini's signature;
+ * missing usage → zeros. A body with an
  * `error` member → that failure (`inBandFailure`); a body without a
  * `choices[0].message` → `bad-body`.
  *

@@ -5,8 +5,10 @@
  * reasoning (`delta.reasoning_content`, DeepSeek, or `delta.reasoning`), a run
  * of text (`delta.content`, `delta.refusal`) and each tool call (by
  * `delta.tool_calls[].index`) is one canonical block; a new kind of content
- * closes the block before it. Works on raw upstream events, so the gateway can
- * also meter a passthrough stream with it.
+ * closes the block before it; a call whose first chunk carries Gemini's
+ * signature in `extra_content` (Gemini's OpenAI-compatible endpoint,
+ * `CallSignatures.ts`) comes after a signature-only reasoning block. Works on
+ * raw upstream events, so the gateway can also meter a passthrough stream with it.
  *
  * @since 0.1.0
  */
@@ -15,6 +17,7 @@ import type { Sse } from "effect/encoding"
 import type { BlockKind, StreamPart } from "../../canonical/StreamPart.ts"
 import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
 import type { DecodeStep, StreamDecoder } from "../Format.ts"
+import { signatureOfExtraContent } from "./CallSignatures.ts"
 import {
   badBody,
   decodeFinishReason,
@@ -100,6 +103,13 @@ const readToolCall = (work: Work, call: Record<string, unknown>, position: numbe
     // may send it after the block was closed; it keeps the block's index.
     index = known.index
   } else {
+    // Gemini's OpenAI-compatible endpoint signs a call on its first chunk (see `CallSignatures.ts`).
+    const signature = signatureOfExtraContent(call.extra_content)
+    if (signature !== undefined) {
+      const signed = openBlock(work, { type: "reasoning" })
+      work.parts.push({ _tag: "ReasoningSignature", index: signed, signature, origin: "gemini" })
+      close(work)
+    }
     const callId = id ?? `call_${ordinal}`
     index = openBlock(work, { type: "tool-call", callId, name: stringOrUndefined(callFunction.name) ?? "" }, ordinal)
     work.state = { ...work.state, tools: new Map(work.state.tools).set(ordinal, { index, callId }) }

@@ -11,7 +11,7 @@ import type { OutputPart } from "../../../src/canonical/Content.ts"
 import type { Request } from "../../../src/canonical/Request.ts"
 import type { StreamPart } from "../../../src/canonical/StreamPart.ts"
 import { GeminiFormat } from "../../../src/formats/gemini/mod.ts"
-import { checksCallSignatures, SKIP_SIGNATURE_VALIDATOR } from "../../../src/formats/gemini/GeminiRequest.ts"
+import { checksCallSignatures, SKIP_SIGNATURE_VALIDATOR } from "../../../src/formats/GeminiModels.ts"
 import { OpenAiChatFormat } from "../../../src/formats/openai-chat/mod.ts"
 import { runEncoder } from "../../support/StreamSteps.ts"
 
@@ -166,4 +166,88 @@ Deno.test("checksCallSignatures: Gemini 3 and later, by name", () => {
   for (const model of ["gemini-2.5-flash", "gemini-pro", "my-gemini-3", "gemma-3-27b"]) {
     strictEqual(checksCallSignatures(model), false, model)
   }
+})
+
+const chatLoop = (model: string): Request => ({
+  model,
+  stream: false,
+  messages: [
+    { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
+    {
+      role: "assistant",
+      content: [{ type: "reasoning", text: "", signature: "c2ln", origin: "gemini" }, call, { ...call, callId: "fc-2" }]
+    },
+    { role: "tool", content: [{ type: "tool-result", callId: "fc-1", content: [{ type: "text", text: "sunny" }] }] },
+    { role: "assistant", content: [{ ...call, callId: "fc-3" }] }
+  ]
+})
+
+const chatCallExtras = (request: Request) =>
+  (OpenAiChatFormat.encodeRequest(request).body as {
+    messages: ReadonlyArray<{ tool_calls?: ReadonlyArray<Record<string, unknown>> }>
+  }).messages.flatMap((message) => message.tool_calls ?? []).map((item) => item.extra_content)
+
+Deno.test("chat encodeRequest: only a Gemini model gets signatures, and Gemini 3 the validator-skipping one", () => {
+  const signed = { google: { thought_signature: "c2ln" } }
+  deepStrictEqual(chatCallExtras(chatLoop("gpt-4.1")), [undefined, undefined, undefined], "never to other models")
+  deepStrictEqual(chatCallExtras(chatLoop("gemini-2.5-flash")), [signed, undefined, undefined])
+  deepStrictEqual(chatCallExtras(chatLoop("gemini-3-flash-preview")), [
+    signed,
+    undefined,
+    { google: { thought_signature: SKIP_SIGNATURE_VALIDATOR } }
+  ])
+})
+
+Deno.test("chat decodeResponse and stream decoder: a call's extra_content signature is Gemini's", () => {
+  const decoded = OpenAiChatFormat.decodeResponse({
+    id: "x",
+    object: "chat.completion",
+    created: 1,
+    model: "gemini-3-flash-preview",
+    choices: [{
+      index: 0,
+      finish_reason: "tool_calls",
+      message: {
+        role: "assistant",
+        content: null,
+        tool_calls: [{
+          id: "fc-1",
+          type: "function",
+          function: { name: "get_weather", arguments: "{}" },
+          extra_content: { google: { thought_signature: "c2ln" } }
+        }]
+      }
+    }]
+  })
+  if (!("content" in decoded)) throw new Error(decoded.message)
+  deepStrictEqual(decoded.content.slice(0, 1), [{ type: "reasoning", text: "", signature: "c2ln", origin: "gemini" }])
+  const [, parts] = OpenAiChatFormat.streamDecoder.step(OpenAiChatFormat.streamDecoder.initial(), {
+    _tag: "Event",
+    event: "message",
+    id: undefined,
+    data: JSON.stringify({
+      id: "x",
+      choices: [{
+        index: 0,
+        delta: {
+          tool_calls: [{
+            index: 0,
+            id: "fc-1",
+            type: "function",
+            function: { name: "get_weather", arguments: "" },
+            extra_content: { google: { thought_signature: "c2ln" } }
+          }]
+        },
+        finish_reason: null
+      }]
+    })
+  }) as readonly [unknown, ReadonlyArray<StreamPart>]
+  deepStrictEqual(parts.map((part) => part._tag), [
+    "ResponseStart",
+    "BlockStart",
+    "ReasoningSignature",
+    "BlockStop",
+    "BlockStart"
+  ])
+  deepStrictEqual(parts[2], { _tag: "ReasoningSignature", index: 0, signature: "c2ln", origin: "gemini" })
 })
