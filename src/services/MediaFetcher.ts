@@ -329,35 +329,30 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
         Effect.mapError((error) => new MediaFetchFailed({ url, reason: error.reason, message: error.message, medium }))
       )
 
-    const fetchImage = Effect.fn("MediaFetcher.fetchImage")(function* (url: string) {
-      const fetched = yield* download(url, "image")
-      const mediaType = yield* Effect.promise(() => imageTypeOf(fetched.contentType, fetched.bytes))
-      if (mediaType === undefined) {
-        const declared = fetched.contentType === undefined ? "none" : `"${fetched.contentType}"`
-        return yield* new MediaFetchFailed({
-          url,
-          reason: "not-an-image",
-          message: `The URL ${displayUrl(url)} is not an image (content type ${declared}).`,
-          medium: "image"
-        })
-      }
-      return { mediaType, data: Base64.encode(fetched.bytes) }
-    })
+    /** How each kind of download is checked, and what a failed check is called. */
+    const checks = {
+      image: { typeOf: imageTypeOf, reason: "not-an-image", what: "an image" },
+      file: { typeOf: documentTypeOf, reason: "not-a-document", what: "a document" }
+    } as const
 
-    const fetchFile = Effect.fn("MediaFetcher.fetchFile")(function* (url: string) {
-      const fetched = yield* download(url, "file")
-      const mediaType = yield* Effect.promise(() => documentTypeOf(fetched.contentType, fetched.bytes))
-      if (mediaType === undefined) {
-        const declared = fetched.contentType === undefined ? "none" : `"${fetched.contentType}"`
-        return yield* new MediaFetchFailed({
-          url,
-          reason: "not-a-document",
-          message: `The URL ${displayUrl(url)} is not a document (content type ${declared}).`,
-          medium: "file"
-        })
-      }
-      return { mediaType, data: Base64.encode(fetched.bytes) }
-    })
+    const fetchMedia = (medium: "image" | "file") =>
+      Effect.fn(`MediaFetcher.fetch ${medium}`)(function* (url: string) {
+        const fetched = yield* download(url, medium)
+        const check = checks[medium]
+        const mediaType = yield* Effect.promise(() => check.typeOf(fetched.contentType, fetched.bytes))
+        if (mediaType === undefined) {
+          const declared = fetched.contentType === undefined ? "none" : `"${fetched.contentType}"`
+          return yield* new MediaFetchFailed({
+            url,
+            reason: check.reason,
+            message: `The URL ${displayUrl(url)} is not ${check.what} (content type ${declared}).`,
+            medium
+          })
+        }
+        return { mediaType, data: Base64.encode(fetched.bytes) }
+      })
+    const fetchImage = fetchMedia("image")
+    const fetchFile = fetchMedia("file")
 
     const prepare = Effect.fnUntraced(
       function* (

@@ -77,3 +77,17 @@ export const callSignatures = (parts: ReadonlyArray<Part>): ReadonlyMap<ToolCall
   }
   return signatures
 }
+
+/**
+ * A canonical tool call as a chat `tool_calls` entry (`{id, type: "function",
+ * function: {name, arguments}}`), with `extra_content` when it carries a
+ * Gemini signature.
+ *
+ * @category encoding
+ */
+export const chatToolCall = (call: ToolCallPart, signature: string | undefined): Record<string, unknown> => ({
+  id: call.callId,
+  type: "function",
+  function: { name: call.name, arguments: call.arguments },
+  ...(signature === undefined ? {} : { extra_content: extraContentFor(signature) })
+})

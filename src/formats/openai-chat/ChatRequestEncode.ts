@@ -11,7 +11,7 @@ import type { MediaSource, Part, ToolCallPart, ToolResultPart } from "../../cano
 import type { Message, ReasoningConfig, ReasoningEffort, Request, Tool } from "../../canonical/Request.ts"
 import type { EncodedRequest } from "../Format.ts"
 import { checksCallSignatures, isGeminiModel, SKIP_SIGNATURE_VALIDATOR } from "../GeminiModels.ts"
-import { callSignatures, extraContentFor, isCallSignature } from "./CallSignatures.ts"
+import { callSignatures, chatToolCall, extraContentFor, isCallSignature } from "./CallSignatures.ts"
 
 /**
  * How reasoning text in assistant history is sent:
@@ -188,15 +188,7 @@ const assistantMessage = (
       ? { reasoning_content: reasoning.join("") }
       : {}),
     ...(calls.length === 0 ? {} : {
-      tool_calls: calls.map((call) => {
-        const signature = signatures.get(call)
-        return {
-          id: call.callId,
-          type: "function",
-          function: { name: call.name, arguments: call.arguments },
-          ...(signature === undefined ? {} : { extra_content: extraContentFor(signature) })
-        }
-      })
+      tool_calls: calls.map((call) => chatToolCall(call, signatures.get(call)))
     })
   }
 }

@@ -10,7 +10,7 @@ import type { Response } from "../../canonical/Response.ts"
 import { emptyUsage } from "../../canonical/Usage.ts"
 import type { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { ResponseMeta } from "../Format.ts"
-import { callSignatures, extraContentFor, signatureOfExtraContent } from "./CallSignatures.ts"
+import { callSignatures, chatToolCall, signatureOfExtraContent } from "./CallSignatures.ts"
 import {
   badBody,
   decodeFinishReason,
@@ -131,15 +131,7 @@ export const encodeChatResponse = (response: Response, meta: ResponseMeta): Reco
         ...(reasoning.length === 0 ? {} : { reasoning_content: reasoning.join("") }),
         refusal: null,
         ...(calls.length === 0 ? {} : {
-          tool_calls: calls.map((call) => {
-            const signature = signatures.get(call)
-            return {
-              id: call.callId,
-              type: "function",
-              function: { name: call.name, arguments: call.arguments },
-              ...(signature === undefined ? {} : { extra_content: extraContentFor(signature) })
-            }
-          })
+          tool_calls: calls.map((call) => chatToolCall(call, signatures.get(call)))
         })
       },
       logprobs: null,
