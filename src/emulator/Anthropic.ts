@@ -9,7 +9,9 @@
  * and `temperature` other than 1 together with thinking
  * (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking), and a `thinking` block
  * whose signature this emulator did not mint for its text (the real API: 400 "Invalid `signature`
- * in `thinking` block", e.g. another vendor's signature or an edited block).
+ * in `thinking` block", e.g. another vendor's signature or an edited block), or a `redacted_thinking`
+ * block whose data it did not mint. With thinking on, a prompt holding `REDACTED_THINKING_TRIGGER` (the
+ * test string Anthropic documents) gets a `redacted_thinking` block after the thinking block.
  * Structured output is read from `output_format` or `output_config.format` (`{type: "json_schema", schema}`).
  *
  * @since 0.1.0
@@ -136,12 +138,43 @@ const usage = (result: Answer): JsonObject => ({
  */
 export const thinkingSignature = (thinking: string): string => `sig-${stableHash(thinking)}`
 
-/** The first `thinking` block (message and block index) whose signature was not minted for its text. */
-const forgedThinking = (messages: ReadonlyArray<unknown>): string | undefined => {
+/**
+ * The prompt Anthropic documents for testing redacted thinking: with thinking on, the answer then holds a
+ * `redacted_thinking` block (docs.anthropic.com, extended thinking, "Thinking redaction"). @category answers
+ */
+export const REDACTED_THINKING_TRIGGER =
+  "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253"
+
+/** The encrypted data the emulator mints for a redacted thinking block of an answer to `prompt`. @category answers */
+export const redactedThinkingData = (prompt: string): string => btoa(`redacted-${stableHash(prompt)}`)
+
+/** True when `value` is data `redactedThinkingData` could have produced. */
+const isMintedRedactedData = (value: unknown): boolean => {
+  if (typeof value !== "string") return false
+  try {
+    return /^redacted-[0-9a-f]{8}$/.test(atob(value))
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The first `thinking` block whose signature was not minted for its text, or `redacted_thinking` block whose
+ * data was not minted here: its message and block index, and the block's type.
+ */
+const forgedThinking = (
+  messages: ReadonlyArray<unknown>
+): { readonly at: string; readonly type: "thinking" | "redacted_thinking" } | undefined => {
   for (const [index, message] of messages.entries()) {
     for (const [position, block] of arrayOr(objectOr(message).content).entries()) {
-      if (!isObject(block) || block.type !== "thinking") continue
-      if (block.signature !== thinkingSignature(stringOr(block.thinking) ?? "")) return `${index}.content.${position}`
+      if (!isObject(block)) continue
+      const at = `${index}.content.${position}`
+      if (block.type === "thinking" && block.signature !== thinkingSignature(stringOr(block.thinking) ?? "")) {
+        return { at, type: "thinking" }
+      }
+      if (block.type === "redacted_thinking" && !isMintedRedactedData(block.data)) {
+        return { at, type: "redacted_thinking" }
+      }
     }
   }
   return undefined
@@ -180,7 +213,8 @@ const validate = (context: RouteContext): Reply | undefined => {
     }
   }
   const forged = forgedThinking(body.messages)
-  if (forged !== undefined) return invalid(`messages.${forged}: Invalid \`signature\` in \`thinking\` block`)
+  if (forged?.type === "thinking") return invalid(`messages.${forged.at}: Invalid \`signature\` in \`thinking\` block`)
+  if (forged !== undefined) return invalid(`messages.${forged.at}: Invalid \`data\` in \`redacted_thinking\` block`)
   const thinking = objectOr(body.thinking)
   const unthought = thinking.type === "enabled" || thinking.type === "adaptive"
     ? toolLoopWithoutThinking(body.messages)
@@ -220,6 +254,10 @@ export const anthropicMessages = (context: RouteContext): Reply => {
   const signature = result.reasoning === undefined ? "" : thinkingSignature(result.reasoning)
   const content: Array<JsonObject> = []
   if (result.reasoning !== undefined) content.push({ type: "thinking", thinking: result.reasoning, signature })
+  const lastUserText = prompt(body, arrayOr(body.messages), thinking).lastUserText
+  if (thinking && lastUserText.includes(REDACTED_THINKING_TRIGGER)) {
+    content.push({ type: "redacted_thinking", data: redactedThinkingData(lastUserText) })
+  }
   if (result.toolCalls.length === 0) content.push({ type: "text", text: result.text })
   result.toolCalls.forEach((call, index) =>
     content.push({ type: "tool_use", id: toolIds[index], name: call.name, input: call.input })
@@ -254,6 +292,8 @@ export const anthropicMessages = (context: RouteContext): Reply => {
   content.forEach((block, index) => {
     const start = block.type === "thinking"
       ? { type: "thinking", thinking: "", signature: "" }
+      : block.type === "redacted_thinking"
+      ? block
       : block.type === "text"
       ? { type: "text", text: "" }
       : { ...block, input: {} }
@@ -261,6 +301,8 @@ export const anthropicMessages = (context: RouteContext): Reply => {
     if (block.type === "thinking") {
       for (const word of result.reasoningWords) delta(index, { type: "thinking_delta", thinking: word })
       delta(index, { type: "signature_delta", signature })
+    } else if (block.type === "redacted_thinking") {
+      // Whole in its content_block_start, with no deltas.
     } else if (block.type === "text") {
       for (const word of result.words) delta(index, { type: "text_delta", text: word })
     } else {
