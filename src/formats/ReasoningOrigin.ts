@@ -140,6 +140,46 @@ export const reasoningFromClient = (
 }
 
 /**
+ * The label that marks redacted data in a format whose reasoning has one
+ * opaque field (Responses `encrypted_content`): `sluice.<origin>.redacted.<data>`.
+ * No vendor token contains a `.`, so a signature never reads as redacted data.
+ *
+ * @category constants
+ */
+export const REDACTED_LABEL = "redacted"
+
+/**
+ * Redacted reasoning data (Anthropic `redacted_thinking.data`) as a client of a
+ * format with one opaque field receives it: always marked, as
+ * `sluice.<origin>.redacted.<data>`, since no other vendor has redacted blocks.
+ *
+ * @category encoding
+ */
+export const redactedToken = (data: string, origin: ReasoningOrigin | undefined): string =>
+  `${SIGNATURE_MARKER}.${origin ?? "anthropic"}.${REDACTED_LABEL}.${data}`
+
+const REDACTED = /^sluice\.(anthropic|gemini|openai)\.redacted\.([\s\S]*)$/
+
+/**
+ * A reasoning part read from a client of `family` whose format has one opaque
+ * field for it: redacted data when the token is `redactedToken`'s, else as
+ * `reasoningFromClient` reads a signature.
+ *
+ * @category decoding
+ */
+export const reasoningFromOpaqueToken = (
+  text: string,
+  token: string | undefined,
+  family: ReasoningOrigin
+): ReasoningPart => {
+  const redacted = token === undefined ? null : REDACTED.exec(token)
+  if (redacted !== null) {
+    return { type: "reasoning", text, redacted: redacted[2], origin: redacted[1] as ReasoningOrigin }
+  }
+  return reasoningFromClient(text, { signature: token }, family)
+}
+
+/**
  * A part on its way to an upstream of `family`: a foreign reasoning part loses
  * its signature, redacted data and origin (keeping its text); any other part
  * is returned as is.

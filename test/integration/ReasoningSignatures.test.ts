@@ -10,7 +10,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { type Content, type GenerateContentResponse, GoogleGenAI, type Part } from "@google/genai"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { thinkingSignature } from "../../src/emulator/Anthropic.ts"
+import { REDACTED_THINKING_TRIGGER, redactedThinkingData, thinkingSignature } from "../../src/emulator/Anthropic.ts"
 import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
 import { thoughtSignatureFor } from "../../src/emulator/Gemini.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
@@ -279,6 +279,20 @@ Deno.test("signatures: the emulator refuses signatures it did not mint, as the r
     strictEqual(forged.status, 400)
     ok(forged.text.includes("messages.1.content.0: Invalid `signature` in `thinking` block"), forged.text)
     strictEqual((await messages(thinkingSignature("edited"))).status, 400, "a signature minted for other text")
+    const redacted = (data: string) =>
+      post("/v1/messages", { "x-api-key": "k", "anthropic-version": "2023-06-01" }, {
+        model: "m",
+        max_tokens: 100,
+        messages: [
+          { role: "user", content: "Hi" },
+          { role: "assistant", content: [{ type: "redacted_thinking", data }, { type: "text", text: "Yo" }] },
+          { role: "user", content: "Again" }
+        ]
+      })
+    strictEqual((await redacted(redactedThinkingData("Hi"))).status, 200)
+    const forgedData = await redacted("bm90LW1pbnRlZA==")
+    strictEqual(forgedData.status, 400)
+    ok(forgedData.text.includes("Invalid `data` in `redacted_thinking` block"), forgedData.text)
     strictEqual((await generate(thoughtSignatureFor("Hm."))).status, 200)
     const foreign = await generate(thinkingSignature("Hm."))
     strictEqual(foreign.status, 400)
@@ -351,5 +365,46 @@ Deno.test({
     } finally {
       await gateway.close()
     }
+  }
+})
+
+Deno.test("signatures: a responses client keeps Anthropic's redacted thinking and sends it back", async (t) => {
+  const gateway = await startGateway({ config })
+  const { openai } = clients(gateway)
+  const reasoning = { effort: "low" as const, summary: "auto" as const }
+  // Anthropic's documented test prompt for redacted thinking.
+  const question = { role: "user" as const, content: `Think about it. ${REDACTED_THINKING_TRIGGER}` }
+  try {
+    for (const stream of [false, true]) {
+      await t.step(stream ? "stream" : "non-stream", async () => {
+        const first = stream
+          ? await openai.responses.stream({ model: "m-claude", input: [question], reasoning }).finalResponse()
+          : await openai.responses.create({ model: "m-claude", input: [question], reasoning })
+        const tokens = first.output.flatMap((item) => item.type === "reasoning" ? [item.encrypted_content] : [])
+        const data = redactedThinkingData(question.content)
+        strictEqual(tokens.length, 2, "a thinking block and a redacted one")
+        ok(tokens[0]?.startsWith("sluice.anthropic.sig-"), `${tokens[0]}`)
+        strictEqual(tokens[1], `sluice.anthropic.redacted.${data}`)
+        const input = [question, ...first.output, { role: "user" as const, content: "And tomorrow?" }] as Array<
+          OpenAI.Responses.ResponseInputItem
+        >
+        const next = await openai.responses.create({ model: "m-claude", input, reasoning })
+        ok(next.output_text.startsWith("Echo:"), "the next turn is answered")
+        const blocks = thinkingBlocks(lastTo(gateway, "/v1/messages"))
+        deepStrictEqual(blocks.map((block) => block.type), ["thinking", "redacted_thinking"])
+        deepStrictEqual(blocks[1], { type: "redacted_thinking", data }, "byte for byte")
+      })
+    }
+    await t.step("to another vendor the redacted block is left out", async () => {
+      const first = await openai.responses.create({ model: "m-claude", input: [question], reasoning })
+      const input = [question, ...first.output, { role: "user" as const, content: "And tomorrow?" }] as Array<
+        OpenAI.Responses.ResponseInputItem
+      >
+      await openai.responses.create({ model: "m-gemini", input, reasoning })
+      const upstream = JSON.stringify(lastTo(gateway, ":generateContent").body)
+      strictEqual(upstream.includes(redactedThinkingData(question.content)), false)
+    })
+  } finally {
+    await gateway.close()
   }
 })

@@ -21,8 +21,9 @@
  * - A `reasoning` item becomes a reasoning part: its summaries joined with a
  *   blank line (or, when it has none, its `content` texts), `encrypted_content`
  *   as the signature: `sluice.<origin>.<token>` names another vendor's token
- *   (as the gateway wrote it), any other value is OpenAI's; an empty one is
- *   none (`ReasoningOrigin.ts`). Its `id` is not kept (the canonical form has
+ *   (as the gateway wrote it), `sluice.<origin>.redacted.<data>` is redacted
+ *   data, any other value is OpenAI's; an empty one is none
+ *   (`ReasoningOrigin.ts`). Its `id` is not kept (the canonical form has
  *   no place).
  * - References to objects stored at OpenAI cannot be resolved by the gateway
  *   and are rejected: `item_reference` items and `file_id` on images and files.
@@ -49,7 +50,7 @@ import type { ImagePart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResult
 import type { Message, ReasoningConfig, Request, ResponseFormat, Tool, ToolChoice } from "../../canonical/Request.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
-import { reasoningFromClient } from "../ReasoningOrigin.ts"
+import { reasoningFromOpaqueToken } from "../ReasoningOrigin.ts"
 import { makeDecoder } from "../SchemaDecode.ts"
 import { effortFromWire, mediaSourceOf } from "./ResponsesWire.ts"
 
@@ -322,9 +323,9 @@ const readItem = (conversation: Conversation, value: unknown, index: number): vo
       const reasoning = expect(decoders.reasoning, value, path)
       const summary = (reasoning.summary ?? []).map((entry) => entry.text)
       const text = summary.length > 0 ? summary : (reasoning.content ?? []).map((entry) => entry.text)
-      const part: ReasoningPart = reasoningFromClient(
+      const part: ReasoningPart = reasoningFromOpaqueToken(
         text.join("\n\n"),
-        { signature: typeof reasoning.encrypted_content === "string" ? reasoning.encrypted_content : undefined },
+        typeof reasoning.encrypted_content === "string" ? reasoning.encrypted_content : undefined,
         "openai"
       )
       return conversation.appendTo("assistant", [part])

@@ -15,7 +15,7 @@ import type { Response } from "../../canonical/Response.ts"
 import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { ResponseMeta } from "../Format.ts"
-import { forClient } from "../ReasoningOrigin.ts"
+import { forClient, redactedToken } from "../ReasoningOrigin.ts"
 import { makeDecoder } from "../SchemaDecode.ts"
 import { finishOfStatus, itemId, statusOfFinish, usageFromWire, usageToWire, type WireUsage } from "./ResponsesWire.ts"
 
@@ -205,7 +205,8 @@ export type OutputItem = Readonly<Record<string, unknown>>
  * The output items of a canonical answer, in order: each reasoning part → a
  * `reasoning` item (`summary` with one `summary_text`, `encrypted_content`
  * when a signature is known, written as `sluice.<origin>.<token>` when
- * another vendor minted it, `ReasoningOrigin.ts`); each run of text parts → one assistant
+ * another vendor minted it, `ReasoningOrigin.ts`; redacted reasoning → an item
+ * whose `encrypted_content` is `sluice.<origin>.redacted.<data>`); each run of text parts → one assistant
  * `message` item (one `output_text` per part, with empty `annotations` and
  * `logprobs`); each tool call → a `function_call` item. Item ids come from
  * `itemId(…, responseId, outputIndex)`. `messageStatus` is the status written
@@ -233,7 +234,13 @@ export const outputItemsOf = (
       case "reasoning":
         flush()
         items.push(
-          reasoningItem(itemId("rs", responseId, items.length), part.text, forClient(part, "openai").signature)
+          reasoningItem(
+            itemId("rs", responseId, items.length),
+            part.text,
+            part.redacted !== undefined
+              ? redactedToken(part.redacted, part.origin)
+              : forClient(part, "openai").signature
+          )
         )
         break
       case "tool-call":

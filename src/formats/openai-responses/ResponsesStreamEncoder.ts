@@ -20,9 +20,11 @@
  * the whole response with every output item and the usage. There is no end
  * marker after it. Events carry no `obfuscation` field
  * (`stream_options.include_obfuscation` is ignored; the SDK does not need it).
- * Redacted reasoning (another vendor's encrypted thinking) has no Responses
- * form and is not written. A signature another vendor minted becomes
- * `encrypted_content` written as `sluice.<origin>.<token>` (`ReasoningOrigin.ts`).
+ * A signature another vendor minted becomes `encrypted_content` written as
+ * `sluice.<origin>.<token>`, and redacted reasoning (Anthropic's encrypted
+ * thinking) a reasoning item whose `encrypted_content` is
+ * `sluice.<origin>.redacted.<data>` (`ReasoningOrigin.ts`), so a client's next
+ * turn carries it back.
  *
  * @since 0.1.0
  */
@@ -30,7 +32,7 @@ import type { Sse } from "effect/encoding"
 import type { BlockKind, StreamPart } from "../../canonical/StreamPart.ts"
 import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
 import type { Problem, ResponseMeta, StreamEncoder } from "../Format.ts"
-import { streamPartForClient } from "../ReasoningOrigin.ts"
+import { redactedToken, streamPartForClient } from "../ReasoningOrigin.ts"
 import {
   functionCallItem,
   messageItem,
@@ -272,8 +274,11 @@ const apply = (state: ResponsesEncoderState, part: StreamPart, writer: Writer): 
       const [opened, block] = ensureBlock(state, part.index, { type: "reasoning" }, writer)
       return withBlock(opened, part.index, { ...block, signature: part.signature })
     }
-    case "RedactedReasoning":
-      return state
+    case "RedactedReasoning": {
+      // `data` is already `redactedToken`'s form (see `step`).
+      const [opened, block] = ensureBlock(state, part.index, { type: "reasoning" }, writer)
+      return withBlock(opened, part.index, { ...block, signature: part.data })
+    }
     case "ToolInputDelta":
       return toolInput(state, part.index, part.json, writer)
     case "BlockStop":
@@ -310,7 +315,10 @@ export const responsesStreamEncoder: StreamEncoder<ResponsesEncoderState> = {
   step: (state, part) => {
     if (state.finished) return [state, []]
     const writer = new Writer(state.sequence)
-    const next = apply(start(state, writer), streamPartForClient(part, "openai"), writer)
+    const prepared = part._tag === "RedactedReasoning"
+      ? { ...part, data: redactedToken(part.data, part.origin) }
+      : streamPartForClient(part, "openai")
+    const next = apply(start(state, writer), prepared, writer)
     return [{ ...next, sequence: writer.sequence }, writer.events]
   },
   end: () => [],
