@@ -158,7 +158,7 @@ export const REDACTED_LABEL = "redacted"
 export const redactedToken = (data: string, origin: ReasoningOrigin | undefined): string =>
   `${SIGNATURE_MARKER}.${origin ?? "anthropic"}.${REDACTED_LABEL}.${data}`
 
-const REDACTED = /^sluice\.(anthropic|gemini|openai)\.redacted\.([\s\S]*)$/
+const REDACTED = new RegExp(`^${SIGNATURE_MARKER}\\.(anthropic|gemini|openai)\\.${REDACTED_LABEL}\\.([\\s\\S]*)$`)
 
 /**
  * A reasoning part read from a client of `family` whose format has one opaque
