@@ -90,7 +90,9 @@ const dispatcherFromEnvironment = (): Dispatcher => {
     (Deno.env.get(name) ?? "") !== ""
   )
   // undici's own keep-alive timing: 4 s idle unless the server's `Keep-Alive: timeout` says otherwise, so a pooled
-  // connection is not reused just as a server that closes idle ones at 5 s (Node's default) drops it.
+  // connection is not reused just as a server that closes idle ones at 5 s (Node's default) drops it. Before a
+  // request goes out on an idle connection, undici lets a close already on its way arrive (one event-loop turn);
+  // a close that crosses the request in flight fails it as `network` (the request is a POST, so not replayed).
   return proxied ? new EnvHttpProxyAgent() : new Agent()
 }
 

@@ -2,7 +2,8 @@
  * The upstream client on its own, against a small local server: it asks for
  * an identity body and still reads a compressed one, reads a body whole or
  * chunk by chunk, leaves a redirect unfollowed, and names an unreachable
- * upstream `network` without its key anywhere in the message.
+ * upstream `network` without its key anywhere in the message, and opens a
+ * new connection when the upstream closed an idle one.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { gzipSync } from "node:zlib"
@@ -77,4 +78,59 @@ Deno.test("upstream client: a redirect is the answer; an unreachable upstream is
   strictEqual(failure.kind, "network")
   strictEqual(failure.status, 0)
   ok(!failure.message.includes("sk-test-secret"), failure.message)
+})
+
+/**
+ * A raw HTTP/1.1 upstream that answers each connection's first request with a keep-alive answer (no
+ * `Connection: close`, no `Keep-Alive` hint), then closes the connection after `closeAfterMs`: a server
+ * whose idle timeout is shorter than the pool's. Counts the connections it accepted.
+ */
+const closingUpstream = (closeAfterMs: number) => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 })
+  let connections = 0
+  const handle = async (connection: Deno.Conn) => {
+    connections++
+    const buffer = new Uint8Array(64 * 1024)
+    let received = ""
+    while (!received.includes("\r\n\r\n")) {
+      const read = await connection.read(buffer).catch(() => null)
+      if (read === null) return connection.close()
+      received += new TextDecoder().decode(buffer.subarray(0, read))
+    }
+    const body = '{"ok":true}'
+    await connection.write(new TextEncoder().encode(
+      `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`
+    ))
+    setTimeout(() => connection.close(), closeAfterMs)
+  }
+  const accepting = (async () => {
+    for await (const connection of listener) handle(connection)
+  })().catch(() => undefined)
+  const { port } = listener.addr as Deno.NetAddr
+  return {
+    url: `http://127.0.0.1:${port}`,
+    connections: () => connections,
+    close: async () => {
+      listener.close()
+      await accepting
+    }
+  }
+}
+
+Deno.test("upstream client: a connection the upstream closed while idle is not reused", async () => {
+  // The upstream closes each connection 30 ms after its answer; the calls come 120 ms apart.
+  const upstream = closingUpstream(30)
+  try {
+    const texts = await withClient((client) =>
+      Effect.forEach([1, 2, 3], () =>
+        client.post(`${upstream.url}/v1/x`, {}, "{}", timeouts).pipe(
+          Effect.flatMap((response) => response.text),
+          Effect.tap(() => Effect.sleep(120))
+        ))
+    )
+    deepStrictEqual(texts, Array(3).fill('{"ok":true}'))
+    strictEqual(upstream.connections(), 3)
+  } finally {
+    await upstream.close()
+  }
 })
