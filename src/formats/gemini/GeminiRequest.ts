@@ -26,7 +26,7 @@ import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded, EncodedRequest } from "../Format.ts"
 import { checksCallSignatures, SKIP_SIGNATURE_VALIDATOR } from "../GeminiModels.ts"
 import { isForeignReasoning } from "../ReasoningOrigin.ts"
-import { makeDecoder } from "../SchemaDecode.ts"
+import { makeDecoder, rebase } from "../SchemaDecode.ts"
 import {
   clientSignature,
   decodeFunctionResponse,
@@ -291,15 +291,7 @@ const decodeTools = (raw: Body["tools"]): Decoded<ReadonlyArray<Tool> | undefine
         const decoded = decodeDeclaration(candidate)
         if (!decoded.ok) {
           const prefix = Array.isArray(raw) ? `tools[${toolIndex}]` : "tools"
-          const inner = decoded.error.param ?? ""
-          const param = `${prefix}.functionDeclarations[${index}]${inner === "" ? "" : `.${inner}`}`
-          return {
-            ok: false,
-            error: new InvalidRequest({
-              message: `Invalid ${param}: ${decoded.error.message.replace(/^Invalid [^:]*: /, "")}`,
-              param
-            })
-          }
+          return { ok: false, error: rebase(decoded.error, `${prefix}.functionDeclarations[${index}]`) }
         }
         const declaration = decoded.value
         const parameters = declaration.parametersJsonSchema ??

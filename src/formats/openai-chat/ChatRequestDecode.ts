@@ -22,7 +22,7 @@ import type { ImagePart, Part, TextPart, ToolCallPart } from "../../canonical/Co
 import type { Message, ReasoningEffort, Request, ResponseFormat, Tool, ToolChoice } from "../../canonical/Request.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
-import { makeDecoder } from "../SchemaDecode.ts"
+import { makeDecoder, rebase } from "../SchemaDecode.ts"
 import { signaturePartOf } from "./CallSignatures.ts"
 
 const optionalNullable = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
@@ -405,12 +405,8 @@ const decodeMessage = (input: unknown, index: number): ChatMessage => {
   }
   const decoded = decoder(input)
   if (decoded.ok) return decoded.value
-  const inner = decoded.error.param ?? ""
-  const param = inner === "" ? prefix : inner.startsWith("[") ? `${prefix}${inner}` : `${prefix}.${inner}`
-  const message = inner === ""
-    ? `Invalid ${prefix}: ${decoded.error.message}`
-    : decoded.error.message.replace(`Invalid ${inner}:`, `Invalid ${param}:`)
-  throw new Rejection(message, param)
+  const rebased = rebase(decoded.error, prefix)
+  throw new Rejection(rebased.message, rebased.param ?? "")
 }
 
 const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: boolean | undefined): Request => {

@@ -51,7 +51,7 @@ import type { Message, ReasoningConfig, Request, ResponseFormat, Tool, ToolChoic
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { reasoningFromOpaqueToken } from "../ReasoningOrigin.ts"
-import { makeDecoder } from "../SchemaDecode.ts"
+import { makeDecoder, rebase } from "../SchemaDecode.ts"
 import { effortFromWire, mediaSourceOf } from "./ResponsesWire.ts"
 
 const Body = Schema.Struct({
@@ -154,17 +154,16 @@ const reject = (message: string, param: string): never => {
   throw new Rejected(new InvalidRequest({ message, param }))
 }
 
-const joinParam = (prefix: string, param: string): string =>
-  param === "" ? prefix : prefix === "" ? param : param.startsWith("[") ? `${prefix}${param}` : `${prefix}.${param}`
+/** Rejects a part or item at `path` whose `type` is missing (named as such) or is not one it reads (`unsupported`). */
+const rejectType = (type: string | undefined, path: string, unsupported: string): never =>
+  type === undefined ? reject(`${path}.type is missing.`, `${path}.type`) : reject(unsupported, `${path}.type`)
 
 /** Decodes `value` found at `prefix`, re-basing the failing field's path onto it. */
 const expect = <A>(decode: (input: unknown) => Decoded<A>, value: unknown, prefix: string): A => {
   const decoded = decode(value)
   if (decoded.ok) return decoded.value
-  const inner = decoded.error.param ?? ""
-  const detail = inner === "" ? decoded.error.message : decoded.error.message.replace(`Invalid ${inner}: `, "")
-  const param = joinParam(prefix, inner)
-  return reject(param === "" ? detail : `Invalid ${param}: ${detail}`, param)
+  const rebased = rebase(decoded.error, prefix)
+  return reject(rebased.message, rebased.param ?? "")
 }
 
 const typeAt = (value: unknown, path: string): string | undefined =>
@@ -212,7 +211,7 @@ const userPart = (value: unknown, path: string): Part => {
       return { type: "audio", data: audio.data, format: audio.format }
     }
     default:
-      return reject(`Content part type "${type}" is not supported in this message.`, `${path}.type`)
+      return rejectType(type, path, `Content part type "${type}" is not supported in this message.`)
   }
 }
 
@@ -225,7 +224,7 @@ const assistantPart = (value: unknown, path: string): TextPart => {
     case "refusal":
       return { type: "text", text: expect(decoders.refusal, value, path).refusal }
     default:
-      return reject(`Content part type "${type}" is not supported in an assistant message.`, `${path}.type`)
+      return rejectType(type, path, `Content part type "${type}" is not supported in an assistant message.`)
   }
 }
 
@@ -258,7 +257,7 @@ const toolOutputPart = (value: unknown, path: string): TextPart | ImagePart => {
       return part as TextPart | ImagePart
     }
     default:
-      return reject(`Content part type "${type}" is not supported in a function_call_output.`, `${path}.type`)
+      return rejectType(type, path, `Content part type "${type}" is not supported in a function_call_output.`)
   }
 }
 
@@ -336,7 +335,7 @@ const readItem = (conversation: Conversation, value: unknown, index: number): vo
         `${path}.type`
       )
     default:
-      return reject(`Input item type "${type}" is not supported.`, `${path}.type`)
+      return rejectType(type, path, `Input item type "${type}" is not supported.`)
   }
 }
 
@@ -386,7 +385,7 @@ const readFormat = (value: unknown): ResponseFormat => {
       }
     }
     default:
-      return reject(`Text format type "${type}" is not supported.`, `${path}.type`)
+      return rejectType(type, path, `Text format type "${type}" is not supported.`)
   }
 }
 
