@@ -170,6 +170,8 @@ interface Mutation {
 /** `body` with each mutation applied in turn: the field at path `at` (modulo their count) deleted or replaced. */
 const mutated = (body: { [key: string]: Json }, mutations: ReadonlyArray<Mutation>) => {
   for (const mutation of mutations) {
+    // A copy: constant replacements are shared objects, and one placed inside another would make a cycle.
+    const replacement = structuredClone(mutation.replacement)
     const paths = pathsOf(body)
     if (paths.length === 0) break
     const path = paths[mutation.at % paths.length]
@@ -177,12 +179,12 @@ const mutated = (body: { [key: string]: Json }, mutations: ReadonlyArray<Mutatio
     for (const key of path.slice(0, -1)) parent = (parent as Record<string | number, Json>)[key]
     const last = path[path.length - 1]
     if (Array.isArray(parent) && typeof last === "number") {
-      if (mutation.replacement === undefined) parent.splice(last, 1)
-      else parent[last] = mutation.replacement
+      if (replacement === undefined) parent.splice(last, 1)
+      else parent[last] = replacement
     } else if (typeof parent === "object" && parent !== null) {
       const record = parent as Record<string, Json>
-      if (mutation.replacement === undefined) delete record[last]
-      else record[last] = mutation.replacement
+      if (replacement === undefined) delete record[last]
+      else record[last] = replacement
     }
   }
   return body
