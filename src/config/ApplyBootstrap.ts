@@ -8,7 +8,7 @@
 import bcrypt from "bcryptjs"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
-import { hashKey, keyPrefix } from "../services/KeyHash.ts"
+import { hashKey, keyPrefix } from "../domain/KeyHash.ts"
 import type { BootstrapFile } from "./BootstrapFile.ts"
 
 const toTimestamp = (value: string | number | undefined): Date | null => {

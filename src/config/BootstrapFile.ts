@@ -8,7 +8,7 @@
  */
 import { Schema } from "effect"
 import { Yaml } from "effect/encoding"
-import { makeDecoder } from "../formats/SchemaDecode.ts"
+import { makeDecoder } from "../domain/SchemaDecode.ts"
 
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -175,7 +175,7 @@ export const parseBootstrap = (text: string, path: string): { ok: true; file: Bo
   }
   const decoded = decodeFile(raw ?? {})
   if (!decoded.ok) {
-    const param = decoded.error.param ?? ""
+    const param = decoded.error.param
     const detail = decoded.error.message.replace(/^Invalid [^:]*: /, "")
     return { ok: false, message: param === "" ? detail : `${param}: ${detail}` }
   }

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Match } from "effect"
-import type { Problem } from "../formats/Format.ts"
+import type { Problem } from "../domain/Problem.ts"
 import type { GatewayError, UpstreamFailed } from "./GatewayError.ts"
 
 const problem = (status: number, type: string, code: string, message: string, param = ""): Problem => ({

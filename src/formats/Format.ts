@@ -12,6 +12,7 @@ import type { Sse } from "effect/encoding"
 import type { Request } from "../canonical/Request.ts"
 import type { Response } from "../canonical/Response.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
+import type { Problem } from "../domain/Problem.ts"
 import type { InvalidRequest, UpstreamFailed, UpstreamFailureKind } from "../errors/GatewayError.ts"
 
 /**
@@ -60,19 +61,8 @@ export interface ResponseMeta {
   readonly promptTokensEstimate?: number | undefined
 }
 
-/**
- * A problem ready to be rendered in a format's own error shape (HTTP status,
- * the spec's `type` and `code`, a message safe for the caller, `param`).
- *
- * @category models
- */
-export interface Problem {
-  readonly status: number
-  readonly type: string
-  readonly code: string
-  readonly message: string
-  readonly param: string
-}
+/** @category models */
+export type { Problem } from "../domain/Problem.ts"
 
 /**
  * One step of a stream decoder: the next state and the canonical parts the

@@ -1,30 +1,15 @@
 /**
- * Decoding untrusted JSON with `Schema`, turning the first issue into an
- * `InvalidRequest` whose `param` is the offending field's path
- * (`messages[0].content`), in words a caller can act on: a missing field is
- * named as missing, and a union of objects told apart by a literal field
- * (`type`) is spelled out as its values, with `param` on that field when the
- * caller sent an object.
+ * Decoding a caller's JSON with `Schema` into the formats' `Decoded` results:
+ * the first bad field as an `InvalidRequest` (wording and `param` from
+ * `domain/SchemaDecode.ts`), and re-basing an error found inside a nested
+ * value onto the caller's body.
  *
  * @since 0.1.0
  */
-import { Schema, SchemaIssue } from "effect"
+import type { Schema } from "effect"
+import { fieldErrorAt, makeDecoder as makeFieldDecoder } from "../domain/SchemaDecode.ts"
 import { InvalidRequest } from "../errors/GatewayError.ts"
 import type { Decoded } from "./Format.ts"
-
-const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
-
-/**
- * Renders a path as `a.b[0].c`.
- *
- * @category decoding
- */
-export const pathToParam = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>((out, key) => {
-    if (typeof key === "number") return `${out}[${key}]`
-    const name = String(key)
-    return out === "" ? name : `${out}.${name}`
-  }, "")
 
 /**
  * An `InvalidRequest` naming the field at `path`; the message says what is
@@ -32,9 +17,25 @@ export const pathToParam = (path: ReadonlyArray<PropertyKey>): string =>
  *
  * @category constructors
  */
-export const invalidAt = (path: ReadonlyArray<PropertyKey>, detail: string): InvalidRequest => {
-  const param = pathToParam(path)
-  return new InvalidRequest({ message: param === "" ? detail : `Invalid ${param}: ${detail}`, param })
+export const invalidAt = (path: ReadonlyArray<PropertyKey>, detail: string): InvalidRequest =>
+  new InvalidRequest(fieldErrorAt(path, detail))
+
+/**
+ * Builds a synchronous decoder for `schema` that never throws: a value, or an
+ * `InvalidRequest` naming the first bad field. `prefix` is the path of the
+ * decoded value inside a larger body (`tools[2]`), so `param` names the field
+ * in the caller's terms.
+ *
+ * @category decoding
+ */
+export const makeDecoder = <A, I>(
+  schema: Schema.Codec<A, I>
+): (input: unknown, prefix?: ReadonlyArray<PropertyKey>) => Decoded<A> => {
+  const decode = makeFieldDecoder(schema)
+  return (input, prefix) => {
+    const result = decode(input, prefix)
+    return result.ok ? result : { ok: false, error: new InvalidRequest(result.error) }
+  }
 }
 
 /**
@@ -58,98 +59,4 @@ export const rebase = (error: InvalidRequest, prefix: string): InvalidRequest =>
     ? `${param}${error.message.slice(inner.length)}`
     : error.message
   return new InvalidRequest({ message, param })
-}
-
-/** One member of a union of objects told apart by a literal field, as Schema renders it: `{ readonly "type": "text", ... }`. */
-const TAGGED_MEMBER = /^\{ readonly "([^"]+)": ("(?:[^"\\]|\\.)*"), \.\.\. \}$/
-
-/** A literal as Schema renders it in an expectation: a JSON string, a number, `true`, `false` or `null`. */
-const LITERAL = /^(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)$/
-
-const orList = (items: ReadonlyArray<string>): string =>
-  items.length <= 1 ? items.join("") : `${items.slice(0, -1).join(", ")} or ${items[items.length - 1]}`
-
-/**
- * Schema's `Expected A | B | …` in plain words when its members are literals
- * (`Expected "user" or "assistant"`) or some of them are objects told apart by
- * one literal field (`Expected "auto", "none", or an object whose type is
- * "function" or "custom"`); `undefined`, an absent field, is left out.
- * `tag` is that field's name and `values` its literals, so the caller's object
- * can be pointed at its field; other messages pass unchanged, with no tag.
- *
- * @category decoding
- */
-export const plainExpectation = (
-  message: string
-): { readonly message: string; readonly tag?: string; readonly values?: ReadonlyArray<string> } => {
-  if (!message.startsWith("Expected ")) return { message }
-  const members = message.slice("Expected ".length).split(" | ")
-  const tagged = members.map((member) => TAGGED_MEMBER.exec(member))
-  const tags = new Set(tagged.flatMap((match) => match === null ? [] : [match[1]]))
-  const present = members.filter((member) => member !== "undefined")
-  if (tags.size === 0 && present.length > 1 && present.every((member) => LITERAL.test(member))) {
-    return { message: `Expected ${orList(present)}` }
-  }
-  if (tags.size !== 1) return { message }
-  const [tag] = tags
-  const values = tagged.flatMap((match) => match === null ? [] : [match[2]])
-  const others = members.filter((member, index) => tagged[index] === null && member !== "undefined")
-  const objects = `an object whose ${tag} is ${orList(values)}`
-  return { message: `Expected ${others.length === 0 ? objects : `${others.join(", ")}, or ${objects}`}`, tag, values }
-}
-
-const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
-  path.reduce<unknown>(
-    (value, key) =>
-      typeof value === "object" && value !== null ? (value as Record<PropertyKey, unknown>)[key] : undefined,
-    input
-  )
-
-/**
- * Builds a synchronous decoder for `schema` that never throws: a value, or an
- * `InvalidRequest` naming the first bad field. `prefix` is the path of the
- * decoded value inside a larger body (`tools[2]`), so `param` names the field
- * in the caller's terms.
- *
- * @category decoding
- */
-export const makeDecoder = <A, I>(
-  schema: Schema.Codec<A, I>
-): (input: unknown, prefix?: ReadonlyArray<PropertyKey>) => Decoded<A> => {
-  const decode = Schema.decodeUnknownExit(schema)
-  return (input, prefix = []) => {
-    const exit = decode(input, { errors: "first" })
-    if (exit._tag === "Success") return { ok: true, value: exit.value }
-    const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
-    if (failure === undefined || !Schema.isSchemaError(failure.error)) {
-      return { ok: false, error: invalidAt(prefix, "The request body could not be read.") }
-    }
-    const issue = formatter(failure.error.issue).issues[0]
-    const path = (issue?.path ?? []).map((segment) =>
-      typeof segment === "object" && segment !== null && "key" in segment ? segment.key : segment
-    ) as ReadonlyArray<PropertyKey>
-    const message = issue?.message ?? failure.error.message
-    if (message === "Missing key") {
-      const param = pathToParam([...prefix, ...path])
-      const missing = param === "" ? "A required field is missing." : `${param} is missing.`
-      return { ok: false, error: new InvalidRequest({ message: missing, param }) }
-    }
-    const plain = plainExpectation(message)
-    const value = valueAt(input, path)
-    // An object that matched no member: point at its tag field, and list the tag's values.
-    if (
-      plain.tag !== undefined && plain.values !== undefined && typeof value === "object" && value !== null &&
-      !Array.isArray(value)
-    ) {
-      const sent = (value as Record<string, unknown>)[plain.tag]
-      if (sent === undefined || !plain.values.includes(JSON.stringify(sent))) {
-        const param = pathToParam([...prefix, ...path, plain.tag])
-        const message = sent === undefined
-          ? `${param} is missing.`
-          : `Invalid ${param}: Expected ${orList(plain.values)}`
-        return { ok: false, error: new InvalidRequest({ message, param }) }
-      }
-    }
-    return { ok: false, error: invalidAt([...prefix, ...path], plain.message) }
-  }
 }

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { internalProblem, toProblem } from "../errors/Envelope.ts"
 import type { GatewayError } from "../errors/GatewayError.ts"
-import type { Problem } from "../formats/Format.ts"
+import type { Problem } from "../domain/Problem.ts"
 
 /**
  * Recovers every failure of `effect` as an error response rendered by

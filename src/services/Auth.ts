@@ -10,7 +10,7 @@ import { Cache, Context, Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { InvalidApiKey } from "../errors/GatewayError.ts"
 import type { Limits } from "../storage/Catalog.ts"
-import { hashKey } from "./KeyHash.ts"
+import { hashKey } from "../domain/KeyHash.ts"
 
 /**
  * The authenticated caller. Ids are database ids; `unlimitedQuota` means the

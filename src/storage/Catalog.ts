@@ -8,13 +8,14 @@
 import { Context, Effect, Layer, Ref } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ChannelSettings, LimitsSpec } from "../config/BootstrapFile.ts"
-import { type Price, toFixed } from "../services/Pricing.ts"
+import { type Price, toFixed } from "../domain/Pricing.ts"
 
 /** Rate limits as configured. @category models */
 export type Limits = typeof LimitsSpec.Type
 
 /** The channel types, each with an adapter in `src/upstreams/`. @category models */
-export type ChannelType = "openai" | "anthropic" | "gemini"
+export type { ChannelType } from "../upstreams/Adapter.ts"
+import type { ChannelType } from "../upstreams/Adapter.ts"
 
 /** One upstream key of a channel (`position` is its place in the file's list). @category models */
 export interface ChannelKey {

@@ -7,7 +7,22 @@
  * @since 0.1.0
  */
 import type { FormatName } from "../formats/Format.ts"
-import type { Channel, ChannelType } from "../storage/Catalog.ts"
+
+/** The channel types Sluice has adapters for. @category models */
+export type ChannelType = "openai" | "anthropic" | "gemini"
+
+/** What an adapter reads of a channel (the catalog's channel has more). @category models */
+export interface Channel {
+  readonly type: ChannelType
+  /** The vendor's base URL, with or without a trailing `/v1` or `/v1beta`. */
+  readonly baseUrl: string
+  readonly settings: {
+    /** The upstream has `/v1/responses` (openai channels). */
+    readonly responses_api?: boolean | undefined
+    /** Extra headers sent with every call. */
+    readonly headers?: Readonly<Record<string, string>> | undefined
+  }
+}
 
 /** The HTTP call to make, minus the body. @category models */
 export interface UpstreamTarget {

@@ -6,7 +6,8 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Schema } from "effect"
 import { InvalidRequest } from "../../src/errors/GatewayError.ts"
-import { makeDecoder, plainExpectation, rebase } from "../../src/formats/SchemaDecode.ts"
+import { plainExpectation } from "../../src/domain/SchemaDecode.ts"
+import { makeDecoder, rebase } from "../../src/formats/SchemaDecode.ts"
 
 const Part = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),

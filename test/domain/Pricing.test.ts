@@ -4,7 +4,7 @@
  * decimals.
  */
 import { strictEqual, throws } from "node:assert/strict"
-import { imageCost, isTextPriced, type Price, textCost, toFixed, videoCost } from "../../src/services/Pricing.ts"
+import { imageCost, isTextPriced, type Price, textCost, toFixed, videoCost } from "../../src/domain/Pricing.ts"
 
 const price = (input: number | string, output: number | string, free = false): Price => ({
   input: toFixed(input),

@@ -3,7 +3,7 @@
  * display prefix.
  */
 import { notStrictEqual, strictEqual } from "node:assert/strict"
-import { hashKey, keyPrefix } from "../../src/services/KeyHash.ts"
+import { hashKey, keyPrefix } from "../../src/domain/KeyHash.ts"
 
 Deno.test("hashKey: hex SHA-256 of the key", () => {
   strictEqual(hashKey("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")

@@ -1,0 +1,64 @@
+/**
+ * Every import in `src/` points down the layers (DESIGN.md, "Layout"), and
+ * only the demo imports the emulator. Reads the import lines of every module;
+ * a new folder must be given its layer here.
+ */
+import { deepStrictEqual } from "node:assert/strict"
+
+/** Lower layers first; a module may import its own folder or a folder of a lower layer. */
+const layers: Record<string, number> = {
+  canonical: 0,
+  domain: 1,
+  errors: 2,
+  formats: 3,
+  upstreams: 4,
+  http: 4,
+  config: 4,
+  storage: 5,
+  migrations: 4,
+  services: 6,
+  relay: 7,
+  routes: 8,
+  "": 9
+}
+
+const root = new URL("../src/", import.meta.url)
+const migrations = new URL("../migrations/", import.meta.url)
+
+const modules = async function* (dir: URL, prefix = ""): AsyncGenerator<string> {
+  for await (const entry of Deno.readDir(dir)) {
+    if (entry.isDirectory) yield* modules(new URL(`${entry.name}/`, dir), `${prefix}${entry.name}/`)
+    else if (entry.name.endsWith(".ts")) yield `${prefix}${entry.name}`
+  }
+}
+
+/** The folder of `src/` a path under it sits in (`""` for the top level), or `migrations`. */
+const folderOf = (url: URL): string | undefined => {
+  if (url.href.startsWith(migrations.href)) return "migrations"
+  if (!url.href.startsWith(root.href)) return undefined
+  const rest = url.href.slice(root.href.length)
+  return rest.includes("/") ? rest.slice(0, rest.indexOf("/")) : ""
+}
+
+const IMPORT = /^(?:import|export)\b[^"']*?from\s+["'](\.{1,2}\/[^"']+)["']|^import\s+["'](\.{1,2}\/[^"']+)["']/gm
+
+Deno.test("imports: every import in src/ points down the layers; only src/demo.ts imports the emulator", async () => {
+  const wrong: Array<string> = []
+  for await (const path of modules(root)) {
+    const from = new URL(path, root)
+    const source = folderOf(from)!
+    const text = await Deno.readTextFile(from)
+    for (const match of text.matchAll(IMPORT)) {
+      const target = new URL(match[1] ?? match[2], from)
+      const folder = folderOf(target)
+      const line = `src/${path} imports ${match[1] ?? match[2]}`
+      if (folder === undefined) wrong.push(`${line} (outside src/)`)
+      else if (folder === "emulator" || source === "emulator") {
+        if (folder !== source && path !== "demo.ts") wrong.push(`${line} (the emulator stands apart)`)
+      } else if (folder === source) continue
+      else if (!(folder in layers) || !(source in layers)) wrong.push(`${line} (a folder with no layer)`)
+      else if (layers[folder] >= layers[source]) wrong.push(`${line} (${source} may not import ${folder})`)
+    }
+  }
+  deepStrictEqual(wrong, [])
+})
