@@ -105,6 +105,45 @@ export interface StreamEncoder<S> {
 }
 
 /**
+ * What the relay asks of a same-format body: the upstream's model name, whether
+ * the call streams, and the output cap to send when the caller named none (the
+ * cap the quota hold was sized for; `undefined` to leave the body's as it is).
+ *
+ * @category models
+ */
+export interface PassthroughTarget {
+  readonly model: string
+  readonly stream: boolean
+  readonly outputCap: number | undefined
+}
+
+/**
+ * The passthrough half of a format (DESIGN.md, "The relay in parts"): a
+ * same-format request is forwarded as the caller sent it but for what the
+ * gateway needs, and a same-format stream is forwarded event by event but for
+ * what the caller did not ask to see.
+ *
+ * @category models
+ */
+export interface Passthrough {
+  /**
+   * The caller's body ready for the upstream: the model mapped (where the
+   * format carries it in the body), usage reporting switched on for streams
+   * (where the format needs asking), and `outputCap` in the format's own field
+   * when the caller named no limit. A new object; `raw` is left as it is.
+   */
+  readonly body: (raw: Record<string, unknown>, target: PassthroughTarget) => Record<string, unknown>
+  /** Whether the caller asked to see usage in the stream (chat `stream_options.include_usage`). */
+  readonly wantsStreamUsage: (raw: Record<string, unknown>) => boolean
+  /**
+   * Whether a passthrough stream event, decoded into `parts`, is kept from the
+   * caller (a usage-only chunk the caller did not ask for, since the gateway
+   * switched usage reporting on for its own billing).
+   */
+  readonly hides: (parts: ReadonlyArray<StreamPart>, meta: ResponseMeta) => boolean
+}
+
+/**
  * A wire format: both halves.
  *
  * Inbound (caller → gateway): `decodeRequest`, `encodeResponse`,
@@ -139,4 +178,6 @@ export interface Format<DS = unknown, ES = unknown> {
     status: number,
     bodyText: string
   ) => { readonly kind: UpstreamFailureKind; readonly message: string }
+  /** What a same-format request and stream need (see `Passthrough`). */
+  readonly passthrough: Passthrough
 }

@@ -28,7 +28,7 @@ import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-import { Relay, type SideEndpoint } from "../services/Relay.ts"
+import { Relay, type SideEndpoint } from "../relay/Relay.ts"
 import { ResponseStore } from "../services/ResponseStore.ts"
 
 /** The public path. @category routes */

@@ -18,7 +18,7 @@ import { credentialOf, type CredentialStyle } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
-import type { Relay } from "../services/Relay.ts"
+import type { Relay } from "../relay/Relay.ts"
 
 /** What varies between text routes. @category models */
 export interface TextRouteOptions {
@@ -70,13 +70,11 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         : yield* options.prepare(principal, raw, decoded.value)
       const request = prepared.request
       const requestId = crypto.randomUUID().replaceAll("-", "")
-      const streamOptions = raw.stream_options
       const meta: ResponseMeta = {
         id: options.idPrefix + requestId,
         model: request.model,
         created: Math.floor(Date.now() / 1000),
-        includeUsage: typeof streamOptions === "object" && streamOptions !== null &&
-          (streamOptions as Record<string, unknown>).include_usage === true,
+        includeUsage: format.passthrough.wantsStreamUsage(raw),
         promptTokensEstimate: promptTokensTypical(request)
       }
       return yield* services.relay.run({

@@ -12,7 +12,7 @@ import type { Request } from "../canonical/Request.ts"
 import { InvalidRequest } from "../errors/GatewayError.ts"
 import { Auth, type Principal } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-import { Relay } from "../services/Relay.ts"
+import { Relay } from "../relay/Relay.ts"
 import { ResponseStore } from "../services/ResponseStore.ts"
 import { textHandler } from "./TextRoute.ts"
 

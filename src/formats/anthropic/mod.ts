@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { plainPassthrough } from "../Passthrough.ts"
 import type { Format } from "../Format.ts"
 import { classifyError, encodeError } from "./ErrorBody.ts"
 import { decodeRequest } from "./RequestDecoder.ts"
@@ -31,5 +32,7 @@ export const AnthropicFormat: Format<StreamDecoderState, StreamEncoderState> = {
   encodeRequest,
   decodeResponse,
   streamDecoder,
-  classifyError
+  classifyError,
+  // `max_tokens` is required by the format, so the caller always names the cap.
+  passthrough: plainPassthrough({ model: true, limitFields: ["max_tokens"], cap: "max_tokens" })
 }

@@ -4,6 +4,8 @@
  *
  * @since 0.1.0
  */
+import { includeUsageRequested } from "../openai-chat/ChatRequestDecode.ts"
+import { plainPassthrough } from "../Passthrough.ts"
 import type { Format } from "../Format.ts"
 import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
 import { decodeCompletionsRequest, encodeCompletionsRequest } from "./CompletionsRequest.ts"
@@ -31,5 +33,12 @@ export const CompletionsFormat: Format<CompletionsDecodeState, CompletionsEncode
   encodeRequest: encodeCompletionsRequest,
   decodeResponse: decodeCompletionsResponse,
   streamDecoder: completionsStreamDecoder,
-  classifyError: classifyOpenAiError
+  classifyError: classifyOpenAiError,
+  // No cap is added: the completions API defaults `max_tokens` to 16
+  // (platform.openai.com/docs/api-reference/completions/create), below any hold.
+  passthrough: {
+    ...plainPassthrough({ model: true, limitFields: ["max_tokens"], cap: undefined }),
+    // `stream_options.include_usage` as in chat completions: a translated stream ends with a usage chunk.
+    wantsStreamUsage: includeUsageRequested
+  }
 }

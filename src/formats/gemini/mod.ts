@@ -4,7 +4,8 @@
  *
  * @since 0.1.0
  */
-import type { Format } from "../Format.ts"
+import type { Format, Passthrough } from "../Format.ts"
+import { passthroughBody } from "../Passthrough.ts"
 import { classifyGeminiError, encodeGeminiError } from "./GeminiError.ts"
 import { decodeGeminiRequest, encodeGeminiRequest } from "./GeminiRequest.ts"
 import { decodeGeminiResponse, encodeGeminiResponse } from "./GeminiResponse.ts"
@@ -45,6 +46,30 @@ export {
  *
  * @category formats
  */
+/**
+ * Generate-content passthrough: the model travels in the path, so the body is
+ * the caller's; the held cap goes in `generationConfig.maxOutputTokens`, or in
+ * `generation_config.max_output_tokens` when the caller wrote the snake-case
+ * object (the API accepts either spelling, ai.google.dev/api/generate-content).
+ */
+const geminiPassthrough: Passthrough = {
+  body: (raw, target) =>
+    passthroughBody(raw, target, {
+      model: false,
+      limitFields: [
+        "generationConfig.maxOutputTokens",
+        "generationConfig.max_output_tokens",
+        "generation_config.maxOutputTokens",
+        "generation_config.max_output_tokens"
+      ],
+      cap: raw.generation_config !== undefined && raw.generationConfig === undefined
+        ? "generation_config.max_output_tokens"
+        : "generationConfig.maxOutputTokens"
+    }),
+  wantsStreamUsage: () => false,
+  hides: () => false
+}
+
 export const GeminiFormat: Format<GeminiDecoderState, GeminiEncoderState> = {
   name: "gemini",
   decodeRequest: decodeGeminiRequest,
@@ -54,5 +79,6 @@ export const GeminiFormat: Format<GeminiDecoderState, GeminiEncoderState> = {
   encodeRequest: encodeGeminiRequest,
   decodeResponse: decodeGeminiResponse,
   streamDecoder: geminiStreamDecoder,
-  classifyError: classifyGeminiError
+  classifyError: classifyGeminiError,
+  passthrough: geminiPassthrough
 }

@@ -4,9 +4,10 @@
  *
  * @since 0.1.0
  */
-import type { Format } from "../Format.ts"
+import type { Format, Passthrough } from "../Format.ts"
+import { passthroughBody, usageOnly } from "../Passthrough.ts"
 import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
-import { decodeChatRequest } from "./ChatRequestDecode.ts"
+import { decodeChatRequest, includeUsageRequested } from "./ChatRequestDecode.ts"
 import { type ChatEncodeOptions, defaultChatEncodeOptions, encodeChatRequest } from "./ChatRequestEncode.ts"
 import { decodeChatResponse, encodeChatResponse } from "./ChatResponse.ts"
 import { type ChatDecodeState, chatStreamDecoder } from "./ChatStreamDecoder.ts"
@@ -14,6 +15,32 @@ import { type ChatEncodeState, chatStreamEncoder } from "./ChatStreamEncoder.ts"
 
 export { includeUsageRequested } from "./ChatRequestDecode.ts"
 export { type ChatEncodeOptions, droppedFields, effortForBudget, type ReasoningHistory } from "./ChatRequestEncode.ts"
+
+/**
+ * Chat completions passthrough: the model mapped; a stream asks for usage
+ * (`stream_options.include_usage`, platform.openai.com/docs/api-reference/chat/create)
+ * and its usage-only chunk (`choices: []`) is kept from a caller that did not
+ * ask; the held cap goes in `max_completion_tokens` (the field OpenAI keeps;
+ * o-series models refuse `max_tokens`) when the caller set neither.
+ */
+const chatPassthrough: Passthrough = {
+  body: (raw, target) => {
+    const body = passthroughBody(raw, target, {
+      model: true,
+      limitFields: ["max_tokens", "max_completion_tokens"],
+      cap: "max_completion_tokens"
+    })
+    if (target.stream) {
+      const options = typeof raw.stream_options === "object" && raw.stream_options !== null
+        ? raw.stream_options as Record<string, unknown>
+        : {}
+      body.stream_options = { ...options, include_usage: true }
+    }
+    return body
+  },
+  wantsStreamUsage: includeUsageRequested,
+  hides: (parts, meta) => meta.includeUsage !== true && usageOnly(parts)
+}
 
 /**
  * The chat completions format with the given outbound options (e.g.
@@ -31,7 +58,8 @@ export const makeOpenAiChatFormat = (options: ChatEncodeOptions): Format<ChatDec
   encodeRequest: (request) => encodeChatRequest(request, options),
   decodeResponse: decodeChatResponse,
   streamDecoder: chatStreamDecoder,
-  classifyError: classifyOpenAiError
+  classifyError: classifyOpenAiError,
+  passthrough: chatPassthrough
 })
 
 /**

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
+import { plainPassthrough } from "../Passthrough.ts"
 import type { Format } from "../Format.ts"
 import { decodeResponsesRequest } from "./ResponsesRequestDecoder.ts"
 import { encodeResponsesRequest } from "./ResponsesRequestEncoder.ts"
@@ -32,7 +33,8 @@ export const OpenAiResponsesFormat: Format<ResponsesDecoderState, ResponsesEncod
   encodeRequest: encodeResponsesRequest,
   decodeResponse: decodeResponsesResponse,
   streamDecoder: responsesStreamDecoder,
-  classifyError: classifyOpenAiError
+  classifyError: classifyOpenAiError,
+  passthrough: plainPassthrough({ model: true, limitFields: ["max_output_tokens"], cap: "max_output_tokens" })
 }
 
 export { droppedFields } from "./ResponsesRequestEncoder.ts"

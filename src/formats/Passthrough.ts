@@ -1,0 +1,82 @@
+/**
+ * Building blocks of the formats' passthrough halves (`Passthrough` in
+ * `Format.ts`): a same-format body is copied, never changed in place, and only
+ * the fields the gateway needs are set.
+ *
+ * @since 0.1.0
+ */
+import type { StreamPart } from "../canonical/StreamPart.ts"
+import type { Passthrough, PassthroughTarget } from "./Format.ts"
+
+/**
+ * The caller's body with the model mapped and, when `cap` names a field and
+ * the caller set none of `limitFields`, the output cap in `cap` (a dotted path
+ * such as `generationConfig.maxOutputTokens` for nested objects). `model:
+ * false` leaves the model alone (generate-content carries it in the path).
+ *
+ * @category passthrough
+ */
+export const passthroughBody = (
+  raw: Record<string, unknown>,
+  target: PassthroughTarget,
+  options: {
+    readonly model: boolean
+    readonly limitFields: ReadonlyArray<string>
+    readonly cap: string | undefined
+  }
+): Record<string, unknown> => {
+  const body: Record<string, unknown> = { ...raw }
+  if (options.model) body.model = target.model
+  if (
+    options.cap !== undefined && target.outputCap !== undefined && !options.limitFields.some((field) => has(raw, field))
+  ) {
+    setPath(body, options.cap.split("."), target.outputCap)
+  }
+  return body
+}
+
+/** Whether the dotted `path` holds a value other than null in `value`. */
+const has = (value: Record<string, unknown>, path: string): boolean => {
+  let current: unknown = value
+  for (const key of path.split(".")) {
+    if (typeof current !== "object" || current === null || Array.isArray(current)) return false
+    current = (current as Record<string, unknown>)[key]
+  }
+  return current !== undefined && current !== null
+}
+
+/** Sets `path` in `body`, copying every object on the way (the caller's objects are never changed). */
+const setPath = (body: Record<string, unknown>, path: ReadonlyArray<string>, value: unknown): void => {
+  let current = body
+  for (const key of path.slice(0, -1)) {
+    const next = current[key]
+    const copy = typeof next === "object" && next !== null && !Array.isArray(next)
+      ? { ...(next as Record<string, unknown>) }
+      : {}
+    current[key] = copy
+    current = copy
+  }
+  current[path[path.length - 1]] = value
+}
+
+/**
+ * The passthrough half of a format whose streams report usage without being
+ * asked and never carry an event the caller did not ask for.
+ *
+ * @category passthrough
+ */
+export const plainPassthrough = (
+  options: { readonly model: boolean; readonly limitFields: ReadonlyArray<string>; readonly cap: string | undefined }
+): Passthrough => ({
+  body: (raw, target) => passthroughBody(raw, target, options),
+  wantsStreamUsage: () => false,
+  hides: () => false
+})
+
+/**
+ * Whether an event decoded into nothing but usage (a usage-only chunk).
+ *
+ * @category passthrough
+ */
+export const usageOnly = (parts: ReadonlyArray<StreamPart>): boolean =>
+  parts.length > 0 && parts.every((part) => part._tag === "UsageUpdate")

@@ -1,0 +1,355 @@
+/**
+ * The stream bridge: upstream SSE events → the upstream format's decoder →
+ * canonical parts → the caller's encoder → framed text, with what the batch
+ * meant for billing (usage, delivered characters, the end or a failure) as a
+ * plain value. The steps are pure functions of `(state, events)`, tested with
+ * plain values; `bridgeBody` drives them with one pull per upstream read (read,
+ * decode, meter, encode, frame), which `readableBody` hands to the runtime.
+ *
+ * A same-format stream is passed event by event (still decoded, for billing
+ * and to catch an in-band error), less what the format hides from the caller
+ * (`Passthrough.hides`); another format's stream is translated.
+ *
+ * @since 0.1.0
+ */
+import { Cause, Effect } from "effect"
+import { Sse } from "effect/encoding"
+import type { OutputPart } from "../canonical/Content.ts"
+import type { StreamPart } from "../canonical/StreamPart.ts"
+import type { Usage } from "../canonical/Usage.ts"
+import { toProblem } from "../errors/Envelope.ts"
+import { UpstreamFailed } from "../errors/GatewayError.ts"
+import type { DecodeStep, Format, ResponseMeta } from "../formats/Format.ts"
+
+/** What stays fixed over one answer. @category models */
+export interface BridgeConfig {
+  /** The caller's format. */
+  readonly inbound: Format<unknown, unknown>
+  /** The upstream's format. */
+  readonly wire: Format<unknown, unknown>
+  /** Same format: events are forwarded as received (less hidden ones), not re-encoded. */
+  readonly passthrough: boolean
+  readonly meta: ResponseMeta
+  /** Generate-content without `alt=sse`: one JSON array instead of SSE frames. */
+  readonly jsonArray: boolean
+  /** Assemble the answer's content (for `onAnswer`, e.g. the Responses store). */
+  readonly assemble: boolean
+}
+
+/** The bridge between two reads. @category models */
+export interface BridgeState {
+  readonly decoded: unknown
+  readonly encoded: unknown
+  /** The first event's decoder step, already taken by the failover probe; used for the first event. */
+  readonly firstStep: DecodeStep<unknown> | undefined
+  /** The JSON array framing has written its `[`. */
+  readonly opened: boolean
+  /** The end, or a failure, has been framed: nothing more is written. */
+  readonly done: boolean
+  /** The answer's parts by block index (only when `assemble`). */
+  readonly assembled: ReadonlyMap<number, OutputPart> | undefined
+}
+
+/**
+ * What one step meant for billing. `usage` is the last usage reported in the
+ * batch (undefined: none); `final` says the stream's final usage arrived (its
+ * `Finish`); `failure` ends the answer as failed.
+ *
+ * @category models
+ */
+export interface MeterDelta {
+  readonly usage: Usage | undefined
+  readonly final: boolean
+  readonly deliveredCharacters: number
+  readonly failure: UpstreamFailed | undefined
+  /** The answer's public id (`ResponseStart`), when assembling. */
+  readonly answerId: string | undefined
+  /** The assembled answer, once it finished, when assembling. */
+  readonly answer: ReadonlyArray<OutputPart> | undefined
+}
+
+/** One step's result: the next state, the framed text to write (maybe empty), and the billing delta. */
+export type BridgeStep = readonly [BridgeState, string, MeterDelta]
+
+/**
+ * The state before the first event; `firstStep` is the failover probe's
+ * decoding of it.
+ *
+ * @category constructors
+ */
+export const bridgeInitial = (config: BridgeConfig, firstStep: DecodeStep<unknown> | undefined): BridgeState => ({
+  decoded: config.wire.streamDecoder.initial(),
+  encoded: config.inbound.streamEncoder.initial(config.meta),
+  firstStep,
+  opened: false,
+  done: false,
+  assembled: config.assemble ? new Map() : undefined
+})
+
+/** A delta being built over one step. */
+interface Tally {
+  usage: Usage | undefined
+  final: boolean
+  deliveredCharacters: number
+  failure: UpstreamFailed | undefined
+  answerId: string | undefined
+  answer: ReadonlyArray<OutputPart> | undefined
+}
+
+const tally = (): Tally => ({
+  usage: undefined,
+  final: false,
+  deliveredCharacters: 0,
+  failure: undefined,
+  answerId: undefined,
+  answer: undefined
+})
+
+/** Meters `parts` into `delta`: usage, delivered characters, the final usage. */
+const meter = (parts: ReadonlyArray<StreamPart>, delta: Tally): void => {
+  for (const part of parts) {
+    switch (part._tag) {
+      case "UsageUpdate":
+        delta.usage = part.usage
+        break
+      case "Finish":
+        delta.usage = part.usage
+        delta.final = true
+        break
+      case "TextDelta":
+      case "ReasoningDelta":
+        delta.deliveredCharacters += part.text.length
+        break
+      case "ToolInputDelta":
+        delta.deliveredCharacters += part.json.length
+        break
+    }
+  }
+}
+
+/** The assembled answer after `parts`, and its id and final content into `delta`. */
+const assemble = (
+  config: BridgeConfig,
+  assembled: ReadonlyMap<number, OutputPart>,
+  parts: ReadonlyArray<StreamPart>,
+  delta: Tally
+): ReadonlyMap<number, OutputPart> => {
+  let next = assembled
+  const update = (index: number, part: OutputPart) => {
+    if (next === assembled) next = new Map(assembled)
+    ;(next as Map<number, OutputPart>).set(index, part)
+  }
+  for (const part of parts) {
+    switch (part._tag) {
+      case "ResponseStart":
+        delta.answerId = config.passthrough ? part.id : config.meta.id
+        break
+      case "BlockStart":
+        update(
+          part.index,
+          part.block.type === "tool-call"
+            ? { type: "tool-call", callId: part.block.callId, name: part.block.name, arguments: "" }
+            : part.block.type === "reasoning"
+            ? { type: "reasoning", text: "" }
+            : { type: "text", text: "" }
+        )
+        break
+      case "TextDelta":
+      case "ReasoningDelta": {
+        const current = next.get(part.index)
+        if (current !== undefined && current.type !== "tool-call") {
+          update(part.index, { ...current, text: current.text + part.text })
+        }
+        break
+      }
+      case "ReasoningSignature": {
+        const current = next.get(part.index)
+        if (current?.type === "reasoning") {
+          update(part.index, { ...current, signature: part.signature, origin: part.origin })
+        }
+        break
+      }
+      case "ToolInputDelta": {
+        const current = next.get(part.index)
+        if (current?.type === "tool-call") update(part.index, { ...current, arguments: current.arguments + part.json })
+        break
+      }
+      case "Finish":
+        delta.answer = [...next.entries()].sort((a, b) => a[0] - b[0]).map(([, value]) => value)
+        break
+    }
+  }
+  return next
+}
+
+/** The events as text in the caller's framing (SSE, or the JSON array), closing the array when `done`. */
+const frame = (
+  config: BridgeConfig,
+  opened: boolean,
+  done: boolean,
+  events: ReadonlyArray<Sse.Event>
+): readonly [boolean, string] => {
+  let text = ""
+  if (config.jsonArray) {
+    for (const event of events) {
+      text += (opened ? ",\r\n" : "[") + event.data
+      opened = true
+    }
+    if (done) text += opened ? "]" : "[]"
+  } else {
+    for (const event of events) text += Sse.encoder.write(event)
+  }
+  return [opened, text]
+}
+
+/** Encodes `parts` in the caller's format onto `out`; returns the encoder's next state. */
+const encodeParts = (
+  config: BridgeConfig,
+  encoded: unknown,
+  parts: ReadonlyArray<StreamPart>,
+  out: Array<Sse.Event>
+): unknown => {
+  let state = encoded
+  for (const part of parts) {
+    const [next, produced] = config.inbound.streamEncoder.step(state, part)
+    state = next
+    for (const event of produced) out.push(event)
+  }
+  return state
+}
+
+/** The state, text and delta once `out` is complete. */
+const finishStep = (
+  config: BridgeConfig,
+  state: BridgeState,
+  changes: Partial<BridgeState>,
+  out: ReadonlyArray<Sse.Event>,
+  delta: Tally
+): BridgeStep => {
+  const next = { ...state, ...changes }
+  const [opened, text] = frame(config, next.opened, next.done, out)
+  return [{ ...next, opened }, text, delta]
+}
+
+/**
+ * The caller's error event for `error` (never an end marker), after `out`.
+ *
+ * @category bridge
+ */
+export const bridgeFail = (config: BridgeConfig, state: BridgeState, error: UpstreamFailed): BridgeStep =>
+  failWith(config, state, error, [], tally(), {})
+
+const failWith = (
+  config: BridgeConfig,
+  state: BridgeState,
+  error: UpstreamFailed,
+  out: Array<Sse.Event>,
+  delta: Tally,
+  changes: Partial<BridgeState>
+): BridgeStep => {
+  delta.failure = error
+  for (const event of config.inbound.streamEncoder.fail(changes.encoded ?? state.encoded, toProblem(error))) {
+    out.push(event)
+  }
+  return finishStep(config, state, { ...changes, done: true }, out, delta)
+}
+
+/**
+ * One upstream read: each event decoded (the first with the probe's step),
+ * metered, and forwarded or translated. An in-band upstream error ends the
+ * answer with the caller's error event.
+ *
+ * @category bridge
+ */
+export const bridgeEvents = (
+  config: BridgeConfig,
+  state: BridgeState,
+  events: ReadonlyArray<Sse.Event>
+): BridgeStep => {
+  const out: Array<Sse.Event> = []
+  const delta = tally()
+  const decoder = config.wire.streamDecoder
+  let decoded = state.decoded
+  let encoded = state.encoded
+  let assembled = state.assembled
+  let firstStep = state.firstStep
+  for (const event of events) {
+    const result = firstStep ?? decoder.step(decoded, event)
+    firstStep = undefined
+    if (result instanceof UpstreamFailed) {
+      return failWith(config, state, result, out, delta, { decoded, encoded, assembled, firstStep })
+    }
+    const [next, parts] = result as readonly [unknown, ReadonlyArray<StreamPart>]
+    decoded = next
+    meter(parts, delta)
+    if (assembled !== undefined) assembled = assemble(config, assembled, parts, delta)
+    if (!config.passthrough) encoded = encodeParts(config, encoded, parts, out)
+    else if (!config.wire.passthrough.hides(parts, config.meta)) out.push(event)
+  }
+  return finishStep(config, state, { decoded, encoded, assembled, firstStep }, out, delta)
+}
+
+/**
+ * The upstream's body ended: the format's last events, or, when the upstream
+ * never sent its end marker, the caller's error event for a broken stream.
+ *
+ * @category bridge
+ */
+export const bridgeEnd = (config: BridgeConfig, state: BridgeState): BridgeStep => {
+  const decoder = config.wire.streamDecoder
+  if (!decoder.complete(state.decoded)) {
+    return bridgeFail(
+      config,
+      state,
+      new UpstreamFailed({ kind: "stream-broken", status: 0, message: "The upstream stream ended early." })
+    )
+  }
+  const out: Array<Sse.Event> = []
+  const delta = tally()
+  const parts = decoder.flush(state.decoded)
+  meter(parts, delta)
+  const assembled = state.assembled === undefined ? undefined : assemble(config, state.assembled, parts, delta)
+  if (config.passthrough) return finishStep(config, state, { assembled, done: true }, out, delta)
+  const encoded = encodeParts(config, state.encoded, parts, out)
+  for (const event of config.inbound.streamEncoder.end(encoded)) out.push(event)
+  return finishStep(config, state, { assembled, encoded, done: true }, out, delta)
+}
+
+/**
+ * The caller's answer body as the pull of its next bytes: the first batch of
+ * upstream events (`first`, already read by the failover probe), then `next`
+ * until the end; each step's billing delta goes to `onDelta` before its bytes
+ * are handed on. The upstream's end, early end or failure becomes the
+ * format's last events, then `Cause.Done`.
+ *
+ * @category bridge
+ */
+export const bridgeBody = (
+  config: BridgeConfig,
+  firstStep: DecodeStep<unknown>,
+  first: ReadonlyArray<Sse.Event>,
+  next: Effect.Effect<ReadonlyArray<Sse.Event> | undefined, UpstreamFailed>,
+  onDelta: (delta: MeterDelta) => void
+): Effect.Effect<readonly [Uint8Array], Cause.Done> => {
+  let state = bridgeInitial(config, firstStep)
+  let pending: ReadonlyArray<Sse.Event> | undefined = first
+  const bytes = new TextEncoder()
+  const emit = ([after, text, delta]: BridgeStep) => {
+    state = after
+    onDelta(delta)
+    return text === "" ? pull : Effect.succeed([bytes.encode(text)] as const)
+  }
+  const afterRead = Effect.matchEffect(next, {
+    onFailure: (error: UpstreamFailed) => emit(bridgeFail(config, state, error)),
+    onSuccess: (events: ReadonlyArray<Sse.Event> | undefined) =>
+      emit(events === undefined ? bridgeEnd(config, state) : bridgeEvents(config, state, events))
+  })
+  const pull: Effect.Effect<readonly [Uint8Array], Cause.Done> = Effect.suspend(() => {
+    if (state.done) return Cause.done()
+    if (pending === undefined) return afterRead
+    const events = pending
+    pending = undefined
+    return emit(bridgeEvents(config, state, events))
+  })
+  return pull
+}
