@@ -2,8 +2,10 @@
  * Starts the gateway: reads the environment and the bootstrap file (a bad file
  * exits non-zero before anything is written), builds the app (migrations, then
  * the file applied), serves it, and shuts down gracefully on SIGTERM/SIGINT:
- * stop accepting, let in-flight requests and streams finish up to a deadline,
- * flush the usage log, exit 0.
+ * stop accepting, let in-flight requests and streams finish up to a deadline
+ * (`SLUICE_SHUTDOWN_GRACE_SECONDS`), cut the streams still open so they are
+ * billed for what was delivered and logged, flush the usage log, hand every
+ * quota lease back, exit 0.
  *
  * @since 0.1.0
  */
@@ -12,6 +14,7 @@ import { Effect } from "effect"
 import { makeHandler } from "./App.ts"
 import { type BootstrapFile, parseBootstrap } from "./config/BootstrapFile.ts"
 import { EnvConfig } from "./config/Env.ts"
+import { closeOpenBodies } from "./http/ReadableBody.ts"
 
 const fail = (message: string): never => {
   Deno.stderr.writeSync(new TextEncoder().encode(`sluice: ${message}\n`))
@@ -51,11 +54,23 @@ const server = Deno.serve({
 }, (request) => handler(request))
 
 let stopping = false
+/**
+ * Stops accepting, lets requests and streams finish until the grace period
+ * ends, then cuts the streams still open, running their settlement (billing
+ * what was delivered, recording the usage row) before the layers close: the
+ * usage log's last flush, then the ledger's final commit, which hands every
+ * lease row of this instance back.
+ */
 const shutdown = async () => {
   if (stopping) return
   stopping = true
-  const deadline = new Promise((resolve) => setTimeout(resolve, env.shutdownGraceSeconds * 1000))
-  await Promise.race([server.shutdown(), deadline])
+  const drained = server.shutdown().then(() => true)
+  const deadline = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), env.shutdownGraceSeconds * 1000))
+  if (!await Promise.race([drained, deadline])) {
+    await closeOpenBodies()
+    // The cut responses end their connections; give the server a moment to see it.
+    await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 1_000))])
+  }
   await dispose()
   Deno.exit(0)
 }

@@ -87,7 +87,14 @@ export const toProblem = (error: GatewayError): Problem =>
     NotFound: (e) =>
       e.what === "task"
         ? problem(404, "platform_api_error", "task_not_exist", "task_origin_not_exist", e.param ?? "")
-        : problem(400, "invalid_request_error", "invalid_request", `No ${e.what} with id "${e.id}".`, e.param ?? "")
+        : problem(400, "invalid_request_error", "invalid_request", `No ${e.what} with id "${e.id}".`, e.param ?? ""),
+    LedgerUnavailable: () =>
+      problem(
+        503,
+        "platform_api_error",
+        "quota_ledger_unavailable",
+        "The gateway cannot reach its database to account for quota; try again shortly."
+      )
   })
 
 /**

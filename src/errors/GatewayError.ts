@@ -152,6 +152,16 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
 }) {}
 
 /**
+ * The quota ledger has not reached its database for longer than its lease
+ * stale time, so the balance it leased may since have been leased by another
+ * instance: it serves no hold until it reaches the database again (503,
+ * `quota_ledger_unavailable`).
+ *
+ * @category errors
+ */
+export class LedgerUnavailable extends Schema.TaggedError<LedgerUnavailable>()("LedgerUnavailable", {}) {}
+
+/**
  * The whole union.
  *
  * @category models
@@ -167,3 +177,4 @@ export type GatewayError =
   | RouteNotFound
   | UpstreamFailed
   | NotFound
+  | LedgerUnavailable

@@ -15,13 +15,27 @@
  * crashed instance's lease stops counting after two minutes
  * (migrations/0003_quota_leases.ts).
  *
+ * Exactly once: every commit carries an id written in its own transaction
+ * (`ledger_commits`, migrations/0004_exactly_once.ts). A commit that fails
+ * (its outcome may be unknown: the connection lost at COMMIT) keeps its exact
+ * batch — usage rows, charges, hand-backs, id — and the next commit re-runs it
+ * first; the re-run begins by inserting the id, which finds it (waiting, if
+ * the first try is still in flight) when the first try did commit, and then
+ * writes nothing. Charges are never put back into memory, so never applied
+ * twice.
+ *
+ * Fencing: an instance that has not renewed its lease rows for `staleMillis`
+ * (the time after which another instance may drop them) serves no hold from
+ * its lease; `reserve` first reaches the database again, or fails with
+ * `LedgerUnavailable` (503).
+ *
  * Amounts are quota units (micro-USD) as bigints, bounded to PostgreSQL BIGINT.
  *
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { InsufficientQuota, InvalidRequest } from "../errors/GatewayError.ts"
+import { InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../errors/GatewayError.ts"
 import type { Principal } from "./Auth.ts"
 
 /** The largest amount a ledger operation accepts (PostgreSQL BIGINT). @category models */
@@ -78,7 +92,10 @@ export interface LeaseOptions {
   readonly chunk: bigint
   /** A balance with no hold for this long hands its lease back at the next commit (default 1,000 ms). */
   readonly idleMillis: number
-  /** A lease not renewed for this long belongs to a dead instance and stops counting (default 120,000 ms). */
+  /**
+   * A lease not renewed for this long belongs to a dead instance and stops counting (default 120,000 ms); an
+   * instance that has not renewed its own for this long stops serving holds from them (fencing).
+   */
   readonly staleMillis: number
 }
 
@@ -91,9 +108,14 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
   /**
    * Holds `amount` of the token's (unless unlimited) and the user's balance,
    * or fails with `InsufficientQuota` naming which balance is short. A
-   * negative or oversized amount is an `InvalidRequest`.
+   * negative or oversized amount is an `InvalidRequest`. Fails with
+   * `LedgerUnavailable` when the lease needs the database (a top-up, or a
+   * renewal overdue by `staleMillis`) and the database cannot be reached.
    */
-  readonly reserve: (principal: Principal, amount: bigint) => Effect.Effect<Hold, InsufficientQuota | InvalidRequest>
+  readonly reserve: (
+    principal: Principal,
+    amount: bigint
+  ) => Effect.Effect<Hold, InsufficientQuota | InvalidRequest | LedgerUnavailable>
   /**
    * Charges `cost` against the hold: refunds `amount - cost`, or takes the
    * excess when the cost is higher (never below zero: the excess is capped at
@@ -108,8 +130,11 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
    * with nothing to write (no `alongside`, no charge, no lease to hand back) it
    * opens none, so an idle gateway does not touch the database on every tick.
    * Renews this instance's lease rows when a quarter of `staleMillis` has passed
-   * since the last renewal. On failure nothing is lost: the charges wait for
-   * the next commit.
+   * since the last renewal (a failed renewal is logged, not failed: the write
+   * is done). On failure nothing is lost nor doubled: the failed transaction's
+   * batch (`alongside` included) is kept and re-run first by the next commit,
+   * and written at most once (see the module doc); while that re-run fails,
+   * a commit fails before running its own `alongside`.
    */
   readonly commit: <E = never>(alongside?: Effect.Effect<void, E>) => Effect.Effect<void, E | SqlError.SqlError>
   /** The caller's balances: stored values with the charges not yet committed. */
@@ -177,8 +202,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
               DO UPDATE SET amount = quota_leases.amount + EXCLUDED.amount, renewed_at = now()`
             return { taken, available }
           })).pipe(
-            Effect.tap(({ taken }) => Effect.sync(() => account.free += taken)),
-            Effect.orDie
+            Effect.tap(({ taken }) => Effect.sync(() => account.free += taken))
           )
 
         const take = (account: Account, amount: bigint) => {
@@ -204,6 +228,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
                   account.free >= account.target ? Effect.void : topUp(account, 0n, account.target - account.free)
                 )
               ).pipe(
+                Effect.catch((error) => Effect.logWarning("Could not top a quota lease up", error.message)),
                 Effect.ensuring(Effect.sync(() => {
                   account.refilling = false
                 })),
@@ -228,6 +253,8 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
         /** Tops up whichever lease does not cover `amount`, under the gate, until both do (or one cannot). */
         const topUpToCover = (token: Account, user: Account, amount: bigint) =>
           gate.withPermits(1)(Effect.gen(function* () {
+            // Overdue: the leases may be gone; renewing finds out (and zeroes what is gone) or fails.
+            if (fenced()) yield* renewNow
             // Holds taken on the fast path while this fiber waits may use up a top-up: loop until both cover.
             while (!covers(token, amount) || !covers(user, amount)) {
               for (const account of [token, user]) {
@@ -239,7 +266,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
                   account,
                   shortfall,
                   min(shortfall + account.target, MAX_AMOUNT)
-                )
+                ).pipe(Effect.andThen((result) => Effect.as(renewNow, result)))
                 if (taken === 0n) {
                   return yield* new InsufficientQuota({
                     required: amount,
@@ -249,14 +276,20 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
                 }
               }
             }
-          }))
+          })).pipe(
+            Effect.catchTag("SqlError", (error) =>
+              Effect.logWarning("Quota ledger cannot reach the database", error.reason._tag).pipe(
+                Effect.andThen(Effect.fail(new LedgerUnavailable()))
+              ))
+          )
 
-        // Synchronous when both leases already cover the amount (the steady state); otherwise tops them up first.
+        // Synchronous when both leases already cover the amount (the steady state) and the lease rows were renewed
+        // within `staleMillis`; otherwise reaches the database first.
         const reserve = (
           principal: Principal,
           amount: bigint
-        ): Effect.Effect<Hold, InsufficientQuota | InvalidRequest> =>
-          Effect.suspend((): Effect.Effect<Hold, InsufficientQuota | InvalidRequest> => {
+        ): Effect.Effect<Hold, InsufficientQuota | InvalidRequest | LedgerUnavailable> =>
+          Effect.suspend((): Effect.Effect<Hold, InsufficientQuota | InvalidRequest | LedgerUnavailable> => {
             if (amount < 0n || amount > MAX_AMOUNT) {
               return Effect.fail(new InvalidRequest({ message: `Quota amount out of range: ${amount}`, param: "" }))
             }
@@ -265,16 +298,22 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             // Counted as held from here, so a commit meanwhile neither hands the lease back nor forgets the account.
             token.holds += 1
             user.holds += 1
-            if (covers(token, amount) && covers(user, amount)) return holdOf(principal, amount, token, user)
+            if (covers(token, amount) && covers(user, amount) && !fenced()) {
+              return holdOf(principal, amount, token, user)
+            }
             return topUpToCover(token, user, amount).pipe(
               Effect.onExit((exit) =>
                 Effect.sync(() => {
-                  if (exit._tag === "Success") return
+                  if (exit._tag === "Success") {
+                    return
+                  }
                   token.holds -= 1
                   user.holds -= 1
                 })
               ),
-              Effect.andThen(Effect.suspend(() => holdOf(principal, amount, token, user)))
+              Effect.andThen(Effect.suspend(() =>
+                holdOf(principal, amount, token, user)
+              ))
             )
           })
 
@@ -287,7 +326,10 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
                 for (const account of [token, user]) {
                   if (!account.limited || account.free >= excess) continue
                   const shortfall = excess - account.free
-                  yield* topUp(account, 0n, min(shortfall + chunk, MAX_AMOUNT))
+                  yield* topUp(account, 0n, min(shortfall + chunk, MAX_AMOUNT)).pipe(
+                    // The excess is capped at what the leases hold; the database is needed for more.
+                    Effect.catch((error) => Effect.logWarning("Could not top a quota lease up", error.message))
+                  )
                 }
               }))
             }
@@ -340,17 +382,10 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             account.returned = 0n
             account.requests = 0
           }
-          const restore = () => {
-            for (const entry of taken) {
-              entry.account.charged += entry.charged
-              entry.account.returned += entry.returned
-              entry.account.requests += entry.requests
-            }
-          }
-          return { taken, restore }
+          return taken
         }
 
-        const writeDeltas = (taken: ReturnType<typeof snapshot>["taken"]) =>
+        const writeDeltas = (taken: ReturnType<typeof snapshot>) =>
           Effect.gen(function* () {
             const users = taken.filter((entry) => entry.account.subject === "user" && entry.charged > 0n)
             const tokens = taken.filter((entry) => entry.account.subject === "token" && entry.charged > 0n)
@@ -384,32 +419,51 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           })
 
         /**
-         * When `renew` last wrote (epoch ms); from the start, since a lease row is fresh when made: every row is
+         * When `renew` last tried (epoch ms); from the start, since a lease row is fresh when made: every row is
          * renewed within a quarter of `staleMillis` (and a commit tick) of its making or last renewal.
          */
         let renewedAt = Date.now()
+        /**
+         * When the last successful renewal of every lease row of this instance started (epoch ms): the rows were
+         * at least this fresh. Past `staleMillis` another instance may have dropped them, so none is served from.
+         */
+        let reachedAt = Date.now()
+        const fenced = () => Date.now() - reachedAt > staleMillis
 
         /**
-         * Renews every lease row of this instance (held parts too: a stream may
-         * hold for many minutes); a lease found gone (it went unrenewed past
-         * `staleMillis`) no longer backs this instance's free amount.
+         * Renews every lease row of this instance now (held parts too: a
+         * stream may hold for many minutes); a lease found gone (it went
+         * unrenewed past `staleMillis`) no longer backs this instance's free
+         * amount. With no account there is no lease to renew.
          */
-        const renew = Effect.gen(function* () {
-          if (accounts.size === 0) return
-          const now = Date.now()
-          // A quarter of the stale time: three renewals can fail before another instance may drop a lease.
-          if (now - renewedAt < staleMillis / 4) return
-          renewedAt = now
-          const rows = yield* sql<{ readonly subject: Subject; readonly id: string }>`
-            UPDATE quota_leases SET renewed_at = now() WHERE instance_id = ${instance}
-            RETURNING subject, subject_id::text AS id`
-          const alive = new Set(rows.map((row) => `${row.subject}:${row.id}`))
-          for (const account of accounts.values()) {
-            if (account.limited && account.free > 0n && !alive.has(`${account.subject}:${account.id}`)) {
-              account.free = 0n
-            }
+        const renewNow: Effect.Effect<void, SqlError.SqlError> = Effect.suspend(() => {
+          const started = Date.now()
+          renewedAt = started
+          if (accounts.size === 0) {
+            reachedAt = started
+            return Effect.void
           }
+          return sql<{ readonly subject: Subject; readonly id: string }>`
+            UPDATE quota_leases SET renewed_at = now() WHERE instance_id = ${instance}
+            RETURNING subject, subject_id::text AS id`.pipe(
+            Effect.map((rows) => {
+              const alive = new Set(rows.map((row) => `${row.subject}:${row.id}`))
+              for (const account of accounts.values()) {
+                if (account.limited && account.free > 0n && !alive.has(`${account.subject}:${account.id}`)) {
+                  account.free = 0n
+                }
+              }
+              reachedAt = started
+            })
+          )
         })
+
+        /** `renewNow` once a quarter of the stale time has passed: three renewals can fail before a lease may go. */
+        const renew = Effect.suspend(() =>
+          Date.now() - renewedAt < staleMillis / 4 && !fenced() ? Effect.void : renewNow.pipe(
+            Effect.catch((error) => Effect.logWarning("Could not renew the quota leases", error.message))
+          )
+        )
 
         /** Forgets accounts with nothing leased, held or pending. */
         const prune = () => {
@@ -421,15 +475,65 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           }
         }
 
-        const commitWith = <E>(alongside: Effect.Effect<void, E> | undefined, all: boolean) =>
-          gate.withPermits(1)(Effect.suspend(() => {
-            const { taken, restore } = snapshot(all)
-            const write = alongside === undefined && taken.length === 0
-              ? Effect.void
-              : sql.withTransaction(Effect.andThen(alongside ?? Effect.void, writeDeltas(taken))).pipe(
-                Effect.tapError(() => Effect.sync(restore))
-              )
-            return write.pipe(Effect.andThen(renew), Effect.andThen(Effect.sync(prune)))
+        /** A commit whose transaction failed, kept whole to be re-run first (see the module doc). */
+        interface Batch {
+          readonly id: string
+          readonly alongside: Effect.Effect<void, unknown> | undefined
+          readonly taken: ReturnType<typeof snapshot>
+          /** The final commit: hands every lease row of this instance back. */
+          readonly final: boolean
+        }
+        let retry: Batch | undefined
+        let lastPrune = 0
+
+        /**
+         * Writes a batch in one transaction that first claims its id: an id already there means an earlier try of
+         * this batch committed, and nothing more is written.
+         */
+        const runBatch = (batch: Batch) =>
+          sql.withTransaction(Effect.gen(function* () {
+            const claimed = yield* sql`INSERT INTO ledger_commits (id) VALUES (${batch.id})
+              ON CONFLICT (id) DO NOTHING RETURNING id`
+            if (claimed.length === 0) return
+            if (batch.alongside !== undefined) yield* batch.alongside
+            yield* writeDeltas(batch.taken)
+            if (batch.final) yield* sql`DELETE FROM quota_leases WHERE instance_id = ${instance}`
+          })).pipe(
+            Effect.tapError(() =>
+              Effect.sync(() => {
+                retry = batch
+              })
+            ),
+            Effect.tap(() =>
+              Effect.sync(() => {
+                retry = undefined
+              })
+            )
+          )
+
+        /** Forgets commit ids older than a week, at most once an hour. */
+        const pruneCommitIds = Effect.suspend(() => {
+          if (Date.now() - lastPrune < 3_600_000) return Effect.void
+          lastPrune = Date.now()
+          return sql`DELETE FROM ledger_commits WHERE committed_at < now() - interval '7 days'`.pipe(
+            Effect.catch((error) => Effect.logWarning("Could not prune ledger commit ids", error.message)),
+            Effect.asVoid
+          )
+        })
+
+        const commitWith = <E>(alongside: Effect.Effect<void, E> | undefined, final: boolean) =>
+          gate.withPermits(1)(Effect.gen(function* () {
+            if (retry !== undefined) yield* runBatch(retry) as Effect.Effect<void, E | SqlError.SqlError>
+            const taken = snapshot(final)
+            if (alongside !== undefined || taken.length > 0 || (final && accounts.size > 0)) {
+              yield* runBatch({ id: crypto.randomUUID(), alongside, taken, final }) as Effect.Effect<
+                void,
+                E | SqlError.SqlError
+              >
+              yield* pruneCommitIds
+            }
+            if (!final) yield* renew
+            prune()
           })).pipe(Effect.uninterruptible)
 
         const commit = <E = never>(alongside?: Effect.Effect<void, E>) => commitWith(alongside, false)
@@ -441,8 +545,14 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
                      u.used_quota AS "userUsed"
               FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ${principal.tokenId}`.pipe(
               Effect.map(([row]) => {
-                const token = accounts.get(`token:${principal.tokenId}`)?.charged ?? 0n
-                const user = accounts.get(`user:${principal.userId}`)?.charged ?? 0n
+                const pendingOf = (key: string) =>
+                  (accounts.get(key)?.charged ?? 0n) +
+                  (retry?.taken ?? []).reduce(
+                    (sum, entry) => `${entry.account.subject}:${entry.account.id}` === key ? sum + entry.charged : sum,
+                    0n
+                  )
+                const token = pendingOf(`token:${principal.tokenId}`)
+                const user = pendingOf(`user:${principal.userId}`)
                 return {
                   tokenRemain: row?.tokenRemain === null || row?.tokenRemain === undefined
                     ? null
@@ -456,7 +566,8 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             )
           )
 
-        // On close (after the usage log's last flush): hand every lease back.
+        // On close (after the usage log's last flush): write what is pending and delete every lease row of this
+        // instance (a hold still open then is never settled here).
         yield* Effect.addFinalizer(() =>
           commitWith<never>(undefined, true).pipe(
             Effect.catch((error) => Effect.logError("Could not hand quota leases back", error.message))

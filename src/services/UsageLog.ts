@@ -4,14 +4,31 @@
  * milliseconds, stream flag, HTTP status). Rows are buffered in memory and
  * written in batches off the hot path, each batch in one transaction with the
  * quota charges settled meanwhile (`QuotaLedger.commit`), so the logged costs
- * and `used_quota` always agree. The layer's finalizer flushes what is left,
- * so a graceful shutdown loses no row.
+ * and `used_quota` agree. The layer's finalizer flushes what is left, so a
+ * graceful shutdown loses no row.
+ *
+ * No row can stop the log. `record` makes every row fit its columns (text
+ * cleaned of NUL and lone surrogates and bounded; counts, latency and status
+ * clamped to non-negative PostgreSQL INTEGERs), and a batch the database still
+ * rejects (SQLSTATE class 22 or 23) is split in halves until the rejected row
+ * is alone; that row is written in a minimal form (ids, attempt, cost,
+ * stream flag, status; no text, no counts) and logged as set aside, so its
+ * cost stays in the sum. Only a row whose minimal form is rejected too is
+ * dropped (logged with its request id and cost); `used_quota` then exceeds
+ * the logged costs by exactly that cost.
+ *
+ * The queue holds at most `MAX_QUEUED` rows. While the database is away it
+ * grows with the requests served, and the ledger stops serving new holds once
+ * it has not reached the database for its lease stale time (fencing,
+ * QuotaLedger), so the queue stops growing soon after; a row recorded on a
+ * full queue is dropped (its charge is still applied: the charges are the
+ * ledger's), and the drops are logged with their count and summed cost.
  *
  * @since 0.1.0
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
-import { SqlClient } from "effect/sql"
-import { QuotaLedger } from "./QuotaLedger.ts"
+import { SqlClient, type SqlError } from "effect/sql"
+import { MAX_AMOUNT, QuotaLedger } from "./QuotaLedger.ts"
 
 /** One usage row. Counts are tokens; `cost` quota units; `latencyMs` milliseconds. @category models */
 export interface UsageRow {
@@ -33,7 +50,90 @@ export interface UsageRow {
   readonly error: string | null
 }
 
+/** Rows written per transaction. */
 const BATCH = 5_000
+
+/**
+ * The most rows the queue holds (about 100 MB at worst); a row recorded on a
+ * full queue is dropped and counted. @category models
+ */
+export const MAX_QUEUED = 200_000
+
+/** The largest PostgreSQL INTEGER. */
+const MAX_INTEGER = 2_147_483_647
+
+/** Longest text kept, in UTF-16 code units, per field. @category models */
+export const TEXT_LIMITS = { requestId: 200, model: 200, upstreamModel: 200, error: 2_000 } as const
+
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff
+
+/**
+ * `text` as PostgreSQL TEXT accepts it: at most `limit` code units, cut at a
+ * code-point boundary (a trailing high surrogate, the first half of a pair cut
+ * off here or upstream, is dropped), NUL removed, other lone surrogates
+ * replaced by U+FFFD.
+ *
+ * @category sanitizing
+ */
+export const cleanText = (text: string, limit: number): string => {
+  let cut = text.length > limit ? text.slice(0, limit) : text
+  if (cut.length > 0 && isHighSurrogate(cut.charCodeAt(cut.length - 1))) cut = cut.slice(0, -1)
+  return cut.replaceAll("\u0000", "").toWellFormed()
+}
+
+/**
+ * `value` as a non-negative PostgreSQL INTEGER: a fraction is truncated, a
+ * negative or non-finite number is 0, a number above 2^31 − 1 is 2^31 − 1.
+ *
+ * @category sanitizing
+ */
+export const cleanInteger = (value: number): number =>
+  !Number.isFinite(value) || value <= 0 ? 0 : value >= MAX_INTEGER ? MAX_INTEGER : Math.trunc(value)
+
+/**
+ * The row made safe to insert, and the names of the fields that had to change
+ * (never their values: they may hold a caller's or a vendor's text).
+ *
+ * @category sanitizing
+ */
+export const cleanRow = (row: UsageRow): { readonly row: UsageRow; readonly adjusted: ReadonlyArray<string> } => {
+  const adjusted: Array<string> = []
+  const text = (field: keyof typeof TEXT_LIMITS, value: string): string => {
+    const clean = cleanText(value, TEXT_LIMITS[field])
+    if (clean !== value) adjusted.push(field)
+    return clean
+  }
+  const integer = (field: string, value: number): number => {
+    const clean = cleanInteger(value)
+    if (clean !== value) adjusted.push(field)
+    return clean
+  }
+  const channelId = row.channelId === null || (Number.isSafeInteger(row.channelId) && row.channelId >= 0)
+    ? row.channelId
+    : null
+  if (channelId !== row.channelId) adjusted.push("channelId")
+  const cost = row.cost < 0n ? 0n : row.cost > MAX_AMOUNT ? MAX_AMOUNT : row.cost
+  if (cost !== row.cost) adjusted.push("cost")
+  const clean: UsageRow = {
+    requestId: text("requestId", row.requestId),
+    attempt: integer("attempt", row.attempt),
+    userId: row.userId,
+    tokenId: row.tokenId,
+    channelId,
+    model: text("model", row.model),
+    upstreamModel: row.upstreamModel === null ? null : text("upstreamModel", row.upstreamModel),
+    promptTokens: integer("promptTokens", row.promptTokens),
+    completionTokens: integer("completionTokens", row.completionTokens),
+    cachedTokens: integer("cachedTokens", row.cachedTokens),
+    reasoningTokens: integer("reasoningTokens", row.reasoningTokens),
+    cost,
+    latencyMs: integer("latencyMs", row.latencyMs),
+    stream: row.stream === true,
+    status: integer("status", row.status),
+    error: row.error === null ? null : text("error", row.error)
+  }
+  return { row: clean, adjusted }
+}
 
 /** A row as a JSON array in column order (bigints as strings): a third of the bytes of an object. */
 const tupleOf = (row: UsageRow) => [
@@ -55,11 +155,31 @@ const tupleOf = (row: UsageRow) => [
   row.error
 ]
 
+/** The PostgreSQL SQLSTATE of a failed statement, when the server sent one. */
+const sqlStateOf = (error: SqlError.SqlError): string | undefined => {
+  const cause: unknown = error.reason.cause
+  if (typeof cause !== "object" || cause === null || !("code" in cause)) return undefined
+  return typeof cause.code === "string" ? cause.code : undefined
+}
+
+/**
+ * Whether the database refused the rows themselves (SQLSTATE class 22, data
+ * exception, or 23, integrity constraint violation: PostgreSQL docs, appendix A
+ * "PostgreSQL Error Codes"), as opposed to a lost connection or a timeout.
+ *
+ * @category sanitizing
+ */
+export const isRowRejection = (error: SqlError.SqlError): boolean => {
+  if (error.reason._tag === "ConstraintError" || error.reason._tag === "UniqueViolation") return true
+  const state = sqlStateOf(error)
+  return state !== undefined && (state.startsWith("22") || state.startsWith("23"))
+}
+
 /** @category services */
 export class UsageLog extends Context.Service<UsageLog, {
-  /** Queues a row (synchronous, no I/O). */
+  /** Cleans and queues a row (synchronous, no I/O); a full queue drops it (see the module doc). */
   readonly record: (row: UsageRow) => void
-  /** Writes every queued row now. */
+  /** Writes every queued row now (returns when the queue is empty or a write failed). */
   readonly flush: Effect.Effect<void>
 }>()("sluice/services/UsageLog") {
   /** SQL-backed; flushes every `intervalMillis` (default 250 ms) and when the layer closes. */
@@ -70,32 +190,115 @@ export class UsageLog extends Context.Service<UsageLog, {
         const sql = yield* SqlClient.SqlClient
         const ledger = yield* QuotaLedger
         let pending: Array<UsageRow> = []
+        /** Fields adjusted by `record` since the last report, by name. */
+        let adjusted = new Map<string, number>()
+        let dropped = { rows: 0, cost: 0n }
+
         // The batch travels as one JSON parameter (bigints as strings): any number of rows is one short statement.
-        const writeBatch = (rows: ReadonlyArray<UsageRow>) =>
+        // A row already written by an earlier try of the same commit is skipped, never doubled.
+        const insertRows = (rows: ReadonlyArray<UsageRow>) =>
           sql`INSERT INTO usage_logs (request_id, attempt, user_id, token_id, channel_id, model, upstream_model,
               prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, latency_ms, stream, status, error)
             SELECT r->>0, (r->>1)::int, (r->>2)::bigint, (r->>3)::bigint, (r->>4)::bigint, r->>5, r->>6,
               (r->>7)::int, (r->>8)::int, (r->>9)::int, (r->>10)::int, (r->>11)::bigint, (r->>12)::int,
               (r->>13)::boolean, (r->>14)::int, r->>15
-            FROM json_array_elements(${JSON.stringify(rows.map(tupleOf))}::json) AS r`
+            FROM json_array_elements(${JSON.stringify(rows.map(tupleOf))}::json) AS r
+            ON CONFLICT (request_id, attempt) DO NOTHING`
+
+        /** Writes the rejected row's minimal form (its cost kept), or drops it when even that is rejected. */
+        const setAside = (row: UsageRow, error: SqlError.SqlError) => {
+          const state = sqlStateOf(error) ?? error.reason._tag
+          const minimal: UsageRow = {
+            ...row,
+            channelId: null,
+            model: "",
+            upstreamModel: null,
+            promptTokens: 0,
+            completionTokens: 0,
+            cachedTokens: 0,
+            reasoningTokens: 0,
+            latencyMs: 0,
+            error: `Usage row set aside: the database rejected it (SQLSTATE ${state}).`
+          }
+          return sql.withTransaction(insertRows([minimal])).pipe(
+            Effect.andThen(Effect.logWarning("Usage row set aside in a minimal form", {
+              requestId: row.requestId,
+              attempt: row.attempt,
+              sqlState: state
+            })),
+            Effect.catchIf(isRowRejection, (again) =>
+              Effect.logError("Usage row dropped: the database rejected even its minimal form", {
+                requestId: row.requestId,
+                attempt: row.attempt,
+                cost: String(row.cost),
+                sqlState: sqlStateOf(again) ?? again.reason._tag
+              }))
+          )
+        }
+
+        /**
+         * Inserts `rows` inside the ledger's transaction, each try in a savepoint: a rejected batch is split in
+         * halves until each rejected row is alone and set aside. Any other failure fails the transaction.
+         */
+        const writeRows = (rows: ReadonlyArray<UsageRow>): Effect.Effect<void, SqlError.SqlError> =>
+          sql.withTransaction(insertRows(rows)).pipe(
+            Effect.catchIf(isRowRejection, (error) => {
+              if (rows.length === 1) {
+                return setAside(rows[0], error)
+              }
+              const half = Math.ceil(rows.length / 2)
+              return Effect.andThen(writeRows(rows.slice(0, half)), writeRows(rows.slice(half)))
+            })
+          )
+
+        /** Logs (then forgets) what `record` adjusted or dropped since the last report. */
+        const report = Effect.suspend(() => {
+          const fields = adjusted
+          const lost = dropped
+          adjusted = new Map()
+          dropped = { rows: 0, cost: 0n }
+          const logs: Array<Effect.Effect<void>> = []
+          if (fields.size > 0) {
+            logs.push(Effect.logWarning("Usage row fields adjusted to fit the table", {
+              fields: [...fields].map(([field, count]) =>
+                `${field}: ${count}`
+              ).join(", ")
+            }))
+          }
+          if (lost.rows > 0) {
+            logs.push(Effect.logError("Usage rows dropped: the queue is full", {
+              rows: lost.rows,
+              cost: String(lost.cost)
+            }))
+          }
+          return Effect.all(logs, { discard: true })
+        })
+
         /**
          * Writes the rows queued when it starts (in batches of `BATCH`), each batch with the settled charges,
          * and tells whether every batch was written. Rows queued meanwhile wait for the next tick, so under
          * load a tick is one transaction of the interval's rows rather than back-to-back transactions chasing
-         * new arrivals. On a failure the batch goes back to the queue and the round stops.
+         * new arrivals. A batch whose transaction failed after it ran stays with the ledger, which retries it
+         * exactly once in effect (QuotaLedger.commit); a batch that never ran goes back to the queue. Either way
+         * the round stops.
          */
         const writeQueued: Effect.Effect<boolean> = Effect.suspend(() => {
           let left = pending.length
           return Effect.gen(function* () {
+            yield* report
             do {
               const rows = pending.slice(0, Math.min(BATCH, left))
               pending = pending.slice(rows.length)
               left -= rows.length
-              yield* ledger.commit(rows.length === 0 ? undefined : writeBatch(rows)).pipe(
+              let ran = false
+              const alongside = rows.length === 0 ? undefined : Effect.suspend(() => {
+                ran = true
+                return writeRows(rows)
+              })
+              yield* ledger.commit(alongside).pipe(
                 Effect.tapError((error) =>
                   Effect.sync(() => {
-                    // keep the rows for the next attempt
-                    pending = rows.concat(pending)
+                    if (!ran) pending = rows.concat(pending)
                   }).pipe(Effect.andThen(Effect.logError("Usage log write failed; will retry", error.message)))
                 )
               )
@@ -103,6 +306,7 @@ export class UsageLog extends Context.Service<UsageLog, {
             return true
           })
         }).pipe(Effect.catch(() => Effect.succeed(false)), Effect.uninterruptible)
+
         /** Writes until the queue is empty or a write fails: what shutdown needs. */
         const flush = Effect.gen(function* () {
           while (yield* writeQueued) {
@@ -116,7 +320,14 @@ export class UsageLog extends Context.Service<UsageLog, {
         )
         return UsageLog.of({
           record: (row) => {
-            pending.push(row)
+            const clean = cleanRow(row)
+            for (const field of clean.adjusted) adjusted.set(field, (adjusted.get(field) ?? 0) + 1)
+            if (pending.length >= MAX_QUEUED) {
+              dropped.rows += 1
+              dropped.cost += clean.row.cost
+              return
+            }
+            pending.push(clean.row)
           },
           flush
         })

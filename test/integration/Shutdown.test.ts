@@ -112,3 +112,58 @@ Deno.test("shutdown: a stream in flight when SIGTERM arrives completes and is lo
     strictEqual(BigInt(String(rows[0].cost)), BigInt(usage.prompt_tokens * 2 + usage.completion_tokens * 8))
   })
 })
+
+Deno.test("shutdown: a stream cut at the deadline is billed for what was delivered, logged, and every lease is back", async () => {
+  // Five events a second: the answer below would take about ten seconds; the deadline is one.
+  const emulator = startEmulator({ tokensPerSecond: 5 })
+  const database = await freshPostgres()
+  const file = await writeTempFile("sluice.json", configText(emulator.url))
+  try {
+    const main = await startMain({
+      SLUICE_CONFIG: file.path,
+      DATABASE_URL: database.url,
+      SLUICE_SHUTDOWN_GRACE_SECONDS: "1"
+    })
+    try {
+      const words = Array.from({ length: 50 }, (_, index) => `word${index}`).join(" ")
+      const response = await fetch(`${main.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${KEY}` },
+        body: JSON.stringify({ model: "gpt-test", messages: [{ role: "user", content: words }], stream: true })
+      })
+      strictEqual(response.status, 200)
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+      let body = (await reader.read()).value ?? ""
+      main.signal("SIGTERM")
+      const signalledAt = Date.now()
+      try {
+        while (true) {
+          const { done, value } = await reader.read()
+          if (done) break
+          body += value
+        }
+      } catch {
+        // the gateway cut the stream
+      }
+      ok(!body.includes("[DONE]"), "the stream was cut before its end")
+      ok(body.includes("word1"), "some text was delivered")
+      strictEqual((await main.exited).code, 0)
+      ok(Date.now() - signalledAt < 8_000, "the process stopped at the deadline, not at the stream's end")
+
+      const query = (text: string) => queryPostgres(database.url, text)
+      const rows = await query("SELECT status, stream, completion_tokens, cost FROM usage_logs")
+      strictEqual(rows.length, 1, "the cut stream is logged")
+      strictEqual(rows[0].stream, true)
+      ok(Number(rows[0].completion_tokens) > 0, "billed for what was delivered")
+      ok(BigInt(String(rows[0].cost)) > 0n)
+      const [user] = await query("SELECT used_quota FROM users WHERE username = 'alice'")
+      strictEqual(BigInt(String(user.used_quota)), BigInt(String(rows[0].cost)), "used_quota equals the logged cost")
+      const leases = await query("SELECT count(*) AS count FROM quota_leases")
+      strictEqual(Number(leases[0].count), 0, "every lease row is released")
+    } finally {
+      await main.kill()
+    }
+  } finally {
+    await Promise.all([emulator.close(), database.drop(), file.remove()])
+  }
+})
