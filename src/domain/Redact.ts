@@ -30,7 +30,8 @@ const prefixed: ReadonlyArray<readonly [RegExp, string]> = [
 const bearer = /\bBearer[ \t]+([A-Za-z0-9._~+/=-]{8,})/gi
 
 /** `api_key=…`, `x-api-key: …`, `access_token: "…"`, `secret=…`, `password=…`: the value is masked. */
-const labelled = /\b(api[_-]?key|x-api-key|x-goog-api-key|access[_-]?token|client[_-]?secret|secret|password)(["']?[ \t]*[:=][ \t]*["']?)[^\s"'&,;]{6,}/gi
+const labelled =
+  /\b(api[_-]?key|x-api-key|x-goog-api-key|access[_-]?token|client[_-]?secret|secret|password)(["']?[ \t]*[:=][ \t]*["']?)[^\s"'&,;]{6,}/gi
 
 /** Candidate runs for the generic rule: base64/base64url/hex characters, at least 32 in a row. */
 const longRun = /[A-Za-z0-9+/_=-]{32,}/g
@@ -59,8 +60,11 @@ const looksSecret = (run: string): boolean =>
 export const maskSecrets = (text: string): string => {
   let out = text
   for (const [pattern, replacement] of prefixed) out = out.replace(pattern, replacement)
-  out = out.replace(bearer, (match, token: string) =>
-    hasDigit.test(token) || token.length >= 20 ? `${match.slice(0, match.length - token.length)}${MASK}` : match)
+  out = out.replace(
+    bearer,
+    (match, token: string) =>
+      hasDigit.test(token) || token.length >= 20 ? `${match.slice(0, match.length - token.length)}${MASK}` : match
+  )
   out = out.replace(labelled, (_match, label: string, separator: string) => `${label}${separator}${MASK}`)
   return out.replace(longRun, (run) => looksSecret(run) ? MASK : run)
 }

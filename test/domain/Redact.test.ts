@@ -30,7 +30,13 @@ Deno.test("maskSecrets: long hex and base64 runs are masked, ordinary text is ke
 })
 
 Deno.test("maskSecrets and safeVendorText: linear on megabytes of hostile text", () => {
-  const chunks = ["a".repeat(31) + " ", "sk-" + "x".repeat(7) + " ", "Bearer ab ", "\u0000\ud800", "A1".repeat(15) + "-"]
+  const chunks = [
+    "a".repeat(31) + " ",
+    "sk-" + "x".repeat(7) + " ",
+    "Bearer ab ",
+    "\u0000\ud800",
+    "A1".repeat(15) + "-"
+  ]
   const hostile = chunks.join("").repeat(Math.ceil(1_000_000 / chunks.join("").length))
   const started = performance.now()
   const safe = safeVendorText(hostile + " sk-test-" + "k".repeat(40), 200)
