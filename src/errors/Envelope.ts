@@ -9,6 +9,7 @@
  */
 import { Match } from "effect"
 import type { Problem } from "../domain/Problem.ts"
+import { safeVendorText } from "../domain/Redact.ts"
 import type { GatewayError, UpstreamFailed } from "./GatewayError.ts"
 
 const problem = (status: number, type: string, code: string, message: string, param = ""): Problem => ({
@@ -19,12 +20,21 @@ const problem = (status: number, type: string, code: string, message: string, pa
   param
 })
 
+/**
+ * An upstream failure as the caller sees it. The upstream's own words reach
+ * the caller only for a request error the caller can fix (`rejected`), and
+ * then through `safeVendorText` (secrets masked, controls dropped, at most
+ * 1000 characters). Every other kind gets the gateway's fixed message: a key
+ * refused (`unauthorized`) or out of credit (`quota`) is the operator's
+ * business, a throttling or server message can name the vendor account or
+ * organization, and transport failures have nothing to add.
+ */
 const upstreamProblem = (error: UpstreamFailed): Problem => {
   switch (error.kind) {
     case "rejected":
-      return problem(400, "invalid_request_error", "invalid_request", error.message)
+      return problem(400, "invalid_request_error", "invalid_request", safeVendorText(error.message))
     case "throttled":
-      return problem(429, "platform_api_error", "too_many_requests", error.message)
+      return problem(429, "platform_api_error", "too_many_requests", "The upstream is busy; retry later.")
     case "bad-body":
       return problem(500, "platform_api_error", "bad_response_body", "The upstream answer could not be read.")
     case "timeout":
@@ -34,13 +44,15 @@ const upstreamProblem = (error: UpstreamFailed): Problem => {
         error.status >= 500 && error.status <= 599 ? error.status : 502,
         "platform_api_error",
         "upstream_error",
-        error.message
+        "The upstream failed to answer."
       )
     case "unauthorized":
     case "quota":
+      return problem(502, "platform_api_error", "upstream_error", "No upstream channel could serve the request.")
     case "network":
+      return problem(502, "platform_api_error", "upstream_error", "The upstream could not be reached.")
     case "stream-broken":
-      return problem(502, "platform_api_error", "upstream_error", "The upstream channel failed: " + error.message)
+      return problem(502, "platform_api_error", "upstream_error", "The upstream answer broke off before its end.")
   }
 }
 

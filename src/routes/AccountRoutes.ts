@@ -1,23 +1,61 @@
 /**
- * Health, status and the caller's usage: `GET /healthz`, `GET /api/status`,
- * `GET /api/usage/token` (outer contract, DESIGN.md) and the OpenAI legacy
+ * Health, status and the caller's usage: `GET /healthz`, `GET /api/status`
+ * (overall status for anyone, per-channel health with the operator's status
+ * token), `GET /api/usage/token` (outer contract, DESIGN.md) and the OpenAI legacy
  * billing shapes `GET /dashboard/billing/subscription` and
  * `GET /dashboard/billing/usage` (amounts in USD; `total_usage` in cents, as
  * OpenAI's legacy endpoint reported it).
  *
  * @since 0.1.0
  */
+import { Buffer } from "node:buffer"
+import { createHash, timingSafeEqual } from "node:crypto"
 import { Effect } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { envelopeBody } from "../errors/Envelope.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
-import { ChannelRouter } from "../services/ChannelRouter.ts"
+import { ChannelRouter, type HealthView } from "../services/ChannelRouter.ts"
+import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
 
 /** The version `GET /api/status` reports. @category constants */
 export const VERSION = "0.1.0"
+
+/**
+ * The overall word of `GET /api/status`: `ok` when every channel is healthy,
+ * `degraded` when some channel is cooling down or has a disabled key but one
+ * still serves, `down` when no channel is healthy (or none is configured).
+ *
+ * @category status
+ */
+export type OverallStatus = "ok" | "degraded" | "down"
+
+/**
+ * The overall status of a set of channel health views (see `OverallStatus`).
+ *
+ * @category status
+ */
+export const overallStatus = (channels: ReadonlyArray<HealthView>): OverallStatus => {
+  const healthy = channels.filter((channel) => channel.state === "healthy")
+  if (healthy.length === 0) return "down"
+  const perfect = healthy.length === channels.length &&
+    channels.every((channel) => channel.keys.every((key) => key.enabled))
+  return perfect ? "ok" : "degraded"
+}
+
+const digest = (text: string): Buffer => createHash("sha256").update(text, "utf8").digest()
+
+/**
+ * Whether `presented` is the operator's status token. Both are hashed first,
+ * so the comparison takes the same time whatever the length or content of a
+ * guess (`timingSafeEqual` on equal-length digests).
+ *
+ * @category status
+ */
+export const isStatusToken = (expected: string | undefined, presented: string): boolean =>
+  expected !== undefined && timingSafeEqual(digest(expected), digest(presented))
 
 const usd = (units: bigint): number => Number(units) / 1_000_000
 
@@ -26,22 +64,27 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   const auth = yield* Auth
   const ledger = yield* QuotaLedger
   const channels = yield* ChannelRouter
+  const settings = yield* GatewaySettings
 
   const caller = (request: HttpServerRequest.HttpServerRequest) => auth.authenticate(credentialOf("bearer", request))
 
   yield* router.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
 
-  yield* router.add(
-    "GET",
-    "/api/status",
-    Effect.sync(() =>
-      HttpServerResponse.jsonUnsafe({
-        success: true,
-        message: "",
-        data: { version: VERSION, system_name: "Sluice", channels: channels.health() }
-      })
-    )
-  )
+  // Anyone: the version and one overall word. The per-channel detail (names, key states, the vendor's disable
+  // reasons) only with the operator's status token; any other credential is refused rather than ignored.
+  yield* router.add("GET", "/api/status", (request) =>
+    Effect.sync(() => {
+      const health = channels.health()
+      const data = { version: VERSION, system_name: "Sluice", status: overallStatus(health) }
+      const presented = credentialOf("bearer", request)
+      if (presented === undefined) return HttpServerResponse.jsonUnsafe({ success: true, message: "", data })
+      if (!isStatusToken(settings.statusToken, presented)) {
+        return HttpServerResponse.jsonUnsafe({ success: false, message: "The status token is not valid." }, {
+          status: 401
+        })
+      }
+      return HttpServerResponse.jsonUnsafe({ success: true, message: "", data: { ...data, channels: health } })
+    }))
 
   yield* router.add("GET", "/api/usage/token", (request) =>
     Effect.gen(function* () {

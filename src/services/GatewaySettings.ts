@@ -33,6 +33,11 @@ export interface Settings {
   readonly mediaTimeoutMs: number
   /** Host names whose downloads skip the private-address check (default none). */
   readonly mediaAllowHosts: ReadonlyArray<string>
+  /**
+   * The operator's secret for the per-channel detail of `GET /api/status`
+   * (`settings.status_token`); `undefined` (the default) shows it to nobody.
+   */
+  readonly statusToken: string | undefined
 }
 
 /**
@@ -57,7 +62,8 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     keyCacheTtlMs: given.key_cache_ttl_ms ?? 5000,
     mediaMaxBytes: given.media_max_bytes ?? 20 * 1024 * 1024,
     mediaTimeoutMs: given.media_timeout_ms ?? 10_000,
-    mediaAllowHosts: given.media_allow_hosts ?? []
+    mediaAllowHosts: given.media_allow_hosts ?? [],
+    statusToken: given.status_token
   }
 }
 

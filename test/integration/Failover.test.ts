@@ -4,6 +4,8 @@ import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-alice-0001"
+/** The operator's secret for the per-channel detail of `GET /api/status`. */
+const STATUS_TOKEN = "sk-test-status-0001"
 
 /** Two openai channels on one emulator, told apart by their upstream keys. */
 const twoChannels = (
@@ -114,7 +116,9 @@ Deno.test("health: a refused key is disabled, the next key serves, the prober re
   const gateway = await startGateway({
     store: "postgres",
     config: (url) =>
-      twoChannels(url, { settings: { probe_interval_seconds: 1 } }, { keys: ["sk-test-revoked", "sk-test-primary"] })
+      twoChannels(url, { settings: { probe_interval_seconds: 1, status_token: STATUS_TOKEN } }, {
+        keys: ["sk-test-revoked", "sk-test-primary"]
+      })
   })
   const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
   try {
@@ -130,7 +134,9 @@ Deno.test("health: a refused key is disabled, the next key serves, the prober re
     )
     strictEqual(disabled[0].enabled, false)
     ok(disabled[0].reason?.startsWith("unauthorized"))
-    const status = await (await fetch(`${gateway.url}/api/status`)).json()
+    const status = await (await fetch(`${gateway.url}/api/status`, {
+      headers: { authorization: `Bearer ${STATUS_TOKEN}` }
+    })).json()
     const primary = status.data.channels.find((channel: { name: string }) => channel.name === "primary")
     strictEqual(primary.keys[0].enabled, false)
 

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import { safeVendorText } from "../../domain/Redact.ts"
 import type { UpstreamFailureKind } from "../../errors/GatewayError.ts"
 import type { Problem } from "../Format.ts"
 
@@ -25,7 +26,10 @@ export const encodeError = (problem: Problem): {
 
 /**
  * `error.details.error_code` values that mean the account cannot pay (SDK
- * 1.12 `shared.ts`: spend limits reached, linked organization billing).
+ * 1.12 `resources/shared.ts` `ErrorDetails`: `enforced_spend_limit_reached`
+ * "crossed the monthly API usage threshold of its API tier",
+ * `contract_spend_limit_reached`, `linked_organization_spend_limit_reached`
+ * "reached a spend limit … or lacks credit", `linked_organization_billing_unavailable`).
  */
 const QUOTA_CODES: ReadonlySet<string> = new Set([
   "enforced_spend_limit_reached",
@@ -33,6 +37,9 @@ const QUOTA_CODES: ReadonlySet<string> = new Set([
   "linked_organization_spend_limit_reached",
   "linked_organization_billing_unavailable"
 ])
+
+/** `error.details.error_code` values that mean the key's organization is shut out (SDK 1.12 `OrganizationOnHoldErrorDetails`). */
+const UNAUTHORIZED_CODES: ReadonlySet<string> = new Set(["organization_on_hold"])
 
 /**
  * The failure kind an error `type` stands for, when the type alone decides:
@@ -94,15 +101,31 @@ const parseJson = (text: string): unknown => {
   }
 }
 
-/** "Your credit balance is too low to access the Anthropic API" comes as a 400 `invalid_request_error`. */
-const CREDIT_MESSAGE = /credit balance/i
+/** The kind the structured `error.details.error_code` names, if it names one. */
+const kindOfErrorCode = (errorCode: string | undefined): UpstreamFailureKind | undefined =>
+  errorCode === undefined
+    ? undefined
+    : QUOTA_CODES.has(errorCode)
+    ? "quota"
+    : UNAUTHORIZED_CODES.has(errorCode)
+    ? "unauthorized"
+    : undefined
 
 /**
- * Classifies an upstream HTTP error. Quota first: HTTP 402, `billing_error`,
- * a spend-limit `error.details.error_code` (sent with 429) or a message about
- * the credit balance (sent with 400). Then 401/403 → unauthorized, 429 →
- * throttled, 5xx and 529 (`overloaded_error`) → server, other statuses →
- * rejected. The message is the vendor's own, or names the status.
+ * Classifies an upstream HTTP error from the status, `error.type` and
+ * `error.details.error_code`, never from the message (the SDK says of it "Its
+ * wording can change, so don't match on it", and vendors quote callers'
+ * fields back in it; docs.anthropic.com/en/api/errors):
+ * - 400 → `rejected`, whatever the body says (a 400 never disables a key; the
+ *   vendor's "credit balance is too low" 400 `invalid_request_error` is
+ *   therefore a request error here, shown to the caller);
+ * - 401/403 → `unauthorized`;
+ * - 402, `billing_error`, or a spend-limit `error_code` (sent with 429) →
+ *   `quota`; `organization_on_hold` → `unauthorized`;
+ * - 429 → `throttled`; 5xx and 529 (`overloaded_error`) → `server`; else `rejected`.
+ *
+ * The message is the vendor's own passed through `safeVendorText` (controls
+ * dropped, secrets masked, at most 1000 characters), or names the status.
  *
  * @category decoding
  */
@@ -111,12 +134,12 @@ export const classifyError = (
   bodyText: string
 ): { readonly kind: UpstreamFailureKind; readonly message: string } => {
   const body = readErrorBody(parseJson(bodyText))
-  const message = body.message ?? `Upstream answered HTTP ${status}`
-  const quota = status === 402 || body.type === "billing_error" ||
-    (body.errorCode !== undefined && QUOTA_CODES.has(body.errorCode)) ||
-    (body.message !== undefined && CREDIT_MESSAGE.test(body.message))
-  if (quota) return { kind: "quota", message }
+  const message = body.message === undefined ? `Upstream answered HTTP ${status}` : safeVendorText(body.message)
+  if (status === 400) return { kind: "rejected", message }
   if (status === 401 || status === 403) return { kind: "unauthorized", message }
+  if (status === 402 || body.type === "billing_error") return { kind: "quota", message }
+  const coded = kindOfErrorCode(body.errorCode)
+  if (coded !== undefined) return { kind: coded, message }
   if (status === 429) return { kind: "throttled", message }
   if (status >= 500) return { kind: "server", message }
   return { kind: "rejected", message }
@@ -124,15 +147,16 @@ export const classifyError = (
 
 /**
  * The failure kind of an in-band stream `error` event or an error body that
- * arrived with HTTP 200: by `error.type` (see `kindOfErrorType`), quota codes
- * and credit messages as in `classifyError`, otherwise rejected.
+ * arrived with HTTP 200, by the same structured fields as `classifyError`:
+ * `error.details.error_code` (spend limits → quota, `organization_on_hold` →
+ * unauthorized), then `error.type` (see `kindOfErrorType`), otherwise
+ * rejected; never by the message. The message is passed through
+ * `safeVendorText`.
  *
  * @category decoding
  */
 export const kindOfErrorBody = (body: unknown): { readonly kind: UpstreamFailureKind; readonly message: string } => {
   const read = readErrorBody(body)
-  const message = read.message ?? "The upstream reported an error."
-  const quota = (read.errorCode !== undefined && QUOTA_CODES.has(read.errorCode)) ||
-    (read.message !== undefined && CREDIT_MESSAGE.test(read.message))
-  return { kind: quota ? "quota" : kindOfErrorType(read.type) ?? "rejected", message }
+  const message = read.message === undefined ? "The upstream reported an error." : safeVendorText(read.message)
+  return { kind: kindOfErrorCode(read.errorCode) ?? kindOfErrorType(read.type) ?? "rejected", message }
 }

@@ -9,6 +9,7 @@
  * @since 0.1.0
  */
 import { Predicate } from "effect"
+import { safeVendorText } from "../../domain/Redact.ts"
 import type { UpstreamFailureKind } from "../../errors/GatewayError.ts"
 import type { Problem } from "../Format.ts"
 
@@ -81,19 +82,36 @@ export interface GeminiErrorBody {
   readonly code?: number | undefined
   readonly message?: string | undefined
   readonly status?: string | undefined
-  /** `reason` of `google.rpc.ErrorInfo` details (`API_KEY_INVALID`). */
+  /** `reason` of `google.rpc.ErrorInfo` details only (`API_KEY_INVALID`). */
   readonly reasons: ReadonlyArray<string>
   /** `quotaId` of `google.rpc.QuotaFailure` violations (`GenerateRequestsPerDayPerProjectPerModel-FreeTier`). */
   readonly quotaIds: ReadonlyArray<string>
+  /** `quotaValue` of `google.rpc.QuotaFailure` violations, as numbers (int64 arrives as a string: `"0"`). */
+  readonly quotaValues: ReadonlyArray<number>
 }
 
 const strings = (values: ReadonlyArray<unknown>): ReadonlyArray<string> =>
   values.filter((value): value is string => typeof value === "string")
 
+/** Whether a detail is of the google.rpc type `name` (`@type` is `type.googleapis.com/google.rpc.<name>`). */
+const isDetail = (name: string) => (detail: { readonly [key: string]: unknown }): boolean =>
+  typeof detail["@type"] === "string" && detail["@type"].endsWith(`/google.rpc.${name}`)
+
+const quotaValue = (value: unknown): number | undefined => {
+  const number = typeof value === "number"
+    ? value
+    : typeof value === "string" && /^\d{1,18}$/.test(value)
+    ? Number(value)
+    : NaN
+  return Number.isFinite(number) ? number : undefined
+}
+
 /**
  * Reads `{error: {code, message, status, details}}` from a parsed value (also
  * the one-element array a non-SSE stream answer wraps it in); `undefined` when
- * the value is no such body.
+ * the value is no such body. Reasons are read only from details whose `@type`
+ * is `google.rpc.ErrorInfo`, quota ids and values only from
+ * `google.rpc.QuotaFailure` violations (googleapis `google/rpc/error_details.proto`).
  *
  * @category decoding
  */
@@ -102,13 +120,17 @@ export const readGeminiError = (value: unknown): GeminiErrorBody | undefined => 
   if (!Predicate.isReadonlyObject(root) || !Predicate.isReadonlyObject(root.error)) return undefined
   const error = root.error
   const details = Array.isArray(error.details) ? error.details.filter(Predicate.isReadonlyObject) : []
-  const violations = details.flatMap((detail) => Array.isArray(detail.violations) ? detail.violations : [])
+  const violations = details
+    .filter(isDetail("QuotaFailure"))
+    .flatMap((detail) => Array.isArray(detail.violations) ? detail.violations : [])
+    .filter(Predicate.isReadonlyObject)
   return {
     code: typeof error.code === "number" ? error.code : undefined,
     message: typeof error.message === "string" ? error.message : undefined,
     status: typeof error.status === "string" ? error.status : undefined,
-    reasons: strings(details.map((detail) => detail.reason)),
-    quotaIds: strings(violations.filter(Predicate.isReadonlyObject).map((violation) => violation.quotaId))
+    reasons: strings(details.filter(isDetail("ErrorInfo")).map((detail) => detail.reason)),
+    quotaIds: strings(violations.map((violation) => violation.quotaId)),
+    quotaValues: violations.map((violation) => quotaValue(violation.quotaValue)).filter((n) => n !== undefined)
   }
 }
 
@@ -120,20 +142,23 @@ const parse = (text: string): unknown => {
   }
 }
 
-/** Messages that mean the account cannot pay, not that it calls too fast. */
-const exhausted =
-  /credits are depleted|prepayment|billing (?:account )?(?:is )?(?:disabled|not (?:enabled|active))|spending cap|doesn't have a free quota tier|limit: 0\b/i
-
 /**
- * Classifies an upstream HTTP error. `400` with reason `API_KEY_INVALID` (or
- * the message "API key not valid"), `401` and `403` → `unauthorized`. Quota
- * (decided here, the vendor has no separate code): a `RESOURCE_EXHAUSTED` /
- * 429 whose `QuotaFailure` names a per-day quota (it will not clear within a
- * retry window), or any error whose message says the account cannot pay
- * (prepayment credits depleted, billing disabled, spending cap, no free tier,
- * `limit: 0`) → `quota`; other 429 → `throttled`. `408` → `timeout`; 5xx →
- * `server`; other 4xx → `rejected`. The message is the vendor's own, else
- * "Upstream answered HTTP <status>".
+ * Classifies an upstream HTTP error from the status and the structured
+ * `error.status` / `error.details`, never from the message (vendors quote
+ * callers' fields back in it; cloud.google.com/apis/design/errors,
+ * ai.google.dev/gemini-api/docs/troubleshooting):
+ * - a `google.rpc.ErrorInfo` detail with reason `API_KEY_INVALID` (the
+ *   vendor sends it with 400 `INVALID_ARGUMENT`), 401 and 403 → `unauthorized`;
+ * - any other 400 → `rejected` (a 400 never disables a key);
+ * - 429 or `RESOURCE_EXHAUSTED` whose `google.rpc.QuotaFailure` names a
+ *   per-day quota (`quotaId` containing `PerDay`: it will not clear within a
+ *   retry window) or a quota of `quotaValue` 0 (no free tier for the model)
+ *   → `quota`; other 429 → `throttled`;
+ * - 408 → `timeout`; 5xx → `server`; other statuses → `rejected`.
+ *
+ * The message is the vendor's own passed through `safeVendorText` (controls
+ * dropped, secrets masked, at most 1000 characters), else "Upstream answered
+ * HTTP <status>".
  *
  * @category decoding
  */
@@ -142,15 +167,14 @@ export const classifyGeminiError = (
   bodyText: string
 ): { readonly kind: UpstreamFailureKind; readonly message: string } => {
   const body = readGeminiError(parse(bodyText))
-  const message = body?.message ?? `Upstream answered HTTP ${status}`
-  const reasons = body?.reasons ?? []
-  if (reasons.includes("API_KEY_INVALID") || /API key not valid/i.test(message)) {
-    return { kind: "unauthorized", message }
-  }
+  const message = body?.message === undefined ? `Upstream answered HTTP ${status}` : safeVendorText(body.message)
+  if ((body?.reasons ?? []).includes("API_KEY_INVALID")) return { kind: "unauthorized", message }
   if (status === 401 || status === 403) return { kind: "unauthorized", message }
-  const perDay = (body?.quotaIds ?? []).some((quotaId) => /PerDay/i.test(quotaId))
-  if ((status === 429 || body?.status === "RESOURCE_EXHAUSTED") && perDay) return { kind: "quota", message }
-  if (status >= 400 && exhausted.test(message)) return { kind: "quota", message }
+  if (status === 400) return { kind: "rejected", message }
+  const exhausted = status === 429 || body?.status === "RESOURCE_EXHAUSTED"
+  const lasting = (body?.quotaIds ?? []).some((quotaId) => quotaId.includes("PerDay")) ||
+    (body?.quotaValues ?? []).includes(0)
+  if (exhausted && lasting) return { kind: "quota", message }
   if (status === 429) return { kind: "throttled", message }
   if (status === 408) return { kind: "timeout", message }
   if (status >= 500) return { kind: "server", message }

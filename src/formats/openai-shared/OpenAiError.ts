@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { safeVendorText } from "../../domain/Redact.ts"
 import type { UpstreamFailureKind } from "../../errors/GatewayError.ts"
 import type { Problem } from "../Format.ts"
 
@@ -40,10 +41,36 @@ const readBody = (bodyText: string): { message?: string; type?: string; code?: s
 }
 
 /**
- * Classifies an OpenAI-compatible upstream's HTTP error. OpenAI answers 429
- * with code `insufficient_quota` when the account is out of credit
- * (platform.openai.com/docs/guides/error-codes), which is `quota`, not
- * throttling. The message is the vendor's own, or the status text.
+ * `error.code` values that mean the account cannot pay, sent with HTTP 429
+ * and `type: "insufficient_quota"`: `insufficient_quota`, and the finer
+ * `credit_balance_exhausted`, `organization_spend_limit_exceeded`,
+ * `project_spend_limit_exceeded`, `organization_usage_limit_exceeded`
+ * (platform.openai.com/docs/guides/error-codes, "429 - You exceeded your
+ * current quota"; learn.microsoft.com/microsoft-cloud/dev/dev-proxy/concepts/openai-insufficient-quota).
+ *
+ * @category decoding
+ */
+export const OPENAI_QUOTA_CODES: ReadonlySet<string> = new Set([
+  "insufficient_quota",
+  "credit_balance_exhausted",
+  "organization_spend_limit_exceeded",
+  "project_spend_limit_exceeded",
+  "organization_usage_limit_exceeded"
+])
+
+/**
+ * Classifies an OpenAI-compatible upstream's HTTP error from the status and
+ * the structured `error.type` / `error.code`, never from the message (vendors
+ * quote callers' fields back in it):
+ * - 400 → `rejected`, whatever the body says (a 400 never disables a key);
+ * - 401/403 → `unauthorized`;
+ * - an `OPENAI_QUOTA_CODES` code, or `type: "insufficient_quota"`, on any
+ *   other status (OpenAI sends them with 429) → `quota`
+ *   (platform.openai.com/docs/guides/error-codes);
+ * - 429 → `throttled`; 408 → `timeout`; 5xx → `server`; else `rejected`.
+ *
+ * The message is the vendor's own passed through `safeVendorText` (controls
+ * dropped, secrets masked, at most 1000 characters), or names the status.
  *
  * @category decoding
  */
@@ -52,9 +79,11 @@ export const classifyOpenAiError = (
   bodyText: string
 ): { readonly kind: UpstreamFailureKind; readonly message: string } => {
   const body = readBody(bodyText)
-  const message = body.message ?? `Upstream answered HTTP ${status}`
-  if (body.code === "insufficient_quota" || body.type === "insufficient_quota") return { kind: "quota", message }
+  const message = body.message === undefined ? `Upstream answered HTTP ${status}` : safeVendorText(body.message)
+  if (status === 400) return { kind: "rejected", message }
   if (status === 401 || status === 403) return { kind: "unauthorized", message }
+  const quota = (body.code !== undefined && OPENAI_QUOTA_CODES.has(body.code)) || body.type === "insufficient_quota"
+  if (quota) return { kind: "quota", message }
   if (status === 429) return { kind: "throttled", message }
   if (status >= 500) return { kind: "server", message }
   if (status === 408) return { kind: "timeout", message }

@@ -21,13 +21,15 @@ Deno.test("classifyError maps statuses and error types to failure kinds", () => 
   strictEqual(kind(502, "<html>Bad gateway</html>"), "server")
 })
 
-Deno.test("classifyError recognises an account out of credit", () => {
+Deno.test("classifyError recognises an account out of credit by its structured signals only", () => {
   const kind = (status: number, text: string) => AnthropicFormat.classifyError(status, text).kind
   strictEqual(kind(402, body("billing_error", "Payment required")), "quota")
-  strictEqual(kind(400, body("billing_error", "Billing problem")), "quota")
+  strictEqual(kind(429, body("billing_error", "Billing problem")), "quota")
+  // a 400 is the request's fault, whatever its type or message says
+  strictEqual(kind(400, body("billing_error", "Billing problem")), "rejected")
   strictEqual(
     kind(400, body("invalid_request_error", "Your credit balance is too low to access the Anthropic API.")),
-    "quota"
+    "rejected"
   )
   strictEqual(
     kind(429, body("rate_limit_error", "Spend limit reached", { error_code: "enforced_spend_limit_reached" })),

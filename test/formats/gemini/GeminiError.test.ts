@@ -21,7 +21,7 @@ Deno.test("classifyError: invalid API key (400 API_KEY_INVALID), 401 and 403 →
   strictEqual(kind(403, googleError(403, "PERMISSION_DENIED", "The caller does not have permission")), "unauthorized")
 })
 
-Deno.test("classifyError: 429 per-minute → throttled; per-day or billing exhaustion → quota", () => {
+Deno.test("classifyError: 429 per-minute → throttled; per-day quota → quota; the message decides nothing", () => {
   const perMinute = googleError(
     429,
     "RESOURCE_EXHAUSTED",
@@ -47,9 +47,10 @@ Deno.test("classifyError: 429 per-minute → throttled; per-day or billing exhau
     violations: [{ quotaId: "GenerateRequestsPerDayPerProjectPerModel-FreeTier" }]
   }])
   strictEqual(kind(429, perDay), "quota")
+  // the message is never read: a depleted-credits text without a structured detail stays throttled
   strictEqual(
     kind(429, googleError(429, "RESOURCE_EXHAUSTED", "Your prepayment credits are depleted. Please go to AI Studio.")),
-    "quota"
+    "throttled"
   )
 })
 
