@@ -26,11 +26,11 @@ import { NotFound } from "../errors/GatewayError.ts"
  */
 const ESCAPE = "\ue000"
 
-/** Code units that need escaping: the escape itself, NUL, and surrogates that are not half of a pair. */
-const NEEDS_ESCAPE = /[\u0000\ue000]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+/** Whether `text` holds the escape itself, NUL, or a surrogate that is not half of a pair. */
+const needsEscape = (text: string): boolean => !text.isWellFormed() || text.includes("\u0000") || text.includes(ESCAPE)
 
 const escapeString = (text: string): string => {
-  if (!NEEDS_ESCAPE.test(text)) return text
+  if (!needsEscape(text)) return text
   let out = ""
   for (let index = 0; index < text.length; index++) {
     const unit = text.charCodeAt(index)
