@@ -22,7 +22,7 @@
 import { Context, Effect, Layer, Predicate } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { promptTokensTypical } from "../canonical/Estimate.ts"
-import { type GatewayError, UpstreamFailed } from "../errors/GatewayError.ts"
+import { UpstreamFailed } from "../errors/GatewayError.ts"
 import { formatOf } from "../formats/registry.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { credentialOf } from "../http/Credentials.ts"
@@ -187,10 +187,7 @@ export class CountTokens extends Context.Service<CountTokens, {
           const counted = yield* vendorCount(candidates, raw)
           const body = counted ?? { totalTokens: promptTokensTypical(decoded.value) }
           return HttpServerResponse.jsonUnsafe(body)
-        }).pipe(
-          (effect: Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>) => effect,
-          respondWith(gemini.encodeError)
-        )
+        }).pipe(respondWith(gemini.encodeError))
 
       return CountTokens.of({ handle })
     })
