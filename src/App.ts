@@ -10,6 +10,7 @@ import { applyBootstrap } from "./config/ApplyBootstrap.ts"
 import type { BootstrapFile } from "./config/BootstrapFile.ts"
 import { AccountRoutes } from "./routes/AccountRoutes.ts"
 import { CompactRoute } from "./routes/CompactRoute.ts"
+import { CountTokens } from "./routes/CountTokensRoute.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
@@ -67,6 +68,7 @@ export const appLayer = (options: AppOptions) => {
     Layer.provideMerge(services)
   )
   return Layer.mergeAll(TextRoutes, CompactRoute, ModelsRoutes, AccountRoutes, FallbackRoutes).pipe(
+    Layer.provide(CountTokens.layer),
     Layer.provide(relay)
   )
 }

@@ -9,8 +9,8 @@
  * - Anthropic (`x-api-key`, `anthropic-version` required): `POST /v1/messages`, `GET /v1/models`
  *   (told apart from OpenAI's by the `anthropic-version` / `x-api-key` header).
  * - Gemini (`x-goog-api-key` or `?key=`): `POST /{v1,v1beta,v1alpha}/models/{model}:generateContent`,
- *   `…:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array), `GET /v1beta/models`
- *   (and `GET /v1/models` with a Gemini key).
+ *   `…:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array), `…:countTokens`,
+ *   `GET /v1beta/models` (and `GET /v1/models` with a Gemini key).
  * - Control: `POST /_emulator/faults` (JSON `Fault[]`), `DELETE /_emulator/faults`,
  *   `GET /_emulator/requests`, `GET /_emulator/stats` → `{requests, aborts}`, `POST /_emulator/reset`,
  *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /healthz` → 200.

@@ -2,6 +2,8 @@
  * Gemini generate-content for the vendor emulator:
  * `POST /{v1,v1beta}/models/{model}:generateContent` and `…:streamGenerateContent`
  * (`?alt=sse` → `data:` SSE frames; without it, one JSON array streamed element by element),
+ * `…:countTokens` (ai.google.dev/api/tokens: `{contents}` or `{generateContentRequest}` in,
+ * `{totalTokens, promptTokensDetails}` out, counted as the generate route counts prompt tokens),
  * plus `GET /v1beta/models`.
  *
  * Wire shapes follow `@google/genai` 3.1 types (`GenerateContentResponse`, `Candidate`, `Part`,
@@ -21,7 +23,7 @@
  *
  * @since 0.1.0
  */
-import { type Answer, answer, type Prompt, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
+import { type Answer, answer, type Prompt, promptTokens, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
 import { dataFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
 import {
   arrayOr,
@@ -331,6 +333,32 @@ export const geminiGenerate = (context: RouteContext): Reply => {
   const frames = responses.map((response, index) => (index === 0 ? "[" : ",\r\n") + JSON.stringify(response))
   frames.push("]")
   return { _tag: "Events", contentType: "application/json; charset=UTF-8", frames }
+}
+
+/**
+ * Handles `:countTokens` (ai.google.dev/api/tokens, `models.countTokens`): the
+ * body holds `contents`, or a whole `generateContentRequest` (which wins when
+ * both are sent); the answer is `CountTokensResponse`
+ * `{totalTokens, promptTokensDetails: [{modality, tokenCount}]}`, counted as
+ * `:generateContent` counts its `promptTokenCount`. No contents at all is a
+ * 400 INVALID_ARGUMENT, as the real API answers.
+ *
+ * @category routes
+ */
+export const geminiCountTokens = (context: RouteContext): Reply => {
+  const nested = field(context.body, "generateContentRequest", "generate_content_request")
+  const body = isObject(nested) ? nested : context.body
+  if (!Array.isArray(body.contents) || body.contents.length === 0) {
+    return jsonReply({
+      error: {
+        code: 400,
+        message: "* CountTokensRequest.contents: contents is not specified",
+        status: "INVALID_ARGUMENT"
+      }
+    }, 400)
+  }
+  const total = promptTokens(prompt(body, false)).prompt
+  return jsonReply({ totalTokens: total, promptTokensDetails: [{ modality: "TEXT", tokenCount: total }] })
 }
 
 /** Model names listed by the Gemini route. @category models */

@@ -6,7 +6,7 @@
  */
 import { anthropicMessages } from "./Anthropic.ts"
 import { type Vendor, vendorErrorBody } from "./Faults.ts"
-import { geminiGenerate, geminiModels } from "./Gemini.ts"
+import { geminiCountTokens, geminiGenerate, geminiModels } from "./Gemini.ts"
 import { anthropicModels, openAiModels } from "./Models.ts"
 import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
@@ -28,7 +28,7 @@ export interface Route {
   readonly hasBody: boolean
 }
 
-const geminiPath = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent)$/
+const geminiPath = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/
 
 /** Vendor of a `GET /v1/models` call, told apart by its auth headers. */
 const modelsVendor = (headers: Headers, query: Record<string, string>): Vendor =>
@@ -79,7 +79,7 @@ export const resolveRoute = (
       const streaming = gemini[2] === "streamGenerateContent"
       return {
         vendor: "gemini",
-        handler: geminiGenerate,
+        handler: gemini[2] === "countTokens" ? geminiCountTokens : geminiGenerate,
         stream: streaming,
         jsonArray: streaming && query.alt !== "sse",
         pathModel: decodeURIComponent(gemini[1]),

@@ -6,25 +6,42 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import { HttpRouter } from "effect/http"
+import { HttpRouter, type HttpServerRequest } from "effect/http"
 import type { OutputPart } from "../canonical/Content.ts"
 import type { Request } from "../canonical/Request.ts"
-import { InvalidRequest } from "../errors/GatewayError.ts"
+import { InvalidRequest, RouteNotFound } from "../errors/GatewayError.ts"
+import { formatOf } from "../formats/registry.ts"
+import { respondWith } from "../http/Respond.ts"
 import { Auth, type Principal } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { Relay } from "../relay/Relay.ts"
 import { ResponseStore } from "../services/ResponseStore.ts"
+import { CountTokens } from "./CountTokensRoute.ts"
 import { textHandler } from "./TextRoute.ts"
 
-/** `…/models/{model}:{method}` → model, whether it streams, and the JSON-array framing. */
-const generateContentPath = (url: URL) => {
-  const last = decodeURIComponent(url.pathname.slice(url.pathname.lastIndexOf("/") + 1))
+/**
+ * `…/models/{model}:{method}` → model, method (empty when there is none),
+ * whether it streams, and the JSON-array framing; `undefined` when the last
+ * segment holds a percent-escape that does not decode.
+ *
+ * @category routes
+ */
+export const generateContentPath = (url: URL) => {
+  let last: string
+  try {
+    last = decodeURIComponent(url.pathname.slice(url.pathname.lastIndexOf("/") + 1))
+  } catch {
+    return undefined
+  }
   const colon = last.lastIndexOf(":")
   const model = colon === -1 ? last : last.slice(0, colon)
   const method = colon === -1 ? "" : last.slice(colon + 1)
   const stream = method === "streamGenerateContent"
-  return { model, stream, jsonArray: stream && url.searchParams.get("alt") !== "sse" }
+  return { model, method, stream, jsonArray: stream && url.searchParams.get("alt") !== "sse" }
 }
+
+/** The generation methods of the generate-content API (ai.google.dev/api/generate-content). */
+const GENERATION_METHODS: ReadonlySet<string> = new Set(["generateContent", "streamGenerateContent"])
 
 /** @category routes */
 export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
@@ -89,12 +106,26 @@ export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       prepare: prepareResponses
     })
   )
-  const generateContent = textHandler(services, {
+  const countTokens = yield* CountTokens
+  const generate = textHandler(services, {
     format: "gemini",
     credentials: "generate-content",
     idPrefix: "",
-    fromPath: generateContentPath
+    // Only reached for a path that decoded (see `generateContent`).
+    fromPath: (url) => generateContentPath(url) ?? { model: "", stream: false, jsonArray: false }
   })
+  // Only generateContent and streamGenerateContent generate (and bill); countTokens is counted for free;
+  // any other method (embedContent, batchEmbedContents, none) is a route the gateway does not have.
+  const generateContent = (httpRequest: HttpServerRequest.HttpServerRequest) => {
+    const url = new URL(httpRequest.url, "http://localhost")
+    const path = generateContentPath(url)
+    if (path !== undefined && GENERATION_METHODS.has(path.method)) return generate(httpRequest)
+    if (path?.method === "countTokens") return countTokens.handle(httpRequest, path.model)
+    const error = path === undefined
+      ? new InvalidRequest({ message: "The model in the path holds a malformed percent-escape." })
+      : new RouteNotFound({ method: httpRequest.method, path: url.pathname.slice(0, 200) })
+    return Effect.fail(error).pipe(respondWith(formatOf("gemini").encodeError))
+  }
   yield* router.add("POST", "/v1beta/models/*", generateContent)
   // @google/genai defaults to the `v1` API version: accept its paths too.
   yield* router.add("POST", "/v1/models/*", generateContent)

@@ -47,14 +47,19 @@ interface Row {
   readonly userLimits: Limits | null
 }
 
-/** A key's row made into its principal once per cache entry, not once per request. */
-interface Resolved {
+/**
+ * A key's row made into its principal once per cache entry, not once per
+ * request.
+ *
+ * @category models
+ */
+export interface ResolvedKey {
   readonly principal: Principal
   /** Both the token and its user are enabled. */
   readonly enabled: boolean
 }
 
-const resolve = (row: Row): Resolved => {
+const resolve = (row: Row): ResolvedKey => {
   const expiresAt = row.expiresAt === null ? undefined : Math.floor(new Date(row.expiresAt).getTime() / 1000)
   return {
     enabled: row.tokenEnabled && row.userEnabled,
@@ -72,8 +77,33 @@ const resolve = (row: Row): Resolved => {
   }
 }
 
-/** How many recently seen keys keep their digest in memory. */
+/** How many recently seen keys keep their digest in memory (each key at most `MAX_KEY_LENGTH` characters). */
 const DIGEST_MEMO_CAPACITY = 10_000
+
+/** How many known keys (digest → principal) the cache keeps. */
+const KNOWN_KEYS_CAPACITY = 100_000
+
+/** How many unknown keys (digests only) are remembered, apart from the known ones so they cannot evict them. */
+const UNKNOWN_KEYS_CAPACITY = 10_000
+
+/**
+ * The longest key the gateway will hash or look up, in UTF-16 code units. The
+ * gateway's own keys and the vendors' are far shorter (`sk-` plus 48 to 164
+ * characters); a longer one is `InvalidApiKey` `unknown` without a cache entry
+ * or a query, so the digest memo holds at most this many characters per key
+ * (about 5 MB for its 10,000 entries).
+ *
+ * @category auth
+ */
+export const MAX_KEY_LENGTH = 256
+
+/**
+ * Looks a key up by its digest (hex SHA-256): the resolved key, or
+ * `Option.none()` when no token has that digest.
+ *
+ * @category models
+ */
+export type KeyLookup = (keyHash: string) => Effect.Effect<Option.Option<ResolvedKey>>
 
 /** @category services */
 export class Auth extends Context.Service<Auth, {
@@ -91,10 +121,8 @@ export class Auth extends Context.Service<Auth, {
       Auth,
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        const cache = yield* Cache.make({
-          capacity: 100_000,
-          timeToLive: Duration.millis(ttlMillis),
-          lookup: (keyHash: string) =>
+        return yield* makeAuth(
+          (keyHash) =>
             sql<Row>`
               SELECT t.id AS "tokenId", t.name AS "tokenName", u.id AS "userId", u.group_name AS "userGroup",
                      t.group_name AS "tokenGroup", t.models, t.remain_quota AS "remainQuota",
@@ -104,36 +132,70 @@ export class Auth extends Context.Service<Auth, {
               WHERE t.key_hash = ${keyHash}`.pipe(
               Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), resolve)),
               Effect.orDie
-            )
-        })
-
-        // Digests of recently seen keys, so a busy key is hashed once rather than on every request.
-        // Process memory only (the request carries the key anyway); cleared whole when it fills.
-        const digests = new Map<string, string>()
-        const digestOf = (key: string): string => {
-          let digest = digests.get(key)
-          if (digest === undefined) {
-            if (digests.size >= DIGEST_MEMO_CAPACITY) digests.clear()
-            digest = hashKey(key)
-            digests.set(key, digest)
-          }
-          return digest
-        }
-
-        const authenticate = (key: string | undefined): Effect.Effect<Principal, InvalidApiKey> => {
-          if (key === undefined || key === "") return Effect.fail(new InvalidApiKey({ reason: "missing" }))
-          return Effect.flatMap(Cache.get(cache, digestOf(key)), (found) => {
-            if (Option.isNone(found)) return Effect.fail(new InvalidApiKey({ reason: "unknown" }))
-            const { principal, enabled } = found.value
-            if (!enabled) return Effect.fail(new InvalidApiKey({ reason: "disabled" }))
-            if (principal.expiresAt !== undefined && principal.expiresAt * 1000 <= Date.now()) {
-              return Effect.fail(new InvalidApiKey({ reason: "expired" }))
-            }
-            return Effect.succeed(principal)
-          })
-        }
-
-        return Auth.of({ authenticate, invalidate: Cache.invalidateAll(cache) })
+            ),
+          ttlMillis
+        )
       })
     )
+
+  /** Over any `lookup` (tests count its calls), cached for `ttlMillis` like `layer`. */
+  static readonly layerLookup = (lookup: KeyLookup, ttlMillis = 5000) => Layer.effect(Auth, makeAuth(lookup, ttlMillis))
 }
+
+const makeAuth = Effect.fnUntraced(function* (lookup: KeyLookup, ttlMillis: number) {
+  // Known keys only: a lookup that finds nothing is not kept here (time to live zero), so a flood of
+  // made-up keys cannot push the known ones out; it is remembered in the smaller `unknown` cache instead.
+  const known = yield* Cache.makeWith(lookup, {
+    capacity: KNOWN_KEYS_CAPACITY,
+    timeToLive: (exit) =>
+      exit._tag === "Success" && Option.isSome(exit.value) ? Duration.millis(ttlMillis) : Duration.zero
+  })
+  const unknown = yield* Cache.make({
+    capacity: UNKNOWN_KEYS_CAPACITY,
+    timeToLive: Duration.millis(ttlMillis),
+    lookup: (_keyHash: string) => Effect.succeed(true)
+  })
+
+  // Digests of recently seen keys, so a busy key is hashed once rather than on every request.
+  // Process memory only (the request carries the key anyway); cleared whole when it fills.
+  const digests = new Map<string, string>()
+  const digestOf = (key: string): string => {
+    let digest = digests.get(key)
+    if (digest === undefined) {
+      if (digests.size >= DIGEST_MEMO_CAPACITY) digests.clear()
+      digest = hashKey(key)
+      digests.set(key, digest)
+    }
+    return digest
+  }
+
+  const check = (found: ResolvedKey): Effect.Effect<Principal, InvalidApiKey> => {
+    const { principal, enabled } = found
+    if (!enabled) return Effect.fail(new InvalidApiKey({ reason: "disabled" }))
+    if (principal.expiresAt !== undefined && principal.expiresAt * 1000 <= Date.now()) {
+      return Effect.fail(new InvalidApiKey({ reason: "expired" }))
+    }
+    return Effect.succeed(principal)
+  }
+
+  const authenticate = (key: string | undefined): Effect.Effect<Principal, InvalidApiKey> => {
+    if (key === undefined || key === "") return Effect.fail(new InvalidApiKey({ reason: "missing" }))
+    if (key.length > MAX_KEY_LENGTH) return Effect.fail(new InvalidApiKey({ reason: "unknown" }))
+    const digest = digestOf(key)
+    return Effect.flatMap(
+      Cache.has(unknown, digest),
+      (isUnknown) =>
+        isUnknown
+          ? Effect.fail(new InvalidApiKey({ reason: "unknown" }))
+          : Effect.flatMap(Cache.get(known, digest), (found) =>
+            Option.isSome(found)
+              ? check(found.value)
+              : Effect.andThen(Cache.set(unknown, digest, true), Effect.fail(new InvalidApiKey({ reason: "unknown" }))))
+    )
+  }
+
+  return Auth.of({
+    authenticate,
+    invalidate: Effect.andThen(Cache.invalidateAll(known), Cache.invalidateAll(unknown))
+  })
+})

@@ -189,3 +189,37 @@ Deno.test("gemini: errors in Gemini's shape", async () => {
     ok(((await models.json()).models as Array<{ name: string }>)[0].name.startsWith("models/"))
   })
 })
+
+Deno.test("gemini: countTokens answers like the real API, for contents and for a generateContentRequest", async () => {
+  await withEmulator({}, async (emulator) => {
+    const counted = await client(emulator.url).models.countTokens({
+      model: "gemini-2.5-flash",
+      contents: "Hello Gemini"
+    })
+    const generated = await client(emulator.url).models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: "Hello Gemini"
+    })
+    strictEqual(counted.totalTokens, generated.usageMetadata?.promptTokenCount)
+    ok(emulator.requests[0].path.endsWith("/models/gemini-2.5-flash:countTokens"))
+    const nested = await fetch(emulator.url + "/v1beta/models/gemini-2.5-flash:countTokens?key=k", {
+      method: "POST",
+      body: JSON.stringify({
+        generateContentRequest: {
+          model: "models/gemini-2.5-flash",
+          contents: [{ role: "user", parts: [{ text: "Hello Gemini" }] }]
+        }
+      })
+    })
+    deepStrictEqual(await nested.json(), {
+      totalTokens: counted.totalTokens,
+      promptTokensDetails: [{ modality: "TEXT", tokenCount: counted.totalTokens }]
+    })
+    const empty = await fetch(emulator.url + "/v1beta/models/gemini-2.5-flash:countTokens?key=k", {
+      method: "POST",
+      body: "{}"
+    })
+    strictEqual(empty.status, 400)
+    strictEqual((await empty.json()).error.status, "INVALID_ARGUMENT")
+  })
+})
