@@ -8,7 +8,8 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
-import { basicConfig, startGateway, type TestGateway } from "../support/Gateway.ts"
+import { countingFrontDoor } from "../support/CountingFrontDoor.ts"
+import { basicConfig, startGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-alice-0001"
 const POOR_KEY = "sk-test-bob-0001"
@@ -34,20 +35,6 @@ const config = (emulatorUrl: string) =>
     settings: { retry_times: 0, max_body_bytes: 100_000 }
   })
 
-/** The gateway behind a counting front door. */
-const counted = (gateway: TestGateway) => {
-  const paths: Array<string> = []
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (request) => {
-    paths.push(new URL(request.url).pathname)
-    return gateway.handler(request)
-  })
-  return {
-    url: `http://127.0.0.1:${server.addr.port}`,
-    paths,
-    close: () => server.shutdown()
-  }
-}
-
 const failure = async (call: () => Promise<unknown>): Promise<{ status?: number; headers?: Headers }> => {
   try {
     await call()
@@ -59,7 +46,7 @@ const failure = async (call: () => Promise<unknown>): Promise<{ status?: number;
 
 Deno.test("clients: errors a retry cannot fix are sent once; 429 and 5xx are still retried", async (t) => {
   const gateway = await startGateway({ config })
-  const front = counted(gateway)
+  const front = countingFrontDoor(gateway)
   const openai = (apiKey = KEY) => new OpenAI({ baseURL: `${front.url}/v1`, apiKey })
   const anthropic = (apiKey = KEY) => new Anthropic({ baseURL: front.url, apiKey })
   const chat = (model: string, apiKey = KEY) =>
