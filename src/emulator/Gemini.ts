@@ -20,6 +20,10 @@
  * holds a model step whose first `functionCall` has no signature (400 INVALID_ARGUMENT "Function call is
  * missing a thought_signature in functionCall parts…"); the two documented validator-skipping values are
  * accepted in place of a signature (https://ai.google.dev/gemini-api/docs/thought-signatures).
+ * Parallel function results may come in one user turn or spread over consecutive ones (one
+ * `functionResponse` each, as LangChain sends them); their count must equal the calls of the model turn
+ * before them (400 INVALID_ARGUMENT "Please ensure that the number of function response parts is equal to
+ * the number of function call parts of the function call turn.", as the real API answers).
  *
  * @since 0.1.0
  */
@@ -101,7 +105,10 @@ const prompt = (body: JsonObject, thinking: boolean): Prompt => {
       toolResults = []
       continue
     }
-    toolResults = results
+    // Parallel results may be spread over consecutive user turns (one `functionResponse` each): a turn of
+    // function responses only adds to the run; a turn with anything else starts it again.
+    const onlyResponses = results.length > 0 && messageTexts.length === 0 && messageImages.length === 0
+    toolResults = onlyResponses ? [...toolResults, ...results] : results
     if (messageTexts.length > 0 || messageImages.length > 0) {
       lastUserText = messageTexts.join(" ")
       images = messageImages
@@ -240,6 +247,32 @@ const unsignedCall = (
   return undefined
 }
 
+/**
+ * The first model turn whose function calls do not each get a response: the real API counts the
+ * `functionResponse` parts of the consecutive non-model contents after a model content with `functionCall`
+ * parts (one turn or spread over several, as LangChain sends parallel results) and refuses a count that
+ * differs, with 400 INVALID_ARGUMENT "Please ensure that the number of function response parts is equal to
+ * the number of function call parts of the function call turn." A model turn that ends the contents is
+ * not checked. Returns the 1-based position of that model content.
+ */
+const unansweredCalls = (contents: ReadonlyArray<unknown>): number | undefined => {
+  const count = (content: unknown, camel: string, snake: string) =>
+    arrayOr(objectOr(content).parts).filter((part) => isObject(part) && isObject(field(part, camel, snake))).length
+  for (let index = 0; index < contents.length; index++) {
+    if (objectOr(contents[index]).role !== "model") continue
+    const calls = count(contents[index], "functionCall", "function_call")
+    if (calls === 0) continue
+    let next = index + 1
+    let responses = 0
+    while (next < contents.length && objectOr(contents[next]).role !== "model") {
+      responses += count(contents[next], "functionResponse", "function_response")
+      next++
+    }
+    if (next > index + 1 && responses !== calls) return index + 1
+  }
+  return undefined
+}
+
 /** Handles `:generateContent` and `:streamGenerateContent`. @category routes */
 export const geminiGenerate = (context: RouteContext): Reply => {
   const body = context.body
@@ -261,6 +294,16 @@ export const geminiGenerate = (context: RouteContext): Reply => {
   if (hasForeignSignature(body.contents)) {
     return jsonReply({
       error: { code: 400, message: "Corrupted thought signature.", status: "INVALID_ARGUMENT" }
+    }, 400)
+  }
+  if (unansweredCalls(body.contents) !== undefined) {
+    return jsonReply({
+      error: {
+        code: 400,
+        message: "Please ensure that the number of function response parts is equal to the number of function " +
+          "call parts of the function call turn.",
+        status: "INVALID_ARGUMENT"
+      }
     }, 400)
   }
   const signsCalls = checksCallSignatures(context.model)

@@ -139,6 +139,69 @@ Deno.test("gemini: function calls (parallel), then functionResponse", async () =
   })
 })
 
+Deno.test("gemini: parallel function responses spread over consecutive user turns (one per turn)", async () => {
+  await withEmulator({}, async (emulator) => {
+    const gemini = client(emulator.url)
+    const config = { tools: [{ functionDeclarations: [weatherDeclaration] }] }
+    const first = await gemini.models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: "parallel weather",
+      config
+    })
+    const calls = first.functionCalls ?? []
+    strictEqual(calls.length, 2)
+    const responseTurn = (index: number, output: string) => ({
+      role: "user",
+      parts: [{ functionResponse: { id: calls[index].id, name: calls[index].name, response: { output } } }]
+    })
+    const history = [{ role: "user", parts: [{ text: "parallel weather" }] }, first.candidates![0].content!]
+    // As LangChain sends them: one user turn per function response.
+    const second = await gemini.models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: [...history, responseTurn(0, "rain"), responseTurn(1, "sun")],
+      config
+    })
+    strictEqual(second.text, 'Tool result: {"output":"rain"} | {"output":"sun"}')
+    // A later round counts only its own turn's calls.
+    const third = await gemini.models.generateContent({
+      model: "gemini-2.5-flash",
+      contents: [
+        ...history,
+        responseTurn(0, "rain"),
+        responseTurn(1, "sun"),
+        second.candidates![0].content!,
+        { role: "user", parts: [{ text: "and now?" }] }
+      ],
+      config
+    })
+    strictEqual(third.functionCalls?.length, 1)
+    // A missing response, in one turn or spread over several, is the real API's 400.
+    for (const contents of [[...history, responseTurn(0, "rain")], [...history, responseTurn(1, "sun")]]) {
+      const response = await fetch(emulator.url + "/v1beta/models/gemini-2.5-flash:generateContent", {
+        method: "POST",
+        headers: { "x-goog-api-key": "gm-test", "content-type": "application/json" },
+        body: JSON.stringify({ contents, tools: config.tools })
+      })
+      strictEqual(response.status, 400)
+      const body = await response.json()
+      strictEqual(body.error.code, 400)
+      strictEqual(body.error.status, "INVALID_ARGUMENT")
+      ok(body.error.message.startsWith("Please ensure that the number of function response parts"), body.error.message)
+    }
+    // Too many responses as well.
+    const extra = await fetch(emulator.url + "/v1beta/models/gemini-2.5-flash:generateContent", {
+      method: "POST",
+      headers: { "x-goog-api-key": "gm-test", "content-type": "application/json" },
+      body: JSON.stringify({
+        contents: [...history, responseTurn(0, "a"), responseTurn(1, "b"), responseTurn(1, "c")],
+        tools: config.tools
+      })
+    })
+    strictEqual(extra.status, 400)
+    await extra.body?.cancel()
+  })
+})
+
 Deno.test("gemini: inline and file images, structured output, max tokens, stop sequences, cache", async () => {
   await withEmulator({}, async (emulator) => {
     const gemini = client(emulator.url)

@@ -3,8 +3,8 @@
  * format (tools, an image, a tool call round trip) with one or two of its
  * fields deleted or replaced by arbitrary JSON, sent raw to each upstream
  * type, streamed or not. Whatever arrives, the answer is a success or the
- * route's own error envelope with a string `message` and `param` (a 503 only
- * for `model_not_found`), never a stack or an upstream key; and afterwards no
+ * route's own error envelope with a string `message` and `param` (generate-content:
+ * Google's numeric `code` and RPC `status`; a 503 only for `model_not_found`), never a stack or an upstream key; and afterwards no
  * failed request has cost anything, with the users' spent quota equal to the
  * usage log's costs.
  */
@@ -227,9 +227,17 @@ Deno.test("malformed input: every text route answers with its envelope, and fail
             if (response.status < 400) return
             const parsed = JSON.parse(text)
             const error = parsed.error
-            ok(response.status < 500 || (response.status === 503 && error?.code === "model_not_found"), where)
             strictEqual(typeof error?.message, "string", where)
             ok(error.message.length > 0, where)
+            if (route.name === "generate-content") {
+              // Google's shape: numeric code, RPC status, the spec code in an ErrorInfo, the field in a BadRequest.
+              strictEqual(error.code, response.status, where)
+              strictEqual(typeof error.status, "string", where)
+              const code = error.details?.[0]?.metadata?.code
+              ok(response.status < 500 || (response.status === 503 && code === "model_not_found"), where)
+              return
+            }
+            ok(response.status < 500 || (response.status === 503 && error?.code === "model_not_found"), where)
             strictEqual(typeof error.param, "string", where)
             if (route.name === "messages") strictEqual(parsed.type, "error", where)
           }

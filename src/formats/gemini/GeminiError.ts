@@ -46,32 +46,93 @@ export const rpcStatusName = (status: number): string =>
     (status >= 400 && status < 500 ? "FAILED_PRECONDITION" : status >= 500 && status < 600 ? "INTERNAL" : "UNKNOWN")
 
 /**
- * A problem → the caller's error body: the gateway envelope fields plus the
- * vendor's `status`: `{error: {code, message, type, param, status}}` (`code`
- * is the spec's string code, e.g. `invalid_request`).
+ * One entry of a Google API error's `details`: a `google.rpc.ErrorInfo`
+ * (`reason`, `domain`, `metadata`) or a `google.rpc.BadRequest`
+ * (`fieldViolations[].field`, `.description`). Source:
+ * github.com/googleapis/googleapis google/rpc/error_details.proto.
  *
- * @category encoding
+ * @category models
  */
-export const encodeGeminiError = (problem: Problem): { readonly error: Record<string, string> } => ({
-  error: {
-    code: problem.code,
-    message: problem.message,
-    type: problem.type,
-    param: problem.param,
-    status: rpcStatusName(problem.status)
+export type GeminiErrorDetail =
+  | {
+    readonly "@type": "type.googleapis.com/google.rpc.ErrorInfo"
+    readonly reason: string
+    readonly domain: string
+    readonly metadata: Readonly<Record<string, string>>
   }
-})
+  | {
+    readonly "@type": "type.googleapis.com/google.rpc.BadRequest"
+    readonly fieldViolations: ReadonlyArray<{ readonly field: string; readonly description: string }>
+  }
 
 /**
- * A problem as an in-band stream error (`data: {"error": …}`), with the
- * numeric HTTP `code` the vendor writes there, which `@google/genai` needs to
- * raise an `ApiError`.
+ * The caller-facing Google API error body: `code` is the HTTP status (a
+ * number), `status` its google.rpc name, `details` the structured detail.
+ *
+ * @category models
+ */
+export interface GeminiErrorResponse {
+  readonly error: {
+    readonly code: number
+    readonly message: string
+    readonly status: string
+    readonly details: ReadonlyArray<GeminiErrorDetail>
+  }
+}
+
+/**
+ * A spec code (`invalid_api_key`) as an `ErrorInfo.reason`, which Google
+ * writes UPPER_SNAKE_CASE matching `[A-Z][A-Z0-9_]+[A-Z0-9]`
+ * (google/rpc/error_details.proto); anything that cannot be made to match
+ * becomes `UNKNOWN_ERROR`.
+ */
+const reasonOf = (code: string): string => {
+  const reason = code.toUpperCase().replace(/[^A-Z0-9]+/g, "_").replace(/^[^A-Z]+|_+$/g, "").slice(0, 63)
+    .replace(/_+$/, "")
+  return /^[A-Z][A-Z0-9_]+[A-Z0-9]$/.test(reason) ? reason : "UNKNOWN_ERROR"
+}
+
+/**
+ * A problem → the caller's error body in Google's own shape
+ * (cloud.google.com/apis/design/errors; ai.google.dev/gemini-api/docs/troubleshooting):
+ * `{error: {code: <HTTP status>, message, status: <RPC status name>, details}}`.
+ * The spec's string code and type ride in a `google.rpc.ErrorInfo`
+ * (`reason` = the code upper-cased, `domain` `sluice`, `metadata.code` = the
+ * code as written in the spec, `metadata.type` when set); a non-empty `param`
+ * becomes a `google.rpc.BadRequest` field violation, where Google names the
+ * offending field. Clients that read only `code`/`message`/`status`
+ * (`@google/genai`, `@ai-sdk/google`) see a well-formed vendor error.
  *
  * @category encoding
  */
-export const encodeGeminiStreamError = (problem: Problem): { readonly error: Record<string, string | number> } => ({
-  error: { code: problem.status, message: problem.message, status: rpcStatusName(problem.status) }
-})
+export const encodeGeminiError = (problem: Problem): GeminiErrorResponse => {
+  const metadata: Record<string, string> = { code: problem.code }
+  if (problem.type !== "") metadata.type = problem.type
+  const details: Array<GeminiErrorDetail> = [{
+    "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+    reason: reasonOf(problem.code),
+    domain: "sluice",
+    metadata
+  }]
+  if (problem.param !== "") {
+    details.push({
+      "@type": "type.googleapis.com/google.rpc.BadRequest",
+      fieldViolations: [{ field: problem.param, description: problem.message }]
+    })
+  }
+  return {
+    error: { code: problem.status, message: problem.message, status: rpcStatusName(problem.status), details }
+  }
+}
+
+/**
+ * A problem as an in-band stream error (`data: {"error": …}` in SSE, or an
+ * element of the JSON-array stream): the same body as `encodeGeminiError`,
+ * whose numeric HTTP `code` `@google/genai` needs to raise an `ApiError`.
+ *
+ * @category encoding
+ */
+export const encodeGeminiStreamError = (problem: Problem): GeminiErrorResponse => encodeGeminiError(problem)
 
 /**
  * What Sluice reads of a Google API error body.

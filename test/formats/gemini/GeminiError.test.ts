@@ -1,4 +1,4 @@
-import { deepStrictEqual, strictEqual } from "node:assert/strict"
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { GeminiFormat, rpcStatusName } from "../../../src/formats/gemini/mod.ts"
 
 const googleError = (code: number, status: string, message: string, details: ReadonlyArray<unknown> = []) =>
@@ -72,7 +72,7 @@ Deno.test("classifyError: 400/404/413/422 → rejected, 408 → timeout, 5xx →
   )
 })
 
-Deno.test("encodeError: gateway envelope plus the RPC status", () => {
+Deno.test("encodeError: the Google API error, numeric code, RPC status, the field in a BadRequest violation", () => {
   deepStrictEqual(
     GeminiFormat.encodeError({
       status: 400,
@@ -83,14 +83,71 @@ Deno.test("encodeError: gateway envelope plus the RPC status", () => {
     }),
     {
       error: {
-        code: "invalid_request",
+        code: 400,
         message: "The model is missing.",
-        type: "invalid_request_error",
-        param: "model",
-        status: "INVALID_ARGUMENT"
+        status: "INVALID_ARGUMENT",
+        details: [
+          {
+            "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+            reason: "INVALID_REQUEST",
+            domain: "sluice",
+            metadata: { code: "invalid_request", type: "invalid_request_error" }
+          },
+          {
+            "@type": "type.googleapis.com/google.rpc.BadRequest",
+            fieldViolations: [{ field: "model", description: "The model is missing." }]
+          }
+        ]
       }
     }
   )
+  // No param: no BadRequest detail; an empty type stays out of the metadata.
+  deepStrictEqual(
+    GeminiFormat.encodeError({
+      status: 503,
+      type: "",
+      code: "model_not_found",
+      message: 'Model "x" is not available for this key.',
+      param: ""
+    }),
+    {
+      error: {
+        code: 503,
+        message: 'Model "x" is not available for this key.',
+        status: "UNAVAILABLE",
+        details: [{
+          "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+          reason: "MODEL_NOT_FOUND",
+          domain: "sluice",
+          metadata: { code: "model_not_found" }
+        }]
+      }
+    }
+  )
+  const unauthorized = GeminiFormat.encodeError({
+    status: 401,
+    type: "invalid_request_error",
+    code: "invalid_api_key",
+    message: "The API key is not valid.",
+    param: ""
+  }) as { error: { code: unknown; status: unknown } }
+  strictEqual(unauthorized.error.code, 401)
+  strictEqual(unauthorized.error.status, "UNAUTHENTICATED")
+})
+
+Deno.test("encodeError: an odd spec code still gives a well-formed ErrorInfo reason", () => {
+  const body = GeminiFormat.encodeError({
+    status: 400,
+    type: "invalid_request_error",
+    code: "bad-code.\u0000x",
+    message: "m",
+    param: ""
+  }) as { error: { details: ReadonlyArray<{ reason?: string }> } }
+  const reason = body.error.details[0]?.reason ?? ""
+  ok(/^[A-Z][A-Z0-9_]+[A-Z0-9]$/.test(reason), reason)
+})
+
+Deno.test("rpcStatusName: the google.rpc names per HTTP status", () => {
   deepStrictEqual(
     [400, 401, 402, 403, 404, 418, 429, 500, 502, 503, 504].map(rpcStatusName),
     [

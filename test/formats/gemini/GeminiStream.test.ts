@@ -208,7 +208,17 @@ Deno.test("streamEncoder: fail writes an in-band error with the HTTP code and RP
     param: ""
   })
   deepStrictEqual(JSON.parse(events.at(-1)!.data), {
-    error: { code: 429, message: "Upstream is busy", status: "RESOURCE_EXHAUSTED" }
+    error: {
+      code: 429,
+      message: "Upstream is busy",
+      status: "RESOURCE_EXHAUSTED",
+      details: [{
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        reason: "TOO_MANY_REQUESTS",
+        domain: "sluice",
+        metadata: { code: "too_many_requests", type: "platform_api_error" }
+      }]
+    }
   })
 })
 
