@@ -118,7 +118,9 @@ export const UserSpec = Schema.Struct({
  * `default_max_tokens`: the output estimate when a request names none;
  * `media_max_bytes`, `media_timeout_ms`: limits of one image or file download made for
  * an inline-only channel; `media_allow_hosts`: host names trusted although
- * they resolve to private addresses (e.g. an intranet image server).
+ * they resolve to private addresses (e.g. an intranet image server);
+ * `media_max_count`, `media_max_total_bytes`: per caller request, the count of
+ * distinct downloads and their bytes in total.
  *
  * @category models
  */
@@ -134,7 +136,9 @@ export const GatewaySettings = Schema.Struct({
   key_cache_ttl_ms: Schema.optional(Count),
   media_max_bytes: Schema.optional(Count),
   media_timeout_ms: Schema.optional(Count),
-  media_allow_hosts: Schema.optional(Schema.Array(NonEmpty))
+  media_allow_hosts: Schema.optional(Schema.Array(NonEmpty)),
+  media_max_count: Schema.optional(Count),
+  media_max_total_bytes: Schema.optional(Count)
 })
 
 /**

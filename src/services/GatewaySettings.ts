@@ -33,6 +33,10 @@ export interface Settings {
   readonly mediaTimeoutMs: number
   /** Host names whose downloads skip the private-address check (default none). */
   readonly mediaAllowHosts: ReadonlyArray<string>
+  /** Distinct image and file downloads one caller request may need, failover attempts included (default 16). */
+  readonly mediaMaxCount: number
+  /** Bytes the downloads of one caller request may total, failover attempts included (default 50 MiB). */
+  readonly mediaMaxTotalBytes: number
 }
 
 /**
@@ -57,7 +61,9 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     keyCacheTtlMs: given.key_cache_ttl_ms ?? 5000,
     mediaMaxBytes: given.media_max_bytes ?? 20 * 1024 * 1024,
     mediaTimeoutMs: given.media_timeout_ms ?? 10_000,
-    mediaAllowHosts: given.media_allow_hosts ?? []
+    mediaAllowHosts: given.media_allow_hosts ?? [],
+    mediaMaxCount: given.media_max_count ?? 16,
+    mediaMaxTotalBytes: given.media_max_total_bytes ?? 50 * 1024 * 1024
   }
 }
 
