@@ -40,6 +40,7 @@ import { Context, Data, Effect, Layer } from "effect"
 import { Base64 } from "effect/encoding"
 import { fileTypeFromBuffer } from "file-type"
 import type { FilePart, ImagePart, MediaSource, Part } from "../canonical/Content.ts"
+import { base64ByteLength } from "../canonical/Estimate.ts"
 import type { Request } from "../canonical/Request.ts"
 import { InvalidRequest } from "../errors/GatewayError.ts"
 import type { FormatName } from "../formats/Format.ts"
@@ -215,10 +216,6 @@ export const downloadsFor = (
   }
   return out
 }
-
-/** The byte length of Base64 `data` once decoded. */
-const decodedLength = (data: string): number =>
-  Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0)
 
 /** The last segment of a URL's path, decoded, when it looks like a file name (`report.pdf`). */
 const fileNameOf = (url: string): string | undefined => {
@@ -414,7 +411,7 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
             })
           }
         }
-        const spent = [...cache.values()].reduce((sum, media) => sum + decodedLength(media.data), 0)
+        const spent = [...cache.values()].reduce((sum, media) => sum + base64ByteLength(media.data), 0)
         const budget = byteBudget(settings.mediaMaxTotalBytes, spent)
         yield* Effect.forEach(
           downloads.filter((job) => !cache.has(keyOf(job))),
