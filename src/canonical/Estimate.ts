@@ -31,8 +31,20 @@ export const utf8Length = (text: string): number => {
   return bytes
 }
 
-/** Tokens held per image (a high-detail image costs at most about this many tokens on the big vendors). */
-const IMAGE_TOKENS = 2000
+/**
+ * Tokens held per image or file, whatever its source (a high-detail image
+ * costs at most about this many tokens on the big vendors; a file's rendered
+ * pages are not known from its bytes).
+ */
+const MEDIA_TOKENS = 2000
+
+/**
+ * The byte length of Base64 `data` once decoded, without decoding it.
+ *
+ * @category estimates
+ */
+export const base64ByteLength = (data: string): number =>
+  Math.max(0, Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0))
 
 const partBytes = (part: Part): number => {
   switch (part.type) {
@@ -44,18 +56,21 @@ const partBytes = (part: Part): number => {
     case "tool-result":
       return part.content.reduce((sum, inner) => sum + partBytes(inner), 0)
     case "image":
-      return IMAGE_TOKENS
+      return MEDIA_TOKENS
     case "audio":
       return Math.ceil(part.data.length / 4)
     case "file":
-      return part.source.kind === "base64" ? Math.ceil(part.source.data.length / 2) : IMAGE_TOKENS
+      // Inline content may be text read a token per byte, on top of the allowance a URL file gets,
+      // so inlining a downloaded file never lowers the bound.
+      return MEDIA_TOKENS + (part.source.kind === "base64" ? base64ByteLength(part.source.data) : 0)
   }
 }
 
 /**
  * An upper bound of the prompt's token count, for quota holds: a token is at
  * least one UTF-8 byte, so the byte count of the text bounds it, plus a fixed
- * allowance per message, image and tool definition.
+ * allowance per message, image, file and tool definition; an inline file
+ * adds the byte count of its decoded content.
  *
  * @category estimates
  */
@@ -89,3 +104,13 @@ export const promptTokensTypical = (request: Request): number => {
   }
   return Math.ceil(characters / 4) + 3 * request.messages.length
 }
+
+/**
+ * The tokens the quota hold must grow by once `inlined` (the request with its
+ * downloads inline, from `MediaFetcher.prepare`) replaces `original`: the
+ * difference of their upper bounds, never negative.
+ *
+ * @category estimates
+ */
+export const extraHoldTokens = (original: Request, inlined: Request): number =>
+  Math.max(0, promptTokensUpperBound(inlined) - promptTokensUpperBound(original))

@@ -121,6 +121,8 @@ export const UserSpec = Schema.Struct({
  * they resolve to private addresses (e.g. an intranet image server);
  * `status_token`: the secret an operator presents (`Authorization: Bearer …`)
  * to see per-channel health in `GET /api/status` (absent: nobody sees it).
+ * `media_max_count`, `media_max_total_bytes`: per caller request, the count of
+ * distinct downloads and their bytes in total.
  *
  * @category models
  */
@@ -137,7 +139,9 @@ export const GatewaySettings = Schema.Struct({
   media_max_bytes: Schema.optional(Count),
   media_timeout_ms: Schema.optional(Count),
   media_allow_hosts: Schema.optional(Schema.Array(NonEmpty)),
-  status_token: Schema.optional(NonEmpty)
+  status_token: Schema.optional(NonEmpty),
+  media_max_count: Schema.optional(Count),
+  media_max_total_bytes: Schema.optional(Count)
 })
 
 /**

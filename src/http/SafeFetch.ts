@@ -18,6 +18,10 @@
  *   hop checked again;
  * - the body is counted while it is read and the download aborted past
  *   `maxBytes`; a larger `Content-Length` is refused before reading;
+ * - a `budget` shared by several downloads (the bytes one caller request may
+ *   make the gateway hold) is drawn on chunk by chunk, and the download that
+ *   would overdraw it is aborted at that chunk (before reading, when its
+ *   `Content-Length` is more than what is left);
  * - one time limit covers the whole download, redirects included.
  *
  * Host names in `allowHosts` (an operator's trusted intranet servers) skip the
@@ -41,6 +45,7 @@ import https from "node:https"
  * - `blocked-address`: the host is, or resolves to, a non-public address;
  * - `too-many-redirects`: more than `maxRedirects` redirects;
  * - `too-large`: the body (or its announced `Content-Length`) is over `maxBytes`;
+ * - `over-budget`: the body would overdraw the shared `budget`;
  * - `timeout`: the whole download took longer than `timeoutMs`;
  * - `http-status`: the final answer was not 2xx;
  * - `network`: DNS failure, connection refused or reset, TLS failure.
@@ -52,6 +57,7 @@ export type SafeFetchFailure =
   | "blocked-address"
   | "too-many-redirects"
   | "too-large"
+  | "over-budget"
   | "timeout"
   | "http-status"
   | "network"
@@ -82,6 +88,37 @@ export interface ResolvedAddress {
 export type Resolver = (hostname: string) => Promise<ReadonlyArray<ResolvedAddress>>
 
 /**
+ * A byte allowance shared by several downloads; `limit` is its size in bytes
+ * (for messages), `take` draws `bytes` from it and answers false, drawing
+ * nothing, when fewer are left. Made by `byteBudget`.
+ *
+ * @category models
+ */
+export interface ByteBudget {
+  readonly limit: number
+  readonly remaining: () => number
+  readonly take: (bytes: number) => boolean
+}
+
+/**
+ * A budget of `limit` bytes of which `spent` are drawn already.
+ *
+ * @category constructors
+ */
+export const byteBudget = (limit: number, spent = 0): ByteBudget => {
+  let left = limit - spent
+  return {
+    limit,
+    remaining: () => left,
+    take: (bytes) => {
+      if (bytes > left) return false
+      left -= bytes
+      return true
+    }
+  }
+}
+
+/**
  * Options of `safeFetch`.
  *
  * @category models
@@ -89,6 +126,8 @@ export type Resolver = (hostname: string) => Promise<ReadonlyArray<ResolvedAddre
 export interface SafeFetchOptions {
   /** Largest body accepted, in bytes. */
   readonly maxBytes: number
+  /** Bytes shared with other downloads (default: none); see `ByteBudget`. */
+  readonly budget?: ByteBudget | undefined
   /** Time limit for the whole download, redirects included, in milliseconds. */
   readonly timeoutMs: number
   /** Host names trusted although they resolve to non-public addresses (exact, case-insensitive). */
@@ -283,19 +322,36 @@ const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, sign
       }
       const tooLarge = () =>
         fail("too-large", `The download from ${display(url)} is larger than the limit of ${options.maxBytes} bytes.`)
+      const budget = options.budget
+      const overBudget = () =>
+        fail(
+          "over-budget",
+          `The download from ${display(url)} makes the downloads of this request larger than the limit of ${
+            budget?.limit ?? 0
+          } bytes in total.`
+        )
       const announced = Number(response.headers["content-length"] ?? Number.NaN)
       if (Number.isFinite(announced) && announced > options.maxBytes) {
         response.destroy()
         return reject(tooLarge())
       }
+      if (budget !== undefined && Number.isFinite(announced) && announced > budget.remaining()) {
+        response.destroy()
+        return reject(overBudget())
+      }
       const chunks: Array<Uint8Array> = []
       let received = 0
       response.on("data", (chunk: Uint8Array) => {
         received += chunk.byteLength
-        if (received > options.maxBytes) {
+        const failure = received > options.maxBytes
+          ? tooLarge()
+          : budget !== undefined && !budget.take(chunk.byteLength)
+          ? overBudget()
+          : undefined
+        if (failure !== undefined) {
           response.destroy()
           request.destroy()
-          return reject(tooLarge())
+          return reject(failure)
         }
         chunks.push(chunk)
       })

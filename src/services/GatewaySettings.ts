@@ -38,6 +38,10 @@ export interface Settings {
    * (`settings.status_token`); `undefined` (the default) shows it to nobody.
    */
   readonly statusToken: string | undefined
+  /** Distinct image and file downloads one caller request may need, failover attempts included (default 16). */
+  readonly mediaMaxCount: number
+  /** Bytes the downloads of one caller request may total, failover attempts included (default 50 MiB). */
+  readonly mediaMaxTotalBytes: number
 }
 
 /**
@@ -63,7 +67,9 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     mediaMaxBytes: given.media_max_bytes ?? 20 * 1024 * 1024,
     mediaTimeoutMs: given.media_timeout_ms ?? 10_000,
     mediaAllowHosts: given.media_allow_hosts ?? [],
-    statusToken: given.status_token
+    statusToken: given.status_token,
+    mediaMaxCount: given.media_max_count ?? 16,
+    mediaMaxTotalBytes: given.media_max_total_bytes ?? 50 * 1024 * 1024
   }
 }
 

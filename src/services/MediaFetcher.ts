@@ -27,16 +27,33 @@
  * images; Messages (document `url` sources) and Responses (`file_url`) take
  * file URLs themselves.
  *
+ * Per caller request (across its failover attempts): at most
+ * `media_max_count` distinct downloads, checked before any starts, and at
+ * most `media_max_total_bytes` downloaded in all, drawn chunk by chunk so the
+ * download that crosses it stops there. A failure names the canonical place
+ * of the first media item it concerns (`MediaLocation`); the inbound format
+ * turns that into the caller's field (`formats/MediaParam.ts`).
+ *
  * @since 0.1.0
  */
 import { Context, Data, Effect, Layer } from "effect"
 import { Base64 } from "effect/encoding"
 import { fileTypeFromBuffer } from "file-type"
 import type { FilePart, ImagePart, MediaSource, Part } from "../canonical/Content.ts"
+import { base64ByteLength } from "../canonical/Estimate.ts"
 import type { Request } from "../canonical/Request.ts"
 import { InvalidRequest } from "../errors/GatewayError.ts"
 import type { FormatName } from "../formats/Format.ts"
-import { displayUrl, type Resolver, safeFetch, type SafeFetchFailure } from "../http/SafeFetch.ts"
+import type { MediaLocation } from "../formats/MediaLocation.ts"
+import { mediaParam } from "../formats/MediaParam.ts"
+import {
+  type ByteBudget,
+  byteBudget,
+  displayUrl,
+  type Resolver,
+  safeFetch,
+  type SafeFetchFailure
+} from "../http/SafeFetch.ts"
 import type { Channel } from "../storage/Catalog.ts"
 
 /** An image or file made inline: its media type (`image/png`, `application/pdf`) and Base64 data. @category models */
@@ -46,8 +63,10 @@ export interface InlineMedia {
 }
 
 /**
- * Download limits (from the bootstrap file's `settings`): bytes, milliseconds,
- * host names trusted although they resolve to non-public addresses.
+ * Download limits (from the bootstrap file's `settings`): bytes of one
+ * download, milliseconds, host names trusted although they resolve to
+ * non-public addresses, and per caller request the count of distinct
+ * downloads and their bytes in total.
  *
  * @category models
  */
@@ -55,21 +74,26 @@ export interface MediaSettings {
   readonly mediaMaxBytes: number
   readonly mediaTimeoutMs: number
   readonly mediaAllowHosts: ReadonlyArray<string>
+  readonly mediaMaxCount: number
+  readonly mediaMaxTotalBytes: number
 }
 
 /**
  * An image or file URL could not be made inline. `reason` is the download
- * failure, `not-an-image` or `not-a-document`; `message` is safe to show the
- * caller; `url` is the URL as the request held it (to find the field it came
- * from); `medium` says which kind of part held it.
+ * failure (`over-budget`: past the request's total bytes), `not-an-image`,
+ * `not-a-document`, or `too-many-downloads` (past the request's count);
+ * `message` is safe to show the caller; `url` is the URL as the request held
+ * it; `medium` says which kind of part held it; `location` is the first
+ * canonical place of that URL (set by `prepare`).
  *
  * @category errors
  */
 export class MediaFetchFailed extends Data.TaggedError("MediaFetchFailed")<{
   readonly url: string
-  readonly reason: SafeFetchFailure | "not-an-image" | "not-a-document"
+  readonly reason: SafeFetchFailure | "not-an-image" | "not-a-document" | "too-many-downloads"
   readonly message: string
   readonly medium: "image" | "file"
+  readonly location?: MediaLocation | undefined
 }> {}
 
 /**
@@ -145,6 +169,54 @@ export const fileUrlsToInline = (request: Request, channelType: Channel["type"])
   return [...urls]
 }
 
+/**
+ * One download a request needs for a channel: what is checked (`image` or
+ * `file`), the URL, and the first canonical place that holds it.
+ *
+ * @category models
+ */
+export interface MediaDownload {
+  readonly medium: "image" | "file"
+  readonly url: string
+  readonly location: MediaLocation
+}
+
+/**
+ * The distinct downloads `request` needs for `channel` called in `wire`
+ * format, in order of appearance (images of message content and tool
+ * results when the channel inlines images, files when it inlines files; one
+ * per kind and URL).
+ *
+ * @category inlining
+ */
+export const downloadsFor = (
+  request: Request,
+  channel: Pick<Channel, "type" | "settings">,
+  wire: FormatName
+): ReadonlyArray<MediaDownload> => {
+  const images = inlinesImages(channel)
+  const files = inlinesFiles(channel, wire)
+  const seen = new Set<string>()
+  const out: Array<MediaDownload> = []
+  const add = (medium: "image" | "file", source: MediaSource, location: MediaLocation) => {
+    if (!needsDownload(source, channel.type) || seen.has(`${medium} ${source.url}`)) return
+    seen.add(`${medium} ${source.url}`)
+    out.push({ medium, url: source.url, location })
+  }
+  for (const [message, { content }] of request.messages.entries()) {
+    for (const [part, item] of content.entries()) {
+      if (item.type === "image" && images) add("image", item.source, { message, part })
+      else if (item.type === "file" && files) add("file", item.source, { message, part })
+      else if (item.type === "tool-result" && images) {
+        for (const [inner, nested] of item.content.entries()) {
+          if (nested.type === "image") add("image", nested.source, { message, part, inner })
+        }
+      }
+    }
+  }
+  return out
+}
+
 /** The last segment of a URL's path, decoded, when it looks like a file name (`report.pdf`). */
 const fileNameOf = (url: string): string | undefined => {
   try {
@@ -211,59 +283,17 @@ export const withInlineImages = (request: Request, images: ReadonlyMap<string, I
 })
 
 /**
- * The JSON path of the first string in `value` equal to `target`
- * (`messages[1].content[0].image_url.url`), or `undefined`.
- *
- * @category errors
- */
-export const pathOfString = (value: unknown, target: string, path = ""): string | undefined => {
-  if (typeof value === "string") return value === target ? path : undefined
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = pathOfString(item, target, `${path}[${index}]`)
-      if (found !== undefined) return found
-    }
-    return undefined
-  }
-  if (typeof value === "object" && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      const found = pathOfString(item, target, path === "" ? key : `${path}.${key}`)
-      if (found !== undefined) return found
-    }
-  }
-  return undefined
-}
-
-/** The image URL field of each inbound format, for when the URL is not found in the body. */
-const imageUrlField: Readonly<Record<FormatName, string>> = {
-  "openai-chat": "image_url",
-  "openai-responses": "image_url",
-  anthropic: "source.url",
-  gemini: "fileData.fileUri",
-  completions: "image_url"
-}
-
-/** The file URL field of each inbound format (chat and completions take no file URLs). */
-const fileUrlField: Readonly<Record<FormatName, string>> = {
-  "openai-chat": "file",
-  "openai-responses": "file_url",
-  anthropic: "source.url",
-  gemini: "fileData.fileUri",
-  completions: "prompt"
-}
-
-/**
  * A download failure as the caller's 400: the failure's message, `param` the
- * path of the URL in the caller's body `raw` (else the format's image or file
- * URL field name).
+ * field of the caller's body `raw` (sent in format `inbound`) that holds the
+ * media item at the failure's location (`messages[3].content[1].image_url.url`),
+ * or none when it cannot be told.
  *
  * @category errors
  */
-export const toInvalidRequest = (error: MediaFetchFailed, raw: unknown, inbound: FormatName): InvalidRequest =>
-  new InvalidRequest({
-    message: error.message,
-    param: pathOfString(raw, error.url) ?? (error.medium === "image" ? imageUrlField : fileUrlField)[inbound]
-  })
+export const toInvalidRequest = (error: MediaFetchFailed, raw: unknown, inbound: FormatName): InvalidRequest => {
+  const param = error.location === undefined ? undefined : mediaParam(inbound, raw, error.location)
+  return new InvalidRequest({ message: error.message, ...(param === undefined ? {} : { param }) })
+}
 
 const octetStream: ReadonlySet<string> = new Set(["", "application/octet-stream", "binary/octet-stream"])
 
@@ -318,9 +348,10 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
 }>()("sluice/services/MediaFetcher") {
   /** Downloads through `safeFetch` with `settings`; `resolve` replaces the system resolver (tests). */
   static readonly layer = (settings: MediaSettings, resolve?: Resolver) => {
-    const download = (url: string, medium: "image" | "file") =>
+    const download = (url: string, medium: "image" | "file", budget: ByteBudget | undefined) =>
       safeFetch(url, {
         maxBytes: settings.mediaMaxBytes,
+        budget,
         timeoutMs: settings.mediaTimeoutMs,
         allowHosts: settings.mediaAllowHosts,
         accept: medium === "image" ? "image/*" : "*/*",
@@ -336,8 +367,8 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
     } as const
 
     const fetchMedia = (medium: "image" | "file") =>
-      Effect.fn(`MediaFetcher.fetch ${medium}`)(function* (url: string) {
-        const fetched = yield* download(url, medium)
+      Effect.fn(`MediaFetcher.fetch ${medium}`)(function* (url: string, budget?: ByteBudget) {
+        const fetched = yield* download(url, medium, budget)
         const check = checks[medium]
         const mediaType = yield* Effect.promise(() => check.typeOf(fetched.contentType, fetched.bytes))
         if (mediaType === undefined) {
@@ -351,8 +382,10 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
         }
         return { mediaType, data: Base64.encode(fetched.bytes) }
       })
-    const fetchImage = fetchMedia("image")
-    const fetchFile = fetchMedia("file")
+    const fetchers = { image: fetchMedia("image"), file: fetchMedia("file") }
+    const fetchImage = (url: string) => fetchers.image(url)
+    const fetchFile = (url: string) => fetchers.file(url)
+    const keyOf = (job: MediaDownload) => `${job.medium} ${job.url}`
 
     const prepare = Effect.fnUntraced(
       function* (
@@ -361,17 +394,40 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
         wire: FormatName,
         cache: Map<string, InlineMedia>
       ) {
-        const images = inlinesImages(channel) ? imageUrlsToInline(request, channel.type) : []
-        const files = inlinesFiles(channel, wire) ? fileUrlsToInline(request, channel.type) : []
-        if (images.length === 0 && files.length === 0) return undefined
-        // Keyed by kind too: an image and a file download of one URL are checked differently.
-        const jobs = [
-          ...images.map((url) => ({ key: `image ${url}`, fetch: () => fetchImage(url) })),
-          ...files.map((url) => ({ key: `file ${url}`, fetch: () => fetchFile(url) }))
-        ]
+        const downloads = downloadsFor(request, channel, wire)
+        if (downloads.length === 0) return undefined
+        // The count covers every distinct download of the caller's request, earlier attempts' included.
+        const counted = new Set(cache.keys())
+        for (const job of downloads) {
+          counted.add(keyOf(job))
+          if (counted.size > settings.mediaMaxCount) {
+            return yield* new MediaFetchFailed({
+              url: job.url,
+              reason: "too-many-downloads",
+              message: `The request has more than ${settings.mediaMaxCount} images and files to download ` +
+                `(the limit per request); ${displayUrl(job.url)} is past it.`,
+              medium: job.medium,
+              location: job.location
+            })
+          }
+        }
+        const spent = [...cache.values()].reduce((sum, media) => sum + base64ByteLength(media.data), 0)
+        const budget = byteBudget(settings.mediaMaxTotalBytes, spent)
         yield* Effect.forEach(
-          jobs.filter((job) => !cache.has(job.key)),
-          (job) => job.fetch().pipe(Effect.tap((media) => Effect.sync(() => cache.set(job.key, media)))),
+          downloads.filter((job) => !cache.has(keyOf(job))),
+          (job) =>
+            fetchers[job.medium](job.url, budget).pipe(
+              Effect.tap((media) => Effect.sync(() => cache.set(keyOf(job), media))),
+              Effect.mapError((error) =>
+                new MediaFetchFailed({
+                  url: error.url,
+                  reason: error.reason,
+                  message: error.message,
+                  medium: error.medium,
+                  location: job.location
+                })
+              )
+            ),
           { concurrency: 4, discard: true }
         )
         const byUrl = (kind: string) =>

@@ -21,7 +21,9 @@ const PDF = new TextEncoder().encode(
 const PDF_BASE64 = btoa(String.fromCharCode(...PDF))
 
 const startFileServer = () => {
+  const hits = new Set<string>()
   const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (request): Response => {
+    hits.add(new URL(request.url).search)
     switch (new URL(request.url).pathname) {
       case "/docs/report.pdf":
         return new Response(PDF, { headers: { "content-type": "application/pdf" } })
@@ -33,7 +35,7 @@ const startFileServer = () => {
         return new Response("not found", { status: 404 })
     }
   })
-  return { base: `http://127.0.0.1:${server.addr.port}`, close: () => server.shutdown() }
+  return { base: `http://127.0.0.1:${server.addr.port}`, hits, close: () => server.shutdown() }
 }
 
 const config = (emulatorUrl: string) => {
@@ -55,7 +57,7 @@ const config = (emulatorUrl: string) => {
         channel("claude", "anthropic", ["m-claude"])
       ],
       users: [{ username: "dana", group: "default", quota: 50_000_000, tokens: [{ name: "main", key: KEY }] }],
-      settings: { media_allow_hosts: ["127.0.0.1"] }
+      settings: { media_allow_hosts: ["127.0.0.1"], media_max_count: 2 }
     }),
     "files.json"
   )
@@ -146,6 +148,31 @@ Deno.test("file download: URL files reach chat upstreams inline, other upstreams
       ok(body.message.includes('is not a document (content type "text/html")'), body.message)
       strictEqual(gateway.emulator.requests.length, calls, "no upstream call")
       strictEqual(await used(gateway), before, "nothing charged")
+    })
+
+    await t.step("a third file URL is past the per-request cap: 400 naming its field, nothing downloaded", async () => {
+      const before = await used(gateway)
+      const calls = gateway.emulator.requests.length
+      const error = await openai.responses.create({
+        model: "m-chat",
+        input: [{
+          role: "user",
+          content: [
+            { type: "input_text", text: "Compare." },
+            ...["one", "two", "three"].map((name) => ({
+              type: "input_file" as const,
+              file_url: `${files.base}/docs/report.pdf?copy=${name}`
+            }))
+          ]
+        }]
+      }).then(() => undefined, (e) => e)
+      ok(error instanceof OpenAI.BadRequestError, `expected a 400, got ${error}`)
+      const body = error.error as { message: string; param: string }
+      ok(body.message.includes("more than 2 images and files to download"), body.message)
+      strictEqual(body.param, "input[0].content[3].file_url")
+      strictEqual(gateway.emulator.requests.length, calls, "no upstream call")
+      strictEqual(await used(gateway), before, "nothing charged")
+      ok(["one", "two", "three"].every((name) => !files.hits.has(`?copy=${name}`)), "nothing downloaded")
     })
   } finally {
     await gateway.close()

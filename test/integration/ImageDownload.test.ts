@@ -30,6 +30,18 @@ const startImageServer = () => {
       }
       case "/page.html":
         return new Response("<html><body>not an image</body></html>", { headers: { "content-type": "text/html" } })
+      case "/endless.png": {
+        // 1 KiB every 5 ms, never ending: only a byte cap or the time limit ends this download.
+        let timer: ReturnType<typeof setInterval> | undefined
+        const body = new ReadableStream<Uint8Array>({
+          start: (controller) => {
+            controller.enqueue(PNG)
+            timer = setInterval(() => controller.enqueue(new Uint8Array(1024)), 5)
+          },
+          cancel: () => clearInterval(timer)
+        })
+        return new Response(body, { headers: { "content-type": "image/png" } })
+      }
       case "/to-localhost":
         return Response.redirect(`http://localhost:${port}/pixel.png`, 302)
       default:
@@ -249,6 +261,16 @@ Deno.test("image download: URL images reach inline-only channels as inline data 
           message: "is larger than the limit",
           param
         })
+        // A text part that holds the same URL is not the field that failed.
+        const big = `${images.base}/big.png`
+        await expectRefused(gateway, () =>
+          openai.chat.completions.create({
+            model: "m-gemini",
+            messages: [{
+              role: "user",
+              content: [{ type: "text", text: big }, { type: "image_url", image_url: { url: big } }]
+            }]
+          }), { message: "is larger than the limit", param: "messages[0].content[1].image_url.url" })
       }
     )
 
@@ -295,6 +317,70 @@ Deno.test("image download: without the allow-list a loopback image URL is a 400 
     strictEqual(response.status, 400)
     const body = await response.json()
     ok(JSON.stringify(body).includes("127.0.0.1 is loopback"), JSON.stringify(body))
+  } finally {
+    await gateway.close()
+    await images.close()
+  }
+})
+
+Deno.test("image download: per-request caps on the count and total bytes of downloads", async (t) => {
+  const images = startImageServer()
+  const withCaps = (emulatorUrl: string) => {
+    const file = config(["127.0.0.1"])(emulatorUrl)
+    return {
+      ...file,
+      settings: {
+        ...file.settings,
+        media_max_bytes: 1024 * 1024,
+        media_timeout_ms: 2000,
+        media_max_count: 2,
+        media_max_total_bytes: 4096
+      }
+    }
+  }
+  const gateway = await startGateway({ config: withCaps })
+  const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
+  const ask = (urls: ReadonlyArray<string>, stream = false) =>
+    openai.chat.completions.create({
+      model: "m-gemini",
+      stream,
+      messages: [{
+        role: "user",
+        content: [
+          { type: "text", text: "what are these" },
+          ...urls.map((url) => ({ type: "image_url" as const, image_url: { url } }))
+        ]
+      }]
+    })
+  try {
+    await t.step("a third distinct URL is refused before any download, naming its field", async () => {
+      const urls = ["a", "b", "c"].map((name) => `${images.base}/pixel.png?count=${name}`)
+      for (const stream of [false, true]) {
+        await expectRefused(gateway, () => ask(urls, stream), {
+          message: "more than 2 images and files to download",
+          param: "messages[0].content[3].image_url.url"
+        })
+      }
+      for (const name of ["a", "b", "c"]) strictEqual(images.hits.get(`/pixel.png?count=${name}`), undefined)
+    })
+
+    await t.step("a repeated URL is one download: two distinct URLs in three parts pass", async () => {
+      const first = `${images.base}/pixel.png?repeat=1`
+      const completion = await ask([first, `${images.base}/pixel.png?repeat=2`, first]) as OpenAI.ChatCompletion
+      strictEqual(
+        completion.choices[0].message.content,
+        "I see 3 image(s) [image/png, image/png, image/png] Echo: what are these"
+      )
+    })
+
+    await t.step("a download that crosses the total is stopped at once and named", async () => {
+      const started = Date.now()
+      await expectRefused(gateway, () => ask([`${images.base}/pixel.png?total=1`, `${images.base}/endless.png`]), {
+        message: "larger than the limit of 4096 bytes in total",
+        param: "messages[0].content[2].image_url.url"
+      })
+      ok(Date.now() - started < 1000, "stopped by the cap, not by the 2 s time limit")
+    })
   } finally {
     await gateway.close()
     await images.close()

@@ -2,12 +2,12 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { Effect } from "effect"
 import type { Request } from "../../src/canonical/Request.ts"
 import {
+  downloadsFor,
   fileUrlsToInline,
   imageUrlsToInline,
   inlinesFiles,
   inlinesImages,
   MediaFetcher,
-  pathOfString,
   withInlineFiles,
   withInlineImages
 } from "../../src/services/MediaFetcher.ts"
@@ -85,16 +85,16 @@ Deno.test("withInlineImages: replaces the downloaded URLs everywhere, keeps deta
   ])
 })
 
-Deno.test("pathOfString: the JSON path of a URL in the caller's body", () => {
-  const body = {
-    model: "m",
-    messages: [
-      { role: "system", content: "x" },
-      { role: "user", content: [{ type: "text", text: "hi" }, { type: "image_url", image_url: { url: "http://u/a" } }] }
-    ]
-  }
-  strictEqual(pathOfString(body, "http://u/a"), "messages[1].content[1].image_url.url")
-  strictEqual(pathOfString(body, "http://u/b"), undefined)
+Deno.test("downloadsFor: one per kind and URL, in order, with the first canonical place of each", () => {
+  deepStrictEqual(downloadsFor(request, { type: "gemini", settings: {} }, "gemini"), [
+    { medium: "image", url: "https://img.test/a.png", location: { message: 0, part: 1 } },
+    { medium: "file", url: "https://img.test/doc.pdf", location: { message: 0, part: 5 } },
+    { medium: "image", url: "https://img.test/c.png", location: { message: 2, part: 0, inner: 1 } }
+  ])
+  deepStrictEqual(downloadsFor(request, { type: "openai", settings: {} }, "openai-responses"), [], "takes URLs")
+  deepStrictEqual(downloadsFor(request, { type: "openai", settings: {} }, "openai-chat"), [
+    { medium: "file", url: "https://img.test/doc.pdf", location: { message: 0, part: 5 } }
+  ])
 })
 
 Deno.test("MediaFetcher: image types from the header, sniffed for octet-stream, refused otherwise; one download per URL", async () => {
@@ -114,7 +114,13 @@ Deno.test("MediaFetcher: image types from the header, sniffed for octet-stream, 
     }
   })
   const base = `http://127.0.0.1:${server.addr.port}`
-  const layer = MediaFetcher.layer({ mediaMaxBytes: 1024, mediaTimeoutMs: 2000, mediaAllowHosts: ["127.0.0.1"] })
+  const layer = MediaFetcher.layer({
+    mediaMaxBytes: 1024,
+    mediaTimeoutMs: 2000,
+    mediaAllowHosts: ["127.0.0.1"],
+    mediaMaxCount: 16,
+    mediaMaxTotalBytes: 1024 * 1024
+  })
   try {
     await Effect.gen(function* () {
       const media = yield* MediaFetcher
@@ -197,4 +203,79 @@ Deno.test("files: which channels take them inline, which URLs, and the names the
     { type: "file", source: { kind: "base64", mediaType: "application/pdf", data: "JVBE" }, filename: "Q3 report.pdf" },
     { type: "file", source: { kind: "base64", mediaType: "application/pdf", data: "JVBE" }, filename: "kept.pdf" }
   ])
+})
+
+const imagesRequest = (urls: ReadonlyArray<string>): Request => ({
+  model: "m",
+  stream: false,
+  messages: [{
+    role: "user",
+    content: [
+      { type: "text", text: "look" },
+      ...urls.map((url) => ({ type: "image" as const, source: { kind: "url" as const, url } }))
+    ]
+  }]
+})
+
+Deno.test("MediaFetcher.prepare: per-request caps on count (before downloading) and total bytes (while reading)", async () => {
+  const hits: Array<string> = []
+  let endlessSent = 0
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (incoming) => {
+    const url = new URL(incoming.url)
+    hits.push(url.pathname + url.search)
+    if (url.pathname === "/endless") {
+      let timer: ReturnType<typeof setInterval> | undefined
+      const body = new ReadableStream<Uint8Array>({
+        start: (controller) => {
+          controller.enqueue(PNG)
+          timer = setInterval(() => {
+            endlessSent += 1024
+            controller.enqueue(new Uint8Array(1024))
+          }, 2)
+        },
+        cancel: () => clearInterval(timer)
+      })
+      return new Response(body, { headers: { "content-type": "image/png" } })
+    }
+    return new Response(PNG, { headers: { "content-type": "image/png" } })
+  })
+  const base = `http://127.0.0.1:${server.addr.port}`
+  const layer = MediaFetcher.layer({
+    mediaMaxBytes: 1024 * 1024,
+    mediaTimeoutMs: 5000,
+    mediaAllowHosts: ["127.0.0.1"],
+    mediaMaxCount: 2,
+    mediaMaxTotalBytes: 4096
+  })
+  const gemini = { type: "gemini" as const, settings: {} }
+  try {
+    await Effect.gen(function* () {
+      const media = yield* MediaFetcher
+      const three = imagesRequest([`${base}/a`, `${base}/a`, `${base}/b`, `${base}/c`])
+      const tooMany = yield* Effect.flip(media.prepare(three, gemini, "gemini", new Map()))
+      strictEqual(tooMany.reason, "too-many-downloads")
+      deepStrictEqual(tooMany.location, { message: 0, part: 4 })
+      ok(tooMany.message.includes("more than 2 images and files to download"), tooMany.message)
+      deepStrictEqual(hits, [], "refused before any download")
+
+      // Downloads of an earlier attempt count: with a and b cached, c is the third.
+      const cache = new Map()
+      ok((yield* media.prepare(imagesRequest([`${base}/a`, `${base}/b`]), gemini, "gemini", cache)) !== undefined)
+      const third = yield* Effect.flip(media.prepare(imagesRequest([`${base}/c`]), gemini, "gemini", cache))
+      strictEqual(third.reason, "too-many-downloads")
+      deepStrictEqual(third.location, { message: 0, part: 1 })
+
+      const started = Date.now()
+      const over = yield* Effect.flip(
+        media.prepare(imagesRequest([`${base}/small`, `${base}/endless`]), gemini, "gemini", new Map())
+      )
+      strictEqual(over.reason, "over-budget")
+      deepStrictEqual(over.location, { message: 0, part: 2 })
+      ok(over.message.includes("larger than the limit of 4096 bytes in total"), over.message)
+      ok(Date.now() - started < 2000, "stopped at the cap, not by the 5 s time limit")
+      ok(endlessSent < 64 * 1024, `stopped early (${endlessSent} bytes sent)`)
+    }).pipe(Effect.provide(layer), Effect.runPromise)
+  } finally {
+    await server.shutdown()
+  }
 })
