@@ -29,8 +29,8 @@
  * takes the flag at run time: `node:v8` `setFlagsFromString("--expose-gc")`,
  * then `vm.runInNewContext("gc")` hands out the collector (checked on Deno
  * 2.9). The heap (`Deno.memoryUsage().heapUsed`, process-wide: both gateways,
- * the emulator and this test) is measured after the first 200 requests and
- * again after the other 1,800 plus a 500 ms pause, both instances still up and
+ * the emulator and this test) is measured after the first 400 requests and
+ * again after the other 1,600 plus a 500 ms pause, both instances still up and
  * the test's own bookkeeping kept to counters; each measure is the smallest of
  * three samples, each after a full collection and a 100 ms idle wait. Without
  * a forced collection the same run read +79% (V8 had not collected yet);
@@ -43,10 +43,11 @@ import type { BootstrapFile } from "../../src/config/BootstrapFile.ts"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { type Fault, startEmulator } from "../../src/emulator/Emulator.ts"
 import { freshPostgres, POSTGRES_URL, startGateway, type TestGateway } from "../support/Gateway.ts"
+import { startCommitCutter } from "../support/CommitCutter.ts"
 import { big, queryPostgres, type Row } from "../support/Store.ts"
 
 const REQUESTS = 2_000
-const WARM_UP = 200
+const WARM_UP = 400
 const CONCURRENCY = 32
 const SEED = 0x5eed_f00d
 const MAX_TOKENS = 48
@@ -436,6 +437,8 @@ Deno.test({
   fn: async (t) => {
     const database = await freshPostgres()
     const databaseName = new URL(database.url).pathname.slice(1)
+    // The gateways reach the database through a proxy that can cut a connection right after a COMMIT.
+    const cutter = startCommitCutter(database.url)
     const emulator = startEmulator({ record: false })
     emulator.setFaults(faults)
     const gateways: Array<TestGateway> = []
@@ -458,7 +461,7 @@ Deno.test({
     try {
       // Sequential starts: both apply the same bootstrap file; the second finds everything in place.
       for (let index = 0; index < 2; index++) {
-        gateways.push(await startGateway({ config, databaseUrl: database.url, emulator }))
+        gateways.push(await startGateway({ config, databaseUrl: cutter.url, emulator }))
       }
       const random = prng(SEED)
       const plans = Array.from({ length: REQUESTS }, (_, index) => planOf(random, index))
@@ -474,6 +477,8 @@ Deno.test({
                WHERE datname = '${databaseName}' AND pid <> pg_backend_pid()`
             )
             killed = rows.length
+            // And three usage-log transactions whose outcome the gateways cannot know: committed, answer lost.
+            cutter.arm(3, "usage_logs")
           }
           await run(gateways[plan.index % 2].url, plan, tally)
         }
@@ -488,11 +493,13 @@ Deno.test({
       const statuses = [...tally.byStatus.entries()].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}×${n}`)
       summary = `${tally.sent} requests in ${seconds} s; statuses ${statuses.join(" ")}; ${tally.aborted} aborted; ` +
         `${tally.networkErrors} network errors; ${tally.complete} complete; ${killed} connections killed; ` +
+        `${cutter.cuts()} connections cut after a COMMIT; ` +
         `${tally.passedThrough400} answers passed a vendor 400 through`
       for (const gateway of gateways) await gateway.stop()
     } finally {
       for (const gateway of gateways) await gateway.stop().catch(() => {})
       await emulator.close()
+      await cutter.close()
     }
 
     try {
