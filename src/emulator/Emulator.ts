@@ -38,12 +38,14 @@
  * body stream (the client sees a truncated transfer; Deno logs that error once). `status` together with
  * `breakAfterEvents` on a stream request instead sends 200, N events, then the vendor's in-band error
  * event, and ends the stream (see `Routes.inBandErrorFrame`). A client that goes away before the whole body was
- * handed over counts in `aborts()` and marks its `RecordedRequest.aborted`.
+ * handed over counts in `aborts()` and marks its `RecordedRequest.aborted`. `endAfterEvents` ends a stream
+ * cleanly after N events without its end marker; `paceMs` paces one request's events; `echo` makes the error
+ * message quote caller-supplied text (see `Faults.echoMessage`).
  * When no `validKeys` are set, any key (or none) is accepted.
  *
  * @since 0.1.0
  */
-import { type ArmedFault, armFaults, takeFault, vendorErrorBody } from "./Faults.ts"
+import { type ArmedFault, armFaults, echoMessage, type EchoSource, takeFault, vendorErrorBody } from "./Faults.ts"
 import { inBandErrorFrame, malformedBody, requestKey, resolveRoute, unauthorizedMessage } from "./Routes.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
 import { isObject, type JsonObject, makeIds, stringOr } from "./Wire.ts"
@@ -77,6 +79,17 @@ export interface Fault {
   readonly stallAfterEvents?: number
   /** 200 with a body that is not valid JSON / not valid events. */
   readonly malformed?: boolean
+  /**
+   * With `status`: the error message quotes a value the caller sent, as vendors do (see `Faults.echoedValue`):
+   * `"text"` the longest string in the body, `"field"` the first top-level field name that is not a plain
+   * identifier, `"key"` the API key of the request. `{echo}` in `message` marks where; without it the value is
+   * appended to the message.
+   */
+  readonly echo?: EchoSource
+  /** Stream: pause this many milliseconds between events (this request only; overrides the emulator's pacing). */
+  readonly paceMs?: number
+  /** Stream: send N events, then end the body cleanly without the format's end marker (a stream cut short). */
+  readonly endAfterEvents?: number
 }
 
 /** One request as the emulator saw it. @category models */
@@ -251,8 +264,9 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       ? { "request-id": ids.next("req_") }
       : {}
     const delivery = {
-      pacingMs,
+      pacingMs: fault?.paceMs ?? pacingMs,
       breakAfterEvents: fault?.breakAfterEvents,
+      endAfterEvents: fault?.endAfterEvents,
       stallAfterEvents: fault?.stallAfterEvents,
       signal,
       headers: responseHeaders,
@@ -269,7 +283,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
 
     // `status` with `breakAfterEvents` on a stream: N events, then the vendor's in-band error event.
     const inBand = fault?.status !== undefined && fault.breakAfterEvents !== undefined && route.stream
-    if (fault?.status !== undefined && !inBand) return fail(fault.status, fault.message, fault.body)
+    const faultMessage = fault?.echo === undefined ? fault?.message : echoMessage(fault, body, key)
+    if (fault?.status !== undefined && !inBand) return fail(fault.status, faultMessage, fault.body)
     if (fault?.malformed === true) {
       const malformed = malformedBody(route)
       recorded.completed = true
@@ -293,7 +308,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       })
       if (inBand && fault?.status !== undefined && reply._tag === "Events") {
         const kept = reply.frames.slice(0, fault.breakAfterEvents)
-        const error = inBandErrorFrame(route, path, fault.status, fault.message, fault.body, kept.length)
+        const error = inBandErrorFrame(route, path, fault.status, faultMessage, fault.body, kept.length)
         return deliver({ ...reply, frames: [...kept, error] }, { ...delivery, breakAfterEvents: undefined })
       }
       return deliver(reply, delivery)

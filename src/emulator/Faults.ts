@@ -198,3 +198,60 @@ export const takeFault = (armed: ReadonlyArray<ArmedFault>, target: FaultTarget)
   }
   return undefined
 }
+
+/**
+ * What a fault's error message quotes from the request (`Fault.echo`): vendors name the offending value in
+ * their 400s (OpenAI "Unrecognized request argument supplied: <name>", Gemini `Unknown name "<name>"`), and
+ * some 401s name the key they were given (OpenAI "Incorrect API key provided: sk-…").
+ *
+ * @category models
+ */
+export type EchoSource = "text" | "field" | "key"
+
+/** The most characters an echoed value keeps (cut by UTF-16 unit, so a cut may leave a lone surrogate). */
+const ECHO_LIMIT = 2_000
+
+const longestString = (value: unknown, best: string): string => {
+  if (typeof value === "string") return value.length > best.length ? value : best
+  if (Array.isArray(value)) return value.reduce<string>((found, item) => longestString(item, found), best)
+  if (typeof value === "object" && value !== null) {
+    return Object.values(value).reduce<string>((found, item) => longestString(item, found), best)
+  }
+  return best
+}
+
+const plainIdentifier = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/**
+ * The caller-supplied value `source` names, taken from the parsed request `body` and its `key`: `"text"` the
+ * longest string anywhere in the body, `"field"` the first top-level field name that is not a plain identifier
+ * (no real field of the three APIs is one; else the first field), `"key"` the request's API key. At most
+ * 2,000 UTF-16 units, quoted as sent: NUL, lone surrogates and key-like text included.
+ *
+ * @category faults
+ */
+export const echoedValue = (source: EchoSource, body: unknown, key: string | undefined): string => {
+  switch (source) {
+    case "text":
+      return longestString(body, "").slice(0, ECHO_LIMIT)
+    case "field": {
+      const names = typeof body === "object" && body !== null && !Array.isArray(body) ? Object.keys(body) : []
+      return (names.find((name) => !plainIdentifier.test(name)) ?? names[0] ?? "").slice(0, ECHO_LIMIT)
+    }
+    case "key":
+      return (key ?? "").slice(0, ECHO_LIMIT)
+  }
+}
+
+/**
+ * A fault's error message with its echoed value: `{echo}` in `fault.message` is replaced by it, or, without
+ * the marker, it is appended after the message (the status's default message when none is set).
+ *
+ * @category faults
+ */
+export const echoMessage = (fault: Fault, body: unknown, key: string | undefined): string | undefined => {
+  if (fault.echo === undefined) return fault.message
+  const value = echoedValue(fault.echo, body, key)
+  const message = fault.message ?? defaultMessage(fault.status ?? 400)
+  return message.includes("{echo}") ? message.replaceAll("{echo}", () => value) : `${message} ${value}`
+}

@@ -46,6 +46,8 @@ export interface Delivery {
   readonly pacingMs: number
   /** Send this many frames, then break the connection. */
   readonly breakAfterEvents: number | undefined
+  /** Send this many frames, then end the body cleanly (no end marker: the stream is cut short). */
+  readonly endAfterEvents?: number | undefined
   /** Send this many frames, then stay silent with the connection open until `signal` aborts. */
   readonly stallAfterEvents?: number | undefined
   /** Aborts when the client goes away or the emulator closes. */
@@ -87,6 +89,12 @@ export const deliver = (reply: Reply, delivery: Delivery): Response => {
     return streamed([text.slice(0, Math.floor(text.length / 2))], "application/json", reply.status, {
       ...delivery,
       breakAfterEvents: 1
+    })
+  }
+  if (delivery.endAfterEvents !== undefined) {
+    return streamed(reply.frames.slice(0, delivery.endAfterEvents), reply.contentType, 200, {
+      ...delivery,
+      endAfterEvents: undefined
     })
   }
   if (delivery.pacingMs <= 0 && delivery.breakAfterEvents === undefined && delivery.stallAfterEvents === undefined) {

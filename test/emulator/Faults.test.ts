@@ -198,3 +198,47 @@ Deno.test("record: false keeps no requests but still counts them", async () => {
     strictEqual(stats.requests, 1)
   })
 })
+
+Deno.test("faults: echo quotes the caller's text, field name or key as sent, NUL and lone surrogates included", async () => {
+  await withEmulator({}, async (emulator) => {
+    const hostile = "say \u0000 and \ud800 please"
+    emulator.setFaults([
+      { match: { model: "gpt-text" }, status: 400, echo: "text", message: "Invalid value: '{echo}'." },
+      { match: { model: "gpt-field" }, status: 400, echo: "field" },
+      { match: { model: "gpt-key" }, status: 401, echo: "key", message: "Incorrect API key provided: {echo}." }
+    ])
+    const post = (model: string, extra: Record<string, unknown> = {}) =>
+      fetch(emulator.url + "/v1/chat/completions", {
+        method: "POST",
+        headers: { authorization: "Bearer sk-test-echoed-key-0001" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: hostile }], ...extra })
+      }).then(async (response) => ({ status: response.status, body: await response.json() }))
+    const text = await post("gpt-text")
+    strictEqual(text.status, 400)
+    strictEqual(text.body.error.message, `Invalid value: '${hostile}'.`)
+    const field = await post("gpt-field", { "bad\u0000field": 1 })
+    strictEqual(field.body.error.message, "The request is invalid. bad\u0000field")
+    const key = await post("gpt-key")
+    strictEqual(key.status, 401)
+    strictEqual(key.body.error.message, "Incorrect API key provided: sk-test-echoed-key-0001.")
+  })
+})
+
+Deno.test("faults: endAfterEvents ends a stream cleanly without its end marker; paceMs spaces the events", async () => {
+  await withEmulator({}, async (emulator) => {
+    emulator.setFaults([{ times: 1, endAfterEvents: 2 }, { times: 1, paceMs: 40 }])
+    const request = () =>
+      fetch(emulator.url + "/v1/chat/completions", {
+        method: "POST",
+        body: JSON.stringify({ ...chat, stream: true })
+      })
+    const cut = await (await request()).text()
+    strictEqual(cut.split("\n\n").filter((frame) => frame.startsWith("data: ")).length, 2)
+    ok(!cut.includes("[DONE]"))
+    const started = Date.now()
+    const paced = await (await request()).text()
+    ok(paced.includes("[DONE]"))
+    const frames = paced.split("\n\n").filter((frame) => frame.startsWith("data: ")).length
+    ok(Date.now() - started >= (frames - 1) * 40 * 0.8, `paced over ${frames} frames`)
+  })
+})
