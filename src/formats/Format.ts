@@ -14,6 +14,7 @@ import type { Response } from "../canonical/Response.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
 import type { Problem } from "../domain/Problem.ts"
 import type { InvalidRequest, UpstreamFailed, UpstreamFailureKind } from "../errors/GatewayError.ts"
+import type { MediaParam } from "./MediaLocation.ts"
 
 /**
  * The wire formats Sluice speaks.
@@ -180,4 +181,9 @@ export interface Format<DS = unknown, ES = unknown> {
   ) => { readonly kind: UpstreamFailureKind; readonly message: string }
   /** What a same-format request and stream need (see `Passthrough`). */
   readonly passthrough: Passthrough
+  /**
+   * The field of a caller's body in this format that holds a canonical media
+   * item (`messages[3].content[1].image_url.url`), for errors that name it.
+   */
+  readonly mediaParam: MediaParam
 }

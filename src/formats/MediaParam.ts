@@ -1,23 +1,12 @@
 /**
- * Every format's namer of media fields, by format name (see `MediaLocation.ts`).
- * Legacy completions take text prompts only, so they hold no media.
+ * Naming the caller's field of a canonical media item, by the caller's format
+ * (see `MediaLocation.ts` and `Format.mediaParam`).
  *
  * @since 0.1.0
  */
-import { anthropicMediaParam } from "./anthropic/MediaFields.ts"
 import type { FormatName } from "./Format.ts"
-import { geminiMediaParam } from "./gemini/GeminiMediaFields.ts"
-import type { MediaLocation, MediaParam } from "./MediaLocation.ts"
-import { chatMediaParam } from "./openai-chat/ChatMediaFields.ts"
-import { responsesMediaParam } from "./openai-responses/ResponsesMediaFields.ts"
-
-const params: Readonly<Record<FormatName, MediaParam>> = {
-  "openai-chat": chatMediaParam,
-  "openai-responses": responsesMediaParam,
-  anthropic: anthropicMediaParam,
-  gemini: geminiMediaParam,
-  completions: () => undefined
-}
+import type { MediaLocation } from "./MediaLocation.ts"
+import { formatOf } from "./registry.ts"
 
 /**
  * The field of the caller's `body`, sent in format `format`, that holds the
@@ -27,4 +16,4 @@ const params: Readonly<Record<FormatName, MediaParam>> = {
  * @category naming
  */
 export const mediaParam = (format: FormatName, body: unknown, location: MediaLocation): string | undefined =>
-  params[format](body, location)
+  formatOf(format).mediaParam(body, location)

@@ -17,7 +17,7 @@ import type { Problem } from "../domain/Problem.ts"
  * failure only the caller can fix (unknown model, missing price, quota
  * exhausted, malformed or oversized body, unknown route or object, bad key,
  * an upstream that refused the request itself), `true` otherwise (rate
- * limits, upstream outages and timeouts). Decided from the error's tag and
+ * limits, upstream outages and timeouts, the gateway's database out of reach). Decided from the error's tag and
  * kind, never from its message.
  *
  * @category http
@@ -33,7 +33,8 @@ export const isRetryable = (error: GatewayError): boolean =>
     PayloadTooLarge: () => false,
     RouteNotFound: () => false,
     NotFound: () => false,
-    UpstreamFailed: (e) => e.kind !== "rejected"
+    UpstreamFailed: (e) => e.kind !== "rejected",
+    LedgerUnavailable: () => true
   })
 
 /**

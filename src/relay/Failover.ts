@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import { safeVendorText } from "../domain/Redact.ts"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
 import type { AttemptOutcome, Candidate } from "../services/ChannelRouter.ts"
 
@@ -23,7 +24,7 @@ import type { AttemptOutcome, Candidate } from "../services/ChannelRouter.ts"
  */
 export const outcomeOf = (error: UpstreamFailed): AttemptOutcome | undefined =>
   error.kind === "unauthorized" || error.kind === "quota"
-    ? { _tag: "KeyRejected", reason: `${error.kind}: ${error.message}`.slice(0, 200) }
+    ? { _tag: "KeyRejected", reason: `${error.kind}: ${safeVendorText(error.message, 180)}` }
     : error.retryable
     ? { _tag: "Retryable", reason: error.kind }
     : undefined

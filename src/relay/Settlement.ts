@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import type { OutputPart } from "../canonical/Content.ts"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
 import { type Price, textCost } from "../domain/Pricing.ts"
+import { safeVendorText } from "../domain/Redact.ts"
 import type { UpstreamFailed } from "../errors/GatewayError.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
@@ -68,8 +69,13 @@ export const applyDelta = (meter: Meter, delta: MeterDelta): Meter => ({
 /** The status a failed upstream call is logged with (502 when it had none). @category metering */
 export const failureStatus = (error: UpstreamFailed): number => error.status >= 400 ? error.status : 502
 
-/** The usage-log text of a failure (the usage log cleans and bounds it). @category metering */
-export const failureText = (error: UpstreamFailed): string => `${error.kind}: ${error.message}`
+/**
+ * The usage-log text of a failure: its kind and the vendor's words with
+ * anything key-like masked, bounded to 500 characters.
+ *
+ * @category metering
+ */
+export const failureText = (error: UpstreamFailed): string => `${error.kind}: ${safeVendorText(error.message, 480)}`
 
 /**
  * The usage to bill, or `undefined` when nothing is chargeable (a failure that

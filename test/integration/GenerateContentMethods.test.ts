@@ -13,6 +13,14 @@ import { GoogleGenAI } from "@google/genai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 
+/** The spec's error code of an error body: `error.code`, or in Google's shape the ErrorInfo's `metadata.code`. */
+const specCode = (
+  body: { error: { code: unknown; details?: Array<{ metadata?: { code?: string } }> } }
+): string | undefined =>
+  typeof body.error.code === "string"
+    ? body.error.code
+    : body.error.details?.find((detail) => detail.metadata?.code !== undefined)?.metadata?.code
+
 const KEY = "sk-test-methods-0001"
 const NARROW_KEY = "sk-test-methods-narrow"
 
@@ -118,10 +126,10 @@ Deno.test("countTokens: free, from the vendor on a gemini channel and estimated 
         body: JSON.stringify({ contents: [{ parts: [{ text: "hi" }] }] })
       })
       strictEqual(response.status, 503)
-      strictEqual((await response.json()).error.code, "model_not_found")
+      strictEqual(specCode(await response.json()), "model_not_found")
       const unknown = await post(gateway, "/v1beta/models/no-such-model:countTokens")
       strictEqual(unknown.status, 503)
-      strictEqual((await unknown.json()).error.code, "model_not_found")
+      strictEqual(specCode(await unknown.json()), "model_not_found")
     })
 
     await t.step("authenticated like generateContent", async () => {
@@ -131,7 +139,7 @@ Deno.test("countTokens: free, from the vendor on a gemini channel and estimated 
         body: JSON.stringify({ contents: [{ parts: [{ text: "hi" }] }] })
       })
       strictEqual(response.status, 401, `${response.url}: ${(await response.clone().text()).slice(0, 200)}`)
-      strictEqual((await response.json()).error.code, "invalid_api_key")
+      strictEqual(specCode(await response.json()), "invalid_api_key")
     })
 
     await settle()
@@ -151,9 +159,10 @@ Deno.test("generate-content: any method but the generation methods and countToke
           const response = await post(gateway, prefix + model + suffix)
           strictEqual(response.status, 404, `${prefix}${model}${suffix}`)
           const body = await response.json()
-          strictEqual(body.error.code, "not_found")
+          strictEqual(body.error.code, 404)
+          strictEqual(body.error.status, "NOT_FOUND")
+          strictEqual(specCode(body), "not_found")
           strictEqual(typeof body.error.message, "string")
-          strictEqual(body.error.param, "")
         }
       }
     }
@@ -220,7 +229,7 @@ Deno.test("an over-long key is invalid_api_key on every carrier", async () => {
     ]
     for (const response of await Promise.all(calls)) {
       strictEqual(response.status, 401, `${response.url}: ${(await response.clone().text()).slice(0, 200)}`)
-      strictEqual((await response.json()).error.code, "invalid_api_key")
+      strictEqual(specCode(await response.json()), "invalid_api_key")
     }
     strictEqual(gateway.emulator.requests.length, 0)
   } finally {

@@ -40,5 +40,7 @@ export const CompletionsFormat: Format<CompletionsDecodeState, CompletionsEncode
     ...plainPassthrough({ model: true, limitFields: ["max_tokens"], cap: undefined }),
     // `stream_options.include_usage` as in chat completions: a translated stream ends with a usage chunk.
     wantsStreamUsage: includeUsageRequested
-  }
+  },
+  // Text prompts only: no media to name.
+  mediaParam: () => undefined
 }

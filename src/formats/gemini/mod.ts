@@ -7,6 +7,7 @@
 import type { Format, Passthrough } from "../Format.ts"
 import { passthroughBody } from "../Passthrough.ts"
 import { classifyGeminiError, encodeGeminiError } from "./GeminiError.ts"
+import { geminiMediaParam } from "./GeminiMediaFields.ts"
 import { decodeGeminiRequest, encodeGeminiRequest } from "./GeminiRequest.ts"
 import { decodeGeminiResponse, encodeGeminiResponse } from "./GeminiResponse.ts"
 import {
@@ -80,5 +81,6 @@ export const GeminiFormat: Format<GeminiDecoderState, GeminiEncoderState> = {
   decodeResponse: decodeGeminiResponse,
   streamDecoder: geminiStreamDecoder,
   classifyError: classifyGeminiError,
-  passthrough: geminiPassthrough
+  passthrough: geminiPassthrough,
+  mediaParam: geminiMediaParam
 }

@@ -7,6 +7,7 @@
 import type { Format, Passthrough } from "../Format.ts"
 import { passthroughBody, usageOnly } from "../Passthrough.ts"
 import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
+import { chatMediaParam } from "./ChatMediaFields.ts"
 import { decodeChatRequest, includeUsageRequested } from "./ChatRequestDecode.ts"
 import { type ChatEncodeOptions, defaultChatEncodeOptions, encodeChatRequest } from "./ChatRequestEncode.ts"
 import { decodeChatResponse, encodeChatResponse } from "./ChatResponse.ts"
@@ -59,7 +60,8 @@ export const makeOpenAiChatFormat = (options: ChatEncodeOptions): Format<ChatDec
   decodeResponse: decodeChatResponse,
   streamDecoder: chatStreamDecoder,
   classifyError: classifyOpenAiError,
-  passthrough: chatPassthrough
+  passthrough: chatPassthrough,
+  mediaParam: chatMediaParam
 })
 
 /**

@@ -8,6 +8,7 @@
 import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
 import { plainPassthrough } from "../Passthrough.ts"
 import type { Format } from "../Format.ts"
+import { responsesMediaParam } from "./ResponsesMediaFields.ts"
 import { decodeResponsesRequest } from "./ResponsesRequestDecoder.ts"
 import { encodeResponsesRequest } from "./ResponsesRequestEncoder.ts"
 import { decodeResponsesResponse, encodeResponsesResponse } from "./ResponsesResponse.ts"
@@ -34,7 +35,8 @@ export const OpenAiResponsesFormat: Format<ResponsesDecoderState, ResponsesEncod
   decodeResponse: decodeResponsesResponse,
   streamDecoder: responsesStreamDecoder,
   classifyError: classifyOpenAiError,
-  passthrough: plainPassthrough({ model: true, limitFields: ["max_output_tokens"], cap: "max_output_tokens" })
+  passthrough: plainPassthrough({ model: true, limitFields: ["max_output_tokens"], cap: "max_output_tokens" }),
+  mediaParam: responsesMediaParam
 }
 
 export { droppedFields } from "./ResponsesRequestEncoder.ts"
