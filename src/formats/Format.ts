@@ -186,4 +186,10 @@ export interface Format<DS = unknown, ES = unknown> {
    * item (`messages[3].content[1].image_url.url`), for errors that name it.
    */
   readonly mediaParam: MediaParam
+  /**
+   * Whether URL files (PDFs and the like) sent in this format must be
+   * downloaded and sent inline: `inlineImages` is the channel's
+   * `inline_images` setting (its default applied).
+   */
+  readonly inlinesFiles: (inlineImages: boolean) => boolean
 }

@@ -7,18 +7,10 @@
  * @since 0.1.0
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
-import type { FormatName } from "../formats/Format.ts"
 import { formatOf } from "../formats/registry.ts"
-import type { ChannelType } from "../storage/Catalog.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
 import { UpstreamClient } from "./UpstreamClient.ts"
-
-const nativeFormat: Record<ChannelType, FormatName> = {
-  openai: "openai-chat",
-  anthropic: "anthropic",
-  gemini: "gemini"
-}
 
 /** @category services */
 export class HealthProber extends Context.Service<HealthProber, {
@@ -34,7 +26,7 @@ export class HealthProber extends Context.Service<HealthProber, {
         const client = yield* UpstreamClient
 
         const probe = (candidate: Candidate) => {
-          const wire = formatOf(nativeFormat[candidate.channel.type])
+          const wire = formatOf(adapters[candidate.channel.type].nativeFormat)
           const adapter = adapters[candidate.channel.type]
           const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)
           const body = wire.encodeRequest({

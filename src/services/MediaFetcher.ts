@@ -46,6 +46,7 @@ import { InvalidRequest } from "../errors/GatewayError.ts"
 import type { FormatName } from "../formats/Format.ts"
 import type { MediaLocation } from "../formats/MediaLocation.ts"
 import { mediaParam } from "../formats/MediaParam.ts"
+import { formatOf } from "../formats/registry.ts"
 import {
   type ByteBudget,
   byteBudget,
@@ -111,7 +112,7 @@ export const inlinesImages = (channel: Pick<Channel, "type" | "settings">): bool
  * @category predicates
  */
 export const inlinesFiles = (channel: Pick<Channel, "type" | "settings">, wire: FormatName): boolean =>
-  wire === "openai-chat" || (wire === "gemini" && inlinesImages(channel))
+  formatOf(wire).inlinesFiles(inlinesImages(channel))
 
 /** `gs://…` or a Files-API URI (`https://generativelanguage.googleapis.com/v1beta/files/…`). */
 const isGeminiFileReference = (url: string): boolean =>

@@ -32,6 +32,8 @@ export interface UpstreamTarget {
 
 /** A channel type's adapter. @category models */
 export interface Adapter {
+  /** The channel type's own wire format (what the health prober asks in). */
+  readonly nativeFormat: FormatName
   /** The wire format used upstream for a request that arrived in `inbound` format. */
   readonly wireFormat: (inbound: FormatName, channel: Channel) => FormatName
   /** URL and headers for a call in `wire` format to `model` with `key`. */
@@ -57,6 +59,7 @@ const json = { "content-type": "application/json" }
  * served through chat completions. Bearer key (platform.openai.com/docs/api-reference/authentication).
  */
 const openai: Adapter = {
+  nativeFormat: "openai-chat",
   wireFormat: (inbound, channel) => {
     switch (inbound) {
       case "openai-chat":
@@ -87,6 +90,7 @@ const openai: Adapter = {
  * `anthropic-version: 2023-06-01` (docs.anthropic.com/en/api/versioning).
  */
 const anthropic: Adapter = {
+  nativeFormat: "anthropic",
   wireFormat: () => "anthropic",
   target: (channel, key) => ({
     url: root(channel) + "/v1/messages",
@@ -100,6 +104,7 @@ const anthropic: Adapter = {
  * (ai.google.dev/api/generate-content).
  */
 const gemini: Adapter = {
+  nativeFormat: "gemini",
   wireFormat: () => "gemini",
   target: (channel, key, _wire, model, stream) => ({
     url: `${root(channel)}/v1beta/models/${encodeURIComponent(model)}:${

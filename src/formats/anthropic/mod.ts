@@ -36,5 +36,7 @@ export const AnthropicFormat: Format<StreamDecoderState, StreamEncoderState> = {
   classifyError,
   // `max_tokens` is required by the format, so the caller always names the cap.
   passthrough: plainPassthrough({ model: true, limitFields: ["max_tokens"], cap: "max_tokens" }),
-  mediaParam: anthropicMediaParam
+  mediaParam: anthropicMediaParam,
+  // A `document` block takes a `url` source.
+  inlinesFiles: () => false
 }

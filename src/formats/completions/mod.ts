@@ -42,5 +42,6 @@ export const CompletionsFormat: Format<CompletionsDecodeState, CompletionsEncode
     wantsStreamUsage: includeUsageRequested
   },
   // Text prompts only: no media to name.
-  mediaParam: () => undefined
+  mediaParam: () => undefined,
+  inlinesFiles: () => false
 }

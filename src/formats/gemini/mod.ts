@@ -82,5 +82,7 @@ export const GeminiFormat: Format<GeminiDecoderState, GeminiEncoderState> = {
   streamDecoder: geminiStreamDecoder,
   classifyError: classifyGeminiError,
   passthrough: geminiPassthrough,
-  mediaParam: geminiMediaParam
+  mediaParam: geminiMediaParam,
+  // `fileData.fileUri` takes Files-API and Cloud Storage URIs; other URLs go inline with the channel's images.
+  inlinesFiles: (inlineImages) => inlineImages
 }

@@ -61,7 +61,9 @@ export const makeOpenAiChatFormat = (options: ChatEncodeOptions): Format<ChatDec
   streamDecoder: chatStreamDecoder,
   classifyError: classifyOpenAiError,
   passthrough: chatPassthrough,
-  mediaParam: chatMediaParam
+  mediaParam: chatMediaParam,
+  // The `file` part takes `file_data` or `file_id`, never a URL (platform.openai.com/docs/guides/pdf-files).
+  inlinesFiles: () => true
 })
 
 /**

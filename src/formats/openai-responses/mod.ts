@@ -36,7 +36,9 @@ export const OpenAiResponsesFormat: Format<ResponsesDecoderState, ResponsesEncod
   streamDecoder: responsesStreamDecoder,
   classifyError: classifyOpenAiError,
   passthrough: plainPassthrough({ model: true, limitFields: ["max_output_tokens"], cap: "max_output_tokens" }),
-  mediaParam: responsesMediaParam
+  mediaParam: responsesMediaParam,
+  // `input_file` takes `file_url`.
+  inlinesFiles: () => false
 }
 
 export { droppedFields } from "./ResponsesRequestEncoder.ts"
