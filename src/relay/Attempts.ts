@@ -1,0 +1,212 @@
+/**
+ * One attempt on one candidate, as `Failover` runs it: the request made ready
+ * for the channel (URL media inline where the channel needs them, the hold
+ * grown to cover them), its body in the channel's wire format (the caller's
+ * body passed through, or a translation of the canonical request), the
+ * upstream call, and either a JSON answer or a stream's accepted head (its
+ * first event read and decoded, so an in-band error there can still fail
+ * over). Every upstream failure is an `UpstreamFailed` classified by the
+ * wire format; a download the caller can fix is an `InvalidRequest`.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Exit, Scope } from "effect"
+import type { Sse } from "effect/encoding"
+import type { OutputPart } from "../canonical/Content.ts"
+import { promptTokensUpperBound } from "../canonical/Estimate.ts"
+import type { Request } from "../canonical/Request.ts"
+import type { Usage } from "../canonical/Usage.ts"
+import { type GatewayError, UpstreamFailed } from "../errors/GatewayError.ts"
+import type { DecodeStep, Format } from "../formats/Format.ts"
+import { hasForeignReasoning } from "../formats/ReasoningOrigin.ts"
+import { formatOf } from "../formats/registry.ts"
+import { sseReader } from "../http/SseEvents.ts"
+import type { Candidate } from "../services/ChannelRouter.ts"
+import type { Settings } from "../services/GatewaySettings.ts"
+import { type InlineMedia, type MediaFetcher, toInvalidRequest } from "../services/MediaFetcher.ts"
+import type { UpstreamClient, UpstreamResponse } from "../services/UpstreamClient.ts"
+import { adapters } from "../upstreams/Adapter.ts"
+import type { RelayInput } from "./RelayInput.ts"
+
+/** A JSON answer: the caller's body, and what it means for billing. @category models */
+export interface JsonAnswer {
+  readonly text: string
+  readonly usage: Usage | undefined
+  /** Characters billed by estimate when the upstream reported no usage (side endpoints). */
+  readonly deliveredCharacters: number
+  readonly answerId: string | undefined
+  readonly answer: ReadonlyArray<OutputPart> | undefined
+}
+
+/**
+ * A stream's accepted head: the first events read, the first one decoded, the
+ * reader of the rest, and the scope that aborts the upstream call when closed.
+ *
+ * @category models
+ */
+export interface StreamHead {
+  readonly wire: Format<unknown, unknown>
+  readonly first: ReadonlyArray<Sse.Event>
+  readonly firstStep: DecodeStep<unknown>
+  readonly next: Effect.Effect<ReadonlyArray<Sse.Event> | undefined, UpstreamFailed>
+  readonly scope: Scope.Closeable
+}
+
+/** What the attempts of one request share. @category models */
+export interface AttemptContext {
+  readonly input: RelayInput
+  readonly client: typeof UpstreamClient.Service
+  readonly media: typeof MediaFetcher.Service
+  readonly settings: Settings
+  /** The output cap sent when the caller named none (the one the hold was sized for); `undefined` otherwise. */
+  readonly sentCap: number | undefined
+  /** Grows the request's hold to cover a prompt of `promptTokens` (nothing when already covered). */
+  readonly coverPrompt: (promptTokens: number) => Effect.Effect<void, GatewayError>
+}
+
+/** The two kinds of attempt of one request. @category models */
+export interface Attempts {
+  readonly json: (candidate: Candidate) => Effect.Effect<JsonAnswer, GatewayError>
+  readonly stream: (candidate: Candidate) => Effect.Effect<StreamHead, GatewayError>
+}
+
+/**
+ * The attempts of one request.
+ *
+ * @category attempts
+ */
+export const makeAttempts = (context: AttemptContext): Attempts => {
+  const { input, settings, sentCap } = context
+  const { request, endpoint } = input
+  const inbound = formatOf(input.inbound)
+  const capped: Request = sentCap === undefined ? request : { ...request, maxOutputTokens: sentCap }
+  /** Images and files downloaded for this request, shared by its attempts. */
+  const downloaded = new Map<string, InlineMedia>()
+
+  const wireOf = (candidate: Candidate): Format<unknown, unknown> =>
+    endpoint === undefined
+      ? formatOf(adapters[candidate.channel.type].wireFormat(input.inbound, candidate.channel))
+      : inbound
+
+  /** The request with its URL media inline where `candidate`'s channel needs them, or `undefined` when none do. */
+  const prepared = (candidate: Candidate, wire: Format<unknown, unknown>) =>
+    Effect.gen(function* () {
+      if (endpoint !== undefined) return undefined
+      // An image or file that cannot be downloaded is the caller's 400: no upstream call, no health report.
+      const inlined = yield* context.media.prepare(request, candidate.channel, wire.name, downloaded).pipe(
+        Effect.mapError((error) => toInvalidRequest(error, input.raw, input.inbound))
+      )
+      if (inlined !== undefined) yield* context.coverPrompt(promptTokensUpperBound(inlined))
+      return inlined
+    })
+
+  /** The upstream body for `candidate` in `wire` format. */
+  const bodyOf = (
+    candidate: Candidate,
+    wire: Format<unknown, unknown>,
+    inlined: Request | undefined,
+    stream: boolean
+  ): Record<string, unknown> => {
+    // A side endpoint takes the caller's body with only the model mapped.
+    // A request made inline, or holding another vendor's reasoning token, is translated (the token dropped).
+    const body: Record<string, unknown> = endpoint !== undefined
+      ? { ...input.raw, model: candidate.upstreamModel }
+      : wire.name === input.inbound && input.forceTranslate !== true && inlined === undefined &&
+          !hasForeignReasoning(request, wire.name)
+      ? wire.passthrough.body(input.raw, { model: candidate.upstreamModel, stream, outputCap: sentCap })
+      : wire.encodeRequest({
+        ...(inlined === undefined ? capped : { ...inlined, maxOutputTokens: sentCap ?? inlined.maxOutputTokens }),
+        model: candidate.upstreamModel
+      }).body
+    for (const param of candidate.channel.settings.strip_params ?? []) delete body[param]
+    return body
+  }
+
+  const call = (
+    candidate: Candidate,
+    wire: Format<unknown, unknown>,
+    inlined: Request | undefined,
+    stream: boolean
+  ) => {
+    const { channel } = candidate
+    const target = adapters[channel.type].target(channel, candidate.key.key, wire.name, candidate.upstreamModel, stream)
+    return context.client.post(
+      target.url + (endpoint?.pathSuffix ?? ""),
+      target.headers,
+      JSON.stringify(bodyOf(candidate, wire, inlined, stream)),
+      {
+        firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
+        idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
+        totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
+      }
+    )
+  }
+
+  /** One non-stream attempt: the caller's JSON body (a passthrough answer as received), or a failure. */
+  const json = (candidate: Candidate) =>
+    Effect.gen(function* () {
+      const wire = wireOf(candidate)
+      const inlined = yield* prepared(candidate, wire)
+      const response = yield* call(candidate, wire, inlined, false)
+      if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
+      const text = yield* response.text
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
+      }
+      if (endpoint !== undefined) {
+        const usage = endpoint.usageOf(parsed)
+        // No usage reported: billed from what was delivered (see `billedUsage`).
+        const deliveredCharacters = usage === undefined ? text.length : 0
+        return { text, usage, deliveredCharacters, answerId: undefined, answer: undefined } satisfies JsonAnswer
+      }
+      const decoded = wire.decodeResponse(parsed)
+      if (decoded instanceof UpstreamFailed) return yield* decoded
+      const passthrough = wire.name === input.inbound && input.forceTranslate !== true
+      return {
+        text: passthrough ? text : JSON.stringify(inbound.encodeResponse(decoded, input.meta)),
+        usage: decoded.usage,
+        deliveredCharacters: 0,
+        answerId: passthrough ? decoded.id : input.meta.id,
+        answer: [...decoded.content]
+      } satisfies JsonAnswer
+    })
+
+  /** One stream attempt: the upstream is answering with a readable first event, or a failure. */
+  const stream = (candidate: Candidate) =>
+    Effect.gen(function* () {
+      const wire = wireOf(candidate)
+      const inlined = yield* prepared(candidate, wire)
+      const scope = yield* Scope.make()
+      return yield* Effect.gen(function* () {
+        const response = yield* call(candidate, wire, inlined, true)
+        yield* Scope.addFinalizer(scope, Effect.sync(response.abort))
+        if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
+        const next = sseReader(response.read)
+        const first = yield* next
+        if (first === undefined) {
+          return yield* new UpstreamFailed({ kind: "stream-broken", status: 200, message: "Empty stream." })
+        }
+        // An in-band error as the very first event can still fail over. The answer starts from this step.
+        const firstStep = wire.streamDecoder.step(wire.streamDecoder.initial(), first[0])
+        if (firstStep instanceof UpstreamFailed) return yield* firstStep
+        return { wire, first, firstStep, next, scope } satisfies StreamHead
+      }).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
+    })
+
+  return { json, stream }
+}
+
+/** An upstream HTTP error answer as the failure its format's classifier says. */
+const failureOfStatus = (wire: Format<unknown, unknown>, response: UpstreamResponse) =>
+  response.text.pipe(
+    Effect.catch(() => Effect.succeed("")),
+    Effect.flatMap((text) => {
+      const classified = wire.classifyError(response.status, text)
+      return Effect.fail(
+        new UpstreamFailed({ kind: classified.kind, status: response.status, message: classified.message })
+      )
+    })
+  )
