@@ -112,9 +112,11 @@ export const vendorErrorBody = (vendor: Vendor, status: number, message?: string
 /**
  * The vendor's "quota exhausted" error: HTTP status and body. Use as a fault:
  * `{status: q.status, body: q.body}`.
- * OpenAI: 429 `insufficient_quota`; Anthropic: 400 `invalid_request_error` "credit balance is too low"
- * (a `billing_error` in newer SDK types, kept on 400 as the API answers); Gemini: 429 `RESOURCE_EXHAUSTED`
- * with a `QuotaFailure` detail.
+ * OpenAI: 429 `insufficient_quota` (the gateway's structured signal for a spent account); Anthropic: 400
+ * `invalid_request_error` "credit balance is too low", whose only sign is its text, so the gateway treats it as a
+ * request error and disables no key on it (a `billing_error` type is the structured signal); Gemini: 429
+ * `RESOURCE_EXHAUSTED` with a `QuotaFailure` naming no per-day or zero quota, which the gateway treats as
+ * throttling.
  *
  * @category errors
  */

@@ -11,7 +11,7 @@ import { promptTokensTypical } from "../canonical/Estimate.ts"
 import type { OutputPart } from "../canonical/Content.ts"
 import type { Request } from "../canonical/Request.ts"
 import type { GatewayError } from "../errors/GatewayError.ts"
-import type { FormatName, ResponseMeta } from "../formats/Format.ts"
+import type { FormatName, Problem, ResponseMeta } from "../formats/Format.ts"
 import { formatOf } from "../formats/registry.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { credentialOf, type CredentialStyle } from "../http/Credentials.ts"
@@ -58,11 +58,13 @@ export interface TextRouteServices {
 export const textHandler = (services: TextRouteServices, options: TextRouteOptions) => {
   const format = formatOf(options.format)
   const render = format.encodeError
-  return (httpRequest: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
-    Effect.gen(function* () {
+  /** A JSON-array stream's error is an array too (`[{"error": …}]`), as generate-content answers one. */
+  const renderInArray = (problem: Problem) => [render(problem)]
+  return (httpRequest: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+    const path = options.fromPath?.(new URL(httpRequest.url, "http://localhost"))
+    return Effect.gen(function* () {
       const principal = yield* services.auth.authenticate(credentialOf(options.credentials, httpRequest))
       const raw = yield* readJsonObject(httpRequest, services.settings.maxBodyBytes)
-      const path = options.fromPath?.(new URL(httpRequest.url, "http://localhost"))
       const decoded = format.decodeRequest(raw, { model: path?.model, stream: path?.stream })
       if (!decoded.ok) return yield* decoded.error
       const prepared: Prepared = options.prepare === undefined
@@ -88,5 +90,6 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         forceTranslate: prepared.forceTranslate,
         onAnswer: prepared.onAnswer
       })
-    }).pipe(respondWith(render))
+    }).pipe(respondWith(path?.jsonArray === true ? renderInArray : render))
+  }
 }

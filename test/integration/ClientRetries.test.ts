@@ -122,10 +122,16 @@ Deno.test("generate-content errors: Google's body (numeric code, RPC status), no
       })
     const contents = [{ role: "user", parts: [{ text: "hi" }] }]
     for (const path of ["gemini-test:generateContent", "gemini-test:streamGenerateContent"]) {
+      // Before a JSON-array stream, the error body is wrapped in the array as well: `[{"error": …}]`.
+      const read = async (response: Response) => {
+        const json = await response.json()
+        strictEqual(Array.isArray(json), path.endsWith("streamGenerateContent"), path)
+        return Array.isArray(json) ? json[0] : json
+      }
       const unauthorized = await post(path, "sk-test-nobody", { contents })
       strictEqual(unauthorized.status, 401, path)
       strictEqual(unauthorized.headers.get("x-should-retry"), "false")
-      const body = await unauthorized.json()
+      const body = await read(unauthorized)
       strictEqual(body.error.code, 401, path)
       strictEqual(body.error.status, "UNAUTHENTICATED", path)
       strictEqual(body.error.message, "The API key is not valid.", path)
@@ -133,14 +139,14 @@ Deno.test("generate-content errors: Google's body (numeric code, RPC status), no
 
       const unknown = await post(path.replace("gemini-test", "gemini-none"), KEY, { contents })
       strictEqual(unknown.status, 503, path)
-      const missing = await unknown.json()
+      const missing = await read(unknown)
       strictEqual(missing.error.code, 503)
       strictEqual(missing.error.status, "UNAVAILABLE")
       strictEqual(missing.error.details[0].reason, "MODEL_NOT_FOUND")
 
       const bad = await post(path, KEY, { contents: [{ role: "user", parts: [{ text: 5 }] }] })
       strictEqual(bad.status, 400, path)
-      const invalid = await bad.json()
+      const invalid = await read(bad)
       strictEqual(invalid.error.code, 400)
       strictEqual(invalid.error.status, "INVALID_ARGUMENT")
       const violation = invalid.error.details.find((detail: { "@type": string }) =>
