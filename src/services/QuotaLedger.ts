@@ -22,7 +22,17 @@
  * first; the re-run begins by inserting the id, which finds it (waiting, if
  * the first try is still in flight) when the first try did commit, and then
  * writes nothing. Charges are never put back into memory, so never applied
- * twice.
+ * twice. A transaction whose connection died mid-way fails its ROLLBACK too,
+ * which `effect/sql` reports as a defect rather than a failure; such a batch
+ * is kept all the same, and the commit fails with the `SqlError`.
+ *
+ * Rows and charges together: a commit given a function (`Alongside`) calls it
+ * in the same synchronous step as it takes the settled charges, so the rows it
+ * returns to write are exactly those of the charges written with them,
+ * provided each row is recorded in the step its charge is booked (`settle`'s
+ * `onBooked`). The final commit (layer close) calls the last such function
+ * too, so a row recorded after the usage log's last flush still goes with its
+ * charge.
  *
  * Fencing: an instance that has not renewed its lease rows for `staleMillis`
  * (the time after which another instance may drop them) serves no hold from
@@ -33,8 +43,8 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Semaphore } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
+import { Cause, Context, Effect, Layer, Semaphore } from "effect"
+import { SqlClient, SqlError } from "effect/sql"
 import { InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../errors/GatewayError.ts"
 import type { Principal } from "./Auth.ts"
 
@@ -86,6 +96,16 @@ export interface Balances {
   readonly userUsed: bigint
 }
 
+/**
+ * What a commit writes alongside the charges, in the same transaction: an
+ * effect, or a function called under the ledger's gate in the same
+ * synchronous step as the settled charges are taken, returning the effect to
+ * run (`undefined` when there is nothing to write).
+ *
+ * @category models
+ */
+export type Alongside<E> = Effect.Effect<void, E> | (() => Effect.Effect<void, E> | undefined)
+
 /** How the ledger leases. @category models */
 export interface LeaseOptions {
   /** Quota units taken beyond the shortfall when a lease is topped up (default 1,000,000 = 1 USD). */
@@ -102,6 +122,19 @@ export interface LeaseOptions {
 const defaults: LeaseOptions = { chunk: 1_000_000n, idleMillis: 1_000, staleMillis: 120_000 }
 
 const min = (left: bigint, right: bigint) => left < right ? left : right
+
+/**
+ * A failed transaction's cause with the `SqlError` it died of as its failure:
+ * `effect/sql` turns a failed ROLLBACK (the connection died mid-transaction)
+ * into a defect, and with it the statement's own failure. Other causes pass.
+ */
+const sqlErrorOf = <E>(cause: Cause.Cause<E>): Effect.Effect<never, E | SqlError.SqlError> => {
+  if (Cause.hasFails(cause)) return Effect.failCause(cause)
+  const died = cause.reasons.find((reason) => Cause.isDieReason(reason) && SqlError.isSqlError(reason.defect))
+  return died !== undefined && Cause.isDieReason(died) && SqlError.isSqlError(died.defect)
+    ? Effect.fail(died.defect)
+    : Effect.failCause(cause)
+}
 
 /** @category services */
 export class QuotaLedger extends Context.Service<QuotaLedger, {
@@ -121,14 +154,22 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
    * excess when the cost is higher (never below zero: the excess is capped at
    * what remains). Returns what was charged. Uninterruptible; idempotent.
    * The user's `request_count` counts charged requests: a hold released with
-   * cost 0 (a failed request) leaves it alone.
+   * cost 0 (a failed request) leaves it alone. `onBooked` is called with the
+   * charged amount in the very step the charge is booked (before any other
+   * fiber runs, so before any commit can take the charge): the place to
+   * record the request's usage row (`UsageLog.record`), which then always
+   * travels in the same commit as its charge. A second settle of the same hold
+   * calls it not at all.
    */
-  readonly settle: (hold: Hold, cost: bigint) => Effect.Effect<bigint>
+  readonly settle: (hold: Hold, cost: bigint, onBooked?: (charged: bigint) => void) => Effect.Effect<bigint>
   /**
    * Runs `alongside` (the usage log's insert) and writes the charges settled
    * since the last commit, plus idle leases handed back, in one transaction;
    * with nothing to write (no `alongside`, no charge, no lease to hand back) it
    * opens none, so an idle gateway does not touch the database on every tick.
+   * A function `alongside` is called in the step the charges are taken (see
+   * `Alongside`), after a pending re-run succeeded; the last one given is also
+   * called by the final commit when the layer closes.
    * Renews this instance's lease rows when a quarter of `staleMillis` has passed
    * since the last renewal (a failed renewal is logged, not failed: the write
    * is done). On failure nothing is lost nor doubled: the failed transaction's
@@ -136,7 +177,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
    * and written at most once (see the module doc); while that re-run fails,
    * a commit fails before running its own `alongside`.
    */
-  readonly commit: <E = never>(alongside?: Effect.Effect<void, E>) => Effect.Effect<void, E | SqlError.SqlError>
+  readonly commit: <E = never>(alongside?: Alongside<E>) => Effect.Effect<void, E | SqlError.SqlError>
   /** The caller's balances: stored values with the charges not yet committed. */
   readonly balances: (principal: Principal) => Effect.Effect<Balances>
 }>()("sluice/services/QuotaLedger") {
@@ -353,16 +394,26 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
         }
 
         // Synchronous when the cost is within the hold (the usual case); an excess is taken from the leases.
-        const settle = (hold: Hold, requested: bigint): Effect.Effect<bigint> =>
+        const settle = (
+          hold: Hold,
+          requested: bigint,
+          onBooked?: (charged: bigint) => void
+        ): Effect.Effect<bigint> =>
           Effect.suspend(() => {
             if (hold.settled) return Effect.succeed(0n)
             hold.settled = true
             const cost = requested < 0n ? 0n : requested > MAX_AMOUNT ? MAX_AMOUNT : requested
             const token = accounts.get(`token:${hold.tokenId}`)!
             const user = accounts.get(`user:${hold.userId}`)!
-            if (cost <= hold.amount) return Effect.succeed(book(hold, token, user, cost, 0n))
+            // Booking and `onBooked` in one synchronous step: no commit can take the charge without its row.
+            const booked = (charged: bigint, extra: bigint) => {
+              book(hold, token, user, charged, extra)
+              onBooked?.(charged)
+              return charged
+            }
+            if (cost <= hold.amount) return Effect.succeed(booked(cost, 0n))
             return takeExcess(token, user, cost - hold.amount).pipe(
-              Effect.map((extra) => book(hold, token, user, hold.amount + extra, extra)),
+              Effect.map((extra) => booked(hold.amount + extra, extra)),
               Effect.uninterruptible
             )
           })
@@ -485,10 +536,14 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
         }
         let retry: Batch | undefined
         let lastPrune = 0
+        /** The last function `alongside` given to `commit`: the final commit collects with it too. */
+        let collector: (() => Effect.Effect<void, unknown> | undefined) | undefined
 
         /**
          * Writes a batch in one transaction that first claims its id: an id already there means an earlier try of
-         * this batch committed, and nothing more is written.
+         * this batch committed, and nothing more is written. However the transaction ends other than committed
+         * (a failure, or a defect: a ROLLBACK on a dead connection dies), the batch is kept to be re-run, and a
+         * `SqlError` found as a defect becomes the failure again.
          */
         const runBatch = (batch: Batch) =>
           sql.withTransaction(Effect.gen(function* () {
@@ -499,16 +554,12 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             yield* writeDeltas(batch.taken)
             if (batch.final) yield* sql`DELETE FROM quota_leases WHERE instance_id = ${instance}`
           })).pipe(
-            Effect.tapError(() =>
+            Effect.onExit((exit) =>
               Effect.sync(() => {
-                retry = batch
+                retry = exit._tag === "Success" ? undefined : batch
               })
             ),
-            Effect.tap(() =>
-              Effect.sync(() => {
-                retry = undefined
-              })
-            )
+            Effect.catchCause(sqlErrorOf)
           )
 
         /** Forgets commit ids older than a week, at most once an hour. */
@@ -521,10 +572,15 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           )
         })
 
-        const commitWith = <E>(alongside: Effect.Effect<void, E> | undefined, final: boolean) =>
+        const commitWith = <E>(given: Alongside<E> | undefined, final: boolean) =>
           gate.withPermits(1)(Effect.gen(function* () {
+            const collectNow = given === undefined || Effect.isEffect(given) ? undefined : given
+            if (collectNow !== undefined) collector = collectNow
             if (retry !== undefined) yield* runBatch(retry) as Effect.Effect<void, E | SqlError.SqlError>
+            // The charges and (through a function `alongside`) the rows of this batch, taken in one step.
             const taken = snapshot(final)
+            const collect = collectNow ?? (final ? collector : undefined)
+            const alongside = (collect === undefined ? given : collect()) as Effect.Effect<void, E> | undefined
             if (alongside !== undefined || taken.length > 0 || (final && accounts.size > 0)) {
               yield* runBatch({ id: crypto.randomUUID(), alongside, taken, final }) as Effect.Effect<
                 void,
@@ -536,7 +592,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             prune()
           })).pipe(Effect.uninterruptible)
 
-        const commit = <E = never>(alongside?: Effect.Effect<void, E>) => commitWith(alongside, false)
+        const commit = <E = never>(alongside?: Alongside<E>) => commitWith(alongside, false)
 
         const balances = (principal: Principal): Effect.Effect<Balances> =>
           gate.withPermits(1)(

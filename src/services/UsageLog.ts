@@ -2,10 +2,14 @@
  * The usage log: one row per upstream attempt (request id, user, token,
  * channel, model, upstream model, tokens, cost in quota units, latency in
  * milliseconds, stream flag, HTTP status). Rows are buffered in memory and
- * written in batches off the hot path, each batch in one transaction with the
- * quota charges settled meanwhile (`QuotaLedger.commit`), so the logged costs
- * and `used_quota` agree. The layer's finalizer flushes what is left, so a
- * graceful shutdown loses no row.
+ * written off the hot path: every tick, the ledger takes the queued rows and
+ * the quota charges settled meanwhile in one synchronous step and writes them
+ * in one transaction (`QuotaLedger.commit`), so at every committed point the
+ * logged costs and `used_quota` agree — provided each row is recorded in the
+ * step its charge is booked (`QuotaLedger.settle`'s `onBooked`). A failed
+ * commit keeps its rows with its charges and is re-run first by the next one.
+ * The layer's finalizer flushes what is left, and the ledger's final commit
+ * takes any row recorded after that, so a graceful shutdown loses no row.
  *
  * No row can stop the log. `record` makes every row fit its columns (text
  * cleaned of NUL and lone surrogates and bounded; counts, latency and status
@@ -26,7 +30,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Cause, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { MAX_AMOUNT, QuotaLedger } from "./QuotaLedger.ts"
 
@@ -50,7 +54,7 @@ export interface UsageRow {
   readonly error: string | null
 }
 
-/** Rows written per transaction. */
+/** Rows per INSERT statement (a commit writes every queued row, in as many statements as it takes). */
 const BATCH = 5_000
 
 /**
@@ -275,37 +279,35 @@ export class UsageLog extends Context.Service<UsageLog, {
         })
 
         /**
-         * Writes the rows queued when it starts (in batches of `BATCH`), each batch with the settled charges,
-         * and tells whether every batch was written. Rows queued meanwhile wait for the next tick, so under
-         * load a tick is one transaction of the interval's rows rather than back-to-back transactions chasing
-         * new arrivals. A batch whose transaction failed after it ran stays with the ledger, which retries it
-         * exactly once in effect (QuotaLedger.commit); a batch that never ran goes back to the queue. Either way
-         * the round stops.
+         * Takes every queued row and returns their insert (statements of `BATCH` rows), or `undefined` when none
+         * is queued. The ledger calls it in the same synchronous step as it takes the settled charges
+         * (`QuotaLedger.commit`), so a commit writes exactly the rows of the charges it writes; the rows are then
+         * the ledger's, kept with those charges until they are written (exactly once).
          */
-        const writeQueued: Effect.Effect<boolean> = Effect.suspend(() => {
-          let left = pending.length
-          return Effect.gen(function* () {
-            yield* report
-            do {
-              const rows = pending.slice(0, Math.min(BATCH, left))
-              pending = pending.slice(rows.length)
-              left -= rows.length
-              let ran = false
-              const alongside = rows.length === 0 ? undefined : Effect.suspend(() => {
-                ran = true
-                return writeRows(rows)
-              })
-              yield* ledger.commit(alongside).pipe(
-                Effect.tapError((error) =>
-                  Effect.sync(() => {
-                    if (!ran) pending = rows.concat(pending)
-                  }).pipe(Effect.andThen(Effect.logError("Usage log write failed; will retry", error.message)))
-                )
-              )
-            } while (left > 0)
-            return true
-          })
-        }).pipe(Effect.catch(() => Effect.succeed(false)), Effect.uninterruptible)
+        const collect = (): Effect.Effect<void, SqlError.SqlError> | undefined => {
+          if (pending.length === 0) return undefined
+          const rows = pending
+          pending = []
+          const statements: Array<ReadonlyArray<UsageRow>> = []
+          for (let start = 0; start < rows.length; start += BATCH) statements.push(rows.slice(start, start + BATCH))
+          return Effect.forEach(statements, writeRows, { discard: true })
+        }
+
+        /**
+         * Writes every queued row with the charges settled meanwhile, in one ledger commit, and tells whether it
+         * was written. A failed commit is logged by kind (never its text, which may quote a row) and retried by
+         * the next one; its rows and charges stay together, with the ledger or in the queue.
+         */
+        const writeQueued: Effect.Effect<boolean> = report.pipe(
+          Effect.andThen(ledger.commit(collect)),
+          Effect.as(true),
+          Effect.catchCause((cause) => {
+            const error = Cause.findErrorOption(cause)
+            const kind = error._tag === "Some" ? sqlStateOf(error.value) ?? error.value.reason._tag : "defect"
+            return Effect.logError("Usage log write failed; will retry", { kind }).pipe(Effect.as(false))
+          }),
+          Effect.uninterruptible
+        )
 
         /** Writes until the queue is empty or a write fails: what shutdown needs. */
         const flush = Effect.gen(function* () {

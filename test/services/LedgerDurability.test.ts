@@ -4,11 +4,14 @@
  * retried without a second row or a second charge; an instance that has not
  * reached its database for longer than the lease stale time serves no hold
  * (`LedgerUnavailable`, a 503 `quota_ledger_unavailable`) and serves again
- * once it reaches it.
+ * once it reaches it. A commit whose connection dies mid-transaction (its
+ * ROLLBACK failing too) is kept and re-run, and the usage log goes on; every
+ * committed point has `used_quota` equal to the logged costs, even when a
+ * charge lands while a commit waits for the ledger.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Redacted, type Scope } from "effect"
+import { Context, Effect, Fiber, Layer, Redacted, type Scope } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { envelopeBody, toProblem } from "../../src/errors/Envelope.ts"
 import { LedgerUnavailable } from "../../src/errors/GatewayError.ts"
@@ -195,3 +198,167 @@ Deno.test("ledger: LedgerUnavailable renders as a 503 platform_api_error quota_l
   deepStrictEqual([body.error.type, body.error.code], ["platform_api_error", "quota_ledger_unavailable"])
   ok(body.error.message.includes("cannot reach its database"), body.error.message)
 })
+
+/**
+ * `sql` whose outermost transactions can be made to misbehave: `killNext` ends the next one's own connection
+ * (`pg_terminate_backend(pg_backend_pid())`) after its work, so the transaction fails and its ROLLBACK fails
+ * too, as when every connection is killed mid-transaction; `delayNext` holds the next one for that many ms
+ * before it starts. After every committed outermost transaction `observe` runs (outside it).
+ */
+const seamed = (
+  sql: SqlClient.SqlClient,
+  seam: { killNext: boolean; killed: number; delayNext: number },
+  observe: Effect.Effect<void, unknown> = Effect.void
+): SqlClient.SqlClient => {
+  let depth = 0
+  const withTransaction: SqlClient.SqlClient["withTransaction"] = (effect) =>
+    Effect.suspend(() => {
+      depth += 1
+      const outermost = depth === 1
+      const delay = outermost ? seam.delayNext : 0
+      if (outermost) seam.delayNext = 0
+      const kill = outermost && seam.killNext
+      if (kill) seam.killNext = false
+      const work = kill
+        ? Effect.tap(effect, () =>
+          Effect.andThen(
+            Effect.sync(() => seam.killed += 1),
+            sql`SELECT pg_terminate_backend(pg_backend_pid())`
+          ))
+        : effect
+      return Effect.andThen(Effect.sleep(delay), sql.withTransaction(work)).pipe(
+        Effect.tap(() => outermost ? Effect.orDie(observe) : Effect.void),
+        Effect.ensuring(Effect.sync(() => depth -= 1))
+      )
+    })
+  return new Proxy(sql, {
+    get: (target, property, receiver) =>
+      property === "withTransaction" ? withTransaction : Reflect.get(target, property, receiver)
+  })
+}
+
+/** The user's `used_quota` and the sum of the logged costs. */
+const sums = (sql: SqlClient.SqlClient, userId: bigint) =>
+  Effect.map(
+    sql<{ used: bigint; logged: string; rows: bigint }>`
+      SELECT (SELECT used_quota FROM users WHERE id = ${userId}) AS used,
+        (SELECT coalesce(sum(cost), 0)::text FROM usage_logs) AS logged,
+        (SELECT count(*)::bigint FROM usage_logs) AS rows`,
+    ([row]) => ({ used: row.used, logged: BigInt(row.logged), rows: row.rows })
+  )
+
+Deno.test(
+  "ledger: a commit whose connection dies mid-transaction (ROLLBACK failing too) is kept and retried; the log goes on",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      const seam = { killNext: false, killed: 0, delayNext: 0 }
+      const database = yield* Layer.build(layerPostgres(url, 4))
+      const real = Context.get(database, SqlClient.SqlClient)
+      const built = yield* Layer.build(
+        UsageLog.layer(20).pipe(
+          Layer.provideMerge(QuotaLedger.layer({ chunk: 50_000n })),
+          Layer.provide(Layer.succeed(SqlClient.SqlClient, seamed(real, seam)))
+        )
+      )
+      const ledger = Context.get(built, QuotaLedger)
+      const usage = Context.get(built, UsageLog)
+      const ids = yield* seed(real, 10_000_000n, 5_000_000n)
+      const who = principal(ids.userId, ids.tokenId)
+      const charge = (requestId: string, cost: bigint) =>
+        Effect.gen(function* () {
+          const hold = yield* ledger.reserve(who, 10_000n)
+          usage.record(usageRow(ids, requestId, yield* ledger.settle(hold, cost)))
+        })
+      for (let index = 0; index < 5; index += 1) yield* charge(`before-${index}`, 1_000n)
+      seam.killNext = true
+      // The next tick writes the five rows and their charges, then its connection dies before COMMIT.
+      while (seam.killed === 0) yield* Effect.sleep("10 millis")
+      for (let index = 0; index < 5; index += 1) yield* charge(`after-${index}`, 2_000n)
+      // No flush: the usage log's own ticks must go on after the failed commit and re-run it.
+      let now = yield* sums(real, ids.userId)
+      for (let wait = 0; wait < 100 && now.rows < 10n; wait += 1) {
+        yield* Effect.sleep("20 millis")
+        now = yield* sums(real, ids.userId)
+      }
+      deepStrictEqual(now, { used: 15_000n, logged: 15_000n, rows: 10n })
+    })
+  )
+)
+
+Deno.test(
+  "ledger: every commit writes the rows of exactly the charges it writes, even when a charge lands while it waits",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      const seam = { killNext: false, killed: 0, delayNext: 0 }
+      const database = yield* Layer.build(layerPostgres(url, 4))
+      const real = Context.get(database, SqlClient.SqlClient)
+      const seen: Array<{ used: bigint; logged: bigint; rows: bigint }> = []
+      let userId = 0n
+      const observe = Effect.suspend(() => sums(real, userId)).pipe(Effect.map((now) => seen.push(now)))
+      // Ticks far apart: the test drives the writes.
+      const built = yield* Layer.build(
+        UsageLog.layer(60_000).pipe(
+          Layer.provideMerge(QuotaLedger.layer({ chunk: 1_000n })),
+          Layer.provide(Layer.succeed(SqlClient.SqlClient, seamed(real, seam, observe)))
+        )
+      )
+      const ledger = Context.get(built, QuotaLedger)
+      const usage = Context.get(built, UsageLog)
+      const ids = yield* seed(real, 10_000_000n, null)
+      userId = ids.userId
+      const who = principal(ids.userId, ids.tokenId, true)
+      const first = yield* ledger.reserve(who, 500n)
+      const second = yield* ledger.reserve(who, 500n)
+      usage.record(usageRow(ids, "first", yield* ledger.settle(first, 400n)))
+      // A hold beyond the lease tops it up under the ledger's gate, slowly; a flush waits behind it.
+      seam.delayNext = 300
+      const topUp = yield* Effect.forkChild(ledger.reserve(who, 1_000_000n))
+      yield* Effect.sleep("50 millis")
+      const flush = yield* Effect.forkChild(usage.flush)
+      yield* Effect.sleep("50 millis")
+      // A request settles and logs while the flush waits.
+      usage.record(usageRow(ids, "second", yield* ledger.settle(second, 300n)))
+      yield* ledger.settle(yield* Fiber.join(topUp), 0n)
+      yield* Fiber.join(flush)
+      yield* usage.flush
+      ok(seen.length > 0, "no commit observed")
+      const off = seen.filter((point) => point.used !== point.logged)
+      deepStrictEqual(off, [], `committed points where used_quota differs from the logged costs: ${off.length}`)
+      deepStrictEqual(seen.at(-1), { used: 700n, logged: 700n, rows: 2n })
+    })
+  )
+)
+
+Deno.test(
+  "ledger: settle calls onBooked with the charged amount in the step it books, so a commit has both or neither",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      const built = yield* Layer.build(
+        UsageLog.layer(60_000).pipe(
+          Layer.provideMerge(QuotaLedger.layer({ chunk: 1_000n })),
+          Layer.provideMerge(layerPostgres(url, 4))
+        )
+      )
+      const ledger = Context.get(built, QuotaLedger)
+      const usage = Context.get(built, UsageLog)
+      const sql = Context.get(built, SqlClient.SqlClient)
+      const ids = yield* seed(sql, 10_000_000n, 5_000_000n)
+      const who = principal(ids.userId, ids.tokenId)
+      const booked: Array<bigint> = []
+      const record = (requestId: string) => (charged: bigint) => {
+        booked.push(charged)
+        usage.record(usageRow(ids, requestId, charged))
+      }
+      // Within the hold, and above it (the excess taken from the lease).
+      const within = yield* ledger.reserve(who, 1_000n)
+      const charged = yield* ledger.settle(within, 600n, record("within"))
+      const above = yield* ledger.reserve(who, 1_000n)
+      yield* ledger.settle(above, 1_500n, record("above"))
+      // Settled again: nothing charged, nothing recorded.
+      yield* ledger.settle(above, 1_500n, record("again"))
+      deepStrictEqual([charged, booked], [600n, [600n, 1_500n]])
+      yield* usage.flush
+      deepStrictEqual(yield* sums(sql, ids.userId), { used: 2_100n, logged: 2_100n, rows: 2n })
+    })
+  )
+)
