@@ -106,6 +106,12 @@ export const deliver = (reply: Reply, delivery: Delivery): Response => {
   return streamed(reply.frames, reply.contentType, 200, delivery)
 }
 
+/**
+ * A paced body. Its `abort` listener on `delivery.signal` is removed on every ending (read to the end, broken,
+ * cancelled): the signal is `AbortSignal.any([request.signal, closing.signal])`, and Deno keeps such a dependent
+ * signal alive from the emulator's long-lived `closing` signal while it has a listener, which would keep every
+ * finished answer in memory until the emulator closes.
+ */
 const streamed = (
   frames: ReadonlyArray<string>,
   contentType: string,
@@ -114,16 +120,23 @@ const streamed = (
 ): Response => {
   const limit = delivery.breakAfterEvents ?? Infinity
   let index = 0
+  let onAbort: (() => void) | undefined
+  const release = () => {
+    if (onAbort !== undefined) delivery.signal.removeEventListener("abort", onAbort)
+    onAbort = undefined
+  }
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       // Client gone or emulator closing: end quietly (Deno logs every errored response body).
-      delivery.signal.addEventListener("abort", () => {
+      onAbort = () => {
+        onAbort = undefined
         try {
           controller.close()
         } catch {
           // Already closed, errored or cancelled.
         }
-      }, { once: true })
+      }
+      delivery.signal.addEventListener("abort", onAbort, { once: true })
     },
     async pull(controller) {
       if (index > 0) await sleep(delivery.pacingMs, delivery.signal)
@@ -133,11 +146,13 @@ const streamed = (
         return
       }
       if (index >= limit) {
+        release()
         // Erroring the body makes Deno drop the connection mid-transfer (and log this error once).
         controller.error(new Error("The emulator broke the connection (fault breakAfterEvents)."))
         return
       }
       if (index >= frames.length) {
+        release()
         delivery.onComplete()
         controller.close()
         return
@@ -145,6 +160,7 @@ const streamed = (
       controller.enqueue(encoder.encode(frames[index++]))
     },
     cancel() {
+      release()
       delivery.onCancel()
     }
   }, { highWaterMark: 0 })
