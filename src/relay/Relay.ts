@@ -107,7 +107,7 @@ export class Relay extends Context.Service<Relay, {
                   if (promptTokens <= heldPrompt) return Effect.void
                   const extra = textCost(ratio, price, promptTokens - heldPrompt, 0)
                   heldPrompt = promptTokens
-                  return hold(extra)
+                  return Effect.asVoid(hold(extra))
                 })
             })
             const loop = {

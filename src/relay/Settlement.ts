@@ -180,10 +180,9 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
       const usage = billedUsage(meter, input.promptTokens)
       const cost = usage === undefined ? 0n : textCost(input.ratio, input.price, usage.inputTokens, usage.outputTokens)
       const [main, ...extensions] = holds
-      const refunds = Effect.forEach(extensions, (hold) => input.ledger.settle(hold, 0n), { discard: true })
-      const charge = main === undefined ? Effect.succeed(0n) : input.ledger.settle(main, cost)
-      return Effect.flatMap(Effect.andThen(refunds, charge), (charged) => {
-        const counted = usage ?? emptyUsage
+      const counted = usage ?? emptyUsage
+      // The row is recorded in the step the charge is booked, so a ledger commit takes both or neither.
+      const record = (charged: bigint) =>
         input.usageLog.record({
           ...row(candidate, attempt),
           promptTokens: counted.inputTokens,
@@ -194,13 +193,16 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
           status: meter.status,
           error: meter.error
         })
-        const released = input.permit.release(usage === undefined ? 0 : usage.inputTokens + usage.outputTokens)
-        const answered = meter.status < 400 && input.onAnswer !== undefined && meter.answerId !== undefined &&
-            meter.answer !== undefined
-          ? input.onAnswer(meter.answerId, meter.answer)
-          : Effect.void
-        return Effect.andThen(released, answered)
-      })
+      const refunds = Effect.forEach(extensions, (hold) => input.ledger.settle(hold, 0n), { discard: true })
+      const charge = main === undefined
+        ? Effect.sync(() => record(0n))
+        : Effect.asVoid(input.ledger.settle(main, cost, record))
+      const released = input.permit.release(usage === undefined ? 0 : usage.inputTokens + usage.outputTokens)
+      const answered = meter.status < 400 && input.onAnswer !== undefined && meter.answerId !== undefined &&
+          meter.answer !== undefined
+        ? input.onAnswer(meter.answerId, meter.answer)
+        : Effect.void
+      return Effect.andThen(Effect.andThen(refunds, charge), Effect.andThen(released, answered))
     }).pipe(Effect.uninterruptible)
 
   const abandon = Effect.suspend(() => {
