@@ -71,7 +71,12 @@ Deno.test("makeSettlement: settles once, refunds extensions first, logs one row 
   const rows: Array<UsageRow> = []
   const released: Array<number> = []
   const ledger = {
-    settle: (hold: Hold, cost: bigint) => Effect.sync(() => (settled.push([hold.amount, cost]), cost))
+    settle: (hold: Hold, cost: bigint, onBooked?: (charged: bigint) => void) =>
+      Effect.sync(() => {
+        settled.push([hold.amount, cost])
+        onBooked?.(cost)
+        return cost
+      })
   } as unknown as typeof QuotaLedger.Service
   const usageLog = { record: (row: UsageRow) => rows.push(row) } as unknown as typeof UsageLog.Service
   const settlement = makeSettlement({
