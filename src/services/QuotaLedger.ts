@@ -243,6 +243,8 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
               DO UPDATE SET amount = quota_leases.amount + EXCLUDED.amount, renewed_at = now()`
             return { taken, available }
           })).pipe(
+            // A connection that died mid-transaction is a failure to reach the database, not a defect.
+            Effect.catchCause(sqlErrorOf),
             Effect.tap(({ taken }) => Effect.sync(() => account.free += taken))
           )
 
