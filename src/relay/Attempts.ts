@@ -89,16 +89,21 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       : inbound
 
   /** The request with its URL media inline where `candidate`'s channel needs them, or `undefined` when none do. */
-  const prepared = (candidate: Candidate, wire: Format<unknown, unknown>) =>
-    Effect.gen(function* () {
-      if (endpoint !== undefined) return undefined
+  const prepared = (
+    candidate: Candidate,
+    wire: Format<unknown, unknown>
+  ): Effect.Effect<Request | undefined, GatewayError> =>
+    endpoint !== undefined ? Effect.undefined : Effect.flatMap(
       // An image or file that cannot be downloaded is the caller's 400: no upstream call, no health report.
-      const inlined = yield* context.media.prepare(request, candidate.channel, wire.name, downloaded).pipe(
-        Effect.mapError((error) => toInvalidRequest(error, input.raw, input.inbound))
-      )
-      if (inlined !== undefined) yield* context.coverPrompt(promptTokensUpperBound(inlined))
-      return inlined
-    })
+      Effect.mapError(
+        context.media.prepare(request, candidate.channel, wire.name, downloaded),
+        (error) => toInvalidRequest(error, input.raw, input.inbound)
+      ),
+      (inlined) =>
+        inlined === undefined
+          ? Effect.undefined
+          : Effect.as(context.coverPrompt(promptTokensUpperBound(inlined)), inlined)
+    )
 
   /** The upstream body for `candidate` in `wire` format. */
   const bodyOf = (

@@ -63,25 +63,29 @@ export interface FailoverOptions<A, E> {
  *
  * @category failover
  */
-export const failover = <A, E>(options: FailoverOptions<A, E>): Effect.Effect<Accepted<A>, UpstreamFailed | E> =>
-  Effect.gen(function* () {
-    let lastError: UpstreamFailed | undefined
-    for (let index = 0; index < options.maxAttempts; index++) {
-      if (index > 0 && Date.now() > options.deadline) break
-      const candidate = options.candidates[index]
-      const attempt = index + 1
-      const result = yield* Effect.result(options.attempt(candidate, attempt))
-      if (result._tag === "Success") {
-        yield* options.report(candidate, { _tag: "Success" })
-        return { candidate, attempt, value: result.success }
-      }
-      const error = result.failure
-      if (!(error instanceof UpstreamFailed)) return yield* Effect.fail(error)
-      lastError = error
-      options.logFailed(candidate, attempt, error)
-      const outcome = outcomeOf(error)
-      if (outcome !== undefined) yield* options.report(candidate, outcome)
-      if (!error.retryable) break
+export const failover = <A, E>(options: FailoverOptions<A, E>): Effect.Effect<Accepted<A>, UpstreamFailed | E> => {
+  const success: AttemptOutcome = { _tag: "Success" }
+  // A recursion over `matchEffect` rather than a generator: the accepted first attempt (the usual case) costs
+  // two effect steps.
+  const from = (
+    index: number,
+    lastError: UpstreamFailed | undefined
+  ): Effect.Effect<Accepted<A>, UpstreamFailed | E> => {
+    if (index >= options.maxAttempts || (index > 0 && Date.now() > options.deadline)) {
+      return Effect.fail(lastError ?? new UpstreamFailed({ kind: "server", status: 503, message: "No channel left." }))
     }
-    return yield* (lastError ?? new UpstreamFailed({ kind: "server", status: 503, message: "No channel left." }))
-  })
+    const candidate = options.candidates[index]
+    const attempt = index + 1
+    return Effect.matchEffect(options.attempt(candidate, attempt), {
+      onSuccess: (value) => Effect.as(options.report(candidate, success), { candidate, attempt, value }),
+      onFailure: (error) => {
+        if (!(error instanceof UpstreamFailed)) return Effect.fail(error)
+        options.logFailed(candidate, attempt, error)
+        const outcome = outcomeOf(error)
+        const next = error.retryable ? from(index + 1, error) : Effect.fail(error)
+        return outcome === undefined ? next : Effect.andThen(options.report(candidate, outcome), next)
+      }
+    })
+  }
+  return Effect.suspend(() => from(0, undefined))
+}

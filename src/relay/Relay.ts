@@ -91,10 +91,7 @@ export class Relay extends Context.Service<Relay, {
             })
             /** Holds `amount` more for this request; uninterruptible, so a hold taken is always settled. */
             const hold = (amount: bigint) =>
-              ledger.reserve(principal, amount).pipe(
-                Effect.tap((taken) => Effect.sync(() => settlement.addHold(taken))),
-                Effect.uninterruptible
-              )
+              Effect.uninterruptible(Effect.map(ledger.reserve(principal, amount), settlement.addHold))
             const attempts = makeAttempts({
               input,
               client,

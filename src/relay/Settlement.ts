@@ -193,16 +193,16 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
           status: meter.status,
           error: meter.error
         })
-      const refunds = Effect.forEach(extensions, (hold) => input.ledger.settle(hold, 0n), { discard: true })
-      const charge = main === undefined
-        ? Effect.sync(() => record(0n))
-        : Effect.asVoid(input.ledger.settle(main, cost, record))
+      const charge = main === undefined ? Effect.sync(() => record(0n)) : input.ledger.settle(main, cost, record)
+      const billed = extensions.length === 0
+        ? charge
+        : Effect.andThen(Effect.forEach(extensions, (hold) => input.ledger.settle(hold, 0n), { discard: true }), charge)
       const released = input.permit.release(usage === undefined ? 0 : usage.inputTokens + usage.outputTokens)
       const answered = meter.status < 400 && input.onAnswer !== undefined && meter.answerId !== undefined &&
           meter.answer !== undefined
         ? input.onAnswer(meter.answerId, meter.answer)
         : Effect.void
-      return Effect.andThen(Effect.andThen(refunds, charge), Effect.andThen(released, answered))
+      return Effect.andThen(billed, answered === Effect.void ? released : Effect.andThen(released, answered))
     }).pipe(Effect.uninterruptible)
 
   const abandon = Effect.suspend(() => {

@@ -388,15 +388,8 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
     const fetchFile = (url: string) => fetchers.file(url)
     const keyOf = (job: MediaDownload) => `${job.medium} ${job.url}`
 
-    const prepare = Effect.fnUntraced(
-      function* (
-        request: Request,
-        channel: Pick<Channel, "type" | "settings">,
-        wire: FormatName,
-        cache: Map<string, InlineMedia>
-      ) {
-        const downloads = downloadsFor(request, channel, wire)
-        if (downloads.length === 0) return undefined
+    const inlineAll = Effect.fnUntraced(
+      function* (request: Request, downloads: ReturnType<typeof downloadsFor>, cache: Map<string, InlineMedia>) {
         // The count covers every distinct download of the caller's request, earlier attempts' included.
         const counted = new Set(cache.keys())
         for (const job of downloads) {
@@ -436,6 +429,17 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
         return withInlineFiles(withInlineImages(request, byUrl("image ")), byUrl("file "))
       }
     )
+
+    // Synchronous when nothing needs downloading (the usual request): no generator runs.
+    const prepare = (
+      request: Request,
+      channel: Pick<Channel, "type" | "settings">,
+      wire: FormatName,
+      cache: Map<string, InlineMedia>
+    ) => {
+      const downloads = downloadsFor(request, channel, wire)
+      return downloads.length === 0 ? Effect.undefined : inlineAll(request, downloads, cache)
+    }
 
     return Layer.succeed(MediaFetcher, MediaFetcher.of({ fetchImage, fetchFile, prepare }))
   }
