@@ -78,5 +78,8 @@ export const plainPassthrough = (
  *
  * @category passthrough
  */
-export const usageOnly = (parts: ReadonlyArray<StreamPart>): boolean =>
-  parts.length > 0 && parts.every((part) => part._tag === "UsageUpdate")
+export const usageOnly = (parts: ReadonlyArray<StreamPart>): boolean => {
+  if (parts.length === 0) return false
+  for (const part of parts) if (part._tag !== "UsageUpdate") return false
+  return true
+}

@@ -28,7 +28,7 @@ import { Catalog } from "../storage/Catalog.ts"
 import { makeAttempts } from "./Attempts.ts"
 import { failover } from "./Failover.ts"
 import type { RelayInput } from "./RelayInput.ts"
-import { applyDelta, makeSettlement } from "./Settlement.ts"
+import { makeSettlement } from "./Settlement.ts"
 import { bridgeBody } from "./StreamBridge.ts"
 
 export type { RelayInput, SideEndpoint } from "./RelayInput.ts"
@@ -137,10 +137,7 @@ export class Relay extends Context.Service<Relay, {
                 assemble: input.onAnswer !== undefined
               }
               const body = readableBody(
-                bridgeBody(bridge, head.firstStep, head.first, head.next, (delta) =>
-                  settlement.update((meter) =>
-                    applyDelta(meter, delta)
-                  )),
+                bridgeBody(bridge, head.firstStep, head.first, head.next, settlement.absorb),
                 Scope.close(head.scope, Exit.void).pipe(
                   Effect.andThen(settlement.settle(accepted.candidate, accepted.attempt))
                 ),
@@ -152,9 +149,7 @@ export class Relay extends Context.Service<Relay, {
             })
 
             // Nothing reached the caller (a failure, or the caller left): every hold back, the permit released.
-            return yield* restore(answer).pipe(Effect.onExit(() =>
-              handedOff ? Effect.void : settlement.abandon
-            ))
+            return yield* restore(answer).pipe(Effect.onExit(() => handedOff ? Effect.void : settlement.abandon))
           })
         )
       }) as (input: RelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>

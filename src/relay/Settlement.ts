@@ -131,8 +131,10 @@ export interface SettlementInput {
 export interface Settlement {
   /** The current meter. */
   readonly meter: () => Meter
-  /** Replaces the meter (an answer reported, a stream delta, a failure). */
+  /** Replaces the meter (an answer reported, a failure). */
   readonly update: (f: (meter: Meter) => Meter) => void
+  /** Takes a stream step's delta into the meter (`applyDelta`). */
+  readonly absorb: (delta: MeterDelta) => void
   /** Adds a hold to settle (the request's own, or an extension for inlined media). */
   readonly addHold: (hold: Hold) => void
   /** Logs an attempt that failed before the answer began (cost 0; the request goes on). */
@@ -217,6 +219,9 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     meter: () => meter,
     update: (f) => {
       meter = f(meter)
+    },
+    absorb: (delta) => {
+      meter = applyDelta(meter, delta)
     },
     addHold: (hold) => {
       holds.push(hold)

@@ -182,26 +182,6 @@ const assemble = (
   return next
 }
 
-/** The events as text in the caller's framing (SSE, or the JSON array), closing the array when `done`. */
-const frame = (
-  config: BridgeConfig,
-  opened: boolean,
-  done: boolean,
-  events: ReadonlyArray<Sse.Event>
-): readonly [boolean, string] => {
-  let text = ""
-  if (config.jsonArray) {
-    for (const event of events) {
-      text += (opened ? ",\r\n" : "[") + event.data
-      opened = true
-    }
-    if (done) text += opened ? "]" : "[]"
-  } else {
-    for (const event of events) text += Sse.encoder.write(event)
-  }
-  return [opened, text]
-}
-
 /** Encodes `parts` in the caller's format onto `out`; returns the encoder's next state. */
 const encodeParts = (
   config: BridgeConfig,
@@ -218,40 +198,57 @@ const encodeParts = (
   return state
 }
 
-/** The state, text and delta once `out` is complete. */
+/**
+ * The step's result once `out` is complete: the next state (one object of a
+ * fixed shape, built once per step) and `out` as text in the caller's framing
+ * (SSE, or the JSON array, closed when `done`).
+ */
 const finishStep = (
   config: BridgeConfig,
-  state: BridgeState,
-  changes: Partial<BridgeState>,
+  decoded: unknown,
+  encoded: unknown,
+  firstStep: DecodeStep<unknown> | undefined,
+  opened: boolean,
+  done: boolean,
+  assembled: ReadonlyMap<number, OutputPart> | undefined,
   out: ReadonlyArray<Sse.Event>,
   delta: Tally
 ): BridgeStep => {
-  const next = { ...state, ...changes }
-  const [opened, text] = frame(config, next.opened, next.done, out)
-  return [{ ...next, opened }, text, delta]
+  let text = ""
+  if (config.jsonArray) {
+    for (const event of out) {
+      text += (opened ? ",\r\n" : "[") + event.data
+      opened = true
+    }
+    if (done) text += opened ? "]" : "[]"
+  } else {
+    for (const event of out) text += Sse.encoder.write(event)
+  }
+  return [{ decoded, encoded, firstStep, opened, done, assembled }, text, delta]
 }
 
 /**
- * The caller's error event for `error` (never an end marker), after `out`.
+ * The caller's error event for `error` (never an end marker).
  *
  * @category bridge
  */
 export const bridgeFail = (config: BridgeConfig, state: BridgeState, error: UpstreamFailed): BridgeStep =>
-  failWith(config, state, error, [], tally(), {})
+  failWith(config, state.decoded, state.encoded, state.assembled, state.opened, error, [], tally())
 
+/** The caller's error event for `error` after `out`, ending the answer. */
 const failWith = (
   config: BridgeConfig,
-  state: BridgeState,
+  decoded: unknown,
+  encoded: unknown,
+  assembled: ReadonlyMap<number, OutputPart> | undefined,
+  opened: boolean,
   error: UpstreamFailed,
   out: Array<Sse.Event>,
-  delta: Tally,
-  changes: Partial<BridgeState>
+  delta: Tally
 ): BridgeStep => {
   delta.failure = error
-  for (const event of config.inbound.streamEncoder.fail(changes.encoded ?? state.encoded, toProblem(error))) {
-    out.push(event)
-  }
-  return finishStep(config, state, { ...changes, done: true }, out, delta)
+  for (const event of config.inbound.streamEncoder.fail(encoded, toProblem(error))) out.push(event)
+  return finishStep(config, decoded, encoded, undefined, opened, true, assembled, out, delta)
 }
 
 /**
@@ -277,7 +274,7 @@ export const bridgeEvents = (
     const result = firstStep ?? decoder.step(decoded, event)
     firstStep = undefined
     if (result instanceof UpstreamFailed) {
-      return failWith(config, state, result, out, delta, { decoded, encoded, assembled, firstStep })
+      return failWith(config, decoded, encoded, assembled, state.opened, result, out, delta)
     }
     const [next, parts] = result as readonly [unknown, ReadonlyArray<StreamPart>]
     decoded = next
@@ -286,7 +283,7 @@ export const bridgeEvents = (
     if (!config.passthrough) encoded = encodeParts(config, encoded, parts, out)
     else if (!config.wire.passthrough.hides(parts, config.meta)) out.push(event)
   }
-  return finishStep(config, state, { decoded, encoded, assembled, firstStep }, out, delta)
+  return finishStep(config, decoded, encoded, firstStep, state.opened, false, assembled, out, delta)
 }
 
 /**
@@ -309,10 +306,9 @@ export const bridgeEnd = (config: BridgeConfig, state: BridgeState): BridgeStep 
   const parts = decoder.flush(state.decoded)
   meter(parts, delta)
   const assembled = state.assembled === undefined ? undefined : assemble(config, state.assembled, parts, delta)
-  if (config.passthrough) return finishStep(config, state, { assembled, done: true }, out, delta)
-  const encoded = encodeParts(config, state.encoded, parts, out)
-  for (const event of config.inbound.streamEncoder.end(encoded)) out.push(event)
-  return finishStep(config, state, { assembled, encoded, done: true }, out, delta)
+  const encoded = config.passthrough ? state.encoded : encodeParts(config, state.encoded, parts, out)
+  if (!config.passthrough) { for (const event of config.inbound.streamEncoder.end(encoded)) out.push(event) }
+  return finishStep(config, state.decoded, encoded, undefined, state.opened, true, assembled, out, delta)
 }
 
 /**
