@@ -160,7 +160,8 @@ export interface Settlement {
  * @category constructors
  */
 export const makeSettlement = (input: SettlementInput): Settlement => {
-  let meter = emptyMeter
+  // Mutable inside the settlement only: a stream's many deltas update it in place (no object per read).
+  let meter: { -readonly [K in keyof Meter]: Meter[K] } = { ...emptyMeter }
   let settled = false
   const holds: Array<Hold> = []
   const row = (candidate: Candidate | undefined, attempt: number) => ({
@@ -218,10 +219,19 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
   return {
     meter: () => meter,
     update: (f) => {
-      meter = f(meter)
+      meter = { ...f(meter) }
     },
     absorb: (delta) => {
-      meter = applyDelta(meter, delta)
+      // `applyDelta`, in place.
+      if (delta.usage !== undefined) meter.usage = delta.usage
+      if (delta.final) meter.final = true
+      meter.deliveredCharacters += delta.deliveredCharacters
+      if (delta.failure !== undefined) {
+        meter.status = failureStatus(delta.failure)
+        meter.error = failureText(delta.failure)
+      }
+      if (delta.answerId !== undefined) meter.answerId = delta.answerId
+      if (delta.answer !== undefined) meter.answer = delta.answer
     },
     addHold: (hold) => {
       holds.push(hold)

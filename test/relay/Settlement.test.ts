@@ -105,3 +105,35 @@ Deno.test("makeSettlement: settles once, refunds extensions first, logs one row 
   strictEqual(rows[0].completionTokens, 2)
   deepStrictEqual(released, [12])
 })
+
+Deno.test("makeSettlement: absorb takes a stream delta into the meter as applyDelta does", () => {
+  const settlement = makeSettlement({
+    ledger: {} as typeof QuotaLedger.Service,
+    usageLog: {} as typeof UsageLog.Service,
+    principal,
+    requestId: "r2",
+    model: "gpt-test",
+    stream: true,
+    price: {} as never,
+    ratio: 1_000_000_000n,
+    promptTokens: 5,
+    started: Date.now(),
+    permit: { release: () => Effect.void },
+    onAnswer: undefined
+  })
+  const deltas = [
+    { usage: { inputTokens: 4, outputTokens: 1 }, final: false, deliveredCharacters: 10, failure: undefined },
+    {
+      usage: undefined,
+      final: false,
+      deliveredCharacters: 6,
+      failure: new UpstreamFailed({ kind: "stream-broken", status: 0, message: "cut" })
+    }
+  ].map((delta) => ({ ...delta, answerId: undefined, answer: undefined }))
+  let expected = emptyMeter
+  for (const delta of deltas) {
+    settlement.absorb(delta)
+    expected = applyDelta(expected, delta)
+  }
+  deepStrictEqual({ ...settlement.meter() }, expected)
+})
