@@ -182,15 +182,21 @@ const makeAuth = Effect.fnUntraced(function* (lookup: KeyLookup, ttlMillis: numb
     if (key === undefined || key === "") return Effect.fail(new InvalidApiKey({ reason: "missing" }))
     if (key.length > MAX_KEY_LENGTH) return Effect.fail(new InvalidApiKey({ reason: "unknown" }))
     const digest = digestOf(key)
+    // A known key cached (the usual request) takes one cache read; only a miss consults the unknown keys.
     return Effect.flatMap(
-      Cache.has(unknown, digest),
-      (isUnknown) =>
-        isUnknown
-          ? Effect.fail(new InvalidApiKey({ reason: "unknown" }))
-          : Effect.flatMap(Cache.get(known, digest), (found) =>
-            Option.isSome(found)
-              ? check(found.value)
-              : Effect.andThen(Cache.set(unknown, digest, true), Effect.fail(new InvalidApiKey({ reason: "unknown" }))))
+      Cache.getOption(known, digest),
+      (cached) =>
+        Option.isSome(cached) && Option.isSome(cached.value) ? check(cached.value.value) : Effect.flatMap(
+          Cache.has(unknown, digest),
+          (isUnknown) =>
+            isUnknown
+              ? Effect.fail(new InvalidApiKey({ reason: "unknown" }))
+              : Effect.flatMap(Cache.get(known, digest), (found) =>
+                Option.isSome(found) ? check(found.value) : Effect.andThen(
+                  Cache.set(unknown, digest, true),
+                  Effect.fail(new InvalidApiKey({ reason: "unknown" }))
+                ))
+        )
     )
   }
 
