@@ -56,15 +56,24 @@ export const emptyMeter: Meter = {
  *
  * @category metering
  */
-export const applyDelta = (meter: Meter, delta: MeterDelta): Meter => ({
-  usage: delta.usage ?? meter.usage,
-  final: meter.final || delta.final,
-  deliveredCharacters: meter.deliveredCharacters + delta.deliveredCharacters,
-  status: delta.failure === undefined ? meter.status : failureStatus(delta.failure),
-  error: delta.failure === undefined ? meter.error : failureText(delta.failure),
-  answerId: delta.answerId ?? meter.answerId,
-  answer: delta.answer ?? meter.answer
-})
+export const applyDelta = (meter: Meter, delta: MeterDelta): Meter => {
+  const next = { ...meter }
+  absorbInto(next, delta)
+  return next
+}
+
+/** `applyDelta` in place, on a meter the caller owns (the settlement's, updated on every stream read). */
+const absorbInto = (meter: { -readonly [K in keyof Meter]: Meter[K] }, delta: MeterDelta): void => {
+  if (delta.usage !== undefined) meter.usage = delta.usage
+  if (delta.final) meter.final = true
+  meter.deliveredCharacters += delta.deliveredCharacters
+  if (delta.failure !== undefined) {
+    meter.status = failureStatus(delta.failure)
+    meter.error = failureText(delta.failure)
+  }
+  if (delta.answerId !== undefined) meter.answerId = delta.answerId
+  if (delta.answer !== undefined) meter.answer = delta.answer
+}
 
 /** The status a failed upstream call is logged with (502 when it had none). @category metering */
 export const failureStatus = (error: UpstreamFailed): number => error.status >= 400 ? error.status : 502
@@ -221,18 +230,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     update: (f) => {
       meter = { ...f(meter) }
     },
-    absorb: (delta) => {
-      // `applyDelta`, in place.
-      if (delta.usage !== undefined) meter.usage = delta.usage
-      if (delta.final) meter.final = true
-      meter.deliveredCharacters += delta.deliveredCharacters
-      if (delta.failure !== undefined) {
-        meter.status = failureStatus(delta.failure)
-        meter.error = failureText(delta.failure)
-      }
-      if (delta.answerId !== undefined) meter.answerId = delta.answerId
-      if (delta.answer !== undefined) meter.answer = delta.answer
-    },
+    absorb: (delta) => absorbInto(meter, delta),
     addHold: (hold) => {
       holds.push(hold)
     },
