@@ -182,49 +182,58 @@ const assemble = (
   return next
 }
 
-/** Encodes `parts` in the caller's format onto `out`; returns the encoder's next state. */
+/**
+ * Framed text being built over one step: events in the caller's framing (SSE,
+ * or the JSON array, whose `[` is written before its first element).
+ */
+interface Framing {
+  text: string
+  opened: boolean
+}
+
+/** Appends `event` to `framing` in the caller's framing. */
+const frame = (config: BridgeConfig, framing: Framing, event: Sse.Event): void => {
+  if (config.jsonArray) {
+    framing.text += (framing.opened ? ",\r\n" : "[") + event.data
+    framing.opened = true
+  } else {
+    framing.text += Sse.encoder.write(event)
+  }
+}
+
+/** Encodes `parts` in the caller's format onto `framing`; returns the encoder's next state. */
 const encodeParts = (
   config: BridgeConfig,
   encoded: unknown,
   parts: ReadonlyArray<StreamPart>,
-  out: Array<Sse.Event>
+  framing: Framing
 ): unknown => {
   let state = encoded
   for (const part of parts) {
-    const [next, produced] = config.inbound.streamEncoder.step(state, part)
-    state = next
-    for (const event of produced) out.push(event)
+    const step = config.inbound.streamEncoder.step(state, part)
+    state = step[0]
+    for (const event of step[1]) frame(config, framing, event)
   }
   return state
 }
 
 /**
- * The step's result once `out` is complete: the next state (one object of a
- * fixed shape, built once per step) and `out` as text in the caller's framing
- * (SSE, or the JSON array, closed when `done`).
+ * The step's result once `framing` is complete: the next state (one object of
+ * a fixed shape, built once per step) and the framed text (the JSON array
+ * closed when `done`).
  */
 const finishStep = (
   config: BridgeConfig,
   decoded: unknown,
   encoded: unknown,
   firstStep: DecodeStep<unknown> | undefined,
-  opened: boolean,
   done: boolean,
   assembled: ReadonlyMap<number, OutputPart> | undefined,
-  out: ReadonlyArray<Sse.Event>,
+  framing: Framing,
   delta: Tally
 ): BridgeStep => {
-  let text = ""
-  if (config.jsonArray) {
-    for (const event of out) {
-      text += (opened ? ",\r\n" : "[") + event.data
-      opened = true
-    }
-    if (done) text += opened ? "]" : "[]"
-  } else {
-    for (const event of out) text += Sse.encoder.write(event)
-  }
-  return [{ decoded, encoded, firstStep, opened, done, assembled }, text, delta]
+  if (done && config.jsonArray) framing.text += framing.opened ? "]" : "[]"
+  return [{ decoded, encoded, firstStep, opened: framing.opened, done, assembled }, framing.text, delta]
 }
 
 /**
@@ -233,22 +242,21 @@ const finishStep = (
  * @category bridge
  */
 export const bridgeFail = (config: BridgeConfig, state: BridgeState, error: UpstreamFailed): BridgeStep =>
-  failWith(config, state.decoded, state.encoded, state.assembled, state.opened, error, [], tally())
+  failWith(config, state.decoded, state.encoded, state.assembled, error, { text: "", opened: state.opened }, tally())
 
-/** The caller's error event for `error` after `out`, ending the answer. */
+/** The caller's error event for `error` after what `framing` holds, ending the answer. */
 const failWith = (
   config: BridgeConfig,
   decoded: unknown,
   encoded: unknown,
   assembled: ReadonlyMap<number, OutputPart> | undefined,
-  opened: boolean,
   error: UpstreamFailed,
-  out: Array<Sse.Event>,
+  framing: Framing,
   delta: Tally
 ): BridgeStep => {
   delta.failure = error
-  for (const event of config.inbound.streamEncoder.fail(encoded, toProblem(error))) out.push(event)
-  return finishStep(config, decoded, encoded, undefined, opened, true, assembled, out, delta)
+  for (const event of config.inbound.streamEncoder.fail(encoded, toProblem(error))) frame(config, framing, event)
+  return finishStep(config, decoded, encoded, undefined, true, assembled, framing, delta)
 }
 
 /**
@@ -263,7 +271,7 @@ export const bridgeEvents = (
   state: BridgeState,
   events: ReadonlyArray<Sse.Event>
 ): BridgeStep => {
-  const out: Array<Sse.Event> = []
+  const framing: Framing = { text: "", opened: state.opened }
   const delta = tally()
   const decoder = config.wire.streamDecoder
   let decoded = state.decoded
@@ -274,16 +282,16 @@ export const bridgeEvents = (
     const result = firstStep ?? decoder.step(decoded, event)
     firstStep = undefined
     if (result instanceof UpstreamFailed) {
-      return failWith(config, decoded, encoded, assembled, state.opened, result, out, delta)
+      return failWith(config, decoded, encoded, assembled, result, framing, delta)
     }
-    const [next, parts] = result as readonly [unknown, ReadonlyArray<StreamPart>]
-    decoded = next
+    decoded = result[0]
+    const parts = result[1]
     meter(parts, delta)
     if (assembled !== undefined) assembled = assemble(config, assembled, parts, delta)
-    if (!config.passthrough) encoded = encodeParts(config, encoded, parts, out)
-    else if (!config.wire.passthrough.hides(parts, config.meta)) out.push(event)
+    if (!config.passthrough) encoded = encodeParts(config, encoded, parts, framing)
+    else if (!config.wire.passthrough.hides(parts, config.meta)) frame(config, framing, event)
   }
-  return finishStep(config, decoded, encoded, firstStep, state.opened, false, assembled, out, delta)
+  return finishStep(config, decoded, encoded, firstStep, false, assembled, framing, delta)
 }
 
 /**
@@ -301,14 +309,18 @@ export const bridgeEnd = (config: BridgeConfig, state: BridgeState): BridgeStep 
       new UpstreamFailed({ kind: "stream-broken", status: 0, message: "The upstream stream ended early." })
     )
   }
-  const out: Array<Sse.Event> = []
+  const framing: Framing = { text: "", opened: state.opened }
   const delta = tally()
   const parts = decoder.flush(state.decoded)
   meter(parts, delta)
   const assembled = state.assembled === undefined ? undefined : assemble(config, state.assembled, parts, delta)
-  const encoded = config.passthrough ? state.encoded : encodeParts(config, state.encoded, parts, out)
-  if (!config.passthrough) { for (const event of config.inbound.streamEncoder.end(encoded)) out.push(event) }
-  return finishStep(config, state.decoded, encoded, undefined, state.opened, true, assembled, out, delta)
+  const encoded = config.passthrough ? state.encoded : encodeParts(config, state.encoded, parts, framing)
+  if (!config.passthrough) {
+    for (const event of config.inbound.streamEncoder.end(encoded)) {
+      frame(config, framing, event)
+    }
+  }
+  return finishStep(config, state.decoded, encoded, undefined, true, assembled, framing, delta)
 }
 
 /**

@@ -123,8 +123,13 @@ const readChoice = (work: Work, choice: Record<string, unknown>): void => {
   if (reasoning !== undefined && reasoning !== "") {
     work.parts.push({ _tag: "ReasoningDelta", index: ensure(work, "reasoning"), text: reasoning })
   }
-  for (const text of [stringOrUndefined(delta.content), stringOrUndefined(delta.refusal)]) {
-    if (text !== undefined && text !== "") work.parts.push({ _tag: "TextDelta", index: ensure(work, "text"), text })
+  const content = stringOrUndefined(delta.content)
+  if (content !== undefined && content !== "") {
+    work.parts.push({ _tag: "TextDelta", index: ensure(work, "text"), text: content })
+  }
+  const refusal = stringOrUndefined(delta.refusal)
+  if (refusal !== undefined && refusal !== "") {
+    work.parts.push({ _tag: "TextDelta", index: ensure(work, "text"), text: refusal })
   }
   if (Array.isArray(delta.tool_calls)) {
     delta.tool_calls.forEach((call, position) => {
@@ -166,8 +171,12 @@ export const stepChatDecoder = (state: ChatDecodeState, event: Sse.Event): Decod
     work.state = { ...work.state, started: true }
   }
   if (Array.isArray(chunk.choices)) {
-    const choice = chunk.choices.find((candidate) => Predicate.isObject(candidate) && (candidate.index ?? 0) === 0)
-    if (Predicate.isObject(choice)) readChoice(work, choice)
+    for (const choice of chunk.choices) {
+      if (Predicate.isObject(choice) && (choice.index ?? 0) === 0) {
+        readChoice(work, choice)
+        break
+      }
+    }
   }
   const usage = decodeUsage(chunk.usage)
   if (usage !== undefined) {
