@@ -106,9 +106,9 @@ export const makeEmbeddingAttempt = (context: EmbeddingAttemptContext) => {
           wire,
           wire.passthroughBody(context.raw, context.inbound, candidate.upstreamModel)
         )
-        const decoded = wire.decodeResponse(answer.json, count)
-        if (decoded instanceof UpstreamFailed) return yield* decoded
-        return { text: wire.passthroughAnswer(answer.text, answer.json, context.inbound), usage: billed(decoded.usage) }
+        const usage = wire.passthroughUsage(answer.json, count)
+        if (usage instanceof UpstreamFailed) return yield* usage
+        return { text: wire.passthroughAnswer(answer.text, answer.json, context.inbound), usage: billed(usage) }
       }
       const chunks: Array<EmbeddingRequest> = []
       for (let start = 0; start < count; start += wire.maxInputs) {

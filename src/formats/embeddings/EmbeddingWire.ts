@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import type { EmbeddingRequest, EmbeddingResponse } from "../../canonical/Embedding.ts"
+import type { Usage } from "../../canonical/Usage.ts"
 import type { UpstreamFailed, UpstreamFailureKind } from "../../errors/GatewayError.ts"
 
 /** The embedding wire formats. @category models */
@@ -50,6 +51,11 @@ export interface EmbeddingWire {
    * reported usage; an `UpstreamFailed` (`bad-body`) when the answer is not one.
    */
   readonly decodeResponse: (json: unknown, count: number) => EmbeddingResponse | UpstreamFailed
+  /**
+   * A passthrough call's 2xx answer checked without decoding its vectors (the caller gets them as sent): the
+   * reported usage (`undefined` when none) when it holds `count` embeddings, else an `UpstreamFailed` (`bad-body`).
+   */
+  readonly passthroughUsage: (json: unknown, count: number) => Usage | undefined | UpstreamFailed
   /**
    * The caller's answer to a passthrough call (same format both sides): the upstream's own text when the shapes
    * match, or its parts re-framed (one `embedContent` answered through `batchEmbedContents`).

@@ -15,6 +15,7 @@
  */
 import { Schema } from "effect"
 import type { EmbeddingInput, EmbeddingRequest, EmbeddingResponse } from "../../canonical/Embedding.ts"
+import type { Usage } from "../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { classifyGeminiError } from "../gemini/GeminiError.ts"
@@ -188,17 +189,37 @@ export const decodeGeminiEmbeddings = (json: unknown, count: number): EmbeddingR
     if (!Array.isArray(values) || !values.every(isFiniteNumber)) return badBody("An embedding is not a vector.")
     vectors.push(values)
   }
+  return { vectors, usage: usageOf(record) }
+}
+
+/** `usageMetadata.promptTokenCount` of an answer, when present and a non-negative integer. */
+const usageOf = (record: Record<string, unknown>): Usage | undefined => {
   const metadata = record.usageMetadata
   const prompt = typeof metadata === "object" && metadata !== null
     ? (metadata as Record<string, unknown>).promptTokenCount
     : undefined
-  return {
-    vectors,
-    usage: Number.isSafeInteger(prompt) && (prompt as number) >= 0
-      ? { inputTokens: prompt as number, outputTokens: 0 }
-      : undefined
-  }
+  return Number.isSafeInteger(prompt) && (prompt as number) >= 0
+    ? { inputTokens: prompt as number, outputTokens: 0 }
+    : undefined
 }
+
+/**
+ * A passthrough answer's usage, its vectors left as sent: `embeddings[]` must
+ * hold `count` objects.
+ *
+ * @category decoding
+ */
+export const geminiEmbeddingsUsage = (json: unknown, count: number): Usage | undefined | UpstreamFailed => {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return badBody("Not an embeddings answer.")
+  const record = json as Record<string, unknown>
+  const embeddings = record.embeddings
+  if (!Array.isArray(embeddings) || embeddings.length !== count || !embeddings.every(isObject)) {
+    return badBody(`Expected ${count} embeddings in the answer.`)
+  }
+  return usageOf(record)
+}
+
+const isObject = (value: unknown): boolean => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
  * The generate-content embeddings wire: always `:batchEmbedContents` (one call
@@ -238,6 +259,7 @@ export const geminiEmbeddingWire: EmbeddingWire = {
     return { requests: [{ ...raw, model: name }] }
   },
   decodeResponse: decodeGeminiEmbeddings,
+  passthroughUsage: geminiEmbeddingsUsage,
   passthroughAnswer: (text, json, inbound) => {
     if (inbound.format !== "gemini" || inbound.batch) return text
     const embeddings = (json as { embeddings: ReadonlyArray<unknown> }).embeddings

@@ -13,6 +13,7 @@
  */
 import { Schema } from "effect"
 import type { EmbeddingInput, EmbeddingRequest, EmbeddingResponse } from "../../canonical/Embedding.ts"
+import type { Usage } from "../../canonical/Usage.ts"
 import { InvalidRequest, UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { classifyOpenAiError } from "../openai-shared/OpenAiError.ts"
@@ -181,16 +182,33 @@ export const decodeOpenAiEmbeddings = (json: unknown, count: number): EmbeddingR
     if (vectors[slot] !== undefined) return badBody("The answer repeats an embedding index.")
     vectors[slot] = vector
   }
+  return { vectors, usage: usageOf(record) }
+}
+
+/** `usage.prompt_tokens` of an answer, when it is a non-negative integer. */
+const usageOf = (record: Record<string, unknown>): Usage | undefined => {
   const usage = record.usage
   const prompt = typeof usage === "object" && usage !== null
     ? (usage as Record<string, unknown>).prompt_tokens
     : undefined
-  return {
-    vectors,
-    usage: Number.isSafeInteger(prompt) && (prompt as number) >= 0
-      ? { inputTokens: prompt as number, outputTokens: 0 }
-      : undefined
+  return Number.isSafeInteger(prompt) && (prompt as number) >= 0
+    ? { inputTokens: prompt as number, outputTokens: 0 }
+    : undefined
+}
+
+/**
+ * A passthrough answer's usage, its vectors left as sent: `data[]` must hold
+ * `count` items.
+ *
+ * @category decoding
+ */
+export const openAiEmbeddingsUsage = (json: unknown, count: number): Usage | undefined | UpstreamFailed => {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return badBody("Not an embeddings answer.")
+  const record = json as Record<string, unknown>
+  if (!Array.isArray(record.data) || record.data.length !== count) {
+    return badBody(`Expected ${count} embeddings in the answer.`)
   }
+  return usageOf(record)
 }
 
 /**
@@ -220,6 +238,7 @@ export const openAiEmbeddingWire: EmbeddingWire = {
   },
   passthroughBody: (raw, _inbound, model) => ({ ...raw, model }),
   decodeResponse: decodeOpenAiEmbeddings,
+  passthroughUsage: openAiEmbeddingsUsage,
   passthroughAnswer: (text) => text,
   classifyError: classifyOpenAiError
 }
