@@ -69,8 +69,9 @@ export const defaultDimensions = (vendor: "openai" | "gemini", model: string): n
     ? (model.includes("3-large") ? 3072 : 1536)
     : (/(^|\/)(embedding-001|text-embedding-004)$/.test(model) ? 768 : 3072)
 
-/** The most inputs of one OpenAI request, and of one generate-content batch. */
+/** The most inputs of one OpenAI request, the most tokens of one input, and the most requests of one batch. */
 const OPENAI_MAX_INPUTS = 2048
+const OPENAI_MAX_INPUT_TOKENS = 8192
 const GEMINI_MAX_REQUESTS = 100
 
 const GEMINI_TASK_TYPES: ReadonlySet<string> = new Set([
@@ -93,8 +94,9 @@ const isTokenId = (value: unknown): boolean => typeof value === "number" && Numb
 /** OpenAI's `input` as a list of texts or token arrays, or `undefined` when the API refuses it. */
 const openAiInputs = (input: unknown): ReadonlyArray<string | ReadonlyArray<number>> | undefined => {
   if (typeof input === "string") return input.length > 0 ? [input] : undefined
-  if (!Array.isArray(input) || input.length === 0 || input.length > OPENAI_MAX_INPUTS) return undefined
+  if (!Array.isArray(input) || input.length === 0) return undefined
   if (input.every(isTokenId)) return [input as Array<number>]
+  if (input.length > OPENAI_MAX_INPUTS) return undefined
   if (input.every((item) => typeof item === "string" && item.length > 0)) return input as Array<string>
   if (input.every((item) => Array.isArray(item) && item.length > 0 && item.every(isTokenId))) {
     return input as Array<Array<number>>
@@ -104,8 +106,9 @@ const openAiInputs = (input: unknown): ReadonlyArray<string | ReadonlyArray<numb
 
 /**
  * `POST /v1/embeddings`: `model` and a valid `input` required (a non-empty
- * string, or a non-empty array of at most 2,048 non-empty strings, token ids
- * or token arrays); `dimensions` an integer ≥ 1 and only on `text-embedding-3`
+ * string, a non-empty array of token ids, or a non-empty array of at most
+ * 2,048 non-empty strings or token arrays; no input over 8,192 tokens, a text
+ * counted as `ceil(characters / 4)`); `dimensions` an integer ≥ 1 and only on `text-embedding-3`
  * models; `encoding_format` `float` (default) or `base64` (little-endian
  * float32). Refusals are 400s in OpenAI's error shape.
  *
@@ -145,9 +148,20 @@ export const openAiEmbeddings = (context: RouteContext): Reply => {
     dimensions = body.dimensions
   }
   const model = body.model
+  const tokensOf = (input: string | ReadonlyArray<number>) =>
+    typeof input === "string" ? Math.max(1, Math.ceil(input.length / 4)) : input.length
+  const tooLong = inputs.find((input) => tokensOf(input) > OPENAI_MAX_INPUT_TOKENS)
+  if (tooLong !== undefined) {
+    return openAiError(
+      `This model's maximum context length is ${OPENAI_MAX_INPUT_TOKENS} tokens, however you requested ${
+        tokensOf(tooLong)
+      } tokens in your prompt. Please reduce your prompt.`,
+      null
+    )
+  }
   let promptTokens = 0
   const data = inputs.map((input, index) => {
-    promptTokens += typeof input === "string" ? Math.max(1, Math.ceil(input.length / 4)) : input.length
+    promptTokens += tokensOf(input)
     const vector = embeddingVector(model, input, dimensions)
     return { object: "embedding", index, embedding: format === "base64" ? float32Base64(vector) : vector }
   })

@@ -61,6 +61,8 @@ Deno.test("emulator embeddings: OpenAI route answers floats or Base64 float32 wi
       [{ model: "text-embedding-3-small", input: "" }, "input"],
       [{ model: "text-embedding-3-small", input: Array.from({ length: 2049 }, () => "x") }, "input"],
       [{ model: "text-embedding-3-small", input: ["a", 1] }, "input"],
+      [{ model: "text-embedding-3-small", input: "x".repeat(4 * 8192 + 1) }, null],
+      [{ model: "text-embedding-3-small", input: Array.from({ length: 8193 }, () => 1) }, null],
       [{ model: "text-embedding-3-small", input: "x", dimensions: 0 }, "dimensions"],
       [{ model: "text-embedding-ada-002", input: "x", dimensions: 8 }, "dimensions"],
       [{ model: "text-embedding-3-small", input: "x", encoding_format: "int8" }, "encoding_format"]

@@ -59,18 +59,18 @@ const inputsOf = (input: unknown): Decoded<ReadonlyArray<EmbeddingInput>> => {
     return fail(["input"], "Expected a string, an array of strings, an array of token ids or an array of token arrays.")
   }
   if (input.length === 0) return fail(["input"], "Expected at least one input.")
-  if (input.length > OPENAI_MAX_EMBEDDING_INPUTS) {
-    return fail(
-      ["input"],
-      `Expected at most ${OPENAI_MAX_EMBEDDING_INPUTS} inputs in one request; this one has ${input.length}.`
-    )
-  }
-  // An array of token ids is one input.
+  // An array of token ids is one input (its length is the upstream's to judge, against the model's token limit).
   if (typeof input[0] === "number") {
     const bad = input.findIndex((item) => !isTokenId(item))
     return bad === -1
       ? { ok: true, value: [{ type: "tokens", tokens: input as Array<number> }] }
       : fail(["input", bad], "Expected a token id (a non-negative integer).")
+  }
+  if (input.length > OPENAI_MAX_EMBEDDING_INPUTS) {
+    return fail(
+      ["input"],
+      `Expected at most ${OPENAI_MAX_EMBEDDING_INPUTS} inputs in one request; this one has ${input.length}.`
+    )
   }
   const inputs: Array<EmbeddingInput> = []
   const kind = Array.isArray(input[0]) ? "tokens" : "text"

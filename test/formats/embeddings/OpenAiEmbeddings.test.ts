@@ -78,6 +78,9 @@ Deno.test("openai embeddings: refusals name the field", () => {
     ok(error.message.length > 0)
   }
   ok(refusal({ model: "m", input: many }).message.includes("2048"))
+  const oneLongTokenInput = decodeOpenAiEmbeddingRequest({ model: "m", input: Array.from({ length: 3000 }, () => 7) })
+  ok(oneLongTokenInput.ok)
+  strictEqual(oneLongTokenInput.value.request.inputs.length, 1)
   const limit = decodeOpenAiEmbeddingRequest({ model: "m", input: many.slice(1) })
   ok(limit.ok)
   strictEqual(limit.value.request.inputs.length, 2048)
