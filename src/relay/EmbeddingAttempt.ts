@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import type { EmbeddingRequest } from "../canonical/Embedding.ts"
+import type { EmbeddingRequest, EmbeddingResponse } from "../canonical/Embedding.ts"
 import type { Usage } from "../canonical/Usage.ts"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
 import {
@@ -23,6 +23,10 @@ import type { Candidate } from "../services/ChannelRouter.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
 import type { UpstreamClient } from "../services/UpstreamClient.ts"
 import { embeddingAdapters } from "../upstreams/EmbeddingAdapter.ts"
+
+/** The input tokens the answers reported, added up (each must have reported some). */
+const sumInputTokens = (answers: ReadonlyArray<EmbeddingResponse>): number =>
+  answers.reduce((sum, answer) => sum + (answer.usage?.inputTokens ?? 0), 0)
 
 /** Upstream calls of one translated attempt in flight at once. */
 const CALLS_IN_FLIGHT = 4
@@ -95,6 +99,13 @@ export const makeEmbeddingAttempt = (context: EmbeddingAttemptContext) => {
       return { text, json }
     })
 
+  /** One translated call: `chunk` (at most the wire's batch limit) encoded, sent, and its answer decoded. */
+  const embedChunk = (candidate: Candidate, wire: EmbeddingWire, chunk: EmbeddingRequest) =>
+    Effect.flatMap(call(candidate, wire, wire.encodeRequest(chunk, candidate.upstreamModel)), (answer) => {
+      const decoded = wire.decodeResponse(answer.json, chunk.inputs.length)
+      return decoded instanceof UpstreamFailed ? Effect.fail(decoded) : Effect.succeed(decoded)
+    })
+
   const billed = (usage: Usage | undefined): Usage => usage ?? { inputTokens: context.promptTokens, outputTokens: 0 }
 
   return (candidate: Candidate): Effect.Effect<EmbeddingAnswer, UpstreamFailed> =>
@@ -114,20 +125,13 @@ export const makeEmbeddingAttempt = (context: EmbeddingAttemptContext) => {
       for (let start = 0; start < count; start += wire.maxInputs) {
         chunks.push({ ...request, inputs: request.inputs.slice(start, start + wire.maxInputs) })
       }
-      const answers = yield* Effect.forEach(chunks, (chunk) =>
-        Effect.flatMap(call(candidate, wire, wire.encodeRequest(chunk, candidate.upstreamModel)), (answer) => {
-          const decoded = wire.decodeResponse(answer.json, chunk.inputs.length)
-          return decoded instanceof UpstreamFailed ? Effect.fail(decoded) : Effect.succeed(decoded)
-        }), { concurrency: CALLS_IN_FLIGHT })
-      const vectors = answers.flatMap((answer) =>
-        answer.vectors
-      )
+      const answers = yield* Effect.forEach(chunks, (chunk) => embedChunk(candidate, wire, chunk), {
+        concurrency: CALLS_IN_FLIGHT
+      })
+      const vectors = answers.flatMap((answer) => answer.vectors)
       // Reported usage only when every call reported it; else the estimate for the whole request.
-      const usage = answers.every((answer) =>
-          answer.usage !== undefined
-        )
-        ? { inputTokens: answers.reduce((sum, answer) => sum + answer.usage!.inputTokens, 0), outputTokens: 0 }
-        : undefined
+      const reported = answers.every((answer) => answer.usage !== undefined)
+      const usage = reported ? { inputTokens: sumInputTokens(answers), outputTokens: 0 } : undefined
       const total = billed(usage)
       return {
         text: JSON.stringify(encodeEmbeddingAnswer(context.inbound, vectors, total.inputTokens, request.model)),
