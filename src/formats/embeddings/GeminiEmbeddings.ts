@@ -59,17 +59,20 @@ const decodeEmbedRequest = makeDecoder(EmbedRequest)
 const Batch = Schema.Struct({ requests: Schema.Array(Schema.Unknown) })
 const decodeBatch = makeDecoder(Batch)
 
-/** One `EmbedContentRequest` at `prefix` as an input and its dimensionality, or what is wrong with it. */
+/**
+ * One `EmbedContentRequest` at `prefix` as an input and its dimensionality, or what is wrong with it; in a batch
+ * (`model` given) a request that names a model must name the path's.
+ */
 const requestInput = (
   value: unknown,
   prefix: ReadonlyArray<PropertyKey>,
-  model: string
+  model: string | undefined
 ): Decoded<{ readonly input: EmbeddingInput; readonly dimensions: number | undefined }> => {
   const decoded = decodeEmbedRequest(value, prefix)
   if (!decoded.ok) return decoded
   const { content, taskType, title, outputDimensionality } = decoded.value
   const named = decoded.value.model ?? undefined
-  if (named !== undefined && named !== model && named !== `models/${model}`) {
+  if (model !== undefined && named !== undefined && named !== model && named !== `models/${model}`) {
     return {
       ok: false,
       error: invalidAt([...prefix, "model"], `Expected "models/${model}", the model of the path.`)
@@ -103,8 +106,8 @@ const requestInput = (
  * A caller's `:embedContent` (`batch: false`) or `:batchEmbedContents` body
  * for the path's `model` as a canonical request. Fails with `InvalidRequest`
  * naming the field: no `content` or `requests`, a non-text part, no text, an
- * unknown `taskType`, an `outputDimensionality` below 1, a request's `model`
- * other than the path's, more than 100 requests, or requests asking different
+ * unknown `taskType`, an `outputDimensionality` below 1, a batch request's
+ * `model` other than the path's, more than 100 requests, or requests asking different
  * `outputDimensionality` (the canonical request has one).
  *
  * @category decoding
@@ -115,7 +118,8 @@ export const decodeGeminiEmbedRequest = (
   batch: boolean
 ): Decoded<EmbeddingRequest> => {
   if (!batch) {
-    const one = requestInput(raw, [], model)
+    // The path names the model of one `:embedContent`; a `model` in its body is not checked.
+    const one = requestInput(raw, [], undefined)
     return one.ok ? { ok: true, value: { model, inputs: [one.value.input], dimensions: one.value.dimensions } } : one
   }
   const body = decodeBatch(raw)
