@@ -1,7 +1,8 @@
 /**
  * Embeddings through the relay's parts, on PostgreSQL: failover from a
  * failing gemini channel to an openai one (the failed attempt logged at cost
- * 0, the answer's row charged exactly), an upstream's refusal of the request
+ * 0, the answer's row charged exactly), a split request one of whose calls
+ * fails started over on the next candidate, an upstream's refusal of the request
  * passed back without failover and free, the quota hold covering the whole
  * batch (402 before any upstream call, nothing charged), hostile text (NUL,
  * lone surrogates) embedded like any other, and `used_quota` equal to the sum
@@ -20,8 +21,17 @@ const config = (emulatorUrl: string) => {
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1 } },
-      models: { "embed-both": { input: 1000 }, "embed-ada": { input: 1000 } },
+      models: { "embed-both": { input: 1000 }, "embed-ada": { input: 1000 }, "embed-split": { input: 1000 } },
       channels: [
+        {
+          name: "gemini-flaky",
+          type: "gemini",
+          base_url: emulatorUrl,
+          keys: ["sk-test-flaky"],
+          models: ["embed-split"],
+          priority: 10,
+          model_mapping: { "embed-split": "gemini-embedding-001" }
+        },
         {
           name: "gemini-primary",
           type: "gemini",
@@ -36,9 +46,13 @@ const config = (emulatorUrl: string) => {
           type: "openai",
           base_url: emulatorUrl,
           keys: ["sk-test-healthy"],
-          models: ["embed-both", "embed-ada"],
+          models: ["embed-both", "embed-ada", "embed-split"],
           priority: 0,
-          model_mapping: { "embed-both": "text-embedding-3-small", "embed-ada": "text-embedding-ada-002" }
+          model_mapping: {
+            "embed-both": "text-embedding-3-small",
+            "embed-ada": "text-embedding-ada-002",
+            "embed-split": "text-embedding-3-small"
+          }
         }
       ],
       users: [
@@ -79,7 +93,11 @@ Deno.test("embeddings relay: failover, refusals, the batch's hold, hostile text,
   const gateway = await startGateway({ config, store: "postgres" })
   const client = (apiKey: string) => new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey, maxRetries: 0 })
   try {
-    gateway.emulator.setFaults([{ match: { key: "sk-test-failing" }, status: 500 }])
+    gateway.emulator.setFaults([
+      { match: { key: "sk-test-failing" }, status: 500 },
+      // One of the split calls of the first request on the flaky channel fails.
+      { match: { key: "sk-test-flaky" }, status: 503, times: 1 }
+    ])
 
     await t.step("a failing gemini channel fails over to the openai one; the failed attempt costs 0", async () => {
       const texts = ["first \u0000 text", "lone \ud800 surrogate", "x".repeat(40)]
@@ -101,6 +119,25 @@ Deno.test("embeddings relay: failover, refusals, the batch's hold, hostile text,
       strictEqual(rows[1].cost, String(answer.usage.prompt_tokens * 1000))
       const calls = gateway.emulator.requests.slice(-2).map((request) => request.path)
       deepStrictEqual(calls, ["/v1beta/models/gemini-embedding-001:batchEmbedContents", "/v1/embeddings"])
+    })
+
+    await t.step("one failed call of a split request fails the attempt; the next candidate starts over", async () => {
+      const before = gateway.emulator.requests.length
+      const texts = Array.from({ length: 250 }, (_, index) => `split input ${index}`)
+      const answer = await client(KEY).embeddings.create({ model: "embed-split", input: texts, dimensions: 3 })
+      deepStrictEqual(
+        answer.data.map((item) => item.embedding),
+        texts.map((text) => embeddingVector("text-embedding-3-small", text, 3))
+      )
+      const calls = gateway.emulator.requests.slice(before)
+      const gemini = calls.filter((call) => call.path.endsWith(":batchEmbedContents"))
+      ok(gemini.length >= 1 && gemini.length <= 3, `gemini calls: ${gemini.length}`)
+      deepStrictEqual(calls.filter((call) => call.path === "/v1/embeddings").length, 1)
+      const rows = await latestRows(gateway, "embed-split", 2)
+      deepStrictEqual(rows.map((row) => [row.attempt, row.status, row.cost]), [
+        [1, 503, "0"],
+        [2, 200, String(answer.usage.prompt_tokens * 1000)]
+      ])
     })
 
     await t.step("an upstream's refusal of the request comes back as a 400, without failover, free", async () => {
