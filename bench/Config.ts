@@ -10,8 +10,16 @@ import { parseBootstrap } from "../src/config/BootstrapFile.ts"
 /** The caller's key in every bench bootstrap file. @category constants */
 export const benchKey = "sk-bench-0123456789abcdef"
 
-/** The model every case asks for (priced, served by openai channels). @category constants */
+/** The model every text case asks for (priced, served by openai channels). @category constants */
 export const benchModel = "gpt-bench"
+
+/**
+ * The model the embeddings case asks for (priced, served by the main gateway's openai channel; the emulator takes
+ * `dimensions` only on `text-embedding-3` models, as OpenAI does).
+ *
+ * @category constants
+ */
+export const benchEmbeddingModel = "text-embedding-3-small"
 
 const user = {
   username: "bench",
@@ -21,12 +29,12 @@ const user = {
   tokens: [{ name: "bench", key: benchKey }]
 }
 
-const channel = (name: string, baseUrl: string, priority: number) => ({
+const channel = (name: string, baseUrl: string, priority: number, models: ReadonlyArray<string> = [benchModel]) => ({
   name,
   type: "openai",
   base_url: baseUrl,
   keys: [`sk-upstream-${name}`],
-  models: [benchModel],
+  models,
   priority
 })
 
@@ -40,15 +48,16 @@ const checked = (file: unknown, name: string): string => {
 /**
  * The main gateway's bootstrap file (JSON text): one openai channel on the
  * emulator at `emulatorUrl`, `gpt-bench` priced at 2 / 8 USD per 1M input /
- * output tokens, one user with the largest quota the file accepts and `benchKey`.
+ * output tokens and `text-embedding-3-small` at 0.02 USD per 1M input tokens,
+ * one user with the largest quota the file accepts and `benchKey`.
  *
  * @category config
  */
 export const gatewayConfig = (emulatorUrl: string): string =>
   checked({
     groups: { default: { ratio: 1 } },
-    models: { [benchModel]: { input: 2, output: 8 } },
-    channels: [channel("emulator", emulatorUrl, 0)],
+    models: { [benchModel]: { input: 2, output: 8 }, [benchEmbeddingModel]: { input: 0.02 } },
+    channels: [channel("emulator", emulatorUrl, 0, [benchModel, benchEmbeddingModel])],
     users: [user]
   }, "bench-gateway.json")
 
@@ -96,6 +105,23 @@ export const messagesBody = (): unknown => ({
   system,
   messages: [{ role: "user", content: prompt }],
   stream: true
+})
+
+/** Inputs per embeddings request. @category constants */
+export const embeddingInputs = 16
+
+/**
+ * An OpenAI embeddings request (https://platform.openai.com/docs/api-reference/embeddings/create) as the `openai`
+ * SDK sends it by default (`encoding_format: "base64"`): `embeddingInputs` sentences of about 20 words each,
+ * 256 dimensions.
+ *
+ * @category requests
+ */
+export const embeddingsBody = (): unknown => ({
+  model: benchEmbeddingModel,
+  input: Array.from({ length: embeddingInputs }, (_, index) => `Passage ${index + 1}: ${prompt}`),
+  encoding_format: "base64",
+  dimensions: 256
 })
 
 /** Headers of chat requests: the bench key as a bearer token. @category requests */

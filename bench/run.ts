@@ -5,7 +5,8 @@
  * (`src/main.ts`, on embedded PGlite in a temp dir, or with `--postgres` on a
  * fresh database `sluice_bench_<rand>` that is dropped after), then drives
  * them with `wrk`: chat non-stream, chat stream, Messages-in stream
- * (cross-format), each through the proxy and through the gateway, and a
+ * (cross-format), embeddings (16 inputs a request, passthrough), each through
+ * the proxy and through the gateway, and a
  * failover gateway; within a case the proxy's and the gateway's runs
  * alternate. The chat stream's throughput is also taken through the stream
  * floor (the bare proxy reading and parsing the stream in JavaScript). Then
@@ -21,7 +22,16 @@
  * @since 0.1.0
  */
 // deno-lint-ignore-file no-console
-import { chatBody, chatHeaders, failoverConfig, gatewayConfig, messagesBody, messagesHeaders } from "./Config.ts"
+import {
+  chatBody,
+  chatHeaders,
+  embeddingInputs,
+  embeddingsBody,
+  failoverConfig,
+  gatewayConfig,
+  messagesBody,
+  messagesHeaders
+} from "./Config.ts"
 import { CpuClock } from "./Cpu.ts"
 import { type FirstByteTarget, probeFirstByte } from "./FirstByte.ts"
 import { type BenchDatabase, createBenchDatabase } from "./Postgres.ts"
@@ -208,6 +218,21 @@ const messagesStream: Case = {
   body: messagesBody(),
   headers: messagesHeaders,
   looksRight: (text) => text.includes("Echo:") && text.includes("event: message_stop") && !text.includes("event: error")
+}
+
+const embeddings: Case = {
+  name: `embeddings, ${embeddingInputs} inputs`,
+  path: "/v1/embeddings",
+  body: embeddingsBody(),
+  headers: chatHeaders,
+  looksRight: (text) => {
+    try {
+      const data: unknown = JSON.parse(text)?.data
+      return Array.isArray(data) && data.length === embeddingInputs && typeof data[0]?.embedding === "string"
+    } catch {
+      return false
+    }
+  }
 }
 
 /** One request, checked: `undefined` when it is right, else why not. */
@@ -430,6 +455,7 @@ const main = async (): Promise<BenchReport> => {
   const nonStream = await runCase(proxyTarget, gatewayTarget, chatNonStream, healthy.url, false)
   const stream = await runCase(proxyTarget, gatewayTarget, chatStream, healthy.url, false, floorTarget)
   const messages = await runCase(proxyTarget, gatewayTarget, messagesStream, healthy.url, true)
+  const embedded = await runCase(proxyTarget, gatewayTarget, embeddings, healthy.url, false)
   const probed = messages.outcome._tag === "Measured"
     ? await firstByte(proxyTarget, gatewayTarget)
     : { unavailable: "the messages case did not run" }
@@ -478,7 +504,7 @@ const main = async (): Promise<BenchReport> => {
     paced,
     elapsedSeconds: (Date.now() - started) / 1000,
     loadAverage,
-    cases: [nonStream, stream, messages],
+    cases: [nonStream, stream, messages, embedded],
     crossFormat: { messages, chatStream: stream, firstByte: probed },
     cpuTicksPerSecond: cpuClock.ticksPerSecond,
     failover

@@ -11,6 +11,7 @@ import type { BootstrapFile } from "./config/BootstrapFile.ts"
 import { AccountRoutes } from "./routes/AccountRoutes.ts"
 import { CompactRoute } from "./routes/CompactRoute.ts"
 import { CountTokens } from "./routes/CountTokensRoute.ts"
+import { EmbeddingRoutes, Embeddings } from "./routes/EmbeddingRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
@@ -21,6 +22,7 @@ import { HealthProber } from "./services/HealthProber.ts"
 import { MediaFetcher } from "./services/MediaFetcher.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
+import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { Relay } from "./relay/Relay.ts"
 import { ResponseStore } from "./services/ResponseStore.ts"
 import { UpstreamClient } from "./services/UpstreamClient.ts"
@@ -64,11 +66,12 @@ export const appLayer = (options: AppOptions) => {
       ? RateLimiter.layerMemory
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })
   ).pipe(Layer.provideMerge(catalog))
-  const relay = Layer.mergeAll(Relay.layer, HealthProber.layer(settings.probeIntervalSeconds)).pipe(
-    Layer.provideMerge(services)
-  )
-  return Layer.mergeAll(TextRoutes, CompactRoute, ModelsRoutes, AccountRoutes, FallbackRoutes).pipe(
-    Layer.provide(CountTokens.layer),
+  const relay = Layer.mergeAll(Relay.layer, EmbeddingRelay.layer, HealthProber.layer(settings.probeIntervalSeconds))
+    .pipe(
+      Layer.provideMerge(services)
+    )
+  return Layer.mergeAll(TextRoutes, EmbeddingRoutes, CompactRoute, ModelsRoutes, AccountRoutes, FallbackRoutes).pipe(
+    Layer.provide(Layer.mergeAll(CountTokens.layer, Embeddings.layer)),
     Layer.provide(relay)
   )
 }

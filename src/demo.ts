@@ -21,10 +21,18 @@ const parsed = parseBootstrap(
     models: {
       "gpt-demo": { input: 2.5, output: 10 },
       "claude-demo": { input: 3, output: 15 },
-      "gemini-demo": { input: 1.25, output: 5 }
+      "gemini-demo": { input: 1.25, output: 5 },
+      "text-embedding-3-small": { input: 0.02 },
+      "gemini-embedding-001": { input: 0.15 }
     },
     channels: [
-      { name: "emulator-openai", type: "openai", base_url: emulator.url, keys: ["sk-emu"], models: ["gpt-demo"] },
+      {
+        name: "emulator-openai",
+        type: "openai",
+        base_url: emulator.url,
+        keys: ["sk-emu"],
+        models: ["gpt-demo", "text-embedding-3-small"]
+      },
       {
         name: "emulator-anthropic",
         type: "anthropic",
@@ -32,7 +40,13 @@ const parsed = parseBootstrap(
         keys: ["sk-emu"],
         models: ["claude-demo"]
       },
-      { name: "emulator-gemini", type: "gemini", base_url: emulator.url, keys: ["sk-emu"], models: ["gemini-demo"] }
+      {
+        name: "emulator-gemini",
+        type: "gemini",
+        base_url: emulator.url,
+        keys: ["sk-emu"],
+        models: ["gemini-demo", "gemini-embedding-001"]
+      }
     ],
     users: [{ username: "demo", group: "default", quota: 5_000_000, tokens: [{ name: "demo", key }] }]
   }),
@@ -51,11 +65,16 @@ const base = `http://127.0.0.1:${server.addr.port}`
 console.log(`Sluice demo on ${base} (upstream emulator on ${emulator.url})
 
 Key: ${key}
-Models: gpt-demo (openai channel), claude-demo (anthropic channel), gemini-demo (gemini channel)
+Models: gpt-demo (openai channel), claude-demo (anthropic channel), gemini-demo (gemini channel);
+embeddings: text-embedding-3-small (openai channel), gemini-embedding-001 (gemini channel)
 
 curl ${base}/v1/chat/completions \\
   -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
   -d '{"model": "gpt-demo", "messages": [{"role": "user", "content": "Hello, Sluice"}], "stream": true}'
+
+curl ${base}/v1/embeddings \\
+  -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\
+  -d '{"model": "gemini-embedding-001", "input": ["Hello", "Sluice"], "dimensions": 8, "encoding_format": "float"}'
 
 curl ${base}/api/usage/token -H "Authorization: Bearer ${key}"
 `)

@@ -5,11 +5,12 @@
  *
  * Routes:
  * - OpenAI (`Authorization: Bearer`): `POST /v1/chat/completions`, `POST /v1/completions`,
- *   `POST /v1/responses`, `POST /v1/responses/compact`, `GET /v1/models`.
+ *   `POST /v1/responses`, `POST /v1/responses/compact`, `POST /v1/embeddings`, `GET /v1/models`.
  * - Anthropic (`x-api-key`, `anthropic-version` required): `POST /v1/messages`, `GET /v1/models`
  *   (told apart from OpenAI's by the `anthropic-version` / `x-api-key` header).
  * - Gemini (`x-goog-api-key` or `?key=`): `POST /{v1,v1beta,v1alpha}/models/{model}:generateContent`,
  *   `…:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array), `…:countTokens`,
+ *   `…:embedContent`, `…:batchEmbedContents` (deterministic vectors, see `Embeddings.ts`),
  *   `GET /v1beta/models` (and `GET /v1/models` with a Gemini key).
  * - Control: `POST /_emulator/faults` (JSON `Fault[]`), `DELETE /_emulator/faults`,
  *   `GET /_emulator/requests`, `GET /_emulator/stats` → `{requests, aborts}`, `POST /_emulator/reset`,

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { anthropicMessages } from "./Anthropic.ts"
+import { geminiEmbed, openAiEmbeddings } from "./Embeddings.ts"
 import { type Vendor, vendorErrorBody } from "./Faults.ts"
 import { geminiCountTokens, geminiGenerate, geminiModels } from "./Gemini.ts"
 import { anthropicModels, openAiModels } from "./Models.ts"
@@ -28,7 +29,8 @@ export interface Route {
   readonly hasBody: boolean
 }
 
-const geminiPath = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/
+const geminiPath =
+  /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)$/
 
 /** Vendor of a `GET /v1/models` call, told apart by its auth headers. */
 const modelsVendor = (headers: Headers, query: Record<string, string>): Vendor =>
@@ -73,13 +75,19 @@ export const resolveRoute = (
         return route("openai", compactResponse, true)
       case "/v1/messages":
         return route("anthropic", anthropicMessages, true, stream)
+      case "/v1/embeddings":
+        return route("openai", openAiEmbeddings, true)
     }
     const gemini = geminiPath.exec(path)
     if (gemini !== null) {
       const streaming = gemini[2] === "streamGenerateContent"
       return {
         vendor: "gemini",
-        handler: gemini[2] === "countTokens" ? geminiCountTokens : geminiGenerate,
+        handler: gemini[2] === "countTokens"
+          ? geminiCountTokens
+          : gemini[2] === "embedContent" || gemini[2] === "batchEmbedContents"
+          ? geminiEmbed
+          : geminiGenerate,
         stream: streaming,
         jsonArray: streaming && query.alt !== "sse",
         pathModel: decodeURIComponent(gemini[1]),

@@ -159,8 +159,12 @@ export class Relay extends Context.Service<Relay, {
   )
 }
 
-/** The rate-limit subjects of a request: its token and its user (group defaults fill gaps). */
-const limitSubjects = (principal: Principal, groupLimits: Limits | undefined) => [
+/**
+ * The rate-limit subjects of a request: its token and its user (group defaults fill gaps).
+ *
+ * @category limits
+ */
+export const limitSubjects = (principal: Principal, groupLimits: Limits | undefined) => [
   { key: `token:${principal.tokenId}`, limits: principal.tokenLimits ?? {} },
   { key: `user:${principal.userId}`, limits: principal.userLimits ?? groupLimits ?? {} }
 ]

@@ -17,6 +17,7 @@ import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { Relay } from "../relay/Relay.ts"
 import { ResponseStore } from "../services/ResponseStore.ts"
 import { CountTokens } from "./CountTokensRoute.ts"
+import { Embeddings } from "./EmbeddingRoutes.ts"
 import { textHandler } from "./TextRoute.ts"
 
 /**
@@ -107,6 +108,7 @@ export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
     })
   )
   const countTokens = yield* CountTokens
+  const embeddings = yield* Embeddings
   const generate = textHandler(services, {
     format: "gemini",
     credentials: "generate-content",
@@ -115,12 +117,16 @@ export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
     fromPath: (url) => generateContentPath(url) ?? { model: "", stream: false, jsonArray: false }
   })
   // Only generateContent and streamGenerateContent generate (and bill); countTokens is counted for free;
-  // any other method (embedContent, batchEmbedContents, none) is a route the gateway does not have.
+  // embedContent and batchEmbedContents embed (and bill, see `EmbeddingRoutes.ts`); any other method (or none)
+  // is a route the gateway does not have.
   const generateContent = (httpRequest: HttpServerRequest.HttpServerRequest) => {
     const url = new URL(httpRequest.url, "http://localhost")
     const path = generateContentPath(url)
     if (path !== undefined && GENERATION_METHODS.has(path.method)) return generate(httpRequest)
     if (path?.method === "countTokens") return countTokens.handle(httpRequest, path.model)
+    if (path?.method === "embedContent" || path?.method === "batchEmbedContents") {
+      return embeddings.gemini(httpRequest, path.model, path.method === "batchEmbedContents")
+    }
     const error = path === undefined
       ? new InvalidRequest({ message: "The model in the path holds a malformed percent-escape." })
       : new RouteNotFound({ method: httpRequest.method, path: url.pathname.slice(0, 200) })

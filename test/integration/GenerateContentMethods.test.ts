@@ -3,8 +3,9 @@
  * (`models/{model}:{method}`): only `generateContent` and
  * `streamGenerateContent` generate and bill. `countTokens` counts for free
  * (through `@google/genai` `ai.models.countTokens`), from the vendor on a gemini
- * channel and from the gateway's estimate elsewhere; any other method is a 404
- * in the gateway envelope. Malformed percent-escapes in a path and over-long
+ * channel and from the gateway's estimate elsewhere; `embedContent` and
+ * `batchEmbedContents` embed (see `Embeddings.test.ts`; a generate body sent to
+ * them is a free 400); any other method is a 404 in the gateway envelope. Malformed percent-escapes in a path and over-long
  * keys are the caller's errors in the gateway envelope, never a 500 or an
  * empty body.
  */
@@ -149,12 +150,22 @@ Deno.test("countTokens: free, from the vendor on a gemini channel and estimated 
   }
 })
 
-Deno.test("generate-content: any method but the generation methods and countTokens is a 404", async () => {
+Deno.test("generate-content: any method but the generation, countTokens and embed methods is a 404", async () => {
   const gateway = await startGateway({ config, store: "postgres" })
   try {
     const before = await ledger(gateway)
     for (const model of ["gemini-2.5-flash", "gpt-test"]) {
-      for (const suffix of [":embedContent", ":batchEmbedContents", ":foo", "", ":", ":generateContentX"]) {
+      for (const suffix of [":embedContent", ":batchEmbedContents"]) {
+        for (const prefix of ["/v1beta/models/", "/v1/models/"]) {
+          // A generate body (`contents`) is not an embed request: the caller's 400, before any upstream call.
+          const response = await post(gateway, prefix + model + suffix)
+          strictEqual(response.status, 400, `${prefix}${model}${suffix}`)
+          const body = await response.json()
+          strictEqual(body.error.status, "INVALID_ARGUMENT")
+          strictEqual(specCode(body), "invalid_request")
+        }
+      }
+      for (const suffix of [":foo", "", ":", ":generateContentX", ":embedContents", ":batchEmbedContent"]) {
         for (const prefix of ["/v1beta/models/", "/v1/models/"]) {
           const response = await post(gateway, prefix + model + suffix)
           strictEqual(response.status, 404, `${prefix}${model}${suffix}`)

@@ -1,0 +1,145 @@
+/**
+ * The relay of the embedding routes: the same parts as the text relay
+ * (DESIGN.md, "The relay in parts") with an embedding attempt in place of a
+ * text one. Candidates (ChannelRouter, kept to channel types that can embed,
+ * and to openai channels for token-array inputs) → limits (RateLimiter) →
+ * hold (QuotaLedger, the whole batch's prompt upper bound) → `Failover` over
+ * `EmbeddingAttempt`s → `Settlement` (cost = ceil(ratio × input tokens ×
+ * input price) from the upstream's usage, or the prompt estimate when it
+ * reported none; the usage-log row; permit release). A failed request costs
+ * nothing.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { type EmbeddingRequest, embeddingTokensTypical, embeddingTokensUpperBound } from "../canonical/Embedding.ts"
+import { textCost } from "../domain/Pricing.ts"
+import { type GatewayError, InvalidRequest, ModelNotFound, ModelNotPriced } from "../errors/GatewayError.ts"
+import type { EmbeddingInbound } from "../formats/embeddings/mod.ts"
+import type { Principal } from "../services/Auth.ts"
+import { ChannelRouter } from "../services/ChannelRouter.ts"
+import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { QuotaLedger } from "../services/QuotaLedger.ts"
+import { RateLimiter } from "../services/RateLimiter.ts"
+import { UpstreamClient } from "../services/UpstreamClient.ts"
+import { UsageLog } from "../services/UsageLog.ts"
+import { Catalog } from "../storage/Catalog.ts"
+import { embeddingWireOf, makeEmbeddingAttempt } from "./EmbeddingAttempt.ts"
+import { failover } from "./Failover.ts"
+import { limitSubjects } from "./Relay.ts"
+import { makeSettlement } from "./Settlement.ts"
+
+/** What an embedding route hands the relay. @category models */
+export interface EmbeddingRelayInput {
+  readonly inbound: EmbeddingInbound
+  /** The caller's parsed JSON body (forwarded as is, model mapped, on same-format channels). */
+  readonly raw: Record<string, unknown>
+  readonly request: EmbeddingRequest
+  readonly principal: Principal
+}
+
+/** @category services */
+export class EmbeddingRelay extends Context.Service<EmbeddingRelay, {
+  /**
+   * Embeds `input.request` on the first candidate that answers; the answer is
+   * JSON in the caller's format. Fails with `ModelNotFound` when no candidate
+   * can embed, `InvalidRequest` (`input`) for token arrays with no openai
+   * candidate, `ModelNotPriced` for a model with neither an input price nor
+   * `free`, and the relay's usual quota, rate-limit and upstream failures.
+   */
+  readonly run: (input: EmbeddingRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
+}>()("sluice/relay/EmbeddingRelay") {
+  /** Needs the text relay's services: ChannelRouter, QuotaLedger, UsageLog, UpstreamClient, settings, limits, Catalog. */
+  static readonly layer = Layer.effect(
+    EmbeddingRelay,
+    Effect.gen(function* () {
+      const router = yield* ChannelRouter
+      const ledger = yield* QuotaLedger
+      const usageLog = yield* UsageLog
+      const client = yield* UpstreamClient
+      const settings = yield* GatewaySettings
+      const limiter = yield* RateLimiter
+      const catalog = yield* Catalog
+
+      const run = Effect.fnUntraced(function* (input: EmbeddingRelayInput) {
+        const { principal, request } = input
+        const started = Date.now()
+        const routed = yield* router.candidates(principal, request.model)
+        const embedding = routed.filter((candidate) => embeddingWireOf(candidate) !== undefined)
+        if (embedding.length === 0) return yield* new ModelNotFound({ model: request.model })
+        const tokens = request.inputs.some((one) => one.type === "tokens")
+        const candidates = tokens
+          ? embedding.filter((candidate) => embeddingWireOf(candidate)!.acceptsTokens)
+          : embedding
+        if (candidates.length === 0) {
+          return yield* new InvalidRequest({
+            message: `Token-array inputs can only be embedded on openai channels; model "${request.model}" has none.`,
+            param: "input"
+          })
+        }
+        const snapshot = catalog.snapshot()
+        const price = snapshot.prices.get(request.model)
+        const group = snapshot.groups.get(principal.group)
+        const ratio = group?.ratio ?? 1_000_000_000n
+        if (price === undefined || (!price.free && price.input === undefined)) {
+          return yield* new ModelNotPriced({ model: request.model })
+        }
+        const promptTokens = embeddingTokensTypical(request)
+        const attempt = makeEmbeddingAttempt({
+          inbound: input.inbound,
+          raw: input.raw,
+          request,
+          promptTokens,
+          client,
+          settings
+        })
+
+        return yield* Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function* () {
+            const permit = yield* limiter.acquire(limitSubjects(principal, group?.limits))
+            const settlement = makeSettlement({
+              ledger,
+              usageLog,
+              principal,
+              requestId: crypto.randomUUID().replaceAll("-", ""),
+              model: request.model,
+              stream: false,
+              price,
+              ratio,
+              promptTokens,
+              started,
+              permit
+            })
+            let handedOff = false
+            const answer = Effect.gen(function* () {
+              // One hold for the whole batch, uninterruptible so a hold taken is always settled.
+              yield* Effect.uninterruptible(
+                Effect.map(
+                  ledger.reserve(principal, textCost(ratio, price, embeddingTokensUpperBound(request), 0)),
+                  settlement.addHold
+                )
+              )
+              const accepted = yield* failover({
+                candidates,
+                maxAttempts: Math.min(candidates.length, 1 + settings.retryTimes),
+                deadline: started + settings.requestDeadlineMs,
+                report: router.report,
+                logFailed: settlement.logFailedAttempt,
+                attempt
+              })
+              settlement.update((meter) => ({ ...meter, usage: accepted.value.usage, final: true, status: 200 }))
+              handedOff = true
+              yield* settlement.settle(accepted.candidate, accepted.attempt)
+              return HttpServerResponse.text(accepted.value.text, { contentType: "application/json" })
+            })
+            // Nothing reached the caller (a failure, or the caller left): the hold back, the permit released.
+            return yield* restore(answer).pipe(Effect.onExit(() => handedOff ? Effect.void : settlement.abandon))
+          })
+        )
+      }) as (input: EmbeddingRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
+
+      return EmbeddingRelay.of({ run })
+    })
+  )
+}

@@ -1,0 +1,84 @@
+/**
+ * The embedding routes: `POST /v1/embeddings` (OpenAI format, Bearer) and the
+ * generate-content methods `:embedContent` and `:batchEmbedContents` (handed
+ * here by the generate-content dispatcher in `TextRoutes.ts`, which owns the
+ * `models/*` path). Each authenticates, reads the body within its limit,
+ * decodes it into the canonical embedding request and runs the
+ * `EmbeddingRelay`; failures leave in the route's own error shape (the gateway
+ * envelope, or Google's error shape).
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { decodeGeminiEmbedRequest } from "../formats/embeddings/GeminiEmbeddings.ts"
+import { embeddingErrorBody } from "../formats/embeddings/mod.ts"
+import { decodeOpenAiEmbeddingRequest } from "../formats/embeddings/OpenAiEmbeddings.ts"
+import { readJsonObject } from "../http/Body.ts"
+import { credentialOf } from "../http/Credentials.ts"
+import { respondWith } from "../http/Respond.ts"
+import { EmbeddingRelay } from "../relay/EmbeddingRelay.ts"
+import { Auth } from "../services/Auth.ts"
+import { GatewaySettings } from "../services/GatewaySettings.ts"
+
+/** @category services */
+export class Embeddings extends Context.Service<Embeddings, {
+  /** `POST /v1/embeddings`. Never fails: errors are rendered in the gateway envelope. */
+  readonly openai: (
+    httpRequest: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /**
+   * `:embedContent` (`batch: false`) or `:batchEmbedContents` for `model` (from the path). Never fails: errors
+   * are rendered in Google's error shape.
+   */
+  readonly gemini: (
+    httpRequest: HttpServerRequest.HttpServerRequest,
+    model: string,
+    batch: boolean
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+}>()("sluice/routes/EmbeddingRoutes/Embeddings") {
+  /** Needs `Auth`, `GatewaySettings` and `EmbeddingRelay`. */
+  static readonly layer = Layer.effect(
+    Embeddings,
+    Effect.gen(function* () {
+      const auth = yield* Auth
+      const settings = yield* GatewaySettings
+      const relay = yield* EmbeddingRelay
+
+      const openai = (httpRequest: HttpServerRequest.HttpServerRequest) =>
+        Effect.gen(function* () {
+          const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest))
+          const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
+          const decoded = decodeOpenAiEmbeddingRequest(raw)
+          if (!decoded.ok) return yield* decoded.error
+          return yield* relay.run({
+            inbound: { format: "openai", base64: decoded.value.base64 },
+            raw,
+            request: decoded.value.request,
+            principal
+          })
+        }).pipe(respondWith(embeddingErrorBody("openai")))
+
+      const gemini = (httpRequest: HttpServerRequest.HttpServerRequest, model: string, batch: boolean) =>
+        Effect.gen(function* () {
+          const principal = yield* auth.authenticate(credentialOf("generate-content", httpRequest))
+          const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
+          const decoded = decodeGeminiEmbedRequest(raw, model, batch)
+          if (!decoded.ok) return yield* decoded.error
+          return yield* relay.run({ inbound: { format: "gemini", batch }, raw, request: decoded.value, principal })
+        }).pipe(respondWith(embeddingErrorBody("gemini")))
+
+      return Embeddings.of({ openai, gemini })
+    })
+  )
+}
+
+/**
+ * `POST /v1/embeddings`.
+ *
+ * @category routes
+ */
+export const EmbeddingRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
+  const embeddings = yield* Embeddings
+  yield* router.add("POST", "/v1/embeddings", embeddings.openai)
+}))

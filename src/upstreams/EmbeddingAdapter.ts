@@ -1,0 +1,55 @@
+/**
+ * Which channel types can embed, and how: the wire format of their embedding
+ * endpoint and its URL and headers. A `Record<ChannelType, …>`, so a new
+ * channel type does not compile until it says whether it embeds.
+ *
+ * @since 0.1.0
+ */
+import type { EmbeddingFormatName } from "../formats/embeddings/mod.ts"
+import { adapters, type Channel, type ChannelType, type UpstreamTarget } from "./Adapter.ts"
+
+/** A channel type's embedding endpoint. @category models */
+export interface EmbeddingAdapter {
+  readonly wire: EmbeddingFormatName
+  /** URL and headers of an embedding call to `model` with `key` (the channel's extra headers included). */
+  readonly target: (channel: Channel, key: string, model: string) => UpstreamTarget
+}
+
+/**
+ * OpenAI-compatible upstreams: `POST /v1/embeddings`, with the same root,
+ * bearer key and extra headers as the chat call
+ * (platform.openai.com/docs/api-reference/embeddings/create).
+ */
+const openai: EmbeddingAdapter = {
+  wire: "openai",
+  target: (channel, key, model) => {
+    const chat = adapters.openai.target(channel, key, "openai-chat", model, false)
+    return { url: chat.url.replace(/\/v1\/chat\/completions$/, "/v1/embeddings"), headers: chat.headers }
+  }
+}
+
+/**
+ * Generate-content upstreams: `POST /v1beta/models/{model}:batchEmbedContents`
+ * with `x-goog-api-key` (ai.google.dev/api/embeddings), derived from the
+ * `:generateContent` call so root, model encoding and headers stay one.
+ */
+const gemini: EmbeddingAdapter = {
+  wire: "gemini",
+  target: (channel, key, model) => {
+    const generate = adapters.gemini.target(channel, key, "gemini", model, false)
+    return { url: generate.url.replace(/:generateContent$/, ":batchEmbedContents"), headers: generate.headers }
+  }
+}
+
+/**
+ * The embedding endpoint of each channel type; `undefined` for a type that
+ * cannot embed (`anthropic`: the Messages API has no embeddings), which is
+ * never a candidate for an embedding request.
+ *
+ * @category adapters
+ */
+export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined> = {
+  openai,
+  anthropic: undefined,
+  gemini
+}
