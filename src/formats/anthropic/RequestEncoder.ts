@@ -342,7 +342,8 @@ const allParts = (request: Request): ReadonlyArray<Part> =>
 /**
  * The one place that says which canonical fields a messages-format body
  * cannot carry, by name: `seed`, `presencePenalty`, `frequencyPenalty`,
- * `metadata` (the API accepts only `metadata.user_id`, from `user`),
+ * `metadata` (the API accepts only `metadata.user_id`, from `user`), `store`,
+ * `include`, `verbosity` (no such parameters),
  * `messages.developer`, `system.nonText` (images or files in system
  * messages), `audio`, `image.detail`, `file.mediaType` (files other than PDF,
  * plain text and images), `reasoning.unsigned` (reasoning without signature:
@@ -375,6 +376,9 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
     ["presencePenalty", request.presencePenalty !== undefined],
     ["frequencyPenalty", request.frequencyPenalty !== undefined],
     ["metadata", request.metadata !== undefined && Object.keys(request.metadata).length > 0],
+    ["store", request.store !== undefined],
+    ["include", request.include !== undefined],
+    ["verbosity", request.verbosity !== undefined],
     ["messages.developer", request.messages.some((message) => message.developer === true)],
     [
       "system.nonText",

@@ -458,6 +458,9 @@ export const geminiDroppedFields: ReadonlyArray<readonly [string, (request: Requ
   // A thinking budget the output cap has no room for is left out (`thinkingBudgetOf`).
   ["reasoning.noRoomUnderCap", (request) => noRoomForThinking(request)],
   ["metadata", (request) => request.metadata !== undefined],
+  ["store", (request) => request.store !== undefined],
+  ["include", (request) => request.include !== undefined],
+  ["verbosity", (request) => request.verbosity !== undefined],
   [
     "tools.strict",
     (request) => (request.tools ?? []).some((tool) => tool.type === "function" && tool.strict !== undefined)
