@@ -60,6 +60,8 @@ export interface ResponseMeta {
   readonly includeUsage?: boolean | undefined
   /** Rough prompt-token estimate, for formats that announce usage before the upstream reports it. */
   readonly promptTokensEstimate?: number | undefined
+  /** The caller's JSON body, for formats whose answer repeats the request's settings (Responses). */
+  readonly request?: Readonly<Record<string, unknown>> | undefined
 }
 
 /** @category models */
