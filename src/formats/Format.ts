@@ -62,6 +62,11 @@ export interface ResponseMeta {
   readonly promptTokensEstimate?: number | undefined
   /** The caller's JSON body, for formats whose answer repeats the request's settings (Responses). */
   readonly request?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * Pad stream delta events with an `obfuscation` field (chat completions and Responses; on unless the caller
+   * sent `stream_options.include_obfuscation: false`). Unset: no padding.
+   */
+  readonly obfuscate?: boolean | undefined
 }
 
 /** @category models */

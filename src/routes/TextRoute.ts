@@ -78,7 +78,8 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         created: Math.floor(Date.now() / 1000),
         includeUsage: format.passthrough.wantsStreamUsage(raw),
         promptTokensEstimate: promptTokensTypical(request),
-        request: raw
+        request: raw,
+        obfuscate: request.includeObfuscation !== false
       }
       return yield* services.relay.run({
         inbound: options.format,
