@@ -54,8 +54,6 @@ type Block = Record<string, unknown>
 interface ThinkingPlan {
   /** The `thinking` field, when one is sent. */
   readonly thinking: Block | undefined
-  /** The budget of `thinking: {type: enabled}`, which `max_tokens` must exceed. */
-  readonly budget: number | undefined
   /** `output_config.effort`, when sent. */
   readonly effort: string | undefined
   /** Thinking is on (enabled or adaptive): sampling parameters must be left out. */
@@ -89,7 +87,6 @@ const planThinking = (request: Request): ThinkingPlan => {
   return {
     ...asked,
     thinking: { type: "disabled" },
-    budget: undefined,
     effort: undefined,
     on: false,
     thinkingOff: true
@@ -124,7 +121,6 @@ const askedThinking = (request: Request, cap: number): ThinkingPlan => {
   const reasoning = request.reasoning
   const none: ThinkingPlan = {
     thinking: undefined,
-    budget: undefined,
     effort: undefined,
     on: false,
     effortDropped: false
@@ -143,7 +139,6 @@ const askedThinking = (request: Request, cap: number): ThinkingPlan => {
     if (budget === undefined) return { ...none, thinking: { type: "disabled" }, noRoom: true }
     return {
       thinking: { type: "enabled", budget_tokens: budget, ...display },
-      budget,
       effort: wireEffort,
       on: true,
       effortDropped: effort !== undefined && wireEffort === undefined && reasoning.budgetTokens !== undefined
@@ -155,7 +150,6 @@ const askedThinking = (request: Request, cap: number): ThinkingPlan => {
   if (reasoning.enabled === true && (effort === undefined || wireEffort !== undefined)) {
     return {
       thinking: { type: "adaptive", ...display },
-      budget: undefined,
       effort: wireEffort,
       on: true,
       effortDropped: false
