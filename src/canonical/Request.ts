@@ -99,4 +99,15 @@ export interface Request {
   /** End-user id for abuse tracking (OpenAI `user`, messages `metadata.user_id`). */
   readonly user?: string | undefined
   readonly metadata?: Readonly<Record<string, string>> | undefined
+  /** Whether the upstream may keep the exchange (Responses and chat completions `store`). */
+  readonly store?: boolean | undefined
+  /** Extra output data asked for, by the vendor's names (Responses `include`, e.g. `reasoning.encrypted_content`). */
+  readonly include?: ReadonlyArray<string> | undefined
+  /** How long the answer should be (Responses `text.verbosity`, chat completions `verbosity`). */
+  readonly verbosity?: "low" | "medium" | "high" | undefined
+  /**
+   * Stream events padded with an `obfuscation` field (`stream_options.include_obfuscation`); `undefined` is the
+   * vendor's default, on.
+   */
+  readonly includeObfuscation?: boolean | undefined
 }

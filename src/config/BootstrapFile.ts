@@ -73,7 +73,12 @@ export const ChannelSettings = Schema.Struct({
   auto_disable: Schema.optional(Schema.Boolean),
   test_model: Schema.optional(Schema.String),
   /** The upstream needs images (on gemini channels, files too) inline (Base64): URLs are downloaded by the gateway. */
-  inline_images: Schema.optional(Schema.Boolean)
+  inline_images: Schema.optional(Schema.Boolean),
+  /**
+   * Forward the caller's `store` (Responses, chat completions) to the upstream (default true); false leaves it out
+   * of every request to this channel, passthrough or translated, so the upstream's own default applies.
+   */
+  forward_store: Schema.optional(Schema.Boolean)
 })
 
 /** @category models */

@@ -36,6 +36,7 @@ import {
   thoughtSignatureFor,
   validatorSkippingSignatures
 } from "./Gemini.ts"
+import { chatParamProblem } from "./OpenAiParams.ts"
 
 /** The signature of a Gemini call, as `extra_content.google.thought_signature` holds it. */
 const callSignatureOf = (call: unknown): unknown =>
@@ -181,6 +182,8 @@ export const chatCompletions = (context: RouteContext): Reply => {
       return invalid(`Invalid value for 'messages[${index}].role'.`, `messages[${index}].role`)
     }
   }
+  const problem = chatParamProblem(body)
+  if (problem !== undefined) return invalid(problem.message, problem.param)
   const gemini3 = checksCallSignatures(context.model)
   const unsigned = gemini3 ? unsignedCall(body.messages) : undefined
   if (unsigned !== undefined) {

@@ -26,6 +26,7 @@ import {
   type RouteContext,
   stringOr
 } from "./Wire.ts"
+import { responsesParamProblem } from "./OpenAiParams.ts"
 
 interface InputMessage {
   readonly role: string
@@ -151,6 +152,8 @@ export const createResponse = (context: RouteContext): Reply => {
   const body = context.body
   if (typeof body.model !== "string") return invalid("Missing required parameter: 'model'.", "model")
   if (body.input === undefined) return invalid("Missing required parameter: 'input'.", "input")
+  const problem = responsesParamProblem(body)
+  if (problem !== undefined) return invalid(problem.message, problem.param)
   const result = answer(prompt(body, inputItems(body.input)))
   const id = context.ids.next("resp_")
   const output: Array<JsonObject> = []

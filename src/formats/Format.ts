@@ -60,6 +60,13 @@ export interface ResponseMeta {
   readonly includeUsage?: boolean | undefined
   /** Rough prompt-token estimate, for formats that announce usage before the upstream reports it. */
   readonly promptTokensEstimate?: number | undefined
+  /** The caller's JSON body, for formats whose answer repeats the request's settings (Responses). */
+  readonly request?: Readonly<Record<string, unknown>> | undefined
+  /**
+   * Pad stream delta events with an `obfuscation` field (chat completions and Responses; on unless the caller
+   * sent `stream_options.include_obfuscation: false`). Unset: no padding.
+   */
+  readonly obfuscate?: boolean | undefined
 }
 
 /** @category models */
@@ -107,8 +114,10 @@ export interface StreamEncoder<S> {
 
 /**
  * What the relay asks of a same-format body: the upstream's model name, whether
- * the call streams, and the output cap to send when the caller named none (the
- * cap the quota hold was sized for; `undefined` to leave the body's as it is).
+ * the call streams, the output cap to send when the caller named none (the
+ * cap the quota hold was sized for; `undefined` to leave the body's as it is),
+ * and whether the caller's `store` may reach the upstream (the channel's
+ * `forward_store` setting; `undefined` is true).
  *
  * @category models
  */
@@ -116,6 +125,7 @@ export interface PassthroughTarget {
   readonly model: string
   readonly stream: boolean
   readonly outputCap: number | undefined
+  readonly forwardStore?: boolean | undefined
 }
 
 /**
@@ -130,8 +140,9 @@ export interface Passthrough {
   /**
    * The caller's body ready for the upstream: the model mapped (where the
    * format carries it in the body), usage reporting switched on for streams
-   * (where the format needs asking), and `outputCap` in the format's own field
-   * when the caller named no limit. A new object; `raw` is left as it is.
+   * (where the format needs asking), `outputCap` in the format's own field
+   * when the caller named no limit, and `store` left out when `forwardStore`
+   * is false (formats that have it). A new object; `raw` is left as it is.
    */
   readonly body: (raw: Record<string, unknown>, target: PassthroughTarget) => Record<string, unknown>
   /** Whether the caller asked to see usage in the stream (chat `stream_options.include_usage`). */

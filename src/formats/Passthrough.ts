@@ -9,24 +9,38 @@ import type { StreamPart } from "../canonical/StreamPart.ts"
 import type { Passthrough, PassthroughTarget } from "./Format.ts"
 
 /**
+ * What a format's passthrough body needs: whether the model is in the body,
+ * the fields that hold a caller's output limit, the field the held cap goes in
+ * (`undefined`: none), and whether the format has a top-level `store` (OpenAI's
+ * chat completions and Responses; default false).
+ *
+ * @category passthrough
+ */
+export interface PassthroughOptions {
+  readonly model: boolean
+  readonly limitFields: ReadonlyArray<string>
+  readonly cap: string | undefined
+  readonly store?: boolean | undefined
+}
+
+/**
  * The caller's body with the model mapped and, when `cap` names a field and
  * the caller set none of `limitFields`, the output cap in `cap` (a dotted path
  * such as `generationConfig.maxOutputTokens` for nested objects). `model:
  * false` leaves the model alone (generate-content carries it in the path).
+ * With `store: true`, the caller's `store` is left out when the channel does
+ * not forward it (`target.forwardStore === false`).
  *
  * @category passthrough
  */
 export const passthroughBody = (
   raw: Record<string, unknown>,
   target: PassthroughTarget,
-  options: {
-    readonly model: boolean
-    readonly limitFields: ReadonlyArray<string>
-    readonly cap: string | undefined
-  }
+  options: PassthroughOptions
 ): Record<string, unknown> => {
   const body: Record<string, unknown> = { ...raw }
   if (options.model) body.model = target.model
+  if (options.store === true && target.forwardStore === false) delete body.store
   if (
     options.cap !== undefined && target.outputCap !== undefined && !options.limitFields.some((field) => has(raw, field))
   ) {
@@ -65,9 +79,7 @@ const setPath = (body: Record<string, unknown>, path: ReadonlyArray<string>, val
  *
  * @category passthrough
  */
-export const plainPassthrough = (
-  options: { readonly model: boolean; readonly limitFields: ReadonlyArray<string>; readonly cap: string | undefined }
-): Passthrough => ({
+export const plainPassthrough = (options: PassthroughOptions): Passthrough => ({
   body: (raw, target) => passthroughBody(raw, target, options),
   wantsStreamUsage: () => false,
   hides: () => false

@@ -114,14 +114,17 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
   ): Record<string, unknown> => {
     // A side endpoint takes the caller's body with only the model mapped.
     // A request made inline, or holding another vendor's reasoning token, is translated (the token dropped).
+    // A channel with `forward_store: false` gets no `store`, whichever way the body is made.
+    const forwardStore = candidate.channel.settings.forward_store !== false
     const body: Record<string, unknown> = endpoint !== undefined
       ? { ...input.raw, model: candidate.upstreamModel }
       : wire.name === input.inbound && input.forceTranslate !== true && inlined === undefined &&
           !hasForeignReasoning(request, wire.name)
-      ? wire.passthrough.body(input.raw, { model: candidate.upstreamModel, stream, outputCap: sentCap })
+      ? wire.passthrough.body(input.raw, { model: candidate.upstreamModel, stream, outputCap: sentCap, forwardStore })
       : wire.encodeRequest({
         ...(inlined === undefined ? capped : { ...inlined, maxOutputTokens: sentCap ?? inlined.maxOutputTokens }),
-        model: candidate.upstreamModel
+        model: candidate.upstreamModel,
+        ...(forwardStore ? {} : { store: undefined })
       }).body
     for (const param of candidate.channel.settings.strip_params ?? []) delete body[param]
     return body

@@ -1,11 +1,27 @@
 /**
- * The model lists: `GET /v1/models` (`{object: "list", data: [{id, object:
- * "model", created, owned_by, supported_endpoints}]}`) and `GET /v1beta/models`
- * (`{models: [{name: "models/<id>", …, supportedGenerationMethods}]}`), both
- * the models the key's group (and token allow-list) can use. An embedding
- * model (`isEmbeddingModel`) lists `/v1/embeddings` and `embedContent`,
- * `batchEmbedContents`; any other the text routes and `generateContent`,
- * `streamGenerateContent`.
+ * The model lists: `GET /v1/models` and `GET /v1beta/models`, the models the
+ * key's group (and token allow-list) can use. Each vendor SDK lists models at
+ * one of these paths with its own credentials and reads its own shape, so the
+ * caller's credential carrier picks both the key and the answer's shape:
+ *
+ * - `x-api-key` or `anthropic-version` / `vendora-version` (`@anthropic-ai/sdk`, `GET /v1/models`):
+ *   Anthropic's page `{data: [{type: "model", id, display_name, created_at}],
+ *   has_more, first_id, last_id}` (docs.anthropic.com/en/api/models-list),
+ *   errors in the messages format;
+ * - `x-goog-api-key` / `x-vendorb-api-key` or `?key=` (`@google/genai`, at
+ *   `/v1/models` by default or `/v1beta/models`): Google's `{models: [{name:
+ *   "models/<id>", …}]}` (ai.google.dev/api/models#method:-models.list),
+ *   errors in Google's shape;
+ * - otherwise `Authorization: Bearer` (`openai`): `{object: "list", data:
+ *   [{id, object: "model", created, owned_by}]}`, errors in the gateway
+ *   envelope.
+ *
+ * `/v1beta/models` answers Google's shape whichever carrier brought the key.
+ * Bearer is accepted in every case, as on the text routes. What each model
+ * supports: an embedding model (`isEmbeddingModel`) lists `/v1/embeddings`
+ * (OpenAI shape, `supported_endpoints`) and `embedContent`,
+ * `batchEmbedContents` (Google's, `supportedGenerationMethods`); any other the
+ * text routes and `generateContent`, `streamGenerateContent`, `countTokens`.
  *
  * @since 0.1.0
  */
@@ -13,7 +29,8 @@ import { Effect } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isEmbeddingModel } from "../domain/EmbeddingModels.ts"
 import { envelopeBody } from "../errors/Envelope.ts"
-import { credentialOf, type CredentialStyle } from "../http/Credentials.ts"
+import { formatOf } from "../formats/registry.ts"
+import { credentialOf, type CredentialStyle, headerOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
@@ -23,48 +40,79 @@ const EMBEDDING_ENDPOINTS = ["/v1/embeddings"]
 const GENERATION_METHODS = ["generateContent", "streamGenerateContent", "countTokens"]
 const EMBEDDING_METHODS = ["embedContent", "batchEmbedContents"]
 
+/** The answer shapes of the models lists. */
+type ListShape = "openai" | "anthropic" | "google"
+
+/** Which vendor's SDK the credential carrier says the caller is (see the module doc). */
+const callerShape = (request: HttpServerRequest.HttpServerRequest, fallback: ListShape): ListShape => {
+  if (
+    headerOf(request, "x-api-key") !== undefined || headerOf(request, "anthropic-version") !== undefined ||
+    headerOf(request, "vendora-version") !== undefined
+  ) return "anthropic"
+  if (
+    headerOf(request, "x-goog-api-key") !== undefined || headerOf(request, "x-vendorb-api-key") !== undefined ||
+    new URL(request.url, "http://localhost").searchParams.has("key")
+  ) return "google"
+  return fallback
+}
+
+const credentialStyle: Record<ListShape, CredentialStyle> = {
+  openai: "bearer",
+  anthropic: "messages",
+  google: "generate-content"
+}
+
 /** @category routes */
 export const ModelsRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const auth = yield* Auth
   const channels = yield* ChannelRouter
   const started = Math.floor(Date.now() / 1000)
-  const modelsOf = (style: CredentialStyle, request: HttpServerRequest.HttpServerRequest) =>
-    auth.authenticate(credentialOf(style, request)).pipe(
-      Effect.map((principal) => channels.models(principal))
+  const startedIso = new Date(started * 1000).toISOString()
+
+  const bodies: Record<ListShape, (models: ReadonlyArray<string>) => unknown> = {
+    openai: (models) => ({
+      object: "list",
+      data: models.map((id) => ({
+        id,
+        object: "model",
+        created: started,
+        owned_by: "sluice",
+        supported_endpoints: isEmbeddingModel(id) ? EMBEDDING_ENDPOINTS : TEXT_ENDPOINTS
+      }))
+    }),
+    anthropic: (models) => ({
+      data: models.map((id) => ({ type: "model", id, display_name: id, created_at: startedIso })),
+      has_more: false,
+      first_id: models[0] ?? null,
+      last_id: models.at(-1) ?? null
+    }),
+    google: (models) => ({
+      models: models.map((id) => ({
+        name: `models/${id}`,
+        baseModelId: id,
+        version: "001",
+        displayName: id,
+        description: "",
+        supportedGenerationMethods: isEmbeddingModel(id) ? EMBEDDING_METHODS : GENERATION_METHODS
+      }))
+    })
+  }
+  const renderers: Record<ListShape, Parameters<typeof respondWith>[0]> = {
+    openai: (problem) => envelopeBody("gateway", problem),
+    anthropic: formatOf("anthropic").encodeError,
+    google: formatOf("gemini").encodeError
+  }
+
+  /** The list in `fixed` shape, or (`undefined`) in the shape of the caller's credential carrier. */
+  const list = (fixed: ListShape | undefined) => (request: HttpServerRequest.HttpServerRequest) => {
+    const carrier = callerShape(request, fixed ?? "openai")
+    const shape = fixed ?? carrier
+    return auth.authenticate(credentialOf(credentialStyle[carrier], request)).pipe(
+      Effect.map((principal) => HttpServerResponse.jsonUnsafe(bodies[shape](channels.models(principal)))),
+      respondWith(renderers[shape])
     )
-  const gateway = respondWith((problem) => envelopeBody("gateway", problem))
+  }
 
-  yield* router.add("GET", "/v1/models", (request) =>
-    modelsOf("bearer", request).pipe(
-      Effect.map((models) =>
-        HttpServerResponse.jsonUnsafe({
-          object: "list",
-          data: models.map((id) => ({
-            id,
-            object: "model",
-            created: started,
-            owned_by: "sluice",
-            supported_endpoints: isEmbeddingModel(id) ? EMBEDDING_ENDPOINTS : TEXT_ENDPOINTS
-          }))
-        })
-      ),
-      gateway
-    ))
-
-  yield* router.add("GET", "/v1beta/models", (request) =>
-    modelsOf("generate-content", request).pipe(
-      Effect.map((models) =>
-        HttpServerResponse.jsonUnsafe({
-          models: models.map((id) => ({
-            name: `models/${id}`,
-            baseModelId: id,
-            version: "001",
-            displayName: id,
-            description: "",
-            supportedGenerationMethods: isEmbeddingModel(id) ? EMBEDDING_METHODS : GENERATION_METHODS
-          }))
-        })
-      ),
-      gateway
-    ))
+  yield* router.add("GET", "/v1/models", list(undefined))
+  yield* router.add("GET", "/v1beta/models", list("google"))
 }))

@@ -77,7 +77,9 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         model: request.model,
         created: Math.floor(Date.now() / 1000),
         includeUsage: format.passthrough.wantsStreamUsage(raw),
-        promptTokensEstimate: promptTokensTypical(request)
+        promptTokensEstimate: promptTokensTypical(request),
+        request: raw,
+        obfuscate: request.includeObfuscation !== false
       }
       return yield* services.relay.run({
         inbound: options.format,

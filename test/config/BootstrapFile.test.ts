@@ -120,7 +120,11 @@ Deno.test("parseBootstrap: a bad field is reported with its path", () => {
     [variant((f) => (f.models["gpt-test"].input = "cheap" as unknown as number)), "models.gpt-test.input: "],
     [variant((f) => (f.users[0].tokens[0].key = "short")), "users[0].tokens[0].key: "],
     [variant((f) => (f.settings.retry_times = -1)), "settings.retry_times: "],
-    [variant((f) => Object.assign(f.users[0], { role: "owner" })), "users[0].role: "]
+    [variant((f) => Object.assign(f.users[0], { role: "owner" })), "users[0].role: "],
+    [
+      variant((f) => Object.assign(f.channels[0].settings ?? {}, { forward_store: "no" })),
+      "channels[0].settings.forward_store: "
+    ]
   ]
   for (const [text, path] of cases) {
     const message = failure(text)

@@ -12,6 +12,7 @@ import type { FilePart, ImagePart, MediaSource, Part, ReasoningPart, TextPart } 
 import type { ReasoningEffort, Request, Tool } from "../../canonical/Request.ts"
 import type { EncodedRequest } from "../Format.ts"
 import { isForeignReasoning } from "../ReasoningOrigin.ts"
+import { fitThinkingBudget } from "../ThinkingBudget.ts"
 
 /**
  * `max_tokens` when the caller gave no limit: the messages format requires
@@ -29,14 +30,6 @@ export const DEFAULT_MAX_TOKENS = 8192
  * @category constants
  */
 export const MIN_THINKING_BUDGET = 1024
-
-/**
- * Tokens left for the visible answer above the thinking budget when Sluice
- * has to raise `max_tokens` (it must exceed the budget). Sluice's choice.
- *
- * @category constants
- */
-export const THINKING_HEADROOM_TOKENS = 4096
 
 /**
  * Thinking budget (tokens) for a request that names an effort level but no
@@ -61,8 +54,6 @@ type Block = Record<string, unknown>
 interface ThinkingPlan {
   /** The `thinking` field, when one is sent. */
   readonly thinking: Block | undefined
-  /** The budget of `thinking: {type: enabled}`, which `max_tokens` must exceed. */
-  readonly budget: number | undefined
   /** `output_config.effort`, when sent. */
   readonly effort: string | undefined
   /** Thinking is on (enabled or adaptive): sampling parameters must be left out. */
@@ -71,26 +62,31 @@ interface ThinkingPlan {
   readonly effortDropped: boolean
   /** Thinking was asked for but turned off: the tool loop's assistant turn has no thinking block to start with. */
   readonly thinkingOff?: boolean
+  /** Thinking was asked for but turned off: the output cap leaves no room for the smallest budget. */
+  readonly noRoom?: boolean
 }
 
 /**
  * The reasoning rule:
  * - `enabled: false` or effort `none` → `thinking: {type: "disabled"}` (explicit, because what an
  *   omitted `thinking` means depends on the model);
- * - a budget → `{type: "enabled", budget_tokens: max(budget, 1024)}`;
+ * - a budget → `{type: "enabled", budget_tokens: max(budget, 1024)}`, fitted under the output cap
+ *   (`fitThinkingBudget`);
  * - `enabled: true` without a budget → `{type: "adaptive"}`, unless the effort is `minimal`
  *   (not a wire level) which uses the budget table;
- * - an effort alone (no `enabled`, no budget) → `{type: "enabled"}` with `THINKING_BUDGET_BY_EFFORT`;
+ * - an effort alone (no `enabled`, no budget) → `{type: "enabled"}` with `THINKING_BUDGET_BY_EFFORT`, fitted
+ *   under the cap the same way;
+ * - a cap of 1024 tokens or less leaves no room for any budget (the API wants 1024 ≤ budget < `max_tokens`):
+ *   such a request gets `thinking: {type: "disabled"}` and lists `reasoning.noRoomUnderCap` as dropped;
  * - with `enabled: true`, an effort of `low`…`xhigh` is also sent as `output_config.effort`;
  * - `includeThoughts` → `display: summarized | omitted` on an enabled or adaptive `thinking`.
  */
 const planThinking = (request: Request): ThinkingPlan => {
-  const asked = askedThinking(request)
+  const asked = askedThinking(request, outputCapOf(request))
   if (!asked.on || !toolLoopWithoutThinking(request)) return asked
   return {
     ...asked,
     thinking: { type: "disabled" },
-    budget: undefined,
     effort: undefined,
     on: false,
     thinkingOff: true
@@ -121,11 +117,10 @@ const toolLoopWithoutThinking = (request: Request): boolean => {
   return first?.type !== "thinking" && first?.type !== "redacted_thinking"
 }
 
-const askedThinking = (request: Request): ThinkingPlan => {
+const askedThinking = (request: Request, cap: number): ThinkingPlan => {
   const reasoning = request.reasoning
   const none: ThinkingPlan = {
     thinking: undefined,
-    budget: undefined,
     effort: undefined,
     on: false,
     effortDropped: false
@@ -139,39 +134,38 @@ const askedThinking = (request: Request): ThinkingPlan => {
     ? {}
     : { display: reasoning.includeThoughts ? "summarized" : "omitted" }
   const wireEffort = reasoning.enabled === true && effort !== undefined && WIRE_EFFORTS.has(effort) ? effort : undefined
-  const enabledWith = (budget: number): ThinkingPlan => ({
-    thinking: { type: "enabled", budget_tokens: budget, ...display },
-    budget,
-    effort: wireEffort,
-    on: true,
-    effortDropped: effort !== undefined && wireEffort === undefined && reasoning.budgetTokens !== undefined
-  })
-  if (reasoning.budgetTokens !== undefined) return enabledWith(Math.max(reasoning.budgetTokens, MIN_THINKING_BUDGET))
+  const enabledWith = (wanted: number, explicit: boolean): ThinkingPlan => {
+    const budget = fitThinkingBudget(wanted, cap, { minimum: MIN_THINKING_BUDGET, explicit })
+    if (budget === undefined) return { ...none, thinking: { type: "disabled" }, noRoom: true }
+    return {
+      thinking: { type: "enabled", budget_tokens: budget, ...display },
+      effort: wireEffort,
+      on: true,
+      effortDropped: effort !== undefined && wireEffort === undefined && reasoning.budgetTokens !== undefined
+    }
+  }
+  if (reasoning.budgetTokens !== undefined) {
+    return enabledWith(Math.max(reasoning.budgetTokens, MIN_THINKING_BUDGET), true)
+  }
   if (reasoning.enabled === true && (effort === undefined || wireEffort !== undefined)) {
     return {
       thinking: { type: "adaptive", ...display },
-      budget: undefined,
       effort: wireEffort,
       on: true,
       effortDropped: false
     }
   }
-  if (effort !== undefined) return enabledWith(THINKING_BUDGET_BY_EFFORT[effort])
+  if (effort !== undefined) return enabledWith(THINKING_BUDGET_BY_EFFORT[effort], false)
   return none
 }
 
 /**
- * The `max_tokens` rule: `maxOutputTokens ?? DEFAULT_MAX_TOKENS`; with a
- * thinking budget B, a caller's limit above B is kept, otherwise
- * `max(maxOutputTokens ?? DEFAULT_MAX_TOKENS, B + THINKING_HEADROOM_TOKENS)`
- * (the API requires `max_tokens` > `budget_tokens`).
+ * The `max_tokens` rule: `maxOutputTokens ?? DEFAULT_MAX_TOKENS`, thinking or
+ * not. The cap includes the thinking budget, which is fitted under it
+ * (`planThinking`), so the cap is never raised and the quota hold sized for
+ * it covers what is sent.
  */
-const maxTokensFor = (request: Request, budget: number | undefined): number => {
-  const asked = request.maxOutputTokens
-  if (budget === undefined) return asked ?? DEFAULT_MAX_TOKENS
-  if (asked !== undefined && asked > budget) return asked
-  return Math.max(asked ?? DEFAULT_MAX_TOKENS, budget + THINKING_HEADROOM_TOKENS)
-}
+const outputCapOf = (request: Request): number => request.maxOutputTokens ?? DEFAULT_MAX_TOKENS
 
 /** A URL source that is really a Base64 `data:` URI becomes a Base64 source. */
 const normalize = (source: MediaSource): MediaSource => {
@@ -342,7 +336,8 @@ const allParts = (request: Request): ReadonlyArray<Part> =>
 /**
  * The one place that says which canonical fields a messages-format body
  * cannot carry, by name: `seed`, `presencePenalty`, `frequencyPenalty`,
- * `metadata` (the API accepts only `metadata.user_id`, from `user`),
+ * `metadata` (the API accepts only `metadata.user_id`, from `user`), `store`,
+ * `include`, `verbosity` (no such parameters),
  * `messages.developer`, `system.nonText` (images or files in system
  * messages), `audio`, `image.detail`, `file.mediaType` (files other than PDF,
  * plain text and images), `reasoning.unsigned` (reasoning without signature:
@@ -360,7 +355,9 @@ const allParts = (request: Request): ReadonlyArray<Part> =>
  * `topK` when thinking is on (the API rejects them with thinking), and
  * `reasoning.thinkingInToolLoop` (thinking asked for in a tool loop whose
  * assistant turn has no Anthropic thinking block to start with: sent as
- * `disabled`, see `toolLoopWithoutThinking`).
+ * `disabled`, see `toolLoopWithoutThinking`), and `reasoning.noRoomUnderCap`
+ * (a budget asked for under an output cap of 1024 tokens or less: sent as
+ * `disabled`, see `planThinking`).
  *
  * @category encoding
  */
@@ -373,6 +370,9 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
     ["presencePenalty", request.presencePenalty !== undefined],
     ["frequencyPenalty", request.frequencyPenalty !== undefined],
     ["metadata", request.metadata !== undefined && Object.keys(request.metadata).length > 0],
+    ["store", request.store !== undefined],
+    ["include", request.include !== undefined],
+    ["verbosity", request.verbosity !== undefined],
     ["messages.developer", request.messages.some((message) => message.developer === true)],
     [
       "system.nonText",
@@ -386,6 +386,7 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
     ["reasoning.unsigned", parts.some((part) => part.type === "reasoning" && !isSigned(part))],
     ["reasoning.foreignSignature", parts.some((part) => isForeignReasoning(part, "anthropic"))],
     ["reasoning.thinkingInToolLoop", plan.thinkingOff === true],
+    ["reasoning.noRoomUnderCap", plan.noRoom === true],
     [
       "toolCall.arguments",
       parts.some((part) => part.type === "tool-call" && parseArguments(part.arguments) === undefined)
@@ -412,7 +413,7 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
  * when signed (`thinking`) or redacted (`redacted_thinking`) by Anthropic (or
  * by a vendor not known); tool-call
  * arguments are parsed back into `input`. `max_tokens` and `thinking` follow
- * `maxTokensFor` and `planThinking` (see `DEFAULT_MAX_TOKENS`,
+ * `outputCapOf` and `planThinking` (see `DEFAULT_MAX_TOKENS`,
  * `THINKING_BUDGET_BY_EFFORT`). `dropped` lists what could not be carried
  * (`droppedFields`).
  *
@@ -439,7 +440,7 @@ export const encodeRequest = (request: Request): EncodedRequest => {
   }
   const body: Record<string, unknown> = {
     model: request.model,
-    max_tokens: maxTokensFor(request, plan.budget),
+    max_tokens: outputCapOf(request),
     ...(system === undefined ? {} : { system }),
     messages: turnsOf(request),
     ...(request.stopSequences === undefined ? {} : { stop_sequences: request.stopSequences }),

@@ -15,7 +15,7 @@ import { decodeResponse, encodeResponse } from "./ResponseCodec.ts"
 import { streamDecoder, type StreamDecoderState } from "./StreamDecoder.ts"
 import { streamEncoder, type StreamEncoderState } from "./StreamEncoder.ts"
 
-export { DEFAULT_MAX_TOKENS, THINKING_BUDGET_BY_EFFORT, THINKING_HEADROOM_TOKENS } from "./RequestEncoder.ts"
+export { DEFAULT_MAX_TOKENS, THINKING_BUDGET_BY_EFFORT } from "./RequestEncoder.ts"
 
 /**
  * The messages format. Inbound: `decodeRequest`, `encodeResponse`,

@@ -98,7 +98,7 @@ const messageSeparator = "\n\n"
 /**
  * The canonical fields `request` uses that a completions body cannot express:
  * `tools`, `toolChoice`, `parallelToolCalls`, `responseFormat`, `reasoning`,
- * `topK`, `metadata`; `messages.roles` (several messages, or one that is not a
+ * `topK`, `metadata`, `store`, `include`, `verbosity`; `messages.roles` (several messages, or one that is not a
  * user message, are flattened into one prompt); `messages.tool-call`,
  * `messages.tool-result`, `messages.reasoning`, `messages.media` (images,
  * audio, files).
@@ -114,7 +114,10 @@ export const completionsDroppedFields = (request: Request): ReadonlyArray<string
     responseFormat: request.responseFormat,
     reasoning: request.reasoning,
     topK: request.topK,
-    metadata: request.metadata
+    metadata: request.metadata,
+    store: request.store,
+    include: request.include,
+    verbosity: request.verbosity
   }
   for (const [name, value] of Object.entries(unsupported)) if (value !== undefined) dropped.push(name)
   if (request.messages.length > 1 || request.messages.some((message) => message.role !== "user")) {

@@ -26,6 +26,7 @@ import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded, EncodedRequest } from "../Format.ts"
 import { checksCallSignatures, SKIP_SIGNATURE_VALIDATOR } from "../GeminiModels.ts"
 import { isForeignReasoning } from "../ReasoningOrigin.ts"
+import { fitThinkingBudget } from "../ThinkingBudget.ts"
 import { makeDecoder, rebase } from "../SchemaDecode.ts"
 import {
   clientSignature,
@@ -454,7 +455,12 @@ export const thinkingBudgetForEffort: Readonly<Record<ReasoningEffort, number>> 
 export const geminiDroppedFields: ReadonlyArray<readonly [string, (request: Request) => boolean]> = [
   ["parallelToolCalls", (request) => request.parallelToolCalls !== undefined],
   ["user", (request) => request.user !== undefined],
+  // A thinking budget the output cap has no room for is left out (`thinkingBudgetOf`).
+  ["reasoning.noRoomUnderCap", (request) => noRoomForThinking(request)],
   ["metadata", (request) => request.metadata !== undefined],
+  ["store", (request) => request.store !== undefined],
+  ["include", (request) => request.include !== undefined],
+  ["verbosity", (request) => request.verbosity !== undefined],
   [
     "tools.strict",
     (request) => (request.tools ?? []).some((tool) => tool.type === "function" && tool.strict !== undefined)
@@ -534,16 +540,43 @@ const encodeTools = (tools: ReadonlyArray<Tool>): Array<WireJson> => {
 const reasoningIsOn = (reasoning: ReasoningConfig): boolean =>
   reasoning.enabled !== false && reasoning.effort !== "none" && reasoning.budgetTokens !== 0
 
-const encodeThinking = (reasoning: ReasoningConfig): WireJson => {
-  if (!reasoningIsOn(reasoning)) return { thinkingBudget: 0 }
-  const budget = reasoning.budgetTokens ??
+/**
+ * The smallest budget Sluice fits under a cap: the largest of the documented
+ * minimums (ai.google.dev/gemini-api/docs/thinking: 2.5 Pro 128–32768, 2.5
+ * Flash 0–24576, 2.5 Flash-Lite 512–24576), so a fitted budget is valid on each.
+ */
+const MIN_FITTED_THINKING_BUDGET = 512
+
+/**
+ * The thinking budget for `reasoning` under the output cap `cap`: a budget or
+ * an effort's (`thinkingBudgetForEffort`) fitted under `maxOutputTokens`,
+ * which counts thoughts too (`fitThinkingBudget`); `-1` (dynamic) for
+ * `enabled: true` alone; `undefined` when the cap leaves no room for
+ * `MIN_FITTED_THINKING_BUDGET` (the model's own default then applies, still
+ * bounded by `maxOutputTokens`).
+ */
+const thinkingBudgetOf = (reasoning: ReasoningConfig, cap: number | undefined): number | undefined => {
+  const explicit = reasoning.budgetTokens !== undefined
+  const wanted = reasoning.budgetTokens ??
     (reasoning.effort !== undefined
       ? thinkingBudgetForEffort[reasoning.effort]
       : reasoning.enabled === true
       ? -1
       : undefined)
-  return defined({ thinkingBudget: budget, includeThoughts: true })
+  if (wanted === undefined || wanted <= 0 || cap === undefined) return wanted
+  return fitThinkingBudget(wanted, cap, { minimum: MIN_FITTED_THINKING_BUDGET, explicit })
 }
+
+const encodeThinking = (reasoning: ReasoningConfig, cap: number | undefined): WireJson => {
+  if (!reasoningIsOn(reasoning)) return { thinkingBudget: 0 }
+  return defined({ thinkingBudget: thinkingBudgetOf(reasoning, cap), includeThoughts: true })
+}
+
+/** Whether reasoning asks for a budget the output cap has no room for (see `thinkingBudgetOf`). */
+const noRoomForThinking = (request: Request): boolean =>
+  request.reasoning !== undefined && reasoningIsOn(request.reasoning) &&
+  (request.reasoning.budgetTokens !== undefined || request.reasoning.effort !== undefined) &&
+  thinkingBudgetOf(request.reasoning, request.maxOutputTokens) === undefined
 
 const encodeResponseFormat = (format: ResponseFormat): WireJson => {
   switch (format.type) {
@@ -593,7 +626,8 @@ const signCurrentTurnCalls = (contents: Array<{ role: string; parts: Array<WireJ
  * part has none; `response` is the result text parsed when it is a JSON object,
  * else `{result: text}`, or `{error: …}` for a failed call). Reasoning: a token
  * budget or an effort (table `thinkingBudgetForEffort`) becomes
- * `thinkingBudget`, `enabled: true` alone becomes `-1` (dynamic), off becomes
+ * `thinkingBudget`, fitted under `maxOutputTokens` (never raising it:
+ * `thinkingBudgetOf`), `enabled: true` alone becomes `-1` (dynamic), off becomes
  * `0`; `includeThoughts` is set whenever reasoning is on. A reasoning part
  * whose signature another vendor minted is sent as its thought text alone (left
  * out when it has no text); for a Gemini 3 model (`checksCallSignatures`), an
@@ -633,7 +667,9 @@ export const encodeGeminiRequest = (request: Request): EncodedRequest => {
     presencePenalty: request.presencePenalty,
     frequencyPenalty: request.frequencyPenalty,
     ...(request.responseFormat !== undefined ? encodeResponseFormat(request.responseFormat) : {}),
-    thinkingConfig: request.reasoning !== undefined ? encodeThinking(request.reasoning) : undefined
+    thinkingConfig: request.reasoning !== undefined
+      ? encodeThinking(request.reasoning, request.maxOutputTokens)
+      : undefined
   })
   const tools = request.tools !== undefined ? encodeTools(request.tools) : []
   const body = defined({

@@ -8,8 +8,10 @@
  * Not carried into the canonical form (the canonical `Request` has no place
  * for them): message `name`, assistant `audio`, `n` (only 1 is accepted),
  * `logprobs` / `top_logprobs`, `logit_bias`, `modalities` / `audio`,
- * `prediction`, `service_tier`, `store`, `prompt_cache_key`,
- * `safety_identifier`, `verbosity`, `web_search_options`.
+ * `prediction`, `service_tier`, `prompt_cache_key`,
+ * `safety_identifier`, `web_search_options`. `store`, `verbosity` and
+ * `stream_options.include_obfuscation` are carried; `seed` is any integer
+ * (a non-integer is refused naming `seed`: the vendor takes an integer).
  * Rejected with `InvalidRequest` because the canonical form cannot hold them:
  * `video_url` parts, `file.file_id` references, custom tool calls in history,
  * `tool_choice` `allowed_tools`, `reasoning_effort` `max`.
@@ -166,7 +168,7 @@ const Body = Schema.Struct({
   temperature: optionalNullable(Schema.Number),
   top_p: optionalNullable(Schema.Number),
   stop: optionalNullable(Schema.Union([Schema.String, Schema.Array(Schema.String)])),
-  seed: optionalNullable(Schema.Int),
+  seed: optionalNullable(Schema.Number),
   presence_penalty: optionalNullable(Schema.Number),
   frequency_penalty: optionalNullable(Schema.Number),
   response_format: optionalNullable(
@@ -181,7 +183,12 @@ const Body = Schema.Struct({
   metadata: optionalNullable(Schema.Record(Schema.String, Schema.String)),
   n: optionalNullable(Schema.Int),
   stream: optionalNullable(Schema.Boolean),
-  stream_options: optionalNullable(Schema.Struct({ include_usage: optionalNullable(Schema.Boolean) }))
+  stream_options: optionalNullable(Schema.Struct({
+    include_usage: optionalNullable(Schema.Boolean),
+    include_obfuscation: optionalNullable(Schema.Boolean)
+  })),
+  store: optionalNullable(Schema.Boolean),
+  verbosity: optionalNullable(Schema.Literals(["low", "medium", "high"]))
 })
 type Body = typeof Body.Type
 
@@ -417,6 +424,11 @@ const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: bool
   }
   const stop = orUndefined(body.stop)
   const effort: ReasoningEffort | undefined = orUndefined(body.reasoning_effort)
+  const seed = orUndefined(body.seed)
+  // The spec types `seed` as a number; OpenAI takes an integer (`ChatCompletionCreateParamsBase.seed`), any size.
+  if (seed !== undefined && !Number.isInteger(seed)) {
+    throw new Rejection(`Invalid seed: the upstream API takes an integer seed (got ${seed}).`, "seed")
+  }
   return compact<Request>({
     model: body.model,
     messages: messages.map((_, index) => toMessage(messages, index)),
@@ -427,14 +439,17 @@ const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: bool
     temperature: orUndefined(body.temperature),
     topP: orUndefined(body.top_p),
     stopSequences: stop === undefined ? undefined : typeof stop === "string" ? [stop] : stop,
-    seed: orUndefined(body.seed),
+    seed,
     presencePenalty: orUndefined(body.presence_penalty),
     frequencyPenalty: orUndefined(body.frequency_penalty),
     responseFormat: toResponseFormat(body),
     reasoning: effort === undefined ? undefined : { effort },
     stream: orUndefined(body.stream) ?? contextStream ?? false,
     user: orUndefined(body.user),
-    metadata: orUndefined(body.metadata)
+    metadata: orUndefined(body.metadata),
+    store: orUndefined(body.store),
+    verbosity: orUndefined(body.verbosity),
+    includeObfuscation: orUndefined(body.stream_options?.include_obfuscation)
   })
 }
 

@@ -65,7 +65,7 @@ const messageParts = (request: Request): ReadonlyArray<readonly [Message["role"]
 
 /**
  * The canonical fields `request` uses that chat cannot express, by name:
- * `topK`; `reasoning.budgetTokens` (approximated by an effort, see
+ * `topK`; `include` (Responses' extra output data: chat has no such list); `reasoning.budgetTokens` (approximated by an effort, see
  * `effortForBudget`); `reasoning.enabled` when false without an effort (no
  * `reasoning_effort` is sent: `none` is refused by models that predate it and
  * by non-reasoning models); `reasoning.includeThoughts`; `tools.builtin`
@@ -87,6 +87,7 @@ export const droppedFields = (
 ): ReadonlyArray<string> => {
   const dropped = new Set<string>()
   if (request.topK !== undefined) dropped.add("topK")
+  if (request.include !== undefined) dropped.add("include")
   const reasoning = request.reasoning
   if (reasoning?.budgetTokens !== undefined) dropped.add("reasoning.budgetTokens")
   if (reasoning?.enabled === false && reasoning.effort === undefined) dropped.add("reasoning.enabled")
@@ -260,8 +261,9 @@ const defined = (entries: Record<string, unknown>): Record<string, unknown> =>
  * Canonical `Request` → chat completions body and the dropped field names.
  * `maxOutputTokens` is sent as `max_completion_tokens` (OpenAI deprecated
  * `max_tokens` for it; o-series models refuse `max_tokens`); stop sequences
- * always as an array; a stream asks for usage
- * (`stream_options: {include_usage: true}`) so it can be metered. For a
+ * always as an array; `store` and `verbosity` as they are; a stream asks for
+ * usage (`stream_options: {include_usage: true}`) so it can be metered, with
+ * the caller's `include_obfuscation` beside it. For a
  * Gemini model (`isGeminiModel`: the channel is Gemini's OpenAI-compatible
  * endpoint) a call's Gemini signature rides on the call as `extra_content`,
  * and for Gemini 3 an unsigned call of the current turn gets
@@ -310,8 +312,12 @@ export const encodeChatRequest = (
     reasoning_effort: reasoningEffortOf(request.reasoning),
     user: request.user,
     metadata: request.metadata,
+    store: request.store,
+    verbosity: request.verbosity,
     stream: request.stream ? true : undefined,
-    stream_options: request.stream ? { include_usage: true } : undefined
+    stream_options: request.stream
+      ? defined({ include_usage: true, include_obfuscation: request.includeObfuscation })
+      : undefined
   })
   return { body, dropped: droppedFields(request, options) }
 }

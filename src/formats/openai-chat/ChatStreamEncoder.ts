@@ -10,6 +10,7 @@ import type { Sse } from "effect/encoding"
 import type { StreamPart } from "../../canonical/StreamPart.ts"
 import type { Usage } from "../../canonical/Usage.ts"
 import type { Problem, ResponseMeta, StreamEncoder } from "../Format.ts"
+import { obfuscationFor } from "../openai-shared/Obfuscation.ts"
 import { encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
 import { extraContentFor } from "./CallSignatures.ts"
 import { dataEvent, doneEvent, encodeChatFinishReason, encodeUsage } from "./ChatWire.ts"
@@ -44,6 +45,19 @@ const chunk = (
     model: meta.model,
     choices: [{ index: 0, delta, finish_reason: finishReason }]
   })
+
+/** A chunk carrying `text` in `delta`, padded with `obfuscation` when `meta.obfuscate` (`Obfuscation.ts`). */
+const deltaChunk = (meta: ResponseMeta, delta: Record<string, unknown>, text: string): Sse.Event =>
+  meta.obfuscate === true
+    ? dataEvent({
+      id: meta.id,
+      object: "chat.completion.chunk",
+      created: meta.created,
+      model: meta.model,
+      choices: [{ index: 0, delta, finish_reason: null }],
+      obfuscation: obfuscationFor(text)
+    })
+    : chunk(meta, delta)
 
 const roleChunk = (meta: ResponseMeta): Sse.Event => chunk(meta, { role: "assistant", content: "" })
 
@@ -81,18 +95,20 @@ const contentEvents = (
       ]
     }
     case "TextDelta":
-      return [state, [chunk(meta, { content: part.text })]]
+      return [state, [deltaChunk(meta, { content: part.text }, part.text)]]
     case "ReasoningDelta":
       return [
         state.reasoning?.index === part.index && !state.reasoning.hasText
           ? { ...state, reasoning: { index: part.index, hasText: true } }
           : state,
-        [chunk(meta, { reasoning_content: part.text })]
+        [deltaChunk(meta, { reasoning_content: part.text }, part.text)]
       ]
     case "ToolInputDelta": {
       const ordinal = state.toolOrdinals.get(part.index)
       if (ordinal === undefined) return [state, []]
-      return [state, [chunk(meta, { tool_calls: [{ index: ordinal, function: { arguments: part.json } }] })]]
+      return [state, [
+        deltaChunk(meta, { tool_calls: [{ index: ordinal, function: { arguments: part.json } }] }, part.json)
+      ]]
     }
     case "UsageUpdate":
       return [{ ...state, usage: part.usage }, []]
@@ -125,7 +141,8 @@ const contentEvents = (
  * sends `{role: "assistant", content: ""}`; text → `content`; reasoning →
  * `reasoning_content`; a tool-call `BlockStart` → a `tool_calls` entry with
  * id, type, name and empty arguments; `ToolInputDelta` → an arguments
- * fragment at that call's ordinal; `Finish` → an empty delta with
+ * fragment at that call's ordinal (text, reasoning and argument chunks carry
+ * an `obfuscation` padding when `meta.obfuscate`); `Finish` → an empty delta with
  * `finish_reason`, then, when `meta.includeUsage`, a `choices: []` chunk with
  * the usage. Reasoning signatures and redacted reasoning have no chat field
  * and are not sent, but for the signature of a Gemini call (a signature-only

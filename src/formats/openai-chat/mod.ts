@@ -29,7 +29,8 @@ const chatPassthrough: Passthrough = {
     const body = passthroughBody(raw, target, {
       model: true,
       limitFields: ["max_tokens", "max_completion_tokens"],
-      cap: "max_completion_tokens"
+      cap: "max_completion_tokens",
+      store: true
     })
     if (target.stream) {
       const options = typeof raw.stream_options === "object" && raw.stream_options !== null

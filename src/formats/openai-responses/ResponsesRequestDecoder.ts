@@ -37,8 +37,11 @@
  * - `tool_choice` forms other than `auto` / `none` / `required` /
  *   `{type: "function", name}` (`allowed_tools`, hosted-tool, MCP and custom
  *   choices) are rejected: the canonical choice cannot express them.
- * - Ignored on purpose: `text.verbosity` (no canonical field); `store`,
- *   `previous_response_id`, `include`, `stream_options`, `truncation`,
+ * - `store`, `include`, `text.verbosity` and `stream_options.include_obfuscation`
+ *   are carried (canonical `store`, `include`, `verbosity`,
+ *   `includeObfuscation`), so a translated request keeps them where the target
+ *   can say them.
+ * - Ignored on purpose: `previous_response_id`, `truncation`,
  *   `service_tier`, `background`, `conversation`, `prompt`, `prompt_cache_key`,
  *   `safety_identifier`, `top_logprobs`, `max_tool_calls` (not canonical; the
  *   route reads `store` and `previous_response_id` itself).
@@ -64,7 +67,10 @@ const Body = Schema.Struct({
   max_output_tokens: Schema.optional(Schema.NullOr(Schema.Int)),
   temperature: Schema.optional(Schema.NullOr(Schema.Finite)),
   top_p: Schema.optional(Schema.NullOr(Schema.Finite)),
-  text: Schema.optional(Schema.NullOr(Schema.Struct({ format: Schema.optional(Schema.NullOr(Schema.Unknown)) }))),
+  text: Schema.optional(Schema.NullOr(Schema.Struct({
+    format: Schema.optional(Schema.NullOr(Schema.Unknown)),
+    verbosity: Schema.optional(Schema.NullOr(Schema.Literals(["low", "medium", "high"])))
+  }))),
   reasoning: Schema.optional(Schema.NullOr(Schema.Struct({
     effort: Schema.optional(
       Schema.NullOr(Schema.Literals(["none", "minimal", "low", "medium", "high", "xhigh", "max"]))
@@ -74,7 +80,12 @@ const Body = Schema.Struct({
   }))),
   metadata: Schema.optional(Schema.NullOr(Schema.Record(Schema.String, Schema.String))),
   user: Schema.optional(Schema.NullOr(Schema.String)),
-  stream: Schema.optional(Schema.NullOr(Schema.Boolean))
+  stream: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  store: Schema.optional(Schema.NullOr(Schema.Boolean)),
+  include: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))),
+  stream_options: Schema.optional(Schema.NullOr(Schema.Struct({
+    include_obfuscation: Schema.optional(Schema.NullOr(Schema.Boolean))
+  })))
 })
 
 const Typed = Schema.Struct({ type: Schema.optional(Schema.NullOr(Schema.String)) })
@@ -431,6 +442,10 @@ const decode = (input: unknown, context: { readonly stream?: boolean | undefined
     ...defined("reasoning", readReasoning(body.reasoning)),
     ...defined("user", body.user),
     ...defined("metadata", body.metadata),
+    ...defined("store", body.store),
+    ...defined("include", body.include),
+    ...defined("verbosity", body.text?.verbosity),
+    ...defined("includeObfuscation", body.stream_options?.include_obfuscation),
     stream: body.stream ?? context.stream ?? false
   }
 }

@@ -17,7 +17,8 @@
  *   signature (`encrypted_content`) that OpenAI minted (or of unknown origin):
  *   without one OpenAI cannot use them, and it refuses another vendor's
  *   (`ReasoningOrigin.ts`), so such parts are left out.
- * - `store` is left unset: the route decides.
+ * - `store`, `include`, `text.verbosity` and `stream_options.include_obfuscation`
+ *   (a stream's) are written from the canonical fields when set.
  * - What the format cannot express is listed by `droppedFields`.
  *
  * @since 0.1.0
@@ -221,6 +222,13 @@ const reasoningOf = (reasoning: ReasoningConfig): Json | undefined => {
 
 const optional = (key: string, value: unknown): Json => (value === undefined ? {} : { [key]: value })
 
+/** `text`: the output format and the verbosity, when either is set. */
+const textOf = (request: Request): Json | undefined =>
+  request.responseFormat === undefined && request.verbosity === undefined ? undefined : {
+    ...optional("format", request.responseFormat === undefined ? undefined : formatOf(request.responseFormat)),
+    ...optional("verbosity", request.verbosity)
+  }
+
 /**
  * Canonical request → Responses request body, plus the names of the canonical
  * fields left out (`droppedFields`). The model is written as given (the
@@ -244,14 +252,16 @@ export const encodeResponsesRequest = (request: Request): EncodedRequest => {
     ...optional("max_output_tokens", request.maxOutputTokens),
     ...optional("temperature", request.temperature),
     ...optional("top_p", request.topP),
-    ...optional(
-      "text",
-      request.responseFormat === undefined ? undefined : { format: formatOf(request.responseFormat) }
-    ),
+    ...optional("text", textOf(request)),
     ...optional("reasoning", request.reasoning === undefined ? undefined : reasoningOf(request.reasoning)),
     ...optional("user", request.user),
     ...optional("metadata", request.metadata),
-    ...(request.stream ? { stream: true } : {})
+    ...optional("store", request.store),
+    ...optional("include", request.include),
+    ...(request.stream ? { stream: true } : {}),
+    ...(request.stream && request.includeObfuscation !== undefined
+      ? { stream_options: { include_obfuscation: request.includeObfuscation } }
+      : {})
   }
   return { body, dropped: droppedFields(request) }
 }

@@ -18,6 +18,7 @@ import type { ResponseMeta } from "../Format.ts"
 import { forClient, redactedToken } from "../ReasoningOrigin.ts"
 import { makeDecoder } from "../SchemaDecode.ts"
 import { finishOfStatus, itemId, statusOfFinish, usageFromWire, usageToWire, type WireUsage } from "./ResponsesWire.ts"
+import { echoedRequestFields } from "./ResponsesEcho.ts"
 
 const Body = Schema.Struct({
   id: Schema.String,
@@ -306,10 +307,9 @@ export const functionCallItem = (
 
 /**
  * The full Responses `Response` object around `output` (SDK type `Response`):
- * what the gateway does not know of the caller's request is written with the
- * API's defaults (`tool_choice` `auto`, `tools` `[]`, `parallel_tool_calls`
- * true, `temperature` / `top_p` null, `text.format` text, `store` true).
- * `usage` is omitted while a stream is in progress.
+ * the request's settings echoed from `meta.request` as the API does, the
+ * API's defaults for those it did not set (`echoedRequestFields`). `usage` is
+ * omitted while a stream is in progress.
  *
  * @category encoding
  */
@@ -331,22 +331,10 @@ export const responseObject = (
     status,
     error: details.error ?? null,
     incomplete_details: details.incompleteReason ? { reason: details.incompleteReason } : null,
-    instructions: null,
-    max_output_tokens: null,
     model: meta.model,
     output,
-    parallel_tool_calls: true,
-    previous_response_id: null,
-    reasoning: { effort: null, summary: null },
-    store: true,
-    temperature: null,
-    text: { format: { type: "text" } },
-    tool_choice: "auto",
-    tools: [],
-    top_p: null,
-    truncation: "disabled",
-    ...(usage === undefined ? {} : { usage }),
-    metadata: {}
+    ...echoedRequestFields(meta.request),
+    ...(usage === undefined ? {} : { usage })
   }
 }
 

@@ -18,8 +18,10 @@
  * deltas and `…done` events, `response.output_item.done`; at `Finish`
  * `response.completed` (or `response.incomplete` / `response.failed`) carrying
  * the whole response with every output item and the usage. There is no end
- * marker after it. Events carry no `obfuscation` field
- * (`stream_options.include_obfuscation` is ignored; the SDK does not need it).
+ * marker after it. With `meta.obfuscate` (the caller did not send
+ * `stream_options.include_obfuscation: false`), the text, reasoning summary
+ * and argument delta events carry an `obfuscation` padding, as OpenAI's do
+ * (`Obfuscation.ts`).
  * A signature another vendor minted becomes `encrypted_content` written as
  * `sluice.<origin>.<token>`, and redacted reasoning (Anthropic's encrypted
  * thinking) a reasoning item whose `encrypted_content` is
@@ -42,6 +44,7 @@ import {
   responseObject
 } from "./ResponsesResponse.ts"
 import { itemId, statusOfFinish } from "./ResponsesWire.ts"
+import { obfuscationFor } from "../openai-shared/Obfuscation.ts"
 
 /** An open output item, by canonical block index. */
 interface Block {
@@ -85,6 +88,10 @@ class Writer {
     this.events.push({ _tag: "Event", event: type, id: undefined, data })
   }
 }
+
+/** A delta event's `obfuscation` field when `meta.obfuscate` (`Obfuscation.ts`), else nothing. */
+const padding = (meta: ResponseMeta, delta: string): Record<string, string> =>
+  meta.obfuscate === true ? { obfuscation: obfuscationFor(delta) } : {}
 
 const start = (state: ResponsesEncoderState, writer: Writer): ResponsesEncoderState => {
   if (state.started) return state
@@ -202,7 +209,8 @@ const text = (
     output_index: block.outputIndex,
     content_index: 0,
     delta,
-    logprobs: []
+    logprobs: [],
+    ...padding(state.meta, delta)
   })
   return withBlock(opened, index, { ...block, text: block.text + delta })
 }
@@ -218,7 +226,7 @@ const reasoning = (
   if (!block.summaryOpen) {
     writer.write("response.reasoning_summary_part.added", { ...location, part: { type: "summary_text", text: "" } })
   }
-  writer.write("response.reasoning_summary_text.delta", { ...location, delta })
+  writer.write("response.reasoning_summary_text.delta", { ...location, delta, ...padding(state.meta, delta) })
   return withBlock(opened, index, { ...block, text: block.text + delta, summaryOpen: true })
 }
 
@@ -233,7 +241,8 @@ const toolInput = (
   writer.write("response.function_call_arguments.delta", {
     item_id: block.itemId,
     output_index: block.outputIndex,
-    delta
+    delta,
+    ...padding(state.meta, delta)
   })
   return withBlock(state, index, { ...block, text: block.text + delta })
 }

@@ -35,7 +35,12 @@ export const OpenAiResponsesFormat: Format<ResponsesDecoderState, ResponsesEncod
   decodeResponse: decodeResponsesResponse,
   streamDecoder: responsesStreamDecoder,
   classifyError: classifyOpenAiError,
-  passthrough: plainPassthrough({ model: true, limitFields: ["max_output_tokens"], cap: "max_output_tokens" }),
+  passthrough: plainPassthrough({
+    model: true,
+    limitFields: ["max_output_tokens"],
+    cap: "max_output_tokens",
+    store: true
+  }),
   mediaParam: responsesMediaParam,
   // `input_file` takes `file_url`.
   inlinesFiles: () => false

@@ -203,14 +203,17 @@ Deno.test("property: expressible canonical requests survive encodeRequest -> dec
   )
 })
 
-Deno.test("property: max_tokens is always above the thinking budget", () => {
+Deno.test("property: max_tokens is the cap, never raised, and always above the thinking budget", () => {
   fc.assert(
     fc.property(expressible, fc.option(fc.integer({ min: 1, max: 100000 }), { nil: undefined }), (request, limit) => {
       const { body } = AnthropicFormat.encodeRequest({ ...request, maxOutputTokens: limit })
       const thinkingBody = body.thinking as { type: string; budget_tokens?: number } | undefined
       const maxTokens = body.max_tokens as number
-      if (thinkingBody?.budget_tokens !== undefined) ok(maxTokens > thinkingBody.budget_tokens)
-      else deepStrictEqual(maxTokens, limit ?? DEFAULT_MAX_TOKENS)
+      deepStrictEqual(maxTokens, limit ?? DEFAULT_MAX_TOKENS)
+      if (thinkingBody?.budget_tokens !== undefined) {
+        ok(maxTokens > thinkingBody.budget_tokens)
+        ok(thinkingBody.budget_tokens >= 1024)
+      }
     })
   )
 })

@@ -1,11 +1,6 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import type { Request } from "../../../src/canonical/Request.ts"
-import {
-  AnthropicFormat,
-  DEFAULT_MAX_TOKENS,
-  THINKING_BUDGET_BY_EFFORT,
-  THINKING_HEADROOM_TOKENS
-} from "../../../src/formats/anthropic/mod.ts"
+import { AnthropicFormat, DEFAULT_MAX_TOKENS, THINKING_BUDGET_BY_EFFORT } from "../../../src/formats/anthropic/mod.ts"
 import { PNG_BASE64 } from "./Fixtures.ts"
 
 const base: Request = {
@@ -138,18 +133,41 @@ Deno.test("encodeRequest maps tools and every tool choice", () => {
   })
 })
 
-Deno.test("encodeRequest maps reasoning settings and keeps max_tokens above the budget", () => {
-  const withBudget = encode({ reasoning: { budgetTokens: 10000 }, temperature: 0.7, topP: 0.9, topK: 5 })
+Deno.test("encodeRequest maps reasoning settings and fits the budget under max_tokens, never raising it", () => {
+  const withBudget = encode({
+    reasoning: { budgetTokens: 10000 },
+    maxOutputTokens: 16000,
+    temperature: 0.7,
+    topP: 0.9,
+    topK: 5
+  })
   deepStrictEqual(withBudget.body.thinking, { type: "enabled", budget_tokens: 10000 })
-  strictEqual(withBudget.body.max_tokens, 10000 + THINKING_HEADROOM_TOKENS)
+  strictEqual(withBudget.body.max_tokens, 16000)
   strictEqual(withBudget.body.temperature, undefined)
   deepStrictEqual(withBudget.dropped, ["temperature", "topP", "topK"])
 
-  strictEqual(encode({ reasoning: { budgetTokens: 10000 }, maxOutputTokens: 16000 }).body.max_tokens, 16000)
-  strictEqual(encode({ reasoning: { budgetTokens: 10000 }, maxOutputTokens: 5000 }).body.max_tokens, 14096)
+  // The caller's cap is the ceiling: the budget shrinks, leaving the answer half the cap (at most 4096 tokens).
+  const squeezed = encode({ reasoning: { budgetTokens: 10000 }, maxOutputTokens: 5000 })
+  strictEqual(squeezed.body.max_tokens, 5000)
+  deepStrictEqual(squeezed.body.thinking, { type: "enabled", budget_tokens: 2500 })
+  const xhigh = encode({ reasoning: { effort: "xhigh" }, maxOutputTokens: 5000 })
+  strictEqual(xhigh.body.max_tokens, 5000)
+  deepStrictEqual(xhigh.body.thinking, { type: "enabled", budget_tokens: 2500 })
+  const roomy = encode({ reasoning: { effort: "xhigh" }, maxOutputTokens: 40000 })
+  deepStrictEqual([roomy.body.max_tokens, roomy.body.thinking], [40000, { type: "enabled", budget_tokens: 32768 }])
+  // No cap named: the default cap bounds the budget too.
+  const defaulted = encode({ reasoning: { budgetTokens: 10000 } })
+  deepStrictEqual([defaulted.body.max_tokens, defaulted.body.thinking], [DEFAULT_MAX_TOKENS, {
+    type: "enabled",
+    budget_tokens: DEFAULT_MAX_TOKENS - 4096
+  }])
   deepStrictEqual(encode({ reasoning: { budgetTokens: 100 } }).body.thinking, { type: "enabled", budget_tokens: 1024 })
+  // A cap of 1024 or less leaves no room for the API's smallest budget: no thinking, said in `dropped`.
+  const tiny = encode({ reasoning: { budgetTokens: 1024 }, maxOutputTokens: 100, temperature: 0.5 })
+  deepStrictEqual([tiny.body.max_tokens, tiny.body.thinking, tiny.body.temperature], [100, { type: "disabled" }, 0.5])
+  deepStrictEqual(tiny.dropped, ["reasoning.noRoomUnderCap"])
 
-  const effortOnly = encode({ reasoning: { effort: "medium" } })
+  const effortOnly = encode({ reasoning: { effort: "medium" }, maxOutputTokens: 16384 })
   deepStrictEqual(effortOnly.body.thinking, { type: "enabled", budget_tokens: THINKING_BUDGET_BY_EFFORT.medium })
   strictEqual(effortOnly.body.output_config, undefined)
   deepStrictEqual(THINKING_BUDGET_BY_EFFORT, { minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 32768 })

@@ -153,6 +153,11 @@ const expressibleRequest: fc.Arbitrary<Request> = fc.record({
     tools: tools.length > 0 ? tools : null
   }
   for (const [field, value] of Object.entries(rest)) if (value !== null) request[field] = value
+  // A budget is expressed one to one only under the cap (above it, it is fitted under the cap).
+  const budget = (rest.reasoning as { budgetTokens?: number } | null)?.budgetTokens
+  if (budget !== undefined && rest.maxOutputTokens !== null && rest.maxOutputTokens <= budget) {
+    request.maxOutputTokens = budget + 1
+  }
   return Object.fromEntries(Object.entries(request).filter(([, value]) => value !== null)) as unknown as Request
 })
 

@@ -221,7 +221,8 @@ export const chatDriver = (client: OpenAI): Driver => {
         ]
       }]),
     reasoning: (model, mode) =>
-      call(model, mode, [{ role: "user", content: REASONING_TEXT }], { reasoning_effort: "low" }),
+      // The cap includes reasoning tokens: it leaves room for a thinking budget (Anthropic's smallest is 1024).
+      call(model, mode, [{ role: "user", content: REASONING_TEXT }], { reasoning_effort: "low", max_tokens: 4096 }),
     toolRoundTrip: async (model, mode) => {
       const question: Message = { role: "user", content: TOOL_TEXT }
       const first = await call(model, mode, [question], { tools })
@@ -322,7 +323,9 @@ export const responsesDriver = (client: OpenAI): Driver => {
       }]),
     reasoning: (model, mode) =>
       call(model, mode, [{ role: "user", content: REASONING_TEXT }], {
-        reasoning: { effort: "low", summary: "auto" }
+        reasoning: { effort: "low", summary: "auto" },
+        // The cap includes reasoning tokens: it leaves room for a thinking budget.
+        max_output_tokens: 4096
       }),
     toolRoundTrip: async (model, mode) => {
       const question: Input = { role: "user", content: TOOL_TEXT }
@@ -550,7 +553,11 @@ export const generateContentDriver = (
         parts: [{ text: IMAGE_TEXT }, { inlineData: { mimeType: "image/png", data: PIXEL_PNG } }]
       }]),
     reasoning: (model, mode) =>
-      call(model, mode, [user(REASONING_TEXT)], { thinkingConfig: { includeThoughts: true, thinkingBudget: 1024 } }),
+      // The cap includes thoughts: it leaves room for the budget.
+      call(model, mode, [user(REASONING_TEXT)], {
+        maxOutputTokens: 2048,
+        thinkingConfig: { includeThoughts: true, thinkingBudget: 1024 }
+      }),
     toolRoundTrip: async (model, mode) => {
       const first = await call(model, mode, [user(TOOL_TEXT)], toolConfig)
       const second = await call(model, mode, [

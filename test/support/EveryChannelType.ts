@@ -1,0 +1,63 @@
+/**
+ * A gateway in front of the emulator with one channel of each kind: `m-chat`
+ * on an `openai` channel speaking chat completions, `m-resp` on an `openai`
+ * channel with the Responses API, `m-claude` on `anthropic`, `m-gemini` on
+ * `gemini`; one user `alice` with key `KEY`; and the three official SDK
+ * clients pointed at it.
+ */
+import Anthropic from "@anthropic-ai/sdk"
+import { GoogleGenAI } from "@google/genai"
+import OpenAI from "openai"
+import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
+import type { TestGateway } from "./Gateway.ts"
+
+/** The caller's key. */
+export const KEY = "sk-test-alice-0001"
+
+/** The bootstrap file; `settings` are added to every channel (e.g. `{forward_store: false}`). */
+export const everyChannelType = (settings: Record<string, unknown> = {}) => (emulatorUrl: string): BootstrapFile => {
+  const channel = (name: string, type: string, model: string, own: Record<string, unknown> = {}) => ({
+    name,
+    type,
+    base_url: emulatorUrl,
+    keys: ["sk-test-up"],
+    models: [model],
+    settings: { ...own, ...settings }
+  })
+  const parsed = parseBootstrap(
+    JSON.stringify({
+      groups: { default: { ratio: 1 } },
+      models: Object.fromEntries(
+        ["m-chat", "m-resp", "m-claude", "m-gemini"].map((name) => [name, { input: 1, output: 2 }])
+      ),
+      channels: [
+        channel("chat", "openai", "m-chat"),
+        channel("resp", "openai", "m-resp", { responses_api: true }),
+        channel("claude", "anthropic", "m-claude"),
+        channel("gemini", "gemini", "m-gemini")
+      ],
+      users: [{ username: "alice", group: "default", quota: 500_000_000, tokens: [{ name: "main", key: KEY }] }]
+    }),
+    "every-channel-type.json"
+  )
+  if (!parsed.ok) throw new Error(parsed.message)
+  return parsed.file
+}
+
+/** The official SDK clients, pointed at the gateway with `KEY`. */
+export const sdkClients = (gateway: TestGateway) => ({
+  openai: new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 }),
+  anthropic: new Anthropic({ baseURL: gateway.url, apiKey: KEY, maxRetries: 0 }),
+  // @google/genai defaults to API version v1; the gateway serves generate-content under /v1beta too.
+  google: new GoogleGenAI({ apiKey: KEY, httpOptions: { baseUrl: gateway.url, apiVersion: "v1beta" } })
+})
+
+/** The body of the last request the emulator received on a path containing `path`. */
+export const lastBodyTo = (gateway: TestGateway, path: string): Record<string, unknown> => {
+  const request: RecordedRequest | undefined = gateway.emulator.requests.findLast((recorded) =>
+    recorded.path.includes(path)
+  )
+  if (request === undefined) throw new Error(`no upstream request to ${path}`)
+  return request.body as Record<string, unknown>
+}
