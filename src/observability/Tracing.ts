@@ -1,7 +1,8 @@
 /**
  * Traces and logs over OTLP/HTTP (JSON) through `effect/observability`'s
  * `Otlp` modules, when `OTEL_EXPORTER_OTLP_ENDPOINT` is set: one server span
- * per request (Effect's HTTP server makes it), a child span per upstream
+ * per request (Effect's HTTP server makes it, named `METHOD route-pattern`,
+ * continuing a caller's `traceparent`), a child span per upstream
  * attempt (`upstream.attempt`: channel, upstream model, attempt number,
  * status, failover reason), and the ledger's hold, the settlement and the
  * usage-log commit as spans. No attribute holds a prompt, an answer or a key:
@@ -11,8 +12,9 @@
  * @since 0.1.0
  */
 import { Context, Layer } from "effect"
-import { FetchHttpClient, UrlParams } from "effect/http"
+import { FetchHttpClient, HttpMiddleware, UrlParams } from "effect/http"
 import { OtlpLogger, OtlpSerialization, OtlpTracer } from "effect/observability"
+import { routeOf } from "./RouteLabel.ts"
 
 /**
  * Whether spans are exported: the relay adds its own spans (attempts, hold,
@@ -51,6 +53,8 @@ export const otlpLayer = (options: OtlpOptions) => {
   ).pipe(
     Layer.provide([OtlpSerialization.layerJson, FetchHttpClient.layer]),
     Layer.merge(Layer.succeed(TracingEnabled, true)),
-    Layer.merge(Layer.succeed(UrlParams.CurrentRedactedNames, ["key", "api_key", "token"]))
+    Layer.merge(Layer.succeed(UrlParams.CurrentRedactedNames, ["key", "api_key", "token"])),
+    // `POST /v1beta/models/{model}:generateContent`: the route's pattern, not the caller's path.
+    Layer.merge(Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routeOf(request.url)}`))
   )
 }

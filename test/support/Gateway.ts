@@ -10,6 +10,7 @@ import { makeHandler } from "../../src/App.ts"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
 import { withPeerAddress } from "../../src/observability/PeerAddress.ts"
+import type { OtlpOptions } from "../../src/observability/Tracing.ts"
 import { assertNoSecrets, collectingTelemetry, promptsOf, secretsOf } from "./LogScan.ts"
 
 /** The PostgreSQL server the tests use (trust auth on this machine and in CI). */
@@ -88,6 +89,8 @@ export const startGateway = async (options: {
   readonly emulator?: Emulator
   readonly redisUrl?: string
   readonly redisPrefix?: string
+  /** OTLP export of traces and logs (default none). */
+  readonly otlp?: OtlpOptions
 }): Promise<TestGateway> => {
   const emulator = options.emulator ?? startEmulator()
   const postgres = options.databaseUrl === undefined && options.store === "postgres" ? await freshPostgres() : undefined
@@ -101,7 +104,8 @@ export const startGateway = async (options: {
     redisPrefix: options.redisPrefix,
     file,
     usageFlushMillis: 50,
-    telemetry: telemetry.options
+    telemetry: telemetry.options,
+    otlp: options.otlp
   })
   const ready = await handler(new Request("http://localhost/healthz"))
   await ready.body?.cancel()
