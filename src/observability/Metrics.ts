@@ -101,7 +101,8 @@ export class Metrics {
   )
   readonly #channelKeys = new Series(
     ["channel"],
-    (attributes) => Metric.gauge("sluice_channel_enabled_keys", { description: "Enabled keys of a channel", attributes })
+    (attributes) =>
+      Metric.gauge("sluice_channel_enabled_keys", { description: "Enabled keys of a channel", attributes })
   )
 
   constructor() {

@@ -55,6 +55,8 @@ export const otlpLayer = (options: OtlpOptions) => {
     Layer.merge(Layer.succeed(TracingEnabled, true)),
     Layer.merge(Layer.succeed(UrlParams.CurrentRedactedNames, ["key", "api_key", "token"])),
     // `POST /v1beta/models/{model}:generateContent`: the route's pattern, not the caller's path.
-    Layer.merge(Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routeOf(request.url)}`))
+    Layer.merge(
+      Layer.succeed(HttpMiddleware.SpanNameGenerator, (request) => `${request.method} ${routeOf(request.url)}`)
+    )
   )
 }

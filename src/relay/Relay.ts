@@ -144,7 +144,10 @@ export class Relay extends Context.Service<Relay, {
                 yield* settle(accepted.candidate, accepted.attempt)
                 return HttpServerResponse.text(text, { contentType: "application/json" })
               }
-              const accepted = yield* failover({ ...loop, attempt: tracing ? traced(attempts.stream) : attempts.stream })
+              const accepted = yield* failover({
+                ...loop,
+                attempt: tracing ? traced(attempts.stream) : attempts.stream
+              })
               const head = accepted.value
               const bridge = {
                 inbound: formatOf(input.inbound),

@@ -100,39 +100,42 @@ Deno.test("access log: known requests read back field by field; x-request-id tak
       ok((line.cost as number) > 0)
     })
 
-    await t.step("a made id: 32 hex digits, also the usage log's request_id; a stream's line after its end", async () => {
-      gateway.emulator.reset()
-      const client = new OpenAI({
-        baseURL: `${gateway.url}/v1`,
-        apiKey: KEY,
-        maxRetries: 0,
-        defaultHeaders: { "x-request-id": "not a well-formed id!" }
-      })
-      const { data: stream, response } = await client.chat.completions.create({
-        model: "gpt-test",
-        messages: [{ role: "user", content: "stream me an answer please" }],
-        max_tokens: 20,
-        stream: true,
-        stream_options: { include_usage: true }
-      }).withResponse()
-      const requestId = response.headers.get("x-request-id")!
-      match(requestId, /^[0-9a-f]{32}$/)
-      let usage: OpenAI.CompletionUsage | undefined
-      for await (const chunk of stream) usage = chunk.usage ?? usage
-      strictEqual(gateway.emulator.requests[0].headers["x-request-id"], requestId)
-      const line = await lineOf(gateway, requestId)
-      strictEqual(line.status, 200)
-      strictEqual(line.channel, "primary")
-      strictEqual(line.prompt_tokens, usage!.prompt_tokens)
-      strictEqual(line.completion_tokens, usage!.completion_tokens)
-      deepStrictEqual(line.failover, [])
-      await new Promise((resolve) => setTimeout(resolve, 200))
-      const rows = await gateway.query<{ cost: string }>(
-        `SELECT cost::text AS cost FROM usage_logs WHERE request_id = '${requestId}'`
-      )
-      strictEqual(rows.length, 1)
-      strictEqual(line.cost, Number(rows[0].cost))
-    })
+    await t.step(
+      "a made id: 32 hex digits, also the usage log's request_id; a stream's line after its end",
+      async () => {
+        gateway.emulator.reset()
+        const client = new OpenAI({
+          baseURL: `${gateway.url}/v1`,
+          apiKey: KEY,
+          maxRetries: 0,
+          defaultHeaders: { "x-request-id": "not a well-formed id!" }
+        })
+        const { data: stream, response } = await client.chat.completions.create({
+          model: "gpt-test",
+          messages: [{ role: "user", content: "stream me an answer please" }],
+          max_tokens: 20,
+          stream: true,
+          stream_options: { include_usage: true }
+        }).withResponse()
+        const requestId = response.headers.get("x-request-id")!
+        match(requestId, /^[0-9a-f]{32}$/)
+        let usage: OpenAI.CompletionUsage | undefined
+        for await (const chunk of stream) usage = chunk.usage ?? usage
+        strictEqual(gateway.emulator.requests[0].headers["x-request-id"], requestId)
+        const line = await lineOf(gateway, requestId)
+        strictEqual(line.status, 200)
+        strictEqual(line.channel, "primary")
+        strictEqual(line.prompt_tokens, usage!.prompt_tokens)
+        strictEqual(line.completion_tokens, usage!.completion_tokens)
+        deepStrictEqual(line.failover, [])
+        await new Promise((resolve) => setTimeout(resolve, 200))
+        const rows = await gateway.query<{ cost: string }>(
+          `SELECT cost::text AS cost FROM usage_logs WHERE request_id = '${requestId}'`
+        )
+        strictEqual(rows.length, 1)
+        strictEqual(line.cost, Number(rows[0].cost))
+      }
+    )
 
     await t.step("an error and routes without a model: warn level, x-request-id on every answer", async () => {
       const refused = await chat(gateway, { model: "gpt-test", messages: [] }, { "x-request-id": "bad-request-1" })
