@@ -5,8 +5,9 @@
  * PGlite's, which PostgreSQL does not need). `src/main.ts` is started that
  * way against a fresh PostgreSQL database, the official SDKs' smoke calls go
  * through it (chat completions, Responses, messages, generate-content; plain
- * and streamed), the probes and metrics answer, and on SIGTERM it exits 0
- * with every usage row written and every lease handed back. Its stdout holds
+ * and streamed), the probes and metrics answer, and on SIGINT (what Deno
+ * Deploy sends, 5 s before SIGKILL) it exits 0 within those 5 s with every
+ * usage row written and every lease handed back. Its stdout holds
  * one JSON access-log line per request.
  */
 import Anthropic from "@anthropic-ai/sdk"
@@ -68,7 +69,7 @@ Deno.test("deno deploy mode: no writes, no subprocesses, no FFI; the SDKs' smoke
   const postgres = await freshPostgres()
   const file = await writeTempFile("sluice.json", config(emulator.url))
   const main = await startMain(
-    { DATABASE_URL: postgres.url, SLUICE_CONFIG: file.path, LOG_FORMAT: "json" },
+    { DATABASE_URL: postgres.url, SLUICE_CONFIG: file.path, LOG_FORMAT: "json", SLUICE_SHUTDOWN_GRACE_SECONDS: "3" },
     60_000,
     DEPLOY_PERMISSIONS
   )
@@ -133,10 +134,14 @@ Deno.test("deno deploy mode: no writes, no subprocesses, no FFI; the SDKs' smoke
       await probe.body?.cancel()
     }
 
-    main.signal("SIGTERM")
+    // Deno Deploy stops an isolate with SIGINT and kills it 5 s later (docs.deno.com/deploy/reference/runtime,
+    // "Shutdown"): with a 3 s grace the usage log and the leases are written back well within that.
+    const stopping = performance.now()
+    main.signal("SIGINT")
     const result = await main.exited
     exited = true
     strictEqual(result.code, 0, result.stderr)
+    ok(performance.now() - stopping < 5_000, "stopped within Deno Deploy's 5 s")
     ok(!/PermissionDenied|NotCapable|Requires (write|run|ffi) access/i.test(result.stderr), result.stderr)
 
     // Background work lost nothing: every call's usage row is written, every lease handed back.
