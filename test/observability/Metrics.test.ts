@@ -151,3 +151,50 @@ Deno.test("metrics: open on loopback; elsewhere only with the metrics token as B
     await gateway.close()
   }
 })
+
+Deno.test("metrics: cooldowns, key disables, rate-limit rejections and channel health", async () => {
+  const gateway = await startGateway({
+    config: (url) => {
+      const file = twoChannels(url, { cooldown_failures: 1 })
+      return { ...file, users: file.users!.map((user) => ({ ...user, limits: { rpm: 2 } })) }
+    }
+  })
+  const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
+  const ask = () =>
+    client.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }], max_tokens: 8 })
+  try {
+    const before = await scrape(gateway.url)
+    // The primary fails once: one failure is enough for a cooldown here; the secondary answers.
+    gateway.emulator.setFaults([{ match: { key: "sk-test-upstream-primary" }, status: 500, times: 1 }])
+    await ask()
+    // The secondary's key is refused (401): disabled; the cooling primary, tried last, answers.
+    gateway.emulator.setFaults([{ match: { key: "sk-test-upstream-second" }, status: 401, times: 1 }])
+    await ask()
+    gateway.emulator.clearFaults()
+    // The user's limit is 2 requests a minute.
+    const refused = await ask().then(() => undefined, (error: { status?: number }) => error.status)
+    strictEqual(refused, 429)
+    const after = await scrape(gateway.url)
+    const delta = (name: string, labels: Record<string, string> = {}) =>
+      after.value(name, labels) - before.value(name, labels)
+    strictEqual(delta("sluice_channel_cooldowns_total", { channel: "primary" }), 1)
+    strictEqual(delta("sluice_key_disables_total", { channel: "secondary" }), 1)
+    strictEqual(delta("sluice_rate_limit_rejections_total"), 1)
+    strictEqual(delta("sluice_upstream_attempts_total", { channel: "secondary", outcome: "unauthorized" }), 1)
+    strictEqual(
+      delta("sluice_http_requests_total", {
+        route: CHAT,
+        format: "openai-chat",
+        model: "gpt-test",
+        channel: "none",
+        status_class: "4xx"
+      }),
+      1
+    )
+    strictEqual(after.value("sluice_channel_up", { channel: "primary" }), 1, "its answer ended the cooldown")
+    strictEqual(after.value("sluice_channel_enabled_keys", { channel: "secondary" }), 0)
+    strictEqual(after.value("sluice_channel_up", { channel: "secondary" }), 0, "no enabled key")
+  } finally {
+    await gateway.close()
+  }
+})
