@@ -60,6 +60,8 @@ const usePostgres = Deno.args.includes("--postgres")
 /** Only the telemetry overhead: the gateway with metrics and the access log on, and off (see `Telemetry.ts`). */
 const telemetryOnly = Deno.args.includes("--telemetry")
 const telemetryRounds = 4
+/** Where the hand-written analysis of `bench/RESULTS.md` starts. */
+const ANALYSIS_MARKER = "<!-- Analysis below: written by hand, kept by `deno task bench` when it rewrites the report above. -->"
 
 const wrk = await wrkVersion()
 if (wrk === undefined) {
@@ -561,7 +563,10 @@ try {
   await cleanup()
   clearTimeout(watchdog)
   const resultsPath = new URL("./RESULTS.md", import.meta.url).pathname
-  await Deno.writeTextFile(resultsPath, report)
+  // The hand-written analysis after the marker is kept; the report above it is replaced.
+  const previous = await Deno.readTextFile(resultsPath).catch(() => "")
+  const kept = previous.indexOf(ANALYSIS_MARKER)
+  await Deno.writeTextFile(resultsPath, kept === -1 ? report : `${report}\n${previous.slice(kept)}`)
   // `deno fmt` aligns the table, so the committed file stays format-clean.
   await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", resultsPath], cwd: root }).output()
   console.log(await Deno.readTextFile(resultsPath))
