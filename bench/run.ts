@@ -61,7 +61,8 @@ const usePostgres = Deno.args.includes("--postgres")
 const telemetryOnly = Deno.args.includes("--telemetry")
 const telemetryRounds = 4
 /** Where the hand-written analysis of `bench/RESULTS.md` starts. */
-const ANALYSIS_MARKER = "<!-- Analysis below: written by hand, kept by `deno task bench` when it rewrites the report above. -->"
+const ANALYSIS_MARKER =
+  "<!-- Analysis below: written by hand, kept by `deno task bench` when it rewrites the report above. -->"
 
 const wrk = await wrkVersion()
 if (wrk === undefined) {
