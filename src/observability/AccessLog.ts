@@ -35,14 +35,14 @@ const modelOf = (record: RequestRecord): string | null =>
     ? record.model
     : safeVendorText(record.model, 100)
 
-/** The fields of a record's line, in order. @category formatting */
-export const fieldsOf = (record: RequestRecord) => ({
+/** The fields of a record's line, in order (`route`: its label, when already known). @category formatting */
+export const fieldsOf = (record: RequestRecord, route: string = routeOf(record.url)) => ({
   time: new Date(record.startedAt).toISOString(),
   level: levelOf(record.status),
   msg: "request",
   request_id: record.requestId,
   method: record.method,
-  route: routeOf(record.url),
+  route,
   status: record.status,
   latency_ms: round(record.totalMs),
   ttfb_ms: round(record.firstByteMs),
@@ -59,7 +59,7 @@ export const fieldsOf = (record: RequestRecord) => ({
 })
 
 /** A record as one JSON line (no newline). @category formatting */
-export const jsonLine = (record: RequestRecord): string => JSON.stringify(fieldsOf(record))
+export const jsonLine = (record: RequestRecord, route?: string): string => JSON.stringify(fieldsOf(record, route))
 
 /**
  * A record as one readable line (no newline), e.g.
@@ -68,8 +68,8 @@ export const jsonLine = (record: RequestRecord): string => JSON.stringify(fields
  *
  * @category formatting
  */
-export const textLine = (record: RequestRecord): string => {
-  const fields = fieldsOf(record)
+export const textLine = (record: RequestRecord, route?: string): string => {
+  const fields = fieldsOf(record, route)
   const model = fields.model === null ? "" : ` model=${JSON.stringify(fields.model)}`
   const channel = fields.channel === null ? "" : ` channel=${fields.channel}`
   const usage = fields.prompt_tokens + fields.completion_tokens > 0 || fields.cost > 0

@@ -22,19 +22,6 @@ const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60
 export const statusClass = (status: number): string =>
   status >= 500 ? "5xx" : status >= 400 ? "4xx" : status >= 300 ? "3xx" : status >= 200 ? "2xx" : "1xx"
 
-/** What one finished request contributes to the request metrics. @category models */
-export interface RequestFacts {
-  readonly route: string
-  readonly format: string
-  readonly modelLabel: string
-  readonly channel: string
-  readonly status: number
-  /** Seconds until the answer's head was handed to the server. */
-  readonly firstByteSeconds: number
-  /** Seconds until the request ended (for a stream: its last byte, or its cut). */
-  readonly totalSeconds: number
-}
-
 const counter = (name: string, description: string) => (attributes: Record<string, string>) =>
   Metric.counter(name, { description, attributes, incremental: true })
 
@@ -109,16 +96,23 @@ export class Metrics {
     this.context = Context.make(Metric.MetricRegistry, new Map())
   }
 
-  /** Counts a finished request and observes its latencies. */
-  request(facts: RequestFacts): void {
+  /**
+   * Counts a finished request and observes its latencies: seconds until the answer's head was handed to the
+   * server, and until the request ended (a stream: its last byte, or its cut).
+   */
+  request(
+    route: string,
+    format: string,
+    modelLabel: string,
+    channel: string,
+    status: number,
+    firstByteSeconds: number,
+    totalSeconds: number
+  ): void {
     const context = this.context
-    add(
-      this.#requests.at(facts.route, facts.format, facts.modelLabel, facts.channel, statusClass(facts.status)),
-      1,
-      context
-    )
-    add(this.#firstByte.at(facts.route, facts.channel), facts.firstByteSeconds, context)
-    add(this.#duration.at(facts.route, facts.channel), facts.totalSeconds, context)
+    add(this.#requests.at(route, format, modelLabel, channel, statusClass(status)), 1, context)
+    add(this.#firstByte.at(route, channel), firstByteSeconds, context)
+    add(this.#duration.at(route, channel), totalSeconds, context)
   }
 
   /** Counts an upstream attempt: `ok`, or the failure's kind (bounded: `UpstreamFailed["kind"]`). */

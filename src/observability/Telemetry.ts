@@ -78,18 +78,19 @@ export class Telemetry implements RecordOwner {
   }
 
   finished(record: RequestRecord): void {
+    const route = routeOf(record.url)
     const metrics = this.metrics
     if (metrics !== undefined) {
       const channel = record.channel ?? "none"
-      metrics.request({
-        route: routeOf(record.url),
-        format: record.format,
-        modelLabel: record.modelLabel,
+      metrics.request(
+        route,
+        record.format,
+        record.modelLabel,
         channel,
-        status: record.status,
-        firstByteSeconds: record.firstByteMs / 1000,
-        totalSeconds: record.totalMs / 1000
-      })
+        record.status,
+        record.firstByteMs / 1000,
+        record.totalMs / 1000
+      )
       if (record.group !== undefined && (record.promptTokens + record.completionTokens > 0 || record.cost > 0n)) {
         metrics.usage(
           record.modelLabel,
@@ -103,7 +104,7 @@ export class Telemetry implements RecordOwner {
       }
     }
     if (levelRank[levelOf(record.status)] >= this.#logRank) {
-      this.options.sink(this.options.format === "json" ? jsonLine(record) : textLine(record))
+      this.options.sink(this.options.format === "json" ? jsonLine(record, route) : textLine(record, route))
     }
   }
 
