@@ -11,7 +11,7 @@ import { ObservabilityEnvConfig } from "../../src/config/ObservabilityEnv.ts"
 import { RequestRecord } from "../../src/observability/RequestRecord.ts"
 import { callerRequestId, makeRequestId, Telemetry, type TelemetryOptions } from "../../src/observability/Telemetry.ts"
 
-/** The settings read from `env` (a failure, flipped, when `flip`). */
+/** The settings read from `env`. */
 const readEnv = (env: Record<string, string>) =>
   Effect.gen(function* () {
     return yield* ObservabilityEnvConfig
