@@ -1,7 +1,8 @@
 /**
  * The operator's probes and metrics: `GET /readyz` (200 only while the
- * database answers, the catalog is loaded and this instance may serve quota
- * holds; 503 with the reason otherwise) and `GET /metrics` (Prometheus text
+ * database answers and this instance may serve quota holds (its leases are
+ * fresh); 503 with the reason otherwise; the catalog is always loaded by the
+ * time a route serves) and `GET /metrics` (Prometheus text
  * format through `effect/observability`'s `PrometheusMetrics`; open on
  * loopback, otherwise only with `Authorization: Bearer <settings.metrics_token>`).
  * `GET /healthz` (liveness) stays in `AccountRoutes`.
@@ -34,7 +35,8 @@ const notReady = (reason: string) => HttpServerResponse.jsonUnsafe({ status: "no
 export const OpsRoutes = (metrics: Metrics | undefined) =>
   HttpRouter.use(Effect.fnUntraced(function* (router) {
     const sql = yield* SqlClient.SqlClient
-    const catalog = yield* Catalog
+    // The catalog is loaded when its layer is built, before any route serves: taking it here makes that so.
+    yield* Catalog
     const ledger = yield* QuotaLedger
     const channels = yield* ChannelRouter
     const settings = yield* GatewaySettings
@@ -50,9 +52,6 @@ export const OpsRoutes = (metrics: Metrics | undefined) =>
       "/readyz",
       Effect.gen(function* () {
         if (!(yield* databaseAnswers)) return notReady("The database does not answer.")
-        if (catalog.snapshot().prices.size === 0 && catalog.snapshot().channels.size === 0) {
-          return notReady("The catalog is not loaded.")
-        }
         if (!ledger.serving()) {
           return notReady("The quota leases went unrenewed too long; this instance serves no holds until it renews.")
         }
