@@ -4,8 +4,9 @@
  * fails over and a generate-content call with its key in the query. The
  * request's server span has, as children, one `upstream.attempt` span per
  * attempt (channel, upstream model, attempt number, status, failover reason),
- * the ledger's hold and the settlement; the usage log's commit is a span; and
- * nothing the receiver got holds a key or the prompt text.
+ * the ledger's hold and the settlement; the usage log's commit is a span; the
+ * gateway's log lines are exported too; and nothing the receiver got holds a
+ * key or the prompt text.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { startGateway } from "../support/Gateway.ts"
@@ -41,7 +42,8 @@ Deno.test("otlp: request and attempt spans with their parents and attributes, an
   })
   const gateway = await startGateway({
     store: "postgres",
-    config: (url) => twoChannels(url),
+    // One failure puts a channel in cooldown, which the gateway logs: a log line to export.
+    config: (url) => twoChannels(url, { cooldown_failures: 1 }),
     otlp: { endpoint: `http://127.0.0.1:${receiver.addr.port}/`, serviceName: "sluice-test", exportIntervalMillis: 100 }
   })
   let closed = false
@@ -99,6 +101,10 @@ Deno.test("otlp: request and attempt spans with their parents and attributes, an
     ok(children.some((span) => span.name === "Settlement.settle"), "the settlement is a child span")
     ok(spans.some((span) => span.name === "UsageLog.commit"), "the usage log's commit is a span")
     ok(spans.some((span) => span.name === "POST /v1beta/models/{model}:generateContent"))
+
+    // The gateway's log lines go out too.
+    const logs = bodies.filter((body) => body.path === "/v1/logs").map((body) => body.text).join("\n")
+    ok(logs.includes("Channel put in cooldown"), "the cooldown warning was exported")
 
     // Nothing sent anywhere holds a key or the prompt.
     const everything = bodies.map((body) => body.text).join("\n")
