@@ -46,6 +46,7 @@ import {
   renderReport,
   type Run
 } from "./Report.ts"
+import { renderTelemetryReport, type TelemetryCase, type TelemetryReport } from "./Telemetry.ts"
 import { runWrk, wrkVersion } from "./Wrk.ts"
 
 const throughputConnections = 50
@@ -59,13 +60,19 @@ const timeLimitSeconds = 300
 const firstByteRounds = 200
 const firstByteWarmupRounds = 10
 
-const usage = "Usage: deno task bench [--postgres]"
-const unknown = Deno.args.filter((arg) => arg !== "--postgres")
+const usage = "Usage: deno task bench [--postgres] [--telemetry]"
+const unknown = Deno.args.filter((arg) => arg !== "--postgres" && arg !== "--telemetry")
 if (unknown.length > 0) {
   console.error(`Unknown argument ${unknown.map((arg) => `"${arg}"`).join(", ")}. ${usage}`)
   Deno.exit(2)
 }
 const usePostgres = Deno.args.includes("--postgres")
+/** Only the telemetry overhead: the gateway with metrics and the access log on, and off (see `Telemetry.ts`). */
+const telemetryOnly = Deno.args.includes("--telemetry")
+const telemetryRounds = 4
+/** Where the hand-written analysis of `bench/RESULTS.md` starts. */
+const ANALYSIS_MARKER =
+  "<!-- Analysis below: written by hand, kept by `deno task bench` when it rewrites the report above. -->"
 
 const wrk = await wrkVersion()
 if (wrk === undefined) {
@@ -142,7 +149,7 @@ const startProxy = async (upstream: string, readEvents = false) => {
   return { managed, url: `http://127.0.0.1:${port}` }
 }
 
-const startGateway = async (name: string, config: string) => {
+const startGateway = async (name: string, config: string, extraEnv: Record<string, string> = {}) => {
   const configPath = `${workDir}/${name}.json`
   await Deno.writeTextFile(configPath, config)
   const database = usePostgres ? await createBenchDatabase() : undefined
@@ -160,7 +167,9 @@ const startGateway = async (name: string, config: string) => {
       SLUICE_DATA_DIR: `${workDir}/${name}-data`,
       DATABASE_URL: database?.url ?? "",
       REDIS_URL: "",
-      SLUICE_SHUTDOWN_GRACE_SECONDS: "2"
+      SLUICE_SHUTDOWN_GRACE_SECONDS: "2",
+      LOG_FORMAT: "json",
+      ...extraEnv
     }
   })
   return { managed, url: `http://127.0.0.1:${port}`, store: database === undefined ? "PGlite" : database.name }
@@ -511,12 +520,80 @@ const main = async (): Promise<BenchReport> => {
   }
 }
 
+/**
+ * `--telemetry`: two gateways on one emulator, telemetry on and off, each case's throughput runs alternating
+ * between them (on, off, off, on, …) after a warm-up of each.
+ */
+const telemetryMain = async (): Promise<TelemetryReport> => {
+  progress(`Starting the emulator and two gateways, telemetry on and off; logs in ${workDir}`)
+  const healthy = await startEmulator("emulator")
+  const on = await startGateway("gateway-telemetry-on", gatewayConfig(healthy.url))
+  const off = await startGateway("gateway-telemetry-off", gatewayConfig(healthy.url), {
+    SLUICE_METRICS: "off",
+    SLUICE_ACCESS_LOG: "off"
+  })
+  await Promise.all([
+    ready(healthy.managed, healthy.url),
+    ready(on.managed, on.url),
+    ready(off.managed, off.url)
+  ])
+  const onTarget: Target = { label: "gateway, telemetry on", url: on.url, process: on.managed }
+  const offTarget: Target = { label: "gateway, telemetry off", url: off.url, process: off.managed }
+  const cases: Array<TelemetryCase> = []
+  for (const item of [chatNonStream, chatStream]) {
+    const problems = (await Promise.all([probe(onTarget, item), probe(offTarget, item)])).filter((p) => p !== undefined)
+    if (problems.length > 0) throw new Error(`The ${item.name} case does not work: ${problems.join("; ")}`)
+    await load(onTarget, item, latencyConnections, warmupSeconds)
+    await load(offTarget, item, latencyConnections, warmupSeconds)
+    const onRuns: Array<Run> = []
+    const offRuns: Array<Run> = []
+    for (let round = 0; round < telemetryRounds; round++) {
+      const order = round % 2 === 0 ? [onTarget, offTarget] : [offTarget, onTarget]
+      for (const target of order) {
+        const run = await load(target, item, throughputConnections, runSeconds)
+        ;(target === onTarget ? onRuns : offRuns).push(run)
+      }
+    }
+    cases.push({ name: item.name, on: onRuns, off: offRuns })
+  }
+  return {
+    date: new Date().toISOString(),
+    command: ["deno task bench", ...Deno.args].join(" "),
+    store: usePostgres ? "PostgreSQL (fresh database per gateway, dropped after)" : "embedded PGlite (temp dir)",
+    machine: `${navigator.hardwareConcurrency} cores, ${Deno.build.os}/${Deno.build.arch}`,
+    load: `${throughputConnections} connections × ${runSeconds} s per run`,
+    rounds: telemetryRounds,
+    loadAverage,
+    cases
+  }
+}
+
+if (telemetryOnly) {
+  try {
+    const report = renderTelemetryReport(await telemetryMain())
+    await cleanup()
+    clearTimeout(watchdog)
+    const resultsPath = new URL("./TELEMETRY.md", import.meta.url).pathname
+    await Deno.writeTextFile(resultsPath, report)
+    await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", resultsPath], cwd: root }).output()
+    console.log(await Deno.readTextFile(resultsPath))
+    await Deno.remove(workDir, { recursive: true })
+    Deno.exit(0)
+  } catch (error) {
+    clearTimeout(watchdog)
+    await abort(`The bench failed: ${error instanceof Error ? error.message : String(error)}`, 1)
+  }
+}
+
 try {
   const report = renderReport(await main())
   await cleanup()
   clearTimeout(watchdog)
   const resultsPath = new URL("./RESULTS.md", import.meta.url).pathname
-  await Deno.writeTextFile(resultsPath, report)
+  // The hand-written analysis after the marker is kept; the report above it is replaced.
+  const previous = await Deno.readTextFile(resultsPath).catch(() => "")
+  const kept = previous.indexOf(ANALYSIS_MARKER)
+  await Deno.writeTextFile(resultsPath, kept === -1 ? report : `${report}\n${previous.slice(kept)}`)
   // `deno fmt` aligns the table, so the committed file stays format-clean.
   await new Deno.Command(Deno.execPath(), { args: ["fmt", "--quiet", resultsPath], cwd: root }).output()
   console.log(await Deno.readTextFile(resultsPath))

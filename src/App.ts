@@ -28,6 +28,10 @@ import { ResponseStore } from "./services/ResponseStore.ts"
 import { UpstreamClient } from "./services/UpstreamClient.ts"
 import { UsageLog } from "./services/UsageLog.ts"
 import { Catalog } from "./storage/Catalog.ts"
+import { CurrentMetrics } from "./observability/Metrics.ts"
+import { Telemetry, type TelemetryOptions } from "./observability/Telemetry.ts"
+import { otlpLayer, type OtlpOptions } from "./observability/Tracing.ts"
+import { OpsRoutes } from "./routes/OpsRoutes.ts"
 import { layerFromSettings } from "./storage/Database.ts"
 
 /** Where the app keeps its data and what it was configured with. @category models */
@@ -40,6 +44,22 @@ export interface AppOptions {
   readonly file: BootstrapFile | undefined
   /** Usage log flush interval in milliseconds (default 250). */
   readonly usageFlushMillis?: number | undefined
+  /**
+   * Metrics, the access log and where Effect's log lines go. Default: metrics
+   * on, no access log, Effect's own console logger.
+   */
+  readonly telemetry?: TelemetryOptions | undefined
+  /** OTLP export of traces and logs (`OTEL_EXPORTER_OTLP_ENDPOINT`); default none. */
+  readonly otlp?: OtlpOptions | undefined
+}
+
+/** Telemetry when none is configured: metrics only. */
+const metricsOnly: TelemetryOptions = {
+  metrics: true,
+  accessLog: false,
+  format: "json",
+  level: "info",
+  sink: () => {}
 }
 
 /**
@@ -47,7 +67,7 @@ export interface AppOptions {
  *
  * @category layers
  */
-export const appLayer = (options: AppOptions) => {
+export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemetry(metricsOnly)) => {
   const settings = settingsOf(options.file)
   const database = layerFromSettings({ databaseUrl: options.databaseUrl, dataDir: options.dataDir })
   const bootstrapped = Layer.effectDiscard(
@@ -67,10 +87,17 @@ export const appLayer = (options: AppOptions) => {
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })
   ).pipe(Layer.provideMerge(catalog))
   const relay = Layer.mergeAll(Relay.layer, EmbeddingRelay.layer, HealthProber.layer(settings.probeIntervalSeconds))
-    .pipe(
-      Layer.provideMerge(services)
-    )
-  return Layer.mergeAll(TextRoutes, EmbeddingRoutes, CompactRoute, ModelsRoutes, AccountRoutes, FallbackRoutes).pipe(
+    .pipe(Layer.provideMerge(services))
+  return Layer.mergeAll(
+    TextRoutes,
+    EmbeddingRoutes,
+    CompactRoute,
+    ModelsRoutes,
+    AccountRoutes,
+    OpsRoutes(telemetry.metrics),
+    FallbackRoutes,
+    telemetry.middlewareLayer
+  ).pipe(
     Layer.provide(Layer.mergeAll(CountTokens.layer, Embeddings.layer)),
     Layer.provide(relay)
   )
@@ -93,8 +120,26 @@ export const schedulerLayer = Layer.succeed(Scheduler.Scheduler, new Scheduler.M
  *
  * @category handlers
  */
-export const makeHandler = (options: AppOptions) =>
-  HttpRouter.toWebHandler(
-    appLayer(options).pipe(Layer.provide(HttpServer.layerServices), Layer.provideMerge(schedulerLayer)),
+export const makeHandler = (options: AppOptions) => {
+  const telemetry = new Telemetry(options.telemetry ?? metricsOnly)
+  return HttpRouter.toWebHandler(
+    appLayer(options, telemetry).pipe(
+      Layer.provide(HttpServer.layerServices),
+      Layer.provideMerge(schedulerLayer),
+      Layer.provideMerge(observabilityLayer(options, telemetry))
+    ),
     { disableLogger: true }
   )
+}
+
+/**
+ * What every layer and every request fiber sees of the telemetry: the
+ * metrics, Effect's loggers (when telemetry is configured) and the OTLP
+ * tracer and logger (when an endpoint is).
+ */
+const observabilityLayer = (options: AppOptions, telemetry: Telemetry) => {
+  const metrics = Layer.succeed(CurrentMetrics, telemetry.metrics)
+  const loggers = options.telemetry === undefined ? Layer.empty : telemetry.loggerLayer
+  const logging = options.otlp === undefined ? loggers : otlpLayer(options.otlp).pipe(Layer.provideMerge(loggers))
+  return Layer.merge(metrics, logging)
+}

@@ -9,6 +9,7 @@
 // deno-lint-ignore-file no-console
 import "./Prelude.ts"
 import { makeHandler } from "./App.ts"
+import { withPeerAddress } from "./observability/PeerAddress.ts"
 import { parseBootstrap } from "./config/BootstrapFile.ts"
 import { startEmulator } from "./emulator/Emulator.ts"
 
@@ -60,7 +61,7 @@ const { handler, dispose } = makeHandler({
   file: parsed.file
 })
 await handler(new Request("http://localhost/healthz"))
-const server = Deno.serve({ port, hostname: "127.0.0.1", onListen: () => {} }, (request) => handler(request))
+const server = Deno.serve({ port, hostname: "127.0.0.1", onListen: () => {} }, withPeerAddress(handler))
 const base = `http://127.0.0.1:${server.addr.port}`
 console.log(`Sluice demo on ${base} (upstream emulator on ${emulator.url})
 

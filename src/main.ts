@@ -14,14 +14,21 @@ import { Effect } from "effect"
 import { makeHandler } from "./App.ts"
 import { type BootstrapFile, parseBootstrap } from "./config/BootstrapFile.ts"
 import { EnvConfig } from "./config/Env.ts"
+import { ObservabilityEnvConfig } from "./config/ObservabilityEnv.ts"
 import { closeOpenBodies } from "./http/ReadableBody.ts"
+import { stdoutSink } from "./observability/AccessLog.ts"
+import { withPeerAddress } from "./observability/PeerAddress.ts"
+
+const logSink = stdoutSink()
 
 const fail = (message: string): never => {
+  logSink.flush()
   Deno.stderr.writeSync(new TextEncoder().encode(`sluice: ${message}\n`))
   Deno.exit(1)
 }
 
 const env = await Effect.runPromise(EnvConfig).catch((error: Error) => fail(error.message))
+const observability = await Effect.runPromise(ObservabilityEnvConfig).catch((error: Error) => fail(error.message))
 
 let file: BootstrapFile | undefined
 if (env.configPath !== undefined) {
@@ -38,7 +45,17 @@ const { handler, dispose } = makeHandler({
   databaseUrl: env.databaseUrl,
   dataDir: env.dataDir,
   redisUrl: env.redisUrl,
-  file
+  file,
+  telemetry: {
+    metrics: observability.metrics,
+    accessLog: observability.accessLog,
+    format: observability.logFormat ?? (Deno.stdout.isTerminal() ? "text" : "json"),
+    level: observability.logLevel,
+    sink: (line) => logSink.line(line)
+  },
+  otlp: observability.otlpEndpoint === undefined
+    ? undefined
+    : { endpoint: observability.otlpEndpoint, serviceName: observability.serviceName }
 })
 
 // Build every layer (migrations, bootstrap file) before accepting traffic.
@@ -51,7 +68,7 @@ const server = Deno.serve({
   onListen: ({ hostname, port }) => {
     Deno.stderr.writeSync(new TextEncoder().encode(`sluice: listening on http://${hostname}:${port}\n`))
   }
-}, (request) => handler(request))
+}, withPeerAddress(handler))
 
 let stopping = false
 /**
@@ -72,6 +89,7 @@ const shutdown = async () => {
     await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 1_000))])
   }
   await dispose()
+  logSink.flush()
   Deno.exit(0)
 }
 Deno.addSignalListener("SIGTERM", shutdown)

@@ -16,6 +16,8 @@ const layers: Record<string, number> = {
   config: 4,
   storage: 5,
   migrations: 4,
+  // Telemetry (metrics, the access log, request records, tracing): above config, below the services that record.
+  observability: 4.5,
   services: 6,
   relay: 7,
   routes: 8,

@@ -127,7 +127,9 @@ export const UserSpec = Schema.Struct({
  * `status_token`: the secret an operator presents (`Authorization: Bearer …`)
  * to see per-channel health in `GET /api/status` (absent: nobody sees it).
  * `media_max_count`, `media_max_total_bytes`: per caller request, the count of
- * distinct downloads and their bytes in total.
+ * distinct downloads and their bytes in total. `metrics_token`: the secret a
+ * scraper presents (`Authorization: Bearer …`) to read `GET /metrics` from
+ * anywhere but loopback (absent: loopback only).
  *
  * @category models
  */
@@ -146,7 +148,8 @@ export const GatewaySettings = Schema.Struct({
   media_allow_hosts: Schema.optional(Schema.Array(NonEmpty)),
   status_token: Schema.optional(NonEmpty),
   media_max_count: Schema.optional(Count),
-  media_max_total_bytes: Schema.optional(Count)
+  media_max_total_bytes: Schema.optional(Count),
+  metrics_token: Schema.optional(NonEmpty)
 })
 
 /**

@@ -62,6 +62,8 @@ export interface AttemptContext {
   readonly sentCap: number | undefined
   /** Grows the request's hold to cover a prompt of `promptTokens` (nothing when already covered). */
   readonly coverPrompt: (promptTokens: number) => Effect.Effect<void, GatewayError>
+  /** The request's `x-request-id`, sent upstream with every attempt (none outside the telemetry middleware). */
+  readonly requestId?: string | undefined
 }
 
 /** The two kinds of attempt of one request. @category models */
@@ -138,6 +140,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
   ) => {
     const { channel } = candidate
     const target = adapters[channel.type].target(channel, candidate.key.key, wire.name, candidate.upstreamModel, stream)
+    if (context.requestId !== undefined) target.headers["x-request-id"] = context.requestId
     return context.client.post(
       target.url + (endpoint?.pathSuffix ?? ""),
       target.headers,

@@ -16,7 +16,7 @@ import { type GatewayError, InvalidRequest, ModelNotPriced } from "../errors/Gat
 import { formatOf } from "../formats/registry.ts"
 import { readableBody } from "../http/ReadableBody.ts"
 import type { Principal } from "../services/Auth.ts"
-import { ChannelRouter } from "../services/ChannelRouter.ts"
+import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { MediaFetcher } from "../services/MediaFetcher.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
@@ -25,7 +25,11 @@ import { UpstreamClient } from "../services/UpstreamClient.ts"
 import { UsageLog } from "../services/UsageLog.ts"
 import type { Limits } from "../storage/Catalog.ts"
 import { Catalog } from "../storage/Catalog.ts"
+import { CurrentMetrics } from "../observability/Metrics.ts"
+import { CurrentRequest } from "../observability/RequestRecord.ts"
+import { TracingEnabled } from "../observability/Tracing.ts"
 import { makeAttempts } from "./Attempts.ts"
+import { traced } from "./Traced.ts"
 import { failover } from "./Failover.ts"
 import type { RelayInput } from "./RelayInput.ts"
 import { makeSettlement } from "./Settlement.ts"
@@ -51,10 +55,16 @@ export class Relay extends Context.Service<Relay, {
       const limiter = yield* RateLimiter
       const media = yield* MediaFetcher
       const catalog = yield* Catalog
+      const metrics = yield* CurrentMetrics
+      const tracing = yield* TracingEnabled
+      const countRejection = Effect.sync(() => metrics?.rateLimited())
+      const onRejected = () => countRejection
 
       const run = Effect.fnUntraced(function* (input: RelayInput) {
         const { principal, request, endpoint } = input
         const started = Date.now()
+        const record = yield* CurrentRequest
+        record?.relayed(input.inbound, request.model)
         const routed = yield* router.candidates(principal, request.model)
         const candidates = endpoint === undefined ? routed : routed.filter((c) => endpoint.supports(c.channel))
         if (candidates.length === 0 && endpoint !== undefined) return yield* endpoint.unsupported(request.model)
@@ -63,6 +73,7 @@ export class Relay extends Context.Service<Relay, {
         const group = snapshot.groups.get(principal.group)
         const ratio = group?.ratio ?? 1_000_000_000n
         if (price === undefined || !isTextPriced(price)) return yield* new ModelNotPriced({ model: request.model })
+        record?.priced(principal.group)
         const outputCap = request.maxOutputTokens ?? settings.defaultMaxTokens
         if (!Number.isSafeInteger(outputCap) || outputCap < 0) {
           return yield* new InvalidRequest({
@@ -74,7 +85,7 @@ export class Relay extends Context.Service<Relay, {
 
         return yield* Effect.uninterruptibleMask((restore) =>
           Effect.gen(function* () {
-            const permit = yield* limiter.acquire(limitSubjects(principal, group?.limits))
+            const permit = yield* Effect.tapError(limiter.acquire(limitSubjects(principal, group?.limits)), onRejected)
             const settlement = makeSettlement({
               ledger,
               usageLog,
@@ -87,11 +98,16 @@ export class Relay extends Context.Service<Relay, {
               promptTokens: promptTokensTypical(request),
               started,
               permit,
-              onAnswer: input.onAnswer
+              onAnswer: input.onAnswer,
+              record
             })
             /** Holds `amount` more for this request; uninterruptible, so a hold taken is always settled. */
             const hold = (amount: bigint) =>
               Effect.uninterruptible(Effect.map(ledger.reserve(principal, amount), settlement.addHold))
+            const settle = tracing
+              ? (candidate: Candidate, attempt: number) =>
+                settlement.settle(candidate, attempt).pipe(Effect.withSpan("Settlement.settle"))
+              : settlement.settle
             const attempts = makeAttempts({
               input,
               client,
@@ -105,7 +121,8 @@ export class Relay extends Context.Service<Relay, {
                   const extra = textCost(ratio, price, promptTokens - heldPrompt, 0)
                   heldPrompt = promptTokens
                   return Effect.asVoid(hold(extra))
-                })
+                }),
+              requestId: record?.requestId
             })
             const loop = {
               candidates,
@@ -117,16 +134,20 @@ export class Relay extends Context.Service<Relay, {
             let handedOff = false
 
             const answer = Effect.gen(function* () {
-              yield* hold(textCost(ratio, price, heldPrompt, outputCap))
+              const firstHold = hold(textCost(ratio, price, heldPrompt, outputCap))
+              yield* tracing ? Effect.withSpan(firstHold, "QuotaLedger.hold") : firstHold
               if (!request.stream || endpoint !== undefined) {
-                const accepted = yield* failover({ ...loop, attempt: attempts.json })
+                const accepted = yield* failover({ ...loop, attempt: tracing ? traced(attempts.json) : attempts.json })
                 const { text, ...billed } = accepted.value
                 settlement.update((meter) => ({ ...meter, ...billed, final: billed.usage !== undefined, status: 200 }))
                 handedOff = true
-                yield* settlement.settle(accepted.candidate, accepted.attempt)
+                yield* settle(accepted.candidate, accepted.attempt)
                 return HttpServerResponse.text(text, { contentType: "application/json" })
               }
-              const accepted = yield* failover({ ...loop, attempt: attempts.stream })
+              const accepted = yield* failover({
+                ...loop,
+                attempt: tracing ? traced(attempts.stream) : attempts.stream
+              })
               const head = accepted.value
               const bridge = {
                 inbound: formatOf(input.inbound),
@@ -139,11 +160,13 @@ export class Relay extends Context.Service<Relay, {
               const body = readableBody(
                 bridgeBody(bridge, head.firstStep, head.first, head.next, settlement.absorb),
                 Scope.close(head.scope, Exit.void).pipe(
-                  Effect.andThen(settlement.settle(accepted.candidate, accepted.attempt))
+                  Effect.andThen(settle(accepted.candidate, accepted.attempt))
                 ),
                 yield* Effect.context<never>()
               )
               handedOff = true
+              // The access-log line and the request metrics wait for the stream's settlement.
+              record?.defer()
               const contentType = input.jsonArrayStream === true ? "application/json" : "text/event-stream"
               return HttpServerResponse.raw(body, { contentType, headers: sseHeaders })
             })

@@ -19,6 +19,7 @@ import type { Candidate } from "../services/ChannelRouter.ts"
 import type { Hold, QuotaLedger } from "../services/QuotaLedger.ts"
 import type { Permit } from "../services/RateLimiter.ts"
 import type { UsageLog } from "../services/UsageLog.ts"
+import type { RequestRecord } from "../observability/RequestRecord.ts"
 import type { MeterDelta } from "./StreamBridge.ts"
 
 /**
@@ -130,6 +131,8 @@ export interface SettlementInput {
   readonly started: number
   readonly permit: Permit
   readonly onAnswer?: ((id: string, content: ReadonlyArray<OutputPart>) => Effect.Effect<void>) | undefined
+  /** The request's telemetry record: told of each failed attempt and of the bill (tokens, charged quota). */
+  readonly record?: RequestRecord | undefined
 }
 
 /**
@@ -194,7 +197,15 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
       const [main, ...extensions] = holds
       const counted = usage ?? emptyUsage
       // The row is recorded in the step the charge is booked, so a ledger commit takes both or neither.
-      const record = (charged: bigint) =>
+      const record = (charged: bigint) => {
+        input.record?.billed(
+          candidate?.channel.name,
+          counted.inputTokens,
+          counted.outputTokens,
+          counted.cachedInputTokens ?? 0,
+          counted.reasoningTokens ?? 0,
+          charged
+        )
         input.usageLog.record({
           ...row(candidate, attempt),
           promptTokens: counted.inputTokens,
@@ -205,6 +216,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
           status: meter.status,
           error: meter.error
         })
+      }
       const charge = main === undefined ? Effect.sync(() => record(0n)) : input.ledger.settle(main, cost, record)
       const billed = extensions.length === 0
         ? charge
@@ -234,7 +246,8 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     addHold: (hold) => {
       holds.push(hold)
     },
-    logFailedAttempt: (candidate, attempt, error) =>
+    logFailedAttempt: (candidate, attempt, error) => {
+      input.record?.attemptFailed(candidate.channel.name, error.kind, error.retryable)
       input.usageLog.record({
         ...row(candidate, attempt),
         promptTokens: 0,
@@ -244,7 +257,8 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
         cost: 0n,
         status: error.status === 0 ? 502 : error.status,
         error: failureText(error)
-      }),
+      })
+    },
     settle,
     abandon
   }

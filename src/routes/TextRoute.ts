@@ -16,6 +16,7 @@ import { formatOf } from "../formats/registry.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { credentialOf, type CredentialStyle } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
+import { CurrentRequest } from "../observability/RequestRecord.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
 import type { Relay } from "../relay/Relay.ts"
@@ -71,7 +72,9 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         ? { request: decoded.value }
         : yield* options.prepare(principal, raw, decoded.value)
       const request = prepared.request
-      const requestId = crypto.randomUUID().replaceAll("-", "")
+      // A request id the gateway made is also the usage log's; a caller's own is never trusted to be unique.
+      const record = yield* CurrentRequest
+      const requestId = record?.madeId === true ? record.requestId : crypto.randomUUID().replaceAll("-", "")
       const meta: ResponseMeta = {
         id: options.idPrefix + requestId,
         model: request.model,

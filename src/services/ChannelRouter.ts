@@ -12,6 +12,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { ModelNotFound } from "../errors/GatewayError.ts"
+import { CurrentMetrics } from "../observability/Metrics.ts"
 import { type Ability, Catalog, type Channel, type ChannelKey } from "../storage/Catalog.ts"
 import type { Principal } from "./Auth.ts"
 
@@ -162,6 +163,7 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
           return [...byModel.keys()].filter((model) => allowed(principal, model)).sort()
         }
 
+        const metrics = yield* CurrentMetrics
         const report = (candidate: Candidate, outcome: AttemptOutcome) =>
           Effect.suspend(() => {
             const health = healthOf(candidate.channel.id)
@@ -178,6 +180,7 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
                 health.strikes += 1
                 health.failures = 0
                 health.cooldownUntil = Date.now() + seconds * 1000
+                metrics?.cooldown(candidate.channel.name)
                 return Effect.logWarning("Channel put in cooldown").pipe(
                   Effect.annotateLogs({ channel: candidate.channel.name, seconds, reason: outcome.reason })
                 )
@@ -188,6 +191,7 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
                     Effect.annotateLogs({ channel: candidate.channel.name, key: candidate.key.position })
                   )
                 }
+                metrics?.keyDisabled(candidate.channel.name)
                 return sql`UPDATE channel_keys SET enabled = FALSE, disabled_reason = ${outcome.reason}
                   WHERE channel_id = ${candidate.channel.id} AND position = ${candidate.key.position}`.pipe(
                   Effect.andThen(catalog.reload),

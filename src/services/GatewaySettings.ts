@@ -42,6 +42,8 @@ export interface Settings {
   readonly mediaMaxCount: number
   /** Bytes the downloads of one caller request may total, failover attempts included (default 50 MiB). */
   readonly mediaMaxTotalBytes: number
+  /** The scraper's secret for `GET /metrics` off loopback (`settings.metrics_token`); `undefined`: loopback only. */
+  readonly metricsToken: string | undefined
 }
 
 /**
@@ -69,7 +71,8 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     mediaAllowHosts: given.media_allow_hosts ?? [],
     statusToken: given.status_token,
     mediaMaxCount: given.media_max_count ?? 16,
-    mediaMaxTotalBytes: given.media_max_total_bytes ?? 50 * 1024 * 1024
+    mediaMaxTotalBytes: given.media_max_total_bytes ?? 50 * 1024 * 1024,
+    metricsToken: given.metrics_token
   }
 }
 

@@ -45,6 +45,7 @@
  */
 import { Cause, Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
+import { CurrentMetrics } from "../observability/Metrics.ts"
 import { InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../errors/GatewayError.ts"
 import type { Principal } from "./Auth.ts"
 
@@ -180,6 +181,11 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
   readonly commit: <E = never>(alongside?: Alongside<E>) => Effect.Effect<void, E | SqlError.SqlError>
   /** The caller's balances: stored values with the charges not yet committed. */
   readonly balances: (principal: Principal) => Effect.Effect<Balances>
+  /**
+   * Whether this instance may serve holds from its leases: false while its
+   * lease rows went unrenewed for `staleMillis` (fencing; `GET /readyz`).
+   */
+  readonly serving: () => boolean
 }>()("sluice/services/QuotaLedger") {
   /** SQL-backed, leasing per `options`; hands every lease back when the layer closes. */
   static readonly layer = (options: Partial<LeaseOptions> = {}) =>
@@ -632,7 +638,25 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           )
         )
 
-        return QuotaLedger.of({ reserve, settle, commit, balances })
+        const metrics = yield* CurrentMetrics
+        if (metrics !== undefined) {
+          const live = (account: Account) => account.limited && (account.free > 0n || account.holds > 0)
+          const unregister = [
+            metrics.pull("sluice_quota_leases", "Balances this instance holds a quota lease on", () => {
+              let count = 0
+              for (const account of accounts.values()) if (live(account)) count++
+              return count
+            }),
+            metrics.pull("sluice_quota_leased_amount", "Quota units leased to this instance and not held", () => {
+              let free = 0n
+              for (const account of accounts.values()) if (account.limited) free += account.free
+              return Number(free)
+            })
+          ]
+          yield* Effect.addFinalizer(() => Effect.sync(() => unregister.forEach((remove) => remove())))
+        }
+
+        return QuotaLedger.of({ reserve, settle, commit, balances, serving: () => !fenced() })
       })
     )
 }

@@ -32,6 +32,7 @@
  */
 import { Cause, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { CurrentMetrics } from "../observability/Metrics.ts"
 import { MAX_AMOUNT, QuotaLedger } from "./QuotaLedger.ts"
 
 /** One usage row. Counts are tokens; `cost` quota units; `latencyMs` milliseconds. @category models */
@@ -194,6 +195,8 @@ export class UsageLog extends Context.Service<UsageLog, {
         const sql = yield* SqlClient.SqlClient
         const ledger = yield* QuotaLedger
         let pending: Array<UsageRow> = []
+        /** When a commit last succeeded (epoch ms). */
+        let committedAt = Date.now()
         /** Fields adjusted by `record` since the last report, by name. */
         let adjusted = new Map<string, number>()
         let dropped = { rows: 0, cost: 0n }
@@ -298,9 +301,15 @@ export class UsageLog extends Context.Service<UsageLog, {
          * was written. A failed commit is logged by kind (never its text, which may quote a row) and retried by
          * the next one; its rows and charges stay together, with the ledger or in the queue.
          */
+        const commit = ledger.commit(collect)
+        // A commit with rows to write is a span of its own (an idle tick, every 250 ms, is not).
+        const tracedCommit = commit.pipe(Effect.withSpan("UsageLog.commit"))
         const writeQueued: Effect.Effect<boolean> = report.pipe(
-          Effect.andThen(ledger.commit(collect)),
-          Effect.as(true),
+          Effect.andThen(Effect.suspend(() => pending.length === 0 ? commit : tracedCommit)),
+          Effect.map(() => {
+            committedAt = Date.now()
+            return true
+          }),
           Effect.catchCause((cause) => {
             const error = Cause.findErrorOption(cause)
             const kind = error._tag === "Some" ? sqlStateOf(error.value) ?? error.value.reason._tag : "defect"
@@ -316,6 +325,18 @@ export class UsageLog extends Context.Service<UsageLog, {
           }
         })
         yield* Effect.addFinalizer(() => flush)
+        const metrics = yield* CurrentMetrics
+        if (metrics !== undefined) {
+          const unregister = [
+            metrics.pull("sluice_usage_log_queue_rows", "Usage rows waiting for the next commit", () => pending.length),
+            metrics.pull(
+              "sluice_usage_log_last_commit_age_seconds",
+              "Seconds since the usage log last committed (or found nothing to commit)",
+              () => (Date.now() - committedAt) / 1000
+            )
+          ]
+          yield* Effect.addFinalizer(() => Effect.sync(() => unregister.forEach((remove) => remove())))
+        }
         yield* writeQueued.pipe(
           Effect.repeat(Schedule.spaced(Duration.millis(intervalMillis))),
           Effect.forkScoped

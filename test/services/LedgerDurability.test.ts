@@ -169,6 +169,7 @@ Deno.test(
       // Leases 100,000 + the hold into memory.
       const first = yield* ledger.reserve(who, 1_000n)
       yield* ledger.settle(first, 1_000n)
+      strictEqual(ledger.serving(), true)
 
       yield* Effect.promise(() => admin(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS false`))
       yield* Effect.promise(() =>
@@ -178,12 +179,15 @@ Deno.test(
       const covered = yield* ledger.reserve(who, 1_000n)
       yield* ledger.settle(covered, 1_000n)
       yield* Effect.sleep("500 millis")
+      // Fenced: `serving` (what GET /readyz reads) says so before any hold is asked for.
+      strictEqual(ledger.serving(), false)
       const refused = yield* Effect.flip(ledger.reserve(who, 1_000n))
       strictEqual(refused._tag, "LedgerUnavailable")
 
       yield* Effect.promise(() => admin(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`))
       const again = yield* ledger.reserve(who, 1_000n)
       yield* ledger.settle(again, 1_000n)
+      strictEqual(ledger.serving(), true)
       yield* ledger.commit()
       const [user] = yield* sql<{ used: bigint }>`SELECT used_quota AS used FROM users WHERE id = ${ids.userId}`
       strictEqual(user.used, 3_000n)

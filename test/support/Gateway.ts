@@ -9,6 +9,9 @@ import { SqlClient } from "effect/sql"
 import { makeHandler } from "../../src/App.ts"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
+import { withPeerAddress } from "../../src/observability/PeerAddress.ts"
+import type { OtlpOptions } from "../../src/observability/Tracing.ts"
+import { assertNoSecrets, collectingTelemetry, promptsOf, secretsOf } from "./LogScan.ts"
 
 /** The PostgreSQL server the tests use (trust auth on this machine and in CI). */
 export const POSTGRES_URL = Deno.env.get("SLUICE_TEST_POSTGRES") ?? "postgres://postgres@127.0.0.1:5432/postgres"
@@ -39,6 +42,8 @@ export const freshPostgres = async (): Promise<{ url: string; drop: () => Promis
 export interface TestGateway {
   readonly url: string
   readonly emulator: Emulator
+  /** Every log line the gateway wrote (access log and Effect's lines, JSON), in order. */
+  readonly logs: ReadonlyArray<string>
   /** Runs SQL against the gateway's store. */
   readonly query: <A extends object>(text: string) => Promise<ReadonlyArray<A>>
   readonly handler: (request: Request) => Promise<Response>
@@ -84,21 +89,27 @@ export const startGateway = async (options: {
   readonly emulator?: Emulator
   readonly redisUrl?: string
   readonly redisPrefix?: string
+  /** OTLP export of traces and logs (default none). */
+  readonly otlp?: OtlpOptions
 }): Promise<TestGateway> => {
   const emulator = options.emulator ?? startEmulator()
   const postgres = options.databaseUrl === undefined && options.store === "postgres" ? await freshPostgres() : undefined
   const databaseUrl = options.databaseUrl ?? postgres?.url
+  const file = options.config(emulator.url)
+  const telemetry = collectingTelemetry()
   const { handler, dispose } = makeHandler({
     databaseUrl,
     dataDir: "memory://",
     redisUrl: options.redisUrl,
     redisPrefix: options.redisPrefix,
-    file: options.config(emulator.url),
-    usageFlushMillis: 50
+    file,
+    usageFlushMillis: 50,
+    telemetry: telemetry.options,
+    otlp: options.otlp
   })
   const ready = await handler(new Request("http://localhost/healthz"))
   await ready.body?.cancel()
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (request) => handler(request))
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, withPeerAddress(handler))
   const url = `http://127.0.0.1:${server.addr.port}`
   let stopped = false
   const stop = async () => {
@@ -106,6 +117,8 @@ export const startGateway = async (options: {
     stopped = true
     await server.shutdown()
     await dispose()
+    // Every gateway's log output is scanned for keys and prompt text (see LogScan.ts).
+    assertNoSecrets(telemetry.lines, secretsOf(file), promptsOf(emulator.requests))
   }
   const query = async <A extends object>(text: string): Promise<ReadonlyArray<A>> => {
     if (databaseUrl !== undefined) {
@@ -126,6 +139,7 @@ export const startGateway = async (options: {
     query,
     handler,
     databaseUrl,
+    logs: telemetry.lines,
     stop,
     close: async () => {
       await stop()

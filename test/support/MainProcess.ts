@@ -18,7 +18,7 @@ const childEnv = (env: Record<string, string>): Record<string, string> => {
 }
 
 /** The permissions of `deno task start` (deno.json). */
-const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read", "--allow-write", "--allow-sys"]
+export const PERMISSIONS = ["--allow-net", "--allow-env", "--allow-read", "--allow-write", "--allow-sys"]
 
 /** A loopback TCP port that was free a moment ago. */
 export const freePort = (): number => {
@@ -72,6 +72,8 @@ export interface MainProcess {
   readonly exited: Promise<MainResult>
   /** Kills the process if it still runs and waits for it (for `finally` blocks). */
   readonly kill: () => Promise<void>
+  /** Everything the process wrote to stdout so far (its access log and log lines). */
+  readonly stdout: () => string
 }
 
 /**
@@ -79,21 +81,34 @@ export interface MainProcess {
  * answers 200 (at most `timeoutMs`, default 60 s). Throws with the child's
  * stderr when it exits or times out first.
  */
-export const startMain = async (env: Record<string, string>, timeoutMs = 60_000): Promise<MainProcess> => {
+export const startMain = async (
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+  permissions: ReadonlyArray<string> = PERMISSIONS
+): Promise<MainProcess> => {
   const port = freePort()
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMISSIONS, MAIN],
+    args: ["run", ...permissions, MAIN],
     cwd: ROOT,
     env: childEnv({ PORT: String(port), ...env }),
     clearEnv: true,
     stdin: "null",
-    stdout: "null",
+    stdout: "piped",
     stderr: "piped"
   }).spawn()
   let stderr = ""
+  let stdout = ""
   const reading = (async () => {
     const decoder = new TextDecoder()
-    for await (const chunk of child.stderr) stderr += decoder.decode(chunk, { stream: true })
+    const out = new TextDecoder()
+    await Promise.all([
+      (async () => {
+        for await (const chunk of child.stderr) stderr += decoder.decode(chunk, { stream: true })
+      })(),
+      (async () => {
+        for await (const chunk of child.stdout) stdout += out.decode(chunk, { stream: true })
+      })()
+    ])
   })()
   let done = false
   const exited = child.status.then(async (status) => {
@@ -132,5 +147,5 @@ export const startMain = async (env: Record<string, string>, timeoutMs = 60_000)
     if (healthy) break
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
-  return { url, signal: (signal) => child.kill(signal), exited, kill }
+  return { url, signal: (signal) => child.kill(signal), exited, kill, stdout: () => stdout }
 }

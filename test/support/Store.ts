@@ -10,7 +10,9 @@ import { SqlClient } from "effect/sql"
 import { makeHandler } from "../../src/App.ts"
 import type { BootstrapFile } from "../../src/config/BootstrapFile.ts"
 import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
+import { withPeerAddress } from "../../src/observability/PeerAddress.ts"
 import { freshPostgres, type Store } from "./Gateway.ts"
+import { assertNoSecrets, collectingTelemetry, promptsOf, secretsOf } from "./LogScan.ts"
 
 /** A row as the store returned it; numbers may arrive as `number`, `bigint` or numeric strings. */
 export type Row = Readonly<Record<string, unknown>>
@@ -74,12 +76,15 @@ export const startStoredGateway = async (options: {
   const postgres = options.store === "postgres" ? await freshPostgres() : undefined
   const tempDir = options.store === "pglite" ? await Deno.makeTempDir({ prefix: "sluice_pglite_" }) : undefined
   const dataDir = tempDir === undefined ? "memory://" : `${tempDir}/data`
+  const file = options.config(emulator.url)
+  const telemetry = collectingTelemetry()
   const { handler, dispose } = makeHandler({
     databaseUrl: postgres?.url,
     dataDir,
     redisUrl: undefined,
-    file: options.config(emulator.url),
-    usageFlushMillis: 50
+    file,
+    usageFlushMillis: 50,
+    telemetry: telemetry.options
   })
   const removeStore = async () => {
     await postgres?.drop()
@@ -95,13 +100,15 @@ export const startStoredGateway = async (options: {
     if (options.emulator === undefined) await emulator.close()
     throw error
   }
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (request) => handler(request))
+  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, withPeerAddress(handler))
   let stopped = false
   const stop = async () => {
     if (stopped) return
     stopped = true
     await server.shutdown()
     await dispose()
+    // Every gateway's log output is scanned for keys and prompt text (see LogScan.ts).
+    assertNoSecrets(telemetry.lines, secretsOf(file), promptsOf(emulator.requests))
   }
   const query = (text: string): Promise<ReadonlyArray<Row>> => {
     if (postgres !== undefined) return queryPostgres(postgres.url, text)

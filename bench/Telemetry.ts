@@ -1,0 +1,87 @@
+/**
+ * The telemetry overhead report of `deno task bench --telemetry`: the same
+ * gateway twice, side by side, with metrics and the access log on (the
+ * defaults; the log goes to a file, as it would to a collector) and off
+ * (`SLUICE_METRICS=off SLUICE_ACCESS_LOG=off`), their runs alternating
+ * (on, off, off, on, …) so a drift of the machine's speed weighs on both
+ * alike. The figure is CPU per request (the gateway process's CPU time ÷ the
+ * requests answered) of each, the median over the rounds, and the overhead
+ * `on ÷ off − 1` (target ≤ 5%).
+ *
+ * @since 0.1.0
+ */
+import type { Run } from "./Report.ts"
+
+/** The runs of one case: one per round and side, in the order they ran. @category models */
+export interface TelemetryCase {
+  readonly name: string
+  readonly on: ReadonlyArray<Run>
+  readonly off: ReadonlyArray<Run>
+}
+
+/** What `renderTelemetryReport` needs. @category models */
+export interface TelemetryReport {
+  readonly date: string
+  readonly command: string
+  readonly store: string
+  readonly machine: string
+  readonly load: string
+  readonly rounds: number
+  readonly loadAverage: number
+  readonly cases: ReadonlyArray<TelemetryCase>
+}
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+/** CPU milliseconds per request of each run that has both figures. @category figures */
+export const cpuPerRequest = (runs: ReadonlyArray<Run>): ReadonlyArray<number> =>
+  runs.filter((run) => run.cpuMs !== undefined && run.requests > 0).map((run) => run.cpuMs! / run.requests)
+
+/** The overhead of `on` over `off` (median CPU per request), e.g. `0.031` for 3.1%; `undefined` without figures. */
+export const overhead = (item: TelemetryCase): number | undefined => {
+  const on = cpuPerRequest(item.on)
+  const off = cpuPerRequest(item.off)
+  return on.length === 0 || off.length === 0 ? undefined : median(on) / median(off) - 1
+}
+
+/**
+ * The report, in Markdown.
+ *
+ * @category rendering
+ */
+export const renderTelemetryReport = (report: TelemetryReport): string => {
+  const rows = report.cases.map((item) => {
+    const on = cpuPerRequest(item.on)
+    const off = cpuPerRequest(item.off)
+    const share = overhead(item)
+    const rate = (runs: ReadonlyArray<Run>) =>
+      Math.round(median(runs.map((run) => run.requestsPerSecond))).toLocaleString("en-US")
+    const errors = [...item.on, ...item.off].reduce((sum, run) => sum + run.non2xx + run.socketErrors, 0)
+    return `| ${item.name} | ${rate(item.off)} | ${rate(item.on)} | ${median(off).toFixed(3)} | ${
+      median(on).toFixed(3)
+    } | ${share === undefined ? "n/a" : `${(share * 100).toFixed(1)}%`} | ${
+      on.map((value) => value.toFixed(3)).join(" · ")
+    } / ${off.map((value) => value.toFixed(3)).join(" · ")} | ${errors} |`
+  })
+  return `# Sluice telemetry overhead
+
+- Date: ${report.date}
+- Command: \`${report.command}\`
+- Machine: ${report.machine}; load average (1 min) when it started: ${report.loadAverage.toFixed(2)}
+- Gateway store: ${report.store}
+- Load: ${report.load}, ${report.rounds} rounds per side, alternating (on, off, off, on, …)
+
+| case | off req/s | on req/s | off CPU ms/req | on CPU ms/req | overhead (target ≤ 5%) | every round, on / off | non-2xx + socket errors |
+|---|---:|---:|---:|---:|---:|---|---:|
+${rows.join("\n")}
+
+"On" is the gateway's default: metrics recorded, one JSON access-log line per request on stdout (here piped to a
+file). "Off" is the same gateway with \`SLUICE_METRICS=off SLUICE_ACCESS_LOG=off\` (the request id is still taken,
+made and returned). Figures are medians over the rounds; CPU per request is the gateway process's CPU time over a run
+÷ the requests wrk completed in it.
+`
+}

@@ -1,0 +1,143 @@
+/**
+ * The access log: one line per request on stdout, as JSON (one object per
+ * line) or, when stdout is a terminal, in a readable form. A line holds the
+ * time, level, request id, method, route (its pattern, never the caller's
+ * path), status, latencies, inbound format, model, group, channel, tokens,
+ * cost and the failover path; never a key, a body or the caller's path. The
+ * model a caller named is logged with key-like text masked and bounded to
+ * 100 characters; the route is a pattern and every other field is the
+ * gateway's own value.
+ *
+ * Lines are only formatted when their level passes `LOG_LEVEL` (4xx answers
+ * are `warn`, 5xx `error`, the rest `info`), and they are written in batches
+ * (`LineSink`), not one system call per request.
+ *
+ * @since 0.1.0
+ */
+import type { LogLevelName } from "../config/ObservabilityEnv.ts"
+import { safeVendorText } from "../domain/Redact.ts"
+import type { RequestRecord } from "./RequestRecord.ts"
+import { routeOf } from "./RouteLabel.ts"
+
+/** Numeric rank of a level (higher is more severe). @category levels */
+export const levelRank: Readonly<Record<LogLevelName, number>> = { debug: 0, info: 1, warn: 2, error: 3 }
+
+/** The level of a request's line: `error` for 5xx, `warn` for 4xx, `info` otherwise. @category levels */
+export const levelOf = (status: number): LogLevelName => status >= 500 ? "error" : status >= 400 ? "warn" : "info"
+
+const round = (milliseconds: number): number => Math.round(milliseconds * 100) / 100
+
+/** The model as logged: a priced model's name, or the caller's text masked and bounded. */
+const modelOf = (record: RequestRecord): string | null =>
+  record.model === undefined
+    ? null
+    : record.modelLabel === record.model
+    ? record.model
+    : safeVendorText(record.model, 100)
+
+/** The fields of a record's line, in order (`route`: its label, when already known). @category formatting */
+export const fieldsOf = (record: RequestRecord, route: string = routeOf(record.url)) => ({
+  time: new Date(record.startedAt).toISOString(),
+  level: levelOf(record.status),
+  msg: "request",
+  request_id: record.requestId,
+  method: record.method,
+  route,
+  status: record.status,
+  latency_ms: round(record.totalMs),
+  ttfb_ms: round(record.firstByteMs),
+  format: record.format,
+  model: modelOf(record),
+  group: record.group ?? null,
+  channel: record.channel ?? null,
+  prompt_tokens: record.promptTokens,
+  completion_tokens: record.completionTokens,
+  cached_tokens: record.cachedTokens,
+  reasoning_tokens: record.reasoningTokens,
+  cost: Number(record.cost),
+  failover: record.path ?? []
+})
+
+/** A record as one JSON line (no newline). @category formatting */
+export const jsonLine = (record: RequestRecord, route?: string): string => JSON.stringify(fieldsOf(record, route))
+
+/**
+ * A record as one readable line (no newline), e.g.
+ * `2026-11-25T15:00:00.000Z INFO  POST /v1/chat/completions 200 12.3ms ttfb=3.1ms id=… openai-chat
+ * model=gpt-4o channel=openai-main tokens=10+20 cost=123 failover=a:server>b:ok`.
+ *
+ * @category formatting
+ */
+export const textLine = (record: RequestRecord, route?: string): string => {
+  const fields = fieldsOf(record, route)
+  const model = fields.model === null ? "" : ` model=${JSON.stringify(fields.model)}`
+  const channel = fields.channel === null ? "" : ` channel=${fields.channel}`
+  const usage = fields.prompt_tokens + fields.completion_tokens > 0 || fields.cost > 0
+    ? ` tokens=${fields.prompt_tokens}+${fields.completion_tokens} cost=${fields.cost}`
+    : ""
+  const failover = fields.failover.length === 0 ? "" : ` failover=${fields.failover.join(">")}`
+  return `${fields.time} ${fields.level.toUpperCase().padEnd(5)} ${fields.method} ${fields.route} ${fields.status} ` +
+    `${fields.latency_ms}ms ttfb=${fields.ttfb_ms}ms id=${fields.request_id} ${fields.format}${model}${channel}` +
+    `${usage}${failover}`
+}
+
+/**
+ * Lines written in batches: collected, and written as one chunk at most every
+ * `intervalMillis` (or at once past 64 KiB); `flush` writes what is left
+ * (call it when the gateway stops).
+ *
+ * @category sinks
+ */
+export class LineSink {
+  readonly #write: (bytes: Uint8Array) => void
+  readonly #intervalMillis: number
+  readonly #encoder = new TextEncoder()
+  #lines: Array<string> = []
+  #size = 0
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined
+
+  constructor(write: (bytes: Uint8Array) => void, intervalMillis = 100) {
+    this.#write = write
+    this.#intervalMillis = intervalMillis
+  }
+
+  /** Queues `line` (no newline). */
+  line(line: string): void {
+    this.#lines.push(line)
+    this.#size += line.length
+    if (this.#size > 65_536) this.flush()
+    else if (this.#timer === undefined) {
+      const timer = setTimeout(() => this.flush(), this.#intervalMillis)
+      Deno.unrefTimer(timer)
+      this.#timer = timer
+    }
+  }
+
+  /** Writes every queued line now. */
+  flush(): void {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer)
+      this.#timer = undefined
+    }
+    if (this.#lines.length === 0) return
+    const text = this.#lines.join("\n") + "\n"
+    this.#lines = []
+    this.#size = 0
+    try {
+      this.#write(this.#encoder.encode(text))
+    } catch {
+      // stdout closed (a pipe whose reader left): the log is lost, the gateway goes on.
+    }
+  }
+}
+
+/**
+ * A sink on the process's stdout (`Deno.stdout.writeSync`, looping over partial writes).
+ *
+ * @category sinks
+ */
+export const stdoutSink = (): LineSink =>
+  new LineSink((bytes) => {
+    let offset = 0
+    while (offset < bytes.length) offset += Deno.stdout.writeSync(bytes.subarray(offset))
+  })

@@ -1,0 +1,56 @@
+/**
+ * The route a request took, as a bounded label for metrics and the access
+ * log: the route's pattern (`/v1beta/models/{model}:generateContent`), never
+ * the caller's path (which may carry a model name or anything else).
+ *
+ * @since 0.1.0
+ */
+
+const EXACT: ReadonlySet<string> = new Set([
+  "/v1/chat/completions",
+  "/v1/completions",
+  "/v1/messages",
+  "/v1/responses",
+  "/v1/responses/compact",
+  "/v1/models",
+  "/v1beta/models",
+  "/v1/embeddings",
+  "/api/usage/token",
+  "/api/status",
+  "/dashboard/billing/subscription",
+  "/dashboard/billing/usage",
+  "/healthz",
+  "/readyz",
+  "/metrics"
+])
+
+const GENERATE_METHODS = ["generateContent", "streamGenerateContent", "countTokens", "embedContent"]
+
+/** Method → route label, per prefix, built once (no string made per request). */
+const methodRoutes = (prefix: string): ReadonlyMap<string, string> =>
+  new Map(GENERATE_METHODS.map((method) => [method, `${prefix}{model}:${method}`]))
+const V1BETA = methodRoutes("/v1beta/models/")
+const V1 = methodRoutes("/v1/models/")
+
+/** `{prefix}{model}:{method}` for a known method, `{prefix}{model}` otherwise. */
+const modelRoute = (routes: ReadonlyMap<string, string>, fallback: string, path: string): string => {
+  const colon = path.lastIndexOf(":")
+  return colon === -1 ? fallback : routes.get(path.slice(colon + 1)) ?? fallback
+}
+
+/**
+ * The label of the route serving `url` (a path with an optional query):
+ * the path itself for a fixed route, a pattern for the model routes,
+ * `/api/*` for the other account routes, and `other` for anything else.
+ *
+ * @category labels
+ */
+export const routeOf = (url: string): string => {
+  const query = url.indexOf("?")
+  const path = query === -1 ? url : url.slice(0, query)
+  if (EXACT.has(path)) return path
+  if (path.startsWith("/v1beta/models/")) return modelRoute(V1BETA, "/v1beta/models/{model}", path)
+  if (path.startsWith("/v1/models/")) return modelRoute(V1, "/v1/models/{model}", path)
+  if (path.startsWith("/api/")) return "/api/*"
+  return "other"
+}

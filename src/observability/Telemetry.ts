@@ -1,0 +1,146 @@
+/**
+ * The gateway's telemetry: the request-id and access-log middleware, the
+ * metrics of finished requests, and Effect's own log lines sent to the same
+ * place as the access log, filtered by `LOG_LEVEL`.
+ *
+ * `x-request-id`: a caller's value is taken when well-formed (1 to 128 of
+ * `A-Z a-z 0-9 . _ : + / = -`), otherwise one is made (32 hex digits, then
+ * also the usage log's `request_id`); it is returned on every answer and sent
+ * upstream with every attempt.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Logger, References } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { LogLevelName } from "../config/ObservabilityEnv.ts"
+import { jsonLine, levelOf, levelRank, textLine } from "./AccessLog.ts"
+import { Metrics } from "./Metrics.ts"
+import { CurrentRequest, type RecordOwner, RequestRecord } from "./RequestRecord.ts"
+import { routeOf } from "./RouteLabel.ts"
+
+/** How the telemetry behaves. @category models */
+export interface TelemetryOptions {
+  /** Record metrics (`SLUICE_METRICS`). */
+  readonly metrics: boolean
+  /** Write an access-log line per request (`SLUICE_ACCESS_LOG`). */
+  readonly accessLog: boolean
+  readonly format: "json" | "text"
+  readonly level: LogLevelName
+  /** Where log lines go (no newline); the gateway's is a batched stdout writer. */
+  readonly sink: (line: string) => void
+}
+
+const WELL_FORMED_ID = /^[A-Za-z0-9._:+/=-]{1,128}$/
+
+/**
+ * The request id to use for a request sent with `header`: the caller's when
+ * well-formed, else `undefined` (one is made).
+ *
+ * @category request id
+ */
+export const callerRequestId = (header: string | undefined): string | undefined =>
+  header !== undefined && WELL_FORMED_ID.test(header) ? header : undefined
+
+/** A made request id: 32 lowercase hex digits. @category request id */
+export const makeRequestId = (): string => crypto.randomUUID().replaceAll("-", "")
+
+const effectLevels: Readonly<Record<LogLevelName, "Debug" | "Info" | "Warn" | "Error">> = {
+  debug: "Debug",
+  info: "Info",
+  warn: "Warn",
+  error: "Error"
+}
+
+/** One gateway's telemetry. @category models */
+export class Telemetry implements RecordOwner {
+  /** The metrics, or `undefined` when they are off. */
+  readonly metrics: Metrics | undefined
+  readonly options: TelemetryOptions
+  readonly #logRank: number
+
+  constructor(options: TelemetryOptions) {
+    this.options = options
+    this.metrics = options.metrics ? new Metrics() : undefined
+    this.#logRank = options.accessLog ? levelRank[options.level] : Number.POSITIVE_INFINITY
+  }
+
+  /** A record for a request arriving now. */
+  open(request: HttpServerRequest.HttpServerRequest): RequestRecord {
+    const given = callerRequestId(request.headers["x-request-id"])
+    return new RequestRecord(this, given ?? makeRequestId(), given === undefined, request.method, request.url)
+  }
+
+  attempt(channel: string, outcome: string, failover: boolean): void {
+    const metrics = this.metrics
+    if (metrics === undefined) return
+    metrics.attempt(channel, outcome)
+    if (failover) metrics.failover(channel, outcome)
+  }
+
+  finished(record: RequestRecord): void {
+    const route = routeOf(record.url)
+    const metrics = this.metrics
+    if (metrics !== undefined) {
+      const channel = record.channel ?? "none"
+      metrics.request(
+        route,
+        record.format,
+        record.modelLabel,
+        channel,
+        record.status,
+        record.firstByteMs / 1000,
+        record.totalMs / 1000
+      )
+      if (record.group !== undefined && (record.promptTokens + record.completionTokens > 0 || record.cost > 0n)) {
+        metrics.usage(
+          record.modelLabel,
+          record.group,
+          record.promptTokens,
+          record.completionTokens,
+          record.cachedTokens,
+          record.reasoningTokens,
+          record.cost
+        )
+      }
+    }
+    if (levelRank[levelOf(record.status)] >= this.#logRank) {
+      this.options.sink(this.options.format === "json" ? jsonLine(record, route) : textLine(record, route))
+    }
+  }
+
+  /**
+   * The middleware of every request (a global router middleware): makes the
+   * request's record, serves the request with it as `CurrentRequest`, and
+   * returns the answer with `x-request-id`.
+   */
+  get middlewareLayer(): Layer.Layer<never, never, HttpRouter.HttpRouter> {
+    return HttpRouter.middleware(
+      (app) =>
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+          const record = this.open(request)
+          return app.pipe(
+            Effect.provideService(CurrentRequest, record),
+            Effect.map((response) => {
+              record.responded(response.status)
+              return HttpServerResponse.setHeader(response, "x-request-id", record.requestId)
+            }),
+            Effect.onError(() => Effect.sync(() => record.responded(500)))
+          )
+        }),
+      { global: true }
+    )
+  }
+
+  /**
+   * Effect's log lines (the services' warnings and errors) to the same sink
+   * as the access log, in the same format, from `LOG_LEVEL` up.
+   */
+  get loggerLayer(): Layer.Layer<never> {
+    const sink = this.options.sink
+    const format = this.options.format === "json" ? Logger.formatJson : Logger.formatLogFmt
+    return Layer.merge(
+      Logger.layer([Logger.make((options) => sink(format.log(options)))]),
+      Layer.succeed(References.MinimumLogLevel, effectLevels[this.options.level])
+    )
+  }
+}

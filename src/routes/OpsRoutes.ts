@@ -1,0 +1,93 @@
+/**
+ * The operator's probes and metrics: `GET /readyz` (200 only while the
+ * database answers and this instance may serve quota holds (its leases are
+ * fresh); 503 with the reason otherwise; the catalog is always loaded by the
+ * time a route serves) and `GET /metrics` (Prometheus text
+ * format through `effect/observability`'s `PrometheusMetrics`; open on
+ * loopback, otherwise only with `Authorization: Bearer <settings.metrics_token>`).
+ * `GET /healthz` (liveness) stays in `AccountRoutes`.
+ *
+ * @since 0.1.0
+ */
+import { Duration, Effect } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { PrometheusMetrics } from "effect/observability"
+import { SqlClient } from "effect/sql"
+import type { Metrics } from "../observability/Metrics.ts"
+import { isLoopback, PeerAddress } from "../observability/PeerAddress.ts"
+import { ChannelRouter } from "../services/ChannelRouter.ts"
+import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { QuotaLedger } from "../services/QuotaLedger.ts"
+import { Catalog } from "../storage/Catalog.ts"
+import { isStatusToken } from "./AccountRoutes.ts"
+
+/** How long `/readyz` waits for the database before it says it is away. */
+const DATABASE_PROBE = Duration.seconds(2)
+
+const notReady = (reason: string) => HttpServerResponse.jsonUnsafe({ status: "not_ready", reason }, { status: 503 })
+
+/**
+ * `GET /readyz`, and `GET /metrics` when `metrics` is given (metrics off:
+ * the path is a 404 like any unknown one).
+ *
+ * @category routes
+ */
+export const OpsRoutes = (metrics: Metrics | undefined) =>
+  HttpRouter.use(Effect.fnUntraced(function* (router) {
+    const sql = yield* SqlClient.SqlClient
+    // The catalog is loaded when its layer is built, before any route serves: taking it here makes that so.
+    yield* Catalog
+    const ledger = yield* QuotaLedger
+    const channels = yield* ChannelRouter
+    const settings = yield* GatewaySettings
+
+    const databaseAnswers = sql`SELECT 1`.pipe(
+      Effect.timeout(DATABASE_PROBE),
+      Effect.as(true),
+      Effect.catchCause(() => Effect.succeed(false))
+    )
+
+    yield* router.add(
+      "GET",
+      "/readyz",
+      Effect.gen(function* () {
+        if (!(yield* databaseAnswers)) return notReady("The database does not answer.")
+        if (!ledger.serving()) {
+          return notReady("The quota leases went unrenewed too long; this instance serves no holds until it renews.")
+        }
+        return HttpServerResponse.jsonUnsafe({ status: "ready" })
+      })
+    )
+
+    if (metrics === undefined) return
+    yield* router.add(
+      "GET",
+      "/metrics",
+      Effect.gen(function* () {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const peer = yield* PeerAddress
+        const authorization = request.headers.authorization ?? ""
+        const presented = authorization.startsWith("Bearer ") ? authorization.slice(7) : ""
+        if (!isLoopback(peer) && !isStatusToken(settings.metricsToken, presented)) {
+          return HttpServerResponse.jsonUnsafe({
+            error: {
+              message: "Metrics are served on loopback, or with the metrics token as Bearer.",
+              type: "invalid_request_error",
+              param: null,
+              code: "unauthorized"
+            }
+          }, { status: 401 })
+        }
+        for (const view of channels.health()) {
+          metrics.channelHealth(
+            view.name,
+            view.state === "healthy",
+            view.keys.filter((key) => key.enabled).length
+          )
+        }
+        return HttpServerResponse.text(PrometheusMetrics.formatUnsafe(metrics.context), {
+          contentType: "text/plain; version=0.0.4; charset=utf-8"
+        })
+      })
+    )
+  }))

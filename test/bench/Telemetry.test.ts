@@ -1,0 +1,43 @@
+/**
+ * The telemetry overhead report of `deno task bench --telemetry`, with plain
+ * values: CPU per request of each run, the overhead of the medians, and the
+ * Markdown table.
+ */
+import { ok, strictEqual } from "node:assert/strict"
+import { cpuPerRequest, overhead, renderTelemetryReport } from "../../bench/Telemetry.ts"
+import type { Run } from "../../bench/Report.ts"
+
+const run = (requests: number, cpuMs: number | undefined): Run => ({
+  requests,
+  seconds: 10,
+  requestsPerSecond: requests / 10,
+  p50Ms: 1,
+  p99Ms: 5,
+  maxMs: 9,
+  non2xx: 0,
+  socketErrors: 0,
+  cpuMs
+})
+
+Deno.test("telemetry report: CPU per request, the overhead of the medians, the table", () => {
+  const item = {
+    name: "chat, non-stream",
+    on: [run(10_000, 2_100), run(10_000, 2_000), run(10_000, 2_060)],
+    off: [run(10_000, 2_000), run(10_000, 1_900), run(10_000, 2_050), run(5_000, undefined)]
+  }
+  strictEqual(cpuPerRequest(item.off).length, 3, "a run without CPU time is left out")
+  const share = overhead(item)!
+  ok(Math.abs(share - (0.206 / 0.2 - 1)) < 1e-9, String(share))
+  strictEqual(overhead({ name: "none", on: [], off: [] }), undefined)
+  const text = renderTelemetryReport({
+    date: "2026-11-25T00:00:00.000Z",
+    command: "deno task bench --telemetry",
+    store: "embedded PGlite (temp dir)",
+    machine: "2 cores, linux/x86_64",
+    load: "50 connections × 10 s per run",
+    rounds: 3,
+    loadAverage: 0.5,
+    cases: [item]
+  })
+  ok(text.includes("| chat, non-stream | 1,000 | 1,000 | 0.200 | 0.206 | 3.0% |"), text)
+})
