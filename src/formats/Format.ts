@@ -134,6 +134,13 @@ export interface Passthrough {
    * when the caller named no limit. A new object; `raw` is left as it is.
    */
   readonly body: (raw: Record<string, unknown>, target: PassthroughTarget) => Record<string, unknown>
+  /**
+   * The caller's body with the URL media that `inlined` (the canonical request
+   * after the channel's downloads) holds inline rewritten in the format's own
+   * inline form, everything else as sent (`InlineMedia.ts`). A new object;
+   * `raw` is left as it is.
+   */
+  readonly inlineMedia: (raw: Record<string, unknown>, inlined: Request) => Record<string, unknown>
   /** Whether the caller asked to see usage in the stream (chat `stream_options.include_usage`). */
   readonly wantsStreamUsage: (raw: Record<string, unknown>) => boolean
   /**

@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type { Request } from "../canonical/Request.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
 import type { Passthrough, PassthroughTarget } from "./Format.ts"
 
@@ -61,14 +62,22 @@ const setPath = (body: Record<string, unknown>, path: ReadonlyArray<string>, val
 
 /**
  * The passthrough half of a format whose streams report usage without being
- * asked and never carry an event the caller did not ask for.
+ * asked and never carry an event the caller did not ask for. `inlineMedia` is
+ * the format's in-place inliner (`InlineMedia.ts`); none for a format without
+ * media.
  *
  * @category passthrough
  */
 export const plainPassthrough = (
-  options: { readonly model: boolean; readonly limitFields: ReadonlyArray<string>; readonly cap: string | undefined }
+  options: {
+    readonly model: boolean
+    readonly limitFields: ReadonlyArray<string>
+    readonly cap: string | undefined
+    readonly inlineMedia?: ((raw: Record<string, unknown>, inlined: Request) => Record<string, unknown>) | undefined
+  }
 ): Passthrough => ({
   body: (raw, target) => passthroughBody(raw, target, options),
+  inlineMedia: options.inlineMedia ?? ((raw) => raw),
   wantsStreamUsage: () => false,
   hides: () => false
 })

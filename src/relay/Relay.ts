@@ -131,7 +131,7 @@ export class Relay extends Context.Service<Relay, {
               const bridge = {
                 inbound: formatOf(input.inbound),
                 wire: head.wire,
-                passthrough: head.wire.name === input.inbound && input.forceTranslate !== true,
+                passthrough: head.wire.name === input.inbound,
                 meta: input.meta,
                 jsonArray: input.jsonArrayStream === true,
                 assemble: input.onAnswer !== undefined

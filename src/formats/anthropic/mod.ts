@@ -8,7 +8,7 @@
 import { plainPassthrough } from "../Passthrough.ts"
 import type { Format } from "../Format.ts"
 import { classifyError, encodeError } from "./ErrorBody.ts"
-import { anthropicMediaParam } from "./MediaFields.ts"
+import { anthropicInlineInPlace, anthropicMediaParam } from "./MediaFields.ts"
 import { decodeRequest } from "./RequestDecoder.ts"
 import { encodeRequest } from "./RequestEncoder.ts"
 import { decodeResponse, encodeResponse } from "./ResponseCodec.ts"
@@ -35,7 +35,12 @@ export const AnthropicFormat: Format<StreamDecoderState, StreamEncoderState> = {
   streamDecoder,
   classifyError,
   // `max_tokens` is required by the format, so the caller always names the cap.
-  passthrough: plainPassthrough({ model: true, limitFields: ["max_tokens"], cap: "max_tokens" }),
+  passthrough: plainPassthrough({
+    model: true,
+    limitFields: ["max_tokens"],
+    cap: "max_tokens",
+    inlineMedia: anthropicInlineInPlace
+  }),
   mediaParam: anthropicMediaParam,
   // A `document` block takes a `url` source.
   inlinesFiles: () => false

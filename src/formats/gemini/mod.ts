@@ -7,7 +7,7 @@
 import type { Format, Passthrough } from "../Format.ts"
 import { passthroughBody } from "../Passthrough.ts"
 import { classifyGeminiError, encodeGeminiError } from "./GeminiError.ts"
-import { geminiMediaParam } from "./GeminiMediaFields.ts"
+import { geminiInlineInPlace, geminiMediaParam } from "./GeminiMediaFields.ts"
 import { decodeGeminiRequest, encodeGeminiRequest } from "./GeminiRequest.ts"
 import { decodeGeminiResponse, encodeGeminiResponse } from "./GeminiResponse.ts"
 import {
@@ -67,6 +67,7 @@ const geminiPassthrough: Passthrough = {
         ? "generation_config.max_output_tokens"
         : "generationConfig.maxOutputTokens"
     }),
+  inlineMedia: geminiInlineInPlace,
   wantsStreamUsage: () => false,
   hides: () => false
 }

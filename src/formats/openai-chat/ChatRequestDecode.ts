@@ -10,16 +10,28 @@
  * `logprobs` / `top_logprobs`, `logit_bias`, `modalities` / `audio`,
  * `prediction`, `service_tier`, `store`, `prompt_cache_key`,
  * `safety_identifier`, `verbosity`, `web_search_options`.
+ * Kept out of the canonical messages and listed as `Request.untranslatable`
+ * (a same-format channel gets them as sent; a translation is refused naming
+ * them): `video_url` parts, `file.file_id` references, and user content parts
+ * of a type Sluice does not model.
  * Rejected with `InvalidRequest` because the canonical form cannot hold them:
- * `video_url` parts, `file.file_id` references, custom tool calls in history,
- * `tool_choice` `allowed_tools`, `reasoning_effort` `max`.
+ * custom tool calls in history, `tool_choice` `allowed_tools`,
+ * `reasoning_effort` `max`.
  *
  * @since 0.1.0
  */
 import { Predicate, Schema } from "effect"
 import { parseDataUri } from "../../canonical/DataUri.ts"
 import type { ImagePart, Part, TextPart, ToolCallPart } from "../../canonical/Content.ts"
-import type { Message, ReasoningEffort, Request, ResponseFormat, Tool, ToolChoice } from "../../canonical/Request.ts"
+import type {
+  Message,
+  ReasoningEffort,
+  Request,
+  ResponseFormat,
+  Tool,
+  ToolChoice,
+  Untranslatable
+} from "../../canonical/Request.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { makeDecoder, rebase } from "../SchemaDecode.ts"
@@ -47,15 +59,22 @@ const FileContentPart = Schema.Struct({
     filename: Schema.optional(Schema.String)
   })
 })
-const VideoContentPart = Schema.Struct({ type: Schema.Literal("video_url") })
-const UserContentPart = Schema.Union([
-  TextContentPart,
-  ImageContentPart,
-  AudioContentPart,
-  FileContentPart,
-  VideoContentPart
-])
-type UserContentPart = typeof UserContentPart.Type
+type UserContentPart =
+  | typeof TextContentPart.Type
+  | typeof ImageContentPart.Type
+  | typeof AudioContentPart.Type
+  | typeof FileContentPart.Type
+
+/** The user content parts the canonical form models, each checked by its own schema. */
+const userPartDecoders: Record<string, (input: unknown) => Decoded<UserContentPart>> = {
+  text: makeDecoder(TextContentPart),
+  image_url: makeDecoder(ImageContentPart),
+  input_audio: makeDecoder(AudioContentPart),
+  file: makeDecoder(FileContentPart)
+}
+
+/** A user content part as the caller sent it (all its fields): checked by `userPart`. */
+const UserContentPartInput = Schema.Unknown
 
 const FunctionCall = Schema.Struct({ name: Schema.String, arguments: Schema.String })
 const ToolCall = Schema.Struct({
@@ -72,7 +91,7 @@ const SystemMessage = Schema.Struct({
 })
 const UserMessage = Schema.Struct({
   role: Schema.Literal("user"),
-  content: Schema.Union([Schema.String, Schema.Array(UserContentPart)])
+  content: Schema.Union([Schema.String, Schema.Array(UserContentPartInput)])
 })
 const AssistantMessage = Schema.Struct({
   role: Schema.Literal("assistant"),
@@ -208,7 +227,37 @@ const imagePart = (url: string, detail: string | undefined): ImagePart => {
 const mediaTypeOfFilename = (filename: string | undefined): string =>
   filename !== undefined && filename.toLowerCase().endsWith(".pdf") ? "application/pdf" : "application/octet-stream"
 
-const userPart = (part: UserContentPart, param: string): Part => {
+/**
+ * A user content part → its canonical part, or `undefined` when the part is one
+ * only a chat completions upstream can take (a `video_url` part, a file by
+ * `file_id`, a type Sluice does not model), noted in `notes`.
+ */
+const userPart = (input: unknown, param: string, notes: Array<Untranslatable>): Part | undefined => {
+  const type = Predicate.isObject(input) ? input.type : undefined
+  if (typeof type !== "string") {
+    throw new Rejection(
+      Predicate.isObject(input) ? `${param}.type must be a string.` : `${param} must be a content part object.`,
+      Predicate.isObject(input) ? `${param}.type` : param
+    )
+  }
+  const decoder = Object.hasOwn(userPartDecoders, type) ? userPartDecoders[type] : undefined
+  if (decoder === undefined) {
+    notes.push({
+      param,
+      message: type === "video_url"
+        ? "Video parts (video_url) reach only a chat completions upstream; this model's channel would need a " +
+          "translation, which cannot carry video."
+        : `Content parts of type "${type}" reach only a chat completions upstream; this model's channel would ` +
+          "need a translation, which cannot carry them."
+    })
+    return undefined
+  }
+  const decoded = decoder(input)
+  if (!decoded.ok) {
+    const rebased = rebase(decoded.error, param)
+    throw new Rejection(rebased.message, rebased.param ?? "")
+  }
+  const part = decoded.value
   switch (part.type) {
     case "text":
       return { type: "text", text: part.text }
@@ -219,12 +268,16 @@ const userPart = (part: UserContentPart, param: string): Part => {
     case "file": {
       const { file_data, file_id, filename } = part.file
       if (file_data === undefined) {
-        throw new Rejection(
-          file_id === undefined
-            ? "A file part needs file.file_data."
-            : `File references (file_id "${file_id}") are not supported; send the file inline as file.file_data.`,
-          `${param}.file`
-        )
+        if (file_id === undefined) {
+          throw new Rejection("A file part needs file.file_data or file.file_id.", `${param}.file`)
+        }
+        notes.push({
+          param: `${param}.file.file_id`,
+          message: "Files referenced by file_id are stored at the upstream vendor and reach only a chat " +
+            "completions upstream; this model's channel would need a translation. Send the file inline as " +
+            "file.file_data."
+        })
+        return undefined
       }
       const inline = parseDataUri(file_data)
       const source = inline === undefined
@@ -232,8 +285,6 @@ const userPart = (part: UserContentPart, param: string): Part => {
         : { kind: "base64" as const, mediaType: inline.mediaType, data: inline.data }
       return filename === undefined ? { type: "file", source } : { type: "file", source, filename }
     }
-    case "video_url":
-      throw new Rejection("Video parts (video_url) are not supported.", `${param}.type`)
   }
 }
 
@@ -260,7 +311,7 @@ const legacyCallIdFor = (messages: ReadonlyArray<ChatMessage>, before: number, n
   return legacyCallId(before)
 }
 
-const toMessage = (messages: ReadonlyArray<ChatMessage>, index: number): Message => {
+const toMessage = (messages: ReadonlyArray<ChatMessage>, index: number, notes: Array<Untranslatable>): Message => {
   const message = messages[index]
   const param = `messages[${index}]`
   switch (message.role) {
@@ -274,7 +325,7 @@ const toMessage = (messages: ReadonlyArray<ChatMessage>, index: number): Message
         role: "user",
         content: typeof message.content === "string"
           ? textParts(message.content)
-          : message.content.map((part, partIndex) => userPart(part, `${param}.content[${partIndex}]`))
+          : message.content.flatMap((part, partIndex) => userPart(part, `${param}.content[${partIndex}]`, notes) ?? [])
       }
     case "assistant": {
       const content: Array<Part> = []
@@ -417,9 +468,10 @@ const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: bool
   }
   const stop = orUndefined(body.stop)
   const effort: ReasoningEffort | undefined = orUndefined(body.reasoning_effort)
+  const notes: Array<Untranslatable> = []
   return compact<Request>({
     model: body.model,
-    messages: messages.map((_, index) => toMessage(messages, index)),
+    messages: messages.map((_, index) => toMessage(messages, index, notes)),
     tools: toTools(body, raw),
     toolChoice: toToolChoice(body),
     parallelToolCalls: orUndefined(body.parallel_tool_calls),
@@ -434,7 +486,8 @@ const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: bool
     reasoning: effort === undefined ? undefined : { effort },
     stream: orUndefined(body.stream) ?? contextStream ?? false,
     user: orUndefined(body.user),
-    metadata: orUndefined(body.metadata)
+    metadata: orUndefined(body.metadata),
+    untranslatable: notes.length === 0 ? undefined : notes
   })
 }
 

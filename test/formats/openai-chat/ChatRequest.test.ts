@@ -291,14 +291,12 @@ Deno.test("decodeRequest: missing or malformed fields give InvalidRequest with t
   strictEqual(rejection({ ...base, n: 2 }).param, "n")
   strictEqual(rejection({ ...base, reasoning_effort: "extreme" }).param, "reasoning_effort")
   strictEqual(
-    rejection({ model: "m", messages: [{ role: "user", content: [{ type: "video_url", video_url: { url: "u" } }] }] })
-      .param,
-    "messages[0].content[0].type"
+    rejection({ model: "m", messages: [{ role: "user", content: [{ type: "file", file: {} }] }] }).param,
+    "messages[0].content[0].file"
   )
   strictEqual(
-    rejection({ model: "m", messages: [{ role: "user", content: [{ type: "file", file: { file_id: "file-1" } }] }] })
-      .param,
-    "messages[0].content[0].file"
+    rejection({ model: "m", messages: [{ role: "user", content: [{ text: "x" }] }] }).param,
+    "messages[0].content[0].type"
   )
   strictEqual(rejection(null).param, "")
   // Unknown fields are ignored; nulls mean absent.
@@ -465,4 +463,27 @@ Deno.test("encodeRequest: reasoning history kept as reasoning_content when the c
     reasoning_content: "I should call the tool.",
     tool_calls: [{ id: "c1", type: "function", function: { name: "w", arguments: "{}" } }]
   })
+})
+
+Deno.test("decodeRequest: video_url parts, file_id files and unknown parts are left to a same-format channel", () => {
+  const request = decode({
+    model: "m",
+    messages: [{
+      role: "user",
+      content: [
+        { type: "text", text: "Look" },
+        { type: "video_url", video_url: { url: "https://example.com/clip.mp4" } },
+        { type: "file", file: { file_id: "file-abc" } },
+        { type: "future_part", future_part: {} }
+      ]
+    }]
+  })
+  deepStrictEqual(request.messages, [{ role: "user", content: [{ type: "text", text: "Look" }] }])
+  deepStrictEqual(request.untranslatable?.map((note) => note.param), [
+    "messages[0].content[1]",
+    "messages[0].content[2].file.file_id",
+    "messages[0].content[3]"
+  ])
+  ok(request.untranslatable?.[0].message.includes("video_url"))
+  strictEqual(decode({ model: "m", messages: [{ role: "user", content: "x" }] }).untranslatable, undefined)
 })
