@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { parseDataUri } from "../../canonical/DataUri.ts"
+import { DEFAULT_OUTPUT_TOKENS } from "../../canonical/Estimate.ts"
 import type { FilePart, ImagePart, MediaSource, Part, ReasoningPart, TextPart } from "../../canonical/Content.ts"
 import type { ReasoningEffort, Request, Tool } from "../../canonical/Request.ts"
 import type { EncodedRequest } from "../Format.ts"
@@ -16,11 +17,13 @@ import { isForeignReasoning } from "../ReasoningOrigin.ts"
 /**
  * `max_tokens` when the caller gave no limit: the messages format requires
  * the field, the gateway defaults it (spec, "Text: messages format":
- * "the gateway may default it"). Sluice's choice.
+ * "the gateway may default it") to the quota hold's default output
+ * (`DEFAULT_OUTPUT_TOKENS`). The relay sends the configured
+ * `default_max_tokens` itself, on both paths.
  *
  * @category constants
  */
-export const DEFAULT_MAX_TOKENS = 8192
+export const DEFAULT_MAX_TOKENS = DEFAULT_OUTPUT_TOKENS
 
 /**
  * The smallest thinking budget the API accepts (`ThinkingConfigEnabled.budget_tokens`:
