@@ -30,6 +30,7 @@ import {
   stringOr
 } from "./Wire.ts"
 import { vendorErrorBody } from "./Faults.ts"
+import { chatContentProblem } from "./RequestChecks.ts"
 import {
   checksCallSignatures,
   isMintedThoughtSignature,
@@ -181,6 +182,8 @@ export const chatCompletions = (context: RouteContext): Reply => {
       return invalid(`Invalid value for 'messages[${index}].role'.`, `messages[${index}].role`)
     }
   }
+  const contentProblem = chatContentProblem(body.messages)
+  if (contentProblem !== undefined) return invalid(contentProblem.message, contentProblem.param)
   const gemini3 = checksCallSignatures(context.model)
   const unsigned = gemini3 ? unsignedCall(body.messages) : undefined
   if (unsigned !== undefined) {

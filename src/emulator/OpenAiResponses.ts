@@ -14,6 +14,7 @@
  */
 import { type Answer, answer, type Prompt, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
 import { vendorErrorBody } from "./Faults.ts"
+import { responsesInputProblem } from "./RequestChecks.ts"
 import { argumentFragments } from "./OpenAiChat.ts"
 import { eventFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
 import {
@@ -151,6 +152,8 @@ export const createResponse = (context: RouteContext): Reply => {
   const body = context.body
   if (typeof body.model !== "string") return invalid("Missing required parameter: 'model'.", "model")
   if (body.input === undefined) return invalid("Missing required parameter: 'input'.", "input")
+  const problem = responsesInputProblem(body)
+  if (problem !== undefined) return invalid(problem.message, problem.param)
   const result = answer(prompt(body, inputItems(body.input)))
   const id = context.ids.next("resp_")
   const output: Array<JsonObject> = []
