@@ -94,7 +94,7 @@ const withGateway = async (body: (gateway: TestGateway) => Promise<void>) => {
   }
 }
 
-Deno.test("item 1: video_url, file by file_id and input_image by file_id pass on same-format channels; 400 naming the field elsewhere", async (t) => {
+Deno.test("item 1: video_url, file by file_id, input_image by file_id (and unmodeled messages blocks) pass on same-format channels; 400 naming the field elsewhere", async (t) => {
   await withGateway(async (gateway) => {
     const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
     const content = [
@@ -146,6 +146,42 @@ Deno.test("item 1: video_url, file by file_id and input_image by file_id pass on
         gateway,
         () => openai.responses.create({ model: "m-anthropic", input }),
         "input[0].content[1].file_id"
+      )
+    })
+
+    // The same rule in the messages format: a Files-API document and a search result block.
+    const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: KEY, maxRetries: 0 })
+    const blocks = [
+      { type: "document", source: { type: "file", file_id: "file_011abc" } },
+      {
+        type: "search_result",
+        source: "https://example.com/page",
+        title: "A page",
+        content: [{ type: "text", text: "Some result" }]
+      },
+      { type: "text", text: "Summarise" }
+    ] as Array<Anthropic.ContentBlockParam>
+
+    await t.step("messages → anthropic: a file_id document and a search result arrive as sent", async () => {
+      const message = await anthropic.messages.create({
+        model: "m-anthropic",
+        max_tokens: 100,
+        messages: [{ role: "user", content: blocks }]
+      })
+      strictEqual((message.content[0] as { text: string }).text, "Echo: Summarise")
+      deepStrictEqual((lastBody(gateway).messages as Array<Json>)[0].content, blocks)
+    })
+
+    await t.step("messages → openai: 400 naming the document's source", async () => {
+      await expectRefused(
+        gateway,
+        () =>
+          anthropic.messages.create({
+            model: "m-openai",
+            max_tokens: 100,
+            messages: [{ role: "user", content: blocks }]
+          }),
+        "messages[0].content[0].source"
       )
     })
   })
