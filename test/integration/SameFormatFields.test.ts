@@ -437,6 +437,26 @@ Deno.test("item 4: Responses on a responses_api channel: hosted tool choice, rep
       ok(JSON.stringify(items[1]).includes("Echo: first turn"))
       deepStrictEqual(items[2], { role: "user", content: "second turn" })
     })
+
+    await t.step("a conversation continued on a responses_api channel is stored and continues again", async () => {
+      const first = await openai.responses.create({ model: "m-openai", input: "turn one" })
+      const second = await openai.responses.create({
+        model: "m-openai",
+        input: "turn two",
+        previous_response_id: first.id
+      })
+      strictEqual(second.output_text, "Echo: turn two")
+      const third = await openai.responses.create({
+        model: "m-openai",
+        input: "turn three",
+        previous_response_id: second.id
+      })
+      strictEqual(third.output_text, "Echo: turn three")
+      const items = JSON.stringify(lastBody(gateway).input)
+      for (const text of ["turn one", "Echo: turn one", "turn two", "Echo: turn two", "turn three"]) {
+        ok(items.includes(text), text)
+      }
+    })
   })
 })
 
