@@ -113,6 +113,12 @@ export interface Request {
   /** End-user id for abuse tracking (OpenAI `user`, messages `metadata.user_id`). */
   readonly user?: string | undefined
   readonly metadata?: Readonly<Record<string, string>> | undefined
+  /**
+   * Answers asked for at once (chat `n`, a legacy-completions batch of prompts), each of which may take
+   * `maxOutputTokens`; absent means one. More than one reaches only a same-format channel (it is listed in
+   * `untranslatable` too); the quota hold covers every answer.
+   */
+  readonly choices?: number | undefined
   /** What only a same-format channel can take (see `Untranslatable`); absent or empty when nothing. */
   readonly untranslatable?: ReadonlyArray<Untranslatable> | undefined
 }

@@ -117,7 +117,8 @@ export class Relay extends Context.Service<Relay, {
             let handedOff = false
 
             const answer = Effect.gen(function* () {
-              yield* hold(textCost(ratio, price, heldPrompt, outputCap))
+              // Every answer of a batch (chat `n`, several legacy prompts) may take the cap.
+              yield* hold(textCost(ratio, price, heldPrompt, outputCap * (request.choices ?? 1)))
               if (!request.stream || endpoint !== undefined) {
                 const accepted = yield* failover({ ...loop, attempt: attempts.json })
                 const { text, ...billed } = accepted.value

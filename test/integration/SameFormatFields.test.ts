@@ -480,3 +480,36 @@ Deno.test("item 5: messages without max_tokens get the hold's default on the pas
     })
   })
 })
+
+Deno.test("the rule for chat n: several choices pass to a chat upstream, the hold and the bill cover them all; 400 when translated", async (t) => {
+  await withGateway(async (gateway) => {
+    const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
+    const messages: Array<OpenAI.ChatCompletionMessageParam> = [{ role: "user", content: "pick a word" }]
+
+    await t.step("non-stream: n choices, billed the reported usage", async () => {
+      const before = await used(gateway)
+      const completion = await openai.chat.completions.create({ model: "m-openai", messages, n: 3, max_tokens: 10 })
+      deepStrictEqual(completion.choices.map((choice) => [choice.index, choice.message.content]), [
+        [0, "Echo: pick a word"],
+        [1, "Echo: pick a word"],
+        [2, "Echo: pick a word"]
+      ])
+      strictEqual(lastBody(gateway).n, 3)
+      const usage = completion.usage!
+      strictEqual(await used(gateway) - before, usage.prompt_tokens + usage.completion_tokens * 2)
+    })
+
+    await t.step("stream: every choice's chunks reach the caller", async () => {
+      const stream = await openai.chat.completions.create({ model: "m-openai", messages, n: 2, stream: true })
+      const texts = ["", ""]
+      for await (const chunk of stream) {
+        for (const choice of chunk.choices) texts[choice.index] += choice.delta.content ?? ""
+      }
+      deepStrictEqual(texts, ["Echo: pick a word", "Echo: pick a word"])
+    })
+
+    await t.step("chat → anthropic: 400 naming n", async () => {
+      await expectRefused(gateway, () => openai.chat.completions.create({ model: "m-anthropic", messages, n: 2 }), "n")
+    })
+  })
+})

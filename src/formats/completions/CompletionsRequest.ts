@@ -49,10 +49,10 @@ const defined = <A extends object>(record: A): A =>
  * a completions upstream takes it as sent, but a single canonical answer
  * cannot carry it, so it is listed as `Request.untranslatable` (param
  * `prompt`); its canonical form holds one text part per prompt, so the prompt
- * estimate covers them all, and `maxOutputTokens` is `max_tokens` times the
- * prompts (each prompt may take `max_tokens`), so the quota hold does too.
- * `n` other than 1 is rejected (param `n`). `echo`, `logprobs`, `suffix`,
- * `best_of` and `logit_bias` are ignored (no canonical field). Never throws.
+ * estimate covers them all, and `choices` counts the completions (prompts
+ * times `n`), so the quota hold does too. `n` above 1 is the same (param
+ * `n`); below 1 it is rejected. `echo`, `logprobs`, `suffix`, `best_of` and
+ * `logit_bias` are ignored (no canonical field). Never throws.
  *
  * @category decoding
  */
@@ -63,19 +63,30 @@ export const decodeCompletionsRequest = (
   const decoded = decodeBody(body)
   if (!decoded.ok) return decoded
   const value = decoded.value
-  if (value.n !== undefined && value.n !== null && value.n !== 1) {
-    return rejected(`Only n = 1 is supported (got ${value.n}).`, "n")
-  }
+  const n = orUndefined(value.n) ?? 1
+  if (n < 1) return rejected(`n must be at least 1 (got ${n}).`, "n")
   const prompts = typeof value.prompt === "string" ? [value.prompt] : value.prompt
   if (prompts.length === 0) return rejected("prompt must not be empty.", "prompt")
   const stop = orUndefined(value.stop)
-  const maxTokens = orUndefined(value.max_tokens)
+  const choices = prompts.length * n
+  const untranslatable = [
+    ...(prompts.length === 1 ? [] : [{
+      param: "prompt",
+      message: `A batch of ${prompts.length} prompts (one completion each) reaches only a completions upstream; ` +
+        "this model's channel would need a translation, which answers one completion. Send one prompt per request."
+    }]),
+    ...(n === 1 ? [] : [{
+      param: "n",
+      message: `n = ${n} completions reach only a completions upstream; this model's channel would need a ` +
+        "translation, which answers one."
+    }])
+  ]
   return {
     ok: true,
     value: defined<Request>({
       model: value.model,
       messages: [{ role: "user", content: prompts.map((text) => ({ type: "text", text })) }],
-      maxOutputTokens: maxTokens === undefined ? undefined : maxTokens * prompts.length,
+      maxOutputTokens: orUndefined(value.max_tokens),
       temperature: orUndefined(value.temperature),
       topP: orUndefined(value.top_p),
       stopSequences: stop === undefined ? undefined : typeof stop === "string" ? [stop] : stop,
@@ -84,11 +95,8 @@ export const decodeCompletionsRequest = (
       frequencyPenalty: orUndefined(value.frequency_penalty),
       user: orUndefined(value.user),
       stream: orUndefined(value.stream) ?? context.stream ?? false,
-      untranslatable: prompts.length === 1 ? undefined : [{
-        param: "prompt",
-        message: `A batch of ${prompts.length} prompts (one completion each) reaches only a completions upstream; ` +
-          "this model's channel would need a translation, which answers one completion. Send one prompt per request."
-      }]
+      choices: choices === 1 ? undefined : choices,
+      untranslatable: untranslatable.length === 0 ? undefined : untranslatable
     })
   }
 }

@@ -6,14 +6,14 @@
  * `resources/chat/completions/completions.d.ts`, `ChatCompletionCreateParamsBase`).
  *
  * Not carried into the canonical form (the canonical `Request` has no place
- * for them): message `name`, assistant `audio`, `n` (only 1 is accepted),
+ * for them): message `name`, assistant `audio`,
  * `logprobs` / `top_logprobs`, `logit_bias`, `modalities` / `audio`,
  * `prediction`, `service_tier`, `store`, `prompt_cache_key`,
  * `safety_identifier`, `verbosity`, `web_search_options`.
  * Kept out of the canonical messages and listed as `Request.untranslatable`
  * (a same-format channel gets them as sent; a translation is refused naming
- * them): `video_url` parts, `file.file_id` references, and user content parts
- * of a type Sluice does not model.
+ * them): `video_url` parts, `file.file_id` references, user content parts of
+ * a type Sluice does not model, and `n` above 1 (`Request.choices`).
  * Rejected with `InvalidRequest` because the canonical form cannot hold them:
  * custom tool calls in history, `tool_choice` `allowed_tools`,
  * `reasoning_effort` `max`.
@@ -463,12 +463,18 @@ const decodeMessage = (input: unknown, index: number): ChatMessage => {
 const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: boolean | undefined): Request => {
   if (body.messages.length === 0) throw new Rejection("messages must contain at least one message.", "messages")
   const messages = body.messages.map(decodeMessage)
-  if (body.n !== undefined && body.n !== null && body.n !== 1) {
-    throw new Rejection(`Only n = 1 is supported (got ${body.n}).`, "n")
-  }
+  const n = orUndefined(body.n) ?? 1
+  if (n < 1) throw new Rejection(`n must be at least 1 (got ${n}).`, "n")
   const stop = orUndefined(body.stop)
   const effort: ReasoningEffort | undefined = orUndefined(body.reasoning_effort)
   const notes: Array<Untranslatable> = []
+  if (n > 1) {
+    notes.push({
+      param: "n",
+      message: `n = ${n} choices reach only a chat completions upstream; this model's channel would need a ` +
+        "translation, which answers one."
+    })
+  }
   return compact<Request>({
     model: body.model,
     messages: messages.map((_, index) => toMessage(messages, index, notes)),
@@ -487,6 +493,7 @@ const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: bool
     stream: orUndefined(body.stream) ?? contextStream ?? false,
     user: orUndefined(body.user),
     metadata: orUndefined(body.metadata),
+    choices: n === 1 ? undefined : n,
     untranslatable: notes.length === 0 ? undefined : notes
   })
 }

@@ -59,7 +59,7 @@ Deno.test("decodeRequest: missing prompt, token prompts and n > 1 are rejected",
   strictEqual(rejectedParam({ prompt: "x" }), "model")
   strictEqual(rejectedParam({ model: "m", prompt: [] }), "prompt")
   strictEqual(rejectedParam({ model: "m", prompt: [1212, 318] }), "prompt[0]")
-  strictEqual(rejectedParam({ model: "m", prompt: "x", n: 2 }), "n")
+  strictEqual(rejectedParam({ model: "m", prompt: "x", n: 0 }), "n")
   strictEqual(rejectedParam({ model: "m", prompt: "x", max_tokens: "ten" }), "max_tokens")
 })
 
@@ -323,9 +323,14 @@ Deno.test("decodeRequest: a batch of prompts is left to a completions upstream, 
     role: "user",
     content: [{ type: "text", text: "one" }, { type: "text", text: "two" }, { type: "text", text: "three" }]
   }])
-  strictEqual(decoded.value.maxOutputTokens, 15)
+  strictEqual(decoded.value.maxOutputTokens, 5)
+  strictEqual(decoded.value.choices, 3)
   deepStrictEqual(decoded.value.untranslatable?.map((note) => note.param), ["prompt"])
+  const twice = CompletionsFormat.decodeRequest({ model: "m", prompt: ["one", "two"], n: 2 }, {})
+  strictEqual(twice.ok && twice.value.choices, 4)
+  deepStrictEqual(twice.ok && twice.value.untranslatable?.map((note) => note.param), ["prompt", "n"])
   const single = CompletionsFormat.decodeRequest({ model: "m", prompt: ["one"], max_tokens: 5 }, {})
   strictEqual(single.ok && single.value.untranslatable, undefined)
   strictEqual(single.ok && single.value.maxOutputTokens, 5)
+  strictEqual(single.ok && single.value.choices, undefined)
 })

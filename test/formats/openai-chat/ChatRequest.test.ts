@@ -288,7 +288,10 @@ Deno.test("decodeRequest: missing or malformed fields give InvalidRequest with t
   strictEqual(rejection({ ...base, temperature: "hot" }).param, "temperature")
   strictEqual(rejection({ ...base, max_tokens: 1.5 }).param, "max_tokens")
   strictEqual(rejection({ ...base, stop: 3 }).param, "stop")
-  strictEqual(rejection({ ...base, n: 2 }).param, "n")
+  strictEqual(rejection({ ...base, n: 0 }).param, "n")
+  const twoChoices = decode({ ...base, n: 2 })
+  strictEqual(twoChoices.choices, 2)
+  deepStrictEqual(twoChoices.untranslatable?.map((note) => note.param), ["n"])
   strictEqual(rejection({ ...base, reasoning_effort: "extreme" }).param, "reasoning_effort")
   strictEqual(
     rejection({ model: "m", messages: [{ role: "user", content: [{ type: "file", file: {} }] }] }).param,
