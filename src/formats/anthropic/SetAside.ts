@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 import type { Untranslatable } from "../../canonical/Request.ts"
+import { safeVendorText } from "../../domain/Redact.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 
@@ -41,7 +42,10 @@ const asideReason = (block: unknown, at: string): Untranslatable | undefined => 
   if (!readBlocks.has(type)) {
     return {
       param: at,
-      message: `Content blocks of type "${type}" reach only a messages-format upstream; this model's channel ` +
+      message:
+        `Content blocks of type "${
+          safeVendorText(type, 40)
+        }" reach only a messages-format upstream; this model's channel ` +
         "would need a translation, which cannot carry them."
     }
   }
@@ -50,7 +54,10 @@ const asideReason = (block: unknown, at: string): Untranslatable | undefined => 
   if (sources === undefined || typeof sourceType !== "string" || sources.has(sourceType)) return undefined
   return {
     param: `${at}.source`,
-    message: `${type} sources of type "${sourceType}" (stored at the vendor or vendor-specific) reach only a ` +
+    message:
+      `${type} sources of type "${
+        safeVendorText(sourceType, 40)
+      }" (stored at the vendor or vendor-specific) reach only a ` +
       "messages-format upstream; this model's channel would need a translation, which cannot carry them."
   }
 }

@@ -32,6 +32,7 @@ import type {
   ToolChoice,
   Untranslatable
 } from "../../canonical/Request.ts"
+import { safeVendorText } from "../../domain/Redact.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { makeDecoder, rebase } from "../SchemaDecode.ts"
@@ -247,7 +248,9 @@ const userPart = (input: unknown, param: string, notes: Array<Untranslatable>): 
       message: type === "video_url"
         ? "Video parts (video_url) reach only a chat completions upstream; this model's channel would need a " +
           "translation, which cannot carry video."
-        : `Content parts of type "${type}" reach only a chat completions upstream; this model's channel would ` +
+        : `Content parts of type "${
+          safeVendorText(type, 40)
+        }" reach only a chat completions upstream; this model's channel would ` +
           "need a translation, which cannot carry them."
     })
     return undefined

@@ -60,6 +60,7 @@ import type {
   ToolChoice,
   Untranslatable
 } from "../../canonical/Request.ts"
+import { safeVendorText } from "../../domain/Redact.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { reasoningFromOpaqueToken } from "../ReasoningOrigin.ts"
@@ -199,7 +200,7 @@ const unmodeled = (
   what: string
 ): undefined => {
   if (type === undefined) return reject(`${path}.type is missing.`, `${path}.type`)
-  return onlyResponses(notes, path, `${what} of type "${type}"`)
+  return onlyResponses(notes, path, `${what} of type "${safeVendorText(type, 40)}"`)
 }
 
 const userPart = (value: unknown, path: string, notes: Array<Untranslatable>): Part | undefined => {
@@ -416,7 +417,8 @@ const readToolChoice = (value: unknown, notes: Array<Untranslatable>): ToolChoic
     if ((value as { type?: unknown }).type === "function") {
       return { type: "tool", name: expect(decoders.namedChoice, value, "tool_choice").name }
     }
-    return onlyResponses(notes, "tool_choice", `Tool choices of type "${(value as { type: string }).type}"`)
+    const type = safeVendorText((value as { type: string }).type, 40)
+    return onlyResponses(notes, "tool_choice", `Tool choices of type "${type}"`)
   }
   return reject(
     'tool_choice must be "auto", "none", "required" or an object with a type.',

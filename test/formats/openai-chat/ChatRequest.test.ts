@@ -490,3 +490,11 @@ Deno.test("decodeRequest: video_url parts, file_id files and unknown parts are l
   ok(request.untranslatable?.[0].message.includes("video_url"))
   strictEqual(decode({ model: "m", messages: [{ role: "user", content: "x" }] }).untranslatable, undefined)
 })
+
+Deno.test("decodeRequest: a hostile part type is named in a bounded, clean message", () => {
+  const type = "\u0000\ud800" + "x".repeat(1_000_000)
+  const request = decode({ model: "m", messages: [{ role: "user", content: [{ type }] }] })
+  const message = request.untranslatable?.[0].message ?? ""
+  ok(message.length < 400, `${message.length} characters`)
+  ok(!message.includes("\u0000") && message.isWellFormed())
+})
