@@ -70,6 +70,14 @@ export class Relay extends Context.Service<Relay, {
             param: "max_tokens"
           })
         }
+        // Every answer of a batch (chat `n`, several legacy prompts) may take the cap.
+        const heldOutput = outputCap * (request.choices ?? 1)
+        if (!Number.isSafeInteger(heldOutput)) {
+          return yield* new InvalidRequest({
+            message: "The output asked for (max_tokens for each of n answers) is too large.",
+            param: "n"
+          })
+        }
         let heldPrompt = promptTokensUpperBound(request)
 
         return yield* Effect.uninterruptibleMask((restore) =>
@@ -117,8 +125,7 @@ export class Relay extends Context.Service<Relay, {
             let handedOff = false
 
             const answer = Effect.gen(function* () {
-              // Every answer of a batch (chat `n`, several legacy prompts) may take the cap.
-              yield* hold(textCost(ratio, price, heldPrompt, outputCap * (request.choices ?? 1)))
+              yield* hold(textCost(ratio, price, heldPrompt, heldOutput))
               if (!request.stream || endpoint !== undefined) {
                 const accepted = yield* failover({ ...loop, attempt: attempts.json })
                 const { text, ...billed } = accepted.value

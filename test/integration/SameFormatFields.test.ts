@@ -508,6 +508,10 @@ Deno.test("the rule for chat n: several choices pass to a chat upstream, the hol
       deepStrictEqual(texts, ["Echo: pick a word", "Echo: pick a word"])
     })
 
+    await t.step("an n whose hold cannot be counted: 400 naming n", async () => {
+      await expectRefused(gateway, () => openai.chat.completions.create({ model: "m-openai", messages, n: 1e300 }), "n")
+    })
+
     await t.step("chat → anthropic: 400 naming n", async () => {
       await expectRefused(gateway, () => openai.chat.completions.create({ model: "m-anthropic", messages, n: 2 }), "n")
     })
