@@ -3,7 +3,8 @@
  * made for an inline-only channel fails on a canonical image or file; the
  * caller's 400 must name that item's field in the caller's own wire shape
  * (`messages[3].content[1].image_url.url`, `input[0].content[2].file_url`,
- * `contents[0].parts[1].file_data.file_uri`).
+ * `contents[0].parts[1].file_data.file_uri`). A download that succeeded for a
+ * same-format channel is written back into that field (`InlineMedia.ts`).
  *
  * Each format lists where media URLs sit in its wire shape (`MediaFields`);
  * which canonical item each one becomes is left to the format's own request
@@ -12,7 +13,8 @@
  * assistant turn, a generate-content `systemInstruction`) is written twice:
  * every listed field is given a distinct marker URL, the marked body is
  * decoded, and the marker found at the canonical location names the field.
- * This runs only when a download has failed.
+ * This runs only when a download has failed, or when downloads are written
+ * back into the caller's body.
  *
  * @since 0.1.0
  */
