@@ -1,9 +1,10 @@
 /**
- * Issue 14's property: for each format, an arbitrary valid request carrying
- * fields Sluice does not model (at the top level, on a message, on a content
- * part; any JSON value, strings with NUL and lone surrogates), sent to a
- * channel of that same format, reaches the upstream with those fields
- * byte-for-byte equal (compared as the JSON text each side serialises).
+ * Issue 14's property: for each format, an arbitrary valid request (streamed
+ * or not, with or without a sampling temperature) carrying fields Sluice does
+ * not model (at the top level, on a message, on a content part; any JSON
+ * value, strings with NUL and lone surrogates), sent to a channel of that
+ * same format, reaches the upstream with those fields byte-for-byte equal
+ * (compared as the JSON text each side serialises).
  * Sent as raw HTTP, since the SDKs' types do not let unknown fields through.
  */
 import fc from "fast-check"
@@ -54,11 +55,28 @@ const unmodeled = fc.dictionary(
 const text = fc.string({ unit: fc.constantFrom(..."abcdefghij klmnop"), minLength: 1, maxLength: 30 })
   .filter((value) => value.trim() !== "")
 
+/** What varies in the modeled part of a request. */
+interface Shape {
+  readonly stream: boolean
+  readonly temperature: number | undefined
+}
+
+const shape: fc.Arbitrary<Shape> = fc.record({
+  stream: fc.boolean(),
+  temperature: fc.option(fc.integer({ min: 0, max: 10 }).map((tenths) => tenths / 10), { nil: undefined })
+})
+
+/** The modeled fields of `shape` in the chat, completions, Responses and messages formats. */
+const modeled = (shape: Shape): Json => ({
+  ...(shape.stream ? { stream: true } : {}),
+  ...(shape.temperature === undefined ? {} : { temperature: shape.temperature })
+})
+
 interface Case {
-  readonly path: string
+  readonly path: (shape: Shape) => string
   readonly headers: Record<string, string>
   /** The body with the extra fields at the top, on the first message and on its first part. */
-  readonly body: (text: string, top: Json, message: Json, part: Json) => Json
+  readonly body: (text: string, top: Json, message: Json, part: Json, shape: Shape) => Json
   /** The first message and its first part in a body as the upstream received it. */
   readonly firstMessage: (body: Json) => Json
   readonly firstPart: ((message: Json) => Json) | undefined
@@ -69,10 +87,11 @@ const first = (value: unknown): Json => (Array.isArray(value) ? value[0] : {}) a
 
 const cases: Record<string, Case> = {
   "chat completions → openai": {
-    path: "/v1/chat/completions",
+    path: () => "/v1/chat/completions",
     headers: bearer,
-    body: (text, top, message, part) => ({
+    body: (text, top, message, part, shape) => ({
       ...top,
+      ...modeled(shape),
       model: "m-openai",
       messages: [{ ...message, role: "user", content: [{ ...part, type: "text", text }] }]
     }),
@@ -80,17 +99,24 @@ const cases: Record<string, Case> = {
     firstPart: (message) => first(message.content)
   },
   "legacy completions → openai": {
-    path: "/v1/completions",
+    path: () => "/v1/completions",
     headers: bearer,
-    body: (text, top) => ({ ...top, model: "m-openai", prompt: text, max_tokens: 8 }),
+    body: (text, top, _message, _part, shape) => ({
+      ...top,
+      ...modeled(shape),
+      model: "m-openai",
+      prompt: text,
+      max_tokens: 8
+    }),
     firstMessage: () => ({}),
     firstPart: undefined
   },
   "responses → openai (responses_api)": {
-    path: "/v1/responses",
+    path: () => "/v1/responses",
     headers: bearer,
-    body: (text, top, message, part) => ({
+    body: (text, top, message, part, shape) => ({
       ...top,
+      ...modeled(shape),
       model: "m-openai",
       input: [{ ...message, role: "user", content: [{ ...part, type: "input_text", text }] }]
     }),
@@ -98,10 +124,11 @@ const cases: Record<string, Case> = {
     firstPart: (message) => first(message.content)
   },
   "messages → anthropic": {
-    path: "/v1/messages",
+    path: () => "/v1/messages",
     headers: { "x-api-key": KEY, "anthropic-version": "2023-06-01", "content-type": "application/json" },
-    body: (text, top, message, part) => ({
+    body: (text, top, message, part, shape) => ({
       ...top,
+      ...modeled(shape),
       model: "m-anthropic",
       max_tokens: 64,
       messages: [{ ...message, role: "user", content: [{ ...part, type: "text", text }] }]
@@ -110,10 +137,14 @@ const cases: Record<string, Case> = {
     firstPart: (message) => first(message.content)
   },
   "generate-content → gemini": {
-    path: "/v1beta/models/gemini-3-pro:generateContent",
+    path: (shape) =>
+      shape.stream
+        ? "/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse"
+        : "/v1beta/models/gemini-3-pro:generateContent",
     headers: { "x-goog-api-key": KEY, "content-type": "application/json" },
-    body: (text, top, message, part) => ({
+    body: (text, top, message, part, shape) => ({
       ...top,
+      ...(shape.temperature === undefined ? {} : { generationConfig: { temperature: shape.temperature } }),
       contents: [{ ...message, role: "user", parts: [{ ...part, text }] }]
     }),
     firstMessage: (body) => first(body.contents),
@@ -130,12 +161,12 @@ const sameFields = (received: Json, extra: Json, where: string) => {
 
 const check = async (gateway: TestGateway, item: Case) => {
   await fc.assert(
-    fc.asyncProperty(text, unmodeled, unmodeled, unmodeled, async (prompt, top, message, part) => {
+    fc.asyncProperty(text, unmodeled, unmodeled, unmodeled, shape, async (prompt, top, message, part, shape) => {
       const before = gateway.emulator.requests.length
-      const response = await fetch(gateway.url + item.path, {
+      const response = await fetch(gateway.url + item.path(shape), {
         method: "POST",
         headers: item.headers,
-        body: JSON.stringify(item.body(prompt, top, message, part))
+        body: JSON.stringify(item.body(prompt, top, message, part, shape))
       })
       const answer = await response.text()
       strictEqual(response.status, 200, answer)
