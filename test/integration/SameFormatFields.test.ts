@@ -517,3 +517,43 @@ Deno.test("the rule for chat n: several choices pass to a chat upstream, the hol
     })
   })
 })
+
+Deno.test("the rule for chat tools: allowed_tools and custom tool calls in history pass to a chat upstream; 400 when translated", async (t) => {
+  await withGateway(async (gateway) => {
+    const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
+    const tools: Array<OpenAI.ChatCompletionTool> = [
+      { type: "function", function: { name: "lookup", parameters: { type: "object", properties: {} } } },
+      { type: "custom", custom: { name: "code_exec" } }
+    ]
+    const messages: Array<OpenAI.ChatCompletionMessageParam> = [
+      { role: "user", content: "run it" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_1", type: "custom", custom: { name: "code_exec", input: "print(1)" } }]
+      },
+      { role: "tool", tool_call_id: "call_1", content: "1" },
+      { role: "user", content: "now explain" }
+    ]
+    const toolChoice: OpenAI.ChatCompletionToolChoiceOption = {
+      type: "allowed_tools",
+      allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "lookup" } }] }
+    }
+
+    await t.step("chat → openai: arrives as sent", async () => {
+      await openai.chat.completions.create({ model: "m-openai", messages, tools, tool_choice: toolChoice })
+      const body = lastBody(gateway)
+      deepStrictEqual(body.messages, messages)
+      deepStrictEqual(body.tool_choice, toolChoice)
+      deepStrictEqual(body.tools, tools)
+    })
+
+    await t.step("chat → anthropic: 400 naming the custom call", async () => {
+      await expectRefused(
+        gateway,
+        () => openai.chat.completions.create({ model: "m-anthropic", messages, tools, tool_choice: toolChoice }),
+        "messages[1].tool_calls[0]"
+      )
+    })
+  })
+})

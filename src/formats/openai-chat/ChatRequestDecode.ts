@@ -13,10 +13,9 @@
  * Kept out of the canonical messages and listed as `Request.untranslatable`
  * (a same-format channel gets them as sent; a translation is refused naming
  * them): `video_url` parts, `file.file_id` references, user content parts of
- * a type Sluice does not model, and `n` above 1 (`Request.choices`).
- * Rejected with `InvalidRequest` because the canonical form cannot hold them:
- * custom tool calls in history, `tool_choice` `allowed_tools`,
- * `reasoning_effort` `max`.
+ * a type Sluice does not model, `n` above 1 (`Request.choices`), custom tool
+ * calls in assistant history, and `tool_choice` `allowed_tools`.
+ * `reasoning_effort` `max` is read as `xhigh` (as in Responses).
  *
  * @since 0.1.0
  */
@@ -94,13 +93,19 @@ const UserMessage = Schema.Struct({
   role: Schema.Literal("user"),
   content: Schema.Union([Schema.String, Schema.Array(UserContentPartInput)])
 })
+/** A custom tool call in history (`ChatCompletionMessageCustomToolCall`): only a chat upstream can take it. */
+const CustomToolCall = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("custom"),
+  custom: Schema.Struct({ name: Schema.String, input: Schema.String })
+})
 const AssistantMessage = Schema.Struct({
   role: Schema.Literal("assistant"),
   content: optionalNullable(
     Schema.Union([Schema.String, Schema.Array(Schema.Union([TextContentPart, RefusalContentPart]))])
   ),
   refusal: optionalNullable(Schema.String),
-  tool_calls: optionalNullable(Schema.Array(ToolCall)),
+  tool_calls: optionalNullable(Schema.Array(Schema.Union([CustomToolCall, ToolCall]))),
   function_call: optionalNullable(FunctionCall),
   reasoning_content: optionalNullable(Schema.String),
   reasoning: optionalNullable(Schema.String)
@@ -155,6 +160,11 @@ const NamedCustomChoice = Schema.Struct({
   type: Schema.Literal("custom"),
   custom: Schema.Struct({ name: Schema.String })
 })
+/** `{type: "allowed_tools", allowed_tools: {mode, tools}}`: the canonical choice cannot say it. */
+const AllowedToolsChoice = Schema.Struct({
+  type: Schema.Literal("allowed_tools"),
+  allowed_tools: Schema.Struct({ mode: Schema.String, tools: Schema.Array(JsonObject) })
+})
 
 const JsonSchemaFormat = Schema.Struct({
   type: Schema.Literal("json_schema"),
@@ -166,15 +176,20 @@ const JsonSchemaFormat = Schema.Struct({
   })
 })
 
-/** Canonical `ReasoningEffort` values; the SDK's `max` has no canonical equivalent. */
-const reasoningEfforts = ["none", "minimal", "low", "medium", "high", "xhigh"] as const
+/** The SDK's `ReasoningEffort` values; `max` is read as the canonical `xhigh`. */
+const reasoningEfforts = ["none", "minimal", "low", "medium", "high", "xhigh", "max"] as const
 
 const Body = Schema.Struct({
   model: Schema.String,
   messages: Schema.Array(Schema.Unknown),
   tools: optionalNullable(Schema.Array(Schema.Union([FunctionToolDefinition, CustomToolDefinition]))),
   tool_choice: optionalNullable(
-    Schema.Union([Schema.Literals(["auto", "none", "required"]), NamedFunctionChoice, NamedCustomChoice])
+    Schema.Union([
+      Schema.Literals(["auto", "none", "required"]),
+      NamedFunctionChoice,
+      NamedCustomChoice,
+      AllowedToolsChoice
+    ])
   ),
   functions: optionalNullable(Schema.Array(FunctionDefinition)),
   function_call: optionalNullable(
@@ -297,7 +312,7 @@ const toolNameFor = (messages: ReadonlyArray<ChatMessage>, before: number, callI
     const message = messages[index]
     if (message.role !== "assistant") continue
     const call = message.tool_calls?.find((candidate) => candidate.id === callId)
-    if (call !== undefined) return call.function.name
+    if (call !== undefined) return call.type === "custom" ? call.custom.name : call.function.name
   }
   return undefined
 }
@@ -343,7 +358,15 @@ const toMessage = (messages: ReadonlyArray<ChatMessage>, index: number, notes: A
       if (message.refusal !== undefined && message.refusal !== null) {
         content.push({ type: "text", text: message.refusal })
       }
-      for (const call of message.tool_calls ?? []) {
+      for (const [position, call] of (message.tool_calls ?? []).entries()) {
+        if (call.type === "custom") {
+          notes.push({
+            param: `${param}.tool_calls[${position}]`,
+            message: "Custom tool calls reach only a chat completions upstream; this model's channel would need a " +
+              "translation, which cannot carry them."
+          })
+          continue
+        }
         const signature = signaturePartOf(call.extra_content)
         if (signature !== undefined) content.push(signature)
         content.push({
@@ -415,11 +438,19 @@ const toTools = (body: Body, raw: Record<string, unknown>): ReadonlyArray<Tool> 
   return undefined
 }
 
-const toToolChoice = (body: Body): ToolChoice | undefined => {
+const toToolChoice = (body: Body, notes: Array<Untranslatable>): ToolChoice | undefined => {
   const choice = body.tool_choice ?? body.function_call
   if (choice === undefined || choice === null) return undefined
   if (typeof choice === "string") return { type: choice }
   if ("name" in choice) return { type: "tool", name: choice.name }
+  if (choice.type === "allowed_tools") {
+    notes.push({
+      param: "tool_choice",
+      message: "tool_choice allowed_tools reaches only a chat completions upstream; this model's channel would " +
+        "need a translation, which cannot carry it."
+    })
+    return undefined
+  }
   return { type: "tool", name: choice.type === "function" ? choice.function.name : choice.custom.name }
 }
 
@@ -469,7 +500,8 @@ const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: bool
   const n = orUndefined(body.n) ?? 1
   if (n < 1) throw new Rejection(`n must be at least 1 (got ${n}).`, "n")
   const stop = orUndefined(body.stop)
-  const effort: ReasoningEffort | undefined = orUndefined(body.reasoning_effort)
+  const wireEffort = orUndefined(body.reasoning_effort)
+  const effort: ReasoningEffort | undefined = wireEffort === "max" ? "xhigh" : wireEffort
   const notes: Array<Untranslatable> = []
   if (n > 1) {
     notes.push({
@@ -482,7 +514,7 @@ const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: bool
     model: body.model,
     messages: messages.map((_, index) => toMessage(messages, index, notes)),
     tools: toTools(body, raw),
-    toolChoice: toToolChoice(body),
+    toolChoice: toToolChoice(body, notes),
     parallelToolCalls: orUndefined(body.parallel_tool_calls),
     maxOutputTokens: orUndefined(body.max_completion_tokens) ?? orUndefined(body.max_tokens),
     temperature: orUndefined(body.temperature),

@@ -498,3 +498,39 @@ Deno.test("decodeRequest: a hostile part type is named in a bounded, clean messa
   ok(message.length < 400, `${message.length} characters`)
   ok(!message.includes("\u0000") && message.isWellFormed())
 })
+
+Deno.test("decodeRequest: allowed_tools, custom calls in history and reasoning_effort max", () => {
+  const tools = [{ type: "function", function: { name: "f", parameters: { type: "object" } } }]
+  const allowed = decode({
+    model: "m",
+    messages: [{ role: "user", content: "x" }],
+    tools,
+    tool_choice: {
+      type: "allowed_tools",
+      allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "f" } }] }
+    }
+  })
+  strictEqual(allowed.toolChoice, undefined)
+  deepStrictEqual(allowed.untranslatable?.map((note) => note.param), ["tool_choice"])
+  const custom = decode({
+    model: "m",
+    messages: [
+      { role: "user", content: "run it" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_1", type: "custom", custom: { name: "code_exec", input: "print(1)" } }]
+      },
+      { role: "tool", tool_call_id: "call_1", content: "1" }
+    ]
+  })
+  deepStrictEqual(custom.untranslatable?.map((note) => note.param), ["messages[1].tool_calls[0]"])
+  deepStrictEqual(custom.messages[2], {
+    role: "tool",
+    content: [{ type: "tool-result", callId: "call_1", name: "code_exec", content: [{ type: "text", text: "1" }] }]
+  })
+  deepStrictEqual(
+    decode({ model: "m", messages: [{ role: "user", content: "x" }], reasoning_effort: "max" }).reasoning,
+    { effort: "xhigh" }
+  )
+})
