@@ -12,7 +12,10 @@
  * - Responses input items: the item types of openai SDK 7.57
  *   `ResponseInputItem`; an `item_reference` and a replayed hosted tool call
  *   (`web_search_call`, `file_search_call`, …) need their `id`; an
- *   `input_image` needs `image_url` or `file_id`. A hosted-tool `tool_choice`
+ *   `input_image` needs `image_url` or `file_id`; a `reasoning` item whose
+ *   `encrypted_content` is a gateway's wrapper of another vendor's token
+ *   (`sluice.<origin>.…`, which OpenAI cannot decrypt) is refused ("The
+ *   encrypted content … could not be verified."). A hosted-tool `tool_choice`
  *   (`{type: "web_search"}`) must name a tool type the request's `tools` has
  *   (the emulator's rule: the choice forces that tool).
  * - Generate-content `generationConfig.thinkingConfig`: `thinkingLevel` and
@@ -148,6 +151,14 @@ export const responsesInputProblem = (body: Record<string, unknown>): Problem | 
       return { message: `Invalid value: '${String(raw.type)}'.`, param: `${at}.type` }
     }
     if (itemsWithId.has(type) && typeof raw.id !== "string") return missing(`${at}.id`)
+    if (
+      type === "reasoning" && typeof raw.encrypted_content === "string" && raw.encrypted_content.startsWith("sluice.")
+    ) {
+      return {
+        message: `The encrypted content for item ${stringOr(raw.id) ?? at} could not be verified.`,
+        param: `${at}.encrypted_content`
+      }
+    }
     if (type !== "message") continue
     for (const [position, part] of arrayOr(raw.content).entries()) {
       const content = objectOr(part)

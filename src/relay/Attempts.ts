@@ -110,9 +110,10 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
   /**
    * The upstream body for `candidate` in `wire` format. A side endpoint takes the caller's body with only the
    * model mapped. A same-format channel takes the caller's body, its URL media rewritten inline in place when
-   * the channel needs them (every other field as sent), unless the request holds another vendor's reasoning
-   * token: then, as on any other channel, the canonical request is translated (the token dropped), and a
-   * request holding what only its own format can carry is the caller's 400 naming that field.
+   * the channel needs them and another vendor's reasoning tokens left out where the format can do that in place
+   * (every other field as sent). Otherwise (another channel, or a foreign token the format cannot leave out in
+   * place) the canonical request is translated (the token dropped), and a request holding what only its own
+   * format can carry is the caller's 400 naming that field.
    */
   const bodyOf = (
     candidate: Candidate,
@@ -121,9 +122,14 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     stream: boolean
   ): Effect.Effect<Record<string, unknown>, InvalidRequest> => {
     let body: Record<string, unknown>
+    const sameFormat = endpoint === undefined && wire.name === input.inbound
+    const foreign = sameFormat && hasForeignReasoning(request, wire.name)
     if (endpoint !== undefined) body = { ...input.raw, model: candidate.upstreamModel }
-    else if (wire.name === input.inbound && !hasForeignReasoning(request, wire.name)) {
-      const raw = inlined === undefined ? input.raw : wire.passthrough.inlineMedia(input.raw, inlined)
+    else if (sameFormat && (!foreign || wire.passthrough.withoutForeignReasoning !== undefined)) {
+      const inline = inlined === undefined ? input.raw : wire.passthrough.inlineMedia(input.raw, inlined)
+      const raw = foreign && wire.passthrough.withoutForeignReasoning !== undefined
+        ? wire.passthrough.withoutForeignReasoning(inline)
+        : inline
       body = wire.passthrough.body(raw, { model: candidate.upstreamModel, stream, outputCap: sentCap })
     } else {
       const refused = request.untranslatable?.[0]

@@ -26,6 +26,11 @@ Deno.test("responsesInputProblem: references and replayed hosted calls need thei
   strictEqual(responsesInputProblem({ input: [{ type: "web_search_call" }] })?.param, "input[0].id")
   strictEqual(responsesInputProblem({ input: [{ type: "teleport" }] })?.param, "input[0].type")
   strictEqual(
+    responsesInputProblem({ input: [{ type: "reasoning", summary: [], encrypted_content: "sluice.anthropic.x" }] })
+      ?.param,
+    "input[0].encrypted_content"
+  )
+  strictEqual(
     responsesInputProblem({ input: [{ role: "user", content: [{ type: "input_image" }] }] })?.param,
     "input[0].content[0].image_url"
   )

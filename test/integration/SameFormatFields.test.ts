@@ -557,3 +557,39 @@ Deno.test("the rule for chat tools: allowed_tools and custom tool calls in histo
     })
   })
 })
+
+Deno.test("the rule for rebuilt requests: another vendor's reasoning token is left out of a Responses body in place", async () => {
+  await withGateway(async (gateway) => {
+    const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
+    const input = [
+      { role: "user", content: "think first" },
+      {
+        type: "reasoning",
+        id: "rs_1",
+        summary: [{ type: "summary_text", text: "Thought elsewhere" }],
+        encrypted_content: "sluice.anthropic.c2lnLWFiYw"
+      },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "Done.", annotations: [] }] },
+      { role: "user", content: "go on" }
+    ] as unknown as OpenAI.Responses.ResponseInput
+    const response = await openai.responses.create({
+      model: "m-openai",
+      input,
+      store: false,
+      include: ["reasoning.encrypted_content"],
+      text: { verbosity: "high" },
+      truncation: "auto"
+    })
+    strictEqual(response.output_text, "Echo: go on")
+    const body = lastBody(gateway)
+    deepStrictEqual(body.input, [
+      (input as Array<unknown>)[0],
+      (input as Array<unknown>)[2],
+      (input as Array<unknown>)[3]
+    ])
+    strictEqual(body.store, false)
+    deepStrictEqual(body.include, ["reasoning.encrypted_content"])
+    deepStrictEqual(body.text, { verbosity: "high" })
+    strictEqual(body.truncation, "auto")
+  })
+})

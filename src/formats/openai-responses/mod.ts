@@ -8,6 +8,7 @@
 import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
 import { plainPassthrough } from "../Passthrough.ts"
 import type { Format } from "../Format.ts"
+import { withoutForeignReasoning } from "./ResponsesHistory.ts"
 import { responsesInlineInPlace, responsesMediaParam } from "./ResponsesMediaFields.ts"
 import { decodeResponsesRequest } from "./ResponsesRequestDecoder.ts"
 import { encodeResponsesRequest } from "./ResponsesRequestEncoder.ts"
@@ -35,12 +36,15 @@ export const OpenAiResponsesFormat: Format<ResponsesDecoderState, ResponsesEncod
   decodeResponse: decodeResponsesResponse,
   streamDecoder: responsesStreamDecoder,
   classifyError: classifyOpenAiError,
-  passthrough: plainPassthrough({
-    model: true,
-    limitFields: ["max_output_tokens"],
-    cap: "max_output_tokens",
-    inlineMedia: responsesInlineInPlace
-  }),
+  passthrough: {
+    ...plainPassthrough({
+      model: true,
+      limitFields: ["max_output_tokens"],
+      cap: "max_output_tokens",
+      inlineMedia: responsesInlineInPlace
+    }),
+    withoutForeignReasoning
+  },
   mediaParam: responsesMediaParam,
   // `input_file` takes `file_url`.
   inlinesFiles: () => false
