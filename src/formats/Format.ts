@@ -142,11 +142,14 @@ export interface Passthrough {
    */
   readonly inlineMedia: (raw: Record<string, unknown>, inlined: Request) => Record<string, unknown>
   /**
-   * The caller's body without the reasoning tokens another vendor minted (`ReasoningOrigin.ts`), left out as the
-   * format's request encoder leaves them out, everything else as sent; absent for a format that cannot do this in
-   * place (such a request is translated instead). A new object; `raw` is left as it is.
+   * The caller's body, for upstream `model`, without the reasoning tokens another vendor minted
+   * (`ReasoningOrigin.ts`), left out as the format's request encoder leaves them out, everything else as sent;
+   * absent for a format that cannot do this in place (such a request is translated instead). A new object; `raw`
+   * is left as it is.
    */
-  readonly withoutForeignReasoning?: ((raw: Record<string, unknown>) => Record<string, unknown>) | undefined
+  readonly withoutForeignReasoning?:
+    | ((raw: Record<string, unknown>, model: string) => Record<string, unknown>)
+    | undefined
   /** Whether the caller asked to see usage in the stream (chat `stream_options.include_usage`). */
   readonly wantsStreamUsage: (raw: Record<string, unknown>) => boolean
   /**

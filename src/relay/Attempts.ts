@@ -128,7 +128,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     else if (sameFormat && (!foreign || wire.passthrough.withoutForeignReasoning !== undefined)) {
       const inline = inlined === undefined ? input.raw : wire.passthrough.inlineMedia(input.raw, inlined)
       const raw = foreign && wire.passthrough.withoutForeignReasoning !== undefined
-        ? wire.passthrough.withoutForeignReasoning(inline)
+        ? wire.passthrough.withoutForeignReasoning(inline, candidate.upstreamModel)
         : inline
       body = wire.passthrough.body(raw, { model: candidate.upstreamModel, stream, outputCap: sentCap })
     } else {

@@ -6,7 +6,7 @@
  * format and asserts both the answer and what the emulator received.
  */
 import Anthropic from "@anthropic-ai/sdk"
-import { GoogleGenAI, HarmBlockThreshold, HarmCategory, Modality, ThinkingLevel } from "@google/genai"
+import { GoogleGenAI, HarmBlockThreshold, HarmCategory, Modality, ThinkingLevel, Type } from "@google/genai"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { DEFAULT_OUTPUT_TOKENS } from "../../src/canonical/Estimate.ts"
@@ -591,5 +591,46 @@ Deno.test("the rule for rebuilt requests: another vendor's reasoning token is le
     deepStrictEqual(body.include, ["reasoning.encrypted_content"])
     deepStrictEqual(body.text, { verbosity: "high" })
     strictEqual(body.truncation, "auto")
+  })
+})
+
+Deno.test("the rule for rebuilt requests: another vendor's thought signature is left out of a generate-content body in place", async () => {
+  await withGateway(async (gateway) => {
+    const genai = new GoogleGenAI({ apiKey: KEY, httpOptions: { baseUrl: gateway.url } })
+    const safetySettings = [{
+      category: HarmCategory.HARM_CATEGORY_HATE_SPEECH,
+      threshold: HarmBlockThreshold.BLOCK_LOW_AND_ABOVE
+    }]
+    const answer = await genai.models.generateContent({
+      model: "gemini-3-pro",
+      contents: [
+        { role: "user", parts: [{ text: "weather in Paris?" }] },
+        {
+          role: "model",
+          parts: [
+            { text: "Thought elsewhere", thought: true, thoughtSignature: "sluice.anthropic.c2lnLWFiYw" },
+            { functionCall: { name: "weather", args: { city: "Paris" } } }
+          ]
+        },
+        { role: "user", parts: [{ functionResponse: { name: "weather", response: { result: "sunny" } } }] }
+      ],
+      config: {
+        safetySettings,
+        cachedContent: "cachedContents/xyz",
+        maxOutputTokens: 100,
+        tools: [{ functionDeclarations: [{ name: "weather", parameters: { type: Type.OBJECT, properties: {} } }] }]
+      }
+    })
+    ok(answer.text?.startsWith("Tool result:"), String(answer.text))
+    const body = lastBody(gateway)
+    deepStrictEqual((body.contents as Array<Json>)[1].parts, [
+      { text: "Thought elsewhere", thought: true },
+      {
+        functionCall: { name: "weather", args: { city: "Paris" } },
+        thoughtSignature: "skip_thought_signature_validator"
+      }
+    ])
+    deepStrictEqual(body.safetySettings, safetySettings)
+    strictEqual(body.cachedContent, "cachedContents/xyz")
   })
 })

@@ -7,6 +7,7 @@
 import type { Format, Passthrough } from "../Format.ts"
 import { passthroughBody } from "../Passthrough.ts"
 import { classifyGeminiError, encodeGeminiError } from "./GeminiError.ts"
+import { geminiWithoutForeignReasoning } from "./GeminiForeignReasoning.ts"
 import { geminiInlineInPlace, geminiMediaParam } from "./GeminiMediaFields.ts"
 import { decodeGeminiRequest, encodeGeminiRequest } from "./GeminiRequest.ts"
 import { decodeGeminiResponse, encodeGeminiResponse } from "./GeminiResponse.ts"
@@ -68,6 +69,7 @@ const geminiPassthrough: Passthrough = {
         : "generationConfig.maxOutputTokens"
     }),
   inlineMedia: geminiInlineInPlace,
+  withoutForeignReasoning: geminiWithoutForeignReasoning,
   wantsStreamUsage: () => false,
   hides: () => false
 }
