@@ -634,3 +634,33 @@ Deno.test("the rule for rebuilt requests: another vendor's thought signature is 
     strictEqual(body.cachedContent, "cachedContents/xyz")
   })
 })
+
+Deno.test("the rule for rebuilt requests: another vendor's thinking block is left out of a messages body in place", async () => {
+  await withGateway(async (gateway) => {
+    const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: KEY, maxRetries: 0 })
+    const toolUse = { type: "tool_use" as const, id: "toolu_1", name: "weather", input: { city: "Paris" } }
+    const message = await anthropic.messages.create({
+      model: "m-anthropic",
+      max_tokens: 3000,
+      thinking: { type: "enabled", budget_tokens: 1024 },
+      metadata: { user_id: "user-9" },
+      service_tier: "auto",
+      tools: [{ name: "weather", input_schema: { type: "object", properties: {} } }],
+      messages: [
+        { role: "user", content: "weather in Paris?" },
+        {
+          role: "assistant",
+          content: [{ type: "thinking", thinking: "Thought elsewhere", signature: "sluice.gemini.c2lnLWFiYw" }, toolUse]
+        },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "sunny" }] }
+      ]
+    })
+    ok(message.content.some((block) => block.type === "text" && block.text.startsWith("Tool result:")))
+    const body = lastBody(gateway)
+    deepStrictEqual((body.messages as Array<Json>)[1].content, [toolUse])
+    deepStrictEqual(body.thinking, { type: "disabled" })
+    deepStrictEqual(body.metadata, { user_id: "user-9" })
+    strictEqual(body.service_tier, "auto")
+    strictEqual(body.max_tokens, 3000)
+  })
+})

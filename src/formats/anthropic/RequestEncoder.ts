@@ -109,8 +109,10 @@ const planThinking = (request: Request): ThinkingPlan => {
  * turn would not start with one: its reasoning came from another vendor, was
  * unsigned, or was never there. Thinking is then turned off for the request
  * rather than sent to a certain 400.
+ *
+ * @category encoding
  */
-const toolLoopWithoutThinking = (request: Request): boolean => {
+export const toolLoopWithoutThinking = (request: Request): boolean => {
   const turns = request.messages.filter((message) => message.role !== "system")
   let end = turns.length - 1
   while (end >= 0 && turns[end].role !== "assistant") end -= 1
