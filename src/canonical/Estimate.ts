@@ -7,6 +7,17 @@ import type { Part } from "./Content.ts"
 import type { Request } from "./Request.ts"
 
 /**
+ * Output tokens assumed when a request names no output limit: the quota hold's
+ * default (`settings.default_max_tokens`) and the `max_tokens` the messages
+ * format gets when the caller sent none (the field is required there), so
+ * both paths, passthrough and translated, send what the hold was sized for.
+ * Sluice's choice.
+ *
+ * @category estimates
+ */
+export const DEFAULT_OUTPUT_TOKENS = 4096
+
+/**
  * The UTF-8 length of `text` in bytes, counted without encoding it: what
  * `new TextEncoder().encode(text).length` gives (a lone surrogate counts 3,
  * as the U+FFFD it is encoded as).

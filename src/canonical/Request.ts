@@ -76,6 +76,20 @@ export interface ReasoningConfig {
 }
 
 /**
+ * Something in the caller's body the canonical form cannot hold, which only an
+ * upstream of the caller's own format can take as sent (a chat `video_url`
+ * part, a `file_id` reference, a Responses `item_reference`): `param` names
+ * the field as the caller wrote it (`messages[0].content[1]`), `message` says
+ * why a translation cannot carry it. Decoders leave it out of the canonical
+ * messages and list it here; a same-format channel gets the caller's body with
+ * it, and a translation of the request is refused naming it.
+ */
+export interface Untranslatable {
+  readonly param: string
+  readonly message: string
+}
+
+/**
  * The canonical request. Token counts are tokens; `temperature`, `topP` as the
  * formats define them (0–2, 0–1).
  */
@@ -110,4 +124,12 @@ export interface Request {
    * vendor's default, on.
    */
   readonly includeObfuscation?: boolean | undefined
+  /**
+   * Answers asked for at once (chat `n`, a legacy-completions batch of prompts), each of which may take
+   * `maxOutputTokens`; absent means one. More than one reaches only a same-format channel (it is listed in
+   * `untranslatable` too); the quota hold covers every answer.
+   */
+  readonly choices?: number | undefined
+  /** What only a same-format channel can take (see `Untranslatable`); absent or empty when nothing. */
+  readonly untranslatable?: ReadonlyArray<Untranslatable> | undefined
 }

@@ -42,7 +42,9 @@
  * handed over counts in `aborts()` and marks its `RecordedRequest.aborted`. `endAfterEvents` ends a stream
  * cleanly after N events without its end marker; `paceMs` paces one request's events; `echo` makes the error
  * message quote caller-supplied text (see `Faults.echoMessage`).
- * When no `validKeys` are set, any key (or none) is accepted.
+ * When no `validKeys` are set, any key (or none) is accepted. Fields a gateway passes through without
+ * modelling them (chat `video_url` parts, Responses references and hosted tool choices, Gemini thinking
+ * levels) are checked as the vendors check them (`RequestChecks.ts`).
  *
  * @since 0.1.0
  */

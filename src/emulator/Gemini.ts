@@ -28,9 +28,11 @@
  * @since 0.1.0
  */
 import { type Answer, answer, type Prompt, promptTokens, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
+import { geminiConfigProblem } from "./RequestChecks.ts"
 import { dataFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
 import {
   arrayOr,
+  field,
   isObject,
   type JsonObject,
   numberOr,
@@ -41,7 +43,6 @@ import {
 } from "./Wire.ts"
 
 /** Reads `camel` or else `snake` from an object. */
-const field = (object: JsonObject, camel: string, snake: string): unknown => object[camel] ?? object[snake]
 
 const partsText = (content: unknown): string =>
   arrayOr(objectOr(content).parts)
@@ -295,6 +296,10 @@ export const geminiGenerate = (context: RouteContext): Reply => {
     return jsonReply({
       error: { code: 400, message: "Corrupted thought signature.", status: "INVALID_ARGUMENT" }
     }, 400)
+  }
+  const configProblem = geminiConfigProblem(body, context.model)
+  if (configProblem !== undefined) {
+    return jsonReply({ error: { code: 400, message: configProblem.message, status: "INVALID_ARGUMENT" } }, 400)
   }
   if (unansweredCalls(body.contents) !== undefined) {
     return jsonReply({

@@ -5,7 +5,8 @@
  * `CompletionUsage`) and https://platform.openai.com/docs/api-reference/chat. Reasoning is
  * returned DeepSeek-style as `reasoning_content` on the message / delta when `reasoning_effort`
  * is set and not `none` (https://api-docs.deepseek.com/guides/reasoning_model).
- * Only one choice is produced (`n` is ignored).
+ * `n` choices are produced (default 1), the same answer at each `index`, streamed one choice after
+ * another; usage counts the prompt once and the output of every choice, as the real API does.
  *
  * Asked for a `gemini-3…` model, it answers as Gemini's OpenAI-compatible endpoint does
  * (https://ai.google.dev/gemini-api/docs/thought-signatures, "OpenAI compatibility"): the first tool
@@ -30,6 +31,7 @@ import {
   stringOr
 } from "./Wire.ts"
 import { vendorErrorBody } from "./Faults.ts"
+import { chatContentProblem } from "./RequestChecks.ts"
 import {
   checksCallSignatures,
   isMintedThoughtSignature,
@@ -184,6 +186,8 @@ export const chatCompletions = (context: RouteContext): Reply => {
   }
   const problem = chatParamProblem(body)
   if (problem !== undefined) return invalid(problem.message, problem.param)
+  const contentProblem = chatContentProblem(body.messages)
+  if (contentProblem !== undefined) return invalid(contentProblem.message, contentProblem.param)
   const gemini3 = checksCallSignatures(context.model)
   const unsigned = gemini3 ? unsignedCall(body.messages) : undefined
   if (unsigned !== undefined) {
@@ -204,6 +208,13 @@ export const chatCompletions = (context: RouteContext): Reply => {
       ? { extra_content: { google: { thought_signature: thoughtSignatureFor(result.toolCalls[0].arguments) } } }
       : {}
   const base = { id, created: context.created, model: context.model, system_fingerprint: "fp_emulator" }
+  const n = Math.max(1, Math.floor(numberOr(body.n) ?? 1))
+  const usage = openAiUsage({
+    ...result,
+    outputTokens: result.outputTokens * n,
+    reasoningTokens: result.reasoningTokens * n
+  })
+  const indexes = Array.from({ length: n }, (_, index) => index)
   if (body.stream !== true) {
     const message: JsonObject = {
       role: "assistant",
@@ -223,8 +234,8 @@ export const chatCompletions = (context: RouteContext): Reply => {
     return jsonReply({
       ...base,
       object: "chat.completion",
-      choices: [{ index: 0, message, logprobs: null, finish_reason: openAiFinish(result) }],
-      usage: openAiUsage(result),
+      choices: indexes.map((index) => ({ index, message, logprobs: null, finish_reason: openAiFinish(result) })),
+      usage,
       service_tier: "default"
     })
   }
@@ -232,27 +243,30 @@ export const chatCompletions = (context: RouteContext): Reply => {
   const chunkBase = includeUsage
     ? { ...base, object: "chat.completion.chunk", usage: null }
     : { ...base, object: "chat.completion.chunk" }
-  const chunk = (delta: JsonObject, finishReason: string | null = null) =>
-    dataFrame({ ...chunkBase, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }] })
-  const frames: Array<string> = [chunk({ role: "assistant", content: "" })]
-  for (const word of result.reasoningWords) frames.push(chunk({ reasoning_content: word }))
-  for (const word of result.words) frames.push(chunk({ content: word }))
-  result.toolCalls.forEach((call, index) => {
-    frames.push(chunk({
-      tool_calls: [{
-        index,
-        id: callIds[index],
-        type: "function",
-        function: { name: call.name, arguments: "" },
-        ...signed(index)
-      }]
-    }))
-    for (const fragment of argumentFragments(call.arguments)) {
-      frames.push(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }))
-    }
-  })
-  frames.push(chunk({}, openAiFinish(result)))
-  if (includeUsage) frames.push(dataFrame({ ...chunkBase, choices: [], usage: openAiUsage(result) }))
+  const frames: Array<string> = []
+  for (const choice of indexes) {
+    const chunk = (delta: JsonObject, finishReason: string | null = null) =>
+      dataFrame({ ...chunkBase, choices: [{ index: choice, delta, logprobs: null, finish_reason: finishReason }] })
+    frames.push(chunk({ role: "assistant", content: "" }))
+    for (const word of result.reasoningWords) frames.push(chunk({ reasoning_content: word }))
+    for (const word of result.words) frames.push(chunk({ content: word }))
+    result.toolCalls.forEach((call, index) => {
+      frames.push(chunk({
+        tool_calls: [{
+          index,
+          id: callIds[index],
+          type: "function",
+          function: { name: call.name, arguments: "" },
+          ...signed(index)
+        }]
+      }))
+      for (const fragment of argumentFragments(call.arguments)) {
+        frames.push(chunk({ tool_calls: [{ index, function: { arguments: fragment } }] }))
+      }
+    })
+    frames.push(chunk({}, openAiFinish(result)))
+  }
+  if (includeUsage) frames.push(dataFrame({ ...chunkBase, choices: [], usage }))
   frames.push(dataFrame("[DONE]"))
   return sseReply(frames)
 }

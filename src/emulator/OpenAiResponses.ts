@@ -14,6 +14,7 @@
  */
 import { type Answer, answer, type Prompt, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
 import { vendorErrorBody } from "./Faults.ts"
+import { responsesInputProblem } from "./RequestChecks.ts"
 import { argumentFragments } from "./OpenAiChat.ts"
 import { eventFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
 import {
@@ -152,7 +153,7 @@ export const createResponse = (context: RouteContext): Reply => {
   const body = context.body
   if (typeof body.model !== "string") return invalid("Missing required parameter: 'model'.", "model")
   if (body.input === undefined) return invalid("Missing required parameter: 'input'.", "input")
-  const problem = responsesParamProblem(body)
+  const problem = responsesParamProblem(body) ?? responsesInputProblem(body)
   if (problem !== undefined) return invalid(problem.message, problem.param)
   const result = answer(prompt(body, inputItems(body.input)))
   const id = context.ids.next("resp_")

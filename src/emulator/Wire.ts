@@ -70,3 +70,6 @@ export interface RouteContext {
 
 /** A route handler: one request in, one reply out. Pure apart from ids. @category models */
 export type Handler = (context: RouteContext) => Reply
+
+/** A field read in camelCase (what SDKs send) with its snake_case spelling as fallback. @category readers */
+export const field = (object: JsonObject, camel: string, snake: string): unknown => object[camel] ?? object[snake]

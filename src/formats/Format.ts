@@ -145,6 +145,22 @@ export interface Passthrough {
    * is false (formats that have it). A new object; `raw` is left as it is.
    */
   readonly body: (raw: Record<string, unknown>, target: PassthroughTarget) => Record<string, unknown>
+  /**
+   * The caller's body with the URL media that `inlined` (the canonical request
+   * after the channel's downloads) holds inline rewritten in the format's own
+   * inline form, everything else as sent (`InlineMedia.ts`). A new object;
+   * `raw` is left as it is.
+   */
+  readonly inlineMedia: (raw: Record<string, unknown>, inlined: Request) => Record<string, unknown>
+  /**
+   * The caller's body, for upstream `model`, without the reasoning tokens another vendor minted
+   * (`ReasoningOrigin.ts`), left out as the format's request encoder leaves them out, everything else as sent;
+   * absent for a format that cannot do this in place (such a request is translated instead). A new object; `raw`
+   * is left as it is.
+   */
+  readonly withoutForeignReasoning?:
+    | ((raw: Record<string, unknown>, model: string) => Record<string, unknown>)
+    | undefined
   /** Whether the caller asked to see usage in the stream (chat `stream_options.include_usage`). */
   readonly wantsStreamUsage: (raw: Record<string, unknown>) => boolean
   /**

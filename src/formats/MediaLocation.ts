@@ -3,7 +3,8 @@
  * made for an inline-only channel fails on a canonical image or file; the
  * caller's 400 must name that item's field in the caller's own wire shape
  * (`messages[3].content[1].image_url.url`, `input[0].content[2].file_url`,
- * `contents[0].parts[1].file_data.file_uri`).
+ * `contents[0].parts[1].file_data.file_uri`). A download that succeeded for a
+ * same-format channel is written back into that field (`InlineMedia.ts`).
  *
  * Each format lists where media URLs sit in its wire shape (`MediaFields`);
  * which canonical item each one becomes is left to the format's own request
@@ -12,7 +13,8 @@
  * assistant turn, a generate-content `systemInstruction`) is written twice:
  * every listed field is given a distinct marker URL, the marked body is
  * decoded, and the marker found at the canonical location names the field.
- * This runs only when a download has failed.
+ * This runs only when a download has failed, or when downloads are written
+ * back into the caller's body.
  *
  * @since 0.1.0
  */
@@ -74,14 +76,24 @@ export const fieldOf = (value: unknown, key: string): unknown =>
     ? (value as Record<string, unknown>)[key]
     : undefined
 
-const valueAt = (body: unknown, path: WirePath): unknown =>
+/**
+ * The value at `path` in `body`, or `undefined` when the path leads nowhere.
+ *
+ * @category paths
+ */
+export const valueAt = (body: unknown, path: WirePath): unknown =>
   path.reduce<unknown>(
     (value, segment) => typeof segment === "number" ? elementsOf(value)[segment] : fieldOf(value, segment),
     body
   )
 
-/** `body` with `value` at `path`, copying only the objects and arrays along the path. */
-const withValueAt = (body: unknown, path: WirePath, value: unknown): unknown => {
+/**
+ * `body` with `value` at `path`, copying only the objects and arrays along the
+ * path (`body` itself is left as it is).
+ *
+ * @category paths
+ */
+export const withValueAt = (body: unknown, path: WirePath, value: unknown): unknown => {
   if (path.length === 0) return value
   const [head, ...rest] = path
   if (typeof head === "number") {
@@ -118,6 +130,47 @@ export const mediaUrlAt = (request: Request, location: MediaLocation): string | 
 const MARKER = "https://media-field.invalid/"
 
 /**
+ * Each listed media field of `body` that holds a string, with the canonical
+ * place of the item it becomes (see the module doc): every field is given a
+ * distinct marker URL and the marked body decoded with the format's own
+ * decoder. Empty when the marked body does not decode.
+ *
+ * @category naming
+ */
+export const mediaFieldLocations = (
+  fields: MediaFields,
+  decode: (body: unknown, context: { readonly model?: string | undefined }) => Decoded<Request>,
+  body: unknown
+): ReadonlyArray<{ readonly path: WirePath; readonly location: MediaLocation }> => {
+  const paths = fields(body).filter((path) => typeof valueAt(body, path) === "string")
+  if (paths.length === 0) return []
+  const marked = paths.reduce<unknown>((value, path, index) => withValueAt(value, path, `${MARKER}${index}`), body)
+  // The model from a generate-content path is not in the body; any name decodes the same messages.
+  const decoded = decode(marked, { model: "media-field" })
+  if (!decoded.ok) return []
+  const found: Array<{ readonly path: WirePath; readonly location: MediaLocation }> = []
+  const visit = (url: string | undefined, location: MediaLocation) => {
+    if (url === undefined || !url.startsWith(MARKER)) return
+    const path = paths[Number(url.slice(MARKER.length))]
+    if (path !== undefined) found.push({ path, location })
+  }
+  for (const [message, { content }] of decoded.value.messages.entries()) {
+    for (const [part, item] of content.entries()) {
+      visit(mediaUrlAt(decoded.value, { message, part }), { message, part })
+      if (item.type === "tool-result") {
+        for (const inner of item.content.keys()) {
+          visit(mediaUrlAt(decoded.value, { message, part, inner }), { message, part, inner })
+        }
+      }
+    }
+  }
+  return found
+}
+
+const sameLocation = (a: MediaLocation, b: MediaLocation): boolean =>
+  a.message === b.message && a.part === b.part && a.inner === b.inner
+
+/**
  * A format's `MediaParam` from where its wire shape holds media URLs and its
  * own request decoder (see the module doc).
  *
@@ -128,13 +181,6 @@ export const mediaParamFrom = (
   decode: (body: unknown, context: { readonly model?: string | undefined }) => Decoded<Request>
 ): MediaParam =>
 (body, location) => {
-  const paths = fields(body).filter((path) => typeof valueAt(body, path) === "string")
-  const marked = paths.reduce<unknown>((value, path, index) => withValueAt(value, path, `${MARKER}${index}`), body)
-  // The model from a generate-content path is not in the body; any name decodes the same messages.
-  const decoded = decode(marked, { model: "media-field" })
-  if (!decoded.ok) return undefined
-  const url = mediaUrlAt(decoded.value, location)
-  if (url === undefined || !url.startsWith(MARKER)) return undefined
-  const path = paths[Number(url.slice(MARKER.length))]
-  return path === undefined ? undefined : pathText(path)
+  const found = mediaFieldLocations(fields, decode, body).find((entry) => sameLocation(entry.location, location))
+  return found === undefined ? undefined : pathText(found.path)
 }

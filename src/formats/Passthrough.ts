@@ -5,14 +5,16 @@
  *
  * @since 0.1.0
  */
+import type { Request } from "../canonical/Request.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
 import type { Passthrough, PassthroughTarget } from "./Format.ts"
 
 /**
  * What a format's passthrough body needs: whether the model is in the body,
  * the fields that hold a caller's output limit, the field the held cap goes in
- * (`undefined`: none), and whether the format has a top-level `store` (OpenAI's
- * chat completions and Responses; default false).
+ * (`undefined`: none), whether the format has a top-level `store` (OpenAI's
+ * chat completions and Responses; default false), and the format's in-place
+ * media inliner (`InlineMedia.ts`; none for a format without media).
  *
  * @category passthrough
  */
@@ -21,6 +23,7 @@ export interface PassthroughOptions {
   readonly limitFields: ReadonlyArray<string>
   readonly cap: string | undefined
   readonly store?: boolean | undefined
+  readonly inlineMedia?: ((raw: Record<string, unknown>, inlined: Request) => Record<string, unknown>) | undefined
 }
 
 /**
@@ -75,12 +78,15 @@ const setPath = (body: Record<string, unknown>, path: ReadonlyArray<string>, val
 
 /**
  * The passthrough half of a format whose streams report usage without being
- * asked and never carry an event the caller did not ask for.
+ * asked and never carry an event the caller did not ask for. `inlineMedia` is
+ * the format's in-place inliner (`InlineMedia.ts`); none for a format without
+ * media.
  *
  * @category passthrough
  */
 export const plainPassthrough = (options: PassthroughOptions): Passthrough => ({
   body: (raw, target) => passthroughBody(raw, target, options),
+  inlineMedia: options.inlineMedia ?? ((raw) => raw),
   wantsStreamUsage: () => false,
   hides: () => false
 })

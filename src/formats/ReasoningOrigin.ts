@@ -192,10 +192,11 @@ export const forUpstream = <P extends Part>(part: P, family: ReasoningOrigin): P
 /**
  * True when a request holds reasoning whose token a vendor other than the
  * family of `format` minted. A request decoded from a client of that same
- * format then holds `sluice.<origin>.…` values no vendor accepts, so it must be
- * translated for an upstream of that format (which leaves the foreign tokens
- * out), never forwarded as the client wrote it. False for formats without
- * reasoning tokens.
+ * format then holds `sluice.<origin>.…` values no vendor accepts, so it is
+ * never forwarded as the client wrote it: the format's passthrough leaves the
+ * foreign tokens out in place (`Passthrough.withoutForeignReasoning`), or the
+ * request is translated (the encoder leaves them out). False for formats
+ * without reasoning tokens.
  *
  * @category models
  */

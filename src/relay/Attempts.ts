@@ -2,7 +2,9 @@
  * One attempt on one candidate, as `Failover` runs it: the request made ready
  * for the channel (URL media inline where the channel needs them, the hold
  * grown to cover them), its body in the channel's wire format (the caller's
- * body passed through, or a translation of the canonical request), the
+ * body passed through, its URL media made inline in place where needed, or a
+ * translation of the canonical request, refused naming the field when the
+ * request holds what only its own format can carry), the
  * upstream call, and either a JSON answer or a stream's accepted head (its
  * first event read and decoded, so an in-band error there can still fail
  * over). Every upstream failure is an `UpstreamFailed` classified by the
@@ -16,7 +18,7 @@ import type { OutputPart } from "../canonical/Content.ts"
 import { promptTokensUpperBound } from "../canonical/Estimate.ts"
 import type { Request } from "../canonical/Request.ts"
 import type { Usage } from "../canonical/Usage.ts"
-import { type GatewayError, UpstreamFailed } from "../errors/GatewayError.ts"
+import { type GatewayError, InvalidRequest, UpstreamFailed } from "../errors/GatewayError.ts"
 import type { DecodeStep, Format } from "../formats/Format.ts"
 import { hasForeignReasoning } from "../formats/ReasoningOrigin.ts"
 import { formatOf } from "../formats/registry.ts"
@@ -107,29 +109,47 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
           : Effect.as(context.coverPrompt(promptTokensUpperBound(inlined)), inlined)
     )
 
-  /** The upstream body for `candidate` in `wire` format. */
+  /**
+   * The upstream body for `candidate` in `wire` format. A side endpoint takes the caller's body with only the
+   * model mapped. A same-format channel takes the caller's body, its URL media rewritten inline in place when
+   * the channel needs them and another vendor's reasoning tokens left out where the format can do that in place
+   * (every other field as sent). Otherwise (another channel, or a foreign token the format cannot leave out in
+   * place) the canonical request is translated (the token dropped), and a request holding what only its own
+   * format can carry is the caller's 400 naming that field.
+   */
   const bodyOf = (
     candidate: Candidate,
     wire: Format<unknown, unknown>,
     inlined: Request | undefined,
     stream: boolean
-  ): Record<string, unknown> => {
-    // A side endpoint takes the caller's body with only the model mapped.
-    // A request made inline, or holding another vendor's reasoning token, is translated (the token dropped).
-    // A channel with `forward_store: false` gets no `store`, whichever way the body is made.
+  ): Effect.Effect<Record<string, unknown>, InvalidRequest> => {
+    // A side endpoint takes the caller's body with only the model mapped. A same-format body is the caller's own,
+    // media made inline and another vendor's reasoning token left out in place; a translation is refused when the
+    // request holds what only its own format can say. A channel with `forward_store: false` gets no `store`.
     const forwardStore = candidate.channel.settings.forward_store !== false
-    const body: Record<string, unknown> = endpoint !== undefined
-      ? { ...input.raw, model: candidate.upstreamModel }
-      : wire.name === input.inbound && input.forceTranslate !== true && inlined === undefined &&
-          !hasForeignReasoning(request, wire.name)
-      ? wire.passthrough.body(input.raw, { model: candidate.upstreamModel, stream, outputCap: sentCap, forwardStore })
-      : wire.encodeRequest({
+    let body: Record<string, unknown>
+    const sameFormat = endpoint === undefined && wire.name === input.inbound
+    const foreign = sameFormat && hasForeignReasoning(request, wire.name)
+    if (endpoint !== undefined) body = { ...input.raw, model: candidate.upstreamModel }
+    else if (sameFormat && (!foreign || wire.passthrough.withoutForeignReasoning !== undefined)) {
+      const inline = inlined === undefined ? input.raw : wire.passthrough.inlineMedia(input.raw, inlined)
+      const raw = foreign && wire.passthrough.withoutForeignReasoning !== undefined
+        ? wire.passthrough.withoutForeignReasoning(inline, candidate.upstreamModel)
+        : inline
+      body = wire.passthrough.body(raw, { model: candidate.upstreamModel, stream, outputCap: sentCap, forwardStore })
+    } else {
+      const refused = request.untranslatable?.[0]
+      if (refused !== undefined) {
+        return Effect.fail(new InvalidRequest({ message: refused.message, param: refused.param }))
+      }
+      body = wire.encodeRequest({
         ...(inlined === undefined ? capped : { ...inlined, maxOutputTokens: sentCap ?? inlined.maxOutputTokens }),
         model: candidate.upstreamModel,
         ...(forwardStore ? {} : { store: undefined })
       }).body
+    }
     for (const param of candidate.channel.settings.strip_params ?? []) delete body[param]
-    return body
+    return Effect.succeed(body)
   }
 
   const call = (
@@ -141,16 +161,17 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     const { channel } = candidate
     const target = adapters[channel.type].target(channel, candidate.key.key, wire.name, candidate.upstreamModel, stream)
     if (context.requestId !== undefined) target.headers["x-request-id"] = context.requestId
-    return context.client.post(
-      target.url + (endpoint?.pathSuffix ?? ""),
-      target.headers,
-      JSON.stringify(bodyOf(candidate, wire, inlined, stream)),
-      {
-        firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
-        idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
-        totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
-      }
-    )
+    return Effect.flatMap(bodyOf(candidate, wire, inlined, stream), (body) =>
+      context.client.post(
+        target.url + (endpoint?.pathSuffix ?? ""),
+        target.headers,
+        JSON.stringify(body),
+        {
+          firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
+          idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
+          totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
+        }
+      ))
   }
 
   /** One non-stream attempt: the caller's JSON body (a passthrough answer as received), or a failure. */
@@ -175,7 +196,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       }
       const decoded = wire.decodeResponse(parsed)
       if (decoded instanceof UpstreamFailed) return yield* decoded
-      const passthrough = wire.name === input.inbound && input.forceTranslate !== true
+      const passthrough = wire.name === input.inbound
       return {
         text: passthrough ? text : JSON.stringify(inbound.encodeResponse(decoded, input.meta)),
         usage: decoded.usage,

@@ -81,6 +81,14 @@ export class Relay extends Context.Service<Relay, {
             param: "max_tokens"
           })
         }
+        // Every answer of a batch (chat `n`, several legacy prompts) may take the cap.
+        const heldOutput = outputCap * (request.choices ?? 1)
+        if (!Number.isSafeInteger(heldOutput)) {
+          return yield* new InvalidRequest({
+            message: "The output asked for (max_tokens for each of n answers) is too large.",
+            param: "n"
+          })
+        }
         let heldPrompt = promptTokensUpperBound(request)
 
         return yield* Effect.uninterruptibleMask((restore) =>
@@ -134,7 +142,7 @@ export class Relay extends Context.Service<Relay, {
             let handedOff = false
 
             const answer = Effect.gen(function* () {
-              const firstHold = hold(textCost(ratio, price, heldPrompt, outputCap))
+              const firstHold = hold(textCost(ratio, price, heldPrompt, heldOutput))
               yield* tracing ? Effect.withSpan(firstHold, "QuotaLedger.hold") : firstHold
               if (!request.stream || endpoint !== undefined) {
                 const accepted = yield* failover({ ...loop, attempt: tracing ? traced(attempts.json) : attempts.json })
@@ -152,7 +160,7 @@ export class Relay extends Context.Service<Relay, {
               const bridge = {
                 inbound: formatOf(input.inbound),
                 wire: head.wire,
-                passthrough: head.wire.name === input.inbound && input.forceTranslate !== true,
+                passthrough: head.wire.name === input.inbound,
                 meta: input.meta,
                 jsonArray: input.jsonArrayStream === true,
                 assemble: input.onAnswer !== undefined

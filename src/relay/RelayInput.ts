@@ -16,7 +16,10 @@ import type { Channel } from "../storage/Catalog.ts"
 export interface RelayInput {
   /** The caller's format. */
   readonly inbound: FormatName
-  /** The caller's parsed JSON body (forwarded as is on same-format channels). */
+  /**
+   * The caller's parsed JSON body (forwarded as is on same-format channels), or the body a route rebuilt from
+   * it (Responses: the stored conversation of `previous_response_id` put in `input`, every other field kept).
+   */
   readonly raw: Record<string, unknown>
   /** The same request in canonical form. */
   readonly request: Request
@@ -25,8 +28,6 @@ export interface RelayInput {
   readonly meta: ResponseMeta
   /** Generate-content without `alt=sse`: stream as one JSON array instead of SSE. */
   readonly jsonArrayStream?: boolean | undefined
-  /** Translate even when the channel speaks the caller's format (the canonical request was changed). */
-  readonly forceTranslate?: boolean | undefined
   /** Called once with the answer's public id and content after a complete answer. */
   readonly onAnswer?: ((id: string, content: ReadonlyArray<OutputPart>) => Effect.Effect<void>) | undefined
   /** Forward to a side endpoint of the inbound format instead of the format's own (see `SideEndpoint`). */

@@ -40,7 +40,8 @@ export interface TextRouteOptions {
 /** What a `prepare` hook hands on to the relay. @category models */
 export interface Prepared {
   readonly request: Request
-  readonly forceTranslate?: boolean | undefined
+  /** The body for same-format channels when the hook rebuilt it (else the caller's, as sent). */
+  readonly raw?: Record<string, unknown> | undefined
   readonly onAnswer?: ((id: string, content: ReadonlyArray<OutputPart>) => Effect.Effect<void>) | undefined
 }
 
@@ -86,13 +87,12 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
       }
       return yield* services.relay.run({
         inbound: options.format,
-        raw,
+        raw: prepared.raw ?? raw,
         request,
         principal,
         requestId,
         meta,
         jsonArrayStream: path?.jsonArray,
-        forceTranslate: prepared.forceTranslate,
         onAnswer: prepared.onAnswer
       })
     }).pipe(respondWith(path?.jsonArray === true ? renderInArray : render))

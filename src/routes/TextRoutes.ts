@@ -10,6 +10,7 @@ import { HttpRouter, type HttpServerRequest } from "effect/http"
 import type { OutputPart } from "../canonical/Content.ts"
 import type { Request } from "../canonical/Request.ts"
 import { InvalidRequest, RouteNotFound } from "../errors/GatewayError.ts"
+import { withHistory } from "../formats/openai-responses/mod.ts"
 import { formatOf } from "../formats/registry.ts"
 import { respondWith } from "../http/Respond.ts"
 import { Auth, type Principal } from "../services/Auth.ts"
@@ -50,9 +51,10 @@ export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const responses = yield* ResponseStore
 
   /**
-   * Responses: expand `previous_response_id` from the stored conversation (then
-   * the request is translated, since the upstream never saw our ids), and keep
-   * the new conversation unless the caller sent `store: false`.
+   * Responses: expand `previous_response_id` from the stored conversation (in
+   * the canonical request, and in the caller's body for same-format channels,
+   * every other field of it kept), and keep the new conversation unless the
+   * caller sent `store: false`.
    */
   const prepareResponses = (principal: Principal, raw: Record<string, unknown>, request: Request) =>
     Effect.gen(function* () {
@@ -75,7 +77,7 @@ export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       const conversation = expanded.messages.filter((message) => message.role !== "system")
       return {
         request: expanded,
-        forceTranslate: history.length > 0,
+        raw: history.length === 0 ? raw : withHistory(raw, history),
         onAnswer: raw.store === false
           ? undefined
           : (id: string, content: ReadonlyArray<OutputPart>) =>

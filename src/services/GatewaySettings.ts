@@ -6,13 +6,14 @@
  * @since 0.1.0
  */
 import { Context, Layer } from "effect"
+import { DEFAULT_OUTPUT_TOKENS } from "../canonical/Estimate.ts"
 import type { BootstrapFile } from "../config/BootstrapFile.ts"
 
 /** @category models */
 export interface Settings {
   /** Extra attempts after the first (default 2). */
   readonly retryTimes: number
-  /** Output tokens assumed for the quota hold when a request names no limit (default 4096). */
+  /** Output tokens assumed for the quota hold when a request names no limit (default `DEFAULT_OUTPUT_TOKENS`). */
   readonly defaultMaxTokens: number
   /** Request bodies above this many bytes get 413 (default 32 MiB). */
   readonly maxBodyBytes: number
@@ -55,7 +56,7 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
   const given = file?.settings ?? {}
   return {
     retryTimes: given.retry_times ?? 2,
-    defaultMaxTokens: given.default_max_tokens ?? 4096,
+    defaultMaxTokens: given.default_max_tokens ?? DEFAULT_OUTPUT_TOKENS,
     maxBodyBytes: given.max_body_bytes ?? 32 * 1024 * 1024,
     requestDeadlineMs: given.request_deadline_ms ?? 10 * 60_000,
     firstByteTimeoutMs: 5 * 60_000,

@@ -5,13 +5,16 @@
  *
  * @since 0.1.0
  */
+import type { Request } from "../../canonical/Request.ts"
+import { inlineInPlace } from "../InlineMedia.ts"
 import {
   elementsOf,
   fieldOf,
   type MediaFields,
   type MediaParam,
   mediaParamFrom,
-  type WirePath
+  type WirePath,
+  withValueAt
 } from "../MediaLocation.ts"
 import { decodeRequest } from "./RequestDecoder.ts"
 
@@ -44,3 +47,18 @@ export const anthropicMediaFields: MediaFields = (body) =>
  * @category naming
  */
 export const anthropicMediaParam: MediaParam = mediaParamFrom(anthropicMediaFields, decodeRequest)
+
+/**
+ * The caller's messages body with each `url` source that `inlined` made
+ * inline replaced by a `base64` source (`{type: "base64", media_type, data}`),
+ * the block's other fields kept (see `InlineMedia.ts`).
+ *
+ * @category inlining
+ */
+export const anthropicInlineInPlace: (raw: Record<string, unknown>, inlined: Request) => Record<string, unknown> =
+  inlineInPlace(
+    anthropicMediaFields,
+    decodeRequest,
+    (body, path, item) =>
+      withValueAt(body, path.slice(0, -1), { type: "base64", media_type: item.mediaType, data: item.data })
+  )

@@ -25,6 +25,7 @@ import {
   type TextBlock,
   type ToolResultBlock
 } from "./RequestSchema.ts"
+import { setAside } from "./SetAside.ts"
 import { invalidAt, wireDecoder } from "./WireDecoder.ts"
 
 const decodeBody = wireDecoder(RequestBody)
@@ -225,7 +226,9 @@ const present = <A>(value: A | null | undefined): value is A => value !== undefi
  * else `anthropic`; an empty signature as none, `ReasoningOrigin.ts`);
  * `output_config.format` or the older
  * `output_format` becomes a `json_schema` response format named `response`.
- * `stream` defaults to `context.stream`, then false. Not read: `cache_control`
+ * `stream` defaults to `context.stream`, then false. Blocks Sluice does not
+ * model (`SetAside.ts`) are left out and listed as `Request.untranslatable`.
+ * Not read: `cache_control`
  * marks, citations settings, `container`, `service_tier`, `speed`,
  * `inference_geo`, `diagnostics` (the canonical form has no place for them).
  *
@@ -235,10 +238,11 @@ export const decodeRequest = (
   body: unknown,
   context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
 ): Decoded<Request> => {
-  const decoded = decodeBody(body)
+  const aside = setAside(body)
+  const decoded = aside.restore(decodeBody(aside.body))
   if (!decoded.ok) return decoded
   const wire = decoded.value
-  const messages = messagesOf(wire)
+  const messages = aside.restore(messagesOf(wire))
   if (!messages.ok) return messages
   const tools = toolsOf(wire.tools)
   if (!tools.ok) return tools
@@ -258,7 +262,8 @@ export const decodeRequest = (
     ...(responseFormat === undefined ? {} : { responseFormat }),
     ...(reasoning === undefined ? {} : { reasoning }),
     stream: wire.stream ?? context.stream ?? false,
-    ...(present(userId) ? { user: userId } : {})
+    ...(present(userId) ? { user: userId } : {}),
+    ...(aside.notes.length === 0 ? {} : { untranslatable: aside.notes })
   }
   return { ok: true, value: request }
 }

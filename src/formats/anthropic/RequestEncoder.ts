@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import { parseDataUri } from "../../canonical/DataUri.ts"
+import { DEFAULT_OUTPUT_TOKENS } from "../../canonical/Estimate.ts"
 import type { FilePart, ImagePart, MediaSource, Part, ReasoningPart, TextPart } from "../../canonical/Content.ts"
 import type { ReasoningEffort, Request, Tool } from "../../canonical/Request.ts"
 import type { EncodedRequest } from "../Format.ts"
@@ -17,11 +18,13 @@ import { fitThinkingBudget } from "../ThinkingBudget.ts"
 /**
  * `max_tokens` when the caller gave no limit: the messages format requires
  * the field, the gateway defaults it (spec, "Text: messages format":
- * "the gateway may default it"). Sluice's choice.
+ * "the gateway may default it") to the quota hold's default output
+ * (`DEFAULT_OUTPUT_TOKENS`). The relay sends the configured
+ * `default_max_tokens` itself, on both paths.
  *
  * @category constants
  */
-export const DEFAULT_MAX_TOKENS = 8192
+export const DEFAULT_MAX_TOKENS = DEFAULT_OUTPUT_TOKENS
 
 /**
  * The smallest thinking budget the API accepts (`ThinkingConfigEnabled.budget_tokens`:
@@ -102,8 +105,10 @@ const planThinking = (request: Request): ThinkingPlan => {
  * turn would not start with one: its reasoning came from another vendor, was
  * unsigned, or was never there. Thinking is then turned off for the request
  * rather than sent to a certain 400.
+ *
+ * @category encoding
  */
-const toolLoopWithoutThinking = (request: Request): boolean => {
+export const toolLoopWithoutThinking = (request: Request): boolean => {
   const turns = request.messages.filter((message) => message.role !== "system")
   let end = turns.length - 1
   while (end >= 0 && turns[end].role !== "assistant") end -= 1

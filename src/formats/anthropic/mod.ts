@@ -8,7 +8,8 @@
 import { plainPassthrough } from "../Passthrough.ts"
 import type { Format } from "../Format.ts"
 import { classifyError, encodeError } from "./ErrorBody.ts"
-import { anthropicMediaParam } from "./MediaFields.ts"
+import { anthropicWithoutForeignReasoning } from "./ForeignReasoning.ts"
+import { anthropicInlineInPlace, anthropicMediaParam } from "./MediaFields.ts"
 import { decodeRequest } from "./RequestDecoder.ts"
 import { encodeRequest } from "./RequestEncoder.ts"
 import { decodeResponse, encodeResponse } from "./ResponseCodec.ts"
@@ -34,8 +35,16 @@ export const AnthropicFormat: Format<StreamDecoderState, StreamEncoderState> = {
   decodeResponse,
   streamDecoder,
   classifyError,
-  // `max_tokens` is required by the format, so the caller always names the cap.
-  passthrough: plainPassthrough({ model: true, limitFields: ["max_tokens"], cap: "max_tokens" }),
+  // `max_tokens` is required by the format: a caller that sent none gets the cap the hold was sized for.
+  passthrough: {
+    ...plainPassthrough({
+      model: true,
+      limitFields: ["max_tokens"],
+      cap: "max_tokens",
+      inlineMedia: anthropicInlineInPlace
+    }),
+    withoutForeignReasoning: anthropicWithoutForeignReasoning
+  },
   mediaParam: anthropicMediaParam,
   // A `document` block takes a `url` source.
   inlinesFiles: () => false

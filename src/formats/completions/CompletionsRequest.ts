@@ -43,12 +43,16 @@ const defined = <A extends object>(record: A): A =>
 /**
  * A caller's completions body → canonical `Request`: one user message whose
  * single text part is the prompt. `prompt` is required (param `prompt`); an
- * array must hold exactly one string (an array of several is a batch asking
- * for one completion per prompt, which a single canonical answer cannot
- * carry, so it is rejected rather than merged); token-id prompts are rejected
- * by type. `n` other than 1 is rejected (param `n`). `echo`, `logprobs`,
- * `suffix`, `best_of` and `logit_bias` are ignored (no canonical field).
- * Never throws.
+ * empty array is rejected; token-id prompts are rejected by type. An array of
+ * several strings is a batch asking for one completion per prompt (the API
+ * answers one choice per prompt, `index` in order, and one usage for all):
+ * a completions upstream takes it as sent, but a single canonical answer
+ * cannot carry it, so it is listed as `Request.untranslatable` (param
+ * `prompt`); its canonical form holds one text part per prompt, so the prompt
+ * estimate covers them all, and `choices` counts the completions (prompts
+ * times `n`), so the quota hold does too. `n` above 1 is the same (param
+ * `n`); below 1 it is rejected. `echo`, `logprobs`, `suffix`, `best_of` and
+ * `logit_bias` are ignored (no canonical field). Never throws.
  *
  * @category decoding
  */
@@ -59,26 +63,29 @@ export const decodeCompletionsRequest = (
   const decoded = decodeBody(body)
   if (!decoded.ok) return decoded
   const value = decoded.value
-  if (value.n !== undefined && value.n !== null && value.n !== 1) {
-    return rejected(`Only n = 1 is supported (got ${value.n}).`, "n")
-  }
-  let prompt: string
-  if (typeof value.prompt === "string") prompt = value.prompt
-  else if (value.prompt.length === 1) prompt = value.prompt[0]
-  else {
-    return rejected(
-      value.prompt.length === 0
-        ? "prompt must not be empty."
-        : `Batched prompts are not supported: send one prompt per request (got ${value.prompt.length}).`,
-      "prompt"
-    )
-  }
+  const n = orUndefined(value.n) ?? 1
+  if (n < 1) return rejected(`n must be at least 1 (got ${n}).`, "n")
+  const prompts = typeof value.prompt === "string" ? [value.prompt] : value.prompt
+  if (prompts.length === 0) return rejected("prompt must not be empty.", "prompt")
   const stop = orUndefined(value.stop)
+  const choices = prompts.length * n
+  const untranslatable = [
+    ...(prompts.length === 1 ? [] : [{
+      param: "prompt",
+      message: `A batch of ${prompts.length} prompts (one completion each) reaches only a completions upstream; ` +
+        "this model's channel would need a translation, which answers one completion. Send one prompt per request."
+    }]),
+    ...(n === 1 ? [] : [{
+      param: "n",
+      message: `n = ${n} completions reach only a completions upstream; this model's channel would need a ` +
+        "translation, which answers one."
+    }])
+  ]
   return {
     ok: true,
     value: defined<Request>({
       model: value.model,
-      messages: [{ role: "user", content: [{ type: "text", text: prompt }] }],
+      messages: [{ role: "user", content: prompts.map((text) => ({ type: "text", text })) }],
       maxOutputTokens: orUndefined(value.max_tokens),
       temperature: orUndefined(value.temperature),
       topP: orUndefined(value.top_p),
@@ -87,7 +94,9 @@ export const decodeCompletionsRequest = (
       presencePenalty: orUndefined(value.presence_penalty),
       frequencyPenalty: orUndefined(value.frequency_penalty),
       user: orUndefined(value.user),
-      stream: orUndefined(value.stream) ?? context.stream ?? false
+      stream: orUndefined(value.stream) ?? context.stream ?? false,
+      choices: choices === 1 ? undefined : choices,
+      untranslatable: untranslatable.length === 0 ? undefined : untranslatable
     })
   }
 }

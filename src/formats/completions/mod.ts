@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { includeUsageRequested } from "../openai-chat/ChatRequestDecode.ts"
-import { plainPassthrough } from "../Passthrough.ts"
+import { passthroughBody, plainPassthrough, usageOnly } from "../Passthrough.ts"
 import type { Format } from "../Format.ts"
 import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
 import { decodeCompletionsRequest, encodeCompletionsRequest } from "./CompletionsRequest.ts"
@@ -36,10 +36,22 @@ export const CompletionsFormat: Format<CompletionsDecodeState, CompletionsEncode
   classifyError: classifyOpenAiError,
   // No cap is added: the completions API defaults `max_tokens` to 16
   // (platform.openai.com/docs/api-reference/completions/create), below any hold.
+  // A stream asks for usage (one usage for every prompt of a batch), as in chat completions; the usage-only
+  // chunk reaches the caller only when it asked for `stream_options.include_usage`.
   passthrough: {
     ...plainPassthrough({ model: true, limitFields: ["max_tokens"], cap: undefined }),
-    // `stream_options.include_usage` as in chat completions: a translated stream ends with a usage chunk.
-    wantsStreamUsage: includeUsageRequested
+    body: (raw, target) => {
+      const body = passthroughBody(raw, target, { model: true, limitFields: ["max_tokens"], cap: undefined })
+      if (target.stream) {
+        const options = typeof raw.stream_options === "object" && raw.stream_options !== null
+          ? raw.stream_options as Record<string, unknown>
+          : {}
+        body.stream_options = { ...options, include_usage: true }
+      }
+      return body
+    },
+    wantsStreamUsage: includeUsageRequested,
+    hides: (parts, meta) => meta.includeUsage !== true && usageOnly(parts)
   },
   // Text prompts only: no media to name.
   mediaParam: () => undefined,

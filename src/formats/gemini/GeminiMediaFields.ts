@@ -7,13 +7,17 @@
  *
  * @since 0.1.0
  */
+import type { Request } from "../../canonical/Request.ts"
+import { inlineInPlace, type MediaPatch } from "../InlineMedia.ts"
 import {
   elementsOf,
   fieldOf,
   type MediaFields,
   type MediaParam,
   mediaParamFrom,
-  type WirePath
+  valueAt,
+  type WirePath,
+  withValueAt
 } from "../MediaLocation.ts"
 import { decodeGeminiRequest } from "./GeminiRequest.ts"
 
@@ -54,3 +58,29 @@ export const geminiMediaFields: MediaFields = (body) =>
  * @category naming
  */
 export const geminiMediaParam: MediaParam = mediaParamFrom(geminiMediaFields, decodeGeminiRequest)
+
+/**
+ * A part's `fileData` becomes `inlineData {mimeType, data}` (`file_data`
+ * becomes `inline_data {mime_type, data}`, the spelling the caller used); the
+ * part's other fields (`thoughtSignature`, `videoMetadata`, …) are kept.
+ */
+const patchGeminiMedia: MediaPatch = (body, path, item) => {
+  const dataKey = path.at(-2)
+  const partPath = path.slice(0, -2)
+  const part: Record<string, unknown> = { ...(valueAt(body, partPath) as Record<string, unknown>) }
+  delete part[String(dataKey)]
+  if (dataKey === "file_data") part.inline_data = { mime_type: item.mediaType, data: item.data }
+  else part.inlineData = { mimeType: item.mediaType, data: item.data }
+  return withValueAt(body, partPath, part)
+}
+
+/**
+ * The caller's generate-content body with each `fileData` URL that `inlined`
+ * made inline rewritten as `inlineData` in place (see `InlineMedia.ts`):
+ * `safetySettings`, `cachedContent`, `generationConfig` and every other field
+ * reach the upstream as sent.
+ *
+ * @category inlining
+ */
+export const geminiInlineInPlace: (raw: Record<string, unknown>, inlined: Request) => Record<string, unknown> =
+  inlineInPlace(geminiMediaFields, decodeGeminiRequest, patchGeminiMedia)

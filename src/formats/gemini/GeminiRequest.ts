@@ -596,21 +596,28 @@ const wireRole = (role: Message["role"]): string => role === "assistant" ? "mode
  * refuse: the current turn starts after the last user content holding anything
  * but function responses, and in each model content (a step) after it the
  * first `functionCall` part must carry a signature. Earlier turns are not
- * checked by the vendor and are left alone.
+ * checked by the vendor and are left alone. Reads both spellings of the part
+ * fields (`functionCall` / `function_call`, …), so a caller's own body can go
+ * through it too; changes `contents` in place.
+ *
+ * @category encoding
  */
-const signCurrentTurnCalls = (contents: Array<{ role: string; parts: Array<WireJson> }>) => {
+export const signCurrentTurnCalls = (contents: Array<{ role: string; parts: Array<WireJson> }>) => {
+  const has = (part: WireJson, camel: string, snake: string) => part[camel] !== undefined || part[snake] !== undefined
   let start = 0
   for (let index = contents.length - 1; index >= 0; index--) {
     const content = contents[index]
-    if (content.role === "user" && content.parts.some((part) => part.functionResponse === undefined)) {
+    if (
+      content.role === "user" && content.parts.some((part) => !has(part, "functionResponse", "function_response"))
+    ) {
       start = index + 1
       break
     }
   }
   for (const content of contents.slice(start)) {
     if (content.role !== "model") continue
-    const index = content.parts.findIndex((part) => part.functionCall !== undefined)
-    if (index >= 0 && content.parts[index].thoughtSignature === undefined) {
+    const index = content.parts.findIndex((part) => has(part, "functionCall", "function_call"))
+    if (index >= 0 && !has(content.parts[index], "thoughtSignature", "thought_signature")) {
       content.parts[index] = { ...content.parts[index], thoughtSignature: SKIP_SIGNATURE_VALIDATOR }
     }
   }

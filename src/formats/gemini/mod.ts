@@ -7,7 +7,8 @@
 import type { Format, Passthrough } from "../Format.ts"
 import { passthroughBody } from "../Passthrough.ts"
 import { classifyGeminiError, encodeGeminiError } from "./GeminiError.ts"
-import { geminiMediaParam } from "./GeminiMediaFields.ts"
+import { geminiWithoutForeignReasoning } from "./GeminiForeignReasoning.ts"
+import { geminiInlineInPlace, geminiMediaParam } from "./GeminiMediaFields.ts"
 import { decodeGeminiRequest, encodeGeminiRequest } from "./GeminiRequest.ts"
 import { decodeGeminiResponse, encodeGeminiResponse } from "./GeminiResponse.ts"
 import {
@@ -67,6 +68,8 @@ const geminiPassthrough: Passthrough = {
         ? "generation_config.max_output_tokens"
         : "generationConfig.maxOutputTokens"
     }),
+  inlineMedia: geminiInlineInPlace,
+  withoutForeignReasoning: geminiWithoutForeignReasoning,
   wantsStreamUsage: () => false,
   hides: () => false
 }

@@ -6,7 +6,16 @@
  *
  * @since 0.1.0
  */
-import { elementsOf, fieldOf, type MediaFields, type MediaParam, mediaParamFrom } from "../MediaLocation.ts"
+import type { Request } from "../../canonical/Request.ts"
+import { dataUriOf, inlineInPlace } from "../InlineMedia.ts"
+import {
+  elementsOf,
+  fieldOf,
+  type MediaFields,
+  type MediaParam,
+  mediaParamFrom,
+  withValueAt
+} from "../MediaLocation.ts"
 import { decodeChatRequest } from "./ChatRequestDecode.ts"
 
 /**
@@ -33,3 +42,13 @@ export const chatMediaFields: MediaFields = (body) =>
  * @category naming
  */
 export const chatMediaParam: MediaParam = mediaParamFrom(chatMediaFields, decodeChatRequest)
+
+/**
+ * The caller's chat body with each `image_url.url` that `inlined` made inline
+ * replaced by its `data:` URI (`detail` and every other field kept), see
+ * `InlineMedia.ts`.
+ *
+ * @category inlining
+ */
+export const chatInlineInPlace: (raw: Record<string, unknown>, inlined: Request) => Record<string, unknown> =
+  inlineInPlace(chatMediaFields, decodeChatRequest, (body, path, item) => withValueAt(body, path, dataUriOf(item)))

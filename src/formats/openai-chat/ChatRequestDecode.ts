@@ -6,22 +6,34 @@
  * `resources/chat/completions/completions.d.ts`, `ChatCompletionCreateParamsBase`).
  *
  * Not carried into the canonical form (the canonical `Request` has no place
- * for them): message `name`, assistant `audio`, `n` (only 1 is accepted),
+ * for them): message `name`, assistant `audio`,
  * `logprobs` / `top_logprobs`, `logit_bias`, `modalities` / `audio`,
  * `prediction`, `service_tier`, `prompt_cache_key`,
  * `safety_identifier`, `web_search_options`. `store`, `verbosity` and
  * `stream_options.include_obfuscation` are carried; `seed` is any integer
  * (a non-integer is refused naming `seed`: the vendor takes an integer).
- * Rejected with `InvalidRequest` because the canonical form cannot hold them:
- * `video_url` parts, `file.file_id` references, custom tool calls in history,
- * `tool_choice` `allowed_tools`, `reasoning_effort` `max`.
+ * Kept out of the canonical messages and listed as `Request.untranslatable`
+ * (a same-format channel gets them as sent; a translation is refused naming
+ * them): `video_url` parts, `file.file_id` references, user content parts of
+ * a type Sluice does not model, `n` above 1 (`Request.choices`), custom tool
+ * calls in assistant history, and `tool_choice` `allowed_tools`.
+ * `reasoning_effort` `max` is read as `xhigh` (as in Responses).
  *
  * @since 0.1.0
  */
 import { Predicate, Schema } from "effect"
 import { parseDataUri } from "../../canonical/DataUri.ts"
 import type { ImagePart, Part, TextPart, ToolCallPart } from "../../canonical/Content.ts"
-import type { Message, ReasoningEffort, Request, ResponseFormat, Tool, ToolChoice } from "../../canonical/Request.ts"
+import type {
+  Message,
+  ReasoningEffort,
+  Request,
+  ResponseFormat,
+  Tool,
+  ToolChoice,
+  Untranslatable
+} from "../../canonical/Request.ts"
+import { safeVendorText } from "../../domain/Redact.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { makeDecoder, rebase } from "../SchemaDecode.ts"
@@ -49,15 +61,22 @@ const FileContentPart = Schema.Struct({
     filename: Schema.optional(Schema.String)
   })
 })
-const VideoContentPart = Schema.Struct({ type: Schema.Literal("video_url") })
-const UserContentPart = Schema.Union([
-  TextContentPart,
-  ImageContentPart,
-  AudioContentPart,
-  FileContentPart,
-  VideoContentPart
-])
-type UserContentPart = typeof UserContentPart.Type
+type UserContentPart =
+  | typeof TextContentPart.Type
+  | typeof ImageContentPart.Type
+  | typeof AudioContentPart.Type
+  | typeof FileContentPart.Type
+
+/** The user content parts the canonical form models, each checked by its own schema. */
+const userPartDecoders: Record<string, (input: unknown) => Decoded<UserContentPart>> = {
+  text: makeDecoder(TextContentPart),
+  image_url: makeDecoder(ImageContentPart),
+  input_audio: makeDecoder(AudioContentPart),
+  file: makeDecoder(FileContentPart)
+}
+
+/** A user content part as the caller sent it (all its fields): checked by `userPart`. */
+const UserContentPartInput = Schema.Unknown
 
 const FunctionCall = Schema.Struct({ name: Schema.String, arguments: Schema.String })
 const ToolCall = Schema.Struct({
@@ -74,7 +93,13 @@ const SystemMessage = Schema.Struct({
 })
 const UserMessage = Schema.Struct({
   role: Schema.Literal("user"),
-  content: Schema.Union([Schema.String, Schema.Array(UserContentPart)])
+  content: Schema.Union([Schema.String, Schema.Array(UserContentPartInput)])
+})
+/** A custom tool call in history (`ChatCompletionMessageCustomToolCall`): only a chat upstream can take it. */
+const CustomToolCall = Schema.Struct({
+  id: Schema.String,
+  type: Schema.Literal("custom"),
+  custom: Schema.Struct({ name: Schema.String, input: Schema.String })
 })
 const AssistantMessage = Schema.Struct({
   role: Schema.Literal("assistant"),
@@ -82,7 +107,7 @@ const AssistantMessage = Schema.Struct({
     Schema.Union([Schema.String, Schema.Array(Schema.Union([TextContentPart, RefusalContentPart]))])
   ),
   refusal: optionalNullable(Schema.String),
-  tool_calls: optionalNullable(Schema.Array(ToolCall)),
+  tool_calls: optionalNullable(Schema.Array(Schema.Union([CustomToolCall, ToolCall]))),
   function_call: optionalNullable(FunctionCall),
   reasoning_content: optionalNullable(Schema.String),
   reasoning: optionalNullable(Schema.String)
@@ -137,6 +162,11 @@ const NamedCustomChoice = Schema.Struct({
   type: Schema.Literal("custom"),
   custom: Schema.Struct({ name: Schema.String })
 })
+/** `{type: "allowed_tools", allowed_tools: {mode, tools}}`: the canonical choice cannot say it. */
+const AllowedToolsChoice = Schema.Struct({
+  type: Schema.Literal("allowed_tools"),
+  allowed_tools: Schema.Struct({ mode: Schema.String, tools: Schema.Array(JsonObject) })
+})
 
 const JsonSchemaFormat = Schema.Struct({
   type: Schema.Literal("json_schema"),
@@ -148,15 +178,20 @@ const JsonSchemaFormat = Schema.Struct({
   })
 })
 
-/** Canonical `ReasoningEffort` values; the SDK's `max` has no canonical equivalent. */
-const reasoningEfforts = ["none", "minimal", "low", "medium", "high", "xhigh"] as const
+/** The SDK's `ReasoningEffort` values; `max` is read as the canonical `xhigh`. */
+const reasoningEfforts = ["none", "minimal", "low", "medium", "high", "xhigh", "max"] as const
 
 const Body = Schema.Struct({
   model: Schema.String,
   messages: Schema.Array(Schema.Unknown),
   tools: optionalNullable(Schema.Array(Schema.Union([FunctionToolDefinition, CustomToolDefinition]))),
   tool_choice: optionalNullable(
-    Schema.Union([Schema.Literals(["auto", "none", "required"]), NamedFunctionChoice, NamedCustomChoice])
+    Schema.Union([
+      Schema.Literals(["auto", "none", "required"]),
+      NamedFunctionChoice,
+      NamedCustomChoice,
+      AllowedToolsChoice
+    ])
   ),
   functions: optionalNullable(Schema.Array(FunctionDefinition)),
   function_call: optionalNullable(
@@ -215,7 +250,39 @@ const imagePart = (url: string, detail: string | undefined): ImagePart => {
 const mediaTypeOfFilename = (filename: string | undefined): string =>
   filename !== undefined && filename.toLowerCase().endsWith(".pdf") ? "application/pdf" : "application/octet-stream"
 
-const userPart = (part: UserContentPart, param: string): Part => {
+/**
+ * A user content part → its canonical part, or `undefined` when the part is one
+ * only a chat completions upstream can take (a `video_url` part, a file by
+ * `file_id`, a type Sluice does not model), noted in `notes`.
+ */
+const userPart = (input: unknown, param: string, notes: Array<Untranslatable>): Part | undefined => {
+  const type = Predicate.isObject(input) ? input.type : undefined
+  if (typeof type !== "string") {
+    throw new Rejection(
+      Predicate.isObject(input) ? `${param}.type must be a string.` : `${param} must be a content part object.`,
+      Predicate.isObject(input) ? `${param}.type` : param
+    )
+  }
+  const decoder = Object.hasOwn(userPartDecoders, type) ? userPartDecoders[type] : undefined
+  if (decoder === undefined) {
+    notes.push({
+      param,
+      message: type === "video_url"
+        ? "Video parts (video_url) reach only a chat completions upstream; this model's channel would need a " +
+          "translation, which cannot carry video."
+        : `Content parts of type "${
+          safeVendorText(type, 40)
+        }" reach only a chat completions upstream; this model's channel would ` +
+          "need a translation, which cannot carry them."
+    })
+    return undefined
+  }
+  const decoded = decoder(input)
+  if (!decoded.ok) {
+    const rebased = rebase(decoded.error, param)
+    throw new Rejection(rebased.message, rebased.param ?? "")
+  }
+  const part = decoded.value
   switch (part.type) {
     case "text":
       return { type: "text", text: part.text }
@@ -226,12 +293,16 @@ const userPart = (part: UserContentPart, param: string): Part => {
     case "file": {
       const { file_data, file_id, filename } = part.file
       if (file_data === undefined) {
-        throw new Rejection(
-          file_id === undefined
-            ? "A file part needs file.file_data."
-            : `File references (file_id "${file_id}") are not supported; send the file inline as file.file_data.`,
-          `${param}.file`
-        )
+        if (file_id === undefined) {
+          throw new Rejection("A file part needs file.file_data or file.file_id.", `${param}.file`)
+        }
+        notes.push({
+          param: `${param}.file.file_id`,
+          message: "Files referenced by file_id are stored at the upstream vendor and reach only a chat " +
+            "completions upstream; this model's channel would need a translation. Send the file inline as " +
+            "file.file_data."
+        })
+        return undefined
       }
       const inline = parseDataUri(file_data)
       const source = inline === undefined
@@ -239,8 +310,6 @@ const userPart = (part: UserContentPart, param: string): Part => {
         : { kind: "base64" as const, mediaType: inline.mediaType, data: inline.data }
       return filename === undefined ? { type: "file", source } : { type: "file", source, filename }
     }
-    case "video_url":
-      throw new Rejection("Video parts (video_url) are not supported.", `${param}.type`)
   }
 }
 
@@ -250,7 +319,7 @@ const toolNameFor = (messages: ReadonlyArray<ChatMessage>, before: number, callI
     const message = messages[index]
     if (message.role !== "assistant") continue
     const call = message.tool_calls?.find((candidate) => candidate.id === callId)
-    if (call !== undefined) return call.function.name
+    if (call !== undefined) return call.type === "custom" ? call.custom.name : call.function.name
   }
   return undefined
 }
@@ -267,7 +336,7 @@ const legacyCallIdFor = (messages: ReadonlyArray<ChatMessage>, before: number, n
   return legacyCallId(before)
 }
 
-const toMessage = (messages: ReadonlyArray<ChatMessage>, index: number): Message => {
+const toMessage = (messages: ReadonlyArray<ChatMessage>, index: number, notes: Array<Untranslatable>): Message => {
   const message = messages[index]
   const param = `messages[${index}]`
   switch (message.role) {
@@ -281,7 +350,7 @@ const toMessage = (messages: ReadonlyArray<ChatMessage>, index: number): Message
         role: "user",
         content: typeof message.content === "string"
           ? textParts(message.content)
-          : message.content.map((part, partIndex) => userPart(part, `${param}.content[${partIndex}]`))
+          : message.content.flatMap((part, partIndex) => userPart(part, `${param}.content[${partIndex}]`, notes) ?? [])
       }
     case "assistant": {
       const content: Array<Part> = []
@@ -296,7 +365,15 @@ const toMessage = (messages: ReadonlyArray<ChatMessage>, index: number): Message
       if (message.refusal !== undefined && message.refusal !== null) {
         content.push({ type: "text", text: message.refusal })
       }
-      for (const call of message.tool_calls ?? []) {
+      for (const [position, call] of (message.tool_calls ?? []).entries()) {
+        if (call.type === "custom") {
+          notes.push({
+            param: `${param}.tool_calls[${position}]`,
+            message: "Custom tool calls reach only a chat completions upstream; this model's channel would need a " +
+              "translation, which cannot carry them."
+          })
+          continue
+        }
         const signature = signaturePartOf(call.extra_content)
         if (signature !== undefined) content.push(signature)
         content.push({
@@ -368,11 +445,19 @@ const toTools = (body: Body, raw: Record<string, unknown>): ReadonlyArray<Tool> 
   return undefined
 }
 
-const toToolChoice = (body: Body): ToolChoice | undefined => {
+const toToolChoice = (body: Body, notes: Array<Untranslatable>): ToolChoice | undefined => {
   const choice = body.tool_choice ?? body.function_call
   if (choice === undefined || choice === null) return undefined
   if (typeof choice === "string") return { type: choice }
   if ("name" in choice) return { type: "tool", name: choice.name }
+  if (choice.type === "allowed_tools") {
+    notes.push({
+      param: "tool_choice",
+      message: "tool_choice allowed_tools reaches only a chat completions upstream; this model's channel would " +
+        "need a translation, which cannot carry it."
+    })
+    return undefined
+  }
   return { type: "tool", name: choice.type === "function" ? choice.function.name : choice.custom.name }
 }
 
@@ -419,21 +504,29 @@ const decodeMessage = (input: unknown, index: number): ChatMessage => {
 const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: boolean | undefined): Request => {
   if (body.messages.length === 0) throw new Rejection("messages must contain at least one message.", "messages")
   const messages = body.messages.map(decodeMessage)
-  if (body.n !== undefined && body.n !== null && body.n !== 1) {
-    throw new Rejection(`Only n = 1 is supported (got ${body.n}).`, "n")
-  }
+  const n = orUndefined(body.n) ?? 1
+  if (n < 1) throw new Rejection(`n must be at least 1 (got ${n}).`, "n")
   const stop = orUndefined(body.stop)
-  const effort: ReasoningEffort | undefined = orUndefined(body.reasoning_effort)
+  const wireEffort = orUndefined(body.reasoning_effort)
+  const effort: ReasoningEffort | undefined = wireEffort === "max" ? "xhigh" : wireEffort
   const seed = orUndefined(body.seed)
   // The spec types `seed` as a number; OpenAI takes an integer (`ChatCompletionCreateParamsBase.seed`), any size.
   if (seed !== undefined && !Number.isInteger(seed)) {
     throw new Rejection(`Invalid seed: the upstream API takes an integer seed (got ${seed}).`, "seed")
   }
+  const notes: Array<Untranslatable> = []
+  if (n > 1) {
+    notes.push({
+      param: "n",
+      message: `n = ${n} choices reach only a chat completions upstream; this model's channel would need a ` +
+        "translation, which answers one."
+    })
+  }
   return compact<Request>({
     model: body.model,
-    messages: messages.map((_, index) => toMessage(messages, index)),
+    messages: messages.map((_, index) => toMessage(messages, index, notes)),
     tools: toTools(body, raw),
-    toolChoice: toToolChoice(body),
+    toolChoice: toToolChoice(body, notes),
     parallelToolCalls: orUndefined(body.parallel_tool_calls),
     maxOutputTokens: orUndefined(body.max_completion_tokens) ?? orUndefined(body.max_tokens),
     temperature: orUndefined(body.temperature),
@@ -449,7 +542,9 @@ const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: bool
     metadata: orUndefined(body.metadata),
     store: orUndefined(body.store),
     verbosity: orUndefined(body.verbosity),
-    includeObfuscation: orUndefined(body.stream_options?.include_obfuscation)
+    includeObfuscation: orUndefined(body.stream_options?.include_obfuscation),
+    choices: n === 1 ? undefined : n,
+    untranslatable: notes.length === 0 ? undefined : notes
   })
 }
 

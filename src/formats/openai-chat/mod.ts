@@ -7,7 +7,7 @@
 import type { Format, Passthrough } from "../Format.ts"
 import { passthroughBody, usageOnly } from "../Passthrough.ts"
 import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
-import { chatMediaParam } from "./ChatMediaFields.ts"
+import { chatInlineInPlace, chatMediaParam } from "./ChatMediaFields.ts"
 import { decodeChatRequest, includeUsageRequested } from "./ChatRequestDecode.ts"
 import { type ChatEncodeOptions, defaultChatEncodeOptions, encodeChatRequest } from "./ChatRequestEncode.ts"
 import { decodeChatResponse, encodeChatResponse } from "./ChatResponse.ts"
@@ -40,6 +40,7 @@ const chatPassthrough: Passthrough = {
     }
     return body
   },
+  inlineMedia: chatInlineInPlace,
   wantsStreamUsage: includeUsageRequested,
   hides: (parts, meta) => meta.includeUsage !== true && usageOnly(parts)
 }

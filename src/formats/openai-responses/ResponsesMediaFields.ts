@@ -6,13 +6,17 @@
  *
  * @since 0.1.0
  */
+import type { Request } from "../../canonical/Request.ts"
+import { dataUriOf, inlineInPlace, type MediaPatch } from "../InlineMedia.ts"
 import {
   elementsOf,
   fieldOf,
   type MediaFields,
   type MediaParam,
   mediaParamFrom,
-  type WirePath
+  valueAt,
+  type WirePath,
+  withValueAt
 } from "../MediaLocation.ts"
 import { decodeResponsesRequest } from "./ResponsesRequestDecoder.ts"
 
@@ -38,3 +42,25 @@ export const responsesMediaFields: MediaFields = (body) =>
  * @category naming
  */
 export const responsesMediaParam: MediaParam = mediaParamFrom(responsesMediaFields, decodeResponsesRequest)
+
+/**
+ * An `input_image`'s `image_url` becomes the `data:` URI; an `input_file`'s
+ * `file_url` becomes `file_data` (a `data:` URI) with a `filename` (the API
+ * wants one with `file_data`).
+ */
+const patchResponsesMedia: MediaPatch = (body, path, item) => {
+  if (path.at(-1) === "image_url") return withValueAt(body, path, dataUriOf(item))
+  const partPath = path.slice(0, -1)
+  const { file_url: _url, ...part } = valueAt(body, partPath) as Record<string, unknown>
+  const filename = typeof part.filename === "string" ? part.filename : item.filename ?? "file"
+  return withValueAt(body, partPath, { ...part, file_data: dataUriOf(item), filename })
+}
+
+/**
+ * The caller's Responses body with each media URL that `inlined` made inline
+ * rewritten in place (see `patchResponsesMedia` and `InlineMedia.ts`).
+ *
+ * @category inlining
+ */
+export const responsesInlineInPlace: (raw: Record<string, unknown>, inlined: Request) => Record<string, unknown> =
+  inlineInPlace(responsesMediaFields, decodeResponsesRequest, patchResponsesMedia)

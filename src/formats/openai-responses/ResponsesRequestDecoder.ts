@@ -25,18 +25,22 @@
  *   data, any other value is OpenAI's; an empty one is none
  *   (`ReasoningOrigin.ts`). Its `id` is not kept (the canonical form has
  *   no place).
- * - References to objects stored at OpenAI cannot be resolved by the gateway
- *   and are rejected: `item_reference` items and `file_id` on images and files.
- *   Other item types (hosted tool calls such as `web_search_call`,
- *   `computer_call_output`, `mcp_call`, …) have no canonical form and are
- *   rejected too, naming `input[i].type`.
+ * - What only a Responses upstream can take is kept out of the canonical
+ *   messages and listed as `Request.untranslatable` (a same-format channel
+ *   gets it as sent; a translation is refused naming it): references to
+ *   objects stored at OpenAI (`item_reference` items, `file_id` on images and
+ *   files), items and content parts of other types (`computer_call_output`,
+ *   `mcp_approval_response`, files in a `function_call_output`, …), and
+ *   `tool_choice` forms other than `auto` / `none` / `required` /
+ *   `{type: "function", name}` (hosted-tool, `allowed_tools`, MCP and custom
+ *   choices).
+ * - Replayed hosted tool calls (`web_search_call`, `file_search_call`,
+ *   `code_interpreter_call`, `image_generation_call`, `mcp_call`,
+ *   `mcp_list_tools`) are records of what the vendor ran, whose outcome the
+ *   following message carries: left out of the canonical messages, so a
+ *   translation drops them, and a same-format channel gets them as sent.
  * - A `function_call_output` needs its `call_id` (optional in the SDK type,
  *   but without it the result cannot be paired with its call).
- * - Files inside a `function_call_output` are rejected (a canonical tool result
- *   holds text and images only).
- * - `tool_choice` forms other than `auto` / `none` / `required` /
- *   `{type: "function", name}` (`allowed_tools`, hosted-tool, MCP and custom
- *   choices) are rejected: the canonical choice cannot express them.
  * - `store`, `include`, `text.verbosity` and `stream_options.include_obfuscation`
  *   are carried (canonical `store`, `include`, `verbosity`,
  *   `includeObfuscation`), so a translated request keeps them where the target
@@ -50,7 +54,16 @@
  */
 import { Schema } from "effect"
 import type { ImagePart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResultPart } from "../../canonical/Content.ts"
-import type { Message, ReasoningConfig, Request, ResponseFormat, Tool, ToolChoice } from "../../canonical/Request.ts"
+import type {
+  Message,
+  ReasoningConfig,
+  Request,
+  ResponseFormat,
+  Tool,
+  ToolChoice,
+  Untranslatable
+} from "../../canonical/Request.ts"
+import { safeVendorText } from "../../domain/Redact.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { reasoningFromOpaqueToken } from "../ReasoningOrigin.ts"
@@ -180,7 +193,28 @@ const expect = <A>(decode: (input: unknown) => Decoded<A>, value: unknown, prefi
 const typeAt = (value: unknown, path: string): string | undefined =>
   expect(decoders.typed, value, path).type ?? undefined
 
-const userPart = (value: unknown, path: string): Part => {
+/** Notes what only a Responses upstream can take (see the module doc) and gives no canonical part. */
+const onlyResponses = (notes: Array<Untranslatable>, param: string, what: string): undefined => {
+  notes.push({
+    param,
+    message: `${what} reach only a Responses upstream; this model's channel would need a translation, ` +
+      "which cannot carry them."
+  })
+  return undefined
+}
+
+/** Rejects a missing `type`; notes a type this decoder does not read (see `onlyResponses`). */
+const unmodeled = (
+  notes: Array<Untranslatable>,
+  type: string | undefined,
+  path: string,
+  what: string
+): undefined => {
+  if (type === undefined) return reject(`${path}.type is missing.`, `${path}.type`)
+  return onlyResponses(notes, path, `${what} of type "${safeVendorText(type, 40)}"`)
+}
+
+const userPart = (value: unknown, path: string, notes: Array<Untranslatable>): Part | undefined => {
   const type = typeAt(value, path)
   switch (type) {
     case "input_text":
@@ -189,8 +223,8 @@ const userPart = (value: unknown, path: string): Part => {
       const image = expect(decoders.image, value, path)
       if (typeof image.image_url !== "string") {
         return image.file_id
-          ? reject("Images referenced by file_id are not supported; send image_url.", `${path}.file_id`)
-          : reject("An input_image needs an image_url.", `${path}.image_url`)
+          ? onlyResponses(notes, `${path}.file_id`, "Images referenced by file_id (stored at the vendor)")
+          : reject("An input_image needs an image_url or a file_id.", `${path}.image_url`)
       }
       return {
         type: "image",
@@ -214,19 +248,22 @@ const userPart = (value: unknown, path: string): Part => {
         return { type: "file", source: { kind: "url", url: file.file_url }, ...filename }
       }
       return file.file_id
-        ? reject("Files referenced by file_id are not supported; send file_data or file_url.", `${path}.file_id`)
-        : reject("An input_file needs file_data or file_url.", `${path}.file_data`)
+        ? onlyResponses(notes, `${path}.file_id`, "Files referenced by file_id (stored at the vendor)")
+        : reject("An input_file needs file_data, file_url or file_id.", `${path}.file_data`)
     }
     case "input_audio": {
       const audio = expect(decoders.audio, value, path).input_audio
       return { type: "audio", data: audio.data, format: audio.format }
     }
+    case "output_text":
+    case "refusal":
+      return reject(`Content part type "${type}" belongs in an assistant message.`, `${path}.type`)
     default:
-      return rejectType(type, path, `Content part type "${type}" is not supported in this message.`)
+      return unmodeled(notes, type, path, "Content parts")
   }
 }
 
-const assistantPart = (value: unknown, path: string): TextPart => {
+const assistantPart = (value: unknown, path: string, notes: Array<Untranslatable>): TextPart | undefined => {
   const type = typeAt(value, path)
   switch (type) {
     case "output_text":
@@ -235,7 +272,7 @@ const assistantPart = (value: unknown, path: string): TextPart => {
     case "refusal":
       return { type: "text", text: expect(decoders.refusal, value, path).refusal }
     default:
-      return rejectType(type, path, `Content part type "${type}" is not supported in an assistant message.`)
+      return unmodeled(notes, type, path, "Assistant content parts")
   }
 }
 
@@ -259,16 +296,19 @@ const mediaTypeOfName = (filename: string | null | undefined): string => {
   return mediaTypes[extension] ?? "application/pdf"
 }
 
-const toolOutputPart = (value: unknown, path: string): TextPart | ImagePart => {
+const toolOutputPart = (
+  value: unknown,
+  path: string,
+  notes: Array<Untranslatable>
+): TextPart | ImagePart | undefined => {
   const type = typeAt(value, path)
   switch (type) {
     case "input_text":
-    case "input_image": {
-      const part = userPart(value, path)
-      return part as TextPart | ImagePart
-    }
+    case "input_image":
+      return userPart(value, path, notes) as TextPart | ImagePart | undefined
     default:
-      return rejectType(type, path, `Content part type "${type}" is not supported in a function_call_output.`)
+      // A canonical tool result holds text and images only.
+      return unmodeled(notes, type, path, "function_call_output parts")
   }
 }
 
@@ -276,6 +316,7 @@ const toolOutputPart = (value: unknown, path: string): TextPart | ImagePart => {
 class Conversation {
   readonly messages: Array<Message> = []
   readonly toolNames = new Map<string, string>()
+  readonly notes: Array<Untranslatable> = []
 
   push(message: Message): void {
     this.messages.push(message)
@@ -300,12 +341,16 @@ const readItem = (conversation: Conversation, value: unknown, index: number): vo
       if (item.role === "assistant") {
         const content = typeof item.content === "string"
           ? [{ type: "text" as const, text: item.content }]
-          : item.content.map((part, position) => assistantPart(part, `${path}.content[${position}]`))
+          : item.content.flatMap((part, position) =>
+            assistantPart(part, `${path}.content[${position}]`, conversation.notes) ?? []
+          )
         return conversation.appendTo("assistant", content)
       }
       const content = typeof item.content === "string"
         ? [{ type: "text" as const, text: item.content }]
-        : item.content.map((part, position) => userPart(part, `${path}.content[${position}]`))
+        : item.content.flatMap((part, position) =>
+          userPart(part, `${path}.content[${position}]`, conversation.notes) ?? []
+        )
       if (item.role === "user") return conversation.push({ role: "user", content })
       return conversation.push({ role: "system", content, ...(item.role === "developer" ? { developer: true } : {}) })
     }
@@ -319,7 +364,9 @@ const readItem = (conversation: Conversation, value: unknown, index: number): vo
       const output = expect(decoders.functionCallOutput, value, path)
       const content = typeof output.output === "string"
         ? [{ type: "text" as const, text: output.output }]
-        : output.output.map((part, position) => toolOutputPart(part, `${path}.output[${position}]`))
+        : output.output.flatMap((part, position) =>
+          toolOutputPart(part, `${path}.output[${position}]`, conversation.notes) ?? []
+        )
       const name = conversation.toolNames.get(output.call_id)
       const part: ToolResultPart = {
         type: "tool-result",
@@ -341,14 +388,22 @@ const readItem = (conversation: Conversation, value: unknown, index: number): vo
       return conversation.appendTo("assistant", [part])
     }
     case "item_reference":
-      return reject(
-        "Input items referenced by id (item_reference) are not supported; send the items themselves.",
-        `${path}.type`
-      )
+      return void onlyResponses(conversation.notes, path, "Input items referenced by id (item_reference)")
     default:
-      return rejectType(type, path, `Input item type "${type}" is not supported.`)
+      if (replayedHostedCalls.has(type)) return
+      return void unmodeled(conversation.notes, type, path, "Input items")
   }
 }
+
+/** Hosted tool calls of an earlier answer, replayed in `input` (see the module doc). */
+const replayedHostedCalls: ReadonlySet<string> = new Set([
+  "web_search_call",
+  "file_search_call",
+  "code_interpreter_call",
+  "image_generation_call",
+  "mcp_call",
+  "mcp_list_tools"
+])
 
 const readTool = (value: unknown, index: number): Tool => {
   const path = `tools[${index}]`
@@ -367,13 +422,17 @@ const readTool = (value: unknown, index: number): Tool => {
   return { type: "builtin", format: "openai-responses", definition: expect(decoders.object, value, path) }
 }
 
-const readToolChoice = (value: unknown): ToolChoice => {
+const readToolChoice = (value: unknown, notes: Array<Untranslatable>): ToolChoice | undefined => {
   if (value === "auto" || value === "none" || value === "required") return { type: value }
-  if (typeof value === "object" && value !== null && (value as { type?: unknown }).type === "function") {
-    return { type: "tool", name: expect(decoders.namedChoice, value, "tool_choice").name }
+  if (typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string") {
+    if ((value as { type?: unknown }).type === "function") {
+      return { type: "tool", name: expect(decoders.namedChoice, value, "tool_choice").name }
+    }
+    const type = safeVendorText((value as { type: string }).type, 40)
+    return onlyResponses(notes, "tool_choice", `Tool choices of type "${type}"`)
   }
   return reject(
-    'tool_choice must be "auto", "none", "required" or {"type": "function", "name": ...}.',
+    'tool_choice must be "auto", "none", "required" or an object with a type.',
     "tool_choice"
   )
 }
@@ -427,7 +486,7 @@ const decode = (input: unknown, context: { readonly stream?: boolean | undefined
   const tools = body.tools?.map(readTool)
   const toolChoice = body.tool_choice === undefined || body.tool_choice === null
     ? undefined
-    : readToolChoice(body.tool_choice)
+    : readToolChoice(body.tool_choice, conversation.notes)
   const format = body.text?.format
   return {
     model: body.model,
@@ -446,7 +505,8 @@ const decode = (input: unknown, context: { readonly stream?: boolean | undefined
     ...defined("include", body.include),
     ...defined("verbosity", body.text?.verbosity),
     ...defined("includeObfuscation", body.stream_options?.include_obfuscation),
-    stream: body.stream ?? context.stream ?? false
+    stream: body.stream ?? context.stream ?? false,
+    ...(conversation.notes.length === 0 ? {} : { untranslatable: conversation.notes })
   }
 }
 

@@ -8,7 +8,8 @@
 import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
 import { plainPassthrough } from "../Passthrough.ts"
 import type { Format } from "../Format.ts"
-import { responsesMediaParam } from "./ResponsesMediaFields.ts"
+import { withoutForeignReasoning } from "./ResponsesHistory.ts"
+import { responsesInlineInPlace, responsesMediaParam } from "./ResponsesMediaFields.ts"
 import { decodeResponsesRequest } from "./ResponsesRequestDecoder.ts"
 import { encodeResponsesRequest } from "./ResponsesRequestEncoder.ts"
 import { decodeResponsesResponse, encodeResponsesResponse } from "./ResponsesResponse.ts"
@@ -35,15 +36,20 @@ export const OpenAiResponsesFormat: Format<ResponsesDecoderState, ResponsesEncod
   decodeResponse: decodeResponsesResponse,
   streamDecoder: responsesStreamDecoder,
   classifyError: classifyOpenAiError,
-  passthrough: plainPassthrough({
-    model: true,
-    limitFields: ["max_output_tokens"],
-    cap: "max_output_tokens",
-    store: true
-  }),
+  passthrough: {
+    ...plainPassthrough({
+      model: true,
+      limitFields: ["max_output_tokens"],
+      cap: "max_output_tokens",
+      store: true,
+      inlineMedia: responsesInlineInPlace
+    }),
+    withoutForeignReasoning
+  },
   mediaParam: responsesMediaParam,
   // `input_file` takes `file_url`.
   inlinesFiles: () => false
 }
 
 export { droppedFields } from "./ResponsesRequestEncoder.ts"
+export { withHistory } from "./ResponsesHistory.ts"

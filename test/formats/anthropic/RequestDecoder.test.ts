@@ -207,7 +207,12 @@ Deno.test("decodeRequest names the bad field", () => {
     { model: "m", messages: [{ role: "user", content: [{ type: "text", text: 1 }] }] },
     "messages[0].content[0].text"
   )
-  failsAt({ model: "m", messages: [{ role: "user", content: [{ type: "video" }] }] }, "messages[0].content[0]")
+  failsAt({ model: "m", messages: [{ role: "user", content: [{ text: "x" }] }] }, "messages[0].content[0]")
+  // A malformed block after one set aside is named at the caller's index.
+  failsAt(
+    { model: "m", messages: [{ role: "user", content: [{ type: "search_result" }, { type: "text", text: 1 }] }] },
+    "messages[0].content[1].text"
+  )
   failsAt(
     { model: "m", messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", data: "x" } }] }] },
     "messages[0].content[0].source.media_type"
@@ -222,4 +227,32 @@ Deno.test("decodeRequest names the bad field", () => {
   failsAt({ model: "m", messages: [], stop_sequences: ["a", 2] }, "stop_sequences[1]")
   const notObject = decode("hello")
   strictEqual(notObject.ok, false)
+})
+
+Deno.test("decodeRequest sets aside blocks and sources Sluice does not model, for a same-format channel", () => {
+  const decoded = decode({
+    model: "m",
+    max_tokens: 10,
+    messages: [{
+      role: "user",
+      content: [
+        { type: "search_result", source: "https://example.com", title: "t", content: [] },
+        { type: "text", text: "hi" },
+        { type: "document", source: { type: "file", file_id: "file_011" } },
+        { type: "image", source: { type: "url", url: "https://example.com/a.png" } }
+      ]
+    }]
+  })
+  if (!decoded.ok) throw new Error(decoded.error.message)
+  deepStrictEqual(decoded.value.messages, [{
+    role: "user",
+    content: [
+      { type: "text", text: "hi" },
+      { type: "image", source: { kind: "url", url: "https://example.com/a.png" } }
+    ]
+  }])
+  deepStrictEqual(decoded.value.untranslatable?.map((note) => note.param), [
+    "messages[0].content[0]",
+    "messages[0].content[2].source"
+  ])
 })

@@ -18,7 +18,7 @@ Deno.test("encodeRequest writes a plain request with the default max_tokens", ()
     messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }]
   })
   deepStrictEqual(dropped, [])
-  strictEqual(DEFAULT_MAX_TOKENS, 8192)
+  strictEqual(DEFAULT_MAX_TOKENS, 4096)
 })
 
 Deno.test("encodeRequest hoists system messages, merges turns and puts tool results first", () => {

@@ -54,13 +54,12 @@ Deno.test("decodeRequest: the documented example becomes one user message", () =
   strictEqual(CompletionsFormat.decodeRequest({ model: "m", prompt: "x" }, { stream: true }).ok, true)
 })
 
-Deno.test("decodeRequest: missing prompt, batches, token prompts and n > 1 are rejected", () => {
+Deno.test("decodeRequest: missing prompt, token prompts and n > 1 are rejected", () => {
   strictEqual(rejectedParam({ model: "m" }), "prompt")
   strictEqual(rejectedParam({ prompt: "x" }), "model")
   strictEqual(rejectedParam({ model: "m", prompt: [] }), "prompt")
-  strictEqual(rejectedParam({ model: "m", prompt: ["a", "b"] }), "prompt")
   strictEqual(rejectedParam({ model: "m", prompt: [1212, 318] }), "prompt[0]")
-  strictEqual(rejectedParam({ model: "m", prompt: "x", n: 2 }), "n")
+  strictEqual(rejectedParam({ model: "m", prompt: "x", n: 0 }), "n")
   strictEqual(rejectedParam({ model: "m", prompt: "x", max_tokens: "ten" }), "max_tokens")
 })
 
@@ -315,4 +314,23 @@ Deno.test("property: decodeRequest never throws on arbitrary JSON", () => {
     }),
     { numRuns: 1000 }
   )
+})
+
+Deno.test("decodeRequest: a batch of prompts is left to a completions upstream, its hold covering every prompt", () => {
+  const decoded = CompletionsFormat.decodeRequest({ model: "m", prompt: ["one", "two", "three"], max_tokens: 5 }, {})
+  if (!decoded.ok) throw new Error(decoded.error.message)
+  deepStrictEqual(decoded.value.messages, [{
+    role: "user",
+    content: [{ type: "text", text: "one" }, { type: "text", text: "two" }, { type: "text", text: "three" }]
+  }])
+  strictEqual(decoded.value.maxOutputTokens, 5)
+  strictEqual(decoded.value.choices, 3)
+  deepStrictEqual(decoded.value.untranslatable?.map((note) => note.param), ["prompt"])
+  const twice = CompletionsFormat.decodeRequest({ model: "m", prompt: ["one", "two"], n: 2 }, {})
+  strictEqual(twice.ok && twice.value.choices, 4)
+  deepStrictEqual(twice.ok && twice.value.untranslatable?.map((note) => note.param), ["prompt", "n"])
+  const single = CompletionsFormat.decodeRequest({ model: "m", prompt: ["one"], max_tokens: 5 }, {})
+  strictEqual(single.ok && single.value.untranslatable, undefined)
+  strictEqual(single.ok && single.value.maxOutputTokens, 5)
+  strictEqual(single.ok && single.value.choices, undefined)
 })

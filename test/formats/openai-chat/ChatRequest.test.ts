@@ -288,17 +288,18 @@ Deno.test("decodeRequest: missing or malformed fields give InvalidRequest with t
   strictEqual(rejection({ ...base, temperature: "hot" }).param, "temperature")
   strictEqual(rejection({ ...base, max_tokens: 1.5 }).param, "max_tokens")
   strictEqual(rejection({ ...base, stop: 3 }).param, "stop")
-  strictEqual(rejection({ ...base, n: 2 }).param, "n")
+  strictEqual(rejection({ ...base, n: 0 }).param, "n")
+  const twoChoices = decode({ ...base, n: 2 })
+  strictEqual(twoChoices.choices, 2)
+  deepStrictEqual(twoChoices.untranslatable?.map((note) => note.param), ["n"])
   strictEqual(rejection({ ...base, reasoning_effort: "extreme" }).param, "reasoning_effort")
   strictEqual(
-    rejection({ model: "m", messages: [{ role: "user", content: [{ type: "video_url", video_url: { url: "u" } }] }] })
-      .param,
-    "messages[0].content[0].type"
+    rejection({ model: "m", messages: [{ role: "user", content: [{ type: "file", file: {} }] }] }).param,
+    "messages[0].content[0].file"
   )
   strictEqual(
-    rejection({ model: "m", messages: [{ role: "user", content: [{ type: "file", file: { file_id: "file-1" } }] }] })
-      .param,
-    "messages[0].content[0].file"
+    rejection({ model: "m", messages: [{ role: "user", content: [{ text: "x" }] }] }).param,
+    "messages[0].content[0].type"
   )
   strictEqual(rejection(null).param, "")
   // Unknown fields are ignored; nulls mean absent.
@@ -465,4 +466,71 @@ Deno.test("encodeRequest: reasoning history kept as reasoning_content when the c
     reasoning_content: "I should call the tool.",
     tool_calls: [{ id: "c1", type: "function", function: { name: "w", arguments: "{}" } }]
   })
+})
+
+Deno.test("decodeRequest: video_url parts, file_id files and unknown parts are left to a same-format channel", () => {
+  const request = decode({
+    model: "m",
+    messages: [{
+      role: "user",
+      content: [
+        { type: "text", text: "Look" },
+        { type: "video_url", video_url: { url: "https://example.com/clip.mp4" } },
+        { type: "file", file: { file_id: "file-abc" } },
+        { type: "future_part", future_part: {} }
+      ]
+    }]
+  })
+  deepStrictEqual(request.messages, [{ role: "user", content: [{ type: "text", text: "Look" }] }])
+  deepStrictEqual(request.untranslatable?.map((note) => note.param), [
+    "messages[0].content[1]",
+    "messages[0].content[2].file.file_id",
+    "messages[0].content[3]"
+  ])
+  ok(request.untranslatable?.[0].message.includes("video_url"))
+  strictEqual(decode({ model: "m", messages: [{ role: "user", content: "x" }] }).untranslatable, undefined)
+})
+
+Deno.test("decodeRequest: a hostile part type is named in a bounded, clean message", () => {
+  const type = "\u0000\ud800" + "x".repeat(1_000_000)
+  const request = decode({ model: "m", messages: [{ role: "user", content: [{ type }] }] })
+  const message = request.untranslatable?.[0].message ?? ""
+  ok(message.length < 400, `${message.length} characters`)
+  ok(!message.includes("\u0000") && message.isWellFormed())
+})
+
+Deno.test("decodeRequest: allowed_tools, custom calls in history and reasoning_effort max", () => {
+  const tools = [{ type: "function", function: { name: "f", parameters: { type: "object" } } }]
+  const allowed = decode({
+    model: "m",
+    messages: [{ role: "user", content: "x" }],
+    tools,
+    tool_choice: {
+      type: "allowed_tools",
+      allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "f" } }] }
+    }
+  })
+  strictEqual(allowed.toolChoice, undefined)
+  deepStrictEqual(allowed.untranslatable?.map((note) => note.param), ["tool_choice"])
+  const custom = decode({
+    model: "m",
+    messages: [
+      { role: "user", content: "run it" },
+      {
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_1", type: "custom", custom: { name: "code_exec", input: "print(1)" } }]
+      },
+      { role: "tool", tool_call_id: "call_1", content: "1" }
+    ]
+  })
+  deepStrictEqual(custom.untranslatable?.map((note) => note.param), ["messages[1].tool_calls[0]"])
+  deepStrictEqual(custom.messages[2], {
+    role: "tool",
+    content: [{ type: "tool-result", callId: "call_1", name: "code_exec", content: [{ type: "text", text: "1" }] }]
+  })
+  deepStrictEqual(
+    decode({ model: "m", messages: [{ role: "user", content: "x" }], reasoning_effort: "max" }).reasoning,
+    { effort: "xhigh" }
+  )
 })

@@ -203,8 +203,13 @@ Deno.test("decodeRequest: function and built-in tools, each tool_choice form", (
     type: "tool",
     name: "get_weather"
   })
-  const unsupported = rejected({ ...base, tool_choice: { type: "allowed_tools", mode: "auto", tools: [] } })
-  strictEqual(unsupported.param, "tool_choice")
+  const allowed = ok({ ...base, tool_choice: { type: "allowed_tools", mode: "auto", tools: [] } })
+  strictEqual(allowed.toolChoice, undefined)
+  deepStrictEqual(allowed.untranslatable?.map((note) => note.param), ["tool_choice"])
+  deepStrictEqual(ok({ ...base, tool_choice: { type: "web_search" } }).untranslatable?.map((note) => note.param), [
+    "tool_choice"
+  ])
+  strictEqual(rejected({ ...base, tool_choice: "sometimes" }).param, "tool_choice")
 })
 
 Deno.test("decodeRequest: structured output, reasoning, sampling, limits, metadata, stream", () => {
@@ -286,22 +291,35 @@ Deno.test("decodeRequest: wrong types give InvalidRequest with the param path", 
   strictEqual(message.startsWith("Invalid input[0].content[0].text:"), true)
 })
 
-Deno.test("decodeRequest: stored-object references and unknown items are rejected, naming the field", () => {
-  strictEqual(rejected({ model: "m", input: [{ type: "item_reference", id: "msg_1" }] }).param, "input[0].type")
-  strictEqual(rejected({ model: "m", input: [{ type: "web_search_call", id: "ws_1" }] }).param, "input[0].type")
-  strictEqual(
-    rejected({ model: "m", input: [{ role: "user", content: [{ type: "input_image", file_id: "file-1" }] }] }).param,
-    "input[0].content[0].file_id"
+Deno.test("decodeRequest: stored-object references and unknown items are left to a same-format channel", () => {
+  const notes = (body: unknown) => ok(body).untranslatable?.map((note) => note.param)
+  deepStrictEqual(notes({ model: "m", input: [{ type: "item_reference", id: "msg_1" }] }), ["input[0]"])
+  deepStrictEqual(notes({ model: "m", input: [{ type: "computer_call_output", call_id: "c" }] }), ["input[0]"])
+  deepStrictEqual(
+    notes({ model: "m", input: [{ role: "user", content: [{ type: "input_image", file_id: "file-1" }] }] }),
+    ["input[0].content[0].file_id"]
   )
-  strictEqual(
-    rejected({ model: "m", input: [{ role: "user", content: [{ type: "input_file", file_id: "file-1" }] }] }).param,
-    "input[0].content[0].file_id"
+  deepStrictEqual(
+    notes({ model: "m", input: [{ role: "user", content: [{ type: "input_file", file_id: "file-1" }] }] }),
+    ["input[0].content[0].file_id"]
   )
-  strictEqual(
-    rejected({
+  deepStrictEqual(
+    notes({
       model: "m",
       input: [{ type: "function_call_output", call_id: "c", output: [{ type: "input_file", file_url: "u" }] }]
-    }).param,
-    "input[0].output[0].type"
+    }),
+    ["input[0].output[0]"]
   )
+  // A replayed hosted call is a record of the earlier answer: a translation drops it.
+  const replayed = ok({
+    model: "m",
+    input: [
+      { role: "user", content: "news?" },
+      { type: "web_search_call", id: "ws_1", status: "completed", action: { type: "search", query: "news" } },
+      { type: "message", role: "assistant", content: [{ type: "output_text", text: "Here." }] }
+    ]
+  })
+  strictEqual(replayed.untranslatable, undefined)
+  deepStrictEqual(replayed.messages.map((message) => message.role), ["user", "assistant"])
+  strictEqual(rejected({ model: "m", input: [{ role: "user", content: [{}] }] }).param, "input[0].content[0].type")
 })
