@@ -159,7 +159,8 @@ Deno.test("encodeRequest maps reasoning settings and fits the budget under max_t
   const defaulted = encode({ reasoning: { budgetTokens: 10000 } })
   deepStrictEqual([defaulted.body.max_tokens, defaulted.body.thinking], [DEFAULT_MAX_TOKENS, {
     type: "enabled",
-    budget_tokens: DEFAULT_MAX_TOKENS - 4096
+    // The answer keeps half the cap, at most 4096 tokens.
+    budget_tokens: DEFAULT_MAX_TOKENS - Math.min(DEFAULT_MAX_TOKENS / 2, 4096)
   }])
   deepStrictEqual(encode({ reasoning: { budgetTokens: 100 } }).body.thinking, { type: "enabled", budget_tokens: 1024 })
   // A cap of 1024 or less leaves no room for the API's smallest budget: no thinking, said in `dropped`.
