@@ -38,6 +38,7 @@ const { handler, dispose } = makeHandler({
   databaseUrl: env.databaseUrl,
   dataDir: env.dataDir,
   redisUrl: env.redisUrl,
+  rootPassword: env.rootPassword,
   file
 })
 

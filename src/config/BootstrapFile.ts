@@ -37,14 +37,19 @@ export const GroupSpec = Schema.Struct({
 })
 
 /**
- * Prices: `input`/`output` in USD per 1M tokens, `per_image` and `per_second`
- * in USD; `free: true` lets an unpriced model be served at no cost.
+ * Prices: `input`/`output` in USD per 1M tokens, `cached_input` (prompt
+ * tokens read from the vendor's cache) and `cache_write` (prompt tokens
+ * written to it) in USD per 1M tokens, each `input` when unset,
+ * `per_image` and `per_second` in USD; `free: true` lets an unpriced model be
+ * served at no cost.
  *
  * @category models
  */
 export const ModelSpec = Schema.Struct({
   input: Schema.optional(NonNegative),
   output: Schema.optional(NonNegative),
+  cached_input: Schema.optional(NonNegative),
+  cache_write: Schema.optional(NonNegative),
   per_image: Schema.optional(NonNegative),
   per_second: Schema.optional(NonNegative),
   family: Schema.optional(Schema.String),
@@ -123,6 +128,11 @@ export const UserSpec = Schema.Struct({
  * to see per-channel health in `GET /api/status` (absent: nobody sees it).
  * `media_max_count`, `media_max_total_bytes`: per caller request, the count of
  * distinct downloads and their bytes in total.
+ * Accounts: `registration` (`POST /api/user/register` open, default true),
+ * `new_user_quota` and `new_user_group` (what a registered user starts with:
+ * 0 and `default`), `session_idle_minutes` (720) and `session_max_hours`
+ * (168), `login_max_failures` failed logins per username within
+ * `login_window_seconds` (5 in 900) before that name is throttled.
  *
  * @category models
  */
@@ -141,7 +151,14 @@ export const GatewaySettings = Schema.Struct({
   media_allow_hosts: Schema.optional(Schema.Array(NonEmpty)),
   status_token: Schema.optional(NonEmpty),
   media_max_count: Schema.optional(Count),
-  media_max_total_bytes: Schema.optional(Count)
+  media_max_total_bytes: Schema.optional(Count),
+  registration: Schema.optional(Schema.Boolean),
+  new_user_quota: Schema.optional(QuotaAmount),
+  new_user_group: Schema.optional(NonEmpty),
+  session_idle_minutes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  session_max_hours: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  login_max_failures: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  login_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1)))
 })
 
 /**

@@ -42,6 +42,17 @@ export interface Settings {
   readonly mediaMaxCount: number
   /** Bytes the downloads of one caller request may total, failover attempts included (default 50 MiB). */
   readonly mediaMaxTotalBytes: number
+  /** `POST /api/user/register` is open (default true). */
+  readonly registration: boolean
+  /** Quota units and group a registered user starts with (default 0, `default`). */
+  readonly newUserQuota: number
+  readonly newUserGroup: string
+  /** Browser sessions: idle limit (default 12 h) and absolute limit (default 7 days), in milliseconds. */
+  readonly sessionIdleMillis: number
+  readonly sessionMaxMillis: number
+  /** Failed logins per username within `loginWindowMillis` before it is throttled (default 5 in 15 min). */
+  readonly loginMaxFailures: number
+  readonly loginWindowMillis: number
 }
 
 /**
@@ -69,7 +80,14 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     mediaAllowHosts: given.media_allow_hosts ?? [],
     statusToken: given.status_token,
     mediaMaxCount: given.media_max_count ?? 16,
-    mediaMaxTotalBytes: given.media_max_total_bytes ?? 50 * 1024 * 1024
+    mediaMaxTotalBytes: given.media_max_total_bytes ?? 50 * 1024 * 1024,
+    registration: given.registration ?? true,
+    newUserQuota: given.new_user_quota ?? 0,
+    newUserGroup: given.new_user_group ?? "default",
+    sessionIdleMillis: (given.session_idle_minutes ?? 720) * 60_000,
+    sessionMaxMillis: (given.session_max_hours ?? 168) * 3_600_000,
+    loginMaxFailures: given.login_max_failures ?? 5,
+    loginWindowMillis: (given.login_window_seconds ?? 900) * 1000
   }
 }
 

@@ -13,6 +13,9 @@ import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
 /** The PostgreSQL server the tests use (trust auth on this machine and in CI). */
 export const POSTGRES_URL = Deno.env.get("SLUICE_TEST_POSTGRES") ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
+/** The root user's password in test gateways. */
+export const ROOT_PASSWORD = "root-password-for-tests"
+
 /** The stores a test can run on. */
 export type Store = "pglite" | "postgres"
 
@@ -84,6 +87,8 @@ export const startGateway = async (options: {
   readonly emulator?: Emulator
   readonly redisUrl?: string
   readonly redisPrefix?: string
+  /** The root user's password (default `ROOT_PASSWORD`). */
+  readonly rootPassword?: string
 }): Promise<TestGateway> => {
   const emulator = options.emulator ?? startEmulator()
   const postgres = options.databaseUrl === undefined && options.store === "postgres" ? await freshPostgres() : undefined
@@ -94,7 +99,8 @@ export const startGateway = async (options: {
     redisUrl: options.redisUrl,
     redisPrefix: options.redisPrefix,
     file: options.config(emulator.url),
-    usageFlushMillis: 50
+    usageFlushMillis: 50,
+    rootPassword: options.rootPassword ?? ROOT_PASSWORD
   })
   const ready = await handler(new Request("http://localhost/healthz"))
   await ready.body?.cancel()

@@ -70,6 +70,8 @@ export interface MainProcess {
   readonly signal: (signal: Deno.Signal) => void
   /** Waits for the process to exit; resolves with its exit code and everything it wrote to stderr. */
   readonly exited: Promise<MainResult>
+  /** What the process wrote to stdout so far (Effect's log lines). */
+  readonly stdout: () => string
   /** Kills the process if it still runs and waits for it (for `finally` blocks). */
   readonly kill: () => Promise<void>
 }
@@ -87,18 +89,24 @@ export const startMain = async (env: Record<string, string>, timeoutMs = 60_000)
     env: childEnv({ PORT: String(port), ...env }),
     clearEnv: true,
     stdin: "null",
-    stdout: "null",
+    stdout: "piped",
     stderr: "piped"
   }).spawn()
   let stderr = ""
+  let stdout = ""
   const reading = (async () => {
     const decoder = new TextDecoder()
     for await (const chunk of child.stderr) stderr += decoder.decode(chunk, { stream: true })
+  })()
+  const readingOut = (async () => {
+    const decoder = new TextDecoder()
+    for await (const chunk of child.stdout) stdout += decoder.decode(chunk, { stream: true })
   })()
   let done = false
   const exited = child.status.then(async (status) => {
     done = true
     await reading
+    await readingOut
     return { code: status.code, stderr }
   })
   const url = `http://127.0.0.1:${port}`
@@ -132,5 +140,5 @@ export const startMain = async (env: Record<string, string>, timeoutMs = 60_000)
     if (healthy) break
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
-  return { url, signal: (signal) => child.kill(signal), exited, kill }
+  return { url, signal: (signal) => child.kill(signal), exited, kill, stdout: () => stdout }
 }
