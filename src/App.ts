@@ -9,6 +9,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { applyBootstrap } from "./config/ApplyBootstrap.ts"
 import type { BootstrapFile } from "./config/BootstrapFile.ts"
 import { AccountRoutes } from "./routes/AccountRoutes.ts"
+import { AdminUserRoutes } from "./routes/api/AdminUserRoutes.ts"
 import { LogRoutes } from "./routes/api/LogRoutes.ts"
 import { TokenRoutes } from "./routes/api/TokenRoutes.ts"
 import { UserRoutes } from "./routes/api/UserRoutes.ts"
@@ -112,6 +113,7 @@ export const appLayer = (options: AppOptions) => {
     UserRoutes,
     TokenRoutes,
     LogRoutes,
+    AdminUserRoutes,
     FallbackRoutes
   ).pipe(
     Layer.provide(CountTokens.layer),
