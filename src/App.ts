@@ -10,6 +10,8 @@ import { applyBootstrap } from "./config/ApplyBootstrap.ts"
 import type { BootstrapFile } from "./config/BootstrapFile.ts"
 import { AccountRoutes } from "./routes/AccountRoutes.ts"
 import { AdminUserRoutes } from "./routes/api/AdminUserRoutes.ts"
+import { CatalogRoutes } from "./routes/api/CatalogRoutes.ts"
+import { ChannelRoutes } from "./routes/api/ChannelRoutes.ts"
 import { LogRoutes } from "./routes/api/LogRoutes.ts"
 import { TokenRoutes } from "./routes/api/TokenRoutes.ts"
 import { UserRoutes } from "./routes/api/UserRoutes.ts"
@@ -21,6 +23,8 @@ import { TextRoutes } from "./routes/TextRoutes.ts"
 import { Accounts } from "./services/Accounts.ts"
 import { AuditLog } from "./services/AuditLog.ts"
 import { Auth } from "./services/Auth.ts"
+import { CatalogAdmin } from "./services/CatalogAdmin.ts"
+import { ChannelAdmin } from "./services/ChannelAdmin.ts"
 import { ChannelRouter } from "./services/ChannelRouter.ts"
 import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
 import { HealthProber } from "./services/HealthProber.ts"
@@ -102,7 +106,8 @@ export const appLayer = (options: AppOptions) => {
   ).pipe(Layer.provideMerge(services))
   const relay = Layer.mergeAll(
     Relay.layer,
-    HealthProber.layer(settings.probeIntervalSeconds),
+    ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),
+    CatalogAdmin.layer,
     rootUser(options.rootPassword)
   ).pipe(Layer.provideMerge(accounts))
   return Layer.mergeAll(
@@ -114,6 +119,8 @@ export const appLayer = (options: AppOptions) => {
     TokenRoutes,
     LogRoutes,
     AdminUserRoutes,
+    ChannelRoutes,
+    CatalogRoutes,
     FallbackRoutes
   ).pipe(
     Layer.provide(CountTokens.layer),
