@@ -35,6 +35,7 @@ export default Effect.gen(function* () {
       state_hash    TEXT PRIMARY KEY,
       browser_hash  TEXT NOT NULL,
       user_id       BIGINT REFERENCES users (id) ON DELETE CASCADE,
+      provider      TEXT,
       nonce         TEXT NOT NULL,
       code_verifier TEXT NOT NULL,
       expires_at    TIMESTAMPTZ NOT NULL

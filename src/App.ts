@@ -13,6 +13,7 @@ import { AdminUserRoutes } from "./routes/api/AdminUserRoutes.ts"
 import { CatalogRoutes } from "./routes/api/CatalogRoutes.ts"
 import { ChannelRoutes } from "./routes/api/ChannelRoutes.ts"
 import { LogRoutes } from "./routes/api/LogRoutes.ts"
+import { OAuthRoutes } from "./routes/api/OAuthRoutes.ts"
 import { TokenRoutes } from "./routes/api/TokenRoutes.ts"
 import { UserRoutes } from "./routes/api/UserRoutes.ts"
 import { CompactRoute } from "./routes/CompactRoute.ts"
@@ -29,6 +30,7 @@ import { ChannelRouter } from "./services/ChannelRouter.ts"
 import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
 import { HealthProber } from "./services/HealthProber.ts"
 import { MediaFetcher } from "./services/MediaFetcher.ts"
+import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { Relay } from "./relay/Relay.ts"
@@ -108,6 +110,7 @@ export const appLayer = (options: AppOptions) => {
     Relay.layer,
     ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),
     CatalogAdmin.layer,
+    OAuth.layer(options.file, settings),
     rootUser(options.rootPassword)
   ).pipe(Layer.provideMerge(accounts))
   return Layer.mergeAll(
@@ -121,6 +124,7 @@ export const appLayer = (options: AppOptions) => {
     AdminUserRoutes,
     ChannelRoutes,
     CatalogRoutes,
+    OAuthRoutes,
     FallbackRoutes
   ).pipe(
     Layer.provide(CountTokens.layer),

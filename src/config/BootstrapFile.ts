@@ -162,6 +162,43 @@ export const GatewaySettings = Schema.Struct({
 })
 
 /**
+ * One OAuth/OIDC login provider. `oidc`: any OpenID Provider, found by
+ * discovery at `issuer` (its ID tokens are checked: signature, issuer,
+ * audience, nonce, expiry). `github`: plain OAuth 2 and the user API;
+ * `authorize_url`, `token_url` and `api_url` default to GitHub's. `scopes`
+ * default to `openid email profile` (oidc) and `read:user user:email`
+ * (github). `allow_insecure_http` lets a provider be reached over plain HTTP
+ * (development and tests only).
+ *
+ * @category models
+ */
+export const OAuthProviderSpec = Schema.Struct({
+  type: Schema.Literals(["oidc", "github"]),
+  client_id: NonEmpty,
+  client_secret: NonEmpty,
+  issuer: Schema.optional(NonEmpty),
+  scopes: Schema.optional(Schema.Array(NonEmpty)),
+  authorize_url: Schema.optional(NonEmpty),
+  token_url: Schema.optional(NonEmpty),
+  api_url: Schema.optional(NonEmpty),
+  allow_insecure_http: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * OAuth login: `providers` by name (the `{provider}` of `/api/oauth/{provider}`:
+ * lower-case letters, digits, `-` and `_`), and `public_url`, the gateway's
+ * address as browsers reach it, from which each redirect URI
+ * `<public_url>/api/oauth/<name>` is made (unset: the address the request
+ * came to).
+ *
+ * @category models
+ */
+export const OAuthSpec = Schema.Struct({
+  public_url: Schema.optional(NonEmpty),
+  providers: Schema.Record(Schema.String.check(Schema.isPattern(/^[a-z0-9_-]{1,32}$/)), OAuthProviderSpec)
+})
+
+/**
  * The whole file.
  *
  * @category models
@@ -172,7 +209,8 @@ export const BootstrapFile = Schema.Struct({
   channels: Schema.optional(Schema.Array(ChannelSpec)),
   users: Schema.optional(Schema.Array(UserSpec)),
   settings: Schema.optional(GatewaySettings),
-  limits: Schema.optional(Schema.Struct({ default: Schema.optional(LimitsSpec) }))
+  limits: Schema.optional(Schema.Struct({ default: Schema.optional(LimitsSpec) })),
+  oauth: Schema.optional(OAuthSpec)
 })
 
 /** @category models */
@@ -204,8 +242,18 @@ export const parseBootstrap = (text: string, path: string): { ok: true; file: Bo
     return { ok: false, message: param === "" ? detail : `${param}: ${detail}` }
   }
   const file = decoded.value
-  const problem = unknownGroup(file) ?? badExpiry(file)
+  const problem = unknownGroup(file) ?? badExpiry(file) ?? oidcWithoutIssuer(file)
   return problem === undefined ? { ok: true, file } : { ok: false, message: problem }
+}
+
+/** The first `oidc` provider without an `issuer`, as `oauth.providers.<name>.issuer: …`. */
+const oidcWithoutIssuer = (file: BootstrapFile): string | undefined => {
+  for (const [name, provider] of Object.entries(file.oauth?.providers ?? {})) {
+    if (provider.type === "oidc" && provider.issuer === undefined) {
+      return `oauth.providers.${name}.issuer: an oidc provider needs its issuer`
+    }
+  }
+  return undefined
 }
 
 /**
