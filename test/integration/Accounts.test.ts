@@ -66,6 +66,10 @@ Deno.test("accounts: bad input is a failure naming the field, never a crash", as
       deepStrictEqual([answer.status, answer.success], [200, false], JSON.stringify(body).slice(0, 80))
       ok(answer.message.toLowerCase().includes(field), `${answer.message} names ${field}`)
     }
+    for (const body of [{ username: "root\u0000", password: "x-password-1" }, { "a\u0000": 1 }]) {
+      const answer = await anonymous.call("POST", "/api/user/login", body)
+      deepStrictEqual([answer.status, answer.success], [200, false], JSON.stringify(body))
+    }
     const notJson = await fetch(`${gateway.url}/api/user/login`, { method: "POST", body: "{nope" })
     const body = await notJson.json()
     deepStrictEqual([notJson.status, body.success], [200, false])

@@ -123,6 +123,19 @@ Deno.test("admin: channels are created, masked, tested, disabled and deleted wit
       models: ["x"]
     })
     deepStrictEqual([bad.success, bad.message], [false, "base_url must be an http or https URL."])
+    const nul = await admin.call("POST", "/api/channel/", {
+      name: "bad",
+      type: "openai",
+      base_url: "http://127.0.0.1:9",
+      keys: ["sk-test-bad-channel-0001"],
+      models: ["x"],
+      settings: { headers: { "x-team": "a\u0000b" } }
+    })
+    deepStrictEqual([nul.status, nul.success, nul.message], [
+      200,
+      false,
+      "settings.headers.x-team holds a NUL character."
+    ])
     const badType = await admin.call("POST", "/api/channel/", { name: "bad", type: "ftp", base_url: "http://x" })
     ok(!badType.success && badType.message.includes("type"), badType.message)
 

@@ -138,6 +138,9 @@ Deno.test("tokens: bad input names the field; names are unique per user", async 
       ["PUT", "/api/token/", { name: "no id" }, "id"],
       ["PUT", "/api/token/", { id: 1, status: "paused" }, "status"],
       ["DELETE", "/api/token/abc", undefined, "id"],
+      ["POST", "/api/token/", { name: "ok", models: ["gpt\u0000"] }, "models[0]"],
+      ["GET", "/api/log/self?model_name=%00", undefined, "model_name"],
+      ["GET", "/api/log/self?token_name=%E2%80%AE%01", undefined, "token_name"],
       ["GET", "/api/token/?page=0", undefined, "page"],
       ["GET", "/api/token/?page_size=1000", undefined, "page_size"]
     ]

@@ -12,10 +12,9 @@
  */
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
-import { InvalidRequest } from "../../errors/GatewayError.ts"
 import { Accounts } from "../../services/Accounts.ts"
 import { Sessions } from "../../services/Sessions.ts"
-import { decodeBody, idOf, makeGuards, ok, pageOf, queryOf, respondApi } from "./Api.ts"
+import { decodeBody, idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
 import { DisplayName, Email, Id, Name, Password, Quota, RoleField, Status, Text, Username } from "./Fields.ts"
 
 const CreateBody = Schema.Struct({
@@ -54,10 +53,7 @@ export const AdminUserRoutes = HttpRouter.use(Effect.fnUntraced(function* (route
   yield* router.add("GET", "/api/user", (request) =>
     Effect.gen(function* () {
       yield* guards.admin(request)
-      const keyword = queryOf(request).get("keyword") ?? undefined
-      if (keyword !== undefined && (keyword.length > 64 || !keyword.isWellFormed())) {
-        return yield* new InvalidRequest({ message: "keyword is too long or not text.", param: "keyword" })
-      }
+      const keyword = yield* queryText(queryOf(request).get("keyword"), "keyword", 64)
       return ok(yield* accounts.list(yield* pageOf(request), keyword))
     }).pipe(respondApi))
 

@@ -17,7 +17,7 @@
 import { Effect, type Schema } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type PageRequest } from "../../domain/Page.ts"
-import { makeDecoder } from "../../domain/SchemaDecode.ts"
+import { makeDecoder, pathToParam } from "../../domain/SchemaDecode.ts"
 import { apiStatus, envelopeBody, internalProblem, toProblem } from "../../errors/Envelope.ts"
 import {
   Forbidden,
@@ -195,11 +195,60 @@ export const decodeBody = <A, I>(schema: Schema.Codec<A, I>) => {
   const decode = makeDecoder(schema)
   return (request: HttpServerRequest.HttpServerRequest): Effect.Effect<A, InvalidRequest | PayloadTooLarge> =>
     Effect.flatMap(readJsonObject(request, API_BODY_LIMIT), (body) => {
+      const nul = nulPath(body, [])
+      if (nul !== undefined) {
+        const param = pathToParam(nul)
+        return Effect.fail(new InvalidRequest({ message: `${param || "A key"} holds a NUL character.`, param }))
+      }
       const decoded = decode(body)
       return decoded.ok
         ? Effect.succeed(decoded.value)
         : Effect.fail(new InvalidRequest({ message: decoded.error.message, param: decoded.error.param }))
     })
+}
+
+/**
+ * The path of the first string (value or key) holding a NUL character, which
+ * PostgreSQL text and JSONB cannot store; `undefined` when there is none.
+ *
+ * @category decoding
+ */
+export const nulPath = (value: unknown, path: Array<PropertyKey>): Array<PropertyKey> | undefined => {
+  if (typeof value === "string") return value.includes("\u0000") ? path : undefined
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = nulPath(item, [...path, index])
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  if (typeof value === "object" && value !== null) {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.includes("\u0000")) return [...path, key]
+      const found = nulPath(item, [...path, key])
+      if (found !== undefined) return found
+    }
+  }
+  return undefined
+}
+
+/**
+ * A query value as text: absent or empty → `undefined`; longer than `max`,
+ * not well-formed or holding a control character → `InvalidRequest` naming
+ * `param`.
+ *
+ * @category decoding
+ */
+export const queryText = (
+  value: string | null,
+  param: string,
+  max = 256
+): Effect.Effect<string | undefined, InvalidRequest> => {
+  if (value === null || value === "") return Effect.succeed(undefined)
+  // deno-lint-ignore no-control-regex
+  return value.length > max || !value.isWellFormed() || /[\u0000-\u001f\u007f]/.test(value)
+    ? Effect.fail(new InvalidRequest({ message: `${param} is too long or not text.`, param }))
+    : Effect.succeed(value)
 }
 
 /**

@@ -12,18 +12,12 @@ import { HttpRouter, type HttpServerRequest } from "effect/http"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import { Sessions } from "../../services/Sessions.ts"
 import { type LogFilter, UsageQueries } from "../../services/UsageQueries.ts"
-import { idOf, makeGuards, ok, pageOf, queryOf, respondApi } from "./Api.ts"
+import { idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
 
 const filterOf = (request: HttpServerRequest.HttpServerRequest, admin: boolean) =>
   Effect.gen(function* () {
     const query = queryOf(request)
-    const text = (name: string) => {
-      const value = query.get(name)
-      if (value === null || value === "") return Effect.succeed(undefined)
-      return value.length > 256 || !value.isWellFormed()
-        ? Effect.fail(new InvalidRequest({ message: `${name} is too long or not text.`, param: name }))
-        : Effect.succeed(value)
-    }
+    const text = (name: string) => queryText(query.get(name), name)
     const seconds = (name: string) => {
       const value = query.get(name)
       if (value === null || value === "") return Effect.succeed(undefined)

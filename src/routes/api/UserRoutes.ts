@@ -23,9 +23,9 @@ import {
   withoutSession,
   withSession
 } from "./Api.ts"
-import { DisplayName, Email, Password, Username } from "./Fields.ts"
+import { DisplayName, Email, Password, Text, Username } from "./Fields.ts"
 
-const LoginBody = Schema.Struct({ username: Schema.String.check(Schema.isMaxLength(256)), password: Password })
+const LoginBody = Schema.Struct({ username: Text(256), password: Password })
 
 const RegisterBody = Schema.Struct({
   username: Username,
