@@ -15,6 +15,7 @@ import { makeHandler } from "./App.ts"
 import { type BootstrapFile, parseBootstrap } from "./config/BootstrapFile.ts"
 import { EnvConfig } from "./config/Env.ts"
 import { closeOpenBodies } from "./http/ReadableBody.ts"
+import { rememberClientAddress } from "./http/ClientAddress.ts"
 
 const fail = (message: string): never => {
   Deno.stderr.writeSync(new TextEncoder().encode(`sluice: ${message}\n`))
@@ -52,7 +53,7 @@ const server = Deno.serve({
   onListen: ({ hostname, port }) => {
     Deno.stderr.writeSync(new TextEncoder().encode(`sluice: listening on http://${hostname}:${port}\n`))
   }
-}, (request) => handler(request))
+}, (request, info) => handler(rememberClientAddress(request, info)))
 
 let stopping = false
 /**

@@ -70,7 +70,8 @@ export const toProblem = (error: GatewayError): Problem =>
         missing: "No API key was provided",
         unknown: "The API key is not valid",
         disabled: "The API key is disabled",
-        expired: "The API key has expired"
+        expired: "The API key has expired",
+        address: "The API key may not be used from this address"
       }[e.reason]
       return problem(401, "invalid_request_error", "invalid_api_key", `${detail}.`)
     },

@@ -21,12 +21,13 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
 }) {}
 
 /**
- * No usable key: `missing` (none sent), `unknown`, `disabled`, `expired`.
+ * No usable key: `missing` (none sent), `unknown`, `disabled`, `expired`,
+ * `address` (used from an address outside the key's IP allow-list).
  *
  * @category errors
  */
 export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", {
-  reason: Schema.Literals(["missing", "unknown", "disabled", "expired"])
+  reason: Schema.Literals(["missing", "unknown", "disabled", "expired", "address"])
 }) {}
 
 /**

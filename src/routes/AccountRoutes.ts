@@ -14,6 +14,7 @@ import { Effect, Option } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { envelopeBody } from "../errors/Envelope.ts"
 import { credentialOf } from "../http/Credentials.ts"
+import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
 import { ChannelRouter, type HealthView } from "../services/ChannelRouter.ts"
@@ -69,7 +70,8 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   const settings = yield* GatewaySettings
   const sessions = yield* Sessions
 
-  const caller = (request: HttpServerRequest.HttpServerRequest) => auth.authenticate(credentialOf("bearer", request))
+  const caller = (request: HttpServerRequest.HttpServerRequest) =>
+    auth.authenticate(credentialOf("bearer", request), clientAddressOf(request))
 
   yield* router.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
 

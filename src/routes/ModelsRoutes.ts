@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { envelopeBody } from "../errors/Envelope.ts"
 import { credentialOf, type CredentialStyle } from "../http/Credentials.ts"
+import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
@@ -20,7 +21,7 @@ export const ModelsRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) 
   const channels = yield* ChannelRouter
   const started = Math.floor(Date.now() / 1000)
   const modelsOf = (style: CredentialStyle, request: HttpServerRequest.HttpServerRequest) =>
-    auth.authenticate(credentialOf(style, request)).pipe(
+    auth.authenticate(credentialOf(style, request), clientAddressOf(request)).pipe(
       Effect.map((principal) => channels.models(principal))
     )
   const gateway = respondWith((problem) => envelopeBody("gateway", problem))

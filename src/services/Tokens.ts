@@ -1,7 +1,8 @@
 /**
  * A user's own API keys: list (masked: the stored display prefix only),
  * create (the full key returned once; only its SHA-256 digest and prefix are
- * stored), change (name, status, quota, expiry, model allow-list) and delete.
+ * stored), change (name, status, quota, expiry, model allow-list, IP
+ * allow-list) and delete.
  * Every query is scoped to the owner, so another user's key id finds nothing.
  * Each change clears the key cache (`Auth.invalidate`), so a revoked or
  * disabled key fails on the public routes at once on this instance (other
@@ -25,6 +26,8 @@ export interface TokenView {
   readonly remain_quota: number | null
   readonly used_quota: number
   readonly models: ReadonlyArray<string> | null
+  /** Addresses and CIDR ranges the key may be used from; `null` = anywhere. */
+  readonly allow_ips: ReadonlyArray<string> | null
   readonly group: string | null
   readonly expires_at: number | null
   readonly created_at: number
@@ -36,6 +39,7 @@ export interface NewToken {
   readonly remain_quota?: number | null | undefined
   readonly expires_at?: number | null | undefined
   readonly models?: ReadonlyArray<string> | null | undefined
+  readonly allow_ips?: ReadonlyArray<string> | null | undefined
 }
 
 /** A change to a key: `id` and any of the rest (`null` clears a limit). @category models */
@@ -52,6 +56,7 @@ interface Row {
   readonly remain: bigint | null
   readonly used: bigint
   readonly models: Array<string> | null
+  readonly allowIps: Array<string> | null
   readonly group: string | null
   readonly expiresAt: Date | null
   readonly createdAt: Date
@@ -65,6 +70,7 @@ const viewOf = (row: Row): TokenView => ({
   remain_quota: row.remain === null ? null : Number(row.remain),
   used_quota: Number(row.used),
   models: row.models,
+  allow_ips: row.allowIps === null || row.allowIps.length === 0 ? null : row.allowIps,
   group: row.group,
   expires_at: epochSeconds(row.expiresAt),
   created_at: epochSeconds(row.createdAt) ?? 0
@@ -91,7 +97,7 @@ export class Tokens extends Context.Service<Tokens, {
       const sql = yield* SqlClient.SqlClient
       const auth = yield* Auth
       const columns = sql`t.id, t.name, t.key_prefix AS prefix, t.enabled, t.remain_quota AS remain,
-        t.used_quota AS used, t.models, t.group_name AS "group", t.expires_at AS "expiresAt",
+        t.used_quota AS used, t.models, t.allow_ips AS "allowIps", t.group_name AS "group", t.expires_at AS "expiresAt",
         t.created_at AS "createdAt"`
 
       const one = (userId: bigint, id: bigint) =>
@@ -131,10 +137,11 @@ export class Tokens extends Context.Service<Tokens, {
         yield* nameTaken(userId, input.name, -1n)
         const key = generateKey()
         const [row] = yield* sql<{ id: bigint }>`
-          INSERT INTO tokens (user_id, name, key_hash, key_prefix, remain_quota, models, expires_at)
+          INSERT INTO tokens (user_id, name, key_hash, key_prefix, remain_quota, models, expires_at, allow_ips)
           VALUES (${userId}, ${input.name}, ${hashKey(key)}, ${keyPrefix(key)}, ${input.remain_quota ?? null},
                   ${input.models === undefined || input.models === null ? null : [...input.models]}::text[],
-                  ${toDate(input.expires_at)})
+                  ${toDate(input.expires_at)},
+                  ${input.allow_ips === undefined || input.allow_ips === null ? null : [...input.allow_ips]}::text[])
           RETURNING id`.pipe(Effect.orDie)
         yield* auth.invalidate
         return { token: yield* one(userId, row.id).pipe(Effect.orDie), key }
@@ -158,6 +165,10 @@ export class Tokens extends Context.Service<Tokens, {
           if (patch.models !== undefined) {
             const models = patch.models === null ? null : [...patch.models]
             yield* sql`UPDATE tokens SET models = ${models}::text[] WHERE id = ${id}`
+          }
+          if (patch.allow_ips !== undefined) {
+            const allowed = patch.allow_ips === null ? null : [...patch.allow_ips]
+            yield* sql`UPDATE tokens SET allow_ips = ${allowed}::text[] WHERE id = ${id}`
           }
         })).pipe(Effect.orDie)
         yield* auth.invalidate

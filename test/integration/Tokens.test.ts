@@ -112,6 +112,24 @@ for (const store of ["pglite", "postgres"] as ReadonlyArray<Store>) {
       deepStrictEqual([limited.data.models, limited.data.remain_quota], [["gpt-free"], 1000])
       strictEqual(await statusOf(chat(gateway.url, key)), 503, "gpt-test is no longer on the key's list")
 
+      // An IP allow-list: the tests reach the gateway from 127.0.0.1.
+      await a.call("PUT", "/api/token/", { id: shown.id, models: null, remain_quota: null })
+      const fenced = await a.call<TokenView & { allow_ips: Array<string> }>("PUT", "/api/token/", {
+        id: shown.id,
+        allow_ips: ["10.0.0.0/8", "2001:db8::/32"]
+      })
+      deepStrictEqual(fenced.data.allow_ips, ["10.0.0.0/8", "2001:db8::/32"])
+      const outside = await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
+      })
+      deepStrictEqual([outside.status, (await outside.json()).error.code], [401, "invalid_api_key"])
+      await a.call("PUT", "/api/token/", { id: shown.id, allow_ips: ["127.0.0.0/8"] })
+      strictEqual(await statusOf(chat(gateway.url, key)), 200, "inside the list")
+      await a.call("PUT", "/api/token/", { id: shown.id, allow_ips: null })
+      strictEqual(await statusOf(chat(gateway.url, key)), 200, "no list: anywhere")
+
       const deleted = await a.call("DELETE", `/api/token/${shown.id}`)
       strictEqual(deleted.success, true)
       strictEqual(await statusOf(chat(gateway.url, key)), 401)
@@ -137,6 +155,7 @@ Deno.test("tokens: bad input names the field; names are unique per user", async 
       ["POST", "/api/token/", { name: "ok", models: "gpt-test" }, "models"],
       ["PUT", "/api/token/", { name: "no id" }, "id"],
       ["PUT", "/api/token/", { id: 1, status: "paused" }, "status"],
+      ["PUT", "/api/token/", { id: 1, allow_ips: ["300.1.1.1"] }, "allow_ips[0]"],
       ["DELETE", "/api/token/abc", undefined, "id"],
       ["POST", "/api/token/", { name: "ok", models: ["gpt\u0000"] }, "models[0]"],
       ["GET", "/api/log/self?model_name=%00", undefined, "model_name"],

@@ -9,6 +9,7 @@ import { SqlClient } from "effect/sql"
 import { makeHandler } from "../../src/App.ts"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
+import { rememberClientAddress } from "../../src/http/ClientAddress.ts"
 
 /** The PostgreSQL server the tests use (trust auth on this machine and in CI). */
 export const POSTGRES_URL = Deno.env.get("SLUICE_TEST_POSTGRES") ?? "postgres://postgres@127.0.0.1:5432/postgres"
@@ -104,7 +105,10 @@ export const startGateway = async (options: {
   })
   const ready = await handler(new Request("http://localhost/healthz"))
   await ready.body?.cancel()
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (request) => handler(request))
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+    (request, info) => handler(rememberClientAddress(request, info))
+  )
   const url = `http://127.0.0.1:${server.addr.port}`
   let stopped = false
   const stop = async () => {

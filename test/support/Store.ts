@@ -11,6 +11,7 @@ import { makeHandler } from "../../src/App.ts"
 import type { BootstrapFile } from "../../src/config/BootstrapFile.ts"
 import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
 import { freshPostgres, type Store } from "./Gateway.ts"
+import { rememberClientAddress } from "../../src/http/ClientAddress.ts"
 
 /** A row as the store returned it; numbers may arrive as `number`, `bigint` or numeric strings. */
 export type Row = Readonly<Record<string, unknown>>
@@ -95,7 +96,10 @@ export const startStoredGateway = async (options: {
     if (options.emulator === undefined) await emulator.close()
     throw error
   }
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (request) => handler(request))
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+    (request, info) => handler(rememberClientAddress(request, info))
+  )
   let stopped = false
   const stop = async () => {
     if (stopped) return

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { Schema } from "effect"
+import { isAllowListEntry } from "../../http/ClientAddress.ts"
 
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/
@@ -67,3 +68,10 @@ export const RoleField = Schema.Literals(["user", "admin", "root"])
 
 /** Enabled or disabled. @category fields */
 export const Status = Schema.Literals(["enabled", "disabled"])
+
+/** An IP allow-list: at most 100 addresses or CIDR ranges (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`). @category fields */
+export const IpList = Schema.Array(
+  Schema.String.check(
+    Schema.makeFilter((value: string) => isAllowListEntry(value) ? true : "must be an IP address or CIDR range")
+  )
+).check(Schema.isMaxLength(100))

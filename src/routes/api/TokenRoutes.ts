@@ -1,7 +1,8 @@
 /**
  * The caller's own API keys: `GET /api/token/` (paginated, keys masked),
  * `POST /api/token/` (the full key in `data.key`, once), `PUT /api/token/`
- * (`id` and any of name, status, remain_quota, expires_at, models) and
+ * (`id` and any of name, status, remain_quota, expires_at, models,
+ * allow_ips) and
  * `DELETE /api/token/{id}`. Another user's key id is "not found".
  *
  * @since 0.1.0
@@ -11,13 +12,14 @@ import { HttpRouter } from "effect/http"
 import { Sessions } from "../../services/Sessions.ts"
 import { Tokens } from "../../services/Tokens.ts"
 import { decodeBody, idOf, makeGuards, ok, pageOf, respondApi } from "./Api.ts"
-import { EpochSeconds, Id, ModelList, Name, Quota, Status } from "./Fields.ts"
+import { EpochSeconds, Id, IpList, ModelList, Name, Quota, Status } from "./Fields.ts"
 
 const NewTokenBody = Schema.Struct({
   name: Name,
   remain_quota: Schema.optional(Schema.NullOr(Quota)),
   expires_at: Schema.optional(Schema.NullOr(EpochSeconds)),
-  models: Schema.optional(Schema.NullOr(ModelList))
+  models: Schema.optional(Schema.NullOr(ModelList)),
+  allow_ips: Schema.optional(Schema.NullOr(IpList))
 })
 
 const TokenPatchBody = Schema.Struct({
@@ -26,7 +28,8 @@ const TokenPatchBody = Schema.Struct({
   status: Schema.optional(Status),
   remain_quota: Schema.optional(Schema.NullOr(Quota)),
   expires_at: Schema.optional(Schema.NullOr(EpochSeconds)),
-  models: Schema.optional(Schema.NullOr(ModelList))
+  models: Schema.optional(Schema.NullOr(ModelList)),
+  allow_ips: Schema.optional(Schema.NullOr(IpList))
 })
 
 /** @category routes */
