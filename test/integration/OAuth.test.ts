@@ -3,8 +3,9 @@
  * loopback) and a fake of GitHub's endpoints, driven with `fetch` and cookie
  * jars: state → start → the provider's login and consent → callback →
  * session → `/api/user/self`. A wrong, replayed, expired or another
- * browser's state, and an ID token with a wrong audience, a bad signature or
- * past its expiry, are each refused with nothing bound and no session.
+ * browser's state, and an ID token with a wrong audience, issuer or nonce, a
+ * bad signature or past its expiry, are each refused with nothing bound and no
+ * session.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { BootstrapFile } from "../../src/config/BootstrapFile.ts"
@@ -158,7 +159,9 @@ Deno.test("oauth oidc: wrong, foreign-browser and expired states and bad ID toke
     const checks = [
       ["audience", /^The sign-in with corp failed: .*"aud"/],
       ["signature", /^The sign-in with corp failed: .*signature/],
-      ["expired", /^The sign-in with corp failed: .*"exp"/]
+      ["expired", /^The sign-in with corp failed: .*"exp"/],
+      ["nonce", /^The sign-in with corp failed: .*"nonce"/],
+      ["issuer", /^The sign-in with corp failed: .*"iss"/]
     ] as const
     for (const [tamper, words] of checks) {
       provider.tamper = tamper

@@ -2,8 +2,8 @@
  * A real OpenID Provider for the tests: `oidc-provider` on loopback with one
  * confidential test client, behind a small front that can rewrite the ID
  * token of the token endpoint's answer (re-signed with the provider's own key
- * for a wrong audience or an expired token, or with a stranger's key for a
- * bad signature), and a driver that walks a browser through its login and
+ * for a wrong audience, issuer or nonce or an expired token, or with a
+ * stranger's key for a bad signature), and a driver that walks a browser through its login and
  * consent pages with `fetch` and a cookie jar.
  */
 import { createServer, type Server } from "node:http"
@@ -11,7 +11,7 @@ import * as jose from "jose"
 import Provider from "oidc-provider"
 
 /** How the front rewrites the next ID tokens. */
-export type Tamper = "none" | "audience" | "signature" | "expired"
+export type Tamper = "none" | "audience" | "signature" | "expired" | "nonce" | "issuer"
 
 /** A running provider. */
 export interface TestProvider {
@@ -45,6 +45,10 @@ export const startOpenIdProvider = async () => {
         return await sign({ ...claims, iat: claims.iat! - 7200, exp: Math.floor(Date.now() / 1000) - 3600 }, privateKey)
       case "signature":
         return await sign(claims, stranger)
+      case "nonce":
+        return await sign({ ...claims, nonce: "a-nonce-from-another-login" }, privateKey)
+      case "issuer":
+        return await sign({ ...claims, iss: "http://127.0.0.1:1" }, privateKey)
       case "none":
         return idToken
     }
