@@ -191,6 +191,10 @@ Deno.test("accounts: sessions end on logout, password change, idle and absolute 
     const statusOf = async (client: ReturnType<typeof browser>) => (await client.call("GET", "/api/user/self")).status
 
     const loggedOut = await session()
+    const crossSite = await loggedOut.call("GET", "/api/user/logout", undefined, {
+      headers: { "sec-fetch-site": "cross-site" }
+    })
+    deepStrictEqual([crossSite.status, await statusOf(loggedOut)], [403, 200], "a link on another site logs nobody out")
     const stolen = new Map(loggedOut.cookies)
     await loggedOut.call("GET", "/api/user/logout")
     strictEqual(loggedOut.cookies.size, 0, "logout clears the cookie")

@@ -1,6 +1,7 @@
 /**
  * The caller's own account: `POST /api/user/register`, `POST /api/user/login`
- * (sets the session cookie), `GET /api/user/logout` (ends the session),
+ * (sets the session cookie), `GET /api/user/logout` (ends the session; a
+ * cross-site navigation, as `Sec-Fetch-Site` reports it, is refused),
  * `GET`/`PUT /api/user/self` and `GET /api/user/self/usage?days=N` (daily
  * usage by model, N from 1 to 366, default 7).
  *
@@ -76,6 +77,10 @@ export const UserRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
 
   yield* router.add("GET", "/api/user/logout", (request) =>
     Effect.gen(function* () {
+      // A GET carries the Lax cookie on a cross-site navigation; the browser says so in Sec-Fetch-Site.
+      if (request.headers["sec-fetch-site"] === "cross-site") {
+        return yield* new Forbidden({ message: "Cross-site request refused: log out from this site." })
+      }
       yield* sessions.revoke(sessionCookieOf(request))
       return withoutSession(ok(null), request)
     }).pipe(respondApi))
