@@ -10,11 +10,13 @@ import initial from "./0001_initial.ts"
 import storedResponses from "./0002_stored_responses.ts"
 import quotaLeases from "./0003_quota_leases.ts"
 import exactlyOnce from "./0004_exactly_once.ts"
+import accounts from "./0005_accounts.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
   "0001_initial": initial,
   "0002_stored_responses": storedResponses,
   "0003_quota_leases": quotaLeases,
-  "0004_exactly_once": exactlyOnce
+  "0004_exactly_once": exactlyOnce,
+  "0005_accounts": accounts
 })

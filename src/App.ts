@@ -9,24 +9,39 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { applyBootstrap } from "./config/ApplyBootstrap.ts"
 import type { BootstrapFile } from "./config/BootstrapFile.ts"
 import { AccountRoutes } from "./routes/AccountRoutes.ts"
+import { AdminUserRoutes } from "./routes/api/AdminUserRoutes.ts"
+import { CatalogRoutes } from "./routes/api/CatalogRoutes.ts"
+import { ChannelRoutes } from "./routes/api/ChannelRoutes.ts"
+import { LogRoutes } from "./routes/api/LogRoutes.ts"
+import { OAuthRoutes } from "./routes/api/OAuthRoutes.ts"
+import { TokenRoutes } from "./routes/api/TokenRoutes.ts"
+import { UserRoutes } from "./routes/api/UserRoutes.ts"
 import { CompactRoute } from "./routes/CompactRoute.ts"
 import { CountTokens } from "./routes/CountTokensRoute.ts"
 import { EmbeddingRoutes, Embeddings } from "./routes/EmbeddingRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
+import { Accounts } from "./services/Accounts.ts"
+import { AuditLog } from "./services/AuditLog.ts"
 import { Auth } from "./services/Auth.ts"
+import { CatalogAdmin } from "./services/CatalogAdmin.ts"
+import { ChannelAdmin } from "./services/ChannelAdmin.ts"
 import { ChannelRouter } from "./services/ChannelRouter.ts"
 import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
 import { HealthProber } from "./services/HealthProber.ts"
 import { MediaFetcher } from "./services/MediaFetcher.ts"
+import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { Relay } from "./relay/Relay.ts"
 import { ResponseStore } from "./services/ResponseStore.ts"
+import { Sessions } from "./services/Sessions.ts"
+import { Tokens } from "./services/Tokens.ts"
 import { UpstreamClient } from "./services/UpstreamClient.ts"
 import { UsageLog } from "./services/UsageLog.ts"
+import { UsageQueries } from "./services/UsageQueries.ts"
 import { Catalog } from "./storage/Catalog.ts"
 import { CurrentMetrics } from "./observability/Metrics.ts"
 import { Telemetry, type TelemetryOptions } from "./observability/Telemetry.ts"
@@ -44,6 +59,8 @@ export interface AppOptions {
   readonly file: BootstrapFile | undefined
   /** Usage log flush interval in milliseconds (default 250). */
   readonly usageFlushMillis?: number | undefined
+  /** The root user's password on a first start (`SLUICE_ROOT_PASSWORD`); unset → generated and logged once. */
+  readonly rootPassword?: string | undefined
   /**
    * Metrics, the access log and where Effect's log lines go. Default: metrics
    * on, no access log, Effect's own console logger.
@@ -61,6 +78,24 @@ const metricsOnly: TelemetryOptions = {
   level: "info",
   sink: () => {}
 }
+
+/**
+ * Creates the root user when none exists (a first start), with
+ * `rootPassword`, or a generated password written once to the log.
+ */
+const rootUser = (rootPassword: string | undefined) =>
+  Layer.effectDiscard(Effect.gen(function* () {
+    const accounts = yield* Accounts
+    const generated = yield* accounts.ensureRoot(rootPassword)
+    if (generated._tag === "Some") {
+      yield* Effect.logWarning(
+        `Created the root user "root" with the generated password ${generated.value} ` +
+          "(shown this once; log in and change it, or set SLUICE_ROOT_PASSWORD before the first start)"
+      )
+    } else if (rootPassword !== undefined) {
+      yield* Effect.logDebug("Root user present")
+    }
+  }))
 
 /**
  * The application layer: every route with every service it needs.
@@ -86,14 +121,34 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
       ? RateLimiter.layerMemory
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })
   ).pipe(Layer.provideMerge(catalog))
-  const relay = Layer.mergeAll(Relay.layer, EmbeddingRelay.layer, HealthProber.layer(settings.probeIntervalSeconds))
-    .pipe(Layer.provideMerge(services))
+  const sessions = Sessions.layer({ idleMillis: settings.sessionIdleMillis, maxMillis: settings.sessionMaxMillis })
+  const accounts = Layer.mergeAll(
+    Accounts.layer(settings).pipe(Layer.provideMerge(sessions)),
+    Tokens.layer,
+    UsageQueries.layer,
+    AuditLog.layer
+  ).pipe(Layer.provideMerge(services))
+  const relay = Layer.mergeAll(
+    Relay.layer,
+    EmbeddingRelay.layer,
+    ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),
+    CatalogAdmin.layer,
+    OAuth.layer(options.file, settings),
+    rootUser(options.rootPassword)
+  ).pipe(Layer.provideMerge(accounts))
   return Layer.mergeAll(
     TextRoutes,
     EmbeddingRoutes,
     CompactRoute,
     ModelsRoutes,
     AccountRoutes,
+    UserRoutes,
+    TokenRoutes,
+    LogRoutes,
+    AdminUserRoutes,
+    ChannelRoutes,
+    CatalogRoutes,
+    OAuthRoutes,
     OpsRoutes(telemetry.metrics),
     FallbackRoutes,
     telemetry.middlewareLayer

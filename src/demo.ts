@@ -9,9 +9,9 @@
 // deno-lint-ignore-file no-console
 import "./Prelude.ts"
 import { makeHandler } from "./App.ts"
-import { withPeerAddress } from "./observability/PeerAddress.ts"
 import { parseBootstrap } from "./config/BootstrapFile.ts"
 import { startEmulator } from "./emulator/Emulator.ts"
+import { rememberClientAddress } from "./http/ClientAddress.ts"
 
 const port = Number(Deno.env.get("PORT") ?? "3000")
 const key = "sk-demo-0123456789abcdef"
@@ -61,7 +61,10 @@ const { handler, dispose } = makeHandler({
   file: parsed.file
 })
 await handler(new Request("http://localhost/healthz"))
-const server = Deno.serve({ port, hostname: "127.0.0.1", onListen: () => {} }, withPeerAddress(handler))
+const server = Deno.serve(
+  { port, hostname: "127.0.0.1", onListen: () => {} },
+  (request, info) => handler(rememberClientAddress(request, info))
+)
 const base = `http://127.0.0.1:${server.addr.port}`
 console.log(`Sluice demo on ${base} (upstream emulator on ${emulator.url})
 

@@ -16,8 +16,8 @@ import { type BootstrapFile, parseBootstrap } from "./config/BootstrapFile.ts"
 import { EnvConfig } from "./config/Env.ts"
 import { ObservabilityEnvConfig } from "./config/ObservabilityEnv.ts"
 import { closeOpenBodies } from "./http/ReadableBody.ts"
+import { rememberClientAddress } from "./http/ClientAddress.ts"
 import { stdoutSink } from "./observability/AccessLog.ts"
-import { withPeerAddress } from "./observability/PeerAddress.ts"
 
 const logSink = stdoutSink()
 
@@ -55,7 +55,8 @@ const { handler, dispose } = makeHandler({
   },
   otlp: observability.otlpEndpoint === undefined
     ? undefined
-    : { endpoint: observability.otlpEndpoint, serviceName: observability.serviceName }
+    : { endpoint: observability.otlpEndpoint, serviceName: observability.serviceName },
+  rootPassword: env.rootPassword
 })
 
 // Build every layer (migrations, bootstrap file) before accepting traffic.
@@ -68,7 +69,7 @@ const server = Deno.serve({
   onListen: ({ hostname, port }) => {
     Deno.stderr.writeSync(new TextEncoder().encode(`sluice: listening on http://${hostname}:${port}\n`))
   }
-}, withPeerAddress(handler))
+}, (request, info) => handler(rememberClientAddress(request, info)))
 
 let stopping = false
 /**

@@ -33,10 +33,13 @@ export const applyBootstrap = Effect.fn("applyBootstrap")(function* (file: Boots
         ON CONFLICT (name) DO UPDATE SET ratio = EXCLUDED.ratio, limits = EXCLUDED.limits`
     }
     for (const [name, model] of Object.entries(file.models ?? {})) {
-      yield* sql`INSERT INTO models (name, input_price, output_price, per_image, per_second, family, free)
-        VALUES (${name}, ${model.input ?? null}, ${model.output ?? null}, ${model.per_image ?? null},
-                ${model.per_second ?? null}, ${model.family ?? null}, ${model.free ?? false})
+      yield* sql`INSERT INTO models
+          (name, input_price, output_price, cached_input_price, cache_write_price, per_image, per_second, family, free)
+        VALUES (${name}, ${model.input ?? null}, ${model.output ?? null}, ${model.cached_input ?? null},
+                ${model.cache_write ?? null}, ${model.per_image ?? null}, ${model.per_second ?? null},
+                ${model.family ?? null}, ${model.free ?? false})
         ON CONFLICT (name) DO UPDATE SET input_price = EXCLUDED.input_price, output_price = EXCLUDED.output_price,
+          cached_input_price = EXCLUDED.cached_input_price, cache_write_price = EXCLUDED.cache_write_price,
           per_image = EXCLUDED.per_image, per_second = EXCLUDED.per_second, family = EXCLUDED.family,
           free = EXCLUDED.free`
     }
@@ -54,22 +57,14 @@ export const applyBootstrap = Effect.fn("applyBootstrap")(function* (file: Boots
           weight = EXCLUDED.weight, model_mapping = EXCLUDED.model_mapping, settings = EXCLUDED.settings,
           enabled = EXCLUDED.enabled
         RETURNING id`
-      const channelId = rows[0].id
-      // Keys keep their health state when the same key stays at the same position.
-      yield* sql`DELETE FROM channel_keys WHERE channel_id = ${channelId} AND position >= ${channel.keys.length}`
-      for (const [position, key] of channel.keys.entries()) {
-        yield* sql`INSERT INTO channel_keys (channel_id, position, key) VALUES (${channelId}, ${position}, ${key})
-          ON CONFLICT (channel_id, position) DO UPDATE SET key = EXCLUDED.key,
-            enabled = CASE WHEN channel_keys.key = EXCLUDED.key THEN channel_keys.enabled ELSE TRUE END,
-            disabled_reason = CASE WHEN channel_keys.key = EXCLUDED.key THEN channel_keys.disabled_reason ELSE NULL END`
-      }
-      yield* sql`DELETE FROM abilities WHERE channel_id = ${channelId}`
-      for (const group of groups) {
-        for (const model of channel.models) {
-          yield* sql`INSERT INTO abilities (group_name, model, channel_id, priority, weight, enabled)
-            VALUES (${group}, ${model}, ${channelId}, ${priority}, ${weight}, ${channel.enabled ?? true})`
-        }
-      }
+      yield* writeChannelParts(sql, rows[0].id, {
+        keys: channel.keys,
+        groups,
+        models: channel.models,
+        priority,
+        weight,
+        enabled: channel.enabled ?? true
+      })
     }
     for (const user of file.users ?? []) {
       const passwordHash = user.password === undefined ? null : bcrypt.hashSync(user.password, 10)
@@ -92,5 +87,44 @@ export const applyBootstrap = Effect.fn("applyBootstrap")(function* (file: Boots
       }
     }
   })
-  yield* sql.withTransaction(write).pipe(Effect.orDie)
+  // Other instances sharing the database reload their routing index (Catalog polls this row).
+  yield* sql.withTransaction(
+    Effect.andThen(write, sql`UPDATE catalog_version SET version = version + 1 WHERE id = 1`)
+  ).pipe(Effect.orDie)
 })
+
+/** What a channel's keys and abilities are written from. @category models */
+export interface ChannelParts {
+  readonly keys: ReadonlyArray<string>
+  readonly groups: ReadonlyArray<string>
+  readonly models: ReadonlyArray<string>
+  readonly priority: number
+  readonly weight: number
+  readonly enabled: boolean
+}
+
+/**
+ * Writes a channel's keys (a key kept at its position keeps its health state,
+ * a new one starts enabled) and rebuilds its abilities (one per group and
+ * model), with `sql` (the caller's transaction).
+ *
+ * @category config
+ */
+export const writeChannelParts = (sql: SqlClient.SqlClient, channelId: bigint, parts: ChannelParts) =>
+  Effect.gen(function* () {
+    yield* sql`DELETE FROM channel_keys WHERE channel_id = ${channelId} AND position >= ${parts.keys.length}`
+    for (const [position, key] of parts.keys.entries()) {
+      yield* sql`INSERT INTO channel_keys (channel_id, position, key) VALUES (${channelId}, ${position}, ${key})
+        ON CONFLICT (channel_id, position) DO UPDATE SET key = EXCLUDED.key,
+          enabled = CASE WHEN channel_keys.key = EXCLUDED.key THEN channel_keys.enabled ELSE TRUE END,
+          disabled_reason = CASE WHEN channel_keys.key = EXCLUDED.key THEN channel_keys.disabled_reason ELSE NULL END`
+    }
+    yield* sql`DELETE FROM abilities WHERE channel_id = ${channelId}`
+    for (const group of parts.groups) {
+      for (const model of parts.models) {
+        yield* sql`INSERT INTO abilities (group_name, model, channel_id, priority, weight, enabled)
+          VALUES (${group}, ${model}, ${channelId}, ${parts.priority}, ${parts.weight}, ${parts.enabled})
+          ON CONFLICT DO NOTHING`
+      }
+    }
+  })

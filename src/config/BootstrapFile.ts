@@ -37,14 +37,19 @@ export const GroupSpec = Schema.Struct({
 })
 
 /**
- * Prices: `input`/`output` in USD per 1M tokens, `per_image` and `per_second`
- * in USD; `free: true` lets an unpriced model be served at no cost.
+ * Prices: `input`/`output` in USD per 1M tokens, `cached_input` (prompt
+ * tokens read from the vendor's cache) and `cache_write` (prompt tokens
+ * written to it) in USD per 1M tokens, each `input` when unset,
+ * `per_image` and `per_second` in USD; `free: true` lets an unpriced model be
+ * served at no cost.
  *
  * @category models
  */
 export const ModelSpec = Schema.Struct({
   input: Schema.optional(NonNegative),
   output: Schema.optional(NonNegative),
+  cached_input: Schema.optional(NonNegative),
+  cache_write: Schema.optional(NonNegative),
   per_image: Schema.optional(NonNegative),
   per_second: Schema.optional(NonNegative),
   family: Schema.optional(Schema.String),
@@ -130,6 +135,12 @@ export const UserSpec = Schema.Struct({
  * distinct downloads and their bytes in total. `metrics_token`: the secret a
  * scraper presents (`Authorization: Bearer …`) to read `GET /metrics` from
  * anywhere but loopback (absent: loopback only).
+ * distinct downloads and their bytes in total.
+ * Accounts: `registration` (`POST /api/user/register` open, default true),
+ * `new_user_quota` and `new_user_group` (what a registered user starts with:
+ * 0 and `default`), `session_idle_minutes` (720) and `session_max_hours`
+ * (168), `login_max_failures` failed logins per username within
+ * `login_window_seconds` (5 in 900) before that name is throttled.
  *
  * @category models
  */
@@ -149,7 +160,51 @@ export const GatewaySettings = Schema.Struct({
   status_token: Schema.optional(NonEmpty),
   media_max_count: Schema.optional(Count),
   media_max_total_bytes: Schema.optional(Count),
-  metrics_token: Schema.optional(NonEmpty)
+  metrics_token: Schema.optional(NonEmpty),
+  registration: Schema.optional(Schema.Boolean),
+  new_user_quota: Schema.optional(QuotaAmount),
+  new_user_group: Schema.optional(NonEmpty),
+  session_idle_minutes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  session_max_hours: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  login_max_failures: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  login_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1)))
+})
+
+/**
+ * One OAuth/OIDC login provider. `oidc`: any OpenID Provider, found by
+ * discovery at `issuer` (its ID tokens are checked: signature, issuer,
+ * audience, nonce, expiry). `github`: plain OAuth 2 and the user API;
+ * `authorize_url`, `token_url` and `api_url` default to GitHub's. `scopes`
+ * default to `openid email profile` (oidc) and `read:user user:email`
+ * (github). `allow_insecure_http` lets a provider be reached over plain HTTP
+ * (development and tests only).
+ *
+ * @category models
+ */
+export const OAuthProviderSpec = Schema.Struct({
+  type: Schema.Literals(["oidc", "github"]),
+  client_id: NonEmpty,
+  client_secret: NonEmpty,
+  issuer: Schema.optional(NonEmpty),
+  scopes: Schema.optional(Schema.Array(NonEmpty)),
+  authorize_url: Schema.optional(NonEmpty),
+  token_url: Schema.optional(NonEmpty),
+  api_url: Schema.optional(NonEmpty),
+  allow_insecure_http: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * OAuth login: `providers` by name (the `{provider}` of `/api/oauth/{provider}`:
+ * lower-case letters, digits, `-` and `_`), and `public_url`, the gateway's
+ * address as browsers reach it, from which each redirect URI
+ * `<public_url>/api/oauth/<name>` is made (unset: the address the request
+ * came to).
+ *
+ * @category models
+ */
+export const OAuthSpec = Schema.Struct({
+  public_url: Schema.optional(NonEmpty),
+  providers: Schema.Record(Schema.String.check(Schema.isPattern(/^[a-z0-9_-]{1,32}$/)), OAuthProviderSpec)
 })
 
 /**
@@ -163,7 +218,8 @@ export const BootstrapFile = Schema.Struct({
   channels: Schema.optional(Schema.Array(ChannelSpec)),
   users: Schema.optional(Schema.Array(UserSpec)),
   settings: Schema.optional(GatewaySettings),
-  limits: Schema.optional(Schema.Struct({ default: Schema.optional(LimitsSpec) }))
+  limits: Schema.optional(Schema.Struct({ default: Schema.optional(LimitsSpec) })),
+  oauth: Schema.optional(OAuthSpec)
 })
 
 /** @category models */
@@ -195,8 +251,18 @@ export const parseBootstrap = (text: string, path: string): { ok: true; file: Bo
     return { ok: false, message: param === "" ? detail : `${param}: ${detail}` }
   }
   const file = decoded.value
-  const problem = unknownGroup(file) ?? badExpiry(file)
+  const problem = unknownGroup(file) ?? badExpiry(file) ?? oidcWithoutIssuer(file)
   return problem === undefined ? { ok: true, file } : { ok: false, message: problem }
+}
+
+/** The first `oidc` provider without an `issuer`, as `oauth.providers.<name>.issuer: …`. */
+const oidcWithoutIssuer = (file: BootstrapFile): string | undefined => {
+  for (const [name, provider] of Object.entries(file.oauth?.providers ?? {})) {
+    if (provider.type === "oidc" && provider.issuer === undefined) {
+      return `oauth.providers.${name}.issuer: an oidc provider needs its issuer`
+    }
+  }
+  return undefined
 }
 
 /**

@@ -2,7 +2,8 @@
  * The environment settings of the outer contract (DESIGN.md): `PORT` (3000),
  * `HOST` (0.0.0.0), `DATABASE_URL` (unset → embedded PGlite in
  * `SLUICE_DATA_DIR`, default `./data`), `SLUICE_CONFIG` (bootstrap file),
- * `REDIS_URL` (shared rate limits).
+ * `REDIS_URL` (shared rate limits), `SLUICE_ROOT_PASSWORD` (the root user's
+ * password on the first start; unset → generated and logged once).
  *
  * @since 0.1.0
  */
@@ -16,6 +17,7 @@ export interface Env {
   readonly dataDir: string
   readonly configPath: string | undefined
   readonly redisUrl: string | undefined
+  readonly rootPassword: string | undefined
   /** Seconds in-flight requests get to finish after SIGTERM/SIGINT. */
   readonly shutdownGraceSeconds: number
 }
@@ -35,5 +37,6 @@ export const EnvConfig: Config.Config<Env> = Config.all({
   dataDir: Config.String("SLUICE_DATA_DIR").pipe(Config.withDefault("./data")),
   configPath: optionalString("SLUICE_CONFIG"),
   redisUrl: optionalString("REDIS_URL"),
+  rootPassword: optionalString("SLUICE_ROOT_PASSWORD"),
   shutdownGraceSeconds: Config.Int("SLUICE_SHUTDOWN_GRACE_SECONDS").pipe(Config.withDefault(30))
 })

@@ -23,3 +23,31 @@ export const hashKey = (key: string): string => createHash("sha256").update(key,
  * @category hashing
  */
 export const keyPrefix = (key: string): string => `${key.slice(0, 7)}…`
+
+/**
+ * A new API key: `sk-` and 48 characters from `[A-Za-z0-9]` (about 285 bits),
+ * drawn without modulo bias.
+ *
+ * @category hashing
+ */
+export const generateKey = (): string => {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+  let out = "sk-"
+  while (out.length < 51) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(64))) {
+      if (byte < 248 && out.length < 51) out += alphabet[byte % 62]
+    }
+  }
+  return out
+}
+
+/**
+ * A new opaque secret for a browser session or an OAuth state: 32 random
+ * bytes, base64url (43 characters).
+ *
+ * @category hashing
+ */
+export const generateSecret = (): string => {
+  const bytes = crypto.getRandomValues(new Uint8Array(32))
+  return btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "")
+}

@@ -2,7 +2,10 @@
  * Exact cost arithmetic in quota units (1 unit = 1 micro-USD), per the outer
  * contract (DESIGN.md): text cost = ceil(group_ratio × (prompt_tokens × input +
  * completion_tokens × output)) where `input` and `output` are USD per 1M tokens
- * (so USD per 1M tokens × tokens = micro-USD). Decimal prices and ratios are
+ * (so USD per 1M tokens × tokens = micro-USD). The prompt tokens read from a
+ * vendor's cache are priced at `cached_input` and those written to it at
+ * `cache_write` instead of `input` (both are counted inside prompt_tokens);
+ * each defaults to `input`, which leaves the contract's formula unchanged. Decimal prices and ratios are
  * held as fixed-point bigints with 9 decimals, so no float rounding enters a
  * bill.
  *
@@ -41,23 +44,57 @@ const ceilDiv = (numerator: bigint, denominator: bigint): bigint =>
 export interface Price {
   readonly input?: bigint | undefined
   readonly output?: bigint | undefined
+  /** Prompt tokens read from the vendor's cache; `undefined` = `input`. */
+  readonly cachedInput?: bigint | undefined
+  /** Prompt tokens written to the vendor's cache; `undefined` = `input`. */
+  readonly cacheWrite?: bigint | undefined
   readonly perImage?: bigint | undefined
   readonly perSecond?: bigint | undefined
   readonly free: boolean
 }
 
+const count = (tokens: number): bigint => BigInt(Math.max(0, Math.trunc(tokens)))
+
 /**
- * The cost of a text request in quota units. Token counts must be
+ * The cost of a text request in quota units. `cachedTokens` (read from the
+ * vendor's cache) and `cacheWriteTokens` (written to it) are parts of
+ * `promptTokens`, each capped to what is left of it; token counts must be
  * non-negative safe integers.
  *
  * @category billing
  */
-export const textCost = (ratio: bigint, price: Price, promptTokens: number, completionTokens: number): bigint => {
+export const textCost = (
+  ratio: bigint,
+  price: Price,
+  promptTokens: number,
+  completionTokens: number,
+  cachedTokens = 0,
+  cacheWriteTokens = 0
+): bigint => {
   if (price.free) return 0n
-  const prompt = BigInt(Math.max(0, Math.trunc(promptTokens)))
-  const completion = BigInt(Math.max(0, Math.trunc(completionTokens)))
-  const raw = prompt * (price.input ?? 0n) + completion * (price.output ?? 0n)
+  const prompt = count(promptTokens)
+  const cached = count(Math.min(cachedTokens, promptTokens))
+  const written = count(Math.min(cacheWriteTokens, Math.max(0, promptTokens - Number(cached))))
+  const input = price.input ?? 0n
+  const raw = (prompt - cached - written) * input + cached * (price.cachedInput ?? input) +
+    written * (price.cacheWrite ?? input) + count(completionTokens) * (price.output ?? 0n)
   return ceilDiv(ratio * raw, SCALE * SCALE)
+}
+
+/**
+ * The price a quota hold is sized with: `input` raised to the dearest of the
+ * three prompt prices, so a prompt whose tokens turn out to be cache writes
+ * (dearer than `input` at some vendors) is still covered by its hold.
+ *
+ * @category billing
+ */
+export const holdPrice = (price: Price): Price => {
+  const input = price.input ?? 0n
+  const dearest = [price.cachedInput ?? input, price.cacheWrite ?? input].reduce(
+    (high, value) => value > high ? value : high,
+    input
+  )
+  return dearest === input ? price : { ...price, input: dearest }
 }
 
 /**

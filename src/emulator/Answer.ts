@@ -17,7 +17,9 @@
  * - Stop sequences cut the text before the first one found; max tokens cut the text
  *   after that many words (finish `length`).
  * - Tokens: prompt = ceil(characters of all text / 4) + 3 per message; cached = half of
- *   that when any text contains the word `cached`; output = words of text + words of
+ *   that when any text contains the word `cached`, else written to the cache = half of it
+ *   when any text contains the word `cachewrite` (only the messages format reports
+ *   writes, as `cache_creation_input_tokens`); output = words of text + words of
  *   reasoning + ceil(characters of tool arguments / 4) per call.
  *
  * @since 0.1.0
@@ -77,6 +79,8 @@ export interface Answer {
   readonly stopSequence: string | undefined
   readonly promptTokens: number
   readonly cachedTokens: number
+  /** Prompt tokens written to the cache (part of `promptTokens`, apart from `cachedTokens`). */
+  readonly cacheWriteTokens: number
   /** All output tokens, reasoning included. */
   readonly outputTokens: number
   readonly reasoningTokens: number
@@ -91,12 +95,16 @@ const firstWords = (text: string, count: number): string => splitWords(text).sli
 
 const mentionsCached = (texts: ReadonlyArray<string>): boolean => texts.some((text) => /\bcached\b/i.test(text))
 
-/** Prompt and cached tokens of a prompt (see module doc). @category answers */
-export const promptTokens = (prompt: Prompt): { readonly prompt: number; readonly cached: number } => {
+/** Prompt, cached and cache-written tokens of a prompt (see module doc). @category answers */
+export const promptTokens = (
+  prompt: Prompt
+): { readonly prompt: number; readonly cached: number; readonly written: number } => {
   let characters = 0
   for (const text of prompt.texts) characters += text.length
   const total = Math.ceil(characters / 4) + 3 * prompt.messageCount
-  return { prompt: total, cached: mentionsCached(prompt.texts) ? Math.floor(total / 2) : 0 }
+  const cached = mentionsCached(prompt.texts) ? Math.floor(total / 2) : 0
+  const written = cached === 0 && prompt.texts.some((text) => /\bcachewrite\b/i.test(text)) ? Math.floor(total / 2) : 0
+  return { prompt: total, cached, written }
 }
 
 const typeOf = (schema: Record<string, unknown>): string | undefined => {
@@ -215,6 +223,7 @@ export const answer = (prompt: Prompt): Answer => {
       stopSequence: undefined,
       promptTokens: tokens.prompt,
       cachedTokens: tokens.cached,
+      cacheWriteTokens: tokens.written,
       outputTokens: callTokens + reasoningTokens,
       reasoningTokens
     }
@@ -251,6 +260,7 @@ export const answer = (prompt: Prompt): Answer => {
     stopSequence,
     promptTokens: tokens.prompt,
     cachedTokens: tokens.cached,
+    cacheWriteTokens: tokens.written,
     outputTokens: countWords(text) + reasoningTokens,
     reasoningTokens
   }

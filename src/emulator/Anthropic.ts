@@ -124,10 +124,10 @@ const stopReason = (result: Answer): string => {
 }
 
 const usage = (result: Answer): JsonObject => ({
-  input_tokens: result.promptTokens - result.cachedTokens,
-  cache_creation_input_tokens: 0,
+  input_tokens: result.promptTokens - result.cachedTokens - result.cacheWriteTokens,
+  cache_creation_input_tokens: result.cacheWriteTokens,
   cache_read_input_tokens: result.cachedTokens,
-  cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 0 },
+  cache_creation: { ephemeral_5m_input_tokens: result.cacheWriteTokens, ephemeral_1h_input_tokens: 0 },
   output_tokens: result.outputTokens,
   service_tier: "standard"
 })
@@ -318,8 +318,8 @@ export const anthropicMessages = (context: RouteContext): Reply => {
       type: "message_delta",
       delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence },
       usage: {
-        input_tokens: result.promptTokens - result.cachedTokens,
-        cache_creation_input_tokens: 0,
+        input_tokens: result.promptTokens - result.cachedTokens - result.cacheWriteTokens,
+        cache_creation_input_tokens: result.cacheWriteTokens,
         cache_read_input_tokens: result.cachedTokens,
         output_tokens: result.outputTokens
       }

@@ -61,6 +61,7 @@ export const legacyCompletions = (context: RouteContext): Reply => {
         ...sum,
         promptTokens: sum.promptTokens + result.promptTokens,
         cachedTokens: sum.cachedTokens + result.cachedTokens,
+        cacheWriteTokens: sum.cacheWriteTokens + result.cacheWriteTokens,
         outputTokens: sum.outputTokens + result.outputTokens
       },
     undefined

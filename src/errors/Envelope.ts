@@ -70,7 +70,8 @@ export const toProblem = (error: GatewayError): Problem =>
         missing: "No API key was provided",
         unknown: "The API key is not valid",
         disabled: "The API key is disabled",
-        expired: "The API key has expired"
+        expired: "The API key has expired",
+        address: "The API key may not be used from this address"
       }[e.reason]
       return problem(401, "invalid_request_error", "invalid_api_key", `${detail}.`)
     },
@@ -106,7 +107,15 @@ export const toProblem = (error: GatewayError): Problem =>
         "platform_api_error",
         "quota_ledger_unavailable",
         "The gateway cannot reach its database to account for quota; try again shortly."
-      )
+      ),
+    Unauthenticated: (e) =>
+      problem(
+        401,
+        "invalid_request_error",
+        "unauthenticated",
+        e.reason === "expired" ? "The session has expired; log in again." : "Log in first: no session was sent."
+      ),
+    Forbidden: (e) => problem(403, "invalid_request_error", "forbidden", e.message)
   })
 
 /**
@@ -116,6 +125,18 @@ export const toProblem = (error: GatewayError): Problem =>
  * @category errors
  */
 export const internalProblem: Problem = problem(500, "platform_api_error", "internal_error", "Internal server error.")
+
+/**
+ * The HTTP status of a failure in the api envelope (spec "Account-route error
+ * object", rule 4): 200 for a request the caller must change (bad input,
+ * unknown object), so a browser client reads `success: false`; the status of
+ * the error table for the ones a client must tell apart: 401 (log in), 403
+ * (not allowed), 429 (throttled), and 5xx (the gateway's fault).
+ *
+ * @category errors
+ */
+export const apiStatus = (p: Problem): number =>
+  p.status === 401 || p.status === 403 || p.status === 429 || p.status >= 500 ? p.status : 200
 
 /** The envelopes of DESIGN.md. @category models */
 export type EnvelopeKind = "gateway" | "flat" | "api"

@@ -21,12 +21,13 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
 }) {}
 
 /**
- * No usable key: `missing` (none sent), `unknown`, `disabled`, `expired`.
+ * No usable key: `missing` (none sent), `unknown`, `disabled`, `expired`,
+ * `address` (used from an address outside the key's IP allow-list).
  *
  * @category errors
  */
 export class InvalidApiKey extends Schema.TaggedError<InvalidApiKey>()("InvalidApiKey", {
-  reason: Schema.Literals(["missing", "unknown", "disabled", "expired"])
+  reason: Schema.Literals(["missing", "unknown", "disabled", "expired", "address"])
 }) {}
 
 /**
@@ -141,12 +142,13 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
 
 /**
  * A stored object the caller referred to does not exist for its key (a
- * previous response id, a task id).
+ * previous response id, a task id) or, on `/api/*`, is not the caller's to see
+ * (a user, a token, a channel): the answer is the same either way.
  *
  * @category errors
  */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literals(["response", "task"]),
+  what: Schema.Literals(["response", "task", "user", "token", "channel"]),
   id: Schema.String,
   param: Schema.optional(Schema.String)
 }) {}
@@ -160,6 +162,27 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
  * @category errors
  */
 export class LedgerUnavailable extends Schema.TaggedError<LedgerUnavailable>()("LedgerUnavailable", {}) {}
+
+/**
+ * An `/api/*` route needs a browser session and none came with the request,
+ * or it expired or was revoked (401 in the api envelope).
+ *
+ * @category errors
+ */
+export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
+  reason: Schema.Literals(["no-session", "expired"])
+}) {}
+
+/**
+ * The caller is known but may not do this: its role is too low, the target
+ * user's role is not below its own, or a cookie-authenticated change came
+ * without the CSRF defence (403 in the api envelope). `message` says which.
+ *
+ * @category errors
+ */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
+  message: Schema.String
+}) {}
 
 /**
  * The whole union.
@@ -178,3 +201,5 @@ export type GatewayError =
   | UpstreamFailed
   | NotFound
   | LedgerUnavailable
+  | Unauthenticated
+  | Forbidden

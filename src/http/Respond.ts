@@ -34,7 +34,9 @@ export const isRetryable = (error: GatewayError): boolean =>
     RouteNotFound: () => false,
     NotFound: () => false,
     UpstreamFailed: (e) => e.kind !== "rejected",
-    LedgerUnavailable: () => true
+    LedgerUnavailable: () => true,
+    Unauthenticated: () => false,
+    Forbidden: () => false
   })
 
 /**

@@ -11,7 +11,7 @@
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { promptTokensTypical, promptTokensUpperBound } from "../canonical/Estimate.ts"
-import { isTextPriced, textCost } from "../domain/Pricing.ts"
+import { holdPrice, isTextPriced, textCost } from "../domain/Pricing.ts"
 import { type GatewayError, InvalidRequest, ModelNotPriced } from "../errors/GatewayError.ts"
 import { formatOf } from "../formats/registry.ts"
 import { readableBody } from "../http/ReadableBody.ts"
@@ -126,7 +126,7 @@ export class Relay extends Context.Service<Relay, {
               coverPrompt: (promptTokens) =>
                 Effect.suspend(() => {
                   if (promptTokens <= heldPrompt) return Effect.void
-                  const extra = textCost(ratio, price, promptTokens - heldPrompt, 0)
+                  const extra = textCost(ratio, holdPrice(price), promptTokens - heldPrompt, 0)
                   heldPrompt = promptTokens
                   return Effect.asVoid(hold(extra))
                 }),
@@ -142,7 +142,7 @@ export class Relay extends Context.Service<Relay, {
             let handedOff = false
 
             const answer = Effect.gen(function* () {
-              const firstHold = hold(textCost(ratio, price, heldPrompt, heldOutput))
+              const firstHold = hold(textCost(ratio, holdPrice(price), heldPrompt, heldOutput))
               yield* tracing ? Effect.withSpan(firstHold, "QuotaLedger.hold") : firstHold
               if (!request.stream || endpoint !== undefined) {
                 const accepted = yield* failover({ ...loop, attempt: tracing ? traced(attempts.json) : attempts.json })

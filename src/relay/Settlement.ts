@@ -193,7 +193,14 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
       if (settled) return Effect.void
       settled = true
       const usage = billedUsage(meter, input.promptTokens)
-      const cost = usage === undefined ? 0n : textCost(input.ratio, input.price, usage.inputTokens, usage.outputTokens)
+      const cost = usage === undefined ? 0n : textCost(
+        input.ratio,
+        input.price,
+        usage.inputTokens,
+        usage.outputTokens,
+        usage.cachedInputTokens ?? 0,
+        usage.cacheCreationInputTokens ?? 0
+      )
       const [main, ...extensions] = holds
       const counted = usage ?? emptyUsage
       // The row is recorded in the step the charge is booked, so a ledger commit takes both or neither.

@@ -1,7 +1,7 @@
 /**
  * Health, status and the caller's usage: `GET /healthz`, `GET /api/status`
  * (overall status for anyone, per-channel health with the operator's status
- * token), `GET /api/usage/token` (outer contract, DESIGN.md) and the OpenAI legacy
+ * token or an admin's browser session), `GET /api/usage/token` (outer contract, DESIGN.md) and the OpenAI legacy
  * billing shapes `GET /dashboard/billing/subscription` and
  * `GET /dashboard/billing/usage` (amounts in USD; `total_usage` in cents, as
  * OpenAI's legacy endpoint reported it).
@@ -10,15 +10,18 @@
  */
 import { Buffer } from "node:buffer"
 import { createHash, timingSafeEqual } from "node:crypto"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { envelopeBody } from "../errors/Envelope.ts"
 import { credentialOf } from "../http/Credentials.ts"
+import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
 import { ChannelRouter, type HealthView } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
+import { roleRank, Sessions } from "../services/Sessions.ts"
+import { SESSION_COOKIE } from "./api/Api.ts"
 
 /** The version `GET /api/status` reports. @category constants */
 export const VERSION = "0.1.0"
@@ -65,19 +68,31 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   const ledger = yield* QuotaLedger
   const channels = yield* ChannelRouter
   const settings = yield* GatewaySettings
+  const sessions = yield* Sessions
 
-  const caller = (request: HttpServerRequest.HttpServerRequest) => auth.authenticate(credentialOf("bearer", request))
+  const caller = (request: HttpServerRequest.HttpServerRequest) =>
+    auth.authenticate(credentialOf("bearer", request), clientAddressOf(request))
 
   yield* router.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
 
   // Anyone: the version and one overall word. The per-channel detail (names, key states, the vendor's disable
   // reasons) only with the operator's status token; any other credential is refused rather than ignored.
   yield* router.add("GET", "/api/status", (request) =>
-    Effect.sync(() => {
+    Effect.gen(function* () {
       const health = channels.health()
       const data = { version: VERSION, system_name: "Sluice", status: overallStatus(health) }
       const presented = credentialOf("bearer", request)
-      if (presented === undefined) return HttpServerResponse.jsonUnsafe({ success: true, message: "", data })
+      if (presented === undefined) {
+        // An admin's browser session sees the detail too; anyone else the overall word.
+        const cookie = request.cookies[SESSION_COOKIE]
+        const caller = cookie === undefined ? Option.none() : yield* sessions.resolve(cookie)
+        const detail = Option.isSome(caller) && roleRank(caller.value.role) >= roleRank("admin")
+        return HttpServerResponse.jsonUnsafe({
+          success: true,
+          message: "",
+          data: detail ? { ...data, channels: health } : data
+        })
+      }
       if (!isStatusToken(settings.statusToken, presented)) {
         return HttpServerResponse.jsonUnsafe({ success: false, message: "The status token is not valid." }, {
           status: 401

@@ -25,6 +25,7 @@ import { usageFromWire } from "../formats/openai-responses/ResponsesWire.ts"
 import { makeDecoder } from "../formats/SchemaDecode.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { credentialOf } from "../http/Credentials.ts"
+import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
@@ -98,7 +99,7 @@ export const CompactRoute = HttpRouter.use(Effect.fnUntraced(function* (router) 
 
   const handler = (httpRequest: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function* () {
-      const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest))
+      const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest), clientAddressOf(httpRequest))
       const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
       const decoded = decodeBody(raw)
       if (!decoded.ok) return yield* decoded.error

@@ -26,6 +26,7 @@ import { UpstreamFailed } from "../errors/GatewayError.ts"
 import { formatOf } from "../formats/registry.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { credentialOf } from "../http/Credentials.ts"
+import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import { Auth } from "../services/Auth.ts"
@@ -179,7 +180,10 @@ export class CountTokens extends Context.Service<CountTokens, {
 
       const handle = (httpRequest: HttpServerRequest.HttpServerRequest, model: string) =>
         Effect.gen(function* () {
-          const principal = yield* auth.authenticate(credentialOf("generate-content", httpRequest))
+          const principal = yield* auth.authenticate(
+            credentialOf("generate-content", httpRequest),
+            clientAddressOf(httpRequest)
+          )
           const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
           const decoded = gemini.decodeRequest(generateBodyOf(raw), { model, stream: false })
           if (!decoded.ok) return yield* decoded.error

@@ -30,6 +30,7 @@ import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/h
 import { isEmbeddingModel } from "../domain/EmbeddingModels.ts"
 import { envelopeBody } from "../errors/Envelope.ts"
 import { formatOf } from "../formats/registry.ts"
+import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf, type CredentialStyle, headerOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
@@ -107,7 +108,7 @@ export const ModelsRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) 
   const list = (fixed: ListShape | undefined) => (request: HttpServerRequest.HttpServerRequest) => {
     const carrier = callerShape(request, fixed ?? "openai")
     const shape = fixed ?? carrier
-    return auth.authenticate(credentialOf(credentialStyle[carrier], request)).pipe(
+    return auth.authenticate(credentialOf(credentialStyle[carrier], request), clientAddressOf(request)).pipe(
       Effect.map((principal) => HttpServerResponse.jsonUnsafe(bodies[shape](channels.models(principal)))),
       respondWith(renderers[shape])
     )

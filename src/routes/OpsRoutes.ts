@@ -14,7 +14,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
 import type { Metrics } from "../observability/Metrics.ts"
-import { isLoopback, PeerAddress } from "../observability/PeerAddress.ts"
+import { clientAddressOf, isLoopback } from "../http/ClientAddress.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
@@ -65,7 +65,7 @@ export const OpsRoutes = (metrics: Metrics | undefined) =>
       "/metrics",
       Effect.gen(function* () {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const peer = yield* PeerAddress
+        const peer = clientAddressOf(request)
         const authorization = request.headers.authorization ?? ""
         const presented = authorization.startsWith("Bearer ") ? authorization.slice(7) : ""
         if (!isLoopback(peer) && !isStatusToken(settings.metricsToken, presented)) {

@@ -15,6 +15,7 @@ import type { FormatName, Problem, ResponseMeta } from "../formats/Format.ts"
 import { formatOf } from "../formats/registry.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { credentialOf, type CredentialStyle } from "../http/Credentials.ts"
+import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
 import { CurrentRequest } from "../observability/RequestRecord.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
@@ -65,7 +66,10 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
   return (httpRequest: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
     const path = options.fromPath?.(new URL(httpRequest.url, "http://localhost"))
     return Effect.gen(function* () {
-      const principal = yield* services.auth.authenticate(credentialOf(options.credentials, httpRequest))
+      const principal = yield* services.auth.authenticate(
+        credentialOf(options.credentials, httpRequest),
+        clientAddressOf(httpRequest)
+      )
       const raw = yield* readJsonObject(httpRequest, services.settings.maxBodyBytes)
       const decoded = format.decodeRequest(raw, { model: path?.model, stream: path?.stream })
       if (!decoded.ok) return yield* decoded.error

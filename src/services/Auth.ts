@@ -11,6 +11,7 @@ import { SqlClient } from "effect/sql"
 import { InvalidApiKey } from "../errors/GatewayError.ts"
 import type { Limits } from "../storage/Catalog.ts"
 import { hashKey } from "../domain/KeyHash.ts"
+import { isAllowed } from "../http/ClientAddress.ts"
 
 /**
  * The authenticated caller. Ids are database ids; `unlimitedQuota` means the
@@ -30,6 +31,8 @@ export interface Principal {
   readonly expiresAt: number | undefined
   readonly tokenLimits: Limits | undefined
   readonly userLimits: Limits | undefined
+  /** The addresses and CIDR ranges the key may be used from; `undefined` = anywhere. */
+  readonly allowIps?: ReadonlyArray<string> | undefined
 }
 
 interface Row {
@@ -45,6 +48,7 @@ interface Row {
   readonly userEnabled: boolean
   readonly tokenLimits: Limits | null
   readonly userLimits: Limits | null
+  readonly allowIps?: Array<string> | null
 }
 
 /**
@@ -72,7 +76,10 @@ const resolve = (row: Row): ResolvedKey => {
       unlimitedQuota: row.remainQuota === null,
       expiresAt,
       tokenLimits: row.tokenLimits ?? undefined,
-      userLimits: row.userLimits ?? undefined
+      userLimits: row.userLimits ?? undefined,
+      allowIps: row.allowIps === null || row.allowIps === undefined || row.allowIps.length === 0
+        ? undefined
+        : row.allowIps
     }
   }
 }
@@ -108,10 +115,12 @@ export type KeyLookup = (keyHash: string) => Effect.Effect<Option.Option<Resolve
 /** @category services */
 export class Auth extends Context.Service<Auth, {
   /**
-   * Resolves a key (as sent by the caller; `undefined` when none was sent).
-   * Fails with `InvalidApiKey` (`missing`, `unknown`, `disabled`, `expired`).
+   * Resolves a key (as sent by the caller; `undefined` when none was sent)
+   * used from `clientAddress` (the peer address, see `http/ClientAddress.ts`).
+   * Fails with `InvalidApiKey` (`missing`, `unknown`, `disabled`, `expired`,
+   * or `address` when the key has an IP allow-list without that address).
    */
-  readonly authenticate: (key: string | undefined) => Effect.Effect<Principal, InvalidApiKey>
+  readonly authenticate: (key: string | undefined, clientAddress?: string) => Effect.Effect<Principal, InvalidApiKey>
   /** Forgets cached keys (after a token or user changed). */
   readonly invalidate: Effect.Effect<void>
 }>()("sluice/services/Auth") {
@@ -127,7 +136,7 @@ export class Auth extends Context.Service<Auth, {
               SELECT t.id AS "tokenId", t.name AS "tokenName", u.id AS "userId", u.group_name AS "userGroup",
                      t.group_name AS "tokenGroup", t.models, t.remain_quota AS "remainQuota",
                      t.expires_at AS "expiresAt", t.enabled AS "tokenEnabled", u.enabled AS "userEnabled",
-                     t.limits AS "tokenLimits", u.limits AS "userLimits"
+                     t.limits AS "tokenLimits", u.limits AS "userLimits", t.allow_ips AS "allowIps"
               FROM tokens t JOIN users u ON u.id = t.user_id
               WHERE t.key_hash = ${keyHash}`.pipe(
               Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), resolve)),
@@ -169,16 +178,19 @@ const makeAuth = Effect.fnUntraced(function* (lookup: KeyLookup, ttlMillis: numb
     return digest
   }
 
-  const check = (found: ResolvedKey): Effect.Effect<Principal, InvalidApiKey> => {
+  const check = (found: ResolvedKey, clientAddress: string | undefined): Effect.Effect<Principal, InvalidApiKey> => {
     const { principal, enabled } = found
     if (!enabled) return Effect.fail(new InvalidApiKey({ reason: "disabled" }))
     if (principal.expiresAt !== undefined && principal.expiresAt * 1000 <= Date.now()) {
       return Effect.fail(new InvalidApiKey({ reason: "expired" }))
     }
+    if (principal.allowIps !== undefined && !isAllowed(principal.allowIps, clientAddress)) {
+      return Effect.fail(new InvalidApiKey({ reason: "address" }))
+    }
     return Effect.succeed(principal)
   }
 
-  const authenticate = (key: string | undefined): Effect.Effect<Principal, InvalidApiKey> => {
+  const authenticate = (key: string | undefined, clientAddress?: string): Effect.Effect<Principal, InvalidApiKey> => {
     if (key === undefined || key === "") return Effect.fail(new InvalidApiKey({ reason: "missing" }))
     if (key.length > MAX_KEY_LENGTH) return Effect.fail(new InvalidApiKey({ reason: "unknown" }))
     const digest = digestOf(key)
@@ -186,17 +198,19 @@ const makeAuth = Effect.fnUntraced(function* (lookup: KeyLookup, ttlMillis: numb
     return Effect.flatMap(
       Cache.getOption(known, digest),
       (cached) =>
-        Option.isSome(cached) && Option.isSome(cached.value) ? check(cached.value.value) : Effect.flatMap(
-          Cache.has(unknown, digest),
-          (isUnknown) =>
-            isUnknown
-              ? Effect.fail(new InvalidApiKey({ reason: "unknown" }))
-              : Effect.flatMap(Cache.get(known, digest), (found) =>
-                Option.isSome(found) ? check(found.value) : Effect.andThen(
-                  Cache.set(unknown, digest, true),
-                  Effect.fail(new InvalidApiKey({ reason: "unknown" }))
-                ))
-        )
+        Option.isSome(cached) && Option.isSome(cached.value)
+          ? check(cached.value.value, clientAddress)
+          : Effect.flatMap(
+            Cache.has(unknown, digest),
+            (isUnknown) =>
+              isUnknown
+                ? Effect.fail(new InvalidApiKey({ reason: "unknown" }))
+                : Effect.flatMap(Cache.get(known, digest), (found) =>
+                  Option.isSome(found) ? check(found.value, clientAddress) : Effect.andThen(
+                    Cache.set(unknown, digest, true),
+                    Effect.fail(new InvalidApiKey({ reason: "unknown" }))
+                  ))
+          )
     )
   }
 

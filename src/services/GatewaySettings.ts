@@ -45,6 +45,17 @@ export interface Settings {
   readonly mediaMaxTotalBytes: number
   /** The scraper's secret for `GET /metrics` off loopback (`settings.metrics_token`); `undefined`: loopback only. */
   readonly metricsToken: string | undefined
+  /** `POST /api/user/register` is open (default true). */
+  readonly registration: boolean
+  /** Quota units and group a registered user starts with (default 0, `default`). */
+  readonly newUserQuota: number
+  readonly newUserGroup: string
+  /** Browser sessions: idle limit (default 12 h) and absolute limit (default 7 days), in milliseconds. */
+  readonly sessionIdleMillis: number
+  readonly sessionMaxMillis: number
+  /** Failed logins per username within `loginWindowMillis` before it is throttled (default 5 in 15 min). */
+  readonly loginMaxFailures: number
+  readonly loginWindowMillis: number
 }
 
 /**
@@ -73,7 +84,14 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     statusToken: given.status_token,
     mediaMaxCount: given.media_max_count ?? 16,
     mediaMaxTotalBytes: given.media_max_total_bytes ?? 50 * 1024 * 1024,
-    metricsToken: given.metrics_token
+    metricsToken: given.metrics_token,
+    registration: given.registration ?? true,
+    newUserQuota: given.new_user_quota ?? 0,
+    newUserGroup: given.new_user_group ?? "default",
+    sessionIdleMillis: (given.session_idle_minutes ?? 720) * 60_000,
+    sessionMaxMillis: (given.session_max_hours ?? 168) * 3_600_000,
+    loginMaxFailures: given.login_max_failures ?? 5,
+    loginWindowMillis: (given.login_window_seconds ?? 900) * 1000
   }
 }
 

@@ -8,14 +8,27 @@
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { formatOf } from "../formats/registry.ts"
+import { toProblem } from "../errors/Envelope.ts"
+import type { Channel } from "../storage/Catalog.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
 import { UpstreamClient } from "./UpstreamClient.ts"
+
+/** The outcome of a channel test: the upstream's status (0 when none), the time to its whole answer. @category models */
+export interface ChannelTest {
+  readonly ok: boolean
+  readonly status: number
+  readonly latencyMs: number
+  /** Why it failed, in the gateway's words (never the upstream's key); empty on success. */
+  readonly message: string
+}
 
 /** @category services */
 export class HealthProber extends Context.Service<HealthProber, {
   /** Probes every unhealthy channel and key once, now. */
   readonly probeOnce: Effect.Effect<void>
+  /** Sends one test request to `channel` (its first enabled key, its test model) and times it; changes no state. */
+  readonly test: (channel: Channel) => Effect.Effect<ChannelTest>
 }>()("sluice/services/HealthProber") {
   /** Probes every `intervalSeconds` in the background while the layer lives. */
   static readonly layer = (intervalSeconds: number) =>
@@ -25,7 +38,7 @@ export class HealthProber extends Context.Service<HealthProber, {
         const router = yield* ChannelRouter
         const client = yield* UpstreamClient
 
-        const probe = (candidate: Candidate) => {
+        const send = (candidate: Candidate) => {
           const wire = formatOf(adapters[candidate.channel.type].nativeFormat)
           const adapter = adapters[candidate.channel.type]
           const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)
@@ -39,7 +52,11 @@ export class HealthProber extends Context.Service<HealthProber, {
             firstByteMs: 30_000,
             idleMs: 30_000,
             totalMs: 60_000
-          }).pipe(
+          })
+        }
+
+        const probe = (candidate: Candidate) =>
+          send(candidate).pipe(
             Effect.flatMap((response) =>
               response.text.pipe(Effect.as(response.status >= 200 && response.status < 300))
             ),
@@ -56,7 +73,37 @@ export class HealthProber extends Context.Service<HealthProber, {
               )
             })
           )
-        }
+
+        const test = (channel: Channel) =>
+          Effect.gen(function* () {
+            const key = channel.keys.find((candidate) => candidate.enabled) ?? channel.keys[0]
+            const upstreamModel = channel.settings.test_model ?? channel.modelMapping[channel.models[0]] ??
+              channel.models[0]
+            if (key === undefined || upstreamModel === undefined) {
+              return { ok: false, status: 0, latencyMs: 0, message: "The channel has no key or no model to test." }
+            }
+            const started = Date.now()
+            return yield* send({ channel, key, upstreamModel }).pipe(
+              Effect.flatMap((response) =>
+                Effect.map(response.text, (): ChannelTest => ({
+                  ok: response.status >= 200 && response.status < 300,
+                  status: response.status,
+                  latencyMs: Date.now() - started,
+                  message: response.status >= 200 && response.status < 300
+                    ? ""
+                    : `The upstream answered ${response.status}.`
+                }))
+              ),
+              Effect.catch((error) =>
+                Effect.succeed<ChannelTest>({
+                  ok: false,
+                  status: error.status,
+                  latencyMs: Date.now() - started,
+                  message: toProblem(error).message
+                })
+              )
+            )
+          })
 
         const probeOnce = Effect.suspend(() =>
           Effect.forEach(router.unhealthy(), probe, { concurrency: 4, discard: true })
@@ -68,7 +115,7 @@ export class HealthProber extends Context.Service<HealthProber, {
             Effect.forkScoped
           )
         }
-        return HealthProber.of({ probeOnce })
+        return HealthProber.of({ probeOnce, test })
       })
     )
 }

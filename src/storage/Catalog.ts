@@ -2,10 +2,14 @@
  * The read-mostly tables held in memory: group ratios and limits, model
  * prices, channels with their keys, and the (group, model) → abilities index.
  * Loaded at start and after every change, so the hot path reads no table.
+ * An admin change on this instance reloads at once and bumps the row of
+ * `catalog_version`; every instance reads that one row every
+ * `CATALOG_POLL_SECONDS` and reloads when it moved, so instances sharing the
+ * database follow within seconds.
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Ref } from "effect"
+import { Context, Duration, Effect, Layer, Ref, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ChannelSettings, LimitsSpec } from "../config/BootstrapFile.ts"
 import { type Price, toFixed } from "../domain/Pricing.ts"
@@ -62,6 +66,9 @@ export interface Snapshot {
   readonly abilities: ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<Ability>>>
 }
 
+/** How often each instance checks the catalog version for another instance's change. @category constants */
+export const CATALOG_POLL_SECONDS = 2
+
 const optionalFixed = (value: string | null): bigint | undefined => (value === null ? undefined : toFixed(value))
 
 /** @category services */
@@ -70,8 +77,10 @@ export class Catalog extends Context.Service<Catalog, {
   readonly snapshot: () => Snapshot
   /** Reloads every table; storage failures are defects. */
   readonly reload: Effect.Effect<void>
+  /** After a change written to the tables: bumps the catalog version (other instances reload) and reloads. */
+  readonly changed: Effect.Effect<void>
 }>()("sluice/storage/Catalog") {
-  /** Backed by SQL; loads once when built. */
+  /** Backed by SQL; loads once when built, then follows the catalog version in the background. */
   static readonly layer = Layer.effect(
     Catalog,
     Effect.gen(function* () {
@@ -83,10 +92,13 @@ export class Catalog extends Context.Service<Catalog, {
           name: string
           input: string | null
           output: string | null
+          cachedInput: string | null
+          cacheWrite: string | null
           perImage: string | null
           perSecond: string | null
           free: boolean
-        }>`SELECT name, input_price::text AS input, output_price::text AS output, per_image::text AS "perImage",
+        }>`SELECT name, input_price::text AS input, output_price::text AS output,
+                  cached_input_price::text AS "cachedInput", cache_write_price::text AS "cacheWrite", per_image::text AS "perImage",
                   per_second::text AS "perSecond", free FROM models`
         const channelRows = yield* sql<{
           id: bigint
@@ -156,6 +168,8 @@ export class Catalog extends Context.Service<Catalog, {
           prices: new Map(modelRows.map((row) => [row.name, {
             input: optionalFixed(row.input),
             output: optionalFixed(row.output),
+            cachedInput: optionalFixed(row.cachedInput),
+            cacheWrite: optionalFixed(row.cacheWrite),
             perImage: optionalFixed(row.perImage),
             perSecond: optionalFixed(row.perSecond),
             free: row.free
@@ -165,11 +179,30 @@ export class Catalog extends Context.Service<Catalog, {
         }
         return snapshot
       }).pipe(Effect.orDie)
+      const readVersion = sql<{ version: bigint }>`SELECT version FROM catalog_version WHERE id = 1`.pipe(
+        Effect.map((rows) => BigInt(rows[0]?.version ?? 0)),
+        Effect.orDie
+      )
+      let seen = yield* readVersion
       const state = yield* Ref.make(yield* load)
-      return Catalog.of({
-        snapshot: () => Ref.getUnsafe(state),
-        reload: Effect.flatMap(load, (next) => Ref.set(state, next))
+      const reload = Effect.flatMap(load, (next) => Ref.set(state, next))
+      const changed = Effect.gen(function* () {
+        const [row] = yield* sql<{ version: bigint }>`
+          UPDATE catalog_version SET version = version + 1 WHERE id = 1 RETURNING version`.pipe(Effect.orDie)
+        seen = BigInt(row.version)
+        yield* reload
       })
+      yield* Effect.gen(function* () {
+        const version = yield* readVersion
+        if (version === seen) return
+        seen = version
+        yield* reload
+      }).pipe(
+        Effect.catchCause((cause) => Effect.logWarning("Catalog version check failed", cause)),
+        Effect.repeat(Schedule.spaced(Duration.seconds(CATALOG_POLL_SECONDS))),
+        Effect.forkScoped
+      )
+      return Catalog.of({ snapshot: () => Ref.getUnsafe(state), reload, changed })
     })
   )
 }

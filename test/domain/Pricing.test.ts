@@ -3,8 +3,16 @@
  * ratios, ceil per request, free models, and `toFixed` rounding up past 9
  * decimals.
  */
-import { strictEqual, throws } from "node:assert/strict"
-import { imageCost, isTextPriced, type Price, textCost, toFixed, videoCost } from "../../src/domain/Pricing.ts"
+import { ok, strictEqual, throws } from "node:assert/strict"
+import {
+  holdPrice,
+  imageCost,
+  isTextPriced,
+  type Price,
+  textCost,
+  toFixed,
+  videoCost
+} from "../../src/domain/Pricing.ts"
 
 const price = (input: number | string, output: number | string, free = false): Price => ({
   input: toFixed(input),
@@ -103,4 +111,31 @@ Deno.test("isTextPriced: free, or an input or output price", () => {
   strictEqual(isTextPriced({ output: toFixed(1), free: false }), true)
   strictEqual(isTextPriced({ perImage: toFixed(1), free: false }), false)
   strictEqual(isTextPriced({ free: false }), false)
+})
+
+Deno.test("textCost: cache reads at cached_input and cache writes at cache_write, each input when unset", () => {
+  const cached: Price = {
+    input: toFixed(3),
+    output: toFixed(15),
+    cachedInput: toFixed(0.3),
+    cacheWrite: toFixed(3.75),
+    free: false
+  }
+  // 1000 prompt tokens of which 600 read from the cache and 300 written to it, 100 completion tokens:
+  // 100 × 3 + 600 × 0.3 + 300 × 3.75 + 100 × 15 = 300 + 180 + 1125 + 1500 = 3105 micro-USD.
+  strictEqual(textCost(ONE, cached, 1000, 100, 600, 300), 3_105n)
+  // Unset cache prices are `input`: the outer contract's formula, whatever the cache counts say.
+  const plain = price(3, 15)
+  strictEqual(textCost(ONE, plain, 1000, 100, 600, 300), textCost(ONE, plain, 1000, 100))
+  // Cache counts above the prompt are capped to it.
+  strictEqual(textCost(ONE, cached, 100, 0, 500, 500), 30n)
+  strictEqual(textCost(ONE, cached, 100, 0, 0, 500), 375n)
+})
+
+Deno.test("holdPrice: a hold prices prompt tokens at the dearest prompt price", () => {
+  const writes: Price = { input: toFixed(3), output: toFixed(15), cacheWrite: toFixed(3.75), free: false }
+  strictEqual(holdPrice(writes).input, toFixed(3.75))
+  const plain = price(3, 15)
+  strictEqual(holdPrice(plain), plain)
+  ok(textCost(ONE, holdPrice(writes), 1000, 0) >= textCost(ONE, writes, 1000, 0, 0, 1000))
 })

@@ -9,12 +9,15 @@ import { SqlClient } from "effect/sql"
 import { makeHandler } from "../../src/App.ts"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
-import { withPeerAddress } from "../../src/observability/PeerAddress.ts"
+import { rememberClientAddress } from "../../src/http/ClientAddress.ts"
 import type { OtlpOptions } from "../../src/observability/Tracing.ts"
 import { assertNoSecrets, collectingTelemetry, promptsOf, secretsOf } from "./LogScan.ts"
 
 /** The PostgreSQL server the tests use (trust auth on this machine and in CI). */
 export const POSTGRES_URL = Deno.env.get("SLUICE_TEST_POSTGRES") ?? "postgres://postgres@127.0.0.1:5432/postgres"
+
+/** The root user's password in test gateways. */
+export const ROOT_PASSWORD = "root-password-for-tests"
 
 /** The stores a test can run on. */
 export type Store = "pglite" | "postgres"
@@ -91,6 +94,8 @@ export const startGateway = async (options: {
   readonly redisPrefix?: string
   /** OTLP export of traces and logs (default none). */
   readonly otlp?: OtlpOptions
+  /** The root user's password (default `ROOT_PASSWORD`). */
+  readonly rootPassword?: string
 }): Promise<TestGateway> => {
   const emulator = options.emulator ?? startEmulator()
   const postgres = options.databaseUrl === undefined && options.store === "postgres" ? await freshPostgres() : undefined
@@ -105,11 +110,15 @@ export const startGateway = async (options: {
     file,
     usageFlushMillis: 50,
     telemetry: telemetry.options,
-    otlp: options.otlp
+    otlp: options.otlp,
+    rootPassword: options.rootPassword ?? ROOT_PASSWORD
   })
   const ready = await handler(new Request("http://localhost/healthz"))
   await ready.body?.cancel()
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, withPeerAddress(handler))
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+    (request, info) => handler(rememberClientAddress(request, info))
+  )
   const url = `http://127.0.0.1:${server.addr.port}`
   let stopped = false
   const stop = async () => {

@@ -10,9 +10,9 @@ import { SqlClient } from "effect/sql"
 import { makeHandler } from "../../src/App.ts"
 import type { BootstrapFile } from "../../src/config/BootstrapFile.ts"
 import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
-import { withPeerAddress } from "../../src/observability/PeerAddress.ts"
 import { freshPostgres, type Store } from "./Gateway.ts"
 import { assertNoSecrets, collectingTelemetry, promptsOf, secretsOf } from "./LogScan.ts"
+import { rememberClientAddress } from "../../src/http/ClientAddress.ts"
 
 /** A row as the store returned it; numbers may arrive as `number`, `bigint` or numeric strings. */
 export type Row = Readonly<Record<string, unknown>>
@@ -100,7 +100,10 @@ export const startStoredGateway = async (options: {
     if (options.emulator === undefined) await emulator.close()
     throw error
   }
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, withPeerAddress(handler))
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen: () => {} },
+    (request, info) => handler(rememberClientAddress(request, info))
+  )
   let stopped = false
   const stop = async () => {
     if (stopped) return

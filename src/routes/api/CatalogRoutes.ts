@@ -1,0 +1,60 @@
+/**
+ * Group ratios, model prices and the audit table: `GET /api/group` and
+ * `GET /api/pricing` (admin), `PUT /api/group` (`{name, ratio, limits?}`) and
+ * `PUT /api/pricing` (`{model, input?, output?, cached_input?, cache_write?,
+ * per_image?, per_second?, family?, free?}`, the model's prices replaced whole)
+ * (admin), `GET /api/audit` (root; paginated, newest first).
+ *
+ * @since 0.1.0
+ */
+import { Effect, Schema } from "effect"
+import { HttpRouter } from "effect/http"
+import { GroupSpec, ModelSpec } from "../../config/BootstrapFile.ts"
+import { AuditLog } from "../../services/AuditLog.ts"
+import { CatalogAdmin } from "../../services/CatalogAdmin.ts"
+import { Sessions } from "../../services/Sessions.ts"
+import { decodeBody, makeGuards, ok, pageOf, respondApi } from "./Api.ts"
+import { Name } from "./Fields.ts"
+
+const GroupBody = Schema.Struct({ name: Name, ...GroupSpec.fields })
+
+const PriceBody = Schema.Struct({ model: Name, ...ModelSpec.fields })
+
+/** @category routes */
+export const CatalogRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
+  const catalog = yield* CatalogAdmin
+  const audit = yield* AuditLog
+  const guards = makeGuards(yield* Sessions)
+  const group = decodeBody(GroupBody)
+  const price = decodeBody(PriceBody)
+
+  yield* router.add("GET", "/api/group", (request) =>
+    Effect.gen(function* () {
+      yield* guards.admin(request)
+      return ok(yield* catalog.groups())
+    }).pipe(respondApi))
+
+  yield* router.add("PUT", "/api/group", (request) =>
+    Effect.gen(function* () {
+      const caller = yield* guards.admin(request)
+      return ok(yield* catalog.putGroup(caller, yield* group(request)))
+    }).pipe(respondApi))
+
+  yield* router.add("GET", "/api/pricing", (request) =>
+    Effect.gen(function* () {
+      yield* guards.admin(request)
+      return ok(yield* catalog.prices())
+    }).pipe(respondApi))
+
+  yield* router.add("PUT", "/api/pricing", (request) =>
+    Effect.gen(function* () {
+      const caller = yield* guards.admin(request)
+      return ok(yield* catalog.putPrice(caller, yield* price(request)))
+    }).pipe(respondApi))
+
+  yield* router.add("GET", "/api/audit", (request) =>
+    Effect.gen(function* () {
+      yield* guards.root(request)
+      return ok(yield* audit.list(yield* pageOf(request)))
+    }).pipe(respondApi))
+}))

@@ -1,0 +1,84 @@
+/**
+ * The OAuth browser flow (spec "Authentication" rule 3):
+ * `GET /api/oauth/state` → `{success: true, message: "", data: <state>}`
+ * (single use, ten minutes, bound to this browser by the `sluice_oauth`
+ * cookie and to the logged-in user, if any, whose account the login will
+ * link); `GET /api/oauth/{provider}/start?state=<state>` sends the browser to
+ * the provider (302); the provider sends it back to
+ * `GET /api/oauth/{provider}?code=…&state=…`, which logs in (sets the session
+ * cookie) and answers with the user in the api envelope.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { generateSecret } from "../../domain/KeyHash.ts"
+import { headerOf } from "../../http/Credentials.ts"
+import { OAuth, STATE_TTL_MILLIS } from "../../services/OAuth.ts"
+import { Sessions } from "../../services/Sessions.ts"
+import { ok, queryOf, respondApi, sessionCookieOf, withSession } from "./Api.ts"
+
+/** The cookie that ties a state to the browser it was issued to. @category constants */
+export const BROWSER_COOKIE = "sluice_oauth"
+
+const browserOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const value = request.cookies[BROWSER_COOKIE]
+  return value !== undefined && /^[A-Za-z0-9_-]{43}$/.test(value) ? value : undefined
+}
+
+const isHttps = (request: HttpServerRequest.HttpServerRequest) =>
+  (headerOf(request, "x-forwarded-proto") ?? "").split(",")[0].trim() === "https" ||
+  (request.source instanceof Request ? request.source.url : request.url).startsWith("https:")
+
+/** The gateway's address as the browser reached it (or `oauth.public_url`). */
+const baseOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string => {
+  if (publicUrl !== undefined) return publicUrl
+  const host = (headerOf(request, "x-forwarded-host") ?? headerOf(request, "host") ?? "localhost").split(",")[0].trim()
+  return `${isHttps(request) ? "https" : "http"}://${host}`
+}
+
+/** @category routes */
+export const OAuthRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
+  const flow = yield* OAuth
+  const sessions = yield* Sessions
+
+  yield* router.add("GET", "/api/oauth/state", (request) =>
+    Effect.gen(function* () {
+      const browser = browserOf(request) ?? generateSecret()
+      const cookie = sessionCookieOf(request)
+      const caller = cookie === "" ? undefined : yield* sessions.resolve(cookie)
+      const userId = caller !== undefined && caller._tag === "Some" ? caller.value.id : undefined
+      const state = yield* flow.issueState(browser, userId)
+      return HttpServerResponse.setCookieUnsafe(ok(state), BROWSER_COOKIE, browser, {
+        httpOnly: true,
+        sameSite: "lax",
+        secure: isHttps(request),
+        path: "/api/oauth",
+        maxAge: `${STATE_TTL_MILLIS / 1000} seconds`
+      })
+    }).pipe(respondApi))
+
+  yield* router.add("GET", "/api/oauth/:provider/start", (request) =>
+    Effect.gen(function* () {
+      const params = yield* HttpRouter.params
+      const url = yield* flow.authorizeUrl(
+        params.provider ?? "",
+        queryOf(request).get("state") ?? "",
+        browserOf(request) ?? "",
+        baseOf(request, flow.publicUrl)
+      )
+      return HttpServerResponse.redirect(url, { status: 302 })
+    }).pipe(respondApi))
+
+  yield* router.add("GET", "/api/oauth/:provider", (request) =>
+    Effect.gen(function* () {
+      const params = yield* HttpRouter.params
+      const { user, sessionId } = yield* flow.callback(
+        params.provider ?? "",
+        queryOf(request),
+        browserOf(request) ?? "",
+        baseOf(request, flow.publicUrl)
+      )
+      return withSession(ok(user), request, sessionId, sessions.options.maxMillis)
+    }).pipe(respondApi))
+}))

@@ -1,0 +1,72 @@
+/**
+ * The caller's own API keys: `GET /api/token/` (paginated, keys masked),
+ * `POST /api/token/` (the full key in `data.key`, once), `PUT /api/token/`
+ * (`id` and any of name, status, remain_quota, expires_at, models,
+ * allow_ips) and
+ * `DELETE /api/token/{id}`. Another user's key id is "not found".
+ *
+ * @since 0.1.0
+ */
+import { Effect, Schema } from "effect"
+import { HttpRouter } from "effect/http"
+import { Sessions } from "../../services/Sessions.ts"
+import { Tokens } from "../../services/Tokens.ts"
+import { decodeBody, idOf, makeGuards, ok, pageOf, respondApi } from "./Api.ts"
+import { EpochSeconds, Id, IpList, ModelList, Name, Quota, Status } from "./Fields.ts"
+
+const NewTokenBody = Schema.Struct({
+  name: Name,
+  remain_quota: Schema.optional(Schema.NullOr(Quota)),
+  expires_at: Schema.optional(Schema.NullOr(EpochSeconds)),
+  models: Schema.optional(Schema.NullOr(ModelList)),
+  allow_ips: Schema.optional(Schema.NullOr(IpList))
+})
+
+const TokenPatchBody = Schema.Struct({
+  id: Id,
+  name: Schema.optional(Name),
+  status: Schema.optional(Status),
+  remain_quota: Schema.optional(Schema.NullOr(Quota)),
+  expires_at: Schema.optional(Schema.NullOr(EpochSeconds)),
+  models: Schema.optional(Schema.NullOr(ModelList)),
+  allow_ips: Schema.optional(Schema.NullOr(IpList))
+})
+
+/** @category routes */
+export const TokenRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
+  const tokens = yield* Tokens
+  const guards = makeGuards(yield* Sessions)
+  const created = decodeBody(NewTokenBody)
+  const patched = decodeBody(TokenPatchBody)
+
+  // The router ignores a trailing slash: "/api/token" also serves "/api/token/".
+  {
+    const path = "/api/token"
+    yield* router.add("GET", path, (request) =>
+      Effect.gen(function* () {
+        const caller = yield* guards.user(request)
+        return ok(yield* tokens.list(caller.id, yield* pageOf(request)))
+      }).pipe(respondApi))
+
+    yield* router.add("POST", path, (request) =>
+      Effect.gen(function* () {
+        const caller = yield* guards.user(request)
+        const { token, key } = yield* tokens.create(caller.id, yield* created(request))
+        return ok({ ...token, key })
+      }).pipe(respondApi))
+
+    yield* router.add("PUT", path, (request) =>
+      Effect.gen(function* () {
+        const caller = yield* guards.user(request)
+        return ok(yield* tokens.update(caller.id, yield* patched(request)))
+      }).pipe(respondApi))
+  }
+
+  yield* router.add("DELETE", "/api/token/:id", (request) =>
+    Effect.gen(function* () {
+      const caller = yield* guards.user(request)
+      const params = yield* HttpRouter.params
+      yield* tokens.remove(caller.id, yield* idOf(params.id, "id"))
+      return ok(null)
+    }).pipe(respondApi))
+}))

@@ -1,0 +1,91 @@
+/**
+ * The audit table: every admin change, who made it, what it touched, the
+ * record before and after (secrets left out), and when. Written in the
+ * transaction of the change it describes, so a change and its audit row are
+ * stored together or not at all; read by root at `GET /api/audit`.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
+import type { SessionUser } from "./Sessions.ts"
+
+/** One audit row as `GET /api/audit` shows it (`created_at` in epoch seconds). @category models */
+export interface AuditView {
+  readonly id: number
+  readonly actor_id: number | null
+  readonly actor: string
+  readonly action: string
+  readonly target: string
+  readonly before: unknown
+  readonly after: unknown
+  readonly created_at: number
+}
+
+/** What an audit row records. `before`/`after` are JSON values without secrets. @category models */
+export interface AuditEntry {
+  readonly actor: SessionUser | undefined
+  readonly action: string
+  readonly target: string
+  readonly before: unknown
+  readonly after: unknown
+}
+
+/**
+ * Writes `entry` with `sql` (the caller's transaction). Storage failures are
+ * defects.
+ *
+ * @category audit
+ */
+export const writeAudit = (sql: SqlClient.SqlClient, entry: AuditEntry): Effect.Effect<void> =>
+  sql`INSERT INTO audit_log (actor_id, actor_name, action, target, before, after)
+    VALUES (${entry.actor?.id ?? null}, ${entry.actor?.username ?? "system"}, ${entry.action}, ${entry.target},
+            ${entry.before === undefined ? null : JSON.stringify(entry.before)},
+            ${entry.after === undefined ? null : JSON.stringify(entry.after)})`.pipe(Effect.asVoid, Effect.orDie)
+
+/** @category services */
+export class AuditLog extends Context.Service<AuditLog, {
+  /** The newest rows first. */
+  readonly list: (page: PageRequest) => Effect.Effect<Page<AuditView>>
+}>()("sluice/services/AuditLog") {
+  /** SQL-backed. */
+  static readonly layer = Layer.effect(
+    AuditLog,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const list = Effect.fn("AuditLog.list")(function* (page: PageRequest) {
+        const [{ total }] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM audit_log`.pipe(Effect.orDie)
+        const rows = yield* sql<{
+          id: bigint
+          actorId: bigint | null
+          actor: string
+          action: string
+          target: string
+          before: unknown
+          after: unknown
+          createdAt: Date
+        }>`SELECT id, actor_id AS "actorId", actor_name AS actor, action, target, before, after,
+                  created_at AS "createdAt"
+           FROM audit_log ORDER BY id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`
+          .pipe(Effect.orDie)
+        return {
+          items: rows.map((row) => ({
+            id: Number(row.id),
+            actor_id: row.actorId === null ? null : Number(row.actorId),
+            actor: row.actor,
+            action: row.action,
+            target: row.target,
+            before: row.before,
+            after: row.after,
+            created_at: epochSeconds(row.createdAt) ?? 0
+          })),
+          total: Number(total),
+          page: page.page,
+          page_size: page.size
+        }
+      })
+      return AuditLog.of({ list })
+    })
+  )
+}

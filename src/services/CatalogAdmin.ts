@@ -1,0 +1,136 @@
+/**
+ * Group ratios and model prices at run time, for admins: read them, and set
+ * one group or one model's prices (upserted whole, with an audit row, in one
+ * transaction; then the catalog reloads here and the version bump tells the
+ * other instances). Prices are USD per 1M tokens (`input`, `output`,
+ * `cached_input`, `cache_write`) or USD (`per_image`, `per_second`), as in the
+ * bootstrap file; a restart re-applies the file's groups and models over
+ * what was set here.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { GroupSpec, ModelSpec } from "../config/BootstrapFile.ts"
+import { Catalog } from "../storage/Catalog.ts"
+import { writeAudit } from "./AuditLog.ts"
+import type { SessionUser } from "./Sessions.ts"
+
+/** A group as shown and set. @category models */
+export type GroupView = { readonly name: string } & typeof GroupSpec.Type
+
+/** A model's prices as shown and set (absent price = none). @category models */
+export type PriceView = { readonly model: string } & typeof ModelSpec.Type
+
+const numberOr = (value: string | null): number | undefined => value === null ? undefined : Number(value)
+
+/** @category services */
+export class CatalogAdmin extends Context.Service<CatalogAdmin, {
+  readonly groups: () => Effect.Effect<ReadonlyArray<GroupView>>
+  readonly putGroup: (caller: SessionUser, group: GroupView) => Effect.Effect<GroupView>
+  readonly prices: () => Effect.Effect<ReadonlyArray<PriceView>>
+  readonly putPrice: (caller: SessionUser, price: PriceView) => Effect.Effect<PriceView>
+}>()("sluice/services/CatalogAdmin") {
+  /** SQL-backed. */
+  static readonly layer = Layer.effect(
+    CatalogAdmin,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const catalog = yield* Catalog
+
+      const groups = () =>
+        sql<{ name: string; ratio: string; limits: GroupView["limits"] | null }>`
+          SELECT name, ratio::text AS ratio, limits FROM groups ORDER BY name`.pipe(
+          Effect.map((rows) =>
+            rows.map((row): GroupView => ({
+              name: row.name,
+              ratio: Number(row.ratio),
+              ...(row.limits === null ? {} : { limits: row.limits })
+            }))
+          ),
+          Effect.orDie
+        )
+
+      const putGroup = Effect.fn("CatalogAdmin.putGroup")(function* (caller: SessionUser, group: GroupView) {
+        const before = (yield* groups()).find((row) => row.name === group.name) ?? null
+        const limits = group.limits === undefined ? null : JSON.stringify(group.limits)
+        yield* sql.withTransaction(Effect.gen(function* () {
+          yield* sql`INSERT INTO groups (name, ratio, limits) VALUES (${group.name}, ${group.ratio}, ${limits})
+            ON CONFLICT (name) DO UPDATE SET ratio = EXCLUDED.ratio, limits = EXCLUDED.limits`
+          yield* writeAudit(sql, {
+            actor: caller,
+            action: "group.put",
+            target: `group:${group.name}`,
+            before,
+            after: group
+          })
+        })).pipe(Effect.orDie)
+        yield* catalog.changed
+        return group
+      })
+
+      const prices = () =>
+        sql<{
+          model: string
+          input: string | null
+          output: string | null
+          cachedInput: string | null
+          cacheWrite: string | null
+          perImage: string | null
+          perSecond: string | null
+          family: string | null
+          free: boolean
+        }>`SELECT name AS model, input_price::text AS input, output_price::text AS output,
+                  cached_input_price::text AS "cachedInput", cache_write_price::text AS "cacheWrite",
+                  per_image::text AS "perImage", per_second::text AS "perSecond", family, free
+           FROM models ORDER BY name`.pipe(
+          Effect.map((rows) =>
+            rows.map((row): PriceView => {
+              const fields = {
+                input: numberOr(row.input),
+                output: numberOr(row.output),
+                cached_input: numberOr(row.cachedInput),
+                cache_write: numberOr(row.cacheWrite),
+                per_image: numberOr(row.perImage),
+                per_second: numberOr(row.perSecond),
+                family: row.family ?? undefined
+              }
+              return {
+                model: row.model,
+                ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)),
+                free: row.free
+              }
+            })
+          ),
+          Effect.orDie
+        )
+
+      const putPrice = Effect.fn("CatalogAdmin.putPrice")(function* (caller: SessionUser, price: PriceView) {
+        const before = (yield* prices()).find((row) => row.model === price.model) ?? null
+        yield* sql.withTransaction(Effect.gen(function* () {
+          yield* sql`INSERT INTO models
+              (name, input_price, output_price, cached_input_price, cache_write_price, per_image, per_second, family,
+               free)
+            VALUES (${price.model}, ${price.input ?? null}, ${price.output ?? null}, ${price.cached_input ?? null},
+                    ${price.cache_write ?? null}, ${price.per_image ?? null}, ${price.per_second ?? null},
+                    ${price.family ?? null}, ${price.free ?? false})
+            ON CONFLICT (name) DO UPDATE SET input_price = EXCLUDED.input_price,
+              output_price = EXCLUDED.output_price, cached_input_price = EXCLUDED.cached_input_price,
+              cache_write_price = EXCLUDED.cache_write_price, per_image = EXCLUDED.per_image,
+              per_second = EXCLUDED.per_second, family = EXCLUDED.family, free = EXCLUDED.free`
+          yield* writeAudit(sql, {
+            actor: caller,
+            action: "pricing.put",
+            target: `model:${price.model}`,
+            before,
+            after: price
+          })
+        })).pipe(Effect.orDie)
+        yield* catalog.changed
+        return (yield* prices()).find((row) => row.model === price.model) ?? price
+      })
+
+      return CatalogAdmin.of({ groups, putGroup, prices, putPrice })
+    })
+  )
+}

@@ -1,0 +1,116 @@
+/**
+ * Server-side browser sessions. A session id is 32 random bytes (base64url)
+ * handed to the browser once, in a cookie; the store keeps only its SHA-256
+ * digest, so a read of the table gives no usable session. A session ends at
+ * its absolute expiry, after `idleMillis` without a request, on logout, when
+ * its user changes password, and when its user is disabled or deleted.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { generateSecret, hashKey } from "../domain/KeyHash.ts"
+
+/** The roles, lowest first. @category models */
+export type Role = "user" | "admin" | "root"
+
+/** The rank of a role: a caller may manage only users ranked below it. @category models */
+export const roleRank = (role: string): number => role === "root" ? 2 : role === "admin" ? 1 : 0
+
+/** The user behind a session. @category models */
+export interface SessionUser {
+  readonly id: bigint
+  readonly username: string
+  readonly role: Role
+  readonly group: string
+  /** The digest of the session id (to revoke this session). */
+  readonly sessionHash: string
+}
+
+/** Session lifetimes, in milliseconds. @category models */
+export interface SessionOptions {
+  /** A session unused this long ends (default 12 hours). */
+  readonly idleMillis: number
+  /** A session ends this long after login whatever its use (default 7 days). */
+  readonly maxMillis: number
+}
+
+/** Last-seen times are written at most this often per session, not on every request. */
+const TOUCH_MILLIS = 60_000
+
+/** The longest session id looked up; longer cookies are not ours. */
+const MAX_SESSION_ID = 128
+
+interface Row {
+  readonly id: bigint
+  readonly username: string
+  readonly role: string
+  readonly group: string
+  readonly lastSeen: Date
+}
+
+/** @category services */
+export class Sessions extends Context.Service<Sessions, {
+  /** A new session for `userId`: the id to put in the cookie (never stored). */
+  readonly create: (userId: bigint) => Effect.Effect<string>
+  /** The live session of a cookie value, its user enabled; `none` when absent, expired or revoked. */
+  readonly resolve: (sessionId: string) => Effect.Effect<Option.Option<SessionUser>>
+  /** Ends the session of a cookie value (logout). */
+  readonly revoke: (sessionId: string) => Effect.Effect<void>
+  /** Ends every session of a user (password change, disabled, role changed). */
+  readonly revokeUser: (userId: bigint) => Effect.Effect<void>
+  readonly options: SessionOptions
+}>()("sluice/services/Sessions") {
+  /** SQL-backed. */
+  static readonly layer = (options: SessionOptions) =>
+    Layer.effect(
+      Sessions,
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+
+        const create = Effect.fn("Sessions.create")(function* (userId: bigint) {
+          const id = generateSecret()
+          const expires = new Date(Date.now() + options.maxMillis)
+          yield* sql`INSERT INTO sessions (id_hash, user_id, expires_at) VALUES (${hashKey(id)}, ${userId}, ${expires})`
+            .pipe(Effect.orDie)
+          // Expired rows of everyone are pruned now and then, on a login rather than on a timer.
+          yield* sql`DELETE FROM sessions WHERE expires_at < now()`.pipe(Effect.orDie)
+          return id
+        })
+
+        const resolve = Effect.fn("Sessions.resolve")(function* (sessionId: string) {
+          if (sessionId === "" || sessionId.length > MAX_SESSION_ID) return Option.none<SessionUser>()
+          const digest = hashKey(sessionId)
+          const idleSince = new Date(Date.now() - options.idleMillis)
+          const rows = yield* sql<Row>`
+            SELECT u.id, u.username, u.role, u.group_name AS "group", s.last_seen_at AS "lastSeen"
+            FROM sessions s JOIN users u ON u.id = s.user_id
+            WHERE s.id_hash = ${digest} AND s.expires_at > now() AND s.last_seen_at > ${idleSince} AND u.enabled`
+            .pipe(Effect.orDie)
+          const row = rows[0]
+          if (row === undefined) return Option.none<SessionUser>()
+          if (Date.now() - new Date(row.lastSeen).getTime() > TOUCH_MILLIS) {
+            yield* sql`UPDATE sessions SET last_seen_at = now() WHERE id_hash = ${digest}`.pipe(Effect.orDie)
+          }
+          const role: Role = row.role === "root" || row.role === "admin" ? row.role : "user"
+          return Option.some<SessionUser>({
+            id: BigInt(row.id),
+            username: row.username,
+            role,
+            group: row.group,
+            sessionHash: digest
+          })
+        })
+
+        const revoke = (sessionId: string) =>
+          sessionId === "" || sessionId.length > MAX_SESSION_ID
+            ? Effect.void
+            : sql`DELETE FROM sessions WHERE id_hash = ${hashKey(sessionId)}`.pipe(Effect.asVoid, Effect.orDie)
+
+        const revokeUser = (userId: bigint) =>
+          sql`DELETE FROM sessions WHERE user_id = ${userId}`.pipe(Effect.asVoid, Effect.orDie)
+
+        return Sessions.of({ create, resolve, revoke, revokeUser, options })
+      })
+    )
+}

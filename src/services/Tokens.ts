@@ -1,0 +1,187 @@
+/**
+ * A user's own API keys: list (masked: the stored display prefix only),
+ * create (the full key returned once; only its SHA-256 digest and prefix are
+ * stored), change (name, status, quota, expiry, model allow-list, IP
+ * allow-list) and delete.
+ * Every query is scoped to the owner, so another user's key id finds nothing.
+ * Each change clears the key cache (`Auth.invalidate`), so a revoked or
+ * disabled key fails on the public routes at once on this instance (other
+ * instances within the cache's time to live, 5 s by default).
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
+import { generateKey, hashKey, keyPrefix } from "../domain/KeyHash.ts"
+import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
+import { Auth } from "./Auth.ts"
+
+/** A key as listed: `key` is the masked prefix; `remain_quota` `null` = unlimited; times in epoch seconds. @category models */
+export interface TokenView {
+  readonly id: number
+  readonly name: string
+  readonly key: string
+  readonly status: "enabled" | "disabled"
+  readonly remain_quota: number | null
+  readonly used_quota: number
+  readonly models: ReadonlyArray<string> | null
+  /** Addresses and CIDR ranges the key may be used from; `null` = anywhere. */
+  readonly allow_ips: ReadonlyArray<string> | null
+  readonly group: string | null
+  readonly expires_at: number | null
+  readonly created_at: number
+}
+
+/** A new key's settings. `expires_at` in epoch seconds. @category models */
+export interface NewToken {
+  readonly name: string
+  readonly remain_quota?: number | null | undefined
+  readonly expires_at?: number | null | undefined
+  readonly models?: ReadonlyArray<string> | null | undefined
+  readonly allow_ips?: ReadonlyArray<string> | null | undefined
+}
+
+/** A change to a key: `id` and any of the rest (`null` clears a limit). @category models */
+export interface TokenPatch extends Partial<NewToken> {
+  readonly id: number
+  readonly status?: "enabled" | "disabled" | undefined
+}
+
+interface Row {
+  readonly id: bigint
+  readonly name: string
+  readonly prefix: string
+  readonly enabled: boolean
+  readonly remain: bigint | null
+  readonly used: bigint
+  readonly models: Array<string> | null
+  readonly allowIps: Array<string> | null
+  readonly group: string | null
+  readonly expiresAt: Date | null
+  readonly createdAt: Date
+}
+
+const viewOf = (row: Row): TokenView => ({
+  id: Number(row.id),
+  name: row.name,
+  key: row.prefix,
+  status: row.enabled ? "enabled" : "disabled",
+  remain_quota: row.remain === null ? null : Number(row.remain),
+  used_quota: Number(row.used),
+  models: row.models,
+  allow_ips: row.allowIps === null || row.allowIps.length === 0 ? null : row.allowIps,
+  group: row.group,
+  expires_at: epochSeconds(row.expiresAt),
+  created_at: epochSeconds(row.createdAt) ?? 0
+})
+
+const toDate = (seconds: number | null | undefined) =>
+  seconds === null || seconds === undefined ? null : new Date(seconds * 1000)
+
+/** @category services */
+export class Tokens extends Context.Service<Tokens, {
+  readonly list: (userId: bigint, page: PageRequest) => Effect.Effect<Page<TokenView>>
+  /** The new key's view and the full key (shown once). Names are unique per user. */
+  readonly create: (
+    userId: bigint,
+    input: NewToken
+  ) => Effect.Effect<{ readonly token: TokenView; readonly key: string }, InvalidRequest>
+  readonly update: (userId: bigint, patch: TokenPatch) => Effect.Effect<TokenView, InvalidRequest | NotFound>
+  readonly remove: (userId: bigint, id: bigint) => Effect.Effect<void, NotFound>
+}>()("sluice/services/Tokens") {
+  /** SQL-backed. */
+  static readonly layer = Layer.effect(
+    Tokens,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const auth = yield* Auth
+      const columns = sql`t.id, t.name, t.key_prefix AS prefix, t.enabled, t.remain_quota AS remain,
+        t.used_quota AS used, t.models, t.allow_ips AS "allowIps", t.group_name AS "group", t.expires_at AS "expiresAt",
+        t.created_at AS "createdAt"`
+
+      const one = (userId: bigint, id: bigint) =>
+        sql<Row>`SELECT ${columns} FROM tokens t WHERE t.id = ${id} AND t.user_id = ${userId}`.pipe(
+          Effect.orDie,
+          Effect.flatMap((rows) =>
+            Option.match(Option.fromNullishOr(rows[0]), {
+              onNone: () => Effect.fail(new NotFound({ what: "token", id: String(id), param: "id" })),
+              onSome: (row) => Effect.succeed(viewOf(row))
+            })
+          )
+        )
+
+      const nameTaken = (userId: bigint, name: string, except: bigint) =>
+        sql<{ n: bigint }>`SELECT count(*) AS n FROM tokens WHERE user_id = ${userId} AND name = ${name}
+          AND id <> ${except}`.pipe(
+          Effect.map(([row]) => Number(row.n) > 0),
+          Effect.orDie,
+          Effect.flatMap((taken) =>
+            taken
+              ? Effect.fail(new InvalidRequest({ message: "You already have a key with this name.", param: "name" }))
+              : Effect.void
+          )
+        )
+
+      const list = Effect.fn("Tokens.list")(function* (userId: bigint, page: PageRequest) {
+        const [{ total }] = yield* sql<
+          { total: bigint }
+        >`SELECT count(*) AS total FROM tokens WHERE user_id = ${userId}`
+          .pipe(Effect.orDie)
+        const rows = yield* sql<Row>`SELECT ${columns} FROM tokens t WHERE t.user_id = ${userId}
+          ORDER BY t.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(Effect.orDie)
+        return { items: rows.map(viewOf), total: Number(total), page: page.page, page_size: page.size }
+      })
+
+      const create = Effect.fn("Tokens.create")(function* (userId: bigint, input: NewToken) {
+        yield* nameTaken(userId, input.name, -1n)
+        const key = generateKey()
+        const [row] = yield* sql<{ id: bigint }>`
+          INSERT INTO tokens (user_id, name, key_hash, key_prefix, remain_quota, models, expires_at, allow_ips)
+          VALUES (${userId}, ${input.name}, ${hashKey(key)}, ${keyPrefix(key)}, ${input.remain_quota ?? null},
+                  ${input.models === undefined || input.models === null ? null : [...input.models]}::text[],
+                  ${toDate(input.expires_at)},
+                  ${input.allow_ips === undefined || input.allow_ips === null ? null : [...input.allow_ips]}::text[])
+          RETURNING id`.pipe(Effect.orDie)
+        yield* auth.invalidate
+        return { token: yield* one(userId, row.id).pipe(Effect.orDie), key }
+      })
+
+      const update = Effect.fn("Tokens.update")(function* (userId: bigint, patch: TokenPatch) {
+        const id = BigInt(patch.id)
+        yield* one(userId, id)
+        if (patch.name !== undefined) yield* nameTaken(userId, patch.name, id)
+        yield* sql.withTransaction(Effect.gen(function* () {
+          if (patch.name !== undefined) yield* sql`UPDATE tokens SET name = ${patch.name} WHERE id = ${id}`
+          if (patch.status !== undefined) {
+            yield* sql`UPDATE tokens SET enabled = ${patch.status === "enabled"} WHERE id = ${id}`
+          }
+          if (patch.remain_quota !== undefined) {
+            yield* sql`UPDATE tokens SET remain_quota = ${patch.remain_quota} WHERE id = ${id}`
+          }
+          if (patch.expires_at !== undefined) {
+            yield* sql`UPDATE tokens SET expires_at = ${toDate(patch.expires_at)} WHERE id = ${id}`
+          }
+          if (patch.models !== undefined) {
+            const models = patch.models === null ? null : [...patch.models]
+            yield* sql`UPDATE tokens SET models = ${models}::text[] WHERE id = ${id}`
+          }
+          if (patch.allow_ips !== undefined) {
+            const allowed = patch.allow_ips === null ? null : [...patch.allow_ips]
+            yield* sql`UPDATE tokens SET allow_ips = ${allowed}::text[] WHERE id = ${id}`
+          }
+        })).pipe(Effect.orDie)
+        yield* auth.invalidate
+        return yield* one(userId, id).pipe(Effect.orDie)
+      })
+
+      const remove = Effect.fn("Tokens.remove")(function* (userId: bigint, id: bigint) {
+        yield* one(userId, id)
+        yield* sql`DELETE FROM tokens WHERE id = ${id} AND user_id = ${userId}`.pipe(Effect.orDie)
+        yield* auth.invalidate
+      })
+
+      return Tokens.of({ list, create, update, remove })
+    })
+  )
+}

@@ -1,0 +1,171 @@
+/**
+ * Reads of the usage log for `/api/*`: a user's daily usage by model, and
+ * the log rows themselves, filtered and paginated — a user's own, or
+ * everyone's for an admin (who also sees and filters by channel).
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import { SqlClient, type Statement } from "effect/sql"
+import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
+
+/** One day's usage of one model (UTC days, `date` as `YYYY-MM-DD`; `quota` in quota units). @category models */
+export interface DailyUsage {
+  readonly date: string
+  readonly model: string
+  readonly requests: number
+  readonly prompt_tokens: number
+  readonly completion_tokens: number
+  readonly quota: number
+}
+
+/** Which log rows to read; every field narrows. Times in epoch seconds (start inclusive, end exclusive). @category models */
+export interface LogFilter {
+  readonly userId?: bigint | undefined
+  readonly start?: number | undefined
+  readonly end?: number | undefined
+  readonly model?: string | undefined
+  readonly tokenName?: string | undefined
+  readonly tokenId?: bigint | undefined
+  readonly channelId?: bigint | undefined
+  readonly username?: string | undefined
+}
+
+/** A log row; `channel_id` and `username` only in the admin view. Times in epoch seconds. @category models */
+export interface LogView {
+  readonly id: number
+  readonly request_id: string
+  readonly attempt: number
+  readonly created_at: number
+  readonly username?: string | null
+  readonly user_id: number
+  readonly token_id: number
+  readonly token_name: string | null
+  readonly model: string
+  readonly channel_id?: number | null
+  readonly prompt_tokens: number
+  readonly completion_tokens: number
+  readonly cached_tokens: number
+  readonly reasoning_tokens: number
+  readonly quota: number
+  readonly latency_ms: number
+  readonly stream: boolean
+  readonly status: number
+  readonly error: string | null
+}
+
+interface LogRow {
+  readonly id: bigint
+  readonly requestId: string
+  readonly attempt: number
+  readonly createdAt: Date
+  readonly username: string | null
+  readonly userId: bigint
+  readonly tokenId: bigint
+  readonly tokenName: string | null
+  readonly model: string
+  readonly channelId: bigint | null
+  readonly promptTokens: number
+  readonly completionTokens: number
+  readonly cachedTokens: number
+  readonly reasoningTokens: number
+  readonly cost: bigint
+  readonly latencyMs: number
+  readonly stream: boolean
+  readonly status: number
+  readonly error: string | null
+}
+
+/** @category services */
+export class UsageQueries extends Context.Service<UsageQueries, {
+  /** The user's usage for the last `days` UTC days (today included), by day and model. */
+  readonly daily: (userId: bigint, days: number) => Effect.Effect<ReadonlyArray<DailyUsage>>
+  /** Log rows, newest first; `admin` adds the channel and the username to each. */
+  readonly logs: (filter: LogFilter, page: PageRequest, admin: boolean) => Effect.Effect<Page<LogView>>
+}>()("sluice/services/UsageQueries") {
+  /** SQL-backed. */
+  static readonly layer = Layer.effect(
+    UsageQueries,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+
+      const daily = Effect.fn("UsageQueries.daily")(function* (userId: bigint, days: number) {
+        const today = new Date()
+        const since = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - days + 1))
+        const rows = yield* sql<{
+          day: string
+          model: string
+          requests: bigint
+          prompt: bigint | null
+          completion: bigint | null
+          quota: bigint | null
+        }>`SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, model, count(*) AS requests,
+                  sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion, sum(cost) AS quota
+           FROM usage_logs WHERE user_id = ${userId} AND created_at >= ${since}
+           GROUP BY 1, 2 ORDER BY 1, 2`.pipe(Effect.orDie)
+        return rows.map((row): DailyUsage => ({
+          date: row.day,
+          model: row.model,
+          requests: Number(row.requests),
+          prompt_tokens: Number(row.prompt ?? 0),
+          completion_tokens: Number(row.completion ?? 0),
+          quota: Number(row.quota ?? 0)
+        }))
+      })
+
+      const where = (filter: LogFilter): Statement.Fragment => {
+        const parts: Array<Statement.Fragment> = []
+        if (filter.userId !== undefined) parts.push(sql`l.user_id = ${filter.userId}`)
+        if (filter.start !== undefined) parts.push(sql`l.created_at >= ${new Date(filter.start * 1000)}`)
+        if (filter.end !== undefined) parts.push(sql`l.created_at < ${new Date(filter.end * 1000)}`)
+        if (filter.model !== undefined) parts.push(sql`l.model = ${filter.model}`)
+        if (filter.tokenId !== undefined) parts.push(sql`l.token_id = ${filter.tokenId}`)
+        if (filter.tokenName !== undefined) parts.push(sql`t.name = ${filter.tokenName}`)
+        if (filter.channelId !== undefined) parts.push(sql`l.channel_id = ${filter.channelId}`)
+        if (filter.username !== undefined) parts.push(sql`u.username = ${filter.username}`)
+        return parts.length === 0 ? sql`TRUE` : sql.and(parts)
+      }
+
+      const logs = Effect.fn("UsageQueries.logs")(function* (filter: LogFilter, page: PageRequest, admin: boolean) {
+        const from = sql`usage_logs l LEFT JOIN tokens t ON t.id = l.token_id LEFT JOIN users u ON u.id = l.user_id`
+        const condition = where(filter)
+        const [{ total }] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM ${from} WHERE ${condition}`
+          .pipe(Effect.orDie)
+        const rows = yield* sql<LogRow>`
+          SELECT l.id, l.request_id AS "requestId", l.attempt, l.created_at AS "createdAt", u.username,
+                 l.user_id AS "userId", l.token_id AS "tokenId", t.name AS "tokenName", l.model,
+                 l.channel_id AS "channelId", l.prompt_tokens AS "promptTokens",
+                 l.completion_tokens AS "completionTokens", l.cached_tokens AS "cachedTokens",
+                 l.reasoning_tokens AS "reasoningTokens", l.cost, l.latency_ms AS "latencyMs", l.stream, l.status,
+                 l.error
+          FROM ${from} WHERE ${condition}
+          ORDER BY l.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(Effect.orDie)
+        const items = rows.map((row): LogView => ({
+          id: Number(row.id),
+          request_id: row.requestId,
+          attempt: row.attempt,
+          created_at: epochSeconds(row.createdAt) ?? 0,
+          ...(admin
+            ? { username: row.username, channel_id: row.channelId === null ? null : Number(row.channelId) }
+            : {}),
+          user_id: Number(row.userId),
+          token_id: Number(row.tokenId),
+          token_name: row.tokenName,
+          model: row.model,
+          prompt_tokens: row.promptTokens,
+          completion_tokens: row.completionTokens,
+          cached_tokens: row.cachedTokens,
+          reasoning_tokens: row.reasoningTokens,
+          quota: Number(row.cost),
+          latency_ms: row.latencyMs,
+          stream: row.stream,
+          status: row.status,
+          error: row.error
+        }))
+        return { items, total: Number(total), page: page.page, page_size: page.size }
+      })
+
+      return UsageQueries.of({ daily, logs })
+    })
+  )
+}

@@ -1,0 +1,26 @@
+/**
+ * IP allow-lists: addresses and CIDR ranges of both families, IPv4-mapped
+ * IPv6 peers matched as IPv4, and entries that are not addresses refused.
+ */
+import { strictEqual } from "node:assert/strict"
+import { isAllowed, isAllowListEntry } from "../../src/http/ClientAddress.ts"
+
+Deno.test("allow-list: addresses and ranges of both families", () => {
+  const list = ["203.0.113.7", "10.0.0.0/8", "2001:db8::/32"]
+  strictEqual(isAllowed(list, "203.0.113.7"), true)
+  strictEqual(isAllowed(list, "203.0.113.8"), false)
+  strictEqual(isAllowed(list, "10.255.1.2"), true)
+  strictEqual(isAllowed(list, "::ffff:10.1.2.3"), true, "an IPv4-mapped peer is its IPv4 address")
+  strictEqual(isAllowed(list, "2001:db8:1::5"), true)
+  strictEqual(isAllowed(list, "2001:db9::1"), false)
+  strictEqual(isAllowed(list, undefined), false, "no known address is not allowed")
+  strictEqual(isAllowed(list, "not-an-ip"), false)
+  strictEqual(isAllowed(["::ffff:192.0.2.0/120"], "192.0.2.9"), true)
+})
+
+Deno.test("allow-list: what an entry may be", () => {
+  for (const entry of ["127.0.0.1", "0.0.0.0/0", "::1", "fe80::/10"]) strictEqual(isAllowListEntry(entry), true, entry)
+  for (const entry of ["300.1.1.1", "10.0.0.0/33", "example.com", "", "1.2.3.4/", "a".repeat(100)]) {
+    strictEqual(isAllowListEntry(entry), false, entry)
+  }
+})
