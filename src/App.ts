@@ -19,6 +19,7 @@ import { UserRoutes } from "./routes/api/UserRoutes.ts"
 import { CompactRoute } from "./routes/CompactRoute.ts"
 import { CountTokens } from "./routes/CountTokensRoute.ts"
 import { EmbeddingRoutes, Embeddings } from "./routes/EmbeddingRoutes.ts"
+import { ImageRoutes, Images } from "./routes/ImageRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
@@ -35,6 +36,7 @@ import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
+import { ImageRelay } from "./relay/ImageRelay.ts"
 import { Relay } from "./relay/Relay.ts"
 import { ResponseStore } from "./services/ResponseStore.ts"
 import { Sessions } from "./services/Sessions.ts"
@@ -131,6 +133,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
   const relay = Layer.mergeAll(
     Relay.layer,
     EmbeddingRelay.layer,
+    ImageRelay.layer,
     ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),
     CatalogAdmin.layer,
     OAuth.layer(options.file, settings),
@@ -139,6 +142,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
   return Layer.mergeAll(
     TextRoutes,
     EmbeddingRoutes,
+    ImageRoutes,
     CompactRoute,
     ModelsRoutes,
     AccountRoutes,
@@ -153,7 +157,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     FallbackRoutes,
     telemetry.middlewareLayer
   ).pipe(
-    Layer.provide(Layer.mergeAll(CountTokens.layer, Embeddings.layer)),
+    Layer.provide(Layer.mergeAll(CountTokens.layer, Embeddings.layer, Images.layer)),
     Layer.provide(relay)
   )
 }

@@ -8,6 +8,7 @@
  */
 import { Schema } from "effect"
 import { Yaml } from "effect/encoding"
+import { IMAGE_FAMILIES } from "../domain/ImageFamilies.ts"
 import { makeDecoder } from "../domain/SchemaDecode.ts"
 
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
@@ -52,12 +53,13 @@ export const ModelSpec = Schema.Struct({
   cache_write: Schema.optional(NonNegative),
   per_image: Schema.optional(NonNegative),
   per_second: Schema.optional(NonNegative),
-  family: Schema.optional(Schema.String),
+  /** The validation rules a model follows (`domain/ImageFamilies.ts`); default from its name. */
+  family: Schema.optional(Schema.Literals(IMAGE_FAMILIES)),
   free: Schema.optional(Schema.Boolean)
 })
 
 /** The upstream channel types. @category models */
-export const ChannelType = Schema.Literals(["openai", "anthropic", "gemini"])
+export const ChannelType = Schema.Literals(["openai", "anthropic", "gemini", "ark"])
 
 /**
  * Per-channel settings. Timeouts in milliseconds.

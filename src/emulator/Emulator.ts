@@ -12,6 +12,10 @@
  *   `…:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array), `…:countTokens`,
  *   `…:embedContent`, `…:batchEmbedContents` (deterministic vectors, see `Embeddings.ts`),
  *   `GET /v1beta/models` (and `GET /v1/models` with a Gemini key).
+ * - Images (see `Images.ts`): OpenAI `POST /v1/images/generations`, `POST /v1/images/edits` (multipart, parsed
+ *   into the body as `{filename, type, size}` per file); Ark `POST /api/v3/images/generations` and its chat
+ *   completions at `POST /api/v3/chat/completions`; generate-content with `responseModalities` holding `IMAGE`;
+ *   `GET /_emulator/images/<seed>.png` serves the images the URLs name.
  * - Control: `POST /_emulator/faults` (JSON `Fault[]`), `DELETE /_emulator/faults`,
  *   `GET /_emulator/requests`, `GET /_emulator/stats` → `{requests, aborts}`, `POST /_emulator/reset`,
  *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /healthz` → 200.
@@ -50,6 +54,7 @@
  */
 import { type ArmedFault, armFaults, echoMessage, type EchoSource, takeFault, vendorErrorBody } from "./Faults.ts"
 import { inBandErrorFrame, malformedBody, requestKey, resolveRoute, unauthorizedMessage } from "./Routes.ts"
+import { pngFor } from "./Png.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
 import { isObject, type JsonObject, makeIds, stringOr } from "./Wire.ts"
 
@@ -151,6 +156,26 @@ const waitForAbort = (signal: AbortSignal): Promise<void> =>
     signal.addEventListener("abort", () => resolve(), { once: true })
   })
 
+/**
+ * A multipart body as a JSON object, as the image edit route reads it: text fields as strings, files as
+ * `{filename, type, size}`, a name sent more than once (`image[]`) as an array; `undefined` when unparsable.
+ */
+const formBody = async (request: Request): Promise<JsonObject | undefined> => {
+  const form = await request.formData().catch(() => undefined)
+  if (form === undefined) return undefined
+  const body: JsonObject = {}
+  for (const [name, value] of form.entries()) {
+    const item = typeof value === "string" ? value : { filename: value.name, type: value.type, size: value.size }
+    const previous = body[name]
+    body[name] = previous === undefined
+      ? (name.endsWith("[]") ? [item] : item)
+      : Array.isArray(previous)
+      ? [...previous, item]
+      : [previous, item]
+  }
+  return body
+}
+
 const asKeys = (value: unknown): ReadonlyArray<string> | undefined =>
   Array.isArray(value) ? value.filter((item): item is string => typeof item === "string") : undefined
 
@@ -208,14 +233,22 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     const url = new URL(request.url)
     const path = url.pathname
     if (path === "/healthz") return new Response("ok")
+    const image = /^\/_emulator\/images\/([0-9a-f]{1,8})\.png$/.exec(path)
+    if (image !== null && request.method === "GET") {
+      return new Response(pngFor(parseInt(image[1], 16)), { headers: { "content-type": "image/png" } })
+    }
     if (path.startsWith("/_emulator/")) return control(request, path)
 
     const query: Record<string, string> = {}
     for (const [name, value] of url.searchParams) query[name] = value
-    const text = request.method === "GET" || request.method === "HEAD" ? "" : await request.text()
+    const multipart = /^multipart\/form-data/i.test(request.headers.get("content-type") ?? "")
+    const text = request.method === "GET" || request.method === "HEAD" || multipart ? "" : await request.text()
     let parsed: unknown = undefined
     let parseFailed = false
-    if (text.length > 0) {
+    if (multipart) {
+      parsed = await formBody(request)
+      parseFailed = parsed === undefined
+    } else if (text.length > 0) {
       try {
         parsed = JSON.parse(text)
       } catch {

@@ -27,6 +27,7 @@
  *
  * @since 0.1.0
  */
+import { geminiImageAnswer } from "./Images.ts"
 import { type Answer, answer, type Prompt, promptTokens, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
 import { geminiConfigProblem } from "./RequestChecks.ts"
 import { dataFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
@@ -325,9 +326,13 @@ export const geminiGenerate = (context: RouteContext): Reply => {
       }
     }, 400)
   }
-  const thinkingConfig = objectOr(
-    field(objectOr(field(body, "generationConfig", "generation_config")), "thinkingConfig", "thinking_config")
-  )
+  const generationConfig = objectOr(field(body, "generationConfig", "generation_config"))
+  const modalities = arrayOr(field(generationConfig, "responseModalities", "response_modalities"))
+  // Image output on image models only; other models answer text as before (gateway tests of pass-through fields).
+  if (context.model.includes("image") && modalities.some((modality) => String(modality).toUpperCase() === "IMAGE")) {
+    return geminiImageAnswer(context, generationConfig)
+  }
+  const thinkingConfig = objectOr(field(generationConfig, "thinkingConfig", "thinking_config"))
   const includeThoughts = field(thinkingConfig, "includeThoughts", "include_thoughts") === true
   const budget = numberOr(field(thinkingConfig, "thinkingBudget", "thinking_budget")) ?? 0
   const result = answer(prompt(body, includeThoughts || budget > 0))

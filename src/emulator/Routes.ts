@@ -8,6 +8,7 @@ import { anthropicMessages } from "./Anthropic.ts"
 import { geminiEmbed, openAiEmbeddings } from "./Embeddings.ts"
 import { type Vendor, vendorErrorBody } from "./Faults.ts"
 import { geminiCountTokens, geminiGenerate, geminiModels } from "./Gemini.ts"
+import { arkImageGenerations, openAiImageEdits, openAiImageGenerations } from "./Images.ts"
 import { anthropicModels, openAiModels } from "./Models.ts"
 import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
@@ -77,6 +78,15 @@ export const resolveRoute = (
         return route("anthropic", anthropicMessages, true, stream)
       case "/v1/embeddings":
         return route("openai", openAiEmbeddings, true)
+      case "/v1/images/generations":
+        return route("openai", openAiImageGenerations, true)
+      case "/v1/images/edits":
+        return route("openai", openAiImageEdits, true)
+      // Ark's OpenAI-compatible chat, and its image generation (errors in the same `{error: {…}}` shape).
+      case "/api/v3/chat/completions":
+        return route("openai", chatCompletions, true, stream)
+      case "/api/v3/images/generations":
+        return route("openai", arkImageGenerations, true)
     }
     const gemini = geminiPath.exec(path)
     if (gemini !== null) {

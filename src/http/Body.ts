@@ -68,3 +68,58 @@ export const readJsonObject = (
     }
     return parsed as Record<string, unknown>
   })
+
+/** The body's bytes, at most `limit` of them ("too-large" past it). */
+const readBytesLimited = async (request: Request, limit: number): Promise<Uint8Array<ArrayBuffer> | "too-large"> => {
+  if (request.body === null) return new Uint8Array()
+  const reader = request.body.getReader()
+  const chunks: Array<Uint8Array> = []
+  let size = 0
+  while (true) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined)
+      return "too-large"
+    }
+    chunks.push(value)
+  }
+  const bytes = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset)
+    offset += chunk.byteLength
+  }
+  return bytes
+}
+
+/**
+ * The body parsed as `multipart/form-data` (the Fetch API's parser), read
+ * within `limitBytes`. Fails with `PayloadTooLarge`, or `InvalidRequest` when
+ * the content type is not multipart or the form cannot be parsed.
+ *
+ * @category http
+ */
+export const readFormData = (
+  request: HttpServerRequest.HttpServerRequest,
+  limitBytes: number
+): Effect.Effect<FormData, PayloadTooLarge | InvalidRequest> =>
+  Effect.gen(function* () {
+    const contentType = headerOf(request, "content-type") ?? ""
+    if (!/^multipart\/form-data\s*;/i.test(contentType)) {
+      return yield* new InvalidRequest({ message: "The request body must be multipart/form-data.", param: "" })
+    }
+    const declared = Number(headerOf(request, "content-length") ?? "NaN")
+    if (Number.isFinite(declared) && declared > limitBytes) return yield* new PayloadTooLarge({ limitBytes })
+    const unreadable = () => new InvalidRequest({ message: "The multipart body could not be read.", param: "" })
+    const bytes = yield* Effect.tryPromise({
+      try: () => readBytesLimited(request.source as Request, limitBytes),
+      catch: unreadable
+    })
+    if (bytes === "too-large") return yield* new PayloadTooLarge({ limitBytes })
+    return yield* Effect.tryPromise({
+      try: () => new Response(bytes, { headers: { "content-type": contentType } }).formData(),
+      catch: unreadable
+    })
+  })

@@ -15,6 +15,8 @@ const EXACT: ReadonlySet<string> = new Set([
   "/v1/models",
   "/v1beta/models",
   "/v1/embeddings",
+  "/v1/images/generations",
+  "/v1/images/edits",
   "/api/usage/token",
   "/api/status",
   "/dashboard/billing/subscription",

@@ -133,6 +133,12 @@ export interface SettlementInput {
   readonly onAnswer?: ((id: string, content: ReadonlyArray<OutputPart>) => Effect.Effect<void>) | undefined
   /** The request's telemetry record: told of each failed attempt and of the bill (tokens, charged quota). */
   readonly record?: RequestRecord | undefined
+  /**
+   * The cost of a billed usage in quota units, for requests not priced by
+   * tokens (images: the count returned × `per_image`); default the text cost
+   * of `price` and `ratio`.
+   */
+  readonly cost?: ((usage: Usage) => bigint) | undefined
 }
 
 /**
@@ -193,14 +199,16 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
       if (settled) return Effect.void
       settled = true
       const usage = billedUsage(meter, input.promptTokens)
-      const cost = usage === undefined ? 0n : textCost(
-        input.ratio,
-        input.price,
-        usage.inputTokens,
-        usage.outputTokens,
-        usage.cachedInputTokens ?? 0,
-        usage.cacheCreationInputTokens ?? 0
-      )
+      const cost = usage === undefined ? 0n : input.cost === undefined
+        ? textCost(
+          input.ratio,
+          input.price,
+          usage.inputTokens,
+          usage.outputTokens,
+          usage.cachedInputTokens ?? 0,
+          usage.cacheCreationInputTokens ?? 0
+        )
+        : input.cost(usage)
       const [main, ...extensions] = holds
       const counted = usage ?? emptyUsage
       // The row is recorded in the step the charge is booked, so a ledger commit takes both or neither.

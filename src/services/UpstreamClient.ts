@@ -268,7 +268,7 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
   readonly post: (
     url: string,
     headers: Record<string, string>,
-    body: string,
+    body: string | Uint8Array,
     timeouts: Timeouts
   ) => Effect.Effect<UpstreamResponse, UpstreamFailed>
 }>()("sluice/services/UpstreamClient") {

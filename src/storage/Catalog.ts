@@ -12,6 +12,7 @@
 import { Context, Duration, Effect, Layer, Ref, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ChannelSettings, LimitsSpec } from "../config/BootstrapFile.ts"
+import { defaultImageFamily, type ImageFamily, isImageFamily } from "../domain/ImageFamilies.ts"
 import { type Price, toFixed } from "../domain/Pricing.ts"
 
 /** Rate limits as configured. @category models */
@@ -61,6 +62,8 @@ export interface Group {
 export interface Snapshot {
   readonly groups: ReadonlyMap<string, Group>
   readonly prices: ReadonlyMap<string, Price>
+  /** model → the image family the bootstrap file gave it (see `imageFamilyOf` for the default by name) */
+  readonly families: ReadonlyMap<string, ImageFamily>
   readonly channels: ReadonlyMap<number, Channel>
   /** group → model → enabled abilities */
   readonly abilities: ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<Ability>>>
@@ -96,10 +99,11 @@ export class Catalog extends Context.Service<Catalog, {
           cacheWrite: string | null
           perImage: string | null
           perSecond: string | null
+          family: string | null
           free: boolean
         }>`SELECT name, input_price::text AS input, output_price::text AS output,
                   cached_input_price::text AS "cachedInput", cache_write_price::text AS "cacheWrite", per_image::text AS "perImage",
-                  per_second::text AS "perSecond", free FROM models`
+                  per_second::text AS "perSecond", family, free FROM models`
         const channelRows = yield* sql<{
           id: bigint
           name: string
@@ -174,6 +178,11 @@ export class Catalog extends Context.Service<Catalog, {
             perSecond: optionalFixed(row.perSecond),
             free: row.free
           }])),
+          families: new Map(
+            modelRows.flatMap((row) =>
+              isImageFamily(row.family ?? undefined) ? [[row.name, row.family as ImageFamily]] : []
+            )
+          ),
           channels,
           abilities
         }
@@ -206,3 +215,12 @@ export class Catalog extends Context.Service<Catalog, {
     })
   )
 }
+
+/**
+ * The image family of `model`: the bootstrap file's, else the default for
+ * its name (`dall-e-2`, `dall-e-3`, `gpt-image-*`), else `undefined`.
+ *
+ * @category models
+ */
+export const imageFamilyOf = (snapshot: Snapshot, model: string): ImageFamily | undefined =>
+  snapshot.families.get(model) ?? defaultImageFamily(model)

@@ -9,7 +9,7 @@
 import type { FormatName } from "../formats/Format.ts"
 
 /** The channel types Sluice has adapters for. @category models */
-export type ChannelType = "openai" | "anthropic" | "gemini"
+export type ChannelType = "openai" | "anthropic" | "gemini" | "ark"
 
 /** What an adapter reads of a channel (the catalog's channel has more). @category models */
 export interface Channel {
@@ -46,9 +46,19 @@ export interface Adapter {
   ) => UpstreamTarget
 }
 
-const root = (channel: Channel): string => channel.baseUrl.replace(/\/v1(beta)?$/, "")
+/**
+ * A channel's root: its base URL without a trailing `/v1` or `/v1beta`.
+ *
+ * @category adapters
+ */
+export const root = (channel: Channel): string => channel.baseUrl.replace(/\/v1(beta)?$/, "")
 
-const withExtraHeaders = (channel: Channel, headers: Record<string, string>): Record<string, string> =>
+/**
+ * `headers` with the channel's extra headers over them.
+ *
+ * @category adapters
+ */
+export const withExtraHeaders = (channel: Channel, headers: Record<string, string>): Record<string, string> =>
   channel.settings.headers === undefined ? headers : { ...headers, ...channel.settings.headers }
 
 const json = { "content-type": "application/json" }
@@ -115,8 +125,30 @@ const gemini: Adapter = {
 }
 
 /**
+ * Volcengine Ark / BytePlus ModelArk: an OpenAI-compatible chat completions
+ * API at `{root}/api/v3/chat/completions` with a Bearer key
+ * (docs.byteplus.com/en/docs/ModelArk/1494384, "Chat API"); every inbound
+ * text format is served through it. The base URL may end in `/api/v3`.
+ */
+const ark: Adapter = {
+  nativeFormat: "openai-chat",
+  wireFormat: () => "openai-chat",
+  target: (channel, key) => ({
+    url: arkRoot(channel) + "/api/v3/chat/completions",
+    headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
+  })
+}
+
+/**
+ * An Ark channel's root: its base URL without a trailing `/api/v3`.
+ *
+ * @category adapters
+ */
+export const arkRoot = (channel: Channel): string => channel.baseUrl.replace(/\/api\/v3\/?$/, "")
+
+/**
  * Every adapter, by channel type.
  *
  * @category adapters
  */
-export const adapters: Record<ChannelType, Adapter> = { openai, anthropic, gemini }
+export const adapters: Record<ChannelType, Adapter> = { openai, anthropic, gemini, ark }

@@ -43,7 +43,7 @@ const gemini: EmbeddingAdapter = {
 
 /**
  * The embedding endpoint of each channel type; `undefined` for a type that
- * cannot embed (`anthropic`: the Messages API has no embeddings), which is
+ * cannot embed (`anthropic`: the Messages API has no embeddings; `ark`: not wired yet), which is
  * never a candidate for an embedding request.
  *
  * @category adapters
@@ -51,5 +51,6 @@ const gemini: EmbeddingAdapter = {
 export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined> = {
   openai,
   anthropic: undefined,
-  gemini
+  gemini,
+  ark: undefined
 }

@@ -118,6 +118,8 @@ Deno.test("parseBootstrap: a bad field is reported with its path", () => {
     [variant((f) => delete (f.channels[0] as Partial<typeof f.channels[0]>).base_url), "channels[0].base_url: "],
     [variant((f) => (f.groups.default.ratio = -1)), "groups.default.ratio: "],
     [variant((f) => (f.models["gpt-test"].input = "cheap" as unknown as number)), "models.gpt-test.input: "],
+    [variant((f) => Object.assign(f.models["gpt-test"], { family: "dall-e-9" })), "models.gpt-test.family: "],
+    [variant((f) => Object.assign(f.models["gpt-test"], { per_image: -0.01 })), "models.gpt-test.per_image: "],
     [variant((f) => (f.users[0].tokens[0].key = "short")), "users[0].tokens[0].key: "],
     [variant((f) => (f.settings.retry_times = -1)), "settings.retry_times: "],
     [variant((f) => Object.assign(f.users[0], { role: "owner" })), "users[0].role: "],

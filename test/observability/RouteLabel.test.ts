@@ -17,6 +17,8 @@ Deno.test("route labels: fixed routes, model-route patterns, catch-alls", () => 
   strictEqual(routeOf("/v1/models/x:countTokens"), "/v1/models/{model}:countTokens")
   strictEqual(routeOf("/v1beta/models/sk-secret:unknownMethod"), "/v1beta/models/{model}")
   strictEqual(routeOf("/v1/models/gpt-4o"), "/v1/models/{model}")
+  strictEqual(routeOf("/v1/images/generations"), "/v1/images/generations")
+  strictEqual(routeOf("/v1/images/edits"), "/v1/images/edits")
   strictEqual(routeOf("/api/user/self"), "/api/*")
   strictEqual(routeOf("/%00\u0000/evil"), "other")
 })

@@ -1,0 +1,200 @@
+/**
+ * The relay of the image routes: the same parts as the text and embedding
+ * relays (DESIGN.md, "The relay in parts") with an image attempt. Candidates
+ * (ChannelRouter, kept to channel types that make images) → limits
+ * (RateLimiter) → hold (QuotaLedger: ceil(ratio × n × per_image) quota units,
+ * the images asked for) → `Failover` over image attempts (one per candidate
+ * until one is accepted) → `Settlement` (the same cost rule on the images the
+ * upstream actually returned; the usage-log row; permit release). A failed
+ * request costs nothing.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import { HttpServerResponse } from "effect/http"
+import type { GeneratedImage, ImageRequest, ImageResponse } from "../canonical/Image.ts"
+import { emptyUsage } from "../canonical/Usage.ts"
+import type { ImageFamily } from "../domain/ImageFamilies.ts"
+import { imageCost } from "../domain/Pricing.ts"
+import { type GatewayError, ModelNotFound, ModelNotPriced, UpstreamFailed } from "../errors/GatewayError.ts"
+import { encodeImagesAnswer, type ImageCallBody, type ImageWire, imageWires } from "../formats/images/mod.ts"
+import type { Principal } from "../services/Auth.ts"
+import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
+import { GatewaySettings, type Settings } from "../services/GatewaySettings.ts"
+import { QuotaLedger } from "../services/QuotaLedger.ts"
+import { RateLimiter } from "../services/RateLimiter.ts"
+import { UpstreamClient } from "../services/UpstreamClient.ts"
+import { UsageLog } from "../services/UsageLog.ts"
+import { Catalog } from "../storage/Catalog.ts"
+import { imageAdapters } from "../upstreams/ImageAdapter.ts"
+import { failover } from "./Failover.ts"
+import { limitSubjects } from "./Relay.ts"
+import { makeSettlement } from "./Settlement.ts"
+
+/** Upstream calls of one attempt in flight at once (generate-content makes one image per call). */
+const CALLS_IN_FLIGHT = 4
+
+/** What an image route hands the relay: the decoded request, its model's family, the caller. @category models */
+export interface ImageRelayInput {
+  readonly request: ImageRequest
+  readonly family: ImageFamily | undefined
+  readonly principal: Principal
+}
+
+/** The wire of `candidate`'s channel, or `undefined` when its type cannot make images. @category attempts */
+export const imageWireOf = (candidate: Candidate): ImageWire | undefined => {
+  const adapter = imageAdapters[candidate.channel.type]
+  return adapter === undefined ? undefined : imageWires[adapter.wire]
+}
+
+/** A call body as bytes or text, and its content type. */
+const encoded = (call: ImageCallBody): Effect.Effect<{ body: string | Uint8Array; contentType: string }> =>
+  call._tag === "json"
+    ? Effect.succeed({ body: JSON.stringify(call.body), contentType: "application/json" })
+    : Effect.promise(async () => {
+      const response = new Response(call.form)
+      const contentType = response.headers.get("content-type") ?? "multipart/form-data"
+      return { body: new Uint8Array(await response.arrayBuffer()), contentType }
+    })
+
+/** One attempt of `request` on a candidate: every call the wire needs, their images in order. */
+const makeImageAttempt = (
+  request: ImageRequest,
+  family: ImageFamily | undefined,
+  client: typeof UpstreamClient.Service,
+  settings: Settings
+) =>
+(candidate: Candidate): Effect.Effect<ImageResponse, UpstreamFailed> =>
+  Effect.gen(function* () {
+    const { channel } = candidate
+    const wire = imageWireOf(candidate)!
+    const calls = wire.encodeCalls(request, candidate.upstreamModel, family)
+    const one = (call: ImageCallBody) =>
+      Effect.gen(function* () {
+        if (call._tag === "json") { for (const param of channel.settings.strip_params ?? []) delete call.body[param] }
+        const { body, contentType } = yield* encoded(call)
+        const target = imageAdapters[channel.type]!.target(
+          channel,
+          candidate.key.key,
+          candidate.upstreamModel,
+          request.edit !== undefined,
+          call._tag === "form"
+        )
+        const response = yield* client.post(target.url, { ...target.headers, "content-type": contentType }, body, {
+          firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
+          idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
+          totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
+        })
+        if (response.status < 200 || response.status >= 300) {
+          const errorText = yield* Effect.orElseSucceed(response.text, () => "")
+          const classified = wire.classifyError(response.status, errorText)
+          return yield* new UpstreamFailed({
+            kind: classified.kind,
+            status: response.status,
+            message: classified.message,
+            channelId: channel.id
+          })
+        }
+        const text = yield* response.text
+        let json: unknown
+        try {
+          json = JSON.parse(text)
+        } catch {
+          return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
+        }
+        const decoded = wire.decodeResponse(json)
+        return decoded instanceof UpstreamFailed ? yield* decoded : decoded
+      })
+    const answers = yield* Effect.forEach(calls, one, { concurrency: CALLS_IN_FLIGHT })
+    const images: Array<GeneratedImage> = answers.flatMap((answer) => answer.images)
+    // Never more than asked for (a vendor's group answer may run over), so the bill never passes the hold.
+    return { images: images.slice(0, request.n) }
+  })
+
+/** @category services */
+export class ImageRelay extends Context.Service<ImageRelay, {
+  /**
+   * Makes `input.request`'s images on the first candidate that answers; the
+   * answer is OpenAI's images JSON. Fails with `ModelNotFound` when no
+   * candidate can make images, `ModelNotPriced` for a model with neither
+   * `per_image` nor `free`, and the relay's usual quota, rate-limit and
+   * upstream failures.
+   */
+  readonly run: (input: ImageRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
+}>()("sluice/relay/ImageRelay") {
+  /** Needs the text relay's services: ChannelRouter, QuotaLedger, UsageLog, UpstreamClient, settings, limits, Catalog. */
+  static readonly layer = Layer.effect(
+    ImageRelay,
+    Effect.gen(function* () {
+      const router = yield* ChannelRouter
+      const ledger = yield* QuotaLedger
+      const usageLog = yield* UsageLog
+      const client = yield* UpstreamClient
+      const settings = yield* GatewaySettings
+      const limiter = yield* RateLimiter
+      const catalog = yield* Catalog
+
+      const run = Effect.fnUntraced(function* (input: ImageRelayInput) {
+        const { principal, request } = input
+        const started = Date.now()
+        const routed = yield* router.candidates(principal, request.model)
+        const candidates = routed.filter((candidate) => imageWireOf(candidate) !== undefined)
+        if (candidates.length === 0) return yield* new ModelNotFound({ model: request.model })
+        const snapshot = catalog.snapshot()
+        const price = snapshot.prices.get(request.model)
+        const group = snapshot.groups.get(principal.group)
+        const ratio = group?.ratio ?? 1_000_000_000n
+        if (price === undefined || (!price.free && price.perImage === undefined)) {
+          return yield* new ModelNotPriced({ model: request.model })
+        }
+        const attempt = makeImageAttempt(request, input.family, client, settings)
+        let returned = 0
+
+        return yield* Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function* () {
+            const permit = yield* limiter.acquire(limitSubjects(principal, group?.limits))
+            const settlement = makeSettlement({
+              ledger,
+              usageLog,
+              principal,
+              requestId: crypto.randomUUID().replaceAll("-", ""),
+              model: request.model,
+              stream: false,
+              price,
+              ratio,
+              promptTokens: 0,
+              started,
+              permit,
+              cost: () => imageCost(ratio, price, returned)
+            })
+            let handedOff = false
+            const answer = Effect.gen(function* () {
+              // The hold for every image asked for, uninterruptible so a hold taken is always settled.
+              yield* Effect.uninterruptible(
+                Effect.map(ledger.reserve(principal, imageCost(ratio, price, request.n)), settlement.addHold)
+              )
+              const accepted = yield* failover({
+                candidates,
+                maxAttempts: Math.min(candidates.length, 1 + settings.retryTimes),
+                deadline: started + settings.requestDeadlineMs,
+                report: router.report,
+                logFailed: settlement.logFailedAttempt,
+                attempt
+              })
+              returned = accepted.value.images.length
+              settlement.update((meter) => ({ ...meter, usage: emptyUsage, final: true, status: 200 }))
+              handedOff = true
+              yield* settlement.settle(accepted.candidate, accepted.attempt)
+              const body = encodeImagesAnswer(accepted.value, request.b64, Math.floor(Date.now() / 1000))
+              return HttpServerResponse.jsonUnsafe(body)
+            })
+            // Nothing reached the caller (a failure, or the caller left): the hold back, the permit released.
+            return yield* restore(answer).pipe(Effect.onExit(() => handedOff ? Effect.void : settlement.abandon))
+          })
+        )
+      }) as (input: ImageRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
+
+      return ImageRelay.of({ run })
+    })
+  )
+}
