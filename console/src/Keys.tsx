@@ -61,8 +61,8 @@ const CreateKey = (props: { onCreated: (key: string) => void }) => {
     }
   }
   return (
-    <form class="panel" onSubmit={submit} aria-label="New key">
-      <h2>New key</h2>
+    <form class="panel" onSubmit={submit} aria-label="Create a key">
+      <h2>Create a key</h2>
       <Field label="Name">
         <input name="name" required maxLength={64} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </Field>
