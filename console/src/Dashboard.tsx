@@ -35,7 +35,12 @@ const Chart = (props: { rows: ReadonlyArray<Daily> }) => {
   const width = 600, height = 160, bar = width / days.length
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label="Spend per day over 30 days, by model">
+      <svg
+        viewBox={`0 0 ${width} ${height}`}
+        role="img"
+        aria-label="Spend per day over 30 days, by model"
+        preserveAspectRatio="none"
+      >
         {days.flatMap((day, index) => {
           let y = height
           return models.map((model, colour) => {
@@ -59,6 +64,8 @@ const Chart = (props: { rows: ReadonlyArray<Daily> }) => {
         })}
       </svg>
       <figcaption>
+        <span class="axis">{days[0]} to {days[days.length - 1]} (UTC days; peak {usd(Math.max(0, ...totals))})</span>
+        {" "}
         {models.length === 0
           ? "No usage in the last 30 days."
           : models.map((model, colour) => (

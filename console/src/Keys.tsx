@@ -134,7 +134,7 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
     <tr>
       <td>{item.name}</td>
       <td>
-        <code>{item.key}…</code>
+        <code>{item.key}</code>
       </td>
       <td>{item.status}</td>
       <td>{item.remain_quota === null ? "no limit" : usd(item.remain_quota)}</td>

@@ -127,8 +127,9 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
     const key = await carol.page.getByLabel("New key").inputValue()
     ok(/^sk-[A-Za-z0-9]{48}$/.test(key), `a full key: ${key.slice(0, 5)}…`)
     await carol.page.getByRole("cell", { name: "2.500000 USD" }).waitFor()
-    await scan(carol.page, "keys")
+    await scan(carol.page, "keys-new")
     await carol.page.getByRole("button", { name: "Done" }).click()
+    await scan(carol.page, "keys")
     strictEqual(await carol.page.getByLabel("New key").count(), 0, "the key is gone from the page")
     ok(!(await carol.page.content()).includes(key), "nowhere in the page")
     strictEqual(
