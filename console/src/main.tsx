@@ -7,19 +7,26 @@ import { render } from "preact"
 import { useEffect } from "preact/hooks"
 import { Account } from "./Account.tsx"
 import { api, ApiError, wordsOf } from "./api.ts"
+import { Channels } from "./Channels.tsx"
 import { Dashboard } from "./Dashboard.tsx"
 import { Keys } from "./Keys.tsx"
 import { Logs } from "./Logs.tsx"
 import { SignIn } from "./SignIn.tsx"
+import { Users } from "./Users.tsx"
 import { type Me, me, route } from "./state.ts"
 import { ErrorText } from "./ui.tsx"
 
-const PAGES: ReadonlyArray<{ readonly name: string; readonly title: string }> = [
+const PAGES: ReadonlyArray<{ readonly name: string; readonly title: string; readonly admin?: true }> = [
   { name: "dashboard", title: "Dashboard" },
   { name: "keys", title: "API keys" },
   { name: "logs", title: "Usage logs" },
-  { name: "account", title: "Account" }
+  { name: "account", title: "Account" },
+  { name: "channels", title: "Channels", admin: true },
+  { name: "users", title: "Users", admin: true }
 ]
+
+/** Whether `user` may see the admin pages (the API checks again on every call). */
+const isAdmin = (user: Me): boolean => user.role === "admin" || user.role === "root"
 
 const signOut = async () => {
   await fetch("/api/user/logout", { credentials: "same-origin" })
@@ -38,16 +45,21 @@ const Content = (props: { user: Me }) => {
       return <Logs />
     case "account":
       return <Account user={props.user} />
-    default:
-      return (
-        <section>
-          <h1>Not found</h1>
-          <p>
-            There is no page “{route.value}”. <a href="#/dashboard">Go to the dashboard</a>.
-          </p>
-        </section>
-      )
+    case "channels":
+      if (isAdmin(props.user)) return <Channels />
+      break
+    case "users":
+      if (isAdmin(props.user)) return <Users />
+      break
   }
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        There is no page “{route.value}”. <a href="#/dashboard">Go to the dashboard</a>.
+      </p>
+    </section>
+  )
 }
 
 let loadError: string | null = null
@@ -83,7 +95,7 @@ const App = () => {
       <header>
         <span class="brand">Sluice</span>
         <nav aria-label="Pages">
-          {PAGES.map((page) => (
+          {PAGES.filter((page) => page.admin !== true || isAdmin(user)).map((page) => (
             <a key={page.name} href={`#/${page.name}`} aria-current={route.value === page.name ? "page" : undefined}>
               {page.title}
             </a>

@@ -105,9 +105,20 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
       base_url: gateway.emulator.url,
       keys: ["sk-test-upstream-console-0001"],
       models: ["gpt-console"],
-      groups: ["default"]
+      groups: ["default"],
+      priority: 10
     })
     strictEqual(channel.json.success, true, channel.json.message)
+    const backup = await pageCall(root.page, "POST", "/api/channel/", {
+      name: "emu-console-backup",
+      type: "openai",
+      base_url: gateway.emulator.url,
+      keys: ["sk-test-upstream-console-0002"],
+      models: ["gpt-console"],
+      groups: ["default"],
+      priority: 0
+    })
+    strictEqual(backup.json.success, true, backup.json.message)
     const user = await pageCall(root.page, "POST", "/api/user/", { username: "carol", password: "carol-password-1" })
     strictEqual(user.json.success, true, user.json.message)
     const topup = await pageCall(root.page, "POST", "/api/user/topup", { id: user.json.data.id, amount: 5_000_000 })
@@ -183,14 +194,50 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
 
     // No admin page in the console, and the admin routes refuse the user's session.
     strictEqual(await carol.page.getByRole("link", { name: /channel|users|audit/i }).count(), 0)
-    await carol.page.goto(`${gateway.url}/#/channels`)
-    await carol.page.getByRole("heading", { name: "Not found" }).waitFor()
+    for (const hash of ["#/channels", "#/users"]) {
+      await carol.page.goto(`${gateway.url}/${hash}`)
+      await carol.page.getByRole("heading", { name: "Not found" }).waitFor()
+    }
     for (const path of ["/api/channel/", "/api/user/", "/api/log/", "/api/audit"]) {
       strictEqual((await pageCall(carol.page, "GET", path)).status, 403, path)
     }
     const keys = await pageCall(carol.page, "GET", "/api/token/")
     deepStrictEqual(keys.json.data.items.map((item: { name: string }) => item.name), ["laptop"], "only carol's keys")
     deepStrictEqual(carol.problems, [], "no script error or CSP violation for the user")
+
+    // Root: the channels page tests a channel and disables it; the user's next request fails over at once.
+    const channelOf = async () =>
+      Number(
+        (await gateway.query<{ channel_id: string }>(
+          "SELECT l.channel_id::text AS channel_id FROM usage_logs l JOIN users u ON u.id = l.user_id " +
+            "WHERE u.username = 'carol' ORDER BY l.id DESC LIMIT 1"
+        ))[0].channel_id
+      )
+    strictEqual(await channelOf(), channel.json.data.id, "the first request went to the higher priority")
+    await root.page.getByRole("link", { name: "Channels" }).click()
+    await root.page.getByRole("button", { name: "Test emu-console", exact: true }).click()
+    await root.page.getByRole("status").filter({ hasText: /Answered 200 in \d+ ms/ }).waitFor()
+    await scan(root.page, "channels")
+    await root.page.getByRole("button", { name: "Disable emu-console", exact: true }).click()
+    await root.page.getByRole("button", { name: "Enable emu-console", exact: true }).waitFor()
+    const second = await new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: key, maxRetries: 0 }).chat.completions
+      .create({ model: "gpt-console", messages: [{ role: "user", content: "after the switch" }] })
+    ok(second.choices[0].message.content?.includes("after the switch"))
+    for (let tries = 0; tries < 100 && (await channelOf()) !== backup.json.data.id; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    strictEqual(await channelOf(), backup.json.data.id, "the disabled channel is skipped at once")
+
+    // Root: the users page tops carol up by exactly 1 USD.
+    const balance = async () => (await pageCall(root.page, "GET", `/api/user/${user.json.data.id}`)).json.data.quota
+    const before = await balance()
+    await root.page.getByRole("link", { name: "Users" }).click()
+    await root.page.getByLabel("Top up carol (USD)").fill("1")
+    await root.page.getByRole("form", { name: "Top up carol" }).getByRole("button", { name: "Top up" }).click()
+    await root.page.getByTestId("user-balance").filter({ hasText: usd(before + 1_000_000) }).waitFor()
+    strictEqual(await balance(), before + 1_000_000)
+    await scan(root.page, "users")
+    deepStrictEqual(root.problems, [], "no script error or CSP violation on the admin pages")
 
     // deno-lint-ignore no-console
     console.log(`console: first page (sign-in form shown) loaded in ${firstLoad} ms on loopback`)
