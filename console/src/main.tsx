@@ -7,6 +7,7 @@ import { render } from "preact"
 import { useEffect } from "preact/hooks"
 import { Account } from "./Account.tsx"
 import { api, ApiError, wordsOf } from "./api.ts"
+import { Audit } from "./Audit.tsx"
 import { Channels } from "./Channels.tsx"
 import { Dashboard } from "./Dashboard.tsx"
 import { Keys } from "./Keys.tsx"
@@ -16,13 +17,17 @@ import { Users } from "./Users.tsx"
 import { type Me, me, route } from "./state.ts"
 import { ErrorText } from "./ui.tsx"
 
-const PAGES: ReadonlyArray<{ readonly name: string; readonly title: string; readonly admin?: true }> = [
+const PAGES: ReadonlyArray<
+  { readonly name: string; readonly title: string; readonly admin?: true; readonly root?: true }
+> = [
   { name: "dashboard", title: "Dashboard" },
   { name: "keys", title: "API keys" },
   { name: "logs", title: "Usage logs" },
   { name: "account", title: "Account" },
   { name: "channels", title: "Channels", admin: true },
-  { name: "users", title: "Users", admin: true }
+  { name: "users", title: "Users", admin: true },
+  { name: "all-logs", title: "All logs", admin: true },
+  { name: "audit", title: "Audit log", admin: true, root: true }
 ]
 
 /** Whether `user` may see the admin pages (the API checks again on every call). */
@@ -42,7 +47,7 @@ const Content = (props: { user: Me }) => {
     case "keys":
       return <Keys />
     case "logs":
-      return <Logs />
+      return <Logs key="own" />
     case "account":
       return <Account user={props.user} />
     case "channels":
@@ -50,6 +55,12 @@ const Content = (props: { user: Me }) => {
       break
     case "users":
       if (isAdmin(props.user)) return <Users />
+      break
+    case "all-logs":
+      if (isAdmin(props.user)) return <Logs key="all" admin />
+      break
+    case "audit":
+      if (props.user.role === "root") return <Audit />
       break
   }
   return (
@@ -95,7 +106,9 @@ const App = () => {
       <header>
         <span class="brand">Sluice</span>
         <nav aria-label="Pages">
-          {PAGES.filter((page) => page.admin !== true || isAdmin(user)).map((page) => (
+          {PAGES.filter((page) =>
+            (page.admin !== true || isAdmin(user)) && (page.root !== true || user.role === "root")
+          ).map((page) => (
             <a key={page.name} href={`#/${page.name}`} aria-current={route.value === page.name ? "page" : undefined}>
               {page.title}
             </a>

@@ -193,8 +193,8 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
     await scan(carol.page, "account")
 
     // No admin page in the console, and the admin routes refuse the user's session.
-    strictEqual(await carol.page.getByRole("link", { name: /channel|users|audit/i }).count(), 0)
-    for (const hash of ["#/channels", "#/users"]) {
+    strictEqual(await carol.page.getByRole("link", { name: /channel|users|audit|all logs/i }).count(), 0)
+    for (const hash of ["#/channels", "#/users", "#/all-logs", "#/audit"]) {
       await carol.page.goto(`${gateway.url}/${hash}`)
       await carol.page.getByRole("heading", { name: "Not found" }).waitFor()
     }
@@ -237,6 +237,20 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
     await root.page.getByTestId("user-balance").filter({ hasText: usd(before + 1_000_000) }).waitFor()
     strictEqual(await balance(), before + 1_000_000)
     await scan(root.page, "users")
+
+    // Root: all logs filtered by channel show the failed-over request on the backup, by name; the audit log lists the changes.
+    await root.page.getByRole("link", { name: "All logs" }).click()
+    await root.page.getByTestId("log-channel").first().waitFor()
+    await root.page.getByRole("combobox", { name: /^Channel/ }).selectOption({ label: "emu-console-backup" })
+    await root.page.getByRole("button", { name: "Filter" }).click()
+    await root.page.getByRole("caption").filter({ hasText: "Requests (1)" }).waitFor()
+    deepStrictEqual(await root.page.getByTestId("log-channel").allTextContents(), ["emu-console-backup"])
+    await scan(root.page, "all-logs")
+    await root.page.getByRole("link", { name: "Audit log" }).click()
+    await root.page.getByTestId("audit-action").first().waitFor()
+    ok((await root.page.getByTestId("audit-action").count()) >= 4, "the channels, the user and the top-ups")
+    ok(!(await root.page.content()).includes("sk-test-upstream-console"), "no upstream key in the audit page")
+    await scan(root.page, "audit")
     deepStrictEqual(root.problems, [], "no script error or CSP violation on the admin pages")
 
     // deno-lint-ignore no-console
