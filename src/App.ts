@@ -17,6 +17,7 @@ import { OAuthRoutes } from "./routes/api/OAuthRoutes.ts"
 import { TokenRoutes } from "./routes/api/TokenRoutes.ts"
 import { UserRoutes } from "./routes/api/UserRoutes.ts"
 import { CompactRoute } from "./routes/CompactRoute.ts"
+import { ConsoleRoutes } from "./routes/ConsoleRoutes.ts"
 import { CountTokens } from "./routes/CountTokensRoute.ts"
 import { EmbeddingRoutes, Embeddings } from "./routes/EmbeddingRoutes.ts"
 import { ImageRoutes, Images } from "./routes/ImageRoutes.ts"
@@ -154,6 +155,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     CatalogRoutes,
     OAuthRoutes,
     OpsRoutes(telemetry.metrics),
+    ConsoleRoutes,
     FallbackRoutes,
     telemetry.middlewareLayer
   ).pipe(

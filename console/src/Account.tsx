@@ -1,0 +1,99 @@
+/**
+ * Account (`GET`/`PUT /api/user/self`): the display name, a password change
+ * (the old password, then the new), and the linked sign-in identities.
+ */
+import { useState } from "preact/hooks"
+import { api, wordsOf } from "./api.ts"
+import { usd } from "./money.ts"
+import { type Me, me } from "./state.ts"
+import { ErrorText, Field } from "./ui.tsx"
+
+/** The account page. */
+export const Account = (props: { user: Me }) => {
+  const [name, setName] = useState(props.user.display_name ?? "")
+  const [nameState, setNameState] = useState<{ error: string | null; done: string | null }>({ error: null, done: null })
+  const [oldPassword, setOldPassword] = useState("")
+  const [password, setPassword] = useState("")
+  const [passwordState, setPasswordState] = useState<{ error: string | null; done: string | null }>({
+    error: null,
+    done: null
+  })
+  const saveName = async (event: Event) => {
+    event.preventDefault()
+    try {
+      await api("PUT", "/api/user/self", { display_name: name })
+      me.value = await api<Me>("GET", "/api/user/self")
+      setNameState({ error: null, done: "Saved." })
+    } catch (caught) {
+      setNameState({ error: wordsOf(caught), done: null })
+    }
+  }
+  const savePassword = async (event: Event) => {
+    event.preventDefault()
+    try {
+      await api("PUT", "/api/user/self", { old_password: oldPassword, password })
+      setOldPassword("")
+      setPassword("")
+      setPasswordState({ error: null, done: "Password changed; your other sessions have ended." })
+    } catch (caught) {
+      setPasswordState({ error: wordsOf(caught), done: null })
+    }
+  }
+  return (
+    <section>
+      <h1>Account</h1>
+      <dl class="cards">
+        <div>
+          <dt>Username</dt>
+          <dd>{props.user.username}</dd>
+        </div>
+        <div>
+          <dt>Role and group</dt>
+          <dd>{props.user.role}, {props.user.group}</dd>
+        </div>
+        <div>
+          <dt>Balance</dt>
+          <dd>{usd(props.user.quota)}</dd>
+        </div>
+      </dl>
+      <form class="panel" onSubmit={saveName} aria-label="Display name">
+        <h2>Display name</h2>
+        <Field label="Display name">
+          <input name="display_name" maxLength={64} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </Field>
+        <ErrorText error={nameState.error} />
+        {nameState.done && <p role="status">{nameState.done}</p>}
+        <button type="submit">Save name</button>
+      </form>
+      <form class="panel" onSubmit={savePassword} aria-label="Password">
+        <h2>Password</h2>
+        <Field label="Current password">
+          <input
+            type="password"
+            name="old_password"
+            autocomplete="current-password"
+            value={oldPassword}
+            onInput={(e) => setOldPassword(e.currentTarget.value)}
+          />
+        </Field>
+        <Field label="New password (8 characters or more)">
+          <input
+            type="password"
+            name="password"
+            autocomplete="new-password"
+            required
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
+        </Field>
+        <ErrorText error={passwordState.error} />
+        {passwordState.done && <p role="status">{passwordState.done}</p>}
+        <button type="submit">Change password</button>
+      </form>
+      <h2>Linked identities</h2>
+      {props.user.oauth.length === 0
+        ? <p>No linked identity.</p>
+        : <ul>{props.user.oauth.map((provider) => <li key={provider}>{provider}</li>)}</ul>}
+    </section>
+  )
+}

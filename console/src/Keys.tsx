@@ -1,0 +1,246 @@
+/**
+ * API keys (`/api/token/`): the caller's keys, masked; create one (name,
+ * quota in USD, expiry, model allow-list, address allow-list) and see its
+ * full key once with a copy button; rename, change the quota or disable;
+ * revoke after a confirmation. The page never stores a key.
+ */
+import { useEffect, useState } from "preact/hooks"
+import { api, type Page, wordsOf } from "./api.ts"
+import { unitsOf, usd } from "./money.ts"
+import { ErrorText, Field, timeText } from "./ui.tsx"
+
+/** A key as the listing shows it (`key` is its first characters). */
+interface Key {
+  readonly id: number
+  readonly name: string
+  readonly key: string
+  readonly status: "enabled" | "disabled"
+  readonly remain_quota: number | null
+  readonly used_quota: number
+  readonly models: ReadonlyArray<string> | null
+  readonly allow_ips: ReadonlyArray<string> | null
+  readonly expires_at: number | null
+}
+
+/** A comma-separated list as an array, or `null` when empty. */
+const listOf = (text: string): Array<string> | null => {
+  const items = text.split(",").map((item) => item.trim()).filter((item) => item !== "")
+  return items.length === 0 ? null : items
+}
+
+/** The create form; answers the created key's full text once. */
+const CreateKey = (props: { onCreated: (key: string) => void }) => {
+  const [name, setName] = useState("")
+  const [quota, setQuota] = useState("")
+  const [expires, setExpires] = useState("")
+  const [models, setModels] = useState("")
+  const [ips, setIps] = useState("")
+  const [error, setError] = useState<string | null>(null)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(null)
+    const units = quota.trim() === "" ? null : unitsOf(quota)
+    if (units === undefined) return setError("The quota must be an amount in USD, such as 5 or 0.25.")
+    const body = {
+      name,
+      remain_quota: units,
+      expires_at: expires === "" ? null : Math.floor(Date.parse(`${expires}T23:59:59Z`) / 1000),
+      models: listOf(models),
+      allow_ips: listOf(ips)
+    }
+    try {
+      const created = await api<{ key: string }>("POST", "/api/token/", body)
+      setName("")
+      setQuota("")
+      setExpires("")
+      setModels("")
+      setIps("")
+      props.onCreated(created.key)
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+  }
+  return (
+    <form class="panel" onSubmit={submit} aria-label="Create a key">
+      <h2>Create a key</h2>
+      <Field label="Name">
+        <input name="name" required maxLength={64} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </Field>
+      <Field label="Quota in USD (empty: no limit)">
+        <input name="quota" inputMode="decimal" value={quota} onInput={(e) => setQuota(e.currentTarget.value)} />
+      </Field>
+      <Field label="Expires (UTC date; empty: never)">
+        <input name="expires" type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
+      </Field>
+      <Field label="Models, comma-separated (empty: every model of your group)">
+        <input name="models" value={models} onInput={(e) => setModels(e.currentTarget.value)} />
+      </Field>
+      <Field label="Allowed addresses or CIDR ranges, comma-separated (empty: anywhere)">
+        <input name="allow_ips" value={ips} onInput={(e) => setIps(e.currentTarget.value)} />
+      </Field>
+      <ErrorText error={error} />
+      <button type="submit">Create key</button>
+    </form>
+  )
+}
+
+/** The full key, shown once, with a copy button. */
+const NewKey = (props: { value: string; onDone: () => void }) => {
+  const [copied, setCopied] = useState<string | null>(null)
+  const copy = () =>
+    navigator.clipboard.writeText(props.value).then(
+      () => setCopied("Copied."),
+      () => setCopied("Copying was refused by the browser; select the key and copy it.")
+    )
+  return (
+    <div class="panel notice" role="status">
+      <h2>Your new key</h2>
+      <p>This is the only time the full key is shown. Copy it now.</p>
+      <Field label="New key">
+        <input readOnly name="new_key" value={props.value} onFocus={(e) => e.currentTarget.select()} />
+      </Field>
+      <button type="button" onClick={copy}>Copy</button> <button type="button" onClick={props.onDone}>Done</button>
+      {copied && <p>{copied}</p>}
+    </div>
+  )
+}
+
+/** One key's row, with edit and revoke. */
+const KeyRow = (props: { item: Key; onChanged: () => void }) => {
+  const { item } = props
+  const [editing, setEditing] = useState(false)
+  const [confirming, setConfirming] = useState(false)
+  const [name, setName] = useState(item.name)
+  const [quota, setQuota] = useState(item.remain_quota === null ? "" : usd(item.remain_quota).replace(" USD", ""))
+  const [error, setError] = useState<string | null>(null)
+  const run = async (method: string, path: string, body?: unknown) => {
+    setError(null)
+    try {
+      await api(method, path, body)
+      setEditing(false)
+      setConfirming(false)
+      props.onChanged()
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+  }
+  const save = (event: Event) => {
+    event.preventDefault()
+    const units = quota.trim() === "" ? null : unitsOf(quota)
+    if (units === undefined) return setError("The quota must be an amount in USD, such as 5 or 0.25.")
+    return run("PUT", "/api/token/", { id: item.id, name, remain_quota: units })
+  }
+  return (
+    <tr>
+      <td>{item.name}</td>
+      <td>
+        <code>{item.key}</code>
+      </td>
+      <td>{item.status}</td>
+      <td>{item.remain_quota === null ? "no limit" : usd(item.remain_quota)}</td>
+      <td>{usd(item.used_quota)}</td>
+      <td>{item.models === null ? "all" : item.models.join(", ")}</td>
+      <td>{timeText(item.expires_at)}</td>
+      <td>
+        {editing
+          ? (
+            <form onSubmit={save} aria-label={`Edit key ${item.name}`}>
+              <Field label="Name">
+                <input value={name} required onInput={(e) => setName(e.currentTarget.value)} />
+              </Field>
+              <Field label="Quota in USD">
+                <input value={quota} inputMode="decimal" onInput={(e) => setQuota(e.currentTarget.value)} />
+              </Field>
+              <button type="submit">Save</button>{" "}
+              <button type="button" onClick={() => setEditing(false)}>Cancel</button>
+            </form>
+          )
+          : confirming
+          ? (
+            <span role="group" aria-label={`Confirm revoking ${item.name}`}>
+              Revoke {item.name}? Requests with it fail at once.{" "}
+              <button type="button" class="danger" onClick={() => run("DELETE", `/api/token/${item.id}`)}>
+                Revoke
+              </button>{" "}
+              <button type="button" onClick={() => setConfirming(false)}>Keep</button>
+            </span>
+          )
+          : (
+            <span>
+              <button type="button" aria-label={`Edit ${item.name}`} onClick={() => setEditing(true)}>Edit</button>{" "}
+              <button
+                type="button"
+                aria-label={`${item.status === "enabled" ? "Disable" : "Enable"} ${item.name}`}
+                onClick={() =>
+                  run("PUT", "/api/token/", {
+                    id: item.id,
+                    status: item.status === "enabled" ? "disabled" : "enabled"
+                  })}
+              >
+                {item.status === "enabled" ? "Disable" : "Enable"}
+              </button>{" "}
+              <button type="button" aria-label={`Revoke ${item.name}`} onClick={() => setConfirming(true)}>
+                Revoke
+              </button>
+            </span>
+          )}
+        <ErrorText error={error} />
+      </td>
+    </tr>
+  )
+}
+
+/** The API keys page. */
+export const Keys = () => {
+  const [page, setPage] = useState(1)
+  const [listing, setListing] = useState<Page<Key> | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [fresh, setFresh] = useState<string | null>(null)
+  const load = () =>
+    api<Page<Key>>("GET", `/api/token/?page=${page}&page_size=20`).then(
+      setListing,
+      (caught) => setError(wordsOf(caught))
+    )
+  useEffect(() => {
+    load()
+  }, [page])
+  const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
+  return (
+    <section>
+      <h1>API keys</h1>
+      {fresh !== null && <NewKey value={fresh} onDone={() => setFresh(null)} />}
+      <CreateKey
+        onCreated={(key) => {
+          setFresh(key)
+          load()
+        }}
+      />
+      <ErrorText error={error} />
+      <table>
+        <caption>Your keys ({listing?.total ?? 0})</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Key</th>
+            <th scope="col">Status</th>
+            <th scope="col">Quota left</th>
+            <th scope="col">Used</th>
+            <th scope="col">Models</th>
+            <th scope="col">Expires</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {listing?.items.map((item) => (
+            <KeyRow key={`${item.id}-${item.name}-${item.status}`} item={item} onChanged={load} />
+          ))}
+        </tbody>
+      </table>
+      <nav class="pager" aria-label="Key pages">
+        <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>Previous</button>
+        <span>Page {page} of {pages}</span>
+        <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>Next</button>
+      </nav>
+    </section>
+  )
+}

@@ -1,0 +1,134 @@
+/**
+ * Users, for admins (`/api/user/`): search by name, each user's role, group,
+ * balance and status; enable or disable, and top up the balance in USD (each
+ * top-up one ledger entry, `POST /api/user/topup`).
+ */
+import { useEffect, useState } from "preact/hooks"
+import { api, type Page, wordsOf } from "./api.ts"
+import { unitsOf, usd } from "./money.ts"
+import { ErrorText, Field } from "./ui.tsx"
+
+/** A user as the admin API lists it. */
+interface User {
+  readonly id: number
+  readonly username: string
+  readonly role: string
+  readonly group: string
+  readonly quota: number
+  readonly used_quota: number
+  readonly status: "enabled" | "disabled"
+}
+
+/** One user's row with enable/disable and a top-up form. */
+const UserRow = (props: { item: User; onChanged: () => void }) => {
+  const { item } = props
+  const [amount, setAmount] = useState("")
+  const [error, setError] = useState<string | null>(null)
+  const run = async (path: string, method: string, body: unknown) => {
+    setError(null)
+    try {
+      await api(method, path, body)
+      setAmount("")
+      props.onChanged()
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+  }
+  const topUp = (event: Event) => {
+    event.preventDefault()
+    const units = unitsOf(amount)
+    if (units === undefined || units === 0) return setError("The amount must be USD above zero, such as 5 or 0.25.")
+    return run("/api/user/topup", "POST", { id: item.id, amount: units })
+  }
+  return (
+    <tr>
+      <td>{item.username}</td>
+      <td>{item.role}</td>
+      <td>{item.group}</td>
+      <td data-testid="user-balance">{usd(item.quota)}</td>
+      <td>{usd(item.used_quota)}</td>
+      <td>{item.status}</td>
+      <td>
+        {item.role !== "root" && (
+          <button
+            type="button"
+            aria-label={`${item.status === "enabled" ? "Disable" : "Enable"} ${item.username}`}
+            onClick={() =>
+              run("/api/user/", "PUT", { id: item.id, status: item.status === "enabled" ? "disabled" : "enabled" })}
+          >
+            {item.status === "enabled" ? "Disable" : "Enable"}
+          </button>
+        )}
+        <form class="inline" onSubmit={topUp} aria-label={`Top up ${item.username}`}>
+          <Field label={`Top up ${item.username} (USD)`}>
+            <input inputMode="decimal" value={amount} onInput={(e) => setAmount(e.currentTarget.value)} />
+          </Field>
+          <button type="submit">Top up</button>
+        </form>
+        <ErrorText error={error} />
+      </td>
+    </tr>
+  )
+}
+
+/** The users page. */
+export const Users = () => {
+  const [draft, setDraft] = useState("")
+  const [keyword, setKeyword] = useState("")
+  const [page, setPage] = useState(1)
+  const [listing, setListing] = useState<Page<User> | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const load = () =>
+    api<Page<User>>("GET", `/api/user/?keyword=${encodeURIComponent(keyword)}&page=${page}&page_size=20`).then(
+      setListing,
+      (caught) => setError(wordsOf(caught))
+    )
+  useEffect(() => {
+    load()
+  }, [keyword, page])
+  const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
+  return (
+    <section>
+      <h1>Users</h1>
+      <form
+        class="filters"
+        aria-label="Search users"
+        onSubmit={(event) => {
+          event.preventDefault()
+          setPage(1)
+          setKeyword(draft)
+        }}
+      >
+        <Field label="Name contains">
+          <input name="keyword" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} />
+        </Field>
+        <button type="submit">Search</button>
+      </form>
+      <ErrorText error={error} />
+      <table>
+        <caption>Users ({listing?.total ?? 0})</caption>
+        <thead>
+          <tr>
+            <th scope="col">Username</th>
+            <th scope="col">Role</th>
+            <th scope="col">Group</th>
+            <th scope="col">Balance</th>
+            <th scope="col">Used</th>
+            <th scope="col">Status</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {listing?.items.map((item) => (
+            <UserRow key={`${item.id}-${item.quota}-${item.status}`} item={item} onChanged={load} />
+          ))}
+        </tbody>
+      </table>
+      <nav class="pager" aria-label="User pages">
+        <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>Previous</button>
+        <span>Page {page} of {pages}</span>
+        <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>Next</button>
+      </nav>
+    </section>
+  )
+}

@@ -1,0 +1,127 @@
+/// <reference lib="dom" />
+/**
+ * The Sluice web console: a Preact app served at `/` by the gateway, whose
+ * only back end is `/api/*`. Pages are named by the URL's hash (`#/keys`).
+ */
+import { render } from "preact"
+import { useEffect } from "preact/hooks"
+import { Account } from "./Account.tsx"
+import { api, ApiError, wordsOf } from "./api.ts"
+import { Audit } from "./Audit.tsx"
+import { Channels } from "./Channels.tsx"
+import { Dashboard } from "./Dashboard.tsx"
+import { Keys } from "./Keys.tsx"
+import { Logs } from "./Logs.tsx"
+import { SignIn } from "./SignIn.tsx"
+import { Users } from "./Users.tsx"
+import { type Me, me, route } from "./state.ts"
+import { ErrorText } from "./ui.tsx"
+
+const PAGES: ReadonlyArray<
+  { readonly name: string; readonly title: string; readonly admin?: true; readonly root?: true }
+> = [
+  { name: "dashboard", title: "Dashboard" },
+  { name: "keys", title: "API keys" },
+  { name: "logs", title: "Usage logs" },
+  { name: "account", title: "Account" },
+  { name: "channels", title: "Channels", admin: true },
+  { name: "users", title: "Users", admin: true },
+  { name: "all-logs", title: "All logs", admin: true },
+  { name: "audit", title: "Audit log", admin: true, root: true }
+]
+
+/** Whether `user` may see the admin pages (the API checks again on every call). */
+const isAdmin = (user: Me): boolean => user.role === "admin" || user.role === "root"
+
+const signOut = async () => {
+  await fetch("/api/user/logout", { credentials: "same-origin" })
+  me.value = null
+  location.hash = "#/dashboard"
+}
+
+/** The page for the current hash. */
+const Content = (props: { user: Me }) => {
+  switch (route.value) {
+    case "dashboard":
+      return <Dashboard />
+    case "keys":
+      return <Keys />
+    case "logs":
+      return <Logs key="own" />
+    case "account":
+      return <Account user={props.user} />
+    case "channels":
+      if (isAdmin(props.user)) return <Channels />
+      break
+    case "users":
+      if (isAdmin(props.user)) return <Users />
+      break
+    case "all-logs":
+      if (isAdmin(props.user)) return <Logs key="all" admin />
+      break
+    case "audit":
+      if (props.user.role === "root") return <Audit />
+      break
+  }
+  return (
+    <section>
+      <h1>Not found</h1>
+      <p>
+        There is no page “{route.value}”. <a href="#/dashboard">Go to the dashboard</a>.
+      </p>
+    </section>
+  )
+}
+
+let loadError: string | null = null
+
+/** The app: the sign-in page, or the navigation and the current page. */
+const App = () => {
+  useEffect(() => {
+    api<Me>("GET", "/api/user/self").then(
+      (user) => (me.value = user),
+      (caught) => {
+        if (!(caught instanceof ApiError && caught.status === 401)) loadError = wordsOf(caught)
+        me.value = null
+      }
+    )
+  }, [])
+  useEffect(() => {
+    const title = PAGES.find((page) => page.name === route.value)?.title
+    document.title = me.value ? `${title ?? "Not found"} · Sluice` : "Sign in · Sluice"
+  })
+  const user = me.value
+  if (user === undefined) return <p class="loading">Loading…</p>
+  if (user === null) {
+    return (
+      <>
+        <ErrorText error={loadError} />
+        <SignIn />
+      </>
+    )
+  }
+  return (
+    <>
+      <a class="skip" href="#content">Skip to content</a>
+      <header>
+        <span class="brand">Sluice</span>
+        <nav aria-label="Pages">
+          {PAGES.filter((page) =>
+            (page.admin !== true || isAdmin(user)) && (page.root !== true || user.role === "root")
+          ).map((page) => (
+            <a key={page.name} href={`#/${page.name}`} aria-current={route.value === page.name ? "page" : undefined}>
+              {page.title}
+            </a>
+          ))}
+        </nav>
+        <span class="who">{user.display_name || user.username} ({user.role})</span>
+        <button type="button" onClick={signOut}>Sign out</button>
+      </header>
+      <main id="content" tabIndex={-1}>
+        <Content user={user} />
+      </main>
+    </>
+  )
+}
+
+render(<App />, document.getElementById("app")!)
