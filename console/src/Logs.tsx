@@ -78,6 +78,8 @@ const csvOf = async (path: string, query: string, channels: ReadonlyMap<number, 
       lines.push(
         [
           timeText(row.created_at),
+          row.username ?? "",
+          channelName(row.channel_id, channels),
           row.token_name,
           row.model,
           row.prompt_tokens,
