@@ -11,11 +11,9 @@ import type { HttpServerRequest } from "effect/http"
 import { InvalidRequest, PayloadTooLarge } from "../errors/GatewayError.ts"
 import { headerOf } from "./Credentials.ts"
 
-const readLimited = async (request: Request, limit: number, declared: boolean): Promise<string | "too-large"> => {
-  // A declared length is enforced by the HTTP server: the body cannot run past it. Reading it
-  // with `text()` before touching `request.body` keeps the runtime from building a stream for it.
-  if (declared) return request.text()
-  if (request.body === null) return ""
+/** The body's bytes, at most `limit` of them ("too-large" past it). */
+const readBytesLimited = async (request: Request, limit: number): Promise<Uint8Array<ArrayBuffer> | "too-large"> => {
+  if (request.body === null) return new Uint8Array()
   const reader = request.body.getReader()
   const chunks: Array<Uint8Array> = []
   let size = 0
@@ -35,7 +33,15 @@ const readLimited = async (request: Request, limit: number, declared: boolean): 
     bytes.set(chunk, offset)
     offset += chunk.byteLength
   }
-  return new TextDecoder().decode(bytes)
+  return bytes
+}
+
+const readLimited = async (request: Request, limit: number, declared: boolean): Promise<string | "too-large"> => {
+  // A declared length is enforced by the HTTP server: the body cannot run past it. Reading it
+  // with `text()` before touching `request.body` keeps the runtime from building a stream for it.
+  if (declared) return request.text()
+  const bytes = await readBytesLimited(request, limit)
+  return bytes === "too-large" ? bytes : new TextDecoder().decode(bytes)
 }
 
 /**
@@ -68,31 +74,6 @@ export const readJsonObject = (
     }
     return parsed as Record<string, unknown>
   })
-
-/** The body's bytes, at most `limit` of them ("too-large" past it). */
-const readBytesLimited = async (request: Request, limit: number): Promise<Uint8Array<ArrayBuffer> | "too-large"> => {
-  if (request.body === null) return new Uint8Array()
-  const reader = request.body.getReader()
-  const chunks: Array<Uint8Array> = []
-  let size = 0
-  while (true) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined)
-      return "too-large"
-    }
-    chunks.push(value)
-  }
-  const bytes = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
-}
 
 /**
  * The body parsed as `multipart/form-data` (the Fetch API's parser), read
