@@ -23,6 +23,7 @@ import type { Candidate } from "../services/ChannelRouter.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
 import type { UpstreamClient } from "../services/UpstreamClient.ts"
 import { embeddingAdapters } from "../upstreams/EmbeddingAdapter.ts"
+import { postForJson } from "./OneShot.ts"
 
 /** The input tokens the answers reported, added up (each must have reported some). */
 const sumInputTokens = (answers: ReadonlyArray<EmbeddingResponse>): number =>
@@ -69,35 +70,12 @@ export const makeEmbeddingAttempt = (context: EmbeddingAttemptContext) => {
   const count = request.inputs.length
 
   /** One call: the parsed 2xx JSON and its text, or the classified failure. */
-  const call = (candidate: Candidate, wire: EmbeddingWire, body: Record<string, unknown>) =>
-    Effect.gen(function* () {
-      const { channel } = candidate
-      const target = embeddingAdapters[channel.type]!.target(channel, candidate.key.key, candidate.upstreamModel)
-      for (const param of channel.settings.strip_params ?? []) delete body[param]
-      const response = yield* context.client.post(target.url, target.headers, JSON.stringify(body), {
-        firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
-        idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
-        totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
-      })
-      if (response.status < 200 || response.status >= 300) {
-        const errorText = yield* Effect.orElseSucceed(response.text, () => "")
-        const classified = wire.classifyError(response.status, errorText)
-        return yield* new UpstreamFailed({
-          kind: classified.kind,
-          status: response.status,
-          message: classified.message,
-          channelId: channel.id
-        })
-      }
-      const text = yield* response.text
-      let json: unknown
-      try {
-        json = JSON.parse(text)
-      } catch {
-        return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
-      }
-      return { text, json }
-    })
+  const call = (candidate: Candidate, wire: EmbeddingWire, body: Record<string, unknown>) => {
+    const { channel } = candidate
+    const target = embeddingAdapters[channel.type]!.target(channel, candidate.key.key, candidate.upstreamModel)
+    for (const param of channel.settings.strip_params ?? []) delete body[param]
+    return postForJson(context.client, settings, channel, target, JSON.stringify(body), wire.classifyError)
+  }
 
   /** One translated call: `chunk` (at most the wire's batch limit) encoded, sent, and its answer decoded. */
   const embedChunk = (candidate: Candidate, wire: EmbeddingWire, chunk: EmbeddingRequest) =>

@@ -26,9 +26,7 @@ import { UpstreamClient } from "../services/UpstreamClient.ts"
 import { UsageLog } from "../services/UsageLog.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { embeddingWireOf, makeEmbeddingAttempt } from "./EmbeddingAttempt.ts"
-import { failover } from "./Failover.ts"
-import { limitSubjects } from "./Relay.ts"
-import { makeSettlement } from "./Settlement.ts"
+import { runOneShot } from "./OneShot.ts"
 
 /** What an embedding route hands the relay. @category models */
 export interface EmbeddingRelayInput {
@@ -55,12 +53,16 @@ export class EmbeddingRelay extends Context.Service<EmbeddingRelay, {
     EmbeddingRelay,
     Effect.gen(function* () {
       const router = yield* ChannelRouter
-      const ledger = yield* QuotaLedger
-      const usageLog = yield* UsageLog
       const client = yield* UpstreamClient
       const settings = yield* GatewaySettings
-      const limiter = yield* RateLimiter
       const catalog = yield* Catalog
+      const services = {
+        router,
+        ledger: yield* QuotaLedger,
+        usageLog: yield* UsageLog,
+        limiter: yield* RateLimiter,
+        settings
+      }
 
       const run = Effect.fnUntraced(function* (input: EmbeddingRelayInput) {
         const { principal, request } = input
@@ -95,48 +97,21 @@ export class EmbeddingRelay extends Context.Service<EmbeddingRelay, {
           settings
         })
 
-        return yield* Effect.uninterruptibleMask((restore) =>
-          Effect.gen(function* () {
-            const permit = yield* limiter.acquire(limitSubjects(principal, group?.limits))
-            const settlement = makeSettlement({
-              ledger,
-              usageLog,
-              principal,
-              requestId: crypto.randomUUID().replaceAll("-", ""),
-              model: request.model,
-              stream: false,
-              price,
-              ratio,
-              promptTokens,
-              started,
-              permit
-            })
-            let handedOff = false
-            const answer = Effect.gen(function* () {
-              // One hold for the whole batch, uninterruptible so a hold taken is always settled.
-              yield* Effect.uninterruptible(
-                Effect.map(
-                  ledger.reserve(principal, textCost(ratio, price, embeddingTokensUpperBound(request), 0)),
-                  settlement.addHold
-                )
-              )
-              const accepted = yield* failover({
-                candidates,
-                maxAttempts: Math.min(candidates.length, 1 + settings.retryTimes),
-                deadline: started + settings.requestDeadlineMs,
-                report: router.report,
-                logFailed: settlement.logFailedAttempt,
-                attempt
-              })
-              settlement.update((meter) => ({ ...meter, usage: accepted.value.usage, final: true, status: 200 }))
-              handedOff = true
-              yield* settlement.settle(accepted.candidate, accepted.attempt)
-              return HttpServerResponse.text(accepted.value.text, { contentType: "application/json" })
-            })
-            // Nothing reached the caller (a failure, or the caller left): the hold back, the permit released.
-            return yield* restore(answer).pipe(Effect.onExit(() => handedOff ? Effect.void : settlement.abandon))
-          })
-        )
+        return yield* runOneShot(services, {
+          principal,
+          groupLimits: group?.limits,
+          model: request.model,
+          price,
+          ratio,
+          promptTokens,
+          started,
+          // One hold for the whole batch.
+          hold: textCost(ratio, price, embeddingTokensUpperBound(request), 0),
+          candidates,
+          attempt,
+          usageOf: (answer) => answer.usage,
+          respond: (answer) => HttpServerResponse.text(answer.text, { contentType: "application/json" })
+        })
       }) as (input: EmbeddingRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
 
       return EmbeddingRelay.of({ run })

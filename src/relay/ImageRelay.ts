@@ -27,9 +27,7 @@ import { UpstreamClient } from "../services/UpstreamClient.ts"
 import { UsageLog } from "../services/UsageLog.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { imageAdapters } from "../upstreams/ImageAdapter.ts"
-import { failover } from "./Failover.ts"
-import { limitSubjects } from "./Relay.ts"
-import { makeSettlement } from "./Settlement.ts"
+import { postForJson, runOneShot } from "./OneShot.ts"
 
 /** Upstream calls of one attempt in flight at once (generate-content makes one image per call). */
 const CALLS_IN_FLIGHT = 4
@@ -80,28 +78,14 @@ const makeImageAttempt = (
           request.edit !== undefined,
           call._tag === "form"
         )
-        const response = yield* client.post(target.url, { ...target.headers, "content-type": contentType }, body, {
-          firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
-          idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
-          totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
-        })
-        if (response.status < 200 || response.status >= 300) {
-          const errorText = yield* Effect.orElseSucceed(response.text, () => "")
-          const classified = wire.classifyError(response.status, errorText)
-          return yield* new UpstreamFailed({
-            kind: classified.kind,
-            status: response.status,
-            message: classified.message,
-            channelId: channel.id
-          })
-        }
-        const text = yield* response.text
-        let json: unknown
-        try {
-          json = JSON.parse(text)
-        } catch {
-          return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
-        }
+        const { json } = yield* postForJson(
+          client,
+          settings,
+          channel,
+          { url: target.url, headers: { ...target.headers, "content-type": contentType } },
+          body,
+          wire.classifyError
+        )
         const decoded = wire.decodeResponse(json)
         return decoded instanceof UpstreamFailed ? yield* decoded : decoded
       })
@@ -127,12 +111,16 @@ export class ImageRelay extends Context.Service<ImageRelay, {
     ImageRelay,
     Effect.gen(function* () {
       const router = yield* ChannelRouter
-      const ledger = yield* QuotaLedger
-      const usageLog = yield* UsageLog
       const client = yield* UpstreamClient
       const settings = yield* GatewaySettings
-      const limiter = yield* RateLimiter
       const catalog = yield* Catalog
+      const services = {
+        router,
+        ledger: yield* QuotaLedger,
+        usageLog: yield* UsageLog,
+        limiter: yield* RateLimiter,
+        settings
+      }
 
       const run = Effect.fnUntraced(function* (input: ImageRelayInput) {
         const { principal, request } = input
@@ -147,51 +135,23 @@ export class ImageRelay extends Context.Service<ImageRelay, {
         if (price === undefined || (!price.free && price.perImage === undefined)) {
           return yield* new ModelNotPriced({ model: request.model })
         }
-        const attempt = makeImageAttempt(request, input.family, client, settings)
-        let returned = 0
-
-        return yield* Effect.uninterruptibleMask((restore) =>
-          Effect.gen(function* () {
-            const permit = yield* limiter.acquire(limitSubjects(principal, group?.limits))
-            const settlement = makeSettlement({
-              ledger,
-              usageLog,
-              principal,
-              requestId: crypto.randomUUID().replaceAll("-", ""),
-              model: request.model,
-              stream: false,
-              price,
-              ratio,
-              promptTokens: 0,
-              started,
-              permit,
-              cost: () => imageCost(ratio, price, returned)
-            })
-            let handedOff = false
-            const answer = Effect.gen(function* () {
-              // The hold for every image asked for, uninterruptible so a hold taken is always settled.
-              yield* Effect.uninterruptible(
-                Effect.map(ledger.reserve(principal, imageCost(ratio, price, request.n)), settlement.addHold)
-              )
-              const accepted = yield* failover({
-                candidates,
-                maxAttempts: Math.min(candidates.length, 1 + settings.retryTimes),
-                deadline: started + settings.requestDeadlineMs,
-                report: router.report,
-                logFailed: settlement.logFailedAttempt,
-                attempt
-              })
-              returned = accepted.value.images.length
-              settlement.update((meter) => ({ ...meter, usage: emptyUsage, final: true, status: 200 }))
-              handedOff = true
-              yield* settlement.settle(accepted.candidate, accepted.attempt)
-              const body = encodeImagesAnswer(accepted.value, request.b64, Math.floor(Date.now() / 1000))
-              return HttpServerResponse.jsonUnsafe(body)
-            })
-            // Nothing reached the caller (a failure, or the caller left): the hold back, the permit released.
-            return yield* restore(answer).pipe(Effect.onExit(() => handedOff ? Effect.void : settlement.abandon))
-          })
-        )
+        return yield* runOneShot(services, {
+          principal,
+          groupLimits: group?.limits,
+          model: request.model,
+          price,
+          ratio,
+          promptTokens: 0,
+          started,
+          // The hold for every image asked for.
+          hold: imageCost(ratio, price, request.n),
+          candidates,
+          attempt: makeImageAttempt(request, input.family, client, settings),
+          usageOf: () => emptyUsage,
+          costOf: (answer) => imageCost(ratio, price, answer.images.length),
+          respond: (answer) =>
+            HttpServerResponse.jsonUnsafe(encodeImagesAnswer(answer, request.b64, Math.floor(Date.now() / 1000)))
+        })
       }) as (input: ImageRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
 
       return ImageRelay.of({ run })

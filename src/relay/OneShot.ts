@@ -1,0 +1,159 @@
+/**
+ * What the relays of one-answer requests (embeddings, images) share: the
+ * billed sequence around their attempts — permit (RateLimiter) → settlement →
+ * hold (uninterruptible, so a hold taken is always settled) → `failover` →
+ * settle with the accepted answer's usage — with every hold back and the
+ * permit released when nothing reached the caller; and the one upstream JSON
+ * call with the channel's timeouts and the vendor's error classified.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { HttpServerResponse } from "effect/http"
+import type { Usage } from "../canonical/Usage.ts"
+import type { Price } from "../domain/Pricing.ts"
+import { type GatewayError, UpstreamFailed } from "../errors/GatewayError.ts"
+import type { Principal } from "../services/Auth.ts"
+import type { Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
+import type { Settings } from "../services/GatewaySettings.ts"
+import type { QuotaLedger } from "../services/QuotaLedger.ts"
+import type { RateLimiter } from "../services/RateLimiter.ts"
+import type { UpstreamClient } from "../services/UpstreamClient.ts"
+import type { UsageLog } from "../services/UsageLog.ts"
+import type { Channel, Limits } from "../storage/Catalog.ts"
+import { failover } from "./Failover.ts"
+import { limitSubjects } from "./Relay.ts"
+import { makeSettlement } from "./Settlement.ts"
+
+/** The services a one-answer relay runs on. @category models */
+export interface OneShotServices {
+  readonly router: typeof ChannelRouter.Service
+  readonly ledger: typeof QuotaLedger.Service
+  readonly usageLog: typeof UsageLog.Service
+  readonly limiter: typeof RateLimiter.Service
+  readonly settings: Settings
+}
+
+/** One billed one-answer request, its candidates already chosen and priced. @category models */
+export interface OneShotRequest<A> {
+  readonly principal: Principal
+  readonly groupLimits: Limits | undefined
+  readonly model: string
+  readonly price: Price
+  /** The group ratio, fixed-point ×10⁹ (see `domain/Pricing.ts`). */
+  readonly ratio: bigint
+  /** The prompt-token estimate billed when the upstream reported none. */
+  readonly promptTokens: number
+  /** Epoch milliseconds the request started. */
+  readonly started: number
+  /** Quota units held before the first attempt. */
+  readonly hold: bigint
+  readonly candidates: ReadonlyArray<Candidate>
+  readonly attempt: (candidate: Candidate) => Effect.Effect<A, UpstreamFailed>
+  /** The usage the accepted answer bills. */
+  readonly usageOf: (answer: A) => Usage
+  /** The accepted answer's cost in quota units, when not priced by tokens (default the text cost of its usage). */
+  readonly costOf?: ((answer: A) => bigint) | undefined
+  readonly respond: (answer: A) => HttpServerResponse.HttpServerResponse
+}
+
+/**
+ * Runs `request` through the billed sequence (see the module doc). Fails with
+ * the rate limiter's, the ledger's or the last attempt's error; nothing is
+ * charged then.
+ *
+ * @category relay
+ */
+export const runOneShot = <A>(
+  services: OneShotServices,
+  request: OneShotRequest<A>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError> => {
+  const { ledger, settings } = services
+  return Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function* () {
+      const permit = yield* services.limiter.acquire(limitSubjects(request.principal, request.groupLimits))
+      let accepted: A | undefined
+      const costOf = request.costOf
+      const settlement = makeSettlement({
+        ledger,
+        usageLog: services.usageLog,
+        principal: request.principal,
+        requestId: crypto.randomUUID().replaceAll("-", ""),
+        model: request.model,
+        stream: false,
+        price: request.price,
+        ratio: request.ratio,
+        promptTokens: request.promptTokens,
+        started: request.started,
+        permit,
+        cost: costOf === undefined ? undefined : () => costOf(accepted as A)
+      })
+      let handedOff = false
+      const answer = Effect.gen(function* () {
+        yield* Effect.uninterruptible(Effect.map(ledger.reserve(request.principal, request.hold), settlement.addHold))
+        const chosen = yield* failover({
+          candidates: request.candidates,
+          maxAttempts: Math.min(request.candidates.length, 1 + settings.retryTimes),
+          deadline: request.started + settings.requestDeadlineMs,
+          report: services.router.report,
+          logFailed: settlement.logFailedAttempt,
+          attempt: request.attempt
+        })
+        accepted = chosen.value
+        const usage = request.usageOf(chosen.value)
+        settlement.update((meter) => ({ ...meter, usage, final: true, status: 200 }))
+        handedOff = true
+        yield* settlement.settle(chosen.candidate, chosen.attempt)
+        return request.respond(chosen.value)
+      })
+      // Nothing reached the caller (a failure, or the caller left): the hold back, the permit released.
+      return yield* restore(answer).pipe(Effect.onExit(() => handedOff ? Effect.void : settlement.abandon))
+    })
+  )
+}
+
+/**
+ * The per-call time limits of `channel`: its own settings, else the gateway's.
+ *
+ * @category upstream
+ */
+export const timeoutsOf = (channel: Channel, settings: Settings) => ({
+  firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
+  idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
+  totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
+})
+
+/**
+ * One upstream call whose 2xx answer is JSON: its text and parsed value.
+ * Fails with `UpstreamFailed`: a non-2xx status as `classify` reads the
+ * vendor's error, or `bad-body` for a 2xx answer that is not JSON.
+ *
+ * @category upstream
+ */
+export const postForJson = (
+  client: typeof UpstreamClient.Service,
+  settings: Settings,
+  channel: Channel,
+  target: { readonly url: string; readonly headers: Record<string, string> },
+  body: Parameters<typeof UpstreamClient.Service.post>[2],
+  classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string }
+): Effect.Effect<{ readonly text: string; readonly json: unknown }, UpstreamFailed> =>
+  Effect.gen(function* () {
+    const response = yield* client.post(target.url, target.headers, body, timeoutsOf(channel, settings))
+    if (response.status < 200 || response.status >= 300) {
+      const errorText = yield* Effect.orElseSucceed(response.text, () => "")
+      const classified = classify(response.status, errorText)
+      return yield* new UpstreamFailed({
+        kind: classified.kind,
+        status: response.status,
+        message: classified.message,
+        channelId: channel.id
+      })
+    }
+    const text = yield* response.text
+    try {
+      return { text, json: JSON.parse(text) as unknown }
+    } catch {
+      return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
+    }
+  })
