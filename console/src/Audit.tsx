@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
-import { ErrorText, timeText } from "./ui.tsx"
+import { ErrorText, Pager, timeText } from "./ui.tsx"
 
 /** One audit row. */
 interface AuditRow {
@@ -66,11 +66,7 @@ export const Audit = () => {
           ))}
         </tbody>
       </table>
-      <nav class="pager" aria-label="Audit pages">
-        <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>Previous</button>
-        <span>Page {page} of {pages}</span>
-        <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>Next</button>
-      </nav>
+      <Pager label="Audit pages" page={page} pages={pages} setPage={setPage} />
     </section>
   )
 }

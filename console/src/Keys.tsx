@@ -7,7 +7,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { unitsOf, usd } from "./money.ts"
-import { ErrorText, Field, timeText } from "./ui.tsx"
+import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A key as the listing shows it (`key` is its first characters). */
 interface Key {
@@ -236,11 +236,7 @@ export const Keys = () => {
           ))}
         </tbody>
       </table>
-      <nav class="pager" aria-label="Key pages">
-        <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>Previous</button>
-        <span>Page {page} of {pages}</span>
-        <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>Next</button>
-      </nav>
+      <Pager label="Key pages" page={page} pages={pages} setPage={setPage} />
     </section>
   )
 }

@@ -8,7 +8,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
-import { ErrorText, Field, timeText } from "./ui.tsx"
+import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** One usage row. */
 interface LogRow {
@@ -214,11 +214,7 @@ export const Logs = (props: { admin?: boolean }) => {
           ))}
         </tbody>
       </table>
-      <nav class="pager" aria-label="Log pages">
-        <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>Previous</button>
-        <span>Page {page} of {pages}</span>
-        <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>Next</button>
-      </nav>
+      <Pager label="Log pages" page={page} pages={pages} setPage={setPage} />
     </section>
   )
 }

@@ -6,7 +6,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { unitsOf, usd } from "./money.ts"
-import { ErrorText, Field } from "./ui.tsx"
+import { ErrorText, Field, Pager } from "./ui.tsx"
 
 /** A user as the admin API lists it. */
 interface User {
@@ -124,11 +124,7 @@ export const Users = () => {
           ))}
         </tbody>
       </table>
-      <nav class="pager" aria-label="User pages">
-        <button type="button" disabled={page <= 1} onClick={() => setPage(page - 1)}>Previous</button>
-        <span>Page {page} of {pages}</span>
-        <button type="button" disabled={page >= pages} onClick={() => setPage(page + 1)}>Next</button>
-      </nav>
+      <Pager label="User pages" page={page} pages={pages} setPage={setPage} />
     </section>
   )
 }

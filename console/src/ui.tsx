@@ -19,3 +19,26 @@ export const ErrorText = (props: { error: string | null; id?: string }) =>
 /** Epoch seconds as `YYYY-MM-DD HH:MM:SS` UTC. */
 export const timeText = (seconds: number | null): string =>
   seconds === null ? "never" : new Date(seconds * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC"
+
+/** Previous / next buttons and "Page n of m" for a server-paginated list, labelled `label`. */
+export const Pager = (props: { label: string; page: number; pages: number; setPage: (page: number) => void }) => (
+  <nav class="pager" aria-label={props.label}>
+    <button
+      type="button"
+      disabled={props.page <= 1}
+      onClick={() =>
+        props.setPage(props.page - 1)}
+    >
+      Previous
+    </button>
+    <span>Page {props.page} of {props.pages}</span>
+    <button
+      type="button"
+      disabled={props.page >= props.pages}
+      onClick={() =>
+        props.setPage(props.page + 1)}
+    >
+      Next
+    </button>
+  </nav>
+)
