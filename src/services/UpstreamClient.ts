@@ -35,6 +35,8 @@ export interface Timeouts {
 /** An answered upstream call. Its body may be read once. @category models */
 export interface UpstreamResponse {
   readonly status: number
+  /** The answer's headers, names in lower case (a repeated header's values joined with `, `). */
+  readonly headers: Readonly<Record<string, string>>
   /**
    * Reads the next chunk of the body, `undefined` at its end; fails with `UpstreamFailed` (`timeout`,
    * `stream-broken`). Read the body through this or through `text`, not both; `abort` when done with it early.
@@ -139,10 +141,15 @@ const textOf = async (body: Readable): Promise<string> => {
 }
 
 /** The client over `dispatcher` (an undici pool per origin). */
-const make = (dispatcher: Dispatcher) =>
-  UpstreamClient.of({
-    post: (url, headers, body, timeouts) =>
-      Effect.callback<UpstreamResponse, UpstreamFailed>((resume) => {
+const make = (dispatcher: Dispatcher) => {
+  const send = (
+    method: "GET" | "POST",
+    url: string,
+    headers: Record<string, string>,
+    body: string | Uint8Array | undefined,
+    timeouts: Timeouts
+  ) =>
+    Effect.callback<UpstreamResponse, UpstreamFailed>((resume) => {
         const controller = new AbortController()
         const started = Date.now()
         const headDeadline = timeouts.firstByteMs > 0 ? started + timeouts.firstByteMs : Infinity
@@ -174,7 +181,7 @@ const make = (dispatcher: Dispatcher) =>
         dispatcher.request({
           origin: target.origin,
           path: target.path,
-          method: "POST",
+          method,
           headers: { "accept-encoding": "identity", ...headers },
           body,
           signal: controller.signal
@@ -223,8 +230,13 @@ const make = (dispatcher: Dispatcher) =>
               },
               catch: readFailure
             })
+            const answerHeaders: Record<string, string> = {}
+            for (const [name, value] of Object.entries(response.headers)) {
+              if (value !== undefined) answerHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value
+            }
             resume(Effect.succeed({
               status,
+              headers: answerHeaders,
               read,
               text: Effect.tryPromise({
                 try: () =>
@@ -256,7 +268,11 @@ const make = (dispatcher: Dispatcher) =>
         )
         return Effect.sync(abort)
       })
+  return UpstreamClient.of({
+    post: (url, headers, body, timeouts) => send("POST", url, headers, body, timeouts),
+    send
   })
+}
 
 /** @category services */
 export class UpstreamClient extends Context.Service<UpstreamClient, {
@@ -269,6 +285,17 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
     url: string,
     headers: Record<string, string>,
     body: string | Uint8Array,
+    timeouts: Timeouts
+  ) => Effect.Effect<UpstreamResponse, UpstreamFailed>
+  /**
+   * `post`'s call with any method (a task poll and a content download are
+   * GETs; `body` `undefined` for none). Same failures as `post`.
+   */
+  readonly send: (
+    method: "GET" | "POST",
+    url: string,
+    headers: Record<string, string>,
+    body: string | Uint8Array | undefined,
     timeouts: Timeouts
   ) => Effect.Effect<UpstreamResponse, UpstreamFailed>
 }>()("sluice/services/UpstreamClient") {
