@@ -143,6 +143,9 @@ export const UserSpec = Schema.Struct({
  * 0 and `default`), `session_idle_minutes` (720) and `session_max_hours`
  * (168), `login_max_failures` failed logins per username within
  * `login_window_seconds` (5 in 900) before that name is throttled.
+ * Tasks: `task_poll_interval_ms` (how often unfinished tasks are polled
+ * upstream, default 5000) and `task_deadline_seconds` (a task unfinished this
+ * long after its submit fails and is refunded, default 86400).
  *
  * @category models
  */
@@ -169,7 +172,9 @@ export const GatewaySettings = Schema.Struct({
   session_idle_minutes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   session_max_hours: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   login_max_failures: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
-  login_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1)))
+  login_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  task_poll_interval_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(10))),
+  task_deadline_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1)))
 })
 
 /**
