@@ -9,6 +9,7 @@
 import { Schema } from "effect"
 import { Yaml } from "effect/encoding"
 import { IMAGE_FAMILIES } from "../domain/ImageFamilies.ts"
+import { VIDEO_FAMILIES } from "../domain/VideoFamilies.ts"
 import { makeDecoder } from "../domain/SchemaDecode.ts"
 
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
@@ -53,8 +54,11 @@ export const ModelSpec = Schema.Struct({
   cache_write: Schema.optional(NonNegative),
   per_image: Schema.optional(NonNegative),
   per_second: Schema.optional(NonNegative),
-  /** The validation rules a model follows (`domain/ImageFamilies.ts`); default from its name. */
-  family: Schema.optional(Schema.Literals(IMAGE_FAMILIES)),
+  /**
+   * The validation rules a model follows: an image family (`domain/ImageFamilies.ts`) or a video family
+   * (`domain/VideoFamilies.ts`); default from its name.
+   */
+  family: Schema.optional(Schema.Literals([...IMAGE_FAMILIES, ...VIDEO_FAMILIES])),
   free: Schema.optional(Schema.Boolean)
 })
 

@@ -16,6 +16,10 @@
  *   into the body as `{filename, type, size}` per file); Ark `POST /api/v3/images/generations` and its chat
  *   completions at `POST /api/v3/chat/completions`; generate-content with `responseModalities` holding `IMAGE`;
  *   `GET /_emulator/images/<seed>.png` serves the images the URLs name.
+ * - Videos (see `VideosOpenAi.ts`, tasks moving through their states in `VideoTasks.ts`): OpenAI `POST /v1/videos`
+ *   (JSON or multipart), `GET /v1/videos/{id}`, `POST /v1/videos/{id}/remix`, `GET /v1/videos/{id}/content`
+ *   (MP4 bytes, `Range` honoured). Prompt words `unsafe` / `broken` / `stall` fail a task (content policy /
+ *   generic) or keep it running.
  * - Control: `POST /_emulator/faults` (JSON `Fault[]`), `DELETE /_emulator/faults`,
  *   `GET /_emulator/requests`, `GET /_emulator/stats` → `{requests, aborts}`, `POST /_emulator/reset`,
  *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /healthz` → 200.
@@ -55,6 +59,7 @@
 import { type ArmedFault, armFaults, echoMessage, type EchoSource, takeFault, vendorErrorBody } from "./Faults.ts"
 import { inBandErrorFrame, malformedBody, requestKey, resolveRoute, unauthorizedMessage } from "./Routes.ts"
 import { pngFor } from "./Png.ts"
+import { makeVideoTasks } from "./VideoTasks.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
 import { isObject, type JsonObject, makeIds, stringOr } from "./Wire.ts"
 
@@ -128,6 +133,10 @@ export interface EmulatorOptions {
   readonly validKeys?: ReadonlyArray<string>
   /** Keep `RecordedRequest`s (default true; false for benchmarks). */
   readonly record?: boolean
+  /** Milliseconds a video task spends in each phase step: final four steps after creation (default 1000). */
+  readonly videoStepMs?: number
+  /** Most video tasks kept; the oldest is forgotten beyond it (default 50,000). */
+  readonly maxVideoTasks?: number
 }
 
 /** A running emulator and its test controls. @category models */
@@ -141,7 +150,7 @@ export interface Emulator {
   setFaults(faults: ReadonlyArray<Fault>): void
   clearFaults(): void
   setValidKeys(keys: ReadonlyArray<string> | undefined): void
-  /** Clears requests, faults and the abort count (valid keys stay). */
+  /** Clears requests, faults, video tasks and the abort count (valid keys stay). */
   reset(): void
   /** Stops listening, ends hanging or streaming answers, and waits for the server to finish. */
   close(): Promise<void>
@@ -196,6 +205,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
   let abortCount = 0
   const closing = new AbortController()
   const ids = makeIds()
+  const videos = makeVideoTasks(options.videoStepMs ?? 1000, options.maxVideoTasks ?? 50_000)
 
   const control = async (request: Request, path: string): Promise<Response> => {
     const route = `${request.method} ${path}`
@@ -340,7 +350,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
         path,
         model: model ?? "",
         ids,
-        created: Math.floor(Date.now() / 1000)
+        created: Math.floor(Date.now() / 1000),
+        videos
       })
       if (inBand && fault?.status !== undefined && reply._tag === "Events") {
         const kept = reply.frames.slice(0, fault.breakAfterEvents)
@@ -365,6 +376,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     armed = []
     requestCount = 0
     abortCount = 0
+    videos.clear()
   }
 
   return {

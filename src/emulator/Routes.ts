@@ -14,6 +14,7 @@ import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
 import { compactResponse, createResponse } from "./OpenAiResponses.ts"
 import { dataFrame, eventFrame } from "./Sse.ts"
+import { openAiVideoContent, openAiVideoCreate, openAiVideoRemix, openAiVideoRetrieve } from "./VideosOpenAi.ts"
 import { type Handler, type JsonObject, objectOr } from "./Wire.ts"
 
 /** A resolved route. @category models */
@@ -32,6 +33,9 @@ export interface Route {
 
 const geminiPath =
   /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)$/
+
+/** `/v1/videos/{id}` with an optional `/remix` or `/content` (OpenAI videos). */
+const openAiVideoPath = /^\/v1\/videos\/([^/]+)(\/remix|\/content)?$/
 
 /** Vendor of a `GET /v1/models` call, told apart by its auth headers. */
 const modelsVendor = (headers: Headers, query: Record<string, string>): Vendor =>
@@ -87,7 +91,10 @@ export const resolveRoute = (
         return route("openai", chatCompletions, true, stream)
       case "/api/v3/images/generations":
         return route("openai", arkImageGenerations, true)
+      case "/v1/videos":
+        return route("openai", openAiVideoCreate, true)
     }
+    if (openAiVideoPath.test(path) && path.endsWith("/remix")) return route("openai", openAiVideoRemix, true)
     const gemini = geminiPath.exec(path)
     if (gemini !== null) {
       const streaming = gemini[2] === "streamGenerateContent"
@@ -116,6 +123,9 @@ export const resolveRoute = (
       )
     }
     if (path === "/v1beta/models" || path === "/v1alpha/models") return route("gemini", geminiModels, false)
+    const video = openAiVideoPath.exec(path)
+    if (video !== null && video[2] === undefined) return route("openai", openAiVideoRetrieve, false)
+    if (video !== null && video[2] === "/content") return route("openai", openAiVideoContent, false)
   }
   return undefined
 }
