@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Scheduler } from "effect"
+import { InvalidRequest } from "./errors/GatewayError.ts"
 import { HttpRouter, HttpServer } from "effect/http"
 import { applyBootstrap } from "./config/ApplyBootstrap.ts"
 import type { BootstrapFile } from "./config/BootstrapFile.ts"
@@ -21,6 +22,8 @@ import { ConsoleRoutes } from "./routes/ConsoleRoutes.ts"
 import { CountTokens } from "./routes/CountTokensRoute.ts"
 import { EmbeddingRoutes, Embeddings } from "./routes/EmbeddingRoutes.ts"
 import { ImageRoutes, Images } from "./routes/ImageRoutes.ts"
+import { ImageTasks, TaskImageRoutes } from "./routes/TaskImageRoutes.ts"
+import { VideoRoutes, Videos } from "./routes/VideoRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
@@ -38,9 +41,13 @@ import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { ImageRelay } from "./relay/ImageRelay.ts"
+import { ImageTaskRelay } from "./relay/ImageTaskRelay.ts"
+import { type MediaResolver, VideoRelay } from "./relay/VideoRelay.ts"
 import { Relay } from "./relay/Relay.ts"
 import { ResponseStore } from "./services/ResponseStore.ts"
 import { Sessions } from "./services/Sessions.ts"
+import { TaskPoller } from "./services/TaskPoller.ts"
+import { TaskStore } from "./services/TaskStore.ts"
 import { Tokens } from "./services/Tokens.ts"
 import { UpstreamClient } from "./services/UpstreamClient.ts"
 import { UsageLog } from "./services/UsageLog.ts"
@@ -101,6 +108,15 @@ const rootUser = (rootPassword: string | undefined) =>
   }))
 
 /**
+ * How a video request's media references reach the upstream: a public URL as
+ * given; an `asset://` reference is refused until the asset store resolves it.
+ */
+const resolveMedia: MediaResolver = (ref) =>
+  ref.startsWith("asset://")
+    ? Effect.fail(new InvalidRequest({ message: "Asset references cannot be resolved yet.", param: "asset" }))
+    : Effect.succeed(ref)
+
+/**
  * The application layer: every route with every service it needs.
  *
  * @category layers
@@ -117,6 +133,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     ChannelRouter.layer(settings),
     UsageLog.layer(options.usageFlushMillis).pipe(Layer.provideMerge(QuotaLedger.layer())),
     ResponseStore.layer,
+    TaskStore.layer,
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
@@ -135,6 +152,9 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     Relay.layer,
     EmbeddingRelay.layer,
     ImageRelay.layer,
+    VideoRelay.layer(resolveMedia),
+    ImageTaskRelay.layer,
+    TaskPoller.layer(),
     ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),
     CatalogAdmin.layer,
     OAuth.layer(options.file, settings),
@@ -144,6 +164,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     TextRoutes,
     EmbeddingRoutes,
     ImageRoutes,
+    TaskImageRoutes,
+    VideoRoutes,
     CompactRoute,
     ModelsRoutes,
     AccountRoutes,
@@ -159,7 +181,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     FallbackRoutes,
     telemetry.middlewareLayer
   ).pipe(
-    Layer.provide(Layer.mergeAll(CountTokens.layer, Embeddings.layer, Images.layer)),
+    Layer.provide(Layer.mergeAll(CountTokens.layer, Embeddings.layer, Images.layer, ImageTasks.layer, Videos.layer)),
     Layer.provide(relay)
   )
 }

@@ -170,10 +170,10 @@ export class VideoRelay extends Context.Service<VideoRelay, {
                 nextPollAt: now + settings.taskPollMillis,
                 deadlineAt: now + settings.taskDeadlineMillis
               }
-              yield* store.insert(task)
+              const id = yield* store.insert(task)
               return {
                 ...task,
-                id: 0n,
+                id,
                 progress: 0,
                 result: null,
                 publicResult: null,

@@ -26,7 +26,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import type { TaskStatus } from "../canonical/Video.ts"
 import { NotFound } from "../errors/GatewayError.ts"
 import { cleanText } from "./UsageLog.ts"
@@ -228,8 +228,8 @@ const plausibleId = (publicId: string): boolean => /^[A-Za-z0-9._-]{1,100}$/.tes
 export class TaskStore extends Context.Service<TaskStore, {
   /** This instance's claim name. */
   readonly instance: string
-  /** Inserts a new task. Storage failures are defects. */
-  readonly insert: (task: NewTask) => Effect.Effect<void>
+  /** Inserts a new task; its row id. Storage failures are defects. */
+  readonly insert: (task: NewTask) => Effect.Effect<bigint>
   /** The task `publicId` of user `userId`; `NotFound` (task) for any other user's or an unknown id. */
   readonly find: (publicId: string, userId: bigint) => Effect.Effect<Task, NotFound>
   /**
@@ -254,8 +254,14 @@ export class TaskStore extends Context.Service<TaskStore, {
   ) => Effect.Effect<void>
   /** Records a failed poll: counts it and puts the next poll `delayMillis` away; releases the claim. */
   readonly backoff: (task: Task, delayMillis: number) => Effect.Effect<void>
-  /** Ends the task and makes its final bill, once (see the module doc). Storage failures are defects. */
-  readonly finish: (task: Task, end: TaskEnd) => Effect.Effect<Finished>
+  /**
+   * Ends the task and makes its final bill, once (see the module doc). Fails
+   * with the `SqlError` of a transaction that did not commit (nothing of it
+   * is written; try again later): notably a refund of a charge this or
+   * another instance has not committed yet, which `used_quota`'s check
+   * refuses until it is.
+   */
+  readonly finish: (task: Task, end: TaskEnd) => Effect.Effect<Finished, SqlError.SqlError>
 }>()("sluice/services/TaskStore") {
   /** SQL-backed (PGlite or PostgreSQL). */
   static readonly layer = Layer.effect(
@@ -266,12 +272,14 @@ export class TaskStore extends Context.Service<TaskStore, {
       const columns = sql.literal(COLUMNS)
 
       const insert = Effect.fn("TaskStore.insert")(function* (task: NewTask) {
-        yield* sql`INSERT INTO tasks (public_id, kind, user_id, token_id, channel_id, key_position, upstream_id, model,
+        const [row] = yield* sql<{ readonly id: bigint }>`INSERT INTO tasks (public_id, kind, user_id, token_id, channel_id, key_position, upstream_id, model,
             upstream_model, request, status, progress, request_id, billing, quota_charged, next_poll_at, deadline_at)
           VALUES (${task.publicId}, ${task.kind}, ${task.userId}, ${task.tokenId}, ${task.channelId},
             ${task.keyPosition}, ${task.upstreamId}, ${task.model}, ${task.upstreamModel},
             ${JSON.stringify(task.request)}, ${task.status}, 0, ${task.requestId}, ${JSON.stringify(task.billing)},
-            ${task.quotaCharged}, ${new Date(task.nextPollAt)}, ${new Date(task.deadlineAt)})`
+            ${task.quotaCharged}, ${new Date(task.nextPollAt)}, ${new Date(task.deadlineAt)})
+          RETURNING id`
+        return BigInt(row.id)
       }, Effect.orDie)
 
       const find = (publicId: string, userId: bigint): Effect.Effect<Task, NotFound> =>
@@ -402,7 +410,7 @@ export class TaskStore extends Context.Service<TaskStore, {
           }
           return { ended: true, refunded }
         }))
-      }, Effect.orDie)
+      })
 
       return TaskStore.of({ instance, insert, find, claimDue, claimExpired, claimOne, advance, backoff, finish })
     })

@@ -63,9 +63,13 @@ const sizeOf = (value: unknown): { width?: number; height?: number } => {
   return match === null ? {} : { width: Number(match[1]), height: Number(match[2]) }
 }
 
-/** The create body: fixed fields over the caller's `metadata` pass-through. */
+/**
+ * The create body. The caller's `metadata` is not forwarded: OpenAI refuses
+ * parameters it does not know (spec "What the service does", 8: a channel
+ * may ignore a field).
+ */
 const createBody = (request: VideoRequest, model: string): Record<string, unknown> => {
-  const body: Record<string, unknown> = { ...(request.metadata ?? {}), model, prompt: request.prompt }
+  const body: Record<string, unknown> = { model, prompt: request.prompt }
   if (request.seconds !== undefined) body.seconds = String(request.seconds)
   if (request.size !== undefined) body.size = request.size
   const image = request.references.find((reference) =>
@@ -84,7 +88,11 @@ const path = (upstreamId: string) => `/v1/videos/${encodeURIComponent(upstreamId
  */
 export const openAiVideoWire: VideoWire = {
   name: "openai",
-  submit: (request, model) => ({ method: "POST", path: "/v1/videos", body: { _tag: "json", body: createBody(request, model) } }),
+  submit: (request, model) => ({
+    method: "POST",
+    path: "/v1/videos",
+    body: { _tag: "json", body: createBody(request, model) }
+  }),
   remix: (upstreamId, request) => ({
     method: "POST",
     path: `${path(upstreamId)}/remix`,
