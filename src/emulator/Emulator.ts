@@ -16,10 +16,13 @@
  *   into the body as `{filename, type, size}` per file); Ark `POST /api/v3/images/generations` and its chat
  *   completions at `POST /api/v3/chat/completions`; generate-content with `responseModalities` holding `IMAGE`;
  *   `GET /_emulator/images/<seed>.png` serves the images the URLs name.
- * - Videos (see `VideosOpenAi.ts`, tasks moving through their states in `VideoTasks.ts`): OpenAI `POST /v1/videos`
- *   (JSON or multipart), `GET /v1/videos/{id}`, `POST /v1/videos/{id}/remix`, `GET /v1/videos/{id}/content`
- *   (MP4 bytes, `Range` honoured). Prompt words `unsafe` / `broken` / `stall` fail a task (content policy /
- *   generic) or keep it running.
+ * - Videos, one task store (`VideoTasks.ts`) under three vendors' task APIs: OpenAI (`VideosOpenAi.ts`)
+ *   `POST /v1/videos` (JSON or multipart), `GET /v1/videos/{id}`, `POST /v1/videos/{id}/remix`,
+ *   `GET /v1/videos/{id}/content` (MP4 bytes, `Range` honoured); Ark (`VideosArk.ts`)
+ *   `POST /api/v3/contents/generations/tasks`, `GET|DELETE …/tasks/{id}`, results at
+ *   `GET /_emulator/videos/<token>.mp4` (no key); Gemini (`VideosGemini.ts`) `POST …/models/{model}:predictLongRunning`,
+ *   `GET /v1beta/models/{model}/operations/{id}`, `GET /v1beta/files/{id}:download` (key required). Prompt words
+ *   `unsafe` / `broken` / `expire` / `stall` fail a task (content policy / generic / expired) or keep it running.
  * - Control: `POST /_emulator/faults` (JSON `Fault[]`), `DELETE /_emulator/faults`,
  *   `GET /_emulator/requests`, `GET /_emulator/stats` → `{requests, aborts}`, `POST /_emulator/reset`,
  *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /healthz` → 200.
@@ -60,6 +63,7 @@ import { type ArmedFault, armFaults, echoMessage, type EchoSource, takeFault, ve
 import { inBandErrorFrame, malformedBody, requestKey, resolveRoute, unauthorizedMessage } from "./Routes.ts"
 import { pngFor } from "./Png.ts"
 import { makeVideoTasks } from "./VideoTasks.ts"
+import { arkVideoBytes } from "./VideosArk.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
 import { isObject, type JsonObject, makeIds, stringOr } from "./Wire.ts"
 
@@ -246,6 +250,11 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     const image = /^\/_emulator\/images\/([0-9a-f]{1,8})\.png$/.exec(path)
     if (image !== null && request.method === "GET") {
       return new Response(pngFor(parseInt(image[1], 16)), { headers: { "content-type": "image/png" } })
+    }
+    const video = /^\/_emulator\/videos\/([0-9a-f]{32})\.mp4$/.exec(path)
+    if (video !== null && request.method === "GET") {
+      return arkVideoBytes(videos, video[1], request.headers.get("range"), Date.now()) ??
+        new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } })
     }
     if (path.startsWith("/_emulator/")) return control(request, path)
 

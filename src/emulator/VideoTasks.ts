@@ -77,6 +77,8 @@ export interface VideoTasks {
   readonly stateOf: (task: VideoTask, now: number) => VideoState
   /** Cancels `task` when it is still queued at `now`; whether it was. */
   readonly cancel: (task: VideoTask, now: number) => boolean
+  /** Forgets `task` (Ark's delete of a finished task). */
+  readonly remove: (task: VideoTask) => void
   /** How many tasks are kept. */
   readonly size: () => number
   /** Forgets every task. */
@@ -169,6 +171,10 @@ export const makeVideoTasks = (stepMs: number, maxTasks: number): VideoTasks => 
       if (stateOf(task, now).phase !== "queued") return false
       task.cancelledAt = now
       return true
+    },
+    remove: (task) => {
+      tasks.delete(keyOf(task.vendor, task.id))
+      tokens.delete(task.contentToken)
     },
     size: () => tasks.size,
     clear: () => {

@@ -7,6 +7,8 @@ import { chatCompletions } from "../../src/emulator/OpenAiChat.ts"
 import { legacyCompletions } from "../../src/emulator/OpenAiCompletions.ts"
 import { compactResponse, createResponse } from "../../src/emulator/OpenAiResponses.ts"
 import { makeVideoTasks } from "../../src/emulator/VideoTasks.ts"
+import { arkVideoCreate } from "../../src/emulator/VideosArk.ts"
+import { geminiVideoCreate } from "../../src/emulator/VideosGemini.ts"
 import { openAiVideoContent, openAiVideoCreate, openAiVideoRemix } from "../../src/emulator/VideosOpenAi.ts"
 import { type JsonObject, makeIds } from "../../src/emulator/Wire.ts"
 
@@ -80,7 +82,9 @@ const handlers = [
   ["gemini", geminiGenerate],
   ["videos", openAiVideoCreate],
   ["remix", openAiVideoRemix],
-  ["video content", openAiVideoContent]
+  ["video content", openAiVideoContent],
+  ["ark videos", arkVideoCreate],
+  ["gemini videos", geminiVideoCreate]
 ] as const
 
 Deno.test("property: every route handler answers arbitrary JSON bodies without throwing", () => {
