@@ -167,9 +167,14 @@ export class Videos extends Context.Service<Videos, {
         return Effect.gen(function* () {
           const principal = yield* principalOf(request)
           const raw = yield* rawBody(request, route === "videos")
-          // The `openai` SDK's `videos.remix` sends only `prompt`: the model is the original task's.
+          // The `openai` SDK's `videos.remix` sends only `prompt`: the model is then the original task's (when
+          // there is no such task of the caller's, the missing model is the request's error).
           if (videoId !== undefined && raw.model === undefined) {
-            raw.model = (yield* store.find(videoId, principal.userId)).model
+            const model = yield* Effect.orElseSucceed(
+              Effect.map(store.find(videoId, principal.userId), (original) => original.model),
+              () => undefined
+            )
+            if (model !== undefined) raw.model = model
           }
           family = familyOf(raw.model)
           const decoded = decodeVideoRequest(raw, family, route)
