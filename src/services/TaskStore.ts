@@ -6,6 +6,8 @@
  * claim due tasks with `FOR UPDATE SKIP LOCKED` and a lease (`claimed_by`,
  * `claimed_until`), so gateway instances sharing one PostgreSQL never poll the
  * same task at once, and a crashed instance's claims lapse with their lease.
+ * A claim is released by clearing `claimed_until`; `claimed_by` keeps the
+ * name of the instance that claimed the task last.
  *
  * A task ends once (`finish`): its final state and its final bill — a refund
  * on failure or timeout, or the difference after re-pricing on the actual
@@ -336,7 +338,7 @@ export class TaskStore extends Context.Service<TaskStore, {
       ) =>
         sql`UPDATE tasks SET status = ${state.status}, progress = ${Math.max(0, Math.min(99, state.progress))},
             poll_failures = 0, next_poll_at = now() + ${nextPollMillis} * interval '1 millisecond',
-            claimed_by = NULL, claimed_until = NULL
+            claimed_until = NULL
           WHERE id = ${task.id} AND NOT settled AND status IN ('queued', 'in_progress')`.pipe(
           Effect.asVoid,
           Effect.orDie
@@ -344,7 +346,7 @@ export class TaskStore extends Context.Service<TaskStore, {
 
       const backoff = (task: Task, delayMillis: number) =>
         sql`UPDATE tasks SET poll_failures = poll_failures + 1,
-            next_poll_at = now() + ${delayMillis} * interval '1 millisecond', claimed_by = NULL, claimed_until = NULL
+            next_poll_at = now() + ${delayMillis} * interval '1 millisecond', claimed_until = NULL
           WHERE id = ${task.id} AND NOT settled`.pipe(Effect.asVoid, Effect.orDie)
 
       /** Moves up to `amount` between the task's owner and the gateway: positive credits, negative debits. */
@@ -387,7 +389,7 @@ export class TaskStore extends Context.Service<TaskStore, {
           const [row] = yield* sql<{ readonly charged: bigint }>`
             UPDATE tasks SET status = ${end.status}, progress = 100, result = ${result},
               public_result = ${publicResult}, error_code = ${errorCode}, error_message = ${errorMessage},
-              completed_at = now(), settled = TRUE, claimed_by = NULL, claimed_until = NULL
+              completed_at = now(), settled = TRUE, claimed_until = NULL
             WHERE id = ${task.id} AND NOT settled
             RETURNING quota_charged AS charged`
           if (row === undefined) return { ended: false, refunded: 0n }
