@@ -17,7 +17,7 @@ import { Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { emptyUsage } from "../canonical/Usage.ts"
 import { imageCost } from "../domain/Pricing.ts"
-import { newTaskId } from "../domain/TaskIds.ts"
+import { newImageTaskId } from "../domain/TaskIds.ts"
 import { type GatewayError, ModelNotFound, ModelNotPriced, type UpstreamFailed } from "../errors/GatewayError.ts"
 import { encodeImagesAnswer } from "../formats/images/mod.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
@@ -136,7 +136,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
           Effect.gen(function* () {
             const now = Date.now()
             const fields = {
-              publicId: newTaskId("image", request.model),
+              publicId: newImageTaskId(),
               kind: "image" as const,
               userId: principal.userId,
               tokenId: principal.tokenId,

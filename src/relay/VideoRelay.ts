@@ -23,7 +23,7 @@ import type { HttpServerResponse } from "effect/http"
 import { emptyUsage } from "../canonical/Usage.ts"
 import type { VideoRequest } from "../canonical/Video.ts"
 import { type Price, videoCost } from "../domain/Pricing.ts"
-import { newTaskId } from "../domain/TaskIds.ts"
+import { newVideoTaskId } from "../domain/VideoFamilies.ts"
 import {
   type GatewayError,
   InvalidRequest,
@@ -41,7 +41,7 @@ import { RateLimiter } from "../services/RateLimiter.ts"
 import { type Task, TaskStore } from "../services/TaskStore.ts"
 import { UpstreamClient } from "../services/UpstreamClient.ts"
 import { UsageLog } from "../services/UsageLog.ts"
-import { Catalog, type Limits } from "../storage/Catalog.ts"
+import { Catalog, type Limits, videoFamilyOf } from "../storage/Catalog.ts"
 import { runOneShot } from "./OneShot.ts"
 import { callVideoJson, videoWireOf } from "../services/VideoCalls.ts"
 
@@ -65,10 +65,12 @@ export interface VideoSubmitInput {
 
 /** The request with every media reference resolved. */
 const resolveMedia = (resolve: MediaResolver, request: VideoRequest, userId: bigint) =>
-  Effect.forEach(request.references, (reference) =>
-    Effect.map(resolve(reference.ref, userId), (ref) => ({ ...reference, ref }))).pipe(
-      Effect.map((references): VideoRequest => ({ ...request, references }))
-    )
+  Effect.forEach(
+    request.references,
+    (reference) => Effect.map(resolve(reference.ref, userId), (ref) => ({ ...reference, ref }))
+  ).pipe(
+    Effect.map((references): VideoRequest => ({ ...request, references }))
+  )
 
 /** @category services */
 export class VideoRelay extends Context.Service<VideoRelay, {
@@ -147,7 +149,7 @@ export class VideoRelay extends Context.Service<VideoRelay, {
               if (decoded instanceof UpstreamFailed) return yield* decoded
               const now = Date.now()
               const task = {
-                publicId: newTaskId("video", request.model),
+                publicId: newVideoTaskId(videoFamilyOf(catalog.snapshot(), request.model)),
                 kind: "video" as const,
                 userId: principal.userId,
                 tokenId: principal.tokenId,
@@ -224,8 +226,12 @@ export class VideoRelay extends Context.Service<VideoRelay, {
           }
           const channel = catalog.snapshot().channels.get(original.channelId)
           const wire = channel === undefined ? undefined : videoWireOf(channel)
-          const key = channel?.keys.find((candidate) => candidate.position === original.keyPosition) ??
-            channel?.keys.find((candidate) => candidate.enabled)
+          const key = channel?.keys.find((candidate) =>
+            candidate.position === original.keyPosition
+          ) ??
+            channel?.keys.find((candidate) =>
+              candidate.enabled
+            )
           if (channel === undefined || wire === undefined || key === undefined) {
             return yield* new UpstreamFailed({
               kind: "server",
@@ -254,7 +260,8 @@ export class VideoRelay extends Context.Service<VideoRelay, {
             resolved,
             [{ channel, key, upstreamModel: original.upstreamModel }],
             billed,
-            () => remixCall(upstreamId, resolved, original.upstreamModel),
+            () =>
+              remixCall(upstreamId, resolved, original.upstreamModel),
             original.publicId
           )
         }) as VideoRelay["Service"]["remix"]

@@ -28,7 +28,9 @@ import { taskViewOf } from "./VideoRoutes.ts"
 /** @category services */
 export class ImageTasks extends Context.Service<ImageTasks, {
   /** `POST /v1/images/generations/async`. Never fails: errors are rendered in the gateway envelope. */
-  readonly submit: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  readonly submit: (
+    request: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   /** `GET /v1/images/generations/async/{taskId}`. Never fails. */
   readonly retrieve: (
     request: HttpServerRequest.HttpServerRequest,
@@ -79,6 +81,9 @@ export class ImageTasks extends Context.Service<ImageTasks, {
 export const TaskImageRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const tasks = yield* ImageTasks
   yield* router.add("POST", "/v1/images/generations/async", tasks.submit)
-  yield* router.add("GET", "/v1/images/generations/async/:id", (request) =>
-    Effect.flatMap(HttpRouter.params, (params) => tasks.retrieve(request, params.id ?? "")))
+  yield* router.add(
+    "GET",
+    "/v1/images/generations/async/:id",
+    (request) => Effect.flatMap(HttpRouter.params, (params) => tasks.retrieve(request, params.id ?? ""))
+  )
 }))

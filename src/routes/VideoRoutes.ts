@@ -14,7 +14,7 @@
  */
 import { Context, Effect, Layer, Stream } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { DEFAULT_VIDEO_SECONDS, type VideoFamily, videoErrorEnvelope } from "../domain/VideoFamilies.ts"
+import { DEFAULT_VIDEO_SECONDS, videoErrorEnvelope, type VideoFamily } from "../domain/VideoFamilies.ts"
 import { InvalidApiKey, InvalidRequest, NotFound, UpstreamFailed } from "../errors/GatewayError.ts"
 import { encodeOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
 import {
@@ -98,7 +98,9 @@ const CONTENT_HEADERS = ["content-type", "content-length", "content-range", "acc
 
 /** @category services */
 export class Videos extends Context.Service<Videos, {
-  readonly create: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  readonly create: (
+    request: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   readonly retrieve: (
     request: HttpServerRequest.HttpServerRequest,
     taskId: string
@@ -196,8 +198,7 @@ export class Videos extends Context.Service<Videos, {
         )
       }
 
-      const create = (request: HttpServerRequest.HttpServerRequest) =>
-        submitting(request, "videos", encodeVideoObject)
+      const create = (request: HttpServerRequest.HttpServerRequest) => submitting(request, "videos", encodeVideoObject)
 
       const remix = (request: HttpServerRequest.HttpServerRequest, videoId: string) =>
         submitting(request, "remix", encodeVideoObject, videoId)
@@ -317,7 +318,11 @@ export const VideoRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const param = Effect.map(HttpRouter.params, (params) => params.id ?? "")
   yield* router.add("POST", "/v1/videos", videos.create)
   yield* router.add("GET", "/v1/videos/:id", (request) => Effect.flatMap(param, (id) => videos.retrieve(request, id)))
-  yield* router.add("POST", "/v1/videos/:id/remix", (request) => Effect.flatMap(param, (id) => videos.remix(request, id)))
+  yield* router.add(
+    "POST",
+    "/v1/videos/:id/remix",
+    (request) => Effect.flatMap(param, (id) => videos.remix(request, id))
+  )
   yield* router.add(
     "GET",
     "/v1/videos/:id/content",

@@ -274,7 +274,9 @@ export class TaskStore extends Context.Service<TaskStore, {
       const columns = sql.literal(COLUMNS)
 
       const insert = Effect.fn("TaskStore.insert")(function* (task: NewTask) {
-        const [row] = yield* sql<{ readonly id: bigint }>`INSERT INTO tasks (public_id, kind, user_id, token_id, channel_id, key_position, upstream_id, model,
+        const [row] = yield* sql<
+          { readonly id: bigint }
+        >`INSERT INTO tasks (public_id, kind, user_id, token_id, channel_id, key_position, upstream_id, model,
             upstream_model, request, status, progress, request_id, billing, quota_charged, next_poll_at, deadline_at)
           VALUES (${task.publicId}, ${task.kind}, ${task.userId}, ${task.tokenId}, ${task.channelId},
             ${task.keyPosition}, ${task.upstreamId}, ${task.model}, ${task.upstreamModel},
@@ -298,7 +300,9 @@ export class TaskStore extends Context.Service<TaskStore, {
           )
 
       const claimDue = (channelId: number, limit: number, leaseMillis: number) =>
-        sql<Row>`UPDATE tasks SET claimed_by = ${instance}, claimed_until = now() + ${leaseMillis} * interval '1 millisecond',
+        sql<
+          Row
+        >`UPDATE tasks SET claimed_by = ${instance}, claimed_until = now() + ${leaseMillis} * interval '1 millisecond',
             poll_attempts = poll_attempts + 1
           WHERE id IN (
             SELECT id FROM tasks
@@ -309,7 +313,9 @@ export class TaskStore extends Context.Service<TaskStore, {
           RETURNING ${columns}`.pipe(Effect.map((rows) => rows.map(taskOf)), Effect.orDie)
 
       const claimExpired = (limit: number, leaseMillis: number) =>
-        sql<Row>`UPDATE tasks SET claimed_by = ${instance}, claimed_until = now() + ${leaseMillis} * interval '1 millisecond'
+        sql<
+          Row
+        >`UPDATE tasks SET claimed_by = ${instance}, claimed_until = now() + ${leaseMillis} * interval '1 millisecond'
           WHERE id IN (
             SELECT id FROM tasks
             WHERE status IN ('queued', 'in_progress') AND deadline_at <= now()
@@ -319,7 +325,9 @@ export class TaskStore extends Context.Service<TaskStore, {
           RETURNING ${columns}`.pipe(Effect.map((rows) => rows.map(taskOf)), Effect.orDie)
 
       const claimOne = (taskId: bigint, leaseMillis: number) =>
-        sql<Row>`UPDATE tasks SET claimed_by = ${instance}, claimed_until = now() + ${leaseMillis} * interval '1 millisecond',
+        sql<
+          Row
+        >`UPDATE tasks SET claimed_by = ${instance}, claimed_until = now() + ${leaseMillis} * interval '1 millisecond',
             poll_attempts = poll_attempts + 1
           WHERE id IN (
             SELECT id FROM tasks

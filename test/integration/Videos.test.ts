@@ -65,11 +65,13 @@ for (const row of VIDEO_CHANNELS) {
 
       // Bob sees none of it: read, remix, download, unified read all 404.
       const bob = videoClient(gateway, BOB)
-      for (const attempt of [
-        () => bob.videos.retrieve(created.id),
-        () => bob.videos.remix(created.id, { prompt: "mine now" }),
-        () => bob.videos.downloadContent(created.id)
-      ]) {
+      for (
+        const attempt of [
+          () => bob.videos.retrieve(created.id),
+          () => bob.videos.remix(created.id, { prompt: "mine now" }),
+          () => bob.videos.downloadContent(created.id)
+        ]
+      ) {
         const error = await attempt().then(() => undefined, (error) => error)
         strictEqual(error?.status, 404)
         strictEqual(error?.error?.code, "task_not_exist")

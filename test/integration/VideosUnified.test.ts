@@ -37,7 +37,15 @@ Deno.test("unified video routes: submit, wrapper while running and when done, fl
     })
     strictEqual(submitted.status, 200)
     const submit = await submitted.json()
-    deepStrictEqual(Object.keys(submit).sort(), ["created_at", "id", "model", "object", "progress", "status", "task_id"])
+    deepStrictEqual(Object.keys(submit).sort(), [
+      "created_at",
+      "id",
+      "model",
+      "object",
+      "progress",
+      "status",
+      "task_id"
+    ])
     strictEqual(submit.task_id, submit.id)
     strictEqual(submit.object, "video")
     strictEqual(submit.status, "queued")

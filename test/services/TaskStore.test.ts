@@ -17,7 +17,10 @@ import { freshPostgres } from "../support/Gateway.ts"
 /** A task store of its own (own pool, own instance name) on `url`. */
 const instance = (url: string) =>
   Layer.build(TaskStore.layer.pipe(Layer.provideMerge(layerPostgres(url, 4)))).pipe(
-    Effect.map((context) => ({ store: Context.get(context, TaskStore), sql: Context.get(context, SqlClient.SqlClient) }))
+    Effect.map((context) => ({
+      store: Context.get(context, TaskStore),
+      sql: Context.get(context, SqlClient.SqlClient)
+    }))
   )
 
 /** A user with `quota` (already charged `charged`, as a settled submit leaves it) and a token with `remain`. */

@@ -178,7 +178,5 @@ export const encodeImageTask = (view: TaskView, data: unknown): Record<string, u
   created_at: view.createdAt,
   completed_at: view.status === "completed" ? view.completedAt : null,
   ...(view.status === "completed" ? { created: view.completedAt ?? view.createdAt, data: data ?? [] } : {}),
-  error: view.status === "failed" && view.error !== null
-    ? { message: view.error.message, code: view.error.code }
-    : null
+  error: view.status === "failed" && view.error !== null ? { message: view.error.message, code: view.error.code } : null
 })
