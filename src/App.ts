@@ -9,6 +9,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { applyBootstrap } from "./config/ApplyBootstrap.ts"
 import type { BootstrapFile } from "./config/BootstrapFile.ts"
 import { AccountRoutes } from "./routes/AccountRoutes.ts"
+import { AssetRoutes } from "./routes/AssetRoutes.ts"
 import { AdminUserRoutes } from "./routes/api/AdminUserRoutes.ts"
 import { CatalogRoutes } from "./routes/api/CatalogRoutes.ts"
 import { ChannelRoutes } from "./routes/api/ChannelRoutes.ts"
@@ -25,6 +26,7 @@ import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
 import { Accounts } from "./services/Accounts.ts"
+import { Assets } from "./services/Assets.ts"
 import { AuditLog } from "./services/AuditLog.ts"
 import { Auth } from "./services/Auth.ts"
 import { CatalogAdmin } from "./services/CatalogAdmin.ts"
@@ -120,6 +122,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
+    Assets.layer(settings),
     options.redisUrl === undefined
       ? RateLimiter.layerMemory
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })
@@ -144,6 +147,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     TextRoutes,
     EmbeddingRoutes,
     ImageRoutes,
+    AssetRoutes,
     CompactRoute,
     ModelsRoutes,
     AccountRoutes,
