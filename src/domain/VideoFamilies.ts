@@ -117,6 +117,16 @@ export const DEFAULT_VIDEO_SECONDS: Record<VideoFamily, number> = {
 }
 
 /**
+ * The whole seconds billed at submit for a request of `family` that asked for
+ * `seconds` (`undefined`: none named, so the family's default,
+ * `DEFAULT_VIDEO_SECONDS`).
+ *
+ * @category rules
+ */
+export const billedSeconds = (family: VideoFamily, seconds: number | undefined): number =>
+  seconds ?? DEFAULT_VIDEO_SECONDS[family]
+
+/**
  * The envelope a video route renders a request error of `family` in (spec
  * "Errors"): `flat` (`{code, message}`) for the first video family on the
  * OpenAI-style routes (`POST /v1/videos` and its remix: "First-video-family
