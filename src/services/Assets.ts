@@ -25,7 +25,7 @@
 import { Clock, Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
 import { fileTypeFromBuffer } from "file-type"
-import type { MediaRef } from "../canonical/Video.ts"
+import type { MediaRef, VideoRequest } from "../canonical/Video.ts"
 import { ASSET_URI_PREFIX, assetIdOf, isAssetId, newAssetId } from "../domain/AssetId.ts"
 import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
 import { blockedRange, type Resolver, safeFetch } from "../http/SafeFetch.ts"
@@ -171,6 +171,11 @@ export class Assets extends Context.Service<Assets, {
    * an `InvalidRequest` naming `param`); any other reference unchanged.
    */
   readonly resolve: (ref: MediaRef, userId: bigint, param: string) => Effect.Effect<MediaRef, InvalidRequest>
+  /**
+   * `request` with every reference resolved by `resolve`, each error naming
+   * the reference's own field (`param`, else `references`).
+   */
+  readonly resolveRequest: (request: VideoRequest, userId: bigint) => Effect.Effect<VideoRequest, InvalidRequest>
 }>()("sluice/services/Assets") {
   /** SQL-backed; checks through `safeFetch` with `settings` (`resolve` replaces the system resolver in tests). */
   static readonly layer = (settings: AssetSettings, resolve?: Resolver) =>
@@ -285,7 +290,16 @@ export class Assets extends Context.Service<Assets, {
           return row.url
         })
 
-        return Assets.of({ create, get, resolve: resolveRef })
+        const resolveRequest = (request: VideoRequest, userId: bigint) =>
+          request.references.some((reference) => assetIdOf(reference.ref) !== undefined)
+            ? Effect.forEach(request.references, (reference) =>
+              Effect.map(
+                resolveRef(reference.ref, userId, reference.param ?? "references"),
+                (ref) => ({ ...reference, ref })
+              )).pipe(Effect.map((references): VideoRequest => ({ ...request, references })))
+            : Effect.succeed(request)
+
+        return Assets.of({ create, get, resolve: resolveRef, resolveRequest })
       })
     )
 }

@@ -76,6 +76,21 @@ Deno.test("Assets.resolve: the owner's Active asset → its URL; anything else o
       const failed = yield* Effect.flip(assets.resolve(`asset://${page.id}`, alice, "image"))
       ok(/Failed, not Active: The URL is not an image/.test(failed.message), failed.message)
 
+      // A whole request: asset references resolved, others kept; an error names the reference's field.
+      const request = {
+        model: "videoa-2-0-260128",
+        prompt: "p",
+        references: [
+          { kind: "image" as const, role: "first_frame" as const, ref: `asset://${image.id}`, param: "first_image" },
+          { kind: "image" as const, role: "reference_image" as const, ref: "https://media.example.com/r.png" }
+        ]
+      }
+      const resolved = yield* assets.resolveRequest(request, alice)
+      strictEqual(resolved.references[0].ref, `${media.base}/pixel.png`)
+      strictEqual(resolved.references[0].param, "first_image")
+      strictEqual(resolved.references[1].ref, "https://media.example.com/r.png")
+      strictEqual((yield* Effect.flip(assets.resolveRequest(request, bob))).param, "first_image")
+
       // A check lost to a restart: a Processing row last touched long ago is checked again by `get`.
       yield* sql`INSERT INTO assets (id, user_id, url, status, updated_at)
                  VALUES ('asset-1000000000000-lostcheck0000000', ${alice}, ${`${media.base}/clip.mp4`}, 'Processing',
