@@ -5,11 +5,11 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Scheduler } from "effect"
-import { InvalidRequest } from "./errors/GatewayError.ts"
 import { HttpRouter, HttpServer } from "effect/http"
 import { applyBootstrap } from "./config/ApplyBootstrap.ts"
 import type { BootstrapFile } from "./config/BootstrapFile.ts"
 import { AccountRoutes } from "./routes/AccountRoutes.ts"
+import { AssetRoutes } from "./routes/AssetRoutes.ts"
 import { AdminUserRoutes } from "./routes/api/AdminUserRoutes.ts"
 import { CatalogRoutes } from "./routes/api/CatalogRoutes.ts"
 import { ChannelRoutes } from "./routes/api/ChannelRoutes.ts"
@@ -28,6 +28,7 @@ import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
 import { Accounts } from "./services/Accounts.ts"
+import { Assets } from "./services/Assets.ts"
 import { AuditLog } from "./services/AuditLog.ts"
 import { Auth } from "./services/Auth.ts"
 import { CatalogAdmin } from "./services/CatalogAdmin.ts"
@@ -42,7 +43,7 @@ import { RateLimiter } from "./services/RateLimiter.ts"
 import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { ImageRelay } from "./relay/ImageRelay.ts"
 import { ImageTaskRelay } from "./relay/ImageTaskRelay.ts"
-import { type MediaResolver, VideoRelay } from "./relay/VideoRelay.ts"
+import { VideoRelay } from "./relay/VideoRelay.ts"
 import { Relay } from "./relay/Relay.ts"
 import { ResponseStore } from "./services/ResponseStore.ts"
 import { Sessions } from "./services/Sessions.ts"
@@ -108,15 +109,6 @@ const rootUser = (rootPassword: string | undefined) =>
   }))
 
 /**
- * How a video request's media references reach the upstream: a public URL as
- * given; an `asset://` reference is refused until the asset store resolves it.
- */
-const resolveMedia: MediaResolver = (ref) =>
-  ref.startsWith("asset://")
-    ? Effect.fail(new InvalidRequest({ message: "Asset references cannot be resolved yet.", param: "asset" }))
-    : Effect.succeed(ref)
-
-/**
  * The application layer: every route with every service it needs.
  *
  * @category layers
@@ -137,6 +129,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
+    Assets.layer(settings),
     options.redisUrl === undefined
       ? RateLimiter.layerMemory
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })
@@ -152,7 +145,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     Relay.layer,
     EmbeddingRelay.layer,
     ImageRelay.layer,
-    VideoRelay.layer(resolveMedia),
+    VideoRelay.layer,
     ImageTaskRelay.layer,
     TaskPoller.layer(),
     ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),
@@ -166,6 +159,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     ImageRoutes,
     TaskImageRoutes,
     VideoRoutes,
+    AssetRoutes,
     CompactRoute,
     ModelsRoutes,
     AccountRoutes,

@@ -102,8 +102,9 @@ export const MAX_INLINE_IMAGE_CHARS = 10 * 1024 * 1024
  *   (platform.openai.com/docs/api-reference/videos/create: "Defaults to 4
  *   seconds"; the `openai` SDK's `VideoCreateParams.seconds` says the same);
  * - `videoa`: 5, Ark's default `duration` for its content generation tasks
- *   (Volcengine Ark / BytePlus ModelArk video generation API, `duration`
- *   default 5);
+ *   (BytePlus ModelArk "Video Generation API", `POST
+ *   /api/v3/contents/generations/tasks`, docs.byteplus.com/en/docs/ModelArk/1520757:
+ *   `duration` default 5);
  * - `mini-2.0`: its `duration` is required (spec "Video: mini-2.0"), so no
  *   request reaches billing without one; 4, its minimum, stands here only so
  *   the table is total.
@@ -115,6 +116,16 @@ export const DEFAULT_VIDEO_SECONDS: Record<VideoFamily, number> = {
   "mini-2.0": 4,
   "openai-video": 4
 }
+
+/**
+ * The whole seconds billed at submit for a request of `family` that asked for
+ * `seconds` (`undefined`: none named, so the family's default,
+ * `DEFAULT_VIDEO_SECONDS`).
+ *
+ * @category rules
+ */
+export const billedSeconds = (family: VideoFamily, seconds: number | undefined): number =>
+  seconds ?? DEFAULT_VIDEO_SECONDS[family]
 
 /**
  * The envelope a video route renders a request error of `family` in (spec

@@ -38,20 +38,13 @@ import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
+import { Assets } from "../services/Assets.ts"
 import { type Task, TaskStore } from "../services/TaskStore.ts"
 import { UpstreamClient } from "../services/UpstreamClient.ts"
 import { UsageLog } from "../services/UsageLog.ts"
 import { Catalog, type Limits, videoFamilyOf } from "../storage/Catalog.ts"
 import { runOneShot } from "./OneShot.ts"
 import { callVideoJson, videoWireOf } from "../services/VideoCalls.ts"
-
-/**
- * Turns one media reference as the caller gave it into what the upstream
- * receives (an `asset://` ref into its URL), or fails with `InvalidRequest`.
- *
- * @category models
- */
-export type MediaResolver = (ref: string, userId: bigint) => Effect.Effect<string, InvalidRequest>
 
 /** What a video route hands the relay. @category models */
 export interface VideoSubmitInput {
@@ -62,15 +55,6 @@ export interface VideoSubmitInput {
   /** The caller's answer for the task just made. */
   readonly respond: (task: Task) => HttpServerResponse.HttpServerResponse
 }
-
-/** The request with every media reference resolved. */
-const resolveMedia = (resolve: MediaResolver, request: VideoRequest, userId: bigint) =>
-  Effect.forEach(
-    request.references,
-    (reference) => Effect.map(resolve(reference.ref, userId), (ref) => ({ ...reference, ref }))
-  ).pipe(
-    Effect.map((references): VideoRequest => ({ ...request, references }))
-  )
 
 /** @category services */
 export class VideoRelay extends Context.Service<VideoRelay, {
@@ -91,182 +75,180 @@ export class VideoRelay extends Context.Service<VideoRelay, {
     input: VideoSubmitInput
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
 }>()("sluice/relay/VideoRelay") {
-  /**
-   * Needs the one-shot relay's services, the `TaskStore`, and `resolve` for
-   * media references.
-   */
-  static readonly layer = (resolve: MediaResolver) =>
-    Layer.effect(
-      VideoRelay,
-      Effect.gen(function* () {
-        const router = yield* ChannelRouter
-        const client = yield* UpstreamClient
-        const settings = yield* GatewaySettings
-        const catalog = yield* Catalog
-        const store = yield* TaskStore
-        const services = {
-          router,
-          ledger: yield* QuotaLedger,
-          usageLog: yield* UsageLog,
-          limiter: yield* RateLimiter,
-          settings
-        }
+  /** Needs the one-shot relay's services, the `TaskStore` and `Assets` (media references). */
+  static readonly layer = Layer.effect(
+    VideoRelay,
+    Effect.gen(function* () {
+      const router = yield* ChannelRouter
+      const client = yield* UpstreamClient
+      const settings = yield* GatewaySettings
+      const catalog = yield* Catalog
+      const store = yield* TaskStore
+      const assets = yield* Assets
+      const services = {
+        router,
+        ledger: yield* QuotaLedger,
+        usageLog: yield* UsageLog,
+        limiter: yield* RateLimiter,
+        settings
+      }
 
-        /** The price of `model` for videos, or `ModelNotPriced`. */
-        const priceOf = (model: string, group: string) => {
-          const snapshot = catalog.snapshot()
-          const price = snapshot.prices.get(model)
-          const ratio = snapshot.groups.get(group)?.ratio ?? 1_000_000_000n
-          return price === undefined || (!price.free && price.perSecond === undefined)
-            ? Effect.fail(new ModelNotPriced({ model }))
-            : Effect.succeed({ price, ratio, limits: snapshot.groups.get(group)?.limits })
-        }
+      /** The price of `model` for videos, or `ModelNotPriced`. */
+      const priceOf = (model: string, group: string) => {
+        const snapshot = catalog.snapshot()
+        const price = snapshot.prices.get(model)
+        const ratio = snapshot.groups.get(group)?.ratio ?? 1_000_000_000n
+        return price === undefined || (!price.free && price.perSecond === undefined)
+          ? Effect.fail(new ModelNotPriced({ model }))
+          : Effect.succeed({ price, ratio, limits: snapshot.groups.get(group)?.limits })
+      }
 
-        /** The billed sequence around attempts that each make `call(candidate, wire)` and insert the task. */
-        const run = (
-          input: VideoSubmitInput,
-          request: VideoRequest,
-          candidates: ReadonlyArray<Candidate>,
-          billed: { readonly price: Price; readonly ratio: bigint; readonly limits: Limits | undefined },
-          call: (candidate: Candidate, wire: VideoWire) => VideoCall,
-          remixOf: string | undefined
-        ) => {
-          const { principal } = input
-          const seconds = request.seconds ?? input.defaultSeconds
-          const hold = videoCost(billed.ratio, billed.price, seconds)
-          const requestId = crypto.randomUUID().replaceAll("-", "")
-          const attempt = (candidate: Candidate): Effect.Effect<Task, UpstreamFailed> =>
-            Effect.gen(function* () {
-              const wire = videoWireOf(candidate.channel)!
-              const json = yield* callVideoJson(
-                client,
-                settings,
-                { channel: candidate.channel, key: candidate.key.key },
-                wire,
-                call(candidate, wire)
-              )
-              const decoded = wire.decodeSubmit(json)
-              if (decoded instanceof UpstreamFailed) return yield* decoded
-              const now = Date.now()
-              const task = {
-                publicId: newVideoTaskId(videoFamilyOf(catalog.snapshot(), request.model)),
-                kind: "video" as const,
-                userId: principal.userId,
-                tokenId: principal.tokenId,
-                channelId: candidate.channel.id,
-                keyPosition: candidate.key.position,
-                upstreamId: decoded.upstreamId,
-                model: request.model,
-                upstreamModel: candidate.upstreamModel,
-                // The request as the caller gave it (asset refs unresolved), for the object and for a remix.
-                request: { ...input.request, seconds, ...(remixOf === undefined ? {} : { remixOf }) },
-                status: "queued" as const,
-                requestId,
-                billing: {
-                  ratio: String(billed.ratio),
-                  perSecond: billed.price.perSecond === undefined ? undefined : String(billed.price.perSecond),
-                  free: billed.price.free,
-                  seconds
-                },
-                quotaCharged: hold,
-                nextPollAt: now + settings.taskPollMillis,
-                deadlineAt: now + settings.taskDeadlineMillis
-              }
-              const id = yield* store.insert(task)
-              return {
-                ...task,
-                id,
-                progress: 0,
-                result: null,
-                publicResult: null,
-                errorCode: null,
-                errorMessage: null,
-                settled: false,
-                refunded: 0n,
-                pollFailures: 0,
-                createdAt: now,
-                completedAt: null
-              } satisfies Task
-            })
-          return runOneShot(services, {
-            principal,
-            groupLimits: billed.limits,
-            model: request.model,
-            price: billed.price,
-            ratio: billed.ratio,
-            promptTokens: 0,
-            started: Date.now(),
-            hold,
-            candidates,
-            attempt,
-            usageOf: () => emptyUsage,
-            costOf: () => hold,
-            respond: input.respond,
-            requestId
+      /** The billed sequence around attempts that each make `call(candidate, wire)` and insert the task. */
+      const run = (
+        input: VideoSubmitInput,
+        request: VideoRequest,
+        candidates: ReadonlyArray<Candidate>,
+        billed: { readonly price: Price; readonly ratio: bigint; readonly limits: Limits | undefined },
+        call: (candidate: Candidate, wire: VideoWire) => VideoCall,
+        remixOf: string | undefined
+      ) => {
+        const { principal } = input
+        const seconds = request.seconds ?? input.defaultSeconds
+        const hold = videoCost(billed.ratio, billed.price, seconds)
+        const requestId = crypto.randomUUID().replaceAll("-", "")
+        const attempt = (candidate: Candidate): Effect.Effect<Task, UpstreamFailed> =>
+          Effect.gen(function* () {
+            const wire = videoWireOf(candidate.channel)!
+            const json = yield* callVideoJson(
+              client,
+              settings,
+              { channel: candidate.channel, key: candidate.key.key },
+              wire,
+              call(candidate, wire)
+            )
+            const decoded = wire.decodeSubmit(json)
+            if (decoded instanceof UpstreamFailed) return yield* decoded
+            const now = Date.now()
+            const task = {
+              publicId: newVideoTaskId(videoFamilyOf(catalog.snapshot(), request.model)),
+              kind: "video" as const,
+              userId: principal.userId,
+              tokenId: principal.tokenId,
+              channelId: candidate.channel.id,
+              keyPosition: candidate.key.position,
+              upstreamId: decoded.upstreamId,
+              model: request.model,
+              upstreamModel: candidate.upstreamModel,
+              // The request as the caller gave it (asset refs unresolved), for the object and for a remix.
+              request: { ...input.request, seconds, ...(remixOf === undefined ? {} : { remixOf }) },
+              status: "queued" as const,
+              requestId,
+              billing: {
+                ratio: String(billed.ratio),
+                perSecond: billed.price.perSecond === undefined ? undefined : String(billed.price.perSecond),
+                free: billed.price.free,
+                seconds
+              },
+              quotaCharged: hold,
+              nextPollAt: now + settings.taskPollMillis,
+              deadlineAt: now + settings.taskDeadlineMillis
+            }
+            const id = yield* store.insert(task)
+            return {
+              ...task,
+              id,
+              progress: 0,
+              result: null,
+              publicResult: null,
+              errorCode: null,
+              errorMessage: null,
+              settled: false,
+              refunded: 0n,
+              pollFailures: 0,
+              createdAt: now,
+              completedAt: null
+            } satisfies Task
+          })
+        return runOneShot(services, {
+          principal,
+          groupLimits: billed.limits,
+          model: request.model,
+          price: billed.price,
+          ratio: billed.ratio,
+          promptTokens: 0,
+          started: Date.now(),
+          hold,
+          candidates,
+          attempt,
+          usageOf: () => emptyUsage,
+          costOf: () => hold,
+          respond: input.respond,
+          requestId
+        })
+      }
+
+      const submit = Effect.fnUntraced(function* (input: VideoSubmitInput) {
+        const { principal } = input
+        const model = input.request.model
+        const routed = yield* router.candidates(principal, model)
+        const candidates = routed.filter((candidate) => videoWireOf(candidate.channel) !== undefined)
+        if (candidates.length === 0) return yield* new ModelNotFound({ model })
+        const billed = yield* priceOf(model, principal.group)
+        const request = yield* assets.resolveRequest(input.request, principal.userId)
+        return yield* run(
+          input,
+          request,
+          candidates,
+          billed,
+          (candidate, wire) => wire.submit(request, candidate.upstreamModel),
+          undefined
+        )
+      }) as VideoRelay["Service"]["submit"]
+
+      const remix = Effect.fnUntraced(function* (originalId: string, input: VideoSubmitInput) {
+        const { principal } = input
+        const original = yield* store.find(originalId, principal.userId)
+        if (original.kind !== "video" || original.upstreamId === null) {
+          return yield* new NotFound({ what: "task", id: originalId })
+        }
+        const channel = catalog.snapshot().channels.get(original.channelId)
+        const wire = channel === undefined ? undefined : videoWireOf(channel)
+        const key = channel?.keys.find((candidate) => candidate.position === original.keyPosition) ??
+          channel?.keys.find((candidate) => candidate.enabled)
+        if (channel === undefined || wire === undefined || key === undefined) {
+          return yield* new UpstreamFailed({
+            kind: "server",
+            status: 503,
+            message: "The original task's channel is no longer configured."
           })
         }
+        const remixCall = wire.remix
+        if (remixCall === undefined) {
+          return yield* new InvalidRequest({
+            message: "The original task's channel cannot remix videos.",
+            param: "video_id"
+          })
+        }
+        const originalSeconds = typeof original.request.seconds === "number" ? original.request.seconds : undefined
+        const request: VideoRequest = {
+          ...input.request,
+          model: original.model,
+          seconds: input.request.seconds ?? originalSeconds
+        }
+        const billed = yield* priceOf(original.model, principal.group)
+        const resolved = yield* assets.resolveRequest(request, principal.userId)
+        const upstreamId = original.upstreamId
+        return yield* run(
+          { ...input, request },
+          resolved,
+          [{ channel, key, upstreamModel: original.upstreamModel }],
+          billed,
+          () => remixCall(upstreamId, resolved, original.upstreamModel),
+          original.publicId
+        )
+      }) as VideoRelay["Service"]["remix"]
 
-        const submit = Effect.fnUntraced(function* (input: VideoSubmitInput) {
-          const { principal } = input
-          const model = input.request.model
-          const routed = yield* router.candidates(principal, model)
-          const candidates = routed.filter((candidate) => videoWireOf(candidate.channel) !== undefined)
-          if (candidates.length === 0) return yield* new ModelNotFound({ model })
-          const billed = yield* priceOf(model, principal.group)
-          const request = yield* resolveMedia(resolve, input.request, principal.userId)
-          return yield* run(input, request, candidates, billed, (candidate, wire) =>
-            wire.submit(request, candidate.upstreamModel), undefined)
-        }) as VideoRelay["Service"]["submit"]
-
-        const remix = Effect.fnUntraced(function* (originalId: string, input: VideoSubmitInput) {
-          const { principal } = input
-          const original = yield* store.find(originalId, principal.userId)
-          if (original.kind !== "video" || original.upstreamId === null) {
-            return yield* new NotFound({ what: "task", id: originalId })
-          }
-          const channel = catalog.snapshot().channels.get(original.channelId)
-          const wire = channel === undefined ? undefined : videoWireOf(channel)
-          const key = channel?.keys.find((candidate) =>
-            candidate.position === original.keyPosition
-          ) ??
-            channel?.keys.find((candidate) =>
-              candidate.enabled
-            )
-          if (channel === undefined || wire === undefined || key === undefined) {
-            return yield* new UpstreamFailed({
-              kind: "server",
-              status: 503,
-              message: "The original task's channel is no longer configured."
-            })
-          }
-          const remixCall = wire.remix
-          if (remixCall === undefined) {
-            return yield* new InvalidRequest({
-              message: "The original task's channel cannot remix videos.",
-              param: "video_id"
-            })
-          }
-          const originalSeconds = typeof original.request.seconds === "number" ? original.request.seconds : undefined
-          const request: VideoRequest = {
-            ...input.request,
-            model: original.model,
-            seconds: input.request.seconds ?? originalSeconds
-          }
-          const billed = yield* priceOf(original.model, principal.group)
-          const resolved = yield* resolveMedia(resolve, request, principal.userId)
-          const upstreamId = original.upstreamId
-          return yield* run(
-            { ...input, request },
-            resolved,
-            [{ channel, key, upstreamModel: original.upstreamModel }],
-            billed,
-            () =>
-              remixCall(upstreamId, resolved, original.upstreamModel),
-            original.publicId
-          )
-        }) as VideoRelay["Service"]["remix"]
-
-        return VideoRelay.of({ submit, remix })
-      })
-    )
+      return VideoRelay.of({ submit, remix })
+    })
+  )
 }

@@ -7,6 +7,7 @@
 import { deepStrictEqual, notStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { assetIdOf, isAssetId, newAssetId } from "../../src/domain/AssetId.ts"
 import {
+  billedSeconds,
   DEFAULT_VIDEO_SECONDS,
   defaultVideoFamily,
   isVideoFamily,
@@ -54,8 +55,12 @@ Deno.test("randomToken: every character of the alphabet turns up, none far more 
   for (const count of counts.values()) ok(count > 250 && count < 600, `count ${count}`)
 })
 
-Deno.test("DEFAULT_VIDEO_SECONDS: OpenAI's 4, Ark's 5, mini-2.0's minimum", () => {
+Deno.test("DEFAULT_VIDEO_SECONDS: OpenAI's 4, Ark's 5, mini-2.0's minimum; billedSeconds uses it only when none asked", () => {
   deepStrictEqual(DEFAULT_VIDEO_SECONDS, { videoa: 5, "mini-2.0": 4, "openai-video": 4 })
+  strictEqual(billedSeconds("videoa", undefined), 5)
+  strictEqual(billedSeconds("openai-video", undefined), 4)
+  strictEqual(billedSeconds("openai-video", 12), 12)
+  strictEqual(billedSeconds("mini-2.0", 15), 15)
 })
 
 Deno.test("videoErrorEnvelope: flat for the first video family on the OpenAI-style routes, gateway elsewhere", () => {

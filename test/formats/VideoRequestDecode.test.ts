@@ -99,10 +99,10 @@ Deno.test("accepted: the OpenAI-style create body (seconds as the SDK's string, 
   deepStrictEqual(
     accepted({ model: "sora-2", prompt: "a red kite", input_reference: { image_url: PNG_DATA_URI } }, "videos")
       .references,
-    [{ kind: "image", role: "first_frame", ref: PNG_DATA_URI }]
+    [{ kind: "image", role: "first_frame", ref: PNG_DATA_URI, param: "input_reference" }]
   )
   deepStrictEqual(accepted({ model: "sora-2", prompt: "a red kite", image: ASSET_URI }, "videos").references, [
-    { kind: "image", role: "first_frame", ref: ASSET_URI }
+    { kind: "image", role: "first_frame", ref: ASSET_URI, param: "image" }
   ])
 })
 
@@ -137,14 +137,39 @@ Deno.test("accepted: a first-family body with every media field", () => {
     watermark: false,
     generateAudio: true,
     references: [
-      { kind: "image", role: "first_frame", ref: IMAGE_URL },
-      { kind: "image", role: "last_frame", ref: ASSET_URI },
-      { kind: "image", role: "reference_image", ref: "https://media.example.com/r1.png" },
-      { kind: "video", role: "reference_video", ref: "https://media.example.com/v1.mp4" },
-      { kind: "video", role: "reference_video", ref: "https://media.example.com/v2.mp4" },
-      { kind: "audio", role: "reference_audio", ref: "https://media.example.com/a1.mp3" },
-      { kind: "audio", role: "reference_audio", ref: "https://media.example.com/a2.mp3" },
-      { kind: "audio", role: "reference_audio", ref: "https://media.example.com/a3.mp3" }
+      { kind: "image", role: "first_frame", ref: IMAGE_URL, param: "first_image" },
+      { kind: "image", role: "last_frame", ref: ASSET_URI, param: "last_image" },
+      {
+        kind: "image",
+        role: "reference_image",
+        ref: "https://media.example.com/r1.png",
+        param: "reference_image_urls[0]"
+      },
+      {
+        kind: "video",
+        role: "reference_video",
+        ref: "https://media.example.com/v1.mp4",
+        param: "reference_video_url"
+      },
+      {
+        kind: "video",
+        role: "reference_video",
+        ref: "https://media.example.com/v2.mp4",
+        param: "reference_video_urls[0]"
+      },
+      {
+        kind: "audio",
+        role: "reference_audio",
+        ref: "https://media.example.com/a1.mp3",
+        param: "reference_audios[0]"
+      },
+      {
+        kind: "audio",
+        role: "reference_audio",
+        ref: "https://media.example.com/a2.mp3",
+        param: "reference_audio_urls[0]"
+      },
+      { kind: "audio", role: "reference_audio", ref: "https://media.example.com/a3.mp3", param: "audio_url" }
     ]
   }
   deepStrictEqual(accepted(body, "videos"), expected)
@@ -168,7 +193,12 @@ Deno.test("accepted: a mini-2.0 body (480P in any case, up to 9 images)", () => 
       seconds: 15,
       aspectRatio: "9:16",
       resolution: "480p",
-      references: images.map((ref) => ({ kind: "image", role: "reference_image", ref }))
+      references: images.map((ref, index) => ({
+        kind: "image",
+        role: "reference_image",
+        ref,
+        param: `images[${index}]`
+      }))
     }
   )
   strictEqual(
@@ -198,9 +228,9 @@ Deno.test("accepted: the unified body (duration wins over seconds; size as WxH o
       aspectRatio: "16:9",
       metadata: { negative_prompt: "rain" },
       references: [
-        { kind: "image", role: "first_frame", ref: PNG_DATA_URI },
-        { kind: "image", role: "reference_image", ref: IMAGE_URL },
-        { kind: "image", role: "reference_image", ref: ASSET_URI }
+        { kind: "image", role: "first_frame", ref: PNG_DATA_URI, param: "image" },
+        { kind: "image", role: "reference_image", ref: IMAGE_URL, param: "images[0]" },
+        { kind: "image", role: "reference_image", ref: ASSET_URI, param: "input_reference" }
       ]
     }
   )
@@ -209,7 +239,7 @@ Deno.test("accepted: the unified body (duration wins over seconds; size as WxH o
     prompt: "",
     seconds: 10,
     size: "720x1280",
-    references: [{ kind: "image", role: "first_frame", ref: IMAGE_URL }]
+    references: [{ kind: "image", role: "first_frame", ref: IMAGE_URL, param: "image" }]
   })
   deepStrictEqual(accepted({ model: "mini-2.0", prompt: "boat", duration: 8, size: "9:16" }, "unified"), {
     model: "mini-2.0",
@@ -235,7 +265,7 @@ Deno.test("accepted: a remix body (model, prompt, seconds, size, image, metadata
       prompt: "make it night",
       seconds: 4,
       size: "720x1280",
-      references: [{ kind: "image", role: "first_frame", ref: IMAGE_URL }]
+      references: [{ kind: "image", role: "first_frame", ref: IMAGE_URL, param: "image" }]
     }
   )
 })
@@ -351,7 +381,7 @@ Deno.test("videoFormFields: the SDK's videos.create form with an uploaded input_
     prompt: "a red kite",
     seconds: 8,
     size: "1280x720",
-    references: [{ kind: "image", role: "first_frame", ref: PNG_DATA_URI }]
+    references: [{ kind: "image", role: "first_frame", ref: PNG_DATA_URI, param: "input_reference" }]
   })
 })
 
@@ -361,7 +391,7 @@ Deno.test("videoFormFields: the SDK's input_reference object becomes input_refer
   if (result._tag !== "Success") throw new Error(result.failure.message)
   deepStrictEqual(result.success, { model: "sora-2", prompt: "a red kite", input_reference: { image_url: IMAGE_URL } })
   deepStrictEqual(accepted(result.success, "videos").references, [
-    { kind: "image", role: "first_frame", ref: IMAGE_URL }
+    { kind: "image", role: "first_frame", ref: IMAGE_URL, param: "input_reference" }
   ])
 })
 

@@ -228,7 +228,7 @@ class References {
   ): boolean {
     const value = raw[name]
     if (value === undefined || value === null) return false
-    this.add({ kind, role, ref: mediaRef(value, name, name, kind, policy, bareBase64) }, name)
+    this.add({ kind, role, ref: mediaRef(value, name, name, kind, policy, bareBase64), param: name }, name)
     return true
   }
   /** An array field (or, where `single`, a string too). */
@@ -243,7 +243,7 @@ class References {
     const value = raw[name]
     if (value === undefined || value === null) return 0
     if (options.single === true && typeof value === "string") {
-      this.add({ kind, role, ref: mediaRef(value, name, name, kind, policy, options.bareBase64) }, name)
+      this.add({ kind, role, ref: mediaRef(value, name, name, kind, policy, options.bareBase64), param: name }, name)
       return 1
     }
     if (!Array.isArray(value)) {
@@ -261,7 +261,12 @@ class References {
       )
     }
     value.forEach((item, index) =>
-      this.add({ kind, role, ref: mediaRef(item, name, `${name}[${index}]`, kind, policy, options.bareBase64) }, name)
+      this.add({
+        kind,
+        role,
+        ref: mediaRef(item, name, `${name}[${index}]`, kind, policy, options.bareBase64),
+        param: `${name}[${index}]`
+      }, name)
     )
     return value.length
   }
@@ -419,7 +424,8 @@ const openAiBody = (raw: Record<string, unknown>, base: Base, family: VideoFamil
           {
             kind: "image",
             role: "first_frame",
-            ref: mediaRef(object.image_url, "input_reference", "input_reference.image_url", "image", policy)
+            ref: mediaRef(object.image_url, "input_reference", "input_reference.image_url", "image", policy),
+            param: "input_reference"
           },
           "input_reference"
         )
