@@ -1,8 +1,7 @@
 /**
  * Volcengine Ark / BytePlus ModelArk content generation tasks as a video wire
- * (volcengine.com/docs/82379/1520757 "Create a video generation task" and
- * /1521309 "Query a video generation task"; docs.byteplus.com/en/docs/ModelArk/1520757
- * and /1521309):
+ * (volcengine.com/docs/82379/1520758; docs.byteplus.com/en/docs/ModelArk/1520757,
+ * "Video Generation API": create and query a video generation task):
  *
  * - Submit: `POST /api/v3/contents/generations/tasks` with `model`, `content[]`
  *   (the prompt as `{type: "text", text}`, then each reference by role:

@@ -13,7 +13,7 @@
  *   (400, `rejected` before any task exists), so the relay should hand this
  *   wire images as data URIs. Veo takes no audio reference, and neither
  *   `watermark` (its output is always SynthID-marked) nor `generateAudio`
- *   (refused by the Gemini API; Veo 3 makes sound anyway): those are not
+ *   (not a Gemini API parameter; Veo 3 makes sound anyway): those are not
  *   sent. A `size` `<W>x<H>` with no ratio or resolution gives `16:9` or
  *   `9:16` by orientation and the tier of its short side (`720p`, `1080p`,
  *   `4k`). Metadata extras: `GEMINI_EXTRAS`. The answer is an operation
