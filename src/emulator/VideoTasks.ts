@@ -15,8 +15,9 @@
  * task running forever (for deadline tests). A queued task can be cancelled
  * (Ark `DELETE`).
  *
- * Memory is bounded: at most `maxTasks` tasks are kept; adding one more
- * forgets the oldest (its id then reads as unknown).
+ * Memory is bounded: at most `maxTasks` tasks, and prompts of at most
+ * `PROMPT_BUDGET` characters in all, are kept; adding one more forgets the
+ * oldest (its id then reads as unknown).
  *
  * @since 0.1.0
  */
@@ -111,6 +112,9 @@ const hash = (text: string): number => {
   return value
 }
 
+/** The most prompt characters a store keeps over all its tasks (about 100 MB). @category constants */
+export const PROMPT_BUDGET = 50_000_000
+
 /** Steps from creation to the final phase. */
 const FINAL_STEP = 4
 
@@ -125,6 +129,12 @@ export const makeVideoTasks = (stepMs: number, maxTasks: number): VideoTasks => 
   const tokens = new Map<string, VideoTask>()
   const keyOf = (vendor: VideoVendor, id: string) => `${vendor} ${id}`
   const step = Math.max(1, stepMs)
+  let promptChars = 0
+
+  const forget = (task: VideoTask) => {
+    if (tasks.delete(keyOf(task.vendor, task.id))) promptChars -= task.prompt.length
+    tokens.delete(task.contentToken)
+  }
 
   const stateOf = (task: VideoTask, now: number): VideoState => {
     if (task.cancelledAt !== undefined) return { phase: "cancelled", progress: 0, finishedAt: task.cancelledAt }
@@ -156,11 +166,11 @@ export const makeVideoTasks = (stepMs: number, maxTasks: number): VideoTasks => 
       }
       tasks.set(keyOf(task.vendor, task.id), task)
       tokens.set(task.contentToken, task)
-      while (tasks.size > Math.max(1, maxTasks)) {
-        const oldest = tasks.entries().next().value
+      promptChars += task.prompt.length
+      while (tasks.size > Math.max(1, maxTasks) || (promptChars > PROMPT_BUDGET && tasks.size > 1)) {
+        const oldest = tasks.values().next().value
         if (oldest === undefined) break
-        tasks.delete(oldest[0])
-        tokens.delete(oldest[1].contentToken)
+        forget(oldest)
       }
       return task
     },
@@ -172,14 +182,12 @@ export const makeVideoTasks = (stepMs: number, maxTasks: number): VideoTasks => 
       task.cancelledAt = now
       return true
     },
-    remove: (task) => {
-      tasks.delete(keyOf(task.vendor, task.id))
-      tokens.delete(task.contentToken)
-    },
+    remove: (task) => forget(task),
     size: () => tasks.size,
     clear: () => {
       tasks.clear()
       tokens.clear()
+      promptChars = 0
     }
   }
 }

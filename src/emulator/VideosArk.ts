@@ -1,8 +1,8 @@
 /**
  * The emulator's Ark content generation tasks for video (Volcengine Ark
- * volcengine.com/docs/82379/1520757 and /1521309, BytePlus ModelArk
- * docs.byteplus.com/en/docs/ModelArk/1520757 "Create a video generation task"
- * and /1521309 "Query a video generation task"), over the shared task store of
+ * volcengine.com/docs/82379/1520758; BytePlus ModelArk
+ * docs.byteplus.com/en/docs/ModelArk/1520757 "Video Generation API": create
+ * and query a video generation task), over the shared task store of
  * `VideoTasks.ts`, errors in Ark's `{error: {code, message, param, type}}`
  * (docs.byteplus.com/en/docs/ModelArk/1299023):
  *

@@ -13,8 +13,9 @@
  *   "16:9" | "9:16", durationSeconds 4–8 (a number or its digits),
  *   resolution "720p" | "1080p" | "4k", negativePrompt, personGeneration
  *   "allow_all" | "allow_adult" | "dont_allow", sampleCount 1–4, seed}`; any
- *   other parameter is refused ("isn't supported by this model", as the
- *   Gemini API refuses `generateAudio`, `fps` or `enhancePrompt`) → an
+ *   other parameter is refused ("isn't supported by this model": the Gemini
+ *   API does not take `generateAudio`, `fps` or `enhancePrompt`, which
+ *   `@google/genai` 1.x refused for it before sending) → an
  *   operation `{name: "models/{model}/operations/{id}"}`.
  * - `GET /v1beta/models/{model}/operations/{id}` → `{name}` while running (a
  *   false `done` is left out, as proto3 JSON leaves defaults out), then `{name,

@@ -9,7 +9,7 @@ import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import OpenAI, { toFile } from "openai"
 import { MP4_BYTES, mp4For } from "../../src/emulator/Mp4.ts"
 import { rangeOf } from "../../src/emulator/VideoContent.ts"
-import { makeVideoTasks, outcomeOf } from "../../src/emulator/VideoTasks.ts"
+import { makeVideoTasks, outcomeOf, PROMPT_BUDGET } from "../../src/emulator/VideoTasks.ts"
 import { withEmulator } from "./Support.ts"
 
 const KEY = "sk-test-videos"
@@ -88,6 +88,9 @@ Deno.test("emulator videos: prompt markers choose the outcome; the store keeps a
   })
   strictEqual(store.byToken(task.contentToken), task)
   strictEqual(store.cancel(task, task.createdAt + 40), false)
+  store.remove(task)
+  strictEqual(store.get("openai", "e"), undefined)
+  strictEqual(store.byToken(task.contentToken), undefined)
   const stalled = store.add({
     id: "s",
     vendor: "openai",
@@ -98,6 +101,18 @@ Deno.test("emulator videos: prompt markers choose the outcome; the store keeps a
     extras: {}
   })
   strictEqual(store.stateOf(stalled, stalled.createdAt + 1_000_000).phase, "running")
+})
+
+Deno.test("emulator videos: the store also keeps its prompts within a character budget", () => {
+  const store = makeVideoTasks(10, 1_000)
+  const prompt = "p".repeat(Math.ceil(PROMPT_BUDGET / 4))
+  for (const id of ["a", "b", "c", "d", "e"]) {
+    store.add({ id, vendor: "openai", model: "m", prompt, seconds: 4, size: "1x1", extras: {} })
+  }
+  // Four prompts fill the budget exactly; the fifth pushes the oldest out.
+  strictEqual(store.size(), 4)
+  strictEqual(store.get("openai", "a"), undefined)
+  ok(store.get("openai", "b") !== undefined)
 })
 
 Deno.test("emulator videos: SDK create (multipart), retrieve through the states, download with Range", async () => {
