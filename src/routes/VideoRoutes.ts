@@ -169,14 +169,10 @@ export class Videos extends Context.Service<Videos, {
         return Effect.gen(function* () {
           const principal = yield* principalOf(request)
           const raw = yield* rawBody(request, route === "videos")
-          // The `openai` SDK's `videos.remix` sends only `prompt`: the model is then the original task's (when
-          // there is no such task of the caller's, the missing model is the request's error).
+          // The `openai` SDK's `videos.remix` sends only `prompt`: the model is then the original task's (and an
+          // original that is not the caller's is 404 `task_not_exist`, as with a model given).
           if (videoId !== undefined && raw.model === undefined) {
-            const model = yield* Effect.orElseSucceed(
-              Effect.map(store.find(videoId, principal.userId), (original) => original.model),
-              () => undefined
-            )
-            if (model !== undefined) raw.model = model
+            raw.model = (yield* store.find(videoId, principal.userId)).model
           }
           family = familyOf(raw.model)
           const decoded = decodeVideoRequest(raw, family, route)

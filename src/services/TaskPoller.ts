@@ -30,6 +30,7 @@ import { Catalog } from "../storage/Catalog.ts"
 import { GatewaySettings } from "./GatewaySettings.ts"
 import { type Task, type TaskBilling, TaskStore } from "./TaskStore.ts"
 import { UpstreamClient } from "./UpstreamClient.ts"
+import { videoAdapters } from "../upstreams/VideoAdapter.ts"
 import { callVideoJson, videoWireOf } from "./VideoCalls.ts"
 
 /** How the poller batches and bounds its work. @category models */
@@ -117,15 +118,11 @@ export class TaskPoller extends Context.Service<TaskPoller, {
               // The channel went away: wait for it (or for the deadline).
               return yield* store.backoff(task, backoffMillis(task))
             }
-            const upstreamId = task.upstreamId
-            const state = yield* callVideoJson(
-              client,
-              settings,
-              { channel, key: key.key },
-              wire,
-              wire.poll(upstreamId, task.upstreamModel)
-            ).pipe(
-              Effect.map((json) => wire.decodePoll(json)),
+            const call = wire.poll(task.upstreamId, task.upstreamModel)
+            // The URL the poll goes to: a wire trusts a keyed content location only on its origin.
+            const pollUrl = videoAdapters[channel.type]!.target(channel, key.key, call, false).url
+            const state = yield* callVideoJson(client, settings, { channel, key: key.key }, wire, call).pipe(
+              Effect.map((json) => wire.decodePoll(json, pollUrl)),
               Effect.catch((error: UpstreamFailed) => Effect.succeed(error))
             )
             if (state instanceof UpstreamFailed) {

@@ -28,8 +28,12 @@ export const VIDEO_CHANNELS: ReadonlyArray<{
   readonly suffix: string
   readonly model: string
   readonly upstream: string
+  /** The vendor has a remix call. */
+  readonly remix: boolean
 }> = [
-  { type: "openai", suffix: "", model: "sora-2", upstream: "sora-2" }
+  { type: "openai", suffix: "", model: "sora-2", upstream: "sora-2", remix: true },
+  { type: "ark", suffix: "/api/v3", model: "seedance-video", upstream: "doubao-seedance-1-0-pro-250528", remix: false },
+  { type: "gemini", suffix: "", model: "veo-video", upstream: "veo-3.0-generate-001", remix: false }
 ]
 
 /** The bootstrap file; `settings` overrides the task settings. */
@@ -112,11 +116,13 @@ export const eventually = async (check: () => Promise<boolean>, ms = 8000): Prom
   throw new Error("The condition never held.")
 }
 
-/** The upstream task ids the emulator handed out (from the paths the gateway called). */
+/** The upstream task ids the emulator handed out, of every vendor (from the paths the gateway polled). */
 export const upstreamIdsOf = (gateway: TestGateway): ReadonlyArray<string> => {
   const ids = new Set<string>()
   for (const request of gateway.emulator.requests) {
-    const match = /^\/v1\/videos\/([^/]+)/.exec(request.path)
+    const match = /^\/v1\/videos\/([^/]+)/.exec(request.path) ??
+      /^\/api\/v3\/contents\/generations\/tasks\/([^/]+)/.exec(request.path) ??
+      /^\/v1beta\/models\/[^/]+\/operations\/([^/]+)/.exec(request.path)
     if (match !== null) ids.add(decodeURIComponent(match[1]))
   }
   return [...ids]

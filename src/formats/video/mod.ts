@@ -4,6 +4,8 @@
  *
  * @since 0.1.0
  */
+import { arkVideoWire } from "./ArkVideo.ts"
+import { geminiVideoWire } from "./GeminiVideo.ts"
 import { openAiVideoWire } from "./OpenAiVideo.ts"
 import type { VideoFormatName, VideoWire } from "./VideoWire.ts"
 
@@ -16,5 +18,7 @@ export type { VideoCall, VideoFormatName, VideoWire } from "./VideoWire.ts"
  * @category formats
  */
 export const videoWires: { readonly [Name in VideoFormatName]?: VideoWire } = {
-  openai: openAiVideoWire
+  openai: openAiVideoWire,
+  ark: arkVideoWire,
+  gemini: geminiVideoWire
 }
