@@ -15,6 +15,9 @@ export const ALICE = "sk-test-video-alice-0001"
 /** Bob's key (100 USD): another user. */
 export const BOB = "sk-test-video-bob-00001"
 
+/** The users' console passwords (browser sessions). */
+export const PASSWORDS = { alice: "alice-video-password-1", bob: "bob-video-password-1" } as const
+
 /** USD per second of every video model. */
 export const PER_SECOND = 0.1
 
@@ -67,8 +70,20 @@ export const videoConfig = (settings: Record<string, unknown> = {}) => (emulator
         }
       ],
       users: [
-        { username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: ALICE }] },
-        { username: "bob", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: BOB }] }
+        {
+          username: "alice",
+          password: PASSWORDS.alice,
+          group: "default",
+          quota: 100_000_000,
+          tokens: [{ name: "main", key: ALICE }]
+        },
+        {
+          username: "bob",
+          password: PASSWORDS.bob,
+          group: "default",
+          quota: 100_000_000,
+          tokens: [{ name: "main", key: BOB }]
+        }
       ],
       settings: { cooldown_failures: 1000, task_poll_interval_ms: 100, ...settings }
     }),
