@@ -168,7 +168,9 @@ export class TaskPoller extends Context.Service<TaskPoller, {
                 return
             }
           }).pipe(
-            // A storage failure (say, the refund waiting for the submit's charge to commit) is retried later.
+            // The submit's charge not committed yet (a second at most, unless the database is away): poll again.
+            Effect.catchTag("TaskChargePending", () => store.backoff(task, settings.taskPollMillis)),
+            // A storage failure is retried later.
             Effect.catchCause((cause) =>
               Effect.logWarning("Task poll could not be recorded; will retry", {
                 task: task.publicId,

@@ -27,11 +27,28 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Data, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { TaskStatus } from "../canonical/Video.ts"
 import { NotFound } from "../errors/GatewayError.ts"
 import { cleanText } from "./UsageLog.ts"
+
+/**
+ * How long after its submit a task's charge may still be uncommitted (the
+ * ledger commits within a second; ten minutes covers a database outage):
+ * until then a task cannot end before its charge is seen (10 min).
+ *
+ * @category constants
+ */
+export const CHARGE_WAIT_MILLIS = 600_000
+
+/**
+ * A task cannot end yet: the charge of its submit is not committed (see
+ * `TaskStore.finish`). Nothing was written; try again shortly.
+ *
+ * @category errors
+ */
+export class TaskChargePending extends Data.TaggedError("TaskChargePending")<{ readonly task: string }> {}
 
 /** What a task makes. @category models */
 export type TaskKind = "video" | "image"
@@ -257,13 +274,15 @@ export class TaskStore extends Context.Service<TaskStore, {
   /** Records a failed poll: counts it and puts the next poll `delayMillis` away; releases the claim. */
   readonly backoff: (task: Task, delayMillis: number) => Effect.Effect<void>
   /**
-   * Ends the task and makes its final bill, once (see the module doc). Fails
-   * with the `SqlError` of a transaction that did not commit (nothing of it
-   * is written; try again later): notably a refund of a charge this or
-   * another instance has not committed yet, which `used_quota`'s check
-   * refuses until it is.
+   * Ends the task and makes its final bill, once (see the module doc). The
+   * amount adjusted is what the submit's committed usage row says it was
+   * charged (at most `quota_charged`): a submit abandoned before its charge
+   * (the caller gone after the task row was written) is refunded nothing.
+   * Fails with `TaskChargePending` while that row is not committed (within
+   * `CHARGE_WAIT_MILLIS` of the submit), or the `SqlError` of a transaction
+   * that did not commit; nothing is written then: try again later.
    */
-  readonly finish: (task: Task, end: TaskEnd) => Effect.Effect<Finished, SqlError.SqlError>
+  readonly finish: (task: Task, end: TaskEnd) => Effect.Effect<Finished, SqlError.SqlError | TaskChargePending>
 }>()("sluice/services/TaskStore") {
   /** SQL-backed (PGlite or PostgreSQL). */
   static readonly layer = Layer.effect(
@@ -394,14 +413,23 @@ export class TaskStore extends Context.Service<TaskStore, {
         return yield* sql.withTransaction(Effect.gen(function* () {
           // The guard: only the first transaction to flip `settled` goes on; a concurrent one waits on the row
           // lock, then finds it flipped and ends here.
-          const [row] = yield* sql<{ readonly charged: bigint }>`
+          const [row] = yield* sql<{ readonly charged: bigint; readonly old: boolean }>`
             UPDATE tasks SET status = ${end.status}, progress = 100, result = ${result},
               public_result = ${publicResult}, error_code = ${errorCode}, error_message = ${errorMessage},
               completed_at = now(), settled = TRUE, claimed_until = NULL
             WHERE id = ${task.id} AND NOT settled
-            RETURNING quota_charged AS charged`
+            RETURNING quota_charged AS charged,
+              created_at < now() - ${CHARGE_WAIT_MILLIS} * interval '1 millisecond' AS old`
           if (row === undefined) return { ended: false, refunded: 0n }
-          const charged = BigInt(row.charged)
+          // What the submit was charged, as committed: its settled usage row (written with the charge in one
+          // ledger commit). None yet: the commit is pending (this or another instance), so wait; none after
+          // `CHARGE_WAIT_MILLIS`: the submit was never charged (abandoned after the task row was written).
+          const [logged] = yield* sql<{ readonly rows: bigint; readonly total: bigint }>`
+            SELECT count(*) AS rows, COALESCE(SUM(cost), 0)::bigint AS total FROM usage_logs
+            WHERE request_id = ${task.requestId} AND attempt > 0 AND status < 400`
+          if (BigInt(logged.rows) === 0n && !row.old) return yield* new TaskChargePending({ task: task.publicId })
+          const committed = BigInt(logged.total)
+          const charged = BigInt(row.charged) < committed ? BigInt(row.charged) : committed
           const cost = end.cost < 0n ? 0n : end.cost
           const refunded = yield* adjustBalances(task, charged - cost)
           if (refunded !== 0n) {

@@ -55,6 +55,11 @@ const newTask = (owner: { userId: bigint; tokenId: bigint }, channelId: number, 
   deadlineAt: Date.now() + 60_000
 })
 
+/** The submit's settled usage row, as the ledger commits it with the charge. */
+const logCharge = (sql: SqlClient.SqlClient, task: NewTask, cost: bigint) =>
+  sql`INSERT INTO usage_logs (request_id, attempt, user_id, token_id, model, cost, status)
+    VALUES (${task.requestId}, 1, ${task.userId}, ${task.tokenId}, ${task.model}, ${cost}, 200)`
+
 const balancesOf = (sql: SqlClient.SqlClient, userId: bigint) =>
   Effect.map(
     sql<{ quota: bigint; used: bigint; remain: bigint | null; tokenUsed: bigint }>`
@@ -122,6 +127,11 @@ Deno.test(
       yield* one.store.insert(task)
       const [claimed] = yield* one.store.claimDue(7, 1, 60_000)
       const end = { status: "failed" as const, error: { code: "moderation_blocked", message: "no" }, cost: 0n }
+      // Before the submit's charge is committed, the task cannot end (nothing is written).
+      const pending = yield* Effect.flip(one.store.finish(claimed, end))
+      strictEqual(pending._tag, "TaskChargePending")
+      strictEqual((yield* one.store.find(task.publicId, owner.userId)).settled, false)
+      yield* logCharge(one.sql, task, 400_000n)
       const results = yield* Effect.all([
         one.store.finish(claimed, end),
         two.store.finish(claimed, end),
@@ -138,7 +148,10 @@ Deno.test(
       })
       const rows = yield* one.sql<{ cost: bigint; attempt: number }>`
         SELECT cost, attempt FROM usage_logs WHERE request_id = ${task.requestId}`
-      deepStrictEqual(rows.map((row) => [BigInt(row.cost), row.attempt]), [[-400_000n, 0]])
+      deepStrictEqual(rows.map((row) => [BigInt(row.cost), row.attempt] as const).toSorted((a, b) => a[1] - b[1]), [
+        [-400_000n, 0],
+        [400_000n, 1]
+      ])
       const stored = yield* one.store.find(task.publicId, owner.userId)
       strictEqual(stored.status, "failed")
       strictEqual(stored.progress, 100)
@@ -159,6 +172,7 @@ Deno.test(
       const cheaper = yield* seed(sql, 1_000_000n, null, 500_000n)
       const first = newTask(cheaper, 7, 500_000n)
       yield* store.insert(first)
+      yield* logCharge(sql, first, 500_000n)
       const [a] = yield* store.claimDue(7, 1, 60_000)
       deepStrictEqual(yield* store.finish(a, { status: "completed", cost: 400_000n }), {
         ended: true,
@@ -171,7 +185,9 @@ Deno.test(
         tokenUsed: 400_000n
       })
       const dearer = yield* seed(sql, 50_000n, 30_000n, 400_000n)
-      yield* store.insert(newTask(dearer, 9, 400_000n))
+      const second = newTask(dearer, 9, 400_000n)
+      yield* store.insert(second)
+      yield* logCharge(sql, second, 400_000n)
       const [b] = yield* store.claimDue(9, 1, 60_000)
       // 200,000 more wanted; the token holds 30,000: that is what is charged.
       deepStrictEqual(yield* store.finish(b, { status: "completed", cost: 600_000n }), {
@@ -183,6 +199,30 @@ Deno.test(
         used: 430_000n,
         remain: 0n,
         tokenUsed: 430_000n
+      })
+    })
+  )
+)
+
+Deno.test(
+  "TaskStore: a submit never charged (abandoned after its task row) is refunded nothing once its wait is over",
+  run((url) =>
+    Effect.gen(function* () {
+      const { store, sql } = yield* instance(url)
+      const owner = yield* seed(sql, 1_000_000n, 1_000_000n, 0n)
+      const task = newTask(owner, 7, 400_000n)
+      yield* store.insert(task)
+      yield* sql`UPDATE tasks SET created_at = now() - interval '1 hour' WHERE public_id = ${task.publicId}`
+      const [claimed] = yield* store.claimDue(7, 1, 60_000)
+      deepStrictEqual(
+        yield* store.finish(claimed, { status: "failed", error: { code: "timeout", message: "late" }, cost: 0n }),
+        { ended: true, refunded: 0n }
+      )
+      deepStrictEqual(yield* balancesOf(sql, owner.userId), {
+        quota: 1_000_000n,
+        used: 0n,
+        remain: 1_000_000n,
+        tokenUsed: 0n
       })
     })
   )

@@ -5,7 +5,9 @@
  * the API's JSON form of the create body), `GET /v1/videos/{id}` reads the
  * video object (`status` `queued | in_progress | completed | failed`,
  * `progress` 0–100, `seconds` a string, `size` `<W>x<H>`, `error {code,
- * message}`, `expires_at` epoch seconds), `POST /v1/videos/{id}/remix` remixes
+ * message}` — `moderation_blocked` when its moderation stopped the video, shown
+ * as the shared `content_policy` — `expires_at` epoch seconds),
+ * `POST /v1/videos/{id}/remix` remixes
  * a completed video with a new `prompt`, and `GET /v1/videos/{id}/content`
  * returns the MP4 bytes (the object carries no URL; the call needs the key).
  * Errors are OpenAI's `{error: {message, type, code}}`.
@@ -13,9 +15,9 @@
  * @since 0.1.0
  */
 import type { TaskStatus, UpstreamTaskState, VideoRequest } from "../../canonical/Video.ts"
-import { safeVendorText } from "../../domain/Redact.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import { classifyOpenAiError } from "../openai-shared/OpenAiError.ts"
+import { CONTENT_POLICY, taskError } from "./TaskFailure.ts"
 import type { VideoWire } from "./VideoWire.ts"
 
 /** The longest upstream task id accepted (the vendor's are about 60 characters). @category constants */
@@ -124,12 +126,16 @@ export const openAiVideoWire: VideoWire = {
       ...sizeOf(json.size),
       content: status === "completed" ? { withKey: true, expiresAt } : undefined,
       error: status === "failed"
-        ? {
-          code: typeof error?.code === "string" && /^[a-z0-9_.-]{1,64}$/i.test(error.code) ? error.code : "failed",
-          message: typeof error?.message === "string"
-            ? safeVendorText(error.message, 500)
-            : "The upstream could not make the video."
-        }
+        ? taskError(
+          error?.code === "moderation_blocked"
+            ? CONTENT_POLICY
+            : typeof error?.code === "string"
+            ? error.code
+            : undefined,
+          typeof error?.message === "string" ? error.message : undefined,
+          "video_generation_failed",
+          "The upstream could not make the video."
+        )
         : undefined
     }
   },
