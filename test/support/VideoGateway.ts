@@ -15,6 +15,11 @@ export const ALICE = "sk-test-video-alice-0001"
 /** Bob's key (100 USD): another user. */
 export const BOB = "sk-test-video-bob-00001"
 
+/** A key with 0.01 USD of quota. */
+export const POOR = "sk-test-video-poor-0001"
+/** A key whose user may make one request a minute. */
+export const LIMITED = "sk-test-video-limited-01"
+
 /** The users' console passwords (browser sessions). */
 export const PASSWORDS = { alice: "alice-video-password-1", bob: "bob-video-password-1" } as const
 
@@ -76,6 +81,14 @@ export const videoConfig = (settings: Record<string, unknown> = {}) => (emulator
           group: "default",
           quota: 100_000_000,
           tokens: [{ name: "main", key: ALICE }]
+        },
+        { username: "poor", group: "default", quota: 10_000, tokens: [{ name: "main", key: POOR }] },
+        {
+          username: "limited",
+          group: "default",
+          quota: 100_000_000,
+          limits: { rpm: 1 },
+          tokens: [{ name: "main", key: LIMITED }]
         },
         {
           username: "bob",
