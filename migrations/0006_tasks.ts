@@ -49,6 +49,7 @@ export default Effect.gen(function* () {
       settled        BOOLEAN NOT NULL DEFAULT FALSE,
       refunded       BIGINT NOT NULL DEFAULT 0,
       next_poll_at   TIMESTAMPTZ NOT NULL DEFAULT now(),
+      polled_at      TIMESTAMPTZ,
       poll_attempts  INTEGER NOT NULL DEFAULT 0,
       poll_failures  INTEGER NOT NULL DEFAULT 0,
       claimed_by     TEXT,

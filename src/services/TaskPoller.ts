@@ -18,8 +18,8 @@
  *
  * A task past its deadline (`task_deadline_seconds`, default 24 h) fails with
  * code `timeout` and is refunded. Final bills are made by `TaskStore.finish`,
- * exactly once. A read of a task whose poll is due polls it at once
- * (`refresh`). The schedule starts with the layer and stops when it closes.
+ * exactly once. A read of a stale task (its poll due, or its state a second
+ * old) polls it at once (`refresh`). The schedule starts with the layer and stops when it closes.
  *
  * @since 0.1.0
  */
@@ -47,6 +47,14 @@ export interface PollerOptions {
   readonly maxBackoffMillis: number
 }
 
+/**
+ * A read polls a task on demand once its state is this old (1 s), or the
+ * poll interval when shorter; never while a failed poll's backoff runs.
+ *
+ * @category constants
+ */
+export const ON_DEMAND_AGE_MILLIS = 1000
+
 const defaults: PollerOptions = {
   batchPerChannel: 50,
   concurrencyPerChannel: 4,
@@ -73,8 +81,9 @@ export class TaskPoller extends Context.Service<TaskPoller, {
   /** Runs one poll cycle now (what the schedule runs). */
   readonly cycle: Effect.Effect<void>
   /**
-   * Polls `task` now when it is unfinished, due and unclaimed, and returns it
-   * as stored afterwards (unchanged otherwise). Never fails.
+   * Polls `task` now when it is unfinished, unclaimed and stale (its poll
+   * due, or its state `ON_DEMAND_AGE_MILLIS` old), and returns it as stored
+   * afterwards (unchanged otherwise). Never fails.
    */
   readonly refresh: (task: Task) => Effect.Effect<Task>
 }>()("sluice/services/TaskPoller") {
@@ -201,7 +210,11 @@ export class TaskPoller extends Context.Service<TaskPoller, {
         const refresh = (task: Task): Effect.Effect<Task> =>
           Effect.gen(function* () {
             if (task.status === "completed" || task.status === "failed") return task
-            const claimed = yield* store.claimOne(task.id, leaseMillis)
+            const claimed = yield* store.claimOne(
+              task.id,
+              leaseMillis,
+              Math.min(ON_DEMAND_AGE_MILLIS, settings.taskPollMillis)
+            )
             if (claimed === undefined) return task
             yield* pollTask(claimed)
             return yield* Effect.orElseSucceed(store.find(task.publicId, task.userId), () => task)

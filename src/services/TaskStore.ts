@@ -259,8 +259,12 @@ export class TaskStore extends Context.Service<TaskStore, {
   readonly claimDue: (channelId: number, limit: number, leaseMillis: number) => Effect.Effect<ReadonlyArray<Task>>
   /** Claims up to `limit` unfinished tasks past their deadline, whatever their channel. */
   readonly claimExpired: (limit: number, leaseMillis: number) => Effect.Effect<ReadonlyArray<Task>>
-  /** Claims the one task `taskId` when it is due and unclaimed (a stale read polls on demand). */
-  readonly claimOne: (taskId: bigint, leaseMillis: number) => Effect.Effect<Task | undefined>
+  /**
+   * Claims the one task `taskId` when it is unclaimed and its poll is due, or
+   * (no failed poll pending a backoff) it was last polled, or submitted, at
+   * least `minAgeMillis` ago: a read of a stale task polls it on demand.
+   */
+  readonly claimOne: (taskId: bigint, leaseMillis: number, minAgeMillis: number) => Effect.Effect<Task | undefined>
   /**
    * Records a poll that found the task still running: status, progress, and
    * the next poll in `nextPollMillis`; releases this instance's claim. A task
@@ -322,7 +326,7 @@ export class TaskStore extends Context.Service<TaskStore, {
         sql<
           Row
         >`UPDATE tasks SET claimed_by = ${instance}, claimed_until = now() + ${leaseMillis} * interval '1 millisecond',
-            poll_attempts = poll_attempts + 1
+            poll_attempts = poll_attempts + 1, polled_at = now()
           WHERE id IN (
             SELECT id FROM tasks
             WHERE channel_id = ${channelId} AND status IN ('queued', 'in_progress') AND next_poll_at <= now()
@@ -343,14 +347,16 @@ export class TaskStore extends Context.Service<TaskStore, {
             FOR UPDATE SKIP LOCKED)
           RETURNING ${columns}`.pipe(Effect.map((rows) => rows.map(taskOf)), Effect.orDie)
 
-      const claimOne = (taskId: bigint, leaseMillis: number) =>
+      const claimOne = (taskId: bigint, leaseMillis: number, minAgeMillis: number) =>
         sql<
           Row
         >`UPDATE tasks SET claimed_by = ${instance}, claimed_until = now() + ${leaseMillis} * interval '1 millisecond',
-            poll_attempts = poll_attempts + 1
+            poll_attempts = poll_attempts + 1, polled_at = now()
           WHERE id IN (
             SELECT id FROM tasks
-            WHERE id = ${taskId} AND status IN ('queued', 'in_progress') AND next_poll_at <= now()
+            WHERE id = ${taskId} AND status IN ('queued', 'in_progress')
+              AND (next_poll_at <= now() OR (poll_failures = 0
+                AND COALESCE(polled_at, created_at) <= now() - ${minAgeMillis} * interval '1 millisecond'))
               AND (claimed_until IS NULL OR claimed_until < now())
             FOR UPDATE SKIP LOCKED)
           RETURNING ${columns}`.pipe(

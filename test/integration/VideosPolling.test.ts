@@ -4,6 +4,7 @@
  * - polls answered 503, then with a body that is not JSON, back off and the
  *   task still completes once the upstream recovers (nothing refunded, the
  *   failures logged without the upstream id);
+ * - a read of a task whose state is a second old polls it on demand;
  * - `GET /v1/videos/{id}/content` with the owner's browser session streams the
  *   bytes; another user's session gets 404; no key and no session gets 401.
  */
@@ -76,6 +77,22 @@ Deno.test("content: the owner's browser session downloads; another session 404; 
     const anonymous = await fetch(gateway.url + path)
     strictEqual(anonymous.status, 401)
     strictEqual((await anonymous.json()).error.code, "invalid_api_key")
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("poller: a read of a stale task polls it on demand, without waiting for the schedule", async () => {
+  // The schedule polls every ten minutes: only reads can move the task.
+  const gateway = await startVideoGateway({ settings: { task_poll_interval_ms: 600_000 } })
+  try {
+    const client = videoClient(gateway)
+    const created = await client.videos.create({ model: "sora-2", prompt: "a tram at noon", seconds: "4" })
+    strictEqual((await client.videos.retrieve(created.id)).status, "queued")
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const read = await client.videos.retrieve(created.id)
+    strictEqual(read.status, "completed")
+    strictEqual(read.progress, 100)
   } finally {
     await gateway.close()
   }

@@ -110,8 +110,11 @@ Deno.test(
       strictEqual(odd._tag, "NotFound")
       // A released task becomes due again only after its next poll time.
       yield* one.store.advance(a[0], { status: "in_progress", progress: 30 }, 60_000)
-      deepStrictEqual(yield* two.store.claimOne(a[0].id, 60_000), undefined)
+      deepStrictEqual(yield* two.store.claimOne(a[0].id, 60_000, 60_000), undefined)
       strictEqual((yield* one.store.find(a[0].publicId, owner.userId)).progress, 30)
+      // A read finds its state stale past `minAgeMillis` and claims it on demand, once.
+      strictEqual((yield* two.store.claimOne(a[0].id, 60_000, 0))?.publicId, a[0].publicId)
+      deepStrictEqual(yield* one.store.claimOne(a[0].id, 60_000, 0), undefined)
     })
   )
 )
