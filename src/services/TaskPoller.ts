@@ -55,6 +55,15 @@ export interface PollerOptions {
  */
 export const ON_DEMAND_AGE_MILLIS = 1000
 
+/**
+ * The limits of one poll call, in milliseconds: well inside the claim's lease
+ * (default 2 min), so a slow upstream cannot let another instance claim a
+ * task whose poll is still in flight.
+ *
+ * @category constants
+ */
+export const POLL_TIMEOUTS = { firstByteMs: 30_000, idleMs: 30_000, totalMs: 60_000 } as const
+
 const defaults: PollerOptions = {
   batchPerChannel: 50,
   concurrencyPerChannel: 4,
@@ -130,10 +139,11 @@ export class TaskPoller extends Context.Service<TaskPoller, {
             const call = wire.poll(task.upstreamId, task.upstreamModel)
             // The URL the poll goes to: a wire trusts a keyed content location only on its origin.
             const pollUrl = videoAdapters[channel.type]!.target(channel, key.key, call, false).url
-            const state = yield* callVideoJson(client, settings, { channel, key: key.key }, wire, call).pipe(
-              Effect.map((json) => wire.decodePoll(json, pollUrl)),
-              Effect.catch((error: UpstreamFailed) => Effect.succeed(error))
-            )
+            const state = yield* callVideoJson(client, settings, { channel, key: key.key }, wire, call, POLL_TIMEOUTS)
+              .pipe(
+                Effect.map((json) => wire.decodePoll(json, pollUrl)),
+                Effect.catch((error: UpstreamFailed) => Effect.succeed(error))
+              )
             if (state instanceof UpstreamFailed) {
               yield* Effect.logWarning("Task poll failed; backing off", {
                 task: task.publicId,

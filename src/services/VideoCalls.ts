@@ -14,7 +14,7 @@ import { type VideoCall, type VideoWire, videoWires } from "../formats/video/mod
 import type { Channel } from "../storage/Catalog.ts"
 import { videoAdapters } from "../upstreams/VideoAdapter.ts"
 import type { Settings } from "./GatewaySettings.ts"
-import type { UpstreamClient, UpstreamResponse } from "./UpstreamClient.ts"
+import type { Timeouts, UpstreamClient, UpstreamResponse } from "./UpstreamClient.ts"
 
 /** The per-call time limits of `channel`: its own settings, else the gateway's (as `relay/OneShot.ts`'s). */
 const timeoutsOf = (channel: Channel, settings: Settings) => ({
@@ -63,7 +63,12 @@ export const sendVideoCall = (
   settings: Settings,
   target: VideoTarget,
   call: VideoCall,
-  options: { readonly withKey: boolean; readonly headers?: Record<string, string> | undefined }
+  options: {
+    readonly withKey: boolean
+    readonly headers?: Record<string, string> | undefined
+    /** Limits of this call (default the channel's, else the gateway's). */
+    readonly timeouts?: Timeouts | undefined
+  }
 ): Effect.Effect<UpstreamResponse, UpstreamFailed> =>
   Effect.gen(function* () {
     const adapter = videoAdapters[target.channel.type]
@@ -78,7 +83,7 @@ export const sendVideoCall = (
       url,
       { ...allHeaders, ...options.headers },
       body,
-      timeoutsOf(target.channel, settings)
+      options.timeouts ?? timeoutsOf(target.channel, settings)
     ).pipe(Effect.mapError((error) => new UpstreamFailed({ ...error, channelId: target.channel.id })))
   })
 
@@ -95,10 +100,11 @@ export const callVideoJson = (
   settings: Settings,
   target: VideoTarget,
   wire: VideoWire,
-  call: VideoCall
+  call: VideoCall,
+  timeouts?: Timeouts | undefined
 ): Effect.Effect<unknown, UpstreamFailed> =>
   Effect.gen(function* () {
-    const response = yield* sendVideoCall(client, settings, target, call, { withKey: true })
+    const response = yield* sendVideoCall(client, settings, target, call, { withKey: true, timeouts })
     const text = yield* readBounded(response, 4 * 1024 * 1024)
     if (response.status < 200 || response.status >= 300) {
       const classified = wire.classifyError(response.status, text ?? "")
