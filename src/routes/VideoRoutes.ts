@@ -98,24 +98,30 @@ const CONTENT_HEADERS = ["content-type", "content-length", "content-range", "acc
 
 /** @category services */
 export class Videos extends Context.Service<Videos, {
+  /** `POST /v1/videos`: the video object of the new task. Never fails: errors in the family's envelope. */
   readonly create: (
     request: HttpServerRequest.HttpServerRequest
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `GET /v1/videos/{task_id}`: the caller's task as the video object (404 `task_not_exist` otherwise). */
   readonly retrieve: (
     request: HttpServerRequest.HttpServerRequest,
     taskId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `POST /v1/videos/{video_id}/remix`: a new task on the original's channel; the video object. */
   readonly remix: (
     request: HttpServerRequest.HttpServerRequest,
     videoId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `GET /v1/videos/{task_id}/content`: the bytes streamed from the vendor (Bearer or browser session). */
   readonly content: (
     request: HttpServerRequest.HttpServerRequest,
     taskId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `POST /v1/video/generations`: the unified submit response. */
   readonly unifiedSubmit: (
     request: HttpServerRequest.HttpServerRequest
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `GET /v1/video/generations/{task_id}`: the unified wrapper; errors flat `{code, message, data: null}`. */
   readonly unifiedRetrieve: (
     request: HttpServerRequest.HttpServerRequest,
     taskId: string
