@@ -139,8 +139,16 @@ export class VideoRelay extends Context.Service<VideoRelay, {
               upstreamId: decoded.upstreamId,
               model: request.model,
               upstreamModel: candidate.upstreamModel,
-              // The request as the caller gave it (asset refs unresolved), for the object and for a remix.
-              request: { ...input.request, seconds, ...(remixOf === undefined ? {} : { remixOf }) },
+              // The request as the caller gave it (asset refs unresolved), for the object and for a remix; an
+              // inline image (up to megabytes of data URI) is not kept.
+              request: {
+                ...input.request,
+                references: input.request.references.map((reference) =>
+                  reference.ref.startsWith("data:") ? { ...reference, ref: "data:" } : reference
+                ),
+                seconds,
+                ...(remixOf === undefined ? {} : { remixOf })
+              },
               status: "queued" as const,
               requestId,
               billing: {
