@@ -340,6 +340,25 @@ Deno.test("console: root sets up a channel and a user; the user's key, playgroun
     strictEqual((await chat({ cookie: "sluice_session=not-a-session", "x-sluice-csrf": "1" })).status, 401)
     await carol.page.getByRole("link", { name: "API keys" }).click()
     await carol.page.getByText("no key: the playground's, used by your browser session").waitFor()
+    // Change the key: a second limit, a model allow-list and an expiry.
+    await carol.page.getByRole("button", { name: "Edit laptop", exact: true }).click()
+    const editKey = carol.page.getByRole("form", { name: "Edit key laptop" })
+    await editKey.getByLabel("laptop: Limit: tokens per minute (empty: no limit)").fill("many")
+    await editKey.getByRole("button", { name: "Save" }).click()
+    ok((await carol.page.getByRole("alert").textContent())?.includes("tokens per minute"), "a bad limit in words")
+    await editKey.getByLabel("laptop: Limit: tokens per minute (empty: no limit)").fill("50000")
+    await editKey.getByLabel("Models (empty: all)").fill("gpt-console")
+    await editKey.getByLabel("Expires (UTC date)").fill("2099-12-31")
+    await editKey.getByRole("button", { name: "Save" }).click()
+    await carol.page.getByTestId("key-limits").filter({ hasText: "1000 requests/min, 50000 tokens/min" }).waitFor()
+    const laptop = (await pageCall(carol.page, "GET", "/api/token/")).json.data.items.find((
+      item: { name: string }
+    ) => item.name === "laptop")
+    deepStrictEqual([laptop.limits, laptop.models, laptop.expires_at], [
+      { rpm: 1000, tpm: 50000 },
+      ["gpt-console"],
+      Date.parse("2099-12-31T23:59:59Z") / 1000
+    ])
 
     // No other user's keys or logs: not listed, not reachable by id.
     const rootKeyId = rootKey.json.data.id
