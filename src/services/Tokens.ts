@@ -121,7 +121,8 @@ export class Tokens extends Context.Service<Tokens, {
   readonly remove: (userId: bigint, id: bigint) => Effect.Effect<void, NotFound>
   /**
    * The user's playground token, made on first use (named `Playground`, or
-   * `Playground 2`… when the user has a key of that name): the digest
+   * `Playground 2`… when the user has a key of that name; a random suffix
+   * after nine taken names): the digest
    * (`playgroundDigest`) that `Auth.authenticateDigest` resolves. It has no
    * key, so it is billed only for requests made with the user's browser
    * session; it lists with `kind: "playground"` and can be limited, disabled or
@@ -231,12 +232,16 @@ export class Tokens extends Context.Service<Tokens, {
             Effect.map(([row]) => Number(row.n) > 0),
             Effect.orDie
           )
-        for (let attempt = 1; attempt <= 20 && !(yield* found()); attempt++) {
-          const name = attempt === 1 ? "Playground" : `Playground ${attempt}`
+        for (let attempt = 1; attempt <= 10 && !(yield* found()); attempt++) {
+          const name = attempt === 1
+            ? "Playground"
+            : attempt < 10
+            ? `Playground ${attempt}`
+            : `Playground ${crypto.randomUUID().slice(0, 8)}`
           // A concurrent first use, or a key already named so, makes this insert nothing; the loop looks again.
+          // No cache to clear: `Auth` keeps no answer for a digest it did not find.
           yield* sql`INSERT INTO tokens (user_id, name, key_hash, key_prefix)
             VALUES (${userId}, ${name}, ${digest}, ${PLAYGROUND_PREFIX}) ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
-          yield* auth.invalidate
         }
         return digest
       })
