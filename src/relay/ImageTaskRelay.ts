@@ -24,6 +24,7 @@ import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
+import { failureKindOf } from "../services/TaskPoller.ts"
 import { type Task, TaskStore } from "../services/TaskStore.ts"
 import { UpstreamClient } from "../services/UpstreamClient.ts"
 import { UsageLog } from "../services/UsageLog.ts"
@@ -74,7 +75,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
           Effect.catchCause((cause) =>
             Effect.logWarning("Image task could not be ended; its deadline will", {
               task: task.publicId,
-              failure: String(cause).slice(0, 200)
+              failure: failureKindOf(cause)
             })
           )
         )

@@ -24,6 +24,7 @@
  * @since 0.1.0
  */
 import { Cause, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
+import { SqlError } from "effect/sql"
 import { type Price, videoCost } from "../domain/Pricing.ts"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
 import { Catalog } from "../storage/Catalog.ts"
@@ -63,6 +64,23 @@ export const ON_DEMAND_AGE_MILLIS = 1000
  * @category constants
  */
 export const POLL_TIMEOUTS = { firstByteMs: 30_000, idleMs: 30_000, totalMs: 60_000 } as const
+
+/**
+ * What a log line may say of a failure: its tag (and a SQL failure's reason
+ * and SQLSTATE), never its text, which can quote a row (a database error's
+ * detail) or a vendor's words.
+ *
+ * @category logging
+ */
+export const failureKindOf = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause)
+  if (typeof error !== "object" || error === null || !("_tag" in error)) return "defect"
+  if (SqlError.isSqlError(error)) {
+    const code = (error.reason.cause as { readonly code?: unknown } | undefined)?.code
+    return `SqlError/${error.reason._tag}${typeof code === "string" ? `/${code}` : ""}`
+  }
+  return String(error._tag).slice(0, 64)
+}
 
 const defaults: PollerOptions = {
   batchPerChannel: 50,
@@ -193,7 +211,7 @@ export class TaskPoller extends Context.Service<TaskPoller, {
             Effect.catchCause((cause) =>
               Effect.logWarning("Task poll could not be recorded; will retry", {
                 task: task.publicId,
-                cause: Cause.pretty(cause).slice(0, 300)
+                failure: failureKindOf(cause)
               }).pipe(Effect.andThen(Effect.ignore(Effect.exit(store.backoff(task, backoffMillis(task))))))
             ),
             global.withPermits(1)
@@ -214,7 +232,7 @@ export class TaskPoller extends Context.Service<TaskPoller, {
               yield* Effect.forEach(due, pollTask, { concurrency: concurrencyPerChannel, discard: true })
             }), { concurrency: "unbounded", discard: true })
         }).pipe(
-          Effect.catchCause((cause) => Effect.logWarning("Task poll cycle failed", Cause.pretty(cause).slice(0, 300)))
+          Effect.catchCause((cause) => Effect.logWarning("Task poll cycle failed", { failure: failureKindOf(cause) }))
         )
 
         const refresh = (task: Task): Effect.Effect<Task> =>
