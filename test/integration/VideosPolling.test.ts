@@ -97,3 +97,26 @@ Deno.test("poller: a read of a stale task polls it on demand, without waiting fo
     await gateway.close()
   }
 })
+
+Deno.test("poller: starts with the gateway and stops when it shuts down", async () => {
+  const gateway = await startVideoGateway()
+  let stopped = false
+  try {
+    const client = videoClient(gateway)
+    await client.videos.create({ model: "sora-2", prompt: "stall: a clock that never stops", seconds: "4" })
+    const polls = () =>
+      gateway.emulator.requests.filter((request) => request.method === "GET" && request.path.startsWith("/v1/videos/"))
+        .length
+    await eventually(async () => polls() >= 3)
+    const started = Date.now()
+    await gateway.stop()
+    stopped = true
+    ok(Date.now() - started < 5000, `shutdown took ${Date.now() - started} ms`)
+    const atStop = polls()
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    strictEqual(polls(), atStop, "the poller went on after shutdown")
+  } finally {
+    if (!stopped) await gateway.stop()
+    await gateway.emulator.close()
+  }
+})

@@ -106,19 +106,31 @@ export const videoConfig = (settings: Record<string, unknown> = {}) => (emulator
   return parsed.file
 }
 
-/** Starts an emulator (100 ms per task phase) and a gateway on it. */
-export const startVideoGateway = (options: {
+/**
+ * Starts a gateway on `options.emulator`, or on an emulator of its own (100 ms
+ * per task phase) that its `close` stops too.
+ */
+export const startVideoGateway = async (options: {
   readonly store?: Store
   readonly databaseUrl?: string
   readonly settings?: Record<string, unknown>
   readonly emulator?: ReturnType<typeof startEmulator>
-} = {}): Promise<TestGateway> =>
-  startGateway({
+} = {}): Promise<TestGateway> => {
+  const emulator = options.emulator ?? startEmulator({ videoStepMs: 100 })
+  const gateway = await startGateway({
     config: videoConfig(options.settings),
     store: options.store,
     databaseUrl: options.databaseUrl,
-    emulator: options.emulator ?? startEmulator({ videoStepMs: 100 })
+    emulator
   })
+  return options.emulator !== undefined ? gateway : {
+    ...gateway,
+    close: async () => {
+      await gateway.close()
+      await emulator.close()
+    }
+  }
+}
 
 /** The official SDK pointed at the gateway. */
 export const videoClient = (gateway: TestGateway, key = ALICE): OpenAI =>
