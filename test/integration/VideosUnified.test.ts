@@ -12,7 +12,9 @@
  * - a task that never finishes fails at its deadline with code `timeout` and
  *   is refunded;
  * - a task billed at the family's default duration (5 s) that comes back 4 s
- *   long is re-priced: the difference is refunded.
+ *   long is re-priced: the difference is refunded;
+ * - an `asset://` reference is sent upstream as the asset's URL, and only its
+ *   owner may use it.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import {
@@ -24,6 +26,7 @@ import {
   videoClient,
   videoCostOf
 } from "../support/VideoGateway.ts"
+import { startMediaServer } from "../support/MediaServer.ts"
 
 const json = (key: string) => ({ authorization: `Bearer ${key}`, "content-type": "application/json" })
 
@@ -183,5 +186,46 @@ Deno.test("tasks: billed at the family's default duration, re-priced on the actu
     await eventually(async () => (await usageOf(gateway)).used === videoCostOf(4))
   } finally {
     await gateway.close()
+  }
+})
+
+Deno.test("assets: an asset:// reference reaches the upstream as the asset's URL, for its owner only", async () => {
+  const media = startMediaServer()
+  const gateway = await startVideoGateway({ settings: { media_allow_hosts: ["127.0.0.1"] } })
+  try {
+    const registered = await fetch(`${gateway.url}/api/asset/create`, {
+      method: "POST",
+      headers: json(ALICE),
+      body: JSON.stringify({ url: `${media.base}/pixel.png` })
+    })
+    strictEqual(registered.status, 200)
+    const assetId = (await registered.json()).Result.Id as string
+    await eventually(async () => {
+      const found = await fetch(`${gateway.url}/api/asset/get?id=${assetId}`, { headers: json(ALICE) })
+      return (await found.json()).Result.Status === "Active"
+    })
+    const submitted = await fetch(`${gateway.url}/v1/videos`, {
+      method: "POST",
+      headers: json(ALICE),
+      body: JSON.stringify({ model: "sora-2", prompt: "animate the pixel", image: `asset://${assetId}` })
+    })
+    strictEqual(submitted.status, 200)
+    const sent = gateway.emulator.requests.find((request) => request.method === "POST" && request.path === "/v1/videos")
+    deepStrictEqual((sent?.body as { input_reference?: unknown }).input_reference, {
+      image_url: `${media.base}/pixel.png`
+    })
+    // Bob cannot use Alice's asset: a 400 naming the field, nothing sent, nothing charged.
+    const stolen = await fetch(`${gateway.url}/v1/videos`, {
+      method: "POST",
+      headers: json(BOB),
+      body: JSON.stringify({ model: "sora-2", prompt: "animate the pixel", image: `asset://${assetId}` })
+    })
+    strictEqual(stolen.status, 400)
+    strictEqual((await stolen.json()).error.param, "image")
+    strictEqual(gateway.emulator.requests.filter((request) => request.path === "/v1/videos").length, 1)
+    strictEqual((await usageOf(gateway, BOB)).used, 0)
+  } finally {
+    await gateway.close()
+    await media.close()
   }
 })
