@@ -229,3 +229,35 @@ Deno.test("assets: an asset:// reference reaches the upstream as the asset's URL
     await media.close()
   }
 })
+
+Deno.test("mini-2.0: the OpenAI-style object in queued state, its id shape, metadata {} and duration", async () => {
+  const gateway = await startVideoGateway()
+  try {
+    const submitted = await fetch(`${gateway.url}/v1/videos`, {
+      method: "POST",
+      headers: json(ALICE),
+      body: JSON.stringify({
+        model: "mini-2.0",
+        prompt: "a paper boat",
+        duration: 5,
+        ratio: "16:9",
+        resolution: "480p"
+      })
+    })
+    strictEqual(submitted.status, 200)
+    const video = await submitted.json()
+    ok(/^mini-2\.0_[A-Za-z0-9]{32}$/.test(video.id), video.id)
+    strictEqual(video.task_id, video.id)
+    strictEqual(video.object, "video")
+    strictEqual(video.status, "queued")
+    strictEqual(video.progress, 0)
+    strictEqual(video.seconds, "5")
+    strictEqual(video.duration, 5)
+    deepStrictEqual(video.metadata, {})
+    strictEqual(video.url, null)
+    strictEqual(video.error, null)
+    await eventually(async () => (await usageOf(gateway)).used === videoCostOf(5))
+  } finally {
+    await gateway.close()
+  }
+})
