@@ -428,11 +428,11 @@ export class TaskStore extends Context.Service<TaskStore, {
               created_at < now() - ${CHARGE_WAIT_MILLIS} * interval '1 millisecond' AS old`
           if (row === undefined) return { ended: false, refunded: 0n }
           // What the submit was charged, as committed: its settled usage row (written with the charge in one
-          // ledger commit). None yet: the commit is pending (this or another instance), so wait; none after
+          // ledger commit; a failed attempt's row carries its error). None yet: the commit is pending (this or another instance), so wait; none after
           // `CHARGE_WAIT_MILLIS`: the submit was never charged (abandoned after the task row was written).
           const [logged] = yield* sql<{ readonly rows: bigint; readonly total: bigint }>`
             SELECT count(*) AS rows, COALESCE(SUM(cost), 0)::bigint AS total FROM usage_logs
-            WHERE request_id = ${task.requestId} AND attempt > 0 AND status < 400`
+            WHERE request_id = ${task.requestId} AND attempt > 0 AND status < 400 AND error IS NULL`
           if (BigInt(logged.rows) === 0n && !row.old) return yield* new TaskChargePending({ task: task.publicId })
           const committed = BigInt(logged.total)
           const charged = BigInt(row.charged) < committed ? BigInt(row.charged) : committed
