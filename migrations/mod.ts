@@ -11,6 +11,8 @@ import storedResponses from "./0002_stored_responses.ts"
 import quotaLeases from "./0003_quota_leases.ts"
 import exactlyOnce from "./0004_exactly_once.ts"
 import accounts from "./0005_accounts.ts"
+import tasks from "./0006_tasks.ts"
+import assets from "./0007_assets.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -18,5 +20,7 @@ export const loader = Migrator.fromRecord({
   "0002_stored_responses": storedResponses,
   "0003_quota_leases": quotaLeases,
   "0004_exactly_once": exactlyOnce,
-  "0005_accounts": accounts
+  "0005_accounts": accounts,
+  "0006_tasks": tasks,
+  "0007_assets": assets
 })

@@ -9,6 +9,7 @@ import { HttpRouter, HttpServer } from "effect/http"
 import { applyBootstrap } from "./config/ApplyBootstrap.ts"
 import type { BootstrapFile } from "./config/BootstrapFile.ts"
 import { AccountRoutes } from "./routes/AccountRoutes.ts"
+import { AssetRoutes } from "./routes/AssetRoutes.ts"
 import { AdminUserRoutes } from "./routes/api/AdminUserRoutes.ts"
 import { CatalogRoutes } from "./routes/api/CatalogRoutes.ts"
 import { ChannelRoutes } from "./routes/api/ChannelRoutes.ts"
@@ -21,10 +22,13 @@ import { ConsoleRoutes } from "./routes/ConsoleRoutes.ts"
 import { CountTokens } from "./routes/CountTokensRoute.ts"
 import { EmbeddingRoutes, Embeddings } from "./routes/EmbeddingRoutes.ts"
 import { ImageRoutes, Images } from "./routes/ImageRoutes.ts"
+import { ImageTasks, TaskImageRoutes } from "./routes/TaskImageRoutes.ts"
+import { VideoRoutes, Videos } from "./routes/VideoRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
 import { Accounts } from "./services/Accounts.ts"
+import { Assets } from "./services/Assets.ts"
 import { AuditLog } from "./services/AuditLog.ts"
 import { Auth } from "./services/Auth.ts"
 import { CatalogAdmin } from "./services/CatalogAdmin.ts"
@@ -38,9 +42,13 @@ import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { ImageRelay } from "./relay/ImageRelay.ts"
+import { ImageTaskRelay } from "./relay/ImageTaskRelay.ts"
+import { VideoRelay } from "./relay/VideoRelay.ts"
 import { Relay } from "./relay/Relay.ts"
 import { ResponseStore } from "./services/ResponseStore.ts"
 import { Sessions } from "./services/Sessions.ts"
+import { TaskPoller } from "./services/TaskPoller.ts"
+import { TaskStore } from "./services/TaskStore.ts"
 import { Tokens } from "./services/Tokens.ts"
 import { UpstreamClient } from "./services/UpstreamClient.ts"
 import { UsageLog } from "./services/UsageLog.ts"
@@ -117,9 +125,11 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     ChannelRouter.layer(settings),
     UsageLog.layer(options.usageFlushMillis).pipe(Layer.provideMerge(QuotaLedger.layer())),
     ResponseStore.layer,
+    TaskStore.layer,
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
+    Assets.layer(settings),
     options.redisUrl === undefined
       ? RateLimiter.layerMemory
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })
@@ -135,6 +145,9 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     Relay.layer,
     EmbeddingRelay.layer,
     ImageRelay.layer,
+    VideoRelay.layer,
+    ImageTaskRelay.layer,
+    TaskPoller.layer(),
     ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),
     CatalogAdmin.layer,
     OAuth.layer(options.file, settings),
@@ -144,6 +157,9 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     TextRoutes,
     EmbeddingRoutes,
     ImageRoutes,
+    TaskImageRoutes,
+    VideoRoutes,
+    AssetRoutes,
     CompactRoute,
     ModelsRoutes,
     AccountRoutes,
@@ -159,7 +175,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     FallbackRoutes,
     telemetry.middlewareLayer
   ).pipe(
-    Layer.provide(Layer.mergeAll(CountTokens.layer, Embeddings.layer, Images.layer)),
+    Layer.provide(Layer.mergeAll(CountTokens.layer, Embeddings.layer, Images.layer, ImageTasks.layer, Videos.layer)),
     Layer.provide(relay)
   )
 }

@@ -5,6 +5,7 @@
 import { useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
+import { OAuthButtons } from "./SignIn.tsx"
 import { type Me, me } from "./state.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
@@ -94,6 +95,7 @@ export const Account = (props: { user: Me }) => {
       {props.user.oauth.length === 0
         ? <p>No linked identity.</p>
         : <ul>{props.user.oauth.map((provider) => <li key={provider}>{provider}</li>)}</ul>}
+      <OAuthButtons verb="Link" />
     </section>
   )
 }

@@ -1,24 +1,18 @@
 /**
  * Channels, for admins (`/api/channel/`): each channel's type, models,
  * groups, priority and weight, status, this instance's health, its keys
- * (masked, with why a key was disabled) and its last test; a test button that
- * shows the latency or the error, and enable/disable, which routing follows at
- * once.
+ * (masked, with why a key was disabled) and its last test's latency or error;
+ * a test button that shows the latency or the error, enable/disable, which
+ * routing follows at once, and a form to add a channel or change every field
+ * of one (`ChannelForm.tsx`).
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
+import { type ChannelFields, ChannelForm } from "./ChannelForm.tsx"
 import { ErrorText, timeText } from "./ui.tsx"
 
 /** A channel as the admin API lists it (keys masked). */
-interface Channel {
-  readonly id: number
-  readonly name: string
-  readonly type: string
-  readonly models: ReadonlyArray<string>
-  readonly groups: ReadonlyArray<string>
-  readonly priority: number
-  readonly weight: number
-  readonly status: "enabled" | "disabled"
+interface Channel extends ChannelFields {
   readonly keys: ReadonlyArray<
     { readonly key: string; readonly enabled: boolean; readonly disabled_reason: string | null }
   >
@@ -29,7 +23,7 @@ interface Channel {
 }
 
 /** One channel's row with its test and enable/disable buttons. */
-const ChannelRow = (props: { item: Channel; onChanged: () => void }) => {
+const ChannelRow = (props: { item: Channel; onChanged: () => void; onEdit: () => void }) => {
   const { item } = props
   const [result, setResult] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
@@ -57,12 +51,16 @@ const ChannelRow = (props: { item: Channel; onChanged: () => void }) => {
   return (
     <tr>
       <td>{item.name}</td>
-      <td>{item.type}</td>
+      <td>
+        {item.type}
+        <br />
+        <small>{item.base_url}</small>
+      </td>
       <td>{item.models.join(", ")}</td>
       <td>{item.groups.join(", ")}</td>
       <td>{item.priority} / {item.weight}</td>
       <td data-testid="channel-status">{item.status}</td>
-      <td>{item.health}</td>
+      <td data-testid="channel-health">{item.health}</td>
       <td>
         <ul class="plain">
           {item.keys.map((key, index) => (
@@ -82,6 +80,7 @@ const ChannelRow = (props: { item: Channel; onChanged: () => void }) => {
       </td>
       <td>
         <button type="button" aria-label={`Test ${item.name}`} onClick={test}>Test</button>{" "}
+        <button type="button" aria-label={`Edit ${item.name}`} onClick={props.onEdit}>Edit</button>{" "}
         <button
           type="button"
           aria-label={`${item.status === "enabled" ? "Disable" : "Enable"} ${item.name}`}
@@ -100,14 +99,24 @@ const ChannelRow = (props: { item: Channel; onChanged: () => void }) => {
 export const Channels = () => {
   const [channels, setChannels] = useState<ReadonlyArray<Channel> | null>(null)
   const [error, setError] = useState<string | null>(null)
+  const [saved, setSaved] = useState<string | null>(null)
+  const [editing, setEditing] = useState<{ readonly item: Channel | null; readonly version: number }>({
+    item: null,
+    version: 0
+  })
   const load = () => api<ReadonlyArray<Channel>>("GET", "/api/channel/").then(setChannels, (c) => setError(wordsOf(c)))
   useEffect(() => {
     load()
   }, [])
+  const edit = (item: Channel | null) => {
+    setSaved(null)
+    setEditing({ item, version: editing.version + 1 })
+  }
   return (
     <section>
       <h1>Channels</h1>
       <ErrorText error={error} />
+      {saved && <p role="status">{saved}</p>}
       <table>
         <caption>Channels ({channels?.length ?? 0}); keys are never shown in full</caption>
         <thead>
@@ -120,14 +129,31 @@ export const Channels = () => {
             <th scope="col">Status</th>
             <th scope="col">Health</th>
             <th scope="col">Keys</th>
-            <th scope="col">Last test</th>
+            <th scope="col">Last test (latency or error)</th>
             <th scope="col">Actions</th>
           </tr>
         </thead>
         <tbody>
-          {channels?.map((item) => <ChannelRow key={`${item.id}-${item.status}`} item={item} onChanged={load} />)}
+          {channels?.map((item) => (
+            <ChannelRow
+              key={`${item.id}-${item.status}`}
+              item={item}
+              onChanged={load}
+              onEdit={() => edit(item)}
+            />
+          ))}
         </tbody>
       </table>
+      <ChannelForm
+        key={editing.version}
+        channel={editing.item}
+        onSaved={(name) => {
+          edit(null)
+          setSaved(`Saved channel ${name}.`)
+          load()
+        }}
+      />
+      {editing.item !== null && <button type="button" onClick={() => edit(null)}>Add a new channel instead</button>}
     </section>
   )
 }

@@ -1,8 +1,10 @@
 /**
  * API keys (`/api/token/`): the caller's keys, masked; create one (name,
- * quota in USD, expiry, model allow-list, address allow-list) and see its
- * full key once with a copy button; rename, change the quota or disable;
- * revoke after a confirmation. The page never stores a key.
+ * quota in USD, expiry, model allow-list, address allow-list, rate limits)
+ * and see its full key once with a copy button; change any of these or
+ * disable; revoke after a confirmation. The page never stores a key. The
+ * playground's internal token lists here too, with no key text: it is used
+ * only through the browser session.
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
@@ -20,7 +22,76 @@ interface Key {
   readonly models: ReadonlyArray<string> | null
   readonly allow_ips: ReadonlyArray<string> | null
   readonly expires_at: number | null
+  readonly limits: Limits | null
+  readonly kind?: "api" | "playground"
 }
+
+/** A key's rate limits (absent: none). */
+interface Limits {
+  readonly rpm?: number
+  readonly tpm?: number
+  readonly concurrency?: number
+}
+
+/** The three limit inputs' texts. */
+type LimitTexts = { readonly rpm: string; readonly tpm: string; readonly concurrency: string }
+
+const NO_LIMITS: LimitTexts = { rpm: "", tpm: "", concurrency: "" }
+
+const textsOf = (limits: Limits | null): LimitTexts => ({
+  rpm: limits?.rpm === undefined ? "" : String(limits.rpm),
+  tpm: limits?.tpm === undefined ? "" : String(limits.tpm),
+  concurrency: limits?.concurrency === undefined ? "" : String(limits.concurrency)
+})
+
+/** The limits typed, `null` for none, or the words of the first bad one. */
+const limitsOf = (texts: LimitTexts): Limits | null | string => {
+  const limits: Record<string, number> = {}
+  for (const name of ["rpm", "tpm", "concurrency"] as const) {
+    const text = texts[name].trim()
+    if (text === "") continue
+    if (!/^\d{1,9}$/.test(text)) return `The ${LIMIT_LABELS[name]} limit must be a whole number (empty: no limit).`
+    limits[name] = Number(text)
+  }
+  return Object.keys(limits).length === 0 ? null : limits
+}
+
+const LIMIT_LABELS = { rpm: "requests per minute", tpm: "tokens per minute", concurrency: "requests at once" }
+
+/** The rate limit inputs, labelled with `prefix` ("" on the create form). */
+const LimitFields = (props: { prefix: string; value: LimitTexts; onInput: (value: LimitTexts) => void }) => (
+  <>
+    {(["rpm", "tpm", "concurrency"] as const).map((name) => (
+      <Field key={name} label={`${props.prefix}Limit: ${LIMIT_LABELS[name]} (empty: no limit)`}>
+        <input
+          name={name}
+          inputMode="numeric"
+          value={props.value[name]}
+          onInput={(e) =>
+            props.onInput({ ...props.value, [name]: e.currentTarget.value })}
+        />
+      </Field>
+    ))}
+  </>
+)
+
+/** Limits as words for the list. */
+const limitsText = (limits: Limits | null): string => {
+  if (limits === null) return "none"
+  const parts: Array<string> = []
+  if (limits.rpm !== undefined) parts.push(`${limits.rpm} requests/min`)
+  if (limits.tpm !== undefined) parts.push(`${limits.tpm} tokens/min`)
+  if (limits.concurrency !== undefined) parts.push(`${limits.concurrency} at once`)
+  return parts.join(", ")
+}
+
+/** A UTC date input's value as epoch seconds at the end of that day, `null` when empty. */
+const expiryOf = (date: string): number | null =>
+  date === "" ? null : Math.floor(Date.parse(`${date}T23:59:59Z`) / 1000)
+
+/** Epoch seconds as a UTC date input's value. */
+const dateOf = (seconds: number | null): string =>
+  seconds === null ? "" : new Date(seconds * 1000).toISOString().slice(0, 10)
 
 /** A comma-separated list as an array, or `null` when empty. */
 const listOf = (text: string): Array<string> | null => {
@@ -35,18 +106,22 @@ const CreateKey = (props: { onCreated: (key: string) => void }) => {
   const [expires, setExpires] = useState("")
   const [models, setModels] = useState("")
   const [ips, setIps] = useState("")
+  const [limits, setLimits] = useState<LimitTexts>(NO_LIMITS)
   const [error, setError] = useState<string | null>(null)
   const submit = async (event: Event) => {
     event.preventDefault()
     setError(null)
     const units = quota.trim() === "" ? null : unitsOf(quota)
     if (units === undefined) return setError("The quota must be an amount in USD, such as 5 or 0.25.")
+    const typedLimits = limitsOf(limits)
+    if (typeof typedLimits === "string") return setError(typedLimits)
     const body = {
       name,
       remain_quota: units,
-      expires_at: expires === "" ? null : Math.floor(Date.parse(`${expires}T23:59:59Z`) / 1000),
+      expires_at: expiryOf(expires),
       models: listOf(models),
-      allow_ips: listOf(ips)
+      allow_ips: listOf(ips),
+      limits: typedLimits
     }
     try {
       const created = await api<{ key: string }>("POST", "/api/token/", body)
@@ -55,6 +130,7 @@ const CreateKey = (props: { onCreated: (key: string) => void }) => {
       setExpires("")
       setModels("")
       setIps("")
+      setLimits(NO_LIMITS)
       props.onCreated(created.key)
     } catch (caught) {
       setError(wordsOf(caught))
@@ -78,6 +154,7 @@ const CreateKey = (props: { onCreated: (key: string) => void }) => {
       <Field label="Allowed addresses or CIDR ranges, comma-separated (empty: anywhere)">
         <input name="allow_ips" value={ips} onInput={(e) => setIps(e.currentTarget.value)} />
       </Field>
+      <LimitFields prefix="" value={limits} onInput={setLimits} />
       <ErrorText error={error} />
       <button type="submit">Create key</button>
     </form>
@@ -112,6 +189,9 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
   const [confirming, setConfirming] = useState(false)
   const [name, setName] = useState(item.name)
   const [quota, setQuota] = useState(item.remain_quota === null ? "" : usd(item.remain_quota).replace(" USD", ""))
+  const [expires, setExpires] = useState(dateOf(item.expires_at))
+  const [models, setModels] = useState(item.models?.join(", ") ?? "")
+  const [limits, setLimits] = useState<LimitTexts>(textsOf(item.limits))
   const [error, setError] = useState<string | null>(null)
   const run = async (method: string, path: string, body?: unknown) => {
     setError(null)
@@ -128,19 +208,31 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
     event.preventDefault()
     const units = quota.trim() === "" ? null : unitsOf(quota)
     if (units === undefined) return setError("The quota must be an amount in USD, such as 5 or 0.25.")
-    return run("PUT", "/api/token/", { id: item.id, name, remain_quota: units })
+    const typedLimits = limitsOf(limits)
+    if (typeof typedLimits === "string") return setError(typedLimits)
+    return run("PUT", "/api/token/", {
+      id: item.id,
+      name,
+      remain_quota: units,
+      expires_at: expiryOf(expires),
+      models: listOf(models),
+      limits: typedLimits
+    })
   }
   return (
     <tr>
       <td>{item.name}</td>
       <td>
-        <code>{item.key}</code>
+        {item.kind === "playground"
+          ? "no key: the playground's, used by your browser session"
+          : <code>{item.key}</code>}
       </td>
       <td>{item.status}</td>
       <td>{item.remain_quota === null ? "no limit" : usd(item.remain_quota)}</td>
       <td>{usd(item.used_quota)}</td>
       <td>{item.models === null ? "all" : item.models.join(", ")}</td>
       <td>{timeText(item.expires_at)}</td>
+      <td data-testid="key-limits">{limitsText(item.limits)}</td>
       <td>
         {editing
           ? (
@@ -151,6 +243,13 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
               <Field label="Quota in USD">
                 <input value={quota} inputMode="decimal" onInput={(e) => setQuota(e.currentTarget.value)} />
               </Field>
+              <Field label="Expires (UTC date)">
+                <input type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
+              </Field>
+              <Field label="Models (empty: all)">
+                <input value={models} onInput={(e) => setModels(e.currentTarget.value)} />
+              </Field>
+              <LimitFields prefix={`${item.name}: `} value={limits} onInput={setLimits} />
               <button type="submit">Save</button>{" "}
               <button type="button" onClick={() => setEditing(false)}>Cancel</button>
             </form>
@@ -227,12 +326,17 @@ export const Keys = () => {
             <th scope="col">Used</th>
             <th scope="col">Models</th>
             <th scope="col">Expires</th>
+            <th scope="col">Rate limits</th>
             <th scope="col">Actions</th>
           </tr>
         </thead>
         <tbody>
           {listing?.items.map((item) => (
-            <KeyRow key={`${item.id}-${item.name}-${item.status}`} item={item} onChanged={load} />
+            <KeyRow
+              key={`${item.id}-${item.name}-${item.status}-${JSON.stringify(item.limits)}`}
+              item={item}
+              onChanged={load}
+            />
           ))}
         </tbody>
       </table>

@@ -1,7 +1,8 @@
 /**
  * Usage logs: the caller's own (`GET /api/log/self`), or, for admins, every
  * user's (`GET /api/log/`, with the user and the channel's name and filters
- * for both). Filters for a UTC time range, model and key name, pages served
+ * for both), each row with the name of the channel that answered (never its
+ * keys). Filters for a UTC time range, model and key name, pages served
  * by the server, and a CSV export of every row the filters match (fetched
  * page by page, at most 10,000 rows).
  */
@@ -16,6 +17,7 @@ interface LogRow {
   readonly created_at: number
   readonly username?: string | null
   readonly channel_id?: number | null
+  readonly channel_name: string | null
   readonly token_name: string | null
   readonly model: string
   readonly prompt_tokens: number
@@ -70,7 +72,7 @@ const CSV_HEAD = [
 ]
 
 /** Every row matching `query` as CSV text. */
-const csvOf = async (path: string, query: string, channels: ReadonlyMap<number, string>): Promise<string> => {
+const csvOf = async (path: string, query: string): Promise<string> => {
   const lines = [CSV_HEAD.join(",")]
   for (let page = 1; page <= 100; page++) {
     const listing = await api<Page<LogRow>>("GET", `${path}?${query}&page=${page}&page_size=100`)
@@ -79,7 +81,7 @@ const csvOf = async (path: string, query: string, channels: ReadonlyMap<number, 
         [
           timeText(row.created_at),
           row.username ?? "",
-          channelName(row.channel_id, channels),
+          channelName(row),
           row.token_name,
           row.model,
           row.prompt_tokens,
@@ -95,9 +97,9 @@ const csvOf = async (path: string, query: string, channels: ReadonlyMap<number, 
   return lines.join("\r\n") + "\r\n"
 }
 
-/** A row's channel by name (admins only; a deleted channel by its id). */
-const channelName = (id: number | null | undefined, channels: ReadonlyMap<number, string>): string =>
-  id === undefined || id === null ? "" : channels.get(id) ?? `#${id} (deleted)`
+/** A row's channel by name (never a channel key); a deleted channel by its id, for admins. */
+const channelName = (row: LogRow): string =>
+  row.channel_name ?? (row.channel_id === undefined || row.channel_id === null ? "" : `#${row.channel_id} (deleted)`)
 
 /** The usage logs page: the caller's own, or every user's when `admin`. */
 export const Logs = (props: { admin?: boolean }) => {
@@ -130,7 +132,7 @@ export const Logs = (props: { admin?: boolean }) => {
   const exportCsv = async () => {
     setExporting("Exporting…")
     try {
-      const blob = new Blob([await csvOf(path, queryOf(filters), channels)], { type: "text/csv" })
+      const blob = new Blob([await csvOf(path, queryOf(filters))], { type: "text/csv" })
       const link = document.createElement("a")
       link.href = URL.createObjectURL(blob)
       link.download = "sluice-usage.csv"
@@ -189,7 +191,7 @@ export const Logs = (props: { admin?: boolean }) => {
           <tr>
             <th scope="col">Time</th>
             {admin && <th scope="col">User</th>}
-            {admin && <th scope="col">Channel</th>}
+            <th scope="col">Channel</th>
             <th scope="col">Key</th>
             <th scope="col">Model</th>
             <th scope="col">Tokens in / out</th>
@@ -203,7 +205,7 @@ export const Logs = (props: { admin?: boolean }) => {
             <tr key={row.id}>
               <td>{timeText(row.created_at)}</td>
               {admin && <td>{row.username ?? ""}</td>}
-              {admin && <td data-testid="log-channel">{channelName(row.channel_id, channels)}</td>}
+              <td data-testid="log-channel">{channelName(row)}</td>
               <td>{row.token_name ?? "(deleted)"}</td>
               <td>{row.model}</td>
               <td>{row.prompt_tokens} / {row.completion_tokens}</td>

@@ -1,18 +1,70 @@
 /**
- * Sign in with a username and password (`POST /api/user/login`). On a first
- * start the user `root` signs in with the password set in
- * `SLUICE_ROOT_PASSWORD` or printed once to the gateway's log.
+ * Sign in with a username and password (`POST /api/user/login`), or with one
+ * of the configured OAuth/OIDC providers (their names from `GET
+ * /api/status`): the page asks `GET /api/oauth/state` for a state, then sends
+ * the browser to `/api/oauth/{provider}/start`; the provider sends it back to
+ * the gateway's callback, which sends it on to `/#/dashboard` signed in or to
+ * `/#/sign-in?error=…` with the reason. On a first start the user `root`
+ * signs in with the password set in `SLUICE_ROOT_PASSWORD` or printed once to
+ * the gateway's log.
  */
-import { useState } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
 import { type Me, me } from "./state.ts"
 import { ErrorText, Field } from "./ui.tsx"
+
+/** The reason an OAuth sign-in failed, as the gateway's callback put it in the hash (`#/sign-in?error=…`). */
+export const oauthError = (): string | null => {
+  const match = /^#\/sign-in\?error=(.*)$/.exec(location.hash)
+  if (match === null) return null
+  try {
+    return decodeURIComponent(match[1])
+  } catch {
+    return "The sign-in with the provider failed."
+  }
+}
+
+/**
+ * One button per configured OAuth/OIDC provider; `verb` is "Sign in" (signed
+ * out) or "Link" (on the account page: the identity is linked to the signed-in
+ * user).
+ */
+export const OAuthButtons = (props: { verb: string }) => {
+  const [providers, setProviders] = useState<ReadonlyArray<string>>([])
+  const [error, setError] = useState<string | null>(null)
+  useEffect(() => {
+    api<{ oauth_providers?: ReadonlyArray<string> }>("GET", "/api/status").then(
+      (status) => setProviders(status.oauth_providers ?? []),
+      (caught) => setError(wordsOf(caught))
+    )
+  }, [])
+  const go = async (provider: string) => {
+    setError(null)
+    try {
+      const state = await api<string>("GET", "/api/oauth/state")
+      location.assign(
+        `/api/oauth/${encodeURIComponent(provider)}/start?state=${encodeURIComponent(state)}`
+      )
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+  }
+  if (providers.length === 0 && error === null) return null
+  return (
+    <div class="oauth" role="group" aria-label="Identity providers">
+      {providers.map((provider) => (
+        <button key={provider} type="button" onClick={() => go(provider)}>{props.verb} with {provider}</button>
+      ))}
+      <ErrorText error={error} />
+    </div>
+  )
+}
 
 /** The sign-in page. */
 export const SignIn = () => {
   const [username, setUsername] = useState("")
   const [password, setPassword] = useState("")
-  const [error, setError] = useState<string | null>(null)
+  const [error, setError] = useState<string | null>(oauthError)
   const [busy, setBusy] = useState(false)
   const submit = async (event: Event) => {
     event.preventDefault()
@@ -21,6 +73,7 @@ export const SignIn = () => {
     try {
       await api("POST", "/api/user/login", { username, password })
       me.value = await api<Me>("GET", "/api/user/self")
+      if (location.hash.startsWith("#/sign-in")) location.hash = "#/dashboard"
     } catch (caught) {
       setError(wordsOf(caught))
     } finally {
@@ -53,6 +106,7 @@ export const SignIn = () => {
         <ErrorText error={error} id="signin-error" />
         <button type="submit" disabled={busy}>Sign in</button>
       </form>
+      <OAuthButtons verb="Sign in" />
       <p class="hint">
         First start: sign in as <code>root</code> with the password from <code>SLUICE_ROOT_PASSWORD</code>{" "}
         or the one printed once to the gateway's log, then change it under Account.

@@ -1,7 +1,9 @@
 /**
  * Users, for admins (`/api/user/`): search by name, each user's role, group,
- * balance and status; enable or disable, and top up the balance in USD (each
- * top-up one ledger entry, `POST /api/user/topup`).
+ * balance and status; add a user; change a user's role and group; enable or
+ * disable, and top up the balance in USD (each top-up one ledger entry,
+ * `POST /api/user/topup`). The API decides who may change whom (an admin
+ * manages users, root manages admins too) and says why it refuses.
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
@@ -19,9 +21,93 @@ interface User {
   readonly status: "enabled" | "disabled"
 }
 
-/** One user's row with enable/disable and a top-up form. */
+/** The form that adds a user (`POST /api/user/`). */
+const CreateUser = (props: { onCreated: (username: string) => void }) => {
+  const [username, setUsername] = useState("")
+  const [password, setPassword] = useState("")
+  const [group, setGroup] = useState("default")
+  const [role, setRole] = useState("user")
+  const [error, setError] = useState<string | null>(null)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(null)
+    try {
+      await api("POST", "/api/user/", { username, password, group, role })
+      setUsername("")
+      setPassword("")
+      props.onCreated(username)
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+  }
+  return (
+    <form class="panel" onSubmit={submit} aria-label="Add a user">
+      <h2>Add a user</h2>
+      <Field label="New user's username">
+        <input name="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
+      </Field>
+      <Field label="New user's password (8 characters or more)">
+        <input
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          required
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="New user's group">
+        <input name="group" required value={group} onInput={(e) => setGroup(e.currentTarget.value)} />
+      </Field>
+      <Field label="New user's role">
+        <select name="role" value={role} onChange={(e) => setRole(e.currentTarget.value)}>
+          <option value="user">user</option>
+          <option value="admin">admin</option>
+        </select>
+      </Field>
+      <ErrorText error={error} />
+      <button type="submit">Add user</button>
+    </form>
+  )
+}
+
+/** A user's role and group, changed (`PUT /api/user/`). */
+const EditUser = (props: { item: User; onDone: (changed: boolean) => void }) => {
+  const { item } = props
+  const [role, setRole] = useState(item.role)
+  const [group, setGroup] = useState(item.group)
+  const [error, setError] = useState<string | null>(null)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(null)
+    try {
+      await api("PUT", "/api/user/", { id: item.id, role, group })
+      props.onDone(true)
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+  }
+  return (
+    <form onSubmit={submit} aria-label={`Edit ${item.username}`}>
+      <Field label={`Role of ${item.username}`}>
+        <select value={role} onChange={(e) => setRole(e.currentTarget.value)}>
+          <option value="user">user</option>
+          <option value="admin">admin</option>
+        </select>
+      </Field>
+      <Field label={`Group of ${item.username}`}>
+        <input value={group} required onInput={(e) => setGroup(e.currentTarget.value)} />
+      </Field>
+      <ErrorText error={error} />
+      <button type="submit">Save</button> <button type="button" onClick={() => props.onDone(false)}>Cancel</button>
+    </form>
+  )
+}
+
+/** One user's row with edit, enable/disable and a top-up form. */
 const UserRow = (props: { item: User; onChanged: () => void }) => {
   const { item } = props
+  const [editing, setEditing] = useState(false)
   const [amount, setAmount] = useState("")
   const [error, setError] = useState<string | null>(null)
   const run = async (path: string, method: string, body: unknown) => {
@@ -43,13 +129,30 @@ const UserRow = (props: { item: User; onChanged: () => void }) => {
   return (
     <tr>
       <td>{item.username}</td>
-      <td>{item.role}</td>
-      <td>{item.group}</td>
+      <td data-testid="user-role">{item.role}</td>
+      <td data-testid="user-group">{item.group}</td>
       <td data-testid="user-balance">{usd(item.quota)}</td>
       <td>{usd(item.used_quota)}</td>
       <td>{item.status}</td>
       <td>
-        {item.role !== "root" && (
+        {editing && (
+          <EditUser
+            item={item}
+            onDone={(changed) => {
+              setEditing(false)
+              if (changed) props.onChanged()
+            }}
+          />
+        )}
+        {item.role !== "root" && !editing && (
+          <button
+            type="button"
+            aria-label={`Edit ${item.username}`}
+            onClick={() => setEditing(true)}
+          >
+            Edit
+          </button>
+        )} {item.role !== "root" && (
           <button
             type="button"
             aria-label={`${item.status === "enabled" ? "Disable" : "Enable"} ${item.username}`}
@@ -78,6 +181,7 @@ export const Users = () => {
   const [page, setPage] = useState(1)
   const [listing, setListing] = useState<Page<User> | null>(null)
   const [error, setError] = useState<string | null>(null)
+  const [created, setCreated] = useState<string | null>(null)
   const load = () =>
     api<Page<User>>("GET", `/api/user/?keyword=${encodeURIComponent(keyword)}&page=${page}&page_size=20`).then(
       setListing,
@@ -120,11 +224,22 @@ export const Users = () => {
         </thead>
         <tbody>
           {listing?.items.map((item) => (
-            <UserRow key={`${item.id}-${item.quota}-${item.status}`} item={item} onChanged={load} />
+            <UserRow
+              key={`${item.id}-${item.quota}-${item.status}-${item.role}-${item.group}`}
+              item={item}
+              onChanged={load}
+            />
           ))}
         </tbody>
       </table>
       <Pager label="User pages" page={page} pages={pages} setPage={setPage} />
+      {created && <p role="status">{created}</p>}
+      <CreateUser
+        onCreated={(username) => {
+          setCreated(`Added user ${username}.`)
+          load()
+        }}
+      />
     </section>
   )
 }

@@ -12,7 +12,9 @@ import { Channels } from "./Channels.tsx"
 import { Dashboard } from "./Dashboard.tsx"
 import { Keys } from "./Keys.tsx"
 import { Logs } from "./Logs.tsx"
-import { SignIn } from "./SignIn.tsx"
+import { Playground } from "./Playground.tsx"
+import { Pricing } from "./Pricing.tsx"
+import { oauthError, SignIn } from "./SignIn.tsx"
 import { Users } from "./Users.tsx"
 import { type Me, me, route } from "./state.ts"
 import { ErrorText } from "./ui.tsx"
@@ -23,9 +25,11 @@ const PAGES: ReadonlyArray<
   { name: "dashboard", title: "Dashboard" },
   { name: "keys", title: "API keys" },
   { name: "logs", title: "Usage logs" },
+  { name: "playground", title: "Playground" },
   { name: "account", title: "Account" },
   { name: "channels", title: "Channels", admin: true },
   { name: "users", title: "Users", admin: true },
+  { name: "pricing", title: "Groups and pricing", admin: true },
   { name: "all-logs", title: "All logs", admin: true },
   { name: "audit", title: "Audit log", admin: true, root: true }
 ]
@@ -48,6 +52,16 @@ const Content = (props: { user: Me }) => {
       return <Keys />
     case "logs":
       return <Logs key="own" />
+    case "playground":
+      return <Playground />
+    case "sign-in":
+      // Signed in already (an identity linked from the account page, or a stale link): the dashboard.
+      return (
+        <>
+          <ErrorText error={oauthError()} />
+          <Dashboard />
+        </>
+      )
     case "account":
       return <Account user={props.user} />
     case "channels":
@@ -55,6 +69,9 @@ const Content = (props: { user: Me }) => {
       break
     case "users":
       if (isAdmin(props.user)) return <Users />
+      break
+    case "pricing":
+      if (isAdmin(props.user)) return <Pricing />
       break
     case "all-logs":
       if (isAdmin(props.user)) return <Logs key="all" admin />
@@ -87,7 +104,7 @@ const App = () => {
     )
   }, [])
   useEffect(() => {
-    const title = PAGES.find((page) => page.name === route.value)?.title
+    const title = route.value === "sign-in" ? "Dashboard" : PAGES.find((page) => page.name === route.value)?.title
     document.title = me.value ? `${title ?? "Not found"} · Sluice` : "Sign in · Sluice"
   })
   const user = me.value

@@ -1,7 +1,7 @@
 /**
  * The console's shared state: the signed-in user (or `null` when signed out,
  * `undefined` while the first check runs) and the page named by the URL's
- * hash (`#/keys`).
+ * hash (`#/keys`; a query after `?` in the hash is not part of the name).
  */
 import { signal } from "@preact/signals"
 
@@ -26,7 +26,7 @@ export const me = signal<Me | null | undefined>(undefined)
 export const route = signal(routeOf(location.hash))
 
 function routeOf(hash: string): string {
-  const name = hash.replace(/^#\/?/, "")
+  const name = hash.replace(/^#\/?/, "").replace(/\?.*$/, "")
   return name === "" ? "dashboard" : name
 }
 

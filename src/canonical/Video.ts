@@ -26,11 +26,18 @@ export type ReferenceRole =
   | "reference_video"
   | "reference_audio"
 
-/** One reference medium of a video request. @category models */
+/**
+ * One reference medium of a video request. `param` is the caller's field
+ * that held it (`first_image`, `images[2]`), so a later error about it (an
+ * asset that cannot be resolved) can name that field.
+ *
+ * @category models
+ */
 export interface VideoReference {
   readonly kind: "image" | "video" | "audio"
   readonly role: ReferenceRole
   readonly ref: MediaRef
+  readonly param?: string | undefined
 }
 
 /**

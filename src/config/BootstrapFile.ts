@@ -9,6 +9,7 @@
 import { Schema } from "effect"
 import { Yaml } from "effect/encoding"
 import { IMAGE_FAMILIES } from "../domain/ImageFamilies.ts"
+import { VIDEO_FAMILIES } from "../domain/VideoFamilies.ts"
 import { makeDecoder } from "../domain/SchemaDecode.ts"
 
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
@@ -53,8 +54,11 @@ export const ModelSpec = Schema.Struct({
   cache_write: Schema.optional(NonNegative),
   per_image: Schema.optional(NonNegative),
   per_second: Schema.optional(NonNegative),
-  /** The validation rules a model follows (`domain/ImageFamilies.ts`); default from its name. */
-  family: Schema.optional(Schema.Literals(IMAGE_FAMILIES)),
+  /**
+   * The validation rules a model follows: an image family (`domain/ImageFamilies.ts`) or a video family
+   * (`domain/VideoFamilies.ts`); default from its name.
+   */
+  family: Schema.optional(Schema.Literals([...IMAGE_FAMILIES, ...VIDEO_FAMILIES])),
   free: Schema.optional(Schema.Boolean)
 })
 
@@ -143,6 +147,9 @@ export const UserSpec = Schema.Struct({
  * 0 and `default`), `session_idle_minutes` (720) and `session_max_hours`
  * (168), `login_max_failures` failed logins per username within
  * `login_window_seconds` (5 in 900) before that name is throttled.
+ * Tasks: `task_poll_interval_ms` (how often unfinished tasks are polled
+ * upstream, default 5000) and `task_deadline_seconds` (a task unfinished this
+ * long after its submit fails and is refunded, default 86400).
  *
  * @category models
  */
@@ -169,7 +176,9 @@ export const GatewaySettings = Schema.Struct({
   session_idle_minutes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   session_max_hours: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   login_max_failures: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
-  login_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1)))
+  login_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  task_poll_interval_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(10))),
+  task_deadline_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1)))
 })
 
 /**

@@ -16,6 +16,13 @@
  *   into the body as `{filename, type, size}` per file); Ark `POST /api/v3/images/generations` and its chat
  *   completions at `POST /api/v3/chat/completions`; generate-content with `responseModalities` holding `IMAGE`;
  *   `GET /_emulator/images/<seed>.png` serves the images the URLs name.
+ * - Videos, one task store (`VideoTasks.ts`) under three vendors' task APIs: OpenAI (`VideosOpenAi.ts`)
+ *   `POST /v1/videos` (JSON or multipart), `GET /v1/videos/{id}`, `POST /v1/videos/{id}/remix`,
+ *   `GET /v1/videos/{id}/content` (MP4 bytes, `Range` honoured); Ark (`VideosArk.ts`)
+ *   `POST /api/v3/contents/generations/tasks`, `GET|DELETE …/tasks/{id}`, results at
+ *   `GET /_emulator/videos/<token>.mp4` (no key); Gemini (`VideosGemini.ts`) `POST …/models/{model}:predictLongRunning`,
+ *   `GET /v1beta/models/{model}/operations/{id}`, `GET /v1beta/files/{id}:download` (key required). Prompt words
+ *   `unsafe` / `broken` / `expire` / `stall` fail a task (content policy / generic / expired) or keep it running.
  * - Control: `POST /_emulator/faults` (JSON `Fault[]`), `DELETE /_emulator/faults`,
  *   `GET /_emulator/requests`, `GET /_emulator/stats` → `{requests, aborts}`, `POST /_emulator/reset`,
  *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /healthz` → 200.
@@ -55,6 +62,8 @@
 import { type ArmedFault, armFaults, echoMessage, type EchoSource, takeFault, vendorErrorBody } from "./Faults.ts"
 import { inBandErrorFrame, malformedBody, requestKey, resolveRoute, unauthorizedMessage } from "./Routes.ts"
 import { pngFor } from "./Png.ts"
+import { makeVideoTasks } from "./VideoTasks.ts"
+import { arkVideoBytes } from "./VideosArk.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
 import { isObject, type JsonObject, makeIds, stringOr } from "./Wire.ts"
 
@@ -128,6 +137,10 @@ export interface EmulatorOptions {
   readonly validKeys?: ReadonlyArray<string>
   /** Keep `RecordedRequest`s (default true; false for benchmarks). */
   readonly record?: boolean
+  /** Milliseconds a video task spends in each phase step: final four steps after creation (default 1000). */
+  readonly videoStepMs?: number
+  /** Most video tasks kept; the oldest is forgotten beyond it (default 50,000). */
+  readonly maxVideoTasks?: number
 }
 
 /** A running emulator and its test controls. @category models */
@@ -141,7 +154,7 @@ export interface Emulator {
   setFaults(faults: ReadonlyArray<Fault>): void
   clearFaults(): void
   setValidKeys(keys: ReadonlyArray<string> | undefined): void
-  /** Clears requests, faults and the abort count (valid keys stay). */
+  /** Clears requests, faults, video tasks and the abort count (valid keys stay). */
   reset(): void
   /** Stops listening, ends hanging or streaming answers, and waits for the server to finish. */
   close(): Promise<void>
@@ -196,6 +209,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
   let abortCount = 0
   const closing = new AbortController()
   const ids = makeIds()
+  const videos = makeVideoTasks(options.videoStepMs ?? 1000, options.maxVideoTasks ?? 50_000)
 
   const control = async (request: Request, path: string): Promise<Response> => {
     const route = `${request.method} ${path}`
@@ -236,6 +250,11 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     const image = /^\/_emulator\/images\/([0-9a-f]{1,8})\.png$/.exec(path)
     if (image !== null && request.method === "GET") {
       return new Response(pngFor(parseInt(image[1], 16)), { headers: { "content-type": "image/png" } })
+    }
+    const video = /^\/_emulator\/videos\/([0-9a-f]{32})\.mp4$/.exec(path)
+    if (video !== null && request.method === "GET") {
+      return arkVideoBytes(videos, video[1], request.headers.get("range"), Date.now()) ??
+        new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } })
     }
     if (path.startsWith("/_emulator/")) return control(request, path)
 
@@ -340,7 +359,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
         path,
         model: model ?? "",
         ids,
-        created: Math.floor(Date.now() / 1000)
+        created: Math.floor(Date.now() / 1000),
+        videos
       })
       if (inBand && fault?.status !== undefined && reply._tag === "Events") {
         const kept = reply.frames.slice(0, fault.breakAfterEvents)
@@ -365,6 +385,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     armed = []
     requestCount = 0
     abortCount = 0
+    videos.clear()
   }
 
   return {

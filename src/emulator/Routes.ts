@@ -14,6 +14,9 @@ import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
 import { compactResponse, createResponse } from "./OpenAiResponses.ts"
 import { dataFrame, eventFrame } from "./Sse.ts"
+import { arkVideoCancel, arkVideoCreate, arkVideoRetrieve } from "./VideosArk.ts"
+import { geminiFileDownload, geminiOperationGet, geminiVideoCreate } from "./VideosGemini.ts"
+import { openAiVideoContent, openAiVideoCreate, openAiVideoRemix, openAiVideoRetrieve } from "./VideosOpenAi.ts"
 import { type Handler, type JsonObject, objectOr } from "./Wire.ts"
 
 /** A resolved route. @category models */
@@ -31,7 +34,19 @@ export interface Route {
 }
 
 const geminiPath =
-  /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)$/
+  /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents|predictLongRunning)$/
+
+/** Ark's video task by id (`GET`, `DELETE`). */
+const arkTaskPath = /^\/api\/v3\/contents\/generations\/tasks\/[^/]+$/
+
+/** A Veo operation (`GET /v1beta/models/{model}/operations/{id}`). */
+const geminiOperationPath = /^\/v1(?:beta|alpha)?\/models\/[^/:]+\/operations\/[^/]+$/
+
+/** A generated file's bytes (`GET /v1beta/files/{id}:download`). */
+const geminiDownloadPath = /^\/v1(?:beta|alpha)?\/files\/[^/:]+:download$/
+
+/** `/v1/videos/{id}` with an optional `/remix` or `/content` (OpenAI videos). */
+const openAiVideoPath = /^\/v1\/videos\/([^/]+)(\/remix|\/content)?$/
 
 /** Vendor of a `GET /v1/models` call, told apart by its auth headers. */
 const modelsVendor = (headers: Headers, query: Record<string, string>): Vendor =>
@@ -87,13 +102,20 @@ export const resolveRoute = (
         return route("openai", chatCompletions, true, stream)
       case "/api/v3/images/generations":
         return route("openai", arkImageGenerations, true)
+      case "/v1/videos":
+        return route("openai", openAiVideoCreate, true)
+      case "/api/v3/contents/generations/tasks":
+        return route("openai", arkVideoCreate, true)
     }
+    if (openAiVideoPath.test(path) && path.endsWith("/remix")) return route("openai", openAiVideoRemix, true)
     const gemini = geminiPath.exec(path)
     if (gemini !== null) {
       const streaming = gemini[2] === "streamGenerateContent"
       return {
         vendor: "gemini",
-        handler: gemini[2] === "countTokens"
+        handler: gemini[2] === "predictLongRunning"
+          ? geminiVideoCreate
+          : gemini[2] === "countTokens"
           ? geminiCountTokens
           : gemini[2] === "embedContent" || gemini[2] === "batchEmbedContents"
           ? geminiEmbed
@@ -116,7 +138,14 @@ export const resolveRoute = (
       )
     }
     if (path === "/v1beta/models" || path === "/v1alpha/models") return route("gemini", geminiModels, false)
+    const video = openAiVideoPath.exec(path)
+    if (video !== null && video[2] === undefined) return route("openai", openAiVideoRetrieve, false)
+    if (video !== null && video[2] === "/content") return route("openai", openAiVideoContent, false)
+    if (arkTaskPath.test(path)) return route("openai", arkVideoRetrieve, false)
+    if (geminiOperationPath.test(path)) return route("gemini", geminiOperationGet, false)
+    if (geminiDownloadPath.test(path)) return route("gemini", geminiFileDownload, false)
   }
+  if (method === "DELETE" && arkTaskPath.test(path)) return route("openai", arkVideoCancel, false)
   return undefined
 }
 

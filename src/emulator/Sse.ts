@@ -20,11 +20,28 @@ export interface EventsReply {
   readonly frames: ReadonlyArray<string>
 }
 
+/** A binary answer (video bytes), with its own status and extra headers (`Content-Range`…). @category models */
+export interface BytesReply {
+  readonly _tag: "Bytes"
+  readonly status: number
+  readonly contentType: string
+  readonly bytes: Uint8Array<ArrayBuffer>
+  readonly headers: Record<string, string>
+}
+
 /** What a route answers. @category models */
-export type Reply = JsonReply | EventsReply
+export type Reply = JsonReply | EventsReply | BytesReply
 
 /** A JSON reply with `status` (default 200). @category constructors */
 export const jsonReply = (body: unknown, status = 200): Reply => ({ _tag: "Json", status, body })
+
+/** A binary reply of `contentType` with `status` (default 200) and extra `headers`. @category constructors */
+export const bytesReply = (
+  bytes: Uint8Array<ArrayBuffer>,
+  contentType: string,
+  status = 200,
+  headers: Record<string, string> = {}
+): BytesReply => ({ _tag: "Bytes", status, contentType, bytes, headers })
 
 /** An SSE reply from frames built with `dataFrame` / `eventFrame`. @category constructors */
 export const sseReply = (frames: ReadonlyArray<string>): Reply => ({
@@ -76,6 +93,7 @@ export const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
 
 /** Turns a reply into a web `Response` following `delivery`. @category delivery */
 export const deliver = (reply: Reply, delivery: Delivery): Response => {
+  if (reply._tag === "Bytes") return deliverBytes(reply, delivery)
   if (reply._tag === "Json") {
     const text = JSON.stringify(reply.body)
     if (delivery.breakAfterEvents === undefined) {
@@ -104,6 +122,33 @@ export const deliver = (reply: Reply, delivery: Delivery): Response => {
     })
   }
   return streamed(reply.frames, reply.contentType, 200, delivery)
+}
+
+/**
+ * A binary reply: whole, or under `breakAfterEvents` the first half of the
+ * bytes and then a broken connection (a download cut short).
+ */
+const deliverBytes = (reply: BytesReply, delivery: Delivery): Response => {
+  const headers = { ...delivery.headers, ...reply.headers, "content-type": reply.contentType }
+  if (delivery.breakAfterEvents === undefined) {
+    delivery.onComplete()
+    return new Response(reply.bytes, { status: reply.status, headers })
+  }
+  let sent = false
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent) {
+        controller.error(new Error("The emulator broke the connection (fault breakAfterEvents)."))
+        return
+      }
+      sent = true
+      controller.enqueue(reply.bytes.slice(0, Math.floor(reply.bytes.length / 2)))
+    },
+    cancel() {
+      delivery.onCancel()
+    }
+  }, { highWaterMark: 0 })
+  return new Response(body, { status: reply.status, headers })
 }
 
 /**

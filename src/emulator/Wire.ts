@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import type { Reply } from "./Sse.ts"
+import type { VideoTasks } from "./VideoTasks.ts"
 
 /** A JSON object (string keys, unknown values). @category models */
 export type JsonObject = Record<string, unknown>
@@ -66,9 +67,11 @@ export interface RouteContext {
   readonly ids: Ids
   /** Epoch seconds of the request. */
   readonly created: number
+  /** The emulator's video tasks (`VideoTasks.ts`), shared by the video task APIs. */
+  readonly videos: VideoTasks
 }
 
-/** A route handler: one request in, one reply out. Pure apart from ids. @category models */
+/** A route handler: one request in, one reply out. Pure apart from ids and the video task store. @category models */
 export type Handler = (context: RouteContext) => Reply
 
 /** A field read in camelCase (what SDKs send) with its snake_case spelling as fallback. @category readers */

@@ -1,7 +1,8 @@
 /**
  * Starts the vendor emulator as its own process, for a gateway demo or benchmark.
  * Environment: `EMULATOR_PORT` (default 4010), `EMULATOR_LATENCY_MS` (default 0),
- * `EMULATOR_TOKENS_PER_SECOND` (default 0 = unpaced), `EMULATOR_RECORD` (`false` to keep no requests).
+ * `EMULATOR_TOKENS_PER_SECOND` (default 0 = unpaced), `EMULATOR_RECORD` (`false` to keep no requests),
+ * `EMULATOR_VIDEO_STEP_MS` (milliseconds per video task phase step, default 1000).
  * Run with `deno task emulator`.
  *
  * @since 0.1.0
@@ -19,7 +20,8 @@ const emulator = startEmulator({
   port: numberFromEnv("EMULATOR_PORT", 4010),
   latencyMs: numberFromEnv("EMULATOR_LATENCY_MS", 0),
   tokensPerSecond: numberFromEnv("EMULATOR_TOKENS_PER_SECOND", 0),
-  record: Deno.env.get("EMULATOR_RECORD") !== "false"
+  record: Deno.env.get("EMULATOR_RECORD") !== "false",
+  videoStepMs: numberFromEnv("EMULATOR_VIDEO_STEP_MS", 1000)
 })
 
 // deno-lint-ignore no-console

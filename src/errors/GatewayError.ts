@@ -142,13 +142,13 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
 
 /**
  * A stored object the caller referred to does not exist for its key (a
- * previous response id, a task id) or, on `/api/*`, is not the caller's to see
+ * previous response id, a task id, an asset id) or, on `/api/*`, is not the caller's to see
  * (a user, a token, a channel): the answer is the same either way.
  *
  * @category errors
  */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literals(["response", "task", "user", "token", "channel"]),
+  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset"]),
   id: Schema.String,
   param: Schema.optional(Schema.String)
 }) {}

@@ -22,7 +22,10 @@
  *   make the gateway hold) is drawn on chunk by chunk, and the download that
  *   would overdraw it is aborted at that chunk (before reading, when its
  *   `Content-Length` is more than what is left);
- * - one time limit covers the whole download, redirects included.
+ * - one time limit covers the whole download, redirects included;
+ * - in `head` mode only the first `maxBytes` bytes are wanted: they are asked
+ *   for with `Range: bytes=0-<maxBytes - 1>`, and a server that sends more has
+ *   its answer cut at `maxBytes` (not refused).
  *
  * Host names in `allowHosts` (an operator's trusted intranet servers) skip the
  * address check, only for that exact host name.
@@ -138,6 +141,8 @@ export interface SafeFetchOptions {
   readonly accept?: string | undefined
   /** Name resolution (default: the system resolver, `node:dns` `lookup` with `all: true`). */
   readonly resolve?: Resolver | undefined
+  /** Read only the first `maxBytes` bytes (see the module doc); default false. */
+  readonly head?: boolean | undefined
 }
 
 /**
@@ -150,6 +155,11 @@ export interface Fetched {
   readonly url: string
   readonly contentType: string | undefined
   readonly bytes: Uint8Array
+  /**
+   * The whole body's size in bytes as the server announced it (`Content-Range`
+   * total of a 206, else `Content-Length`), when it did.
+   */
+  readonly totalBytes?: number | undefined
 }
 
 const redirectStatuses: ReadonlySet<number> = new Set([301, 302, 303, 307, 308])
@@ -294,7 +304,12 @@ const guardedLookup = (url: URL, resolve: Resolver, trusted: boolean) =>
 
 type Hop =
   | { readonly _tag: "Redirect"; readonly location: string }
-  | { readonly _tag: "Body"; readonly contentType: string | undefined; readonly bytes: Uint8Array }
+  | {
+    readonly _tag: "Body"
+    readonly contentType: string | undefined
+    readonly bytes: Uint8Array
+    readonly totalBytes: number | undefined
+  }
 
 /** One request: a redirect to follow, or the 2xx body read under the size cap. */
 const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, signal: AbortSignal): Promise<Hop> =>
@@ -307,7 +322,8 @@ const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, sign
       headers: {
         accept: options.accept ?? "*/*",
         "accept-encoding": "identity",
-        "user-agent": "Sluice-MediaFetcher/0.1"
+        "user-agent": "Sluice-MediaFetcher/0.1",
+        ...(options.head === true ? { range: `bytes=0-${Math.max(0, options.maxBytes - 1)}` } : {})
       },
       lookup: guardedLookup(url, options.resolve ?? systemResolver, trusted) as never
     }, (response) => {
@@ -331,17 +347,43 @@ const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, sign
           } bytes in total.`
         )
       const announced = Number(response.headers["content-length"] ?? Number.NaN)
-      if (Number.isFinite(announced) && announced > options.maxBytes) {
+      const rangeTotal = /\/(\d{1,15})\s*$/.exec(String(response.headers["content-range"] ?? ""))
+      const totalBytes = rangeTotal !== null
+        ? Number(rangeTotal[1])
+        : status === 200 && Number.isFinite(announced)
+        ? announced
+        : undefined
+      const contentTypeHeader = response.headers["content-type"]
+      const contentType = typeof contentTypeHeader === "string" ? contentTypeHeader : undefined
+      const head = options.head === true
+      if (!head && Number.isFinite(announced) && announced > options.maxBytes) {
         response.destroy()
         return reject(tooLarge())
       }
-      if (budget !== undefined && Number.isFinite(announced) && announced > budget.remaining()) {
+      if (!head && budget !== undefined && Number.isFinite(announced) && announced > budget.remaining()) {
         response.destroy()
         return reject(overBudget())
       }
       const chunks: Array<Uint8Array> = []
       let received = 0
+      const join = (): Uint8Array => {
+        const bytes = new Uint8Array(received)
+        let offset = 0
+        for (const chunk of chunks) {
+          bytes.set(chunk, offset)
+          offset += chunk.byteLength
+        }
+        return bytes
+      }
       response.on("data", (chunk: Uint8Array) => {
+        if (head && received + chunk.byteLength >= options.maxBytes) {
+          // The head is complete: keep up to `maxBytes`, stop reading.
+          chunks.push(chunk.subarray(0, options.maxBytes - received))
+          received = options.maxBytes
+          response.destroy()
+          request.destroy()
+          return resolve({ _tag: "Body", contentType, bytes: join(), totalBytes })
+        }
         received += chunk.byteLength
         const failure = received > options.maxBytes
           ? tooLarge()
@@ -356,16 +398,7 @@ const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, sign
         chunks.push(chunk)
       })
       response.on("error", reject)
-      response.on("end", () => {
-        const bytes = new Uint8Array(received)
-        let offset = 0
-        for (const chunk of chunks) {
-          bytes.set(chunk, offset)
-          offset += chunk.byteLength
-        }
-        const contentType = response.headers["content-type"]
-        resolve({ _tag: "Body", contentType: typeof contentType === "string" ? contentType : undefined, bytes })
-      })
+      response.on("end", () => resolve({ _tag: "Body", contentType, bytes: join(), totalBytes }))
     })
     request.on("error", reject)
     request.end()
@@ -405,7 +438,9 @@ export const safeFetch = (url: string, options: SafeFetchOptions): Effect.Effect
         try: (signal) => requestOnce(target, options, trusted, signal),
         catch: asFailure(target)
       })
-      if (hop._tag === "Body") return { url: current.href, contentType: hop.contentType, bytes: hop.bytes }
+      if (hop._tag === "Body") {
+        return { url: current.href, contentType: hop.contentType, bytes: hop.bytes, totalBytes: hop.totalBytes }
+      }
       if (redirects >= maxRedirects) {
         return yield* fail(
           "too-many-redirects",

@@ -55,8 +55,14 @@ const encoded = (call: ImageCallBody): Effect.Effect<{ body: string | Uint8Array
       return { body: new Uint8Array(await response.arrayBuffer()), contentType }
     })
 
-/** One attempt of `request` on a candidate: every call the wire needs, their images in order. */
-const makeImageAttempt = (
+/**
+ * One attempt of `request` on a candidate: every call the wire needs, their
+ * images in order (never more than `request.n`). Fails with the upstream's
+ * `UpstreamFailed`. The async image task runs it in the background too.
+ *
+ * @category attempts
+ */
+export const makeImageAttempt = (
   request: ImageRequest,
   family: ImageFamily | undefined,
   client: typeof UpstreamClient.Service,

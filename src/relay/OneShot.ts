@@ -55,6 +55,8 @@ export interface OneShotRequest<A> {
   /** The accepted answer's cost in quota units, when not priced by tokens (default the text cost of its usage). */
   readonly costOf?: ((answer: A) => bigint) | undefined
   readonly respond: (answer: A) => HttpServerResponse.HttpServerResponse
+  /** The usage-log request id (default a fresh one); a task keeps it to log its final adjustment under it. */
+  readonly requestId?: string | undefined
 }
 
 /**
@@ -78,7 +80,7 @@ export const runOneShot = <A>(
         ledger,
         usageLog: services.usageLog,
         principal: request.principal,
-        requestId: crypto.randomUUID().replaceAll("-", ""),
+        requestId: request.requestId ?? crypto.randomUUID().replaceAll("-", ""),
         model: request.model,
         stream: false,
         price: request.price,

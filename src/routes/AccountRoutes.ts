@@ -1,7 +1,8 @@
 /**
  * Health, status and the caller's usage: `GET /healthz`, `GET /api/status`
- * (overall status for anyone, per-channel health with the operator's status
- * token or an admin's browser session), `GET /api/usage/token` (outer contract, DESIGN.md) and the OpenAI legacy
+ * (overall status and the names of the configured OAuth/OIDC providers, for
+ * the sign-in page's buttons, for anyone; per-channel health with the
+ * operator's status token or an admin's browser session), `GET /api/usage/token` (outer contract, DESIGN.md) and the OpenAI legacy
  * billing shapes `GET /dashboard/billing/subscription` and
  * `GET /dashboard/billing/usage` (amounts in USD; `total_usage` in cents, as
  * OpenAI's legacy endpoint reported it).
@@ -19,6 +20,7 @@ import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
 import { ChannelRouter, type HealthView } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { OAuth } from "../services/OAuth.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
 import { roleRank, Sessions } from "../services/Sessions.ts"
 import { SESSION_COOKIE } from "./api/Api.ts"
@@ -69,6 +71,7 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   const channels = yield* ChannelRouter
   const settings = yield* GatewaySettings
   const sessions = yield* Sessions
+  const oauth = yield* OAuth
 
   const caller = (request: HttpServerRequest.HttpServerRequest) =>
     auth.authenticate(credentialOf("bearer", request), clientAddressOf(request))
@@ -80,7 +83,12 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   yield* router.add("GET", "/api/status", (request) =>
     Effect.gen(function* () {
       const health = channels.health()
-      const data = { version: VERSION, system_name: "Sluice", status: overallStatus(health) }
+      const data = {
+        version: VERSION,
+        system_name: "Sluice",
+        status: overallStatus(health),
+        oauth_providers: oauth.providers
+      }
       const presented = credentialOf("bearer", request)
       if (presented === undefined) {
         // An admin's browser session sees the detail too; anyone else the overall word.

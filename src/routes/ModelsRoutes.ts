@@ -16,6 +16,10 @@
  *   [{id, object: "model", created, owned_by}]}`, errors in the gateway
  *   envelope.
  *
+ * With no key at all, `GET /v1/models` also accepts the console's browser
+ * session (OpenAI shape; the models of the user's playground token,
+ * `SessionCaller.ts`).
+ *
  * `/v1beta/models` answers Google's shape whichever carrier brought the key.
  * Bearer is accepted in every case, as on the text routes. What each model
  * supports: an embedding model (`isEmbeddingModel`) lists `/v1/embeddings`
@@ -35,6 +39,9 @@ import { credentialOf, type CredentialStyle, headerOf } from "../http/Credential
 import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
+import { Sessions } from "../services/Sessions.ts"
+import { Tokens } from "../services/Tokens.ts"
+import { makeSessionCaller } from "./SessionCaller.ts"
 
 const TEXT_ENDPOINTS = ["/v1/chat/completions", "/v1/responses", "/v1/completions", "/v1/messages"]
 const EMBEDDING_ENDPOINTS = ["/v1/embeddings"]
@@ -67,6 +74,7 @@ const credentialStyle: Record<ListShape, CredentialStyle> = {
 export const ModelsRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const auth = yield* Auth
   const channels = yield* ChannelRouter
+  const sessionCaller = makeSessionCaller(yield* Sessions, yield* Tokens, auth)
   const started = Math.floor(Date.now() / 1000)
   const startedIso = new Date(started * 1000).toISOString()
 
@@ -108,7 +116,10 @@ export const ModelsRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) 
   const list = (fixed: ListShape | undefined) => (request: HttpServerRequest.HttpServerRequest) => {
     const carrier = callerShape(request, fixed ?? "openai")
     const shape = fixed ?? carrier
-    return auth.authenticate(credentialOf(credentialStyle[carrier], request), clientAddressOf(request)).pipe(
+    const key = credentialOf(credentialStyle[carrier], request)
+    // The console playground: the OpenAI shape with the browser session when no key is sent.
+    const viaSession = key === undefined && shape === "openai" ? sessionCaller(request) : undefined
+    return (viaSession ?? auth.authenticate(key, clientAddressOf(request))).pipe(
       Effect.map((principal) => HttpServerResponse.jsonUnsafe(bodies[shape](channels.models(principal)))),
       respondWith(renderers[shape])
     )

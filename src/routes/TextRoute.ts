@@ -21,6 +21,7 @@ import { CurrentRequest } from "../observability/RequestRecord.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
 import type { Relay } from "../relay/Relay.ts"
+import type { SessionCaller } from "./SessionCaller.ts"
 
 /** What varies between text routes. @category models */
 export interface TextRouteOptions {
@@ -30,6 +31,8 @@ export interface TextRouteOptions {
   readonly idPrefix: string
   /** Generate-content: the model and streaming come from the path. */
   readonly fromPath?: (url: URL) => { readonly model: string; readonly stream: boolean; readonly jsonArray: boolean }
+  /** The browser session is accepted when no key is sent (the console playground, `SessionCaller.ts`). */
+  readonly session?: true
   /** A hook between decoding and relaying (Responses: `previous_response_id`, `store`). */
   readonly prepare?: (
     principal: Principal,
@@ -51,6 +54,8 @@ export interface TextRouteServices {
   readonly auth: typeof Auth.Service
   readonly relay: typeof Relay.Service
   readonly settings: Settings
+  /** Resolves a browser session to its playground principal (routes with `session: true`). */
+  readonly sessionCaller?: SessionCaller | undefined
 }
 
 /**
@@ -66,10 +71,13 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
   return (httpRequest: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
     const path = options.fromPath?.(new URL(httpRequest.url, "http://localhost"))
     return Effect.gen(function* () {
-      const principal = yield* services.auth.authenticate(
-        credentialOf(options.credentials, httpRequest),
-        clientAddressOf(httpRequest)
-      )
+      const key = credentialOf(options.credentials, httpRequest)
+      const viaSession = key === undefined && options.session === true
+        ? services.sessionCaller?.(httpRequest)
+        : undefined
+      const principal = viaSession !== undefined
+        ? yield* viaSession
+        : yield* services.auth.authenticate(key, clientAddressOf(httpRequest))
       const raw = yield* readJsonObject(httpRequest, services.settings.maxBodyBytes)
       const decoded = format.decodeRequest(raw, { model: path?.model, stream: path?.stream })
       if (!decoded.ok) return yield* decoded.error

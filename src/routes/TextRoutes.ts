@@ -17,6 +17,9 @@ import { Auth, type Principal } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { Relay } from "../relay/Relay.ts"
 import { ResponseStore } from "../services/ResponseStore.ts"
+import { Sessions } from "../services/Sessions.ts"
+import { Tokens } from "../services/Tokens.ts"
+import { makeSessionCaller } from "./SessionCaller.ts"
 import { CountTokens } from "./CountTokensRoute.ts"
 import { Embeddings } from "./EmbeddingRoutes.ts"
 import { textHandler } from "./TextRoute.ts"
@@ -47,7 +50,13 @@ const GENERATION_METHODS: ReadonlySet<string> = new Set(["generateContent", "str
 
 /** @category routes */
 export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
-  const services = { auth: yield* Auth, relay: yield* Relay, settings: yield* GatewaySettings }
+  const auth = yield* Auth
+  const services = {
+    auth,
+    relay: yield* Relay,
+    settings: yield* GatewaySettings,
+    sessionCaller: makeSessionCaller(yield* Sessions, yield* Tokens, auth)
+  }
   const responses = yield* ResponseStore
 
   /**
@@ -87,7 +96,7 @@ export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   yield* router.add(
     "POST",
     "/v1/chat/completions",
-    textHandler(services, { format: "openai-chat", credentials: "bearer", idPrefix: "chatcmpl-" })
+    textHandler(services, { format: "openai-chat", credentials: "bearer", idPrefix: "chatcmpl-", session: true })
   )
   yield* router.add(
     "POST",

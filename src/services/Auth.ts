@@ -121,6 +121,13 @@ export class Auth extends Context.Service<Auth, {
    * or `address` when the key has an IP allow-list without that address).
    */
   readonly authenticate: (key: string | undefined, clientAddress?: string) => Effect.Effect<Principal, InvalidApiKey>
+  /**
+   * Resolves a token by its stored digest rather than a presented key, with
+   * the same checks and cache as `authenticate`: the gateway's own internal
+   * tokens (the console playground's, see `Tokens.playground`), which have no
+   * key. Fails with `InvalidApiKey` as `authenticate` does.
+   */
+  readonly authenticateDigest: (keyHash: string, clientAddress?: string) => Effect.Effect<Principal, InvalidApiKey>
   /** Forgets cached keys (after a token or user changed). */
   readonly invalidate: Effect.Effect<void>
 }>()("sluice/services/Auth") {
@@ -214,8 +221,16 @@ const makeAuth = Effect.fnUntraced(function* (lookup: KeyLookup, ttlMillis: numb
     )
   }
 
+  const authenticateDigest = (keyHash: string, clientAddress?: string): Effect.Effect<Principal, InvalidApiKey> =>
+    Effect.flatMap(
+      Cache.get(known, keyHash),
+      (found) =>
+        Option.isSome(found) ? check(found.value, clientAddress) : Effect.fail(new InvalidApiKey({ reason: "unknown" }))
+    )
+
   return Auth.of({
     authenticate,
+    authenticateDigest,
     invalidate: Effect.andThen(Cache.invalidateAll(known), Cache.invalidateAll(unknown))
   })
 })

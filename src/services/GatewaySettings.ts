@@ -56,6 +56,10 @@ export interface Settings {
   /** Failed logins per username within `loginWindowMillis` before it is throttled (default 5 in 15 min). */
   readonly loginMaxFailures: number
   readonly loginWindowMillis: number
+  /** How often unfinished tasks are polled upstream (default 5 s), in milliseconds. */
+  readonly taskPollMillis: number
+  /** A task unfinished this long after its submit fails and is refunded (default 24 h), in milliseconds. */
+  readonly taskDeadlineMillis: number
 }
 
 /**
@@ -91,7 +95,9 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     sessionIdleMillis: (given.session_idle_minutes ?? 720) * 60_000,
     sessionMaxMillis: (given.session_max_hours ?? 168) * 3_600_000,
     loginMaxFailures: given.login_max_failures ?? 5,
-    loginWindowMillis: (given.login_window_seconds ?? 900) * 1000
+    loginWindowMillis: (given.login_window_seconds ?? 900) * 1000,
+    taskPollMillis: given.task_poll_interval_ms ?? 5000,
+    taskDeadlineMillis: (given.task_deadline_seconds ?? 86_400) * 1000
   }
 }
 

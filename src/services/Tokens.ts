@@ -2,7 +2,8 @@
  * A user's own API keys: list (masked: the stored display prefix only),
  * create (the full key returned once; only its SHA-256 digest and prefix are
  * stored), change (name, status, quota, expiry, model allow-list, IP
- * allow-list) and delete.
+ * allow-list, rate limits) and delete; and the console playground's internal
+ * token (`playground`).
  * Every query is scoped to the owner, so another user's key id finds nothing.
  * Each change clears the key cache (`Auth.invalidate`), so a revoked or
  * disabled key fails on the public routes at once on this instance (other
@@ -12,10 +13,26 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import type { LimitsSpec } from "../config/BootstrapFile.ts"
 import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
 import { generateKey, hashKey, keyPrefix } from "../domain/KeyHash.ts"
 import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
 import { Auth } from "./Auth.ts"
+
+/**
+ * The stored digest of a user's playground token: not a SHA-256 hex digest,
+ * so no key a caller presents can ever match it (the token has no key), and
+ * unique per user (`tokens.key_hash` is unique).
+ *
+ * @category constants
+ */
+export const playgroundDigest = (userId: bigint): string => `playground:${userId}`
+
+/** The masked text the playground token lists instead of a key prefix. @category constants */
+export const PLAYGROUND_PREFIX = "no key: console only"
+
+/** A token's rate limits: requests and tokens per minute, requests at once (absent = no limit). @category models */
+export type TokenLimits = typeof LimitsSpec.Type
 
 /** A key as listed: `key` is the masked prefix; `remain_quota` `null` = unlimited; times in epoch seconds. @category models */
 export interface TokenView {
@@ -31,6 +48,10 @@ export interface TokenView {
   readonly group: string | null
   readonly expires_at: number | null
   readonly created_at: number
+  /** Rate limits of this key; `null` = the user's and group's only. */
+  readonly limits: TokenLimits | null
+  /** `api` for a key a caller presents; `playground` for the console's internal token, used by the session only. */
+  readonly kind: "api" | "playground"
 }
 
 /** A new key's settings. `expires_at` in epoch seconds. @category models */
@@ -40,6 +61,7 @@ export interface NewToken {
   readonly expires_at?: number | null | undefined
   readonly models?: ReadonlyArray<string> | null | undefined
   readonly allow_ips?: ReadonlyArray<string> | null | undefined
+  readonly limits?: TokenLimits | null | undefined
 }
 
 /** A change to a key: `id` and any of the rest (`null` clears a limit). @category models */
@@ -60,6 +82,8 @@ interface Row {
   readonly group: string | null
   readonly expiresAt: Date | null
   readonly createdAt: Date
+  readonly limits: TokenLimits | null
+  readonly keyHash: string
 }
 
 const viewOf = (row: Row): TokenView => ({
@@ -73,8 +97,14 @@ const viewOf = (row: Row): TokenView => ({
   allow_ips: row.allowIps === null || row.allowIps.length === 0 ? null : row.allowIps,
   group: row.group,
   expires_at: epochSeconds(row.expiresAt),
-  created_at: epochSeconds(row.createdAt) ?? 0
+  created_at: epochSeconds(row.createdAt) ?? 0,
+  limits: row.limits === null || Object.keys(row.limits).length === 0 ? null : row.limits,
+  kind: row.keyHash.startsWith("playground:") ? "playground" : "api"
 })
+
+/** Limits as stored: `null` for none (an empty object is none too). */
+const limitsJson = (limits: TokenLimits | null | undefined) =>
+  limits === null || limits === undefined || Object.keys(limits).length === 0 ? null : JSON.stringify(limits)
 
 const toDate = (seconds: number | null | undefined) =>
   seconds === null || seconds === undefined ? null : new Date(seconds * 1000)
@@ -89,6 +119,16 @@ export class Tokens extends Context.Service<Tokens, {
   ) => Effect.Effect<{ readonly token: TokenView; readonly key: string }, InvalidRequest>
   readonly update: (userId: bigint, patch: TokenPatch) => Effect.Effect<TokenView, InvalidRequest | NotFound>
   readonly remove: (userId: bigint, id: bigint) => Effect.Effect<void, NotFound>
+  /**
+   * The user's playground token, made on first use (named `Playground`, or
+   * `Playground 2`… when the user has a key of that name; a random suffix
+   * after nine taken names): the digest
+   * (`playgroundDigest`) that `Auth.authenticateDigest` resolves. It has no
+   * key, so it is billed only for requests made with the user's browser
+   * session; it lists with `kind: "playground"` and can be limited, disabled or
+   * deleted like any key (deleted, it is made again on the next use).
+   */
+  readonly playground: (userId: bigint) => Effect.Effect<string>
 }>()("sluice/services/Tokens") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
@@ -98,7 +138,7 @@ export class Tokens extends Context.Service<Tokens, {
       const auth = yield* Auth
       const columns = sql`t.id, t.name, t.key_prefix AS prefix, t.enabled, t.remain_quota AS remain,
         t.used_quota AS used, t.models, t.allow_ips AS "allowIps", t.group_name AS "group", t.expires_at AS "expiresAt",
-        t.created_at AS "createdAt"`
+        t.created_at AS "createdAt", t.limits, t.key_hash AS "keyHash"`
 
       const one = (userId: bigint, id: bigint) =>
         sql<Row>`SELECT ${columns} FROM tokens t WHERE t.id = ${id} AND t.user_id = ${userId}`.pipe(
@@ -137,11 +177,12 @@ export class Tokens extends Context.Service<Tokens, {
         yield* nameTaken(userId, input.name, -1n)
         const key = generateKey()
         const [row] = yield* sql<{ id: bigint }>`
-          INSERT INTO tokens (user_id, name, key_hash, key_prefix, remain_quota, models, expires_at, allow_ips)
+          INSERT INTO tokens (user_id, name, key_hash, key_prefix, remain_quota, models, expires_at, allow_ips, limits)
           VALUES (${userId}, ${input.name}, ${hashKey(key)}, ${keyPrefix(key)}, ${input.remain_quota ?? null},
                   ${input.models === undefined || input.models === null ? null : [...input.models]}::text[],
                   ${toDate(input.expires_at)},
-                  ${input.allow_ips === undefined || input.allow_ips === null ? null : [...input.allow_ips]}::text[])
+                  ${input.allow_ips === undefined || input.allow_ips === null ? null : [...input.allow_ips]}::text[],
+                  ${limitsJson(input.limits)}::jsonb)
           RETURNING id`.pipe(Effect.orDie)
         yield* auth.invalidate
         return { token: yield* one(userId, row.id).pipe(Effect.orDie), key }
@@ -170,6 +211,9 @@ export class Tokens extends Context.Service<Tokens, {
             const allowed = patch.allow_ips === null ? null : [...patch.allow_ips]
             yield* sql`UPDATE tokens SET allow_ips = ${allowed}::text[] WHERE id = ${id}`
           }
+          if (patch.limits !== undefined) {
+            yield* sql`UPDATE tokens SET limits = ${limitsJson(patch.limits)}::jsonb WHERE id = ${id}`
+          }
         })).pipe(Effect.orDie)
         yield* auth.invalidate
         return yield* one(userId, id).pipe(Effect.orDie)
@@ -181,7 +225,28 @@ export class Tokens extends Context.Service<Tokens, {
         yield* auth.invalidate
       })
 
-      return Tokens.of({ list, create, update, remove })
+      const playground = Effect.fn("Tokens.playground")(function* (userId: bigint) {
+        const digest = playgroundDigest(userId)
+        const found = () =>
+          sql<{ n: bigint }>`SELECT count(*) AS n FROM tokens WHERE key_hash = ${digest}`.pipe(
+            Effect.map(([row]) => Number(row.n) > 0),
+            Effect.orDie
+          )
+        for (let attempt = 1; attempt <= 10 && !(yield* found()); attempt++) {
+          const name = attempt === 1
+            ? "Playground"
+            : attempt < 10
+            ? `Playground ${attempt}`
+            : `Playground ${crypto.randomUUID().slice(0, 8)}`
+          // A concurrent first use, or a key already named so, makes this insert nothing; the loop looks again.
+          // No cache to clear: `Auth` keeps no answer for a digest it did not find.
+          yield* sql`INSERT INTO tokens (user_id, name, key_hash, key_prefix)
+            VALUES (${userId}, ${name}, ${digest}, ${PLAYGROUND_PREFIX}) ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
+        }
+        return digest
+      })
+
+      return Tokens.of({ list, create, update, remove, playground })
     })
   )
 }

@@ -35,6 +35,8 @@ export interface Timeouts {
 /** An answered upstream call. Its body may be read once. @category models */
 export interface UpstreamResponse {
   readonly status: number
+  /** The answer's headers, names in lower case (a repeated header's values joined with `, `). */
+  readonly headers: Readonly<Record<string, string>>
   /**
    * Reads the next chunk of the body, `undefined` at its end; fails with `UpstreamFailed` (`timeout`,
    * `stream-broken`). Read the body through this or through `text`, not both; `abort` when done with it early.
@@ -139,124 +141,138 @@ const textOf = async (body: Readable): Promise<string> => {
 }
 
 /** The client over `dispatcher` (an undici pool per origin). */
-const make = (dispatcher: Dispatcher) =>
-  UpstreamClient.of({
-    post: (url, headers, body, timeouts) =>
-      Effect.callback<UpstreamResponse, UpstreamFailed>((resume) => {
-        const controller = new AbortController()
-        const started = Date.now()
-        const headDeadline = timeouts.firstByteMs > 0 ? started + timeouts.firstByteMs : Infinity
-        const totalDeadline = timeouts.totalMs > 0 ? started + timeouts.totalMs : Infinity
-        const idleMs = timeouts.idleMs > 0 ? timeouts.idleMs : Infinity
-        let headArrived = false
-        let reading = false
-        let lastActivity = started
-        let timedOut = false
-        let idleExpired = false
-        let finished = false
-        const abort = () => {
-          watchdog.unwatch(call)
-          if (!finished) {
-            finished = true
-            controller.abort()
-          }
+const make = (dispatcher: Dispatcher) => {
+  const send = (
+    method: "GET" | "POST",
+    url: string,
+    headers: Record<string, string>,
+    body: string | Uint8Array | undefined,
+    timeouts: Timeouts
+  ) =>
+    Effect.callback<UpstreamResponse, UpstreamFailed>((resume) => {
+      const controller = new AbortController()
+      const started = Date.now()
+      const headDeadline = timeouts.firstByteMs > 0 ? started + timeouts.firstByteMs : Infinity
+      const totalDeadline = timeouts.totalMs > 0 ? started + timeouts.totalMs : Infinity
+      const idleMs = timeouts.idleMs > 0 ? timeouts.idleMs : Infinity
+      let headArrived = false
+      let reading = false
+      let lastActivity = started
+      let timedOut = false
+      let idleExpired = false
+      let finished = false
+      const abort = () => {
+        watchdog.unwatch(call)
+        if (!finished) {
+          finished = true
+          controller.abort()
         }
-        const call: Watched = {
-          check: (now) => {
-            if (!headArrived && now >= headDeadline) timedOut = true
-            else if (now >= totalDeadline) timedOut = true
-            else if (reading && now - lastActivity >= idleMs) timedOut = idleExpired = true
-            if (timedOut) abort()
-          }
+      }
+      const call: Watched = {
+        check: (now) => {
+          if (!headArrived && now >= headDeadline) timedOut = true
+          else if (now >= totalDeadline) timedOut = true
+          else if (reading && now - lastActivity >= idleMs) timedOut = idleExpired = true
+          if (timedOut) abort()
         }
-        watchdog.watch(call)
-        const target = targetOf(url)
-        dispatcher.request({
-          origin: target.origin,
-          path: target.path,
-          method: "POST",
-          headers: { "accept-encoding": "identity", ...headers },
-          body,
-          signal: controller.signal
-        }).then(
-          (response) => {
-            headArrived = true
-            const status = response.statusCode
-            const failure = (kind: "timeout" | "stream-broken" | "bad-body", message: string) =>
-              new UpstreamFailed({ kind, status, message })
-            let source: Readable
-            try {
-              source = decodedBody(response)
-            } catch (error) {
-              abort()
-              resume(
-                Effect.fail(failure("bad-body", `The upstream answer could not be read (${(error as Error).message}).`))
-              )
-              return
-            }
-            // Read to the end, the call is only unwatched (the connection goes back to the pool); cut short, aborted.
-            const done = () => {
-              finished = true
-              watchdog.unwatch(call)
-            }
-            let chunks: AsyncIterator<Uint8Array> | undefined
-            const readFailure = () =>
-              idleExpired
-                ? failure("timeout", "The upstream went idle mid-answer.")
-                : timedOut
-                ? failure("timeout", "The upstream stopped sending in time.")
-                : failure("stream-broken", "The upstream connection broke mid-answer.")
-            const onChunk = (result: IteratorResult<Uint8Array>): Uint8Array | undefined => {
-              lastActivity = Date.now()
-              if (!result.done) return result.value
-              done()
-              return undefined
-            }
-            const read = Effect.tryPromise({
-              try: (): Promise<Uint8Array | undefined> => {
-                if (chunks === undefined) {
-                  chunks = source[Symbol.asyncIterator]()
-                  lastActivity = Date.now()
-                  reading = true
-                }
-                return chunks.next().then(onChunk)
-              },
-              catch: readFailure
-            })
-            resume(Effect.succeed({
-              status,
-              read,
-              text: Effect.tryPromise({
-                try: () =>
-                  (source === response.body ? response.body.text() : textOf(source)).then((text) => {
-                    done()
-                    return text
-                  }),
-                catch: () =>
-                  timedOut
-                    ? failure("timeout", "The upstream did not finish its answer in time.")
-                    : failure("stream-broken", "The upstream connection broke mid-answer.")
-              }).pipe(Effect.ensuring(Effect.sync(abort))),
-              abort
-            }))
-          },
-          (error: unknown) => {
+      }
+      watchdog.watch(call)
+      const target = targetOf(url)
+      dispatcher.request({
+        origin: target.origin,
+        path: target.path,
+        method,
+        headers: { "accept-encoding": "identity", ...headers },
+        body,
+        signal: controller.signal
+      }).then(
+        (response) => {
+          headArrived = true
+          const status = response.statusCode
+          const failure = (kind: "timeout" | "stream-broken" | "bad-body", message: string) =>
+            new UpstreamFailed({ kind, status, message })
+          let source: Readable
+          try {
+            source = decodedBody(response)
+          } catch (error) {
+            abort()
+            resume(
+              Effect.fail(failure("bad-body", `The upstream answer could not be read (${(error as Error).message}).`))
+            )
+            return
+          }
+          // Read to the end, the call is only unwatched (the connection goes back to the pool); cut short, aborted.
+          const done = () => {
             finished = true
             watchdog.unwatch(call)
-            resume(Effect.fail(
-              new UpstreamFailed({
-                kind: timedOut ? "timeout" : "network",
-                status: 0,
-                message: timedOut
-                  ? "The upstream did not answer in time."
-                  : `The upstream could not be reached (${(error as Error).name}).`
-              })
-            ))
           }
-        )
-        return Effect.sync(abort)
-      })
+          let chunks: AsyncIterator<Uint8Array> | undefined
+          const readFailure = () =>
+            idleExpired
+              ? failure("timeout", "The upstream went idle mid-answer.")
+              : timedOut
+              ? failure("timeout", "The upstream stopped sending in time.")
+              : failure("stream-broken", "The upstream connection broke mid-answer.")
+          const onChunk = (result: IteratorResult<Uint8Array>): Uint8Array | undefined => {
+            lastActivity = Date.now()
+            if (!result.done) return result.value
+            done()
+            return undefined
+          }
+          const read = Effect.tryPromise({
+            try: (): Promise<Uint8Array | undefined> => {
+              if (chunks === undefined) {
+                chunks = source[Symbol.asyncIterator]()
+                lastActivity = Date.now()
+                reading = true
+              }
+              return chunks.next().then(onChunk)
+            },
+            catch: readFailure
+          })
+          const answerHeaders: Record<string, string> = {}
+          for (const [name, value] of Object.entries(response.headers)) {
+            if (value !== undefined) answerHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value
+          }
+          resume(Effect.succeed({
+            status,
+            headers: answerHeaders,
+            read,
+            text: Effect.tryPromise({
+              try: () =>
+                (source === response.body ? response.body.text() : textOf(source)).then((text) => {
+                  done()
+                  return text
+                }),
+              catch: () =>
+                timedOut
+                  ? failure("timeout", "The upstream did not finish its answer in time.")
+                  : failure("stream-broken", "The upstream connection broke mid-answer.")
+            }).pipe(Effect.ensuring(Effect.sync(abort))),
+            abort
+          }))
+        },
+        (error: unknown) => {
+          finished = true
+          watchdog.unwatch(call)
+          resume(Effect.fail(
+            new UpstreamFailed({
+              kind: timedOut ? "timeout" : "network",
+              status: 0,
+              message: timedOut
+                ? "The upstream did not answer in time."
+                : `The upstream could not be reached (${(error as Error).name}).`
+            })
+          ))
+        }
+      )
+      return Effect.sync(abort)
+    })
+  return UpstreamClient.of({
+    post: (url, headers, body, timeouts) => send("POST", url, headers, body, timeouts),
+    send
   })
+}
 
 /** @category services */
 export class UpstreamClient extends Context.Service<UpstreamClient, {
@@ -269,6 +285,17 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
     url: string,
     headers: Record<string, string>,
     body: string | Uint8Array,
+    timeouts: Timeouts
+  ) => Effect.Effect<UpstreamResponse, UpstreamFailed>
+  /**
+   * `post`'s call with any method (a task poll and a content download are
+   * GETs; `body` `undefined` for none). Same failures as `post`.
+   */
+  readonly send: (
+    method: "GET" | "POST",
+    url: string,
+    headers: Record<string, string>,
+    body: string | Uint8Array | undefined,
     timeouts: Timeouts
   ) => Effect.Effect<UpstreamResponse, UpstreamFailed>
 }>()("sluice/services/UpstreamClient") {

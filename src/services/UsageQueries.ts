@@ -29,9 +29,16 @@ export interface LogFilter {
   readonly tokenId?: bigint | undefined
   readonly channelId?: bigint | undefined
   readonly username?: string | undefined
+  readonly requestId?: string | undefined
 }
 
-/** A log row; `channel_id` and `username` only in the admin view. Times in epoch seconds. @category models */
+/**
+ * A log row; `channel_id` and `username` only in the admin view;
+ * `channel_name` (never a channel key) in both, `null` when no channel
+ * answered or it was deleted. Times in epoch seconds.
+ *
+ * @category models
+ */
 export interface LogView {
   readonly id: number
   readonly request_id: string
@@ -43,6 +50,7 @@ export interface LogView {
   readonly token_name: string | null
   readonly model: string
   readonly channel_id?: number | null
+  readonly channel_name: string | null
   readonly prompt_tokens: number
   readonly completion_tokens: number
   readonly cached_tokens: number
@@ -65,6 +73,7 @@ interface LogRow {
   readonly tokenName: string | null
   readonly model: string
   readonly channelId: bigint | null
+  readonly channelName: string | null
   readonly promptTokens: number
   readonly completionTokens: number
   readonly cachedTokens: number
@@ -123,18 +132,20 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         if (filter.tokenName !== undefined) parts.push(sql`t.name = ${filter.tokenName}`)
         if (filter.channelId !== undefined) parts.push(sql`l.channel_id = ${filter.channelId}`)
         if (filter.username !== undefined) parts.push(sql`u.username = ${filter.username}`)
+        if (filter.requestId !== undefined) parts.push(sql`l.request_id = ${filter.requestId}`)
         return parts.length === 0 ? sql`TRUE` : sql.and(parts)
       }
 
       const logs = Effect.fn("UsageQueries.logs")(function* (filter: LogFilter, page: PageRequest, admin: boolean) {
-        const from = sql`usage_logs l LEFT JOIN tokens t ON t.id = l.token_id LEFT JOIN users u ON u.id = l.user_id`
+        const from = sql`usage_logs l LEFT JOIN tokens t ON t.id = l.token_id LEFT JOIN users u ON u.id = l.user_id
+          LEFT JOIN channels c ON c.id = l.channel_id`
         const condition = where(filter)
         const [{ total }] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM ${from} WHERE ${condition}`
           .pipe(Effect.orDie)
         const rows = yield* sql<LogRow>`
           SELECT l.id, l.request_id AS "requestId", l.attempt, l.created_at AS "createdAt", u.username,
                  l.user_id AS "userId", l.token_id AS "tokenId", t.name AS "tokenName", l.model,
-                 l.channel_id AS "channelId", l.prompt_tokens AS "promptTokens",
+                 l.channel_id AS "channelId", c.name AS "channelName", l.prompt_tokens AS "promptTokens",
                  l.completion_tokens AS "completionTokens", l.cached_tokens AS "cachedTokens",
                  l.reasoning_tokens AS "reasoningTokens", l.cost, l.latency_ms AS "latencyMs", l.stream, l.status,
                  l.error
@@ -150,6 +161,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
             : {}),
           user_id: Number(row.userId),
           token_id: Number(row.tokenId),
+          channel_name: row.channelName,
           token_name: row.tokenName,
           model: row.model,
           prompt_tokens: row.promptTokens,

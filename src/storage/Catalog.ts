@@ -14,6 +14,7 @@ import { SqlClient } from "effect/sql"
 import type { ChannelSettings, LimitsSpec } from "../config/BootstrapFile.ts"
 import { defaultImageFamily, type ImageFamily, isImageFamily } from "../domain/ImageFamilies.ts"
 import { type Price, toFixed } from "../domain/Pricing.ts"
+import { defaultVideoFamily, isVideoFamily, type VideoFamily } from "../domain/VideoFamilies.ts"
 
 /** Rate limits as configured. @category models */
 export type Limits = typeof LimitsSpec.Type
@@ -64,6 +65,8 @@ export interface Snapshot {
   readonly prices: ReadonlyMap<string, Price>
   /** model → the image family the bootstrap file gave it (see `imageFamilyOf` for the default by name) */
   readonly families: ReadonlyMap<string, ImageFamily>
+  /** model → the video family the bootstrap file gave it (see `videoFamilyOf` for the default by name) */
+  readonly videoFamilies: ReadonlyMap<string, VideoFamily>
   readonly channels: ReadonlyMap<number, Channel>
   /** group → model → enabled abilities */
   readonly abilities: ReadonlyMap<string, ReadonlyMap<string, ReadonlyArray<Ability>>>
@@ -183,6 +186,11 @@ export class Catalog extends Context.Service<Catalog, {
               isImageFamily(row.family ?? undefined) ? [[row.name, row.family as ImageFamily]] : []
             )
           ),
+          videoFamilies: new Map(
+            modelRows.flatMap((row) =>
+              isVideoFamily(row.family ?? undefined) ? [[row.name, row.family as VideoFamily]] : []
+            )
+          ),
           channels,
           abilities
         }
@@ -224,3 +232,12 @@ export class Catalog extends Context.Service<Catalog, {
  */
 export const imageFamilyOf = (snapshot: Snapshot, model: string): ImageFamily | undefined =>
   snapshot.families.get(model) ?? defaultImageFamily(model)
+
+/**
+ * The video family of `model`: the bootstrap file's, else the default for its
+ * name (`videoa-*` → `videoa`, `mini-2.0` → `mini-2.0`, else `openai-video`).
+ *
+ * @category models
+ */
+export const videoFamilyOf = (snapshot: Snapshot, model: string): VideoFamily =>
+  snapshot.videoFamilies.get(model) ?? defaultVideoFamily(model)

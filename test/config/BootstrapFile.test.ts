@@ -100,6 +100,19 @@ Deno.test("parseBootstrap: an empty file is an empty configuration", () => {
   deepStrictEqual(parsed("{}", "sluice.json"), {})
 })
 
+Deno.test("parseBootstrap: models.<name>.family takes an image family or a video family", () => {
+  for (const family of ["dall-e-3", "videoa", "mini-2.0", "openai-video"]) {
+    const result = parseBootstrap(variant((f) => Object.assign(f.models["gpt-test"], { family })), "sluice.json")
+    if (!result.ok) throw new Error(`${family}: ${result.message}`)
+    strictEqual(result.file.models?.["gpt-test"]?.family, family)
+  }
+  ok(
+    failure(variant((f) => Object.assign(f.models["gpt-test"], { family: "videob" }))).startsWith(
+      "models.gpt-test.family: "
+    )
+  )
+})
+
 Deno.test("parseBootstrap: text that is not YAML or JSON names the file", () => {
   ok(failure("groups: [1, 2", "conf/sluice.yaml").startsWith("conf/sluice.yaml: cannot be parsed"))
   ok(failure(`{"groups": `, "conf/sluice.json").startsWith("conf/sluice.json: cannot be parsed"))

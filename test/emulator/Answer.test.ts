@@ -6,6 +6,10 @@ import { geminiGenerate } from "../../src/emulator/Gemini.ts"
 import { chatCompletions } from "../../src/emulator/OpenAiChat.ts"
 import { legacyCompletions } from "../../src/emulator/OpenAiCompletions.ts"
 import { compactResponse, createResponse } from "../../src/emulator/OpenAiResponses.ts"
+import { makeVideoTasks } from "../../src/emulator/VideoTasks.ts"
+import { arkVideoCreate } from "../../src/emulator/VideosArk.ts"
+import { geminiVideoCreate } from "../../src/emulator/VideosGemini.ts"
+import { openAiVideoContent, openAiVideoCreate, openAiVideoRemix } from "../../src/emulator/VideosOpenAi.ts"
 import { type JsonObject, makeIds } from "../../src/emulator/Wire.ts"
 
 const basePrompt: Prompt = {
@@ -75,11 +79,17 @@ const handlers = [
   ["responses", createResponse],
   ["compact", compactResponse],
   ["anthropic", anthropicMessages],
-  ["gemini", geminiGenerate]
+  ["gemini", geminiGenerate],
+  ["videos", openAiVideoCreate],
+  ["remix", openAiVideoRemix],
+  ["video content", openAiVideoContent],
+  ["ark videos", arkVideoCreate],
+  ["gemini videos", geminiVideoCreate]
 ] as const
 
 Deno.test("property: every route handler answers arbitrary JSON bodies without throwing", () => {
   const ids = makeIds()
+  const videos = makeVideoTasks(1, 100)
   const headers = new Headers({ "anthropic-version": "2023-06-01" })
   for (const [name, handler] of handlers) {
     fc.assert(
@@ -91,7 +101,8 @@ Deno.test("property: every route handler answers arbitrary JSON bodies without t
           path: name === "gemini" && stream ? "/v1beta/models/g:streamGenerateContent" : "/v1/x",
           model: "m",
           ids,
-          created: 0
+          created: 0,
+          videos
         })
         return reply._tag === "Events" || (reply.status >= 200 && reply.status < 500)
       }),
@@ -102,6 +113,7 @@ Deno.test("property: every route handler answers arbitrary JSON bodies without t
 
 Deno.test("property: structured shapes with arbitrary content never throw", () => {
   const ids = makeIds()
+  const videos = makeVideoTasks(1, 100)
   const part = fc.oneof(
     fc.record({ type: fc.constant("text"), text: fc.jsonValue() }),
     fc.record({ type: fc.constant("image_url"), image_url: fc.jsonValue() }),
@@ -132,7 +144,8 @@ Deno.test("property: structured shapes with arbitrary content never throw", () =
           path: "/v1/x",
           model: "m",
           ids,
-          created: 0
+          created: 0,
+          videos
         })
       }
       return true

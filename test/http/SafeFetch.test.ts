@@ -211,3 +211,37 @@ Deno.test("safeFetch: size cap (announced and counted), time limit, HTTP status"
     await server.close()
   }
 })
+
+Deno.test("safeFetch head mode: asks for the first bytes, cuts a server that ignores the range, reports the total", async () => {
+  const whole = new Uint8Array(100_000).map((_, index) => index % 251)
+  const ranges: Array<string | null> = []
+  const server = serve((request, url) => {
+    ranges.push(request.headers.get("range"))
+    if (url.pathname === "/ranged") {
+      return new Response(whole.slice(0, 1024), {
+        status: 206,
+        headers: { "content-type": "video/mp4", "content-range": `bytes 0-1023/${whole.length}` }
+      })
+    }
+    // Ignores the range: the whole body, streamed.
+    return new Response(whole, { headers: { "content-type": "video/mp4", "content-length": String(whole.length) } })
+  })
+  const options = { ...limits, allowHosts: ["127.0.0.1"], head: true }
+  try {
+    const ranged = await Effect.runPromise(safeFetch(`http://127.0.0.1:${server.port}/ranged`, options))
+    deepStrictEqual(ranged.bytes, whole.slice(0, 1024))
+    strictEqual(ranged.totalBytes, whole.length)
+    strictEqual(ranges[0], "bytes=0-1023")
+    const ignored = await Effect.runPromise(safeFetch(`http://127.0.0.1:${server.port}/whole`, options))
+    deepStrictEqual(ignored.bytes, whole.slice(0, 1024))
+    strictEqual(ignored.totalBytes, whole.length)
+    strictEqual(ignored.contentType, "video/mp4")
+    // Without head mode the same answer is refused as too large.
+    strictEqual(
+      (await failure(`http://127.0.0.1:${server.port}/whole`, { ...options, head: false })).reason,
+      "too-large"
+    )
+  } finally {
+    await server.close()
+  }
+})

@@ -1,18 +1,25 @@
 /**
  * The web console in a real headless Chromium (Debian's `chromium`, driven by
- * `playwright-core`), against the gateway and the emulator: root signs in
- * with the first-start password and, with its browser session, prices a
- * model, adds a channel on the emulator and opens a user; the user signs in,
- * creates a key in the page, the key works with the `openai` SDK at once, and
- * the dashboard and the usage logs show the exact cost the ledger holds. The
- * user reaches no admin page or route. Every page passes an `axe-core` scan
- * with no serious or critical violation, loads with no CSP violation or
- * script error, and is screenshotted under `test/screenshots/` (git-ignored).
+ * `playwright-core`), against the gateway, the emulator and a real OpenID
+ * Provider (`oidc-provider`), with one gateway start: root signs in with the
+ * first-start password and, in the pages, adds a group, prices a model, adds
+ * two channels on the emulator and changes one, and opens a user; the user
+ * signs in, creates a key with a rate limit, the key works with the `openai`
+ * SDK at once, the dashboard and the usage logs show the exact cost the
+ * ledger holds and the channel's name, and the playground streams an answer
+ * with the cost the ledger charged. The user reaches no admin page or route
+ * and no other user's keys or logs. Another person signs in through the
+ * OpenID Provider in the browser. Root disables a channel and the next
+ * request fails over at once; changes a user's role and group and tops one
+ * up. Every page passes an `axe-core` scan with no serious or critical
+ * violation, loads with no CSP violation or script error, and is
+ * screenshotted under `test/screenshots/` (git-ignored).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
+import { startOpenIdProvider } from "../support/OpenIdProvider.ts"
 
 /** Debian's chromium, or the one named by `SLUICE_CHROMIUM`. */
 const CHROMIUM = Deno.env.get("SLUICE_CHROMIUM") ?? "/usr/bin/chromium"
@@ -57,7 +64,7 @@ const signIn = async (page: Page, url: string, username: string, password: strin
   await page.goto(url)
   await page.getByLabel("Username").fill(username)
   await page.getByLabel("Password").fill(password)
-  await page.getByRole("button", { name: "Sign in" }).click()
+  await page.getByRole("button", { name: "Sign in", exact: true }).click()
   await page.getByRole("heading", { name: "Dashboard" }).waitFor()
 }
 
@@ -72,8 +79,26 @@ const pageCall = (page: Page, method: string, path: string, body?: unknown) =>
     return { status: response.status, json: await response.json() }
   }, [method, path, body] as const)
 
-Deno.test("console: root opens a user; the user signs in, makes a key that works at once and sees the exact cost", async () => {
-  const gateway = await startGateway({ config: basicConfig, store: "postgres" })
+Deno.test("console: root sets up a channel and a user; the user's key, playground and logs; OIDC; failover", async () => {
+  const front = await startOpenIdProvider()
+  const gateway = await startGateway({
+    store: "postgres",
+    config: (url) =>
+      basicConfig(url, {
+        oauth: {
+          providers: {
+            corp: {
+              type: "oidc",
+              issuer: front.issuer,
+              client_id: front.clientId,
+              client_secret: front.clientSecret,
+              allow_insecure_http: true
+            }
+          }
+        }
+      })
+  })
+  const provider = await front.start([`${gateway.url}/api/oauth/corp`])
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] })
   try {
     // The page and its headers.
@@ -87,42 +112,122 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
     const root = await watched(browser)
     const started = Date.now()
     await root.page.goto(gateway.url)
-    await root.page.getByRole("button", { name: "Sign in" }).waitFor()
+    await root.page.getByRole("button", { name: "Sign in", exact: true }).waitFor()
     const firstLoad = Date.now() - started
+    await root.page.getByRole("button", { name: "Sign in with corp" }).waitFor()
     await scan(root.page, "sign-in")
     await root.page.getByLabel("Username").fill("root")
     await root.page.getByLabel("Password").fill("not-the-password")
-    await root.page.getByRole("button", { name: "Sign in" }).click()
+    await root.page.getByRole("button", { name: "Sign in", exact: true }).click()
     await root.page.getByRole("alert").waitFor()
     ok((await root.page.getByRole("alert").textContent())?.length, "a wrong password is said in words")
     await signIn(root.page, gateway.url, "root", ROOT_PASSWORD)
 
-    const priced = await pageCall(root.page, "PUT", "/api/pricing", { model: "gpt-console", input: 3, output: 12 })
-    strictEqual(priced.json.success, true, priced.json.message)
-    const channel = await pageCall(root.page, "POST", "/api/channel/", {
-      name: "emu-console",
-      type: "openai",
-      base_url: gateway.emulator.url,
-      keys: ["sk-test-upstream-console-0001"],
-      models: ["gpt-console"],
-      groups: ["default"],
-      priority: 10
-    })
-    strictEqual(channel.json.success, true, channel.json.message)
-    const backup = await pageCall(root.page, "POST", "/api/channel/", {
-      name: "emu-console-backup",
-      type: "openai",
-      base_url: gateway.emulator.url,
-      keys: ["sk-test-upstream-console-0002"],
-      models: ["gpt-console"],
-      groups: ["default"],
-      priority: 0
-    })
-    strictEqual(backup.json.success, true, backup.json.message)
-    const user = await pageCall(root.page, "POST", "/api/user/", { username: "carol", password: "carol-password-1" })
-    strictEqual(user.json.success, true, user.json.message)
+    // Root, in the pages: a group, a model's prices, two channels on the emulator (one changed), a user.
+    await root.page.getByRole("link", { name: "Groups and pricing" }).click()
+    const groupForm = root.page.getByRole("form", { name: "Group" })
+    await groupForm.getByLabel("Group name").fill("vip")
+    await groupForm.getByLabel("Price ratio (prices are multiplied by it)").fill("x")
+    await groupForm.getByRole("button", { name: "Save group" }).click()
+    ok((await groupForm.getByRole("alert").textContent())?.includes("ratio"), "a bad ratio is said next to the form")
+    await groupForm.getByLabel("Price ratio (prices are multiplied by it)").fill("0.5")
+    await groupForm.getByLabel("Requests per minute per user (empty: no limit)").fill("600")
+    await groupForm.getByRole("button", { name: "Save group" }).click()
+    await root.page.getByRole("status").filter({ hasText: "Saved group vip." }).waitFor()
+    const priceForm = root.page.getByRole("form", { name: "Model prices" })
+    await priceForm.getByLabel("Model", { exact: true }).fill("gpt-console")
+    await priceForm.getByLabel("Input (USD per 1M tokens)", { exact: true }).fill("3")
+    await priceForm.getByLabel("Output (USD per 1M tokens)").fill("12")
+    await priceForm.getByRole("button", { name: "Save prices" }).click()
+    await root.page.getByRole("cell", { name: "gpt-console", exact: true }).waitFor()
+    deepStrictEqual(
+      (await pageCall(root.page, "GET", "/api/group")).json.data.find((group: { name: string }) =>
+        group.name === "vip"
+      ),
+      { name: "vip", ratio: 0.5, limits: { rpm: 600 } }
+    )
+    deepStrictEqual(
+      (await pageCall(root.page, "GET", "/api/pricing")).json.data.find((price: { model: string }) =>
+        price.model === "gpt-console"
+      ),
+      { model: "gpt-console", input: 3, output: 12, free: false }
+    )
+    await scan(root.page, "pricing")
+
+    await root.page.getByRole("link", { name: "Channels" }).click()
+    const addChannel = async (name: string, key: string, priority: number) => {
+      const form = root.page.getByRole("form", { name: "Add a channel" })
+      await form.getByLabel("Channel name").fill(name)
+      await form.getByLabel("Type").selectOption("openai")
+      await form.getByLabel("Base URL").fill(gateway.emulator.url)
+      await form.getByLabel("Models, comma-separated").fill("gpt-console")
+      await form.getByLabel("Groups, comma-separated").fill("default, vip")
+      await form.getByLabel("Priority (higher is tried first)").fill(String(priority))
+      await form.getByLabel("Keys, one a line").fill(key)
+      await form.getByRole("button", { name: "Add channel" }).click()
+      await root.page.getByRole("status").filter({ hasText: `Saved channel ${name}.` }).waitFor()
+    }
+    await addChannel("emu-console", "sk-test-upstream-console-0001", 10)
+    await addChannel("emu-console-backup", "sk-test-upstream-console-0002", 0)
+    // Change the backup: weight, mapping and settings; the keys field left empty keeps its key.
+    await root.page.getByRole("button", { name: "Edit emu-console-backup", exact: true }).click()
+    const change = root.page.getByRole("form", { name: "Change channel emu-console-backup" })
+    strictEqual(await change.getByLabel(/^New keys/).inputValue(), "", "a saved key is never put back in the page")
+    await change.getByLabel("Weight (share among channels of one priority)").fill("3")
+    await change.getByLabel(/^Settings/).fill("{oops")
+    await change.getByRole("button", { name: "Save channel" }).click()
+    ok((await change.getByRole("alert").textContent())?.includes("JSON"), "bad settings are said next to the form")
+    await change.getByLabel(/^Settings/).fill(`{"auto_disable": true}`)
+    await change.getByLabel(/^Model mapping/).fill("gpt-console-alias=gpt-console")
+    await change.getByRole("button", { name: "Save channel" }).click()
+    await root.page.getByRole("status").filter({ hasText: "Saved channel emu-console-backup." }).waitFor()
+    const listed = (await pageCall(root.page, "GET", "/api/channel/")).json.data as Array<
+      {
+        id: number
+        name: string
+        weight: number
+        model_mapping: Record<string, string>
+        settings: Record<string, unknown>
+        keys: Array<{ key: string }>
+        groups: Array<string>
+        priority: number
+        base_url: string
+      }
+    >
+    const channel = { json: { data: listed.find((item) => item.name === "emu-console")! } }
+    const backup = { json: { data: listed.find((item) => item.name === "emu-console-backup")! } }
+    deepStrictEqual(
+      [
+        backup.json.data.weight,
+        backup.json.data.model_mapping,
+        backup.json.data.settings.auto_disable,
+        backup.json.data.keys.length,
+        backup.json.data.groups,
+        channel.json.data.priority,
+        channel.json.data.base_url
+      ],
+      [3, { "gpt-console-alias": "gpt-console" }, true, 1, ["default", "vip"], 10, gateway.emulator.url]
+    )
+    ok(!(await root.page.content()).includes("sk-test-upstream-console"), "no saved key in full in the page")
+    const stored = await gateway.query<{ keys: string }>(
+      "SELECT array_to_string(array_agg(key ORDER BY position), ',') AS keys FROM channel_keys " +
+        `WHERE channel_id = ${backup.json.data.id}`
+    )
+    strictEqual(stored[0].keys, "sk-test-upstream-console-0002", "the key is kept")
+
+    await root.page.getByRole("link", { name: "Users" }).click()
+    const addUser = root.page.getByRole("form", { name: "Add a user" })
+    await addUser.getByLabel("New user's username").fill("carol")
+    await addUser.getByLabel("New user's password (8 characters or more)").fill("carol-password-1")
+    await addUser.getByRole("button", { name: "Add user" }).click()
+    await root.page.getByRole("status").filter({ hasText: "Added user carol." }).waitFor()
+    const users = (await pageCall(root.page, "GET", "/api/user/?keyword=carol")).json.data.items
+    const user = { json: { data: users[0] as { id: number; username: string } } }
+    strictEqual(user.json.data.username, "carol")
     const topup = await pageCall(root.page, "POST", "/api/user/topup", { id: user.json.data.id, amount: 5_000_000 })
     strictEqual(topup.json.success, true, topup.json.message)
+    const rootKey = await pageCall(root.page, "POST", "/api/token/", { name: "root-key" })
+    strictEqual(rootKey.json.success, true, rootKey.json.message)
     deepStrictEqual(root.problems, [], "no script error or CSP violation for root")
 
     // The user: sign in, make a key, see it once.
@@ -134,10 +239,12 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
     await carol.page.getByRole("button", { name: "Create key" }).click()
     ok((await carol.page.getByRole("alert").textContent())?.includes("USD"), "a bad quota is said next to the form")
     await carol.page.getByLabel("Quota in USD (empty: no limit)").fill("2.5")
+    await carol.page.getByLabel("Limit: requests per minute (empty: no limit)", { exact: true }).fill("1000")
     await carol.page.getByRole("button", { name: "Create key" }).click()
     const key = await carol.page.getByLabel("New key").inputValue()
     ok(/^sk-[A-Za-z0-9]{48}$/.test(key), `a full key: ${key.slice(0, 5)}…`)
     await carol.page.getByRole("cell", { name: "2.500000 USD" }).waitFor()
+    strictEqual(await carol.page.getByTestId("key-limits").first().textContent(), "1000 requests/min")
     await scan(carol.page, "keys-new")
     await carol.page.getByRole("button", { name: "Done" }).click()
     await scan(carol.page, "keys")
@@ -173,6 +280,7 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
     await carol.page.getByRole("link", { name: "Usage logs" }).click()
     await carol.page.getByTestId("log-cost").first().waitFor()
     deepStrictEqual(await carol.page.getByTestId("log-cost").allTextContents(), [usd(cost)])
+    deepStrictEqual(await carol.page.getByTestId("log-channel").allTextContents(), ["emu-console"], "by name")
     await carol.page.getByLabel("Model").fill("no-such-model")
     await carol.page.getByRole("button", { name: "Filter" }).click()
     await carol.page.getByRole("caption").filter({ hasText: "Requests (0)" }).waitFor()
@@ -192,17 +300,98 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
     await carol.page.getByRole("alert").waitFor()
     await scan(carol.page, "account")
 
+    // The playground: a model of carol's group, an answer streamed with the session alone, its cost as charged.
+    await carol.page.getByRole("link", { name: "Playground" }).click()
+    await carol.page.getByLabel("Model").selectOption("gpt-console")
+    await carol.page.getByLabel("Message").fill("hello playground")
+    await carol.page.getByRole("button", { name: "Send" }).click()
+    await carol.page.getByTestId("answer").filter({ hasText: "hello playground" }).waitFor()
+    await carol.page.getByTestId("answer-usage").filter({ hasText: "USD" }).waitFor()
+    const played = await gateway.query<{ cost: string; stream: boolean; prompt: number; completion: number }>(
+      "SELECT l.cost::text AS cost, l.stream, l.prompt_tokens AS prompt, l.completion_tokens AS completion " +
+        "FROM usage_logs l JOIN tokens t ON t.id = l.token_id JOIN users u ON u.id = l.user_id " +
+        "WHERE u.username = 'carol' AND t.key_hash LIKE 'playground:%'"
+    )
+    strictEqual(played.length, 1, "one playground request, on carol's playground token")
+    strictEqual(played[0].stream, true, "streamed")
+    ok(Number(played[0].cost) > 0)
+    strictEqual(
+      await carol.page.getByTestId("answer-usage").textContent(),
+      `${played[0].prompt} prompt + ${played[0].completion} completion tokens · cost ${
+        usd(Number(played[0].cost))
+      } (as charged) · channel emu-console`
+    )
+    await scan(carol.page, "playground")
+    strictEqual(
+      await carol.page.evaluate("JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie"),
+      "{}{}",
+      "the playground stores nothing and holds no key"
+    )
+    // The session alone, from a page of another origin or with no proof of this one, is refused.
+    const session = (await carol.page.context().cookies()).find((cookie) => cookie.name === "sluice_session")!
+    const chat = (headers: Record<string, string>) =>
+      fetch(`${gateway.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie: `sluice_session=${session.value}`, ...headers },
+        body: JSON.stringify({ model: "gpt-console", messages: [{ role: "user", content: "x" }] })
+      }).then(async (response) => ({ status: response.status, body: await response.json() }))
+    strictEqual((await chat({ origin: "http://evil.example", "x-sluice-csrf": "1" })).status, 403)
+    strictEqual((await chat({})).status, 403, "no Origin and no CSRF header")
+    strictEqual((await chat({ cookie: "sluice_session=not-a-session", "x-sluice-csrf": "1" })).status, 401)
+    await carol.page.getByRole("link", { name: "API keys" }).click()
+    await carol.page.getByText("no key: the playground's, used by your browser session").waitFor()
+    // Change the key: a second limit, a model allow-list and an expiry.
+    await carol.page.getByRole("button", { name: "Edit laptop", exact: true }).click()
+    const editKey = carol.page.getByRole("form", { name: "Edit key laptop" })
+    await editKey.getByLabel("laptop: Limit: tokens per minute (empty: no limit)").fill("many")
+    await editKey.getByRole("button", { name: "Save" }).click()
+    ok((await carol.page.getByRole("alert").textContent())?.includes("tokens per minute"), "a bad limit in words")
+    await editKey.getByLabel("laptop: Limit: tokens per minute (empty: no limit)").fill("50000")
+    await editKey.getByLabel("Models (empty: all)").fill("gpt-console")
+    await editKey.getByLabel("Expires (UTC date)").fill("2099-12-31")
+    await editKey.getByRole("button", { name: "Save" }).click()
+    await carol.page.getByTestId("key-limits").filter({ hasText: "1000 requests/min, 50000 tokens/min" }).waitFor()
+    const laptop = (await pageCall(carol.page, "GET", "/api/token/")).json.data.items.find((
+      item: { name: string }
+    ) => item.name === "laptop")
+    deepStrictEqual([laptop.limits, laptop.models, laptop.expires_at], [
+      { rpm: 1000, tpm: 50000 },
+      ["gpt-console"],
+      Date.parse("2099-12-31T23:59:59Z") / 1000
+    ])
+
+    // No other user's keys or logs: not listed, not reachable by id.
+    const rootKeyId = rootKey.json.data.id
+    for (
+      const [method, path, body] of [
+        ["PUT", "/api/token/", { id: rootKeyId, name: "mine" }],
+        ["DELETE", `/api/token/${rootKeyId}`, undefined]
+      ] as const
+    ) {
+      const refused = await pageCall(carol.page, method, path, body)
+      strictEqual(refused.json.success, false, `${method} another user's key`)
+      strictEqual(refused.json.message, `No token with id "${rootKeyId}".`)
+    }
+    strictEqual((await gateway.query(`SELECT 1 FROM tokens WHERE id = ${rootKeyId} AND name = 'root-key'`)).length, 1)
+    strictEqual(await carol.page.getByText("root-key").count(), 0, "root's key is not in carol's page")
+    const ownLogs = (await pageCall(carol.page, "GET", "/api/log/self?page_size=100")).json.data.items
+    deepStrictEqual([...new Set(ownLogs.map((row: { user_id: number }) => row.user_id))], [user.json.data.id])
+
     // No admin page in the console, and the admin routes refuse the user's session.
     strictEqual(await carol.page.getByRole("link", { name: /channel|users|audit|all logs/i }).count(), 0)
-    for (const hash of ["#/channels", "#/users", "#/all-logs", "#/audit"]) {
+    for (const hash of ["#/channels", "#/users", "#/pricing", "#/all-logs", "#/audit"]) {
       await carol.page.goto(`${gateway.url}/${hash}`)
       await carol.page.getByRole("heading", { name: "Not found" }).waitFor()
     }
-    for (const path of ["/api/channel/", "/api/user/", "/api/log/", "/api/audit"]) {
+    for (const path of ["/api/channel/", "/api/user/", "/api/log/", "/api/audit", "/api/group", "/api/pricing"]) {
       strictEqual((await pageCall(carol.page, "GET", path)).status, 403, path)
     }
     const keys = await pageCall(carol.page, "GET", "/api/token/")
-    deepStrictEqual(keys.json.data.items.map((item: { name: string }) => item.name), ["laptop"], "only carol's keys")
+    deepStrictEqual(
+      keys.json.data.items.map((item: { name: string; kind: string }) => [item.name, item.kind]),
+      [["Playground", "playground"], ["laptop", "api"]],
+      "only carol's keys"
+    )
     deepStrictEqual(carol.problems, [], "no script error or CSP violation for the user")
 
     // Root: the channels page tests a channel and disables it; the user's next request fails over at once.
@@ -213,7 +402,8 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
             "WHERE u.username = 'carol' ORDER BY l.id DESC LIMIT 1"
         ))[0].channel_id
       )
-    strictEqual(await channelOf(), channel.json.data.id, "the first request went to the higher priority")
+    // The last request of carol's went through the playground, to the higher priority.
+    strictEqual(await channelOf(), channel.json.data.id, "the first requests went to the higher priority")
     await root.page.getByRole("link", { name: "Channels" }).click()
     await root.page.getByRole("button", { name: "Test emu-console", exact: true }).click()
     await root.page.getByRole("status").filter({ hasText: /Answered 200 in \d+ ms/ }).waitFor()
@@ -236,6 +426,23 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
     await root.page.getByRole("form", { name: "Top up carol" }).getByRole("button", { name: "Top up" }).click()
     await root.page.getByTestId("user-balance").filter({ hasText: usd(before + 1_000_000) }).waitFor()
     strictEqual(await balance(), before + 1_000_000)
+    const dave = await pageCall(root.page, "POST", "/api/user/", { username: "dave", password: "dave-password-1" })
+    strictEqual(dave.json.success, true, dave.json.message)
+    await root.page.getByLabel("Name contains").fill("dave")
+    await root.page.getByRole("button", { name: "Search" }).click()
+    await root.page.getByRole("caption").filter({ hasText: "Users (1)" }).waitFor()
+    await root.page.getByRole("button", { name: "Edit dave", exact: true }).click()
+    await root.page.getByLabel("Role of dave").selectOption("admin")
+    await root.page.getByLabel("Group of dave").fill("vip")
+    await root.page.getByRole("form", { name: "Edit dave" }).getByRole("button", { name: "Save" }).click()
+    await root.page.getByTestId("user-group").filter({ hasText: "vip" }).waitFor()
+    const daveNow = (await pageCall(root.page, "GET", `/api/user/${dave.json.data.id}`)).json.data
+    deepStrictEqual([daveNow.role, daveNow.group], ["admin", "vip"])
+    await root.page.getByRole("button", { name: "Disable dave", exact: true }).click()
+    await root.page.getByRole("button", { name: "Enable dave", exact: true }).waitFor()
+    strictEqual((await pageCall(root.page, "GET", `/api/user/${dave.json.data.id}`)).json.data.status, "disabled")
+    await root.page.getByLabel("Name contains").fill("")
+    await root.page.getByRole("button", { name: "Search" }).click()
     await scan(root.page, "users")
 
     // Root: all logs filtered by channel show the failed-over request on the backup, by name; the audit log lists the changes.
@@ -253,10 +460,34 @@ Deno.test("console: root opens a user; the user signs in, makes a key that works
     await scan(root.page, "audit")
     deepStrictEqual(root.problems, [], "no script error or CSP violation on the admin pages")
 
+    // Sign-in through the OpenID Provider in the browser: the provider's login and consent pages, then the dashboard.
+    const olivia = await watched(browser)
+    await olivia.page.goto(gateway.url)
+    await olivia.page.getByRole("button", { name: "Sign in with corp" }).click()
+    await olivia.page.waitForURL((url) => url.href.startsWith(provider.issuer))
+    await olivia.page.locator("input[name=login]").fill("olivia-sso")
+    await olivia.page.locator("input[name=password]").fill("any")
+    await olivia.page.locator("button[type=submit]").click()
+    await olivia.page.locator("button[type=submit]", { hasText: "Continue" }).click()
+    await olivia.page.getByRole("heading", { name: "Dashboard" }).waitFor()
+    strictEqual(new URL(olivia.page.url()).hash, "#/dashboard")
+    strictEqual(await olivia.page.locator(".who").textContent(), "User olivia-sso (user)")
+    const self = (await pageCall(olivia.page, "GET", "/api/user/self")).json.data
+    deepStrictEqual([self.username, self.oauth], ["olivia-sso", ["corp"]])
+    // A callback the browser reaches with a state that was never issued: back on the sign-in page, in words.
+    const stranger = await watched(browser)
+    await stranger.page.goto(`${gateway.url}/api/oauth/corp?code=made-up&state=made-up`)
+    await stranger.page.getByRole("alert").filter({ hasText: "The sign-in state is unknown, used or expired." })
+      .waitFor()
+    ok(new URL(stranger.page.url()).hash.startsWith("#/sign-in?error="))
+    strictEqual(await stranger.page.getByRole("button", { name: "Sign in", exact: true }).count(), 1)
+    deepStrictEqual(olivia.problems, [], "no script error or CSP violation in the OIDC sign-in")
+
     // deno-lint-ignore no-console
     console.log(`console: first page (sign-in form shown) loaded in ${firstLoad} ms on loopback`)
   } finally {
     await browser.close()
     await gateway.close()
+    await provider.close()
   }
 })

@@ -37,8 +37,13 @@ export interface VideoWire {
   readonly decodeSubmit: (json: unknown) => { readonly upstreamId: string } | UpstreamFailed
   /** The call that polls upstream task `upstreamId` (`model` for vendors whose path names it). */
   readonly poll: (upstreamId: string, model: string) => VideoCall
-  /** A 2xx poll answer (parsed JSON), the vendor's statuses mapped by its synonym table. */
-  readonly decodePoll: (json: unknown) => UpstreamTaskState | UpstreamFailed
+  /**
+   * A 2xx poll answer (parsed JSON), the vendor's statuses mapped by its synonym table. `channelUrl` is the
+   * URL the poll was sent to (any URL on the channel's video API will do; only its origin is read): a content
+   * location that must be fetched with the key (`withKey`) is refused (`bad-body`) unless it has that origin,
+   * so the key never goes to another host.
+   */
+  readonly decodePoll: (json: unknown, channelUrl: string) => UpstreamTaskState | UpstreamFailed
   /** The call that fetches the bytes of a completed task (`state` from its last poll). */
   readonly content: (upstreamId: string, state: UpstreamTaskState) => VideoCall
   /** The failure kind and caller-safe message of an upstream error answer. */

@@ -1,7 +1,9 @@
 /**
  * Usage logs: `GET /api/log/self` (the caller's own rows) and `GET /api/log/`
  * (admin: everyone's, with the channel). Filters: `start_timestamp` and
- * `end_timestamp` (epoch seconds), `model_name`, `token_name` or `token_id`;
+ * `end_timestamp` (epoch seconds), `model_name`, `token_name` or `token_id`,
+ * `request_id` (the id in a public answer's `id` after its prefix, such as
+ * `chatcmpl-`);
  * admins also `channel` (id) and `username`. Paginated with `page` and
  * `page_size`.
  *
@@ -35,6 +37,7 @@ const filterOf = (request: HttpServerRequest.HttpServerRequest, admin: boolean) 
       model: yield* text("model_name"),
       tokenName: yield* text("token_name"),
       tokenId: yield* id("token_id"),
+      requestId: yield* text("request_id"),
       ...(admin ? { channelId: yield* id("channel"), username: yield* text("username") } : {})
     }
     return filter

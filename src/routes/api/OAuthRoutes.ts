@@ -6,12 +6,17 @@
  * link); `GET /api/oauth/{provider}/start?state=<state>` sends the browser to
  * the provider (302); the provider sends it back to
  * `GET /api/oauth/{provider}?code=…&state=…`, which logs in (sets the session
- * cookie) and answers with the user in the api envelope.
+ * cookie) and answers with the user in the api envelope — or, when the
+ * browser itself navigated there (`Sec-Fetch-Mode: navigate`, which a
+ * browser sets on a top-level navigation and a script cannot), sends it on
+ * to the console: `/#/dashboard` signed in, or `/#/sign-in?error=<words>`
+ * with the reason it failed.
  *
  * @since 0.1.0
  */
 import { Effect } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { toProblem } from "../../errors/Envelope.ts"
 import { generateSecret } from "../../domain/KeyHash.ts"
 import { headerOf } from "../../http/Credentials.ts"
 import { OAuth, STATE_TTL_MILLIS } from "../../services/OAuth.ts"
@@ -36,6 +41,10 @@ const baseOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string 
   const host = (headerOf(request, "x-forwarded-host") ?? headerOf(request, "host") ?? "localhost").split(",")[0].trim()
   return `${isHttps(request) ? "https" : "http"}://${host}`
 }
+
+/** A redirect of the browser to the console at `location` (same origin). */
+const consoleAt = (location: string) =>
+  HttpServerResponse.redirect(location, { status: 302, headers: { "cache-control": "no-store" } })
 
 /** @category routes */
 export const OAuthRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
@@ -73,12 +82,23 @@ export const OAuthRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   yield* router.add("GET", "/api/oauth/:provider", (request) =>
     Effect.gen(function* () {
       const params = yield* HttpRouter.params
-      const { user, sessionId } = yield* flow.callback(
+      const signedIn = flow.callback(
         params.provider ?? "",
         queryOf(request),
         browserOf(request) ?? "",
         baseOf(request, flow.publicUrl)
       )
+      if (headerOf(request, "sec-fetch-mode") === "navigate") {
+        return yield* signedIn.pipe(
+          Effect.map(({ sessionId }) =>
+            withSession(consoleAt("/#/dashboard"), request, sessionId, sessions.options.maxMillis)
+          ),
+          Effect.catch((error) =>
+            Effect.succeed(consoleAt(`/#/sign-in?error=${encodeURIComponent(toProblem(error).message)}`))
+          )
+        )
+      }
+      const { user, sessionId } = yield* signedIn
       return withSession(ok(user), request, sessionId, sessions.options.maxMillis)
     }).pipe(respondApi))
 }))

@@ -2,13 +2,14 @@
  * The caller's own API keys: `GET /api/token/` (paginated, keys masked),
  * `POST /api/token/` (the full key in `data.key`, once), `PUT /api/token/`
  * (`id` and any of name, status, remain_quota, expires_at, models,
- * allow_ips) and
+ * allow_ips, limits: `{rpm?, tpm?, concurrency?}` or `null`) and
  * `DELETE /api/token/{id}`. Another user's key id is "not found".
  *
  * @since 0.1.0
  */
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
+import { LimitsSpec } from "../../config/BootstrapFile.ts"
 import { Sessions } from "../../services/Sessions.ts"
 import { Tokens } from "../../services/Tokens.ts"
 import { decodeBody, idOf, makeGuards, ok, pageOf, respondApi } from "./Api.ts"
@@ -19,7 +20,8 @@ const NewTokenBody = Schema.Struct({
   remain_quota: Schema.optional(Schema.NullOr(Quota)),
   expires_at: Schema.optional(Schema.NullOr(EpochSeconds)),
   models: Schema.optional(Schema.NullOr(ModelList)),
-  allow_ips: Schema.optional(Schema.NullOr(IpList))
+  allow_ips: Schema.optional(Schema.NullOr(IpList)),
+  limits: Schema.optional(Schema.NullOr(LimitsSpec))
 })
 
 const TokenPatchBody = Schema.Struct({
@@ -29,7 +31,8 @@ const TokenPatchBody = Schema.Struct({
   remain_quota: Schema.optional(Schema.NullOr(Quota)),
   expires_at: Schema.optional(Schema.NullOr(EpochSeconds)),
   models: Schema.optional(Schema.NullOr(ModelList)),
-  allow_ips: Schema.optional(Schema.NullOr(IpList))
+  allow_ips: Schema.optional(Schema.NullOr(IpList)),
+  limits: Schema.optional(Schema.NullOr(LimitsSpec))
 })
 
 /** @category routes */

@@ -1,0 +1,183 @@
+/**
+ * The form that adds a channel (`POST /api/channel/`) or changes one (`PUT
+ * /api/channel/`): every field of a channel — name, type, base URL, models,
+ * groups, priority, weight, model mapping, settings (JSON), enabled, and its
+ * keys. Saved keys are never shown again: when changing a channel the keys
+ * field starts empty and, left empty, keeps the keys it has; filled, it
+ * replaces them.
+ */
+import { useState } from "preact/hooks"
+import { api, wordsOf } from "./api.ts"
+import { ErrorText, Field } from "./ui.tsx"
+
+/** A channel's fields as the admin API lists them (keys masked, so not here). */
+export interface ChannelFields {
+  readonly id: number
+  readonly name: string
+  readonly type: string
+  readonly base_url: string
+  readonly models: ReadonlyArray<string>
+  readonly groups: ReadonlyArray<string>
+  readonly priority: number
+  readonly weight: number
+  readonly model_mapping: Readonly<Record<string, string>>
+  readonly settings: unknown
+  readonly status: "enabled" | "disabled"
+}
+
+/** The channel types the gateway speaks. */
+const TYPES = ["openai", "anthropic", "gemini", "ark"] as const
+
+const listOf = (text: string): Array<string> =>
+  text.split(/[,\n]/).map((item) => item.trim()).filter((item) => item !== "")
+
+/** `from=to` lines as a mapping, or the words of the first bad line. */
+const mappingOf = (text: string): Record<string, string> | string => {
+  const mapping: Record<string, string> = {}
+  for (const line of text.split("\n").map((line) => line.trim()).filter((line) => line !== "")) {
+    const at = line.indexOf("=")
+    if (at <= 0 || at === line.length - 1) return `“${line.slice(0, 80)}” is not a line “asked-model=upstream-model”.`
+    mapping[line.slice(0, at).trim()] = line.slice(at + 1).trim()
+  }
+  return mapping
+}
+
+/** A whole number in `text`, or `undefined`. */
+const wholeOf = (text: string): number | undefined => /^\s*-?\d{1,7}\s*$/.test(text) ? Number(text) : undefined
+
+/** The channel form: `channel` null adds one. `onSaved` runs after a save. */
+export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (name: string) => void }) => {
+  const start = props.channel
+  const [name, setName] = useState(start?.name ?? "")
+  const [type, setType] = useState(start?.type ?? "openai")
+  const [baseUrl, setBaseUrl] = useState(start?.base_url ?? "")
+  const [models, setModels] = useState(start?.models.join(", ") ?? "")
+  const [groups, setGroups] = useState(start?.groups.join(", ") ?? "default")
+  const [priority, setPriority] = useState(String(start?.priority ?? 0))
+  const [weight, setWeight] = useState(String(start?.weight ?? 1))
+  const [mapping, setMapping] = useState(
+    Object.entries(start?.model_mapping ?? {}).map(([from, to]) => `${from}=${to}`).join("\n")
+  )
+  const [settings, setSettings] = useState(
+    start?.settings === undefined || start?.settings === null ? "{}" : JSON.stringify(start.settings, null, 2)
+  )
+  const [keys, setKeys] = useState("")
+  const [enabled, setEnabled] = useState(start === null || start.status === "enabled")
+  const [error, setError] = useState<string | null>(null)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(null)
+    const modelMapping = mappingOf(mapping)
+    if (typeof modelMapping === "string") return setError(`Model mapping: ${modelMapping}`)
+    let parsedSettings: unknown
+    try {
+      parsedSettings = JSON.parse(settings.trim() === "" ? "{}" : settings)
+    } catch {
+      return setError('Settings must be a JSON object, such as {"auto_disable": true}.')
+    }
+    if (typeof parsedSettings !== "object" || parsedSettings === null || Array.isArray(parsedSettings)) {
+      return setError('Settings must be a JSON object, such as {"auto_disable": true}.')
+    }
+    const priorityValue = wholeOf(priority)
+    const weightValue = wholeOf(weight)
+    if (priorityValue === undefined) return setError("Priority must be a whole number (higher is tried first).")
+    if (weightValue === undefined || weightValue < 0) return setError("Weight must be a whole number of 0 or more.")
+    const keyList = keys.split("\n").map((key) => key.trim()).filter((key) => key !== "")
+    if (start === null && keyList.length === 0) return setError("A channel needs at least one key, one a line.")
+    const body = {
+      ...(start === null ? {} : { id: start.id }),
+      name,
+      type,
+      base_url: baseUrl,
+      models: listOf(models),
+      groups: listOf(groups),
+      priority: priorityValue,
+      weight: weightValue,
+      model_mapping: modelMapping,
+      settings: parsedSettings,
+      enabled,
+      ...(keyList.length === 0 ? {} : { keys: keyList })
+    }
+    try {
+      await api(start === null ? "POST" : "PUT", "/api/channel/", body)
+      setKeys("")
+      props.onSaved(name)
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+  }
+  return (
+    <form
+      class="panel"
+      onSubmit={submit}
+      aria-label={start === null ? "Add a channel" : `Change channel ${start.name}`}
+    >
+      <h2>{start === null ? "Add a channel" : `Change channel ${start.name}`}</h2>
+      <Field label="Channel name">
+        <input name="name" required maxLength={64} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </Field>
+      <Field label="Type">
+        <select name="type" value={type} onChange={(e) => setType(e.currentTarget.value)}>
+          {TYPES.map((item) => <option key={item} value={item}>{item}</option>)}
+        </select>
+      </Field>
+      <Field label="Base URL">
+        <input
+          name="base_url"
+          type="url"
+          required
+          value={baseUrl}
+          onInput={(e) => setBaseUrl(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="Models, comma-separated">
+        <input name="models" required value={models} onInput={(e) => setModels(e.currentTarget.value)} />
+      </Field>
+      <Field label="Groups, comma-separated">
+        <input name="groups" value={groups} onInput={(e) => setGroups(e.currentTarget.value)} />
+      </Field>
+      <Field label="Priority (higher is tried first)">
+        <input
+          name="priority"
+          inputMode="numeric"
+          value={priority}
+          onInput={(e) => setPriority(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="Weight (share among channels of one priority)">
+        <input name="weight" inputMode="numeric" value={weight} onInput={(e) => setWeight(e.currentTarget.value)} />
+      </Field>
+      <Field label="Model mapping, one “asked-model=upstream-model” a line">
+        <textarea name="model_mapping" rows={2} value={mapping} onInput={(e) => setMapping(e.currentTarget.value)} />
+      </Field>
+      <Field label="Settings (JSON: timeouts in ms, headers, auto_disable, test_model…)">
+        <textarea name="settings" rows={3} value={settings} onInput={(e) => setSettings(e.currentTarget.value)} />
+      </Field>
+      <Field
+        label={start === null
+          ? "Keys, one a line"
+          : "New keys, one a line (empty: keep the saved keys, which are never shown)"}
+      >
+        <textarea
+          name="keys"
+          rows={2}
+          autocomplete="off"
+          spellcheck={false}
+          value={keys}
+          onInput={(e) => setKeys(e.currentTarget.value)}
+        />
+      </Field>
+      <label class="check">
+        <input
+          type="checkbox"
+          name="enabled"
+          checked={enabled}
+          onChange={(e) => setEnabled(e.currentTarget.checked)}
+        />{" "}
+        Enabled
+      </label>
+      <ErrorText error={error} />
+      <button type="submit">{start === null ? "Add channel" : "Save channel"}</button>
+    </form>
+  )
+}

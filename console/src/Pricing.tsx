@@ -1,0 +1,325 @@
+/**
+ * Groups and pricing, for admins: each group's price ratio and rate limits
+ * (`GET`/`PUT /api/group`), and each model's prices (`GET`/`PUT
+ * /api/pricing`): tokens in USD per 1M tokens, images in USD per image, video
+ * in USD per second, its image family and whether an unpriced model is free.
+ * A model's prices are replaced whole when saved; a restart re-applies the
+ * bootstrap file's groups and models over what was set here.
+ */
+import { useEffect, useState } from "preact/hooks"
+import { IMAGE_FAMILIES } from "../../src/domain/ImageFamilies.ts"
+import { api, wordsOf } from "./api.ts"
+import { ErrorText, Field } from "./ui.tsx"
+
+/** A group as `/api/group` answers it. */
+interface Group {
+  readonly name: string
+  readonly ratio: number
+  readonly limits?: { readonly rpm?: number; readonly tpm?: number; readonly concurrency?: number }
+}
+
+/** A model's prices as `/api/pricing` answers it (absent = none). */
+interface Price {
+  readonly model: string
+  readonly input?: number
+  readonly output?: number
+  readonly cached_input?: number
+  readonly cache_write?: number
+  readonly per_image?: number
+  readonly per_second?: number
+  readonly family?: string
+  readonly free?: boolean
+}
+
+/** The price fields with their labels and units. */
+const PRICE_FIELDS = [
+  { name: "input", label: "Input (USD per 1M tokens)" },
+  { name: "output", label: "Output (USD per 1M tokens)" },
+  { name: "cached_input", label: "Cached input (USD per 1M tokens)" },
+  { name: "cache_write", label: "Cache write (USD per 1M tokens)" },
+  { name: "per_image", label: "Per image (USD per image)" },
+  { name: "per_second", label: "Per second (USD per second of video)" }
+] as const
+
+type PriceField = typeof PRICE_FIELDS[number]["name"]
+
+/** A typed amount: `undefined` when empty, `null` when not a number ≥ 0, else the number. */
+const amountOf = (text: string): number | null | undefined => {
+  if (text.trim() === "") return undefined
+  return /^\s*\d{1,12}(\.\d{1,12})?\s*$/.test(text) ? Number(text) : null
+}
+
+/** A whole count (rate limit): `undefined` when empty, `null` when not a whole number ≥ 0. */
+const countOf = (text: string): number | null | undefined => {
+  if (text.trim() === "") return undefined
+  return /^\s*\d{1,9}\s*$/.test(text) ? Number(text) : null
+}
+
+const textOf = (value: number | undefined) => value === undefined ? "" : String(value)
+
+/** The form that adds a group or changes one (`PUT /api/group`). */
+const GroupForm = (props: { group: Group | null; onSaved: () => void }) => {
+  const start = props.group
+  const [name, setName] = useState(start?.name ?? "")
+  const [ratio, setRatio] = useState(textOf(start?.ratio))
+  const [rpm, setRpm] = useState(textOf(start?.limits?.rpm))
+  const [tpm, setTpm] = useState(textOf(start?.limits?.tpm))
+  const [concurrency, setConcurrency] = useState(textOf(start?.limits?.concurrency))
+  const [error, setError] = useState<string | null>(null)
+  const [done, setDone] = useState<string | null>(null)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(null)
+    setDone(null)
+    const value = amountOf(ratio)
+    if (value === undefined || value === null) {
+      return setError("The ratio must be a number of 0 or more, such as 1 or 0.8.")
+    }
+    const limits: Record<string, number> = {}
+    for (const [key, text] of [["rpm", rpm], ["tpm", tpm], ["concurrency", concurrency]] as const) {
+      const count = countOf(text)
+      if (count === null) return setError(`The ${key} limit must be a whole number (empty: no limit).`)
+      if (count !== undefined) limits[key] = count
+    }
+    try {
+      await api("PUT", "/api/group", { name, ratio: value, ...(Object.keys(limits).length > 0 ? { limits } : {}) })
+      setDone(`Saved group ${name}.`)
+      props.onSaved()
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+  }
+  return (
+    <form class="panel" onSubmit={submit} aria-label="Group">
+      <h2>{start === null ? "Add a group" : `Change group ${start.name}`}</h2>
+      <Field label="Group name">
+        <input
+          name="group"
+          required
+          value={name}
+          readOnly={start !== null}
+          onInput={(e) => setName(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="Price ratio (prices are multiplied by it)">
+        <input
+          name="ratio"
+          inputMode="decimal"
+          required
+          value={ratio}
+          onInput={(e) => setRatio(e.currentTarget.value)}
+        />
+      </Field>
+      <Field label="Requests per minute per user (empty: no limit)">
+        <input name="rpm" inputMode="numeric" value={rpm} onInput={(e) => setRpm(e.currentTarget.value)} />
+      </Field>
+      <Field label="Tokens per minute per user (empty: no limit)">
+        <input name="tpm" inputMode="numeric" value={tpm} onInput={(e) => setTpm(e.currentTarget.value)} />
+      </Field>
+      <Field label="Requests at once per user (empty: no limit)">
+        <input
+          name="concurrency"
+          inputMode="numeric"
+          value={concurrency}
+          onInput={(e) => setConcurrency(e.currentTarget.value)}
+        />
+      </Field>
+      <ErrorText error={error} />
+      {done && <p role="status">{done}</p>}
+      <button type="submit">Save group</button>
+    </form>
+  )
+}
+
+/** The form that prices a model or changes its prices (`PUT /api/pricing`, replaced whole). */
+const PriceForm = (props: { price: Price | null; onSaved: () => void }) => {
+  const start = props.price
+  const [model, setModel] = useState(start?.model ?? "")
+  const [amounts, setAmounts] = useState<Record<PriceField, string>>({
+    input: textOf(start?.input),
+    output: textOf(start?.output),
+    cached_input: textOf(start?.cached_input),
+    cache_write: textOf(start?.cache_write),
+    per_image: textOf(start?.per_image),
+    per_second: textOf(start?.per_second)
+  })
+  const [family, setFamily] = useState(start?.family ?? "")
+  const [free, setFree] = useState(start?.free === true)
+  const [error, setError] = useState<string | null>(null)
+  const [done, setDone] = useState<string | null>(null)
+  const submit = async (event: Event) => {
+    event.preventDefault()
+    setError(null)
+    setDone(null)
+    const body: Record<string, unknown> = { model }
+    for (const { name, label } of PRICE_FIELDS) {
+      const value = amountOf(amounts[name])
+      if (value === null) return setError(`${label} must be a number of 0 or more (empty: none).`)
+      if (value !== undefined) body[name] = value
+    }
+    if (family !== "") body.family = family
+    if (free) body.free = true
+    try {
+      await api("PUT", "/api/pricing", body)
+      setDone(`Saved the prices of ${model}.`)
+      props.onSaved()
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+  }
+  return (
+    <form class="panel" onSubmit={submit} aria-label="Model prices">
+      <h2>{start === null ? "Price a model" : `Change the prices of ${start.model}`}</h2>
+      <Field label="Model">
+        <input
+          name="model"
+          required
+          value={model}
+          readOnly={start !== null}
+          onInput={(e) => setModel(e.currentTarget.value)}
+        />
+      </Field>
+      {PRICE_FIELDS.map(({ name, label }) => (
+        <Field key={name} label={label}>
+          <input
+            name={name}
+            inputMode="decimal"
+            value={amounts[name]}
+            onInput={(e) => setAmounts({ ...amounts, [name]: e.currentTarget.value })}
+          />
+        </Field>
+      ))}
+      <Field label="Image family (empty: from the model's name)">
+        <select name="family" value={family} onChange={(e) => setFamily(e.currentTarget.value)}>
+          <option value="">from the name</option>
+          {IMAGE_FAMILIES.map((name) => <option key={name} value={name}>{name}</option>)}
+        </select>
+      </Field>
+      <label class="check">
+        <input type="checkbox" name="free" checked={free} onChange={(e) => setFree(e.currentTarget.checked)} />{" "}
+        Free (served at no cost when it has no price)
+      </label>
+      <ErrorText error={error} />
+      {done && <p role="status">{done}</p>}
+      <button type="submit">Save prices</button>
+    </form>
+  )
+}
+
+const money = (value: number | undefined, unit: string) => value === undefined ? "—" : `${value} ${unit}`
+
+/** The groups and pricing page. */
+export const Pricing = () => {
+  const [groups, setGroups] = useState<ReadonlyArray<Group> | null>(null)
+  const [prices, setPrices] = useState<ReadonlyArray<Price> | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [group, setGroup] = useState<{ readonly item: Group | null; readonly version: number }>({
+    item: null,
+    version: 0
+  })
+  const [price, setPrice] = useState<{ readonly item: Price | null; readonly version: number }>({
+    item: null,
+    version: 0
+  })
+  const load = () => {
+    api<ReadonlyArray<Group>>("GET", "/api/group").then(setGroups, (caught) => setError(wordsOf(caught)))
+    api<ReadonlyArray<Price>>("GET", "/api/pricing").then(setPrices, (caught) => setError(wordsOf(caught)))
+  }
+  useEffect(load, [])
+  return (
+    <section>
+      <h1>Groups and pricing</h1>
+      <ErrorText error={error} />
+      <table>
+        <caption>Groups ({groups?.length ?? 0})</caption>
+        <thead>
+          <tr>
+            <th scope="col">Group</th>
+            <th scope="col">Price ratio</th>
+            <th scope="col">Requests / minute</th>
+            <th scope="col">Tokens / minute</th>
+            <th scope="col">At once</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {groups?.map((item) => (
+            <tr key={item.name}>
+              <td>{item.name}</td>
+              <td data-testid="group-ratio">×{item.ratio}</td>
+              <td>{item.limits?.rpm ?? "no limit"}</td>
+              <td>{item.limits?.tpm ?? "no limit"}</td>
+              <td>{item.limits?.concurrency ?? "no limit"}</td>
+              <td>
+                <button
+                  type="button"
+                  aria-label={`Edit group ${item.name}`}
+                  onClick={() => setGroup({ item, version: group.version + 1 })}
+                >
+                  Edit
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <GroupForm key={`group-${group.version}`} group={group.item} onSaved={load} />
+      {group.item !== null && (
+        <button
+          type="button"
+          onClick={() => setGroup({ item: null, version: group.version + 1 })}
+        >
+          Add a new group instead
+        </button>
+      )}
+      <table>
+        <caption>Model prices ({prices?.length ?? 0}); tokens in USD per 1M tokens</caption>
+        <thead>
+          <tr>
+            <th scope="col">Model</th>
+            <th scope="col">Input</th>
+            <th scope="col">Output</th>
+            <th scope="col">Cached input</th>
+            <th scope="col">Cache write</th>
+            <th scope="col">Per image</th>
+            <th scope="col">Per second</th>
+            <th scope="col">Family</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {prices?.map((item) => (
+            <tr key={item.model}>
+              <td>{item.model}{item.free === true ? " (free)" : ""}</td>
+              <td data-testid="price-input">{money(item.input, "USD / 1M")}</td>
+              <td data-testid="price-output">{money(item.output, "USD / 1M")}</td>
+              <td>{money(item.cached_input, "USD / 1M")}</td>
+              <td>{money(item.cache_write, "USD / 1M")}</td>
+              <td>{money(item.per_image, "USD / image")}</td>
+              <td>{money(item.per_second, "USD / s")}</td>
+              <td>{item.family ?? "from the name"}</td>
+              <td>
+                <button
+                  type="button"
+                  aria-label={`Edit prices of ${item.model}`}
+                  onClick={() => setPrice({ item, version: price.version + 1 })}
+                >
+                  Edit
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <PriceForm key={`price-${price.version}`} price={price.item} onSaved={load} />
+      {price.item !== null && (
+        <button
+          type="button"
+          onClick={() => setPrice({ item: null, version: price.version + 1 })}
+        >
+          Price another model instead
+        </button>
+      )}
+    </section>
+  )
+}

@@ -1,0 +1,14 @@
+/**
+ * Public ids of async image tasks: `imgtask_<32 hex>`, 128 random bits, never
+ * derived from anything upstream (spec "What the service does", 5). Video
+ * task ids are the video family's (`newVideoTaskId`, `VideoFamilies.ts`).
+ *
+ * @since 0.1.0
+ */
+
+/**
+ * A new public id for an async image task.
+ *
+ * @category ids
+ */
+export const newImageTaskId = (): string => `imgtask_${crypto.randomUUID().replaceAll("-", "")}`

@@ -1,0 +1,206 @@
+/**
+ * The async image task (`POST /v1/images/generations/async`): the request is
+ * decoded and priced as the sync route's, charged at submit through the
+ * one-shot billed sequence (hold = ceil(ratio × n × `per_image` × 10⁶), the
+ * attempt inserting the task row), and answered with the task's public id at
+ * once. The generation itself runs in the background: the image relay's own
+ * attempt (`makeImageAttempt`) with failover over the candidates; its answer
+ * (the sync route's `data[]`, at most `MAX_RESULT_CHARS` of JSON) is stored
+ * on the task, which ends `completed` and is re-priced on the images actually
+ * returned, or ends `failed` and is refunded — by `TaskStore.finish`, once.
+ * An instance that stops mid-generation leaves the task to its deadline,
+ * after which the poller fails and refunds it.
+ *
+ * @since 0.1.0
+ */
+import { Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
+import type { HttpServerResponse } from "effect/http"
+import { emptyUsage } from "../canonical/Usage.ts"
+import { imageCost } from "../domain/Pricing.ts"
+import { newImageTaskId } from "../domain/TaskIds.ts"
+import { type GatewayError, ModelNotFound, ModelNotPriced, type UpstreamFailed } from "../errors/GatewayError.ts"
+import { encodeImagesAnswer } from "../formats/images/mod.ts"
+import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
+import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { QuotaLedger } from "../services/QuotaLedger.ts"
+import { RateLimiter } from "../services/RateLimiter.ts"
+import { failureKindOf } from "../services/TaskPoller.ts"
+import { type Task, TaskStore } from "../services/TaskStore.ts"
+import { UpstreamClient } from "../services/UpstreamClient.ts"
+import { UsageLog } from "../services/UsageLog.ts"
+import { Catalog } from "../storage/Catalog.ts"
+import { failover } from "./Failover.ts"
+import { type ImageRelayInput, imageWireOf, makeImageAttempt } from "./ImageRelay.ts"
+import { runOneShot } from "./OneShot.ts"
+
+/** The largest stored result, in characters of its `data[]` JSON (Base64 images included). @category constants */
+export const MAX_RESULT_CHARS = 32 * 1024 * 1024
+
+/** The caller-safe error of a failed generation, by the failure's kind (never the vendor's words but a request error's). */
+const errorOf = (error: UpstreamFailed): { readonly code: string; readonly message: string } =>
+  error.kind === "rejected"
+    ? { code: "invalid_request", message: error.message.slice(0, 500) }
+    : { code: "upstream_error", message: "No upstream channel could make the images." }
+
+/** @category services */
+export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
+  /**
+   * Starts an async image task; the answer is `respond(task)`. Fails as the
+   * sync image relay does before any upstream call (`ModelNotFound`,
+   * `ModelNotPriced`, quota, rate limits).
+   */
+  readonly submit: (
+    input: ImageRelayInput,
+    respond: (task: Task) => HttpServerResponse.HttpServerResponse
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
+}>()("sluice/relay/ImageTaskRelay") {
+  /** Needs the image relay's services and the `TaskStore`; generations run in the layer's scope. */
+  static readonly layer = Layer.effect(
+    ImageTaskRelay,
+    Effect.gen(function* () {
+      const router = yield* ChannelRouter
+      const client = yield* UpstreamClient
+      const settings = yield* GatewaySettings
+      const catalog = yield* Catalog
+      const store = yield* TaskStore
+      const usageLog = yield* UsageLog
+      const services = { router, ledger: yield* QuotaLedger, usageLog, limiter: yield* RateLimiter, settings }
+      const scope = yield* Effect.scope
+
+      /** Ends `task`, retrying while its charge is not yet committed (see `TaskStore.finish`). */
+      const finish = (task: Task, end: Parameters<typeof store.finish>[1]) =>
+        usageLog.flush.pipe(
+          Effect.andThen(store.finish(task, end)),
+          Effect.retry({ schedule: Schedule.spaced(Duration.millis(500)), times: 20 }),
+          Effect.catchCause((cause) =>
+            Effect.logWarning("Image task could not be ended; its deadline will", {
+              task: task.publicId,
+              failure: failureKindOf(cause)
+            })
+          )
+        )
+
+      const submit = Effect.fnUntraced(function* (
+        input: ImageRelayInput,
+        respond: (task: Task) => HttpServerResponse.HttpServerResponse
+      ) {
+        const { principal, request } = input
+        const routed = yield* router.candidates(principal, request.model)
+        const candidates = routed.filter((candidate) => imageWireOf(candidate) !== undefined)
+        if (candidates.length === 0) return yield* new ModelNotFound({ model: request.model })
+        const snapshot = catalog.snapshot()
+        const price = snapshot.prices.get(request.model)
+        const group = snapshot.groups.get(principal.group)
+        const ratio = group?.ratio ?? 1_000_000_000n
+        if (price === undefined || (!price.free && price.perImage === undefined)) {
+          return yield* new ModelNotPriced({ model: request.model })
+        }
+        const hold = imageCost(ratio, price, request.n)
+        const requestId = crypto.randomUUID().replaceAll("-", "")
+        const settled = yield* Deferred.make<void>()
+        const imageAttempt = makeImageAttempt(request, input.family, client, settings)
+
+        /** The generation, in the background once the submit's charge is booked. */
+        const generate = (task: Task, from: Candidate) =>
+          Effect.gen(function* () {
+            yield* Deferred.await(settled)
+            const start = candidates.indexOf(from)
+            const tried = candidates.slice(start < 0 ? 0 : start)
+            const outcome = yield* failover({
+              candidates: tried,
+              maxAttempts: Math.min(tried.length, 1 + settings.retryTimes),
+              deadline: Date.now() + settings.requestDeadlineMs,
+              report: router.report,
+              logFailed: () => undefined,
+              attempt: imageAttempt
+            }).pipe(Effect.result)
+            if (outcome._tag === "Failure") {
+              return yield* finish(task, { status: "failed", error: errorOf(outcome.failure), cost: 0n })
+            }
+            const answer = outcome.success.value
+            const data = encodeImagesAnswer(answer, request.b64, Math.floor(Date.now() / 1000)).data
+            if (JSON.stringify(data).length > MAX_RESULT_CHARS) {
+              return yield* finish(task, {
+                status: "failed",
+                error: { code: "result_too_large", message: "The images are too large to keep; ask for URLs." },
+                cost: 0n
+              })
+            }
+            yield* finish(task, {
+              status: "completed",
+              publicResult: data,
+              cost: imageCost(ratio, price, answer.images.length)
+            })
+          })
+
+        const attempt = (candidate: Candidate): Effect.Effect<Task, UpstreamFailed> =>
+          Effect.gen(function* () {
+            const now = Date.now()
+            const fields = {
+              publicId: newImageTaskId(),
+              kind: "image" as const,
+              userId: principal.userId,
+              tokenId: principal.tokenId,
+              channelId: candidate.channel.id,
+              keyPosition: candidate.key.position,
+              upstreamId: null,
+              model: request.model,
+              upstreamModel: candidate.upstreamModel,
+              request: { model: request.model, prompt: request.prompt, n: request.n, size: request.size },
+              status: "in_progress" as const,
+              requestId,
+              billing: {
+                ratio: String(ratio),
+                perImage: price.perImage === undefined ? undefined : String(price.perImage),
+                free: price.free,
+                n: request.n
+              },
+              quotaCharged: hold,
+              // Only its deadline concerns the poller.
+              nextPollAt: now + settings.taskDeadlineMillis,
+              deadlineAt: now + settings.taskDeadlineMillis
+            }
+            const id = yield* store.insert(fields)
+            const task: Task = {
+              ...fields,
+              id,
+              progress: 0,
+              result: null,
+              publicResult: null,
+              errorCode: null,
+              errorMessage: null,
+              settled: false,
+              refunded: 0n,
+              pollFailures: 0,
+              createdAt: now,
+              completedAt: null
+            }
+            yield* Effect.forkIn(generate(task, candidate), scope)
+            return task
+          })
+
+        return yield* runOneShot(services, {
+          principal,
+          groupLimits: group?.limits,
+          model: request.model,
+          price,
+          ratio,
+          promptTokens: 0,
+          started: Date.now(),
+          hold,
+          candidates,
+          attempt,
+          usageOf: () => emptyUsage,
+          costOf: () => hold,
+          respond: (task) => {
+            Deferred.doneUnsafe(settled, Effect.void)
+            return respond(task)
+          },
+          requestId
+        })
+      }) as ImageTaskRelay["Service"]["submit"]
+
+      return ImageTaskRelay.of({ submit })
+    })
+  )
+}

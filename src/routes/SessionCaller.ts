@@ -1,0 +1,61 @@
+/**
+ * The console playground's way onto the public routes: `POST
+ * /v1/chat/completions` and `GET /v1/models` also accept the browser session
+ * (the `sluice_session` cookie) when no key is sent, so the page never holds
+ * a key. Such a request is billed to the user's playground token
+ * (`Tokens.playground`, made on first use; it has no key and lists as
+ * `kind: "playground"`), with every check of that token (enabled, expiry,
+ * model allow-list, quota, rate limits) and of the user.
+ *
+ * Cross-site use is refused as on `/api/*` (`csrfProblem`): a change needs an
+ * `Origin` of this host, or, with no `Origin`, the `X-Sluice-CSRF` header,
+ * which a page of another origin cannot send without a CORS preflight that
+ * Sluice never grants. The cookie is `SameSite=Lax`, so a cross-site `fetch`
+ * does not carry it at all.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { HttpServerRequest } from "effect/http"
+import { Forbidden, type InvalidApiKey, Unauthenticated } from "../errors/GatewayError.ts"
+import { clientAddressOf } from "../http/ClientAddress.ts"
+import type { Auth, Principal } from "../services/Auth.ts"
+import type { Sessions } from "../services/Sessions.ts"
+import type { Tokens } from "../services/Tokens.ts"
+import { csrfProblem, sessionCookieOf } from "./api/Api.ts"
+
+/**
+ * Resolves a request that carries a session cookie and no key to the user's
+ * playground principal; `undefined` when the request has no session cookie
+ * (the caller's key, or its absence, decides). Fails with `Unauthenticated`
+ * for a cookie of no live session, `Forbidden` for a cross-site change, and
+ * `InvalidApiKey` when the playground token is disabled or expired.
+ *
+ * @category auth
+ */
+export type SessionCaller = (
+  request: HttpServerRequest.HttpServerRequest
+) => Effect.Effect<Principal, InvalidApiKey | Unauthenticated | Forbidden> | undefined
+
+/**
+ * The session caller over the gateway's sessions, tokens and key check.
+ *
+ * @category auth
+ */
+export const makeSessionCaller = (
+  sessions: Sessions["Service"],
+  tokens: Tokens["Service"],
+  auth: Auth["Service"]
+): SessionCaller =>
+(request) => {
+  const cookie = sessionCookieOf(request)
+  if (cookie === "") return undefined
+  return Effect.gen(function* () {
+    const found = yield* sessions.resolve(cookie)
+    if (found._tag === "None") return yield* new Unauthenticated({ reason: "expired" })
+    const problem = csrfProblem(request)
+    if (problem !== undefined) return yield* new Forbidden({ message: problem })
+    const digest = yield* tokens.playground(found.value.id)
+    return yield* auth.authenticateDigest(digest, clientAddressOf(request))
+  })
+}

@@ -1,0 +1,89 @@
+/**
+ * The async image routes (spec "Endpoints: Images"):
+ * `POST /v1/images/generations/async` takes the sync route's body (decoded
+ * with the model family's rules) and answers `{id, task_id}` at once;
+ * `GET /v1/images/generations/async/{taskId}` answers the task's status and,
+ * once completed, the sync route's `data[]` (`encodeImageTask`). Bearer auth;
+ * a task is its owner's only (anyone else: 404 `task_not_exist`). Errors leave
+ * in the gateway envelope.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { NotFound } from "../errors/GatewayError.ts"
+import { decodeImageRequest } from "../formats/images/mod.ts"
+import { encodeOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
+import { encodeImageTask } from "../formats/video/VideoObject.ts"
+import { readJsonObject } from "../http/Body.ts"
+import { credentialOf } from "../http/Credentials.ts"
+import { respondWith } from "../http/Respond.ts"
+import { ImageTaskRelay } from "../relay/ImageTaskRelay.ts"
+import { Auth } from "../services/Auth.ts"
+import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { TaskStore } from "../services/TaskStore.ts"
+import { Catalog, imageFamilyOf } from "../storage/Catalog.ts"
+import { taskViewOf } from "./VideoRoutes.ts"
+
+/** @category services */
+export class ImageTasks extends Context.Service<ImageTasks, {
+  /** `POST /v1/images/generations/async`. Never fails: errors are rendered in the gateway envelope. */
+  readonly submit: (
+    request: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `GET /v1/images/generations/async/{taskId}`. Never fails. */
+  readonly retrieve: (
+    request: HttpServerRequest.HttpServerRequest,
+    taskId: string
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+}>()("sluice/routes/TaskImageRoutes/ImageTasks") {
+  /** Needs Auth, GatewaySettings, Catalog, ImageTaskRelay and TaskStore. */
+  static readonly layer = Layer.effect(
+    ImageTasks,
+    Effect.gen(function* () {
+      const auth = yield* Auth
+      const settings = yield* GatewaySettings
+      const catalog = yield* Catalog
+      const relay = yield* ImageTaskRelay
+      const store = yield* TaskStore
+
+      const submit = (request: HttpServerRequest.HttpServerRequest) =>
+        Effect.gen(function* () {
+          const principal = yield* auth.authenticate(credentialOf("bearer", request))
+          const raw = yield* readJsonObject(request, settings.maxBodyBytes)
+          const family = typeof raw.model === "string" ? imageFamilyOf(catalog.snapshot(), raw.model) : undefined
+          const decoded = decodeImageRequest(raw, family)
+          if (!decoded.ok) return yield* decoded.error
+          return yield* relay.submit(
+            { request: decoded.value, family, principal },
+            (task) => HttpServerResponse.jsonUnsafe({ id: task.publicId, task_id: task.publicId })
+          )
+        }).pipe(respondWith(encodeOpenAiError))
+
+      const retrieve = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
+        Effect.gen(function* () {
+          const principal = yield* auth.authenticate(credentialOf("bearer", request))
+          const task = yield* store.find(taskId, principal.userId)
+          if (task.kind !== "image") return yield* new NotFound({ what: "task", id: taskId.slice(0, 100) })
+          return HttpServerResponse.jsonUnsafe(encodeImageTask(taskViewOf(task, ""), task.publicResult))
+        }).pipe(respondWith(encodeOpenAiError))
+
+      return ImageTasks.of({ submit, retrieve })
+    })
+  )
+}
+
+/**
+ * `POST /v1/images/generations/async` and `GET /v1/images/generations/async/{taskId}`.
+ *
+ * @category routes
+ */
+export const TaskImageRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
+  const tasks = yield* ImageTasks
+  yield* router.add("POST", "/v1/images/generations/async", tasks.submit)
+  yield* router.add(
+    "GET",
+    "/v1/images/generations/async/:id",
+    (request) => Effect.flatMap(HttpRouter.params, (params) => tasks.retrieve(request, params.id ?? ""))
+  )
+}))

@@ -1,0 +1,339 @@
+/**
+ * The video routes (spec "Endpoints: Video"): `POST /v1/videos` (JSON, or
+ * `multipart/form-data` as the official `openai` SDK's `videos.create` sends
+ * it), `GET /v1/videos/{task_id}`, `POST /v1/videos/{video_id}/remix`,
+ * `GET /v1/videos/{task_id}/content` (the bytes streamed from the vendor,
+ * `Range` honoured; Bearer or browser session), `POST /v1/video/generations`
+ * and `GET /v1/video/generations/{task_id}` (the unified shapes). Thin: the
+ * body is decoded with the model family's rules, the `VideoRelay` submits,
+ * the `TaskStore` reads (the caller's own tasks only: anyone else's id is
+ * 404 `task_not_exist`), the `TaskPoller` refreshes a stale task on read.
+ * Errors leave in the envelope the spec gives each route and family.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Stream } from "effect"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { DEFAULT_VIDEO_SECONDS, videoErrorEnvelope, type VideoFamily } from "../domain/VideoFamilies.ts"
+import { InvalidApiKey, InvalidRequest, NotFound, UpstreamFailed } from "../errors/GatewayError.ts"
+import { encodeOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
+import {
+  encodeUnifiedError,
+  encodeUnifiedSubmit,
+  encodeUnifiedTask,
+  encodeVideoObject,
+  type TaskView
+} from "../formats/video/VideoObject.ts"
+import { decodeVideoRequest, videoFormFields, type VideoRoute } from "../formats/video/VideoRequestDecode.ts"
+import { encodeVideoError } from "../formats/video/VideoErrors.ts"
+import { readFormData, readJsonObject } from "../http/Body.ts"
+import { credentialOf, headerOf } from "../http/Credentials.ts"
+import { respondWith } from "../http/Respond.ts"
+import { VideoRelay } from "../relay/VideoRelay.ts"
+import { Auth } from "../services/Auth.ts"
+import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { Sessions } from "../services/Sessions.ts"
+import { TaskPoller } from "../services/TaskPoller.ts"
+import type { Task } from "../services/TaskStore.ts"
+import { TaskStore } from "../services/TaskStore.ts"
+import { UpstreamClient } from "../services/UpstreamClient.ts"
+import { sendVideoCall, videoWireOf } from "../services/VideoCalls.ts"
+import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
+import { sessionCookieOf } from "./api/Api.ts"
+
+/** The gateway's origin as the caller reached it (for the content URL). */
+const originOf = (request: HttpServerRequest.HttpServerRequest): string => {
+  try {
+    return request.source instanceof Request ? new URL(request.source.url).origin : ""
+  } catch {
+    return ""
+  }
+}
+
+/**
+ * A stored task as the public shapes read it; the URL is this gateway's
+ * content route (never the vendor's).
+ *
+ * @category views
+ */
+export const taskViewOf = (task: Task, origin: string): TaskView => {
+  const request = task.request
+  return {
+    id: task.publicId,
+    model: task.model,
+    status: task.status,
+    progress: task.progress,
+    createdAt: Math.floor(task.createdAt / 1000),
+    completedAt: task.completedAt === null ? null : Math.floor(task.completedAt / 1000),
+    seconds: typeof request.seconds === "number" ? request.seconds : undefined,
+    size: typeof request.size === "string"
+      ? request.size
+      : typeof request.aspectRatio === "string"
+      ? request.aspectRatio
+      : undefined,
+    prompt: typeof request.prompt === "string" ? request.prompt : undefined,
+    url: task.status === "completed" ? `${origin}/v1/videos/${task.publicId}/content` : null,
+    error: task.errorCode === null ? null : { code: task.errorCode, message: task.errorMessage ?? "" },
+    actual: {
+      seconds: task.result?.seconds,
+      width: task.result?.width,
+      height: task.result?.height,
+      fps: task.result?.fps
+    },
+    remixOf: typeof request.remixOf === "string" ? request.remixOf : undefined,
+    mini: task.model === "mini-2.0" || task.publicId.startsWith("mini-2.0_")
+  }
+}
+
+/** A single `bytes=` range as the caller sent it, when it is one we forward. */
+const rangeOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const range = headerOf(request, "range")
+  return range !== undefined && /^bytes=\d{0,15}-\d{0,15}$/.test(range.trim()) && range.trim() !== "bytes=-"
+    ? range.trim()
+    : undefined
+}
+
+/** The headers of a content answer the caller gets: what the bytes are, never the vendor's other headers. */
+const CONTENT_HEADERS = ["content-type", "content-length", "content-range", "accept-ranges", "last-modified", "etag"]
+
+/** @category services */
+export class Videos extends Context.Service<Videos, {
+  /** `POST /v1/videos`: the video object of the new task. Never fails: errors in the family's envelope. */
+  readonly create: (
+    request: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `GET /v1/videos/{task_id}`: the caller's task as the video object (404 `task_not_exist` otherwise). */
+  readonly retrieve: (
+    request: HttpServerRequest.HttpServerRequest,
+    taskId: string
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `POST /v1/videos/{video_id}/remix`: a new task on the original's channel; the video object. */
+  readonly remix: (
+    request: HttpServerRequest.HttpServerRequest,
+    videoId: string
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `GET /v1/videos/{task_id}/content`: the bytes streamed from the vendor (Bearer or browser session). */
+  readonly content: (
+    request: HttpServerRequest.HttpServerRequest,
+    taskId: string
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `POST /v1/video/generations`: the unified submit response. */
+  readonly unifiedSubmit: (
+    request: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `GET /v1/video/generations/{task_id}`: the unified wrapper; errors flat `{code, message, data: null}`. */
+  readonly unifiedRetrieve: (
+    request: HttpServerRequest.HttpServerRequest,
+    taskId: string
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+}>()("sluice/routes/VideoRoutes/Videos") {
+  /** Needs Auth, Sessions, GatewaySettings, Catalog, VideoRelay, TaskStore, TaskPoller and UpstreamClient. */
+  static readonly layer = Layer.effect(
+    Videos,
+    Effect.gen(function* () {
+      const auth = yield* Auth
+      const sessions = yield* Sessions
+      const settings = yield* GatewaySettings
+      const catalog = yield* Catalog
+      const relay = yield* VideoRelay
+      const store = yield* TaskStore
+      const poller = yield* TaskPoller
+      const client = yield* UpstreamClient
+
+      const familyOf = (model: unknown): VideoFamily | undefined =>
+        typeof model === "string" ? videoFamilyOf(catalog.snapshot(), model) : undefined
+
+      /** The body as the raw record the decoder reads (JSON, or a form on `POST /v1/videos`). */
+      const rawBody = (request: HttpServerRequest.HttpServerRequest, allowForm: boolean) =>
+        Effect.gen(function* () {
+          const contentType = headerOf(request, "content-type") ?? ""
+          if (allowForm && /^multipart\/form-data/i.test(contentType)) {
+            const form = yield* readFormData(request, settings.maxBodyBytes)
+            const model = form.get("model")
+            return yield* videoFormFields(form, familyOf(typeof model === "string" ? model : undefined))
+          }
+          return yield* readJsonObject(request, settings.maxBodyBytes)
+        })
+
+      const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
+        auth.authenticate(credentialOf("bearer", request))
+
+      /**
+       * Authenticates, reads and decodes a submit body, and hands the request
+       * to the relay with `respond` for the task made. Errors leave in the
+       * route's envelope: the family's (`videoErrorEnvelope`) once the body
+       * names a model, the gateway's before; the unified submit's rate limit
+       * in the flat `{code, message, data: null}` (spec "Errors").
+       */
+      const submitting = (
+        request: HttpServerRequest.HttpServerRequest,
+        route: VideoRoute,
+        respond: (view: TaskView) => unknown,
+        videoId?: string
+      ) => {
+        let family: VideoFamily | undefined
+        return Effect.gen(function* () {
+          const principal = yield* principalOf(request)
+          const raw = yield* rawBody(request, route === "videos")
+          // The `openai` SDK's `videos.remix` sends only `prompt`: the model is then the original task's (and an
+          // original that is not the caller's is 404 `task_not_exist`, as with a model given).
+          if (videoId !== undefined && raw.model === undefined) {
+            raw.model = (yield* store.find(videoId, principal.userId)).model
+          }
+          family = familyOf(raw.model)
+          const decoded = decodeVideoRequest(raw, family, route)
+          if (!decoded.ok) return yield* decoded.error
+          const origin = originOf(request)
+          const input = {
+            request: decoded.value,
+            defaultSeconds: DEFAULT_VIDEO_SECONDS[family ?? "openai-video"],
+            principal,
+            respond: (task: Task) => HttpServerResponse.jsonUnsafe(respond(taskViewOf(task, origin)))
+          }
+          return yield* (videoId === undefined ? relay.submit(input) : relay.remix(videoId, input))
+        }).pipe(
+          respondWith((problem) =>
+            route === "unified" && problem.status === 429
+              ? encodeUnifiedError(problem)
+              : encodeVideoError(videoErrorEnvelope(family, route))(problem)
+          )
+        )
+      }
+
+      const create = (request: HttpServerRequest.HttpServerRequest) => submitting(request, "videos", encodeVideoObject)
+
+      const remix = (request: HttpServerRequest.HttpServerRequest, videoId: string) =>
+        submitting(request, "remix", encodeVideoObject, videoId)
+
+      const unifiedSubmit = (request: HttpServerRequest.HttpServerRequest) =>
+        submitting(request, "unified", encodeUnifiedSubmit)
+
+      /** The caller's video task `taskId`, polled first when its poll is due. */
+      const readTask = (userId: bigint, taskId: string) =>
+        Effect.gen(function* () {
+          const task = yield* store.find(taskId, userId)
+          if (task.kind !== "video") return yield* new NotFound({ what: "task", id: taskId.slice(0, 100) })
+          return yield* poller.refresh(task)
+        })
+
+      const retrieve = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
+        Effect.gen(function* () {
+          const principal = yield* principalOf(request)
+          const task = yield* readTask(principal.userId, taskId)
+          return HttpServerResponse.jsonUnsafe(encodeVideoObject(taskViewOf(task, originOf(request))))
+        }).pipe(respondWith(encodeOpenAiError))
+
+      const unifiedRetrieve = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
+        Effect.gen(function* () {
+          const principal = yield* principalOf(request)
+          const task = yield* readTask(principal.userId, taskId)
+          return HttpServerResponse.jsonUnsafe(encodeUnifiedTask(taskViewOf(task, originOf(request))))
+        }).pipe(respondWith((problem) => encodeUnifiedError(problem)))
+
+      /** The caller of the content route: the Bearer key's user, else the browser session's. */
+      const ownerOf = (request: HttpServerRequest.HttpServerRequest) =>
+        Effect.gen(function* () {
+          const key = credentialOf("bearer", request)
+          if (key !== undefined) return (yield* auth.authenticate(key)).userId
+          const cookie = sessionCookieOf(request)
+          if (cookie === "") return yield* new InvalidApiKey({ reason: "missing" })
+          const session = yield* sessions.resolve(cookie)
+          if (session._tag === "None") return yield* new InvalidApiKey({ reason: "expired" })
+          return session.value.id
+        })
+
+      const content = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
+        Effect.gen(function* () {
+          const userId = yield* ownerOf(request)
+          const task = yield* readTask(userId, taskId)
+          if (task.status !== "completed" || task.result === null || task.upstreamId === null) {
+            return yield* new InvalidRequest({
+              message: `The video is not ready: the task is ${task.status}.`,
+              param: "task_id"
+            })
+          }
+          const channel = catalog.snapshot().channels.get(task.channelId)
+          const wire = channel === undefined ? undefined : videoWireOf(channel)
+          const key = channel?.keys.find((candidate) => candidate.position === task.keyPosition)
+          if (channel === undefined || wire === undefined || key === undefined) {
+            return yield* new UpstreamFailed({
+              kind: "server",
+              status: 503,
+              message: "The task's channel is no longer configured."
+            })
+          }
+          const result = task.result
+          const range = rangeOf(request)
+          const answer = yield* sendVideoCall(
+            client,
+            settings,
+            { channel, key: key.key },
+            wire.content(task.upstreamId, { status: "completed", content: result }),
+            { withKey: result.withKey, headers: range === undefined ? {} : { range } }
+          )
+          if (answer.status !== 200 && answer.status !== 206) {
+            answer.abort()
+            const classified = wire.classifyError(answer.status, "")
+            return yield* new UpstreamFailed({
+              kind: answer.status === 404 || answer.status === 410 ? "rejected" : classified.kind,
+              status: answer.status,
+              message: answer.status === 404 || answer.status === 410
+                ? "The video is no longer held by the upstream."
+                : classified.message,
+              channelId: channel.id
+            })
+          }
+          const headers: Record<string, string> = {}
+          for (const name of CONTENT_HEADERS) {
+            const value = answer.headers[name]
+            if (value !== undefined && value.length <= 200) headers[name] = value
+          }
+          const encoded = (answer.headers["content-encoding"] ?? "identity") !== "identity"
+          if (encoded) delete headers["content-length"]
+          headers["content-type"] ??= "video/mp4"
+          headers["cache-control"] = "private, no-store"
+          const body = Stream.unfold(
+            undefined,
+            () => Effect.map(answer.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
+          ).pipe(Stream.ensuring(Effect.sync(answer.abort)))
+          const length = headers["content-length"] === undefined ? undefined : Number(headers["content-length"])
+          return HttpServerResponse.stream(body, {
+            status: answer.status,
+            headers,
+            contentType: headers["content-type"],
+            contentLength: length !== undefined && Number.isSafeInteger(length) ? length : undefined
+          })
+        }).pipe(respondWith(encodeOpenAiError))
+
+      return Videos.of({ create, retrieve, remix, content, unifiedSubmit, unifiedRetrieve })
+    })
+  )
+}
+
+/**
+ * The video routes.
+ *
+ * @category routes
+ */
+export const VideoRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
+  const videos = yield* Videos
+  const param = Effect.map(HttpRouter.params, (params) => params.id ?? "")
+  yield* router.add("POST", "/v1/videos", videos.create)
+  yield* router.add("GET", "/v1/videos/:id", (request) => Effect.flatMap(param, (id) => videos.retrieve(request, id)))
+  yield* router.add(
+    "POST",
+    "/v1/videos/:id/remix",
+    (request) => Effect.flatMap(param, (id) => videos.remix(request, id))
+  )
+  yield* router.add(
+    "GET",
+    "/v1/videos/:id/content",
+    (request) => Effect.flatMap(param, (id) => videos.content(request, id))
+  )
+  yield* router.add("POST", "/v1/video/generations", videos.unifiedSubmit)
+  yield* router.add(
+    "GET",
+    "/v1/video/generations/:id",
+    (request) => Effect.flatMap(param, (id) => videos.unifiedRetrieve(request, id))
+  )
+}))

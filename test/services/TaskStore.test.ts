@@ -1,0 +1,232 @@
+/**
+ * The task store on PostgreSQL, with two store instances (two gateways) on
+ * one database: due tasks are claimed by one instance only, a live claim
+ * keeps a task from the other, a task belongs to its owner only, and a task's
+ * final bill is made once however many instances (or retried polls) end it
+ * at the same time — the refund credits the user and the limited token once,
+ * with one usage row whose negative cost keeps the logged costs equal to
+ * `used_quota`; an extra charge on re-pricing is capped at the balances.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import { Context, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import { type NewTask, TaskStore } from "../../src/services/TaskStore.ts"
+import { layerPostgres } from "../../src/storage/Database.ts"
+import { freshPostgres } from "../support/Gateway.ts"
+
+/** A task store of its own (own pool, own instance name) on `url`. */
+const instance = (url: string) =>
+  Layer.build(TaskStore.layer.pipe(Layer.provideMerge(layerPostgres(url, 4)))).pipe(
+    Effect.map((context) => ({
+      store: Context.get(context, TaskStore),
+      sql: Context.get(context, SqlClient.SqlClient)
+    }))
+  )
+
+/** A user with `quota` (already charged `charged`, as a settled submit leaves it) and a token with `remain`. */
+const seed = (sql: SqlClient.SqlClient, quota: bigint, remain: bigint | null, charged: bigint) =>
+  Effect.gen(function* () {
+    const name = `u${crypto.randomUUID().slice(0, 8)}`
+    const [user] = yield* sql<{ readonly id: bigint }>`
+      INSERT INTO users (username, group_name, quota, used_quota) VALUES (${name}, 'default', ${quota}, ${charged})
+      RETURNING id`
+    const [token] = yield* sql<{ readonly id: bigint }>`
+      INSERT INTO tokens (user_id, name, key_hash, key_prefix, remain_quota, used_quota)
+      VALUES (${user.id}, 'main', ${name}, 'sk-test', ${remain}, ${charged}) RETURNING id`
+    return { userId: BigInt(user.id), tokenId: BigInt(token.id) }
+  })
+
+const newTask = (owner: { userId: bigint; tokenId: bigint }, channelId: number, charged: bigint): NewTask => ({
+  publicId: `video_${crypto.randomUUID().replaceAll("-", "")}`,
+  kind: "video",
+  userId: owner.userId,
+  tokenId: owner.tokenId,
+  channelId,
+  keyPosition: 0,
+  upstreamId: `up_${crypto.randomUUID()}`,
+  model: "sora-2",
+  upstreamModel: "sora-2",
+  request: { model: "sora-2", prompt: "a \u0000 prompt with NUL and \ud800 a lone surrogate", seconds: 4 },
+  status: "queued",
+  requestId: crypto.randomUUID().replaceAll("-", ""),
+  billing: { ratio: "1000000000", perSecond: "100000000", free: false, seconds: 4 },
+  quotaCharged: charged,
+  nextPollAt: Date.now() - 1000,
+  deadlineAt: Date.now() + 60_000
+})
+
+/** The submit's settled usage row, as the ledger commits it with the charge. */
+const logCharge = (sql: SqlClient.SqlClient, task: NewTask, cost: bigint) =>
+  sql`INSERT INTO usage_logs (request_id, attempt, user_id, token_id, model, cost, status)
+    VALUES (${task.requestId}, 1, ${task.userId}, ${task.tokenId}, ${task.model}, ${cost}, 200)`
+
+const balancesOf = (sql: SqlClient.SqlClient, userId: bigint) =>
+  Effect.map(
+    sql<{ quota: bigint; used: bigint; remain: bigint | null; tokenUsed: bigint }>`
+      SELECT u.quota, u.used_quota AS used, t.remain_quota AS remain, t.used_quota AS "tokenUsed"
+      FROM users u JOIN tokens t ON t.user_id = u.id WHERE u.id = ${userId}`,
+    ([row]) => ({
+      quota: BigInt(row.quota),
+      used: BigInt(row.used),
+      remain: row.remain === null ? null : BigInt(row.remain),
+      tokenUsed: BigInt(row.tokenUsed)
+    })
+  )
+
+const run = <A>(body: (url: string) => Effect.Effect<A, unknown, import("effect").Scope.Scope>) => async () => {
+  const database = await freshPostgres()
+  try {
+    await Effect.runPromise(Effect.scoped(body(database.url)) as Effect.Effect<A, unknown, never>)
+  } finally {
+    await database.drop()
+  }
+}
+
+Deno.test(
+  "TaskStore: two instances claim disjoint due tasks; a live claim keeps the other out; reads are the owner's",
+  run((url) =>
+    Effect.gen(function* () {
+      const one = yield* instance(url)
+      const two = yield* instance(url)
+      const owner = yield* seed(one.sql, 1_000_000n, 1_000_000n, 0n)
+      const stranger = yield* seed(one.sql, 1_000_000n, null, 0n)
+      const tasks = Array.from({ length: 40 }, () => newTask(owner, 7, 400_000n))
+      for (const task of tasks) yield* one.store.insert(task)
+      const [a, b] = yield* Effect.all([
+        one.store.claimDue(7, 25, 60_000),
+        two.store.claimDue(7, 25, 60_000)
+      ], { concurrency: 2 })
+      const claimedA = new Set(a.map((task) => task.publicId))
+      ok(b.every((task) => !claimedA.has(task.publicId)), "a task was claimed by both instances")
+      strictEqual(a.length + b.length, 40)
+      deepStrictEqual(yield* one.store.claimDue(7, 50, 60_000), [])
+      deepStrictEqual(yield* two.store.claimDue(8, 50, 60_000), [])
+      // The prompt's NUL and lone surrogate survive the round trip.
+      const found = yield* one.store.find(tasks[0].publicId, owner.userId)
+      strictEqual(found.request.prompt, tasks[0].request.prompt)
+      const denied = yield* Effect.flip(one.store.find(tasks[0].publicId, stranger.userId))
+      strictEqual(denied._tag, "NotFound")
+      const odd = yield* Effect.flip(one.store.find("'; DROP TABLE tasks; --", owner.userId))
+      strictEqual(odd._tag, "NotFound")
+      // A released task becomes due again only after its next poll time.
+      yield* one.store.advance(a[0], { status: "in_progress", progress: 30 }, 60_000)
+      deepStrictEqual(yield* two.store.claimOne(a[0].id, 60_000, 60_000), undefined)
+      strictEqual((yield* one.store.find(a[0].publicId, owner.userId)).progress, 30)
+      // A read finds its state stale past `minAgeMillis` and claims it on demand, once.
+      strictEqual((yield* two.store.claimOne(a[0].id, 60_000, 0))?.publicId, a[0].publicId)
+      deepStrictEqual(yield* one.store.claimOne(a[0].id, 60_000, 0), undefined)
+    })
+  )
+)
+
+Deno.test(
+  "TaskStore: a failed task is refunded exactly once when several instances end it at once",
+  run((url) =>
+    Effect.gen(function* () {
+      const one = yield* instance(url)
+      const two = yield* instance(url)
+      const owner = yield* seed(one.sql, 600_000n, 600_000n, 400_000n)
+      const task = newTask(owner, 7, 400_000n)
+      yield* one.store.insert(task)
+      const [claimed] = yield* one.store.claimDue(7, 1, 60_000)
+      const end = { status: "failed" as const, error: { code: "moderation_blocked", message: "no" }, cost: 0n }
+      // Before the submit's charge is committed, the task cannot end (nothing is written).
+      const pending = yield* Effect.flip(one.store.finish(claimed, end))
+      strictEqual(pending._tag, "TaskChargePending")
+      strictEqual((yield* one.store.find(task.publicId, owner.userId)).settled, false)
+      yield* logCharge(one.sql, task, 400_000n)
+      const results = yield* Effect.all([
+        one.store.finish(claimed, end),
+        two.store.finish(claimed, end),
+        one.store.finish(claimed, end),
+        two.store.finish(claimed, end)
+      ], { concurrency: 4 })
+      strictEqual(results.filter((result) => result.ended).length, 1)
+      deepStrictEqual(results.filter((result) => result.ended)[0].refunded, 400_000n)
+      deepStrictEqual(yield* balancesOf(one.sql, owner.userId), {
+        quota: 1_000_000n,
+        used: 0n,
+        remain: 1_000_000n,
+        tokenUsed: 0n
+      })
+      const rows = yield* one.sql<{ cost: bigint; attempt: number }>`
+        SELECT cost, attempt FROM usage_logs WHERE request_id = ${task.requestId}`
+      deepStrictEqual(rows.map((row) => [BigInt(row.cost), row.attempt] as const).toSorted((a, b) => a[1] - b[1]), [
+        [-400_000n, 0],
+        [400_000n, 1]
+      ])
+      const stored = yield* one.store.find(task.publicId, owner.userId)
+      strictEqual(stored.status, "failed")
+      strictEqual(stored.progress, 100)
+      strictEqual(stored.errorCode, "moderation_blocked")
+      strictEqual(stored.refunded, 400_000n)
+      strictEqual(stored.quotaCharged, 0n)
+      // Ended: never claimed again.
+      deepStrictEqual(yield* two.store.claimDue(7, 10, 1), [])
+    })
+  )
+)
+
+Deno.test(
+  "TaskStore: re-pricing refunds the difference, or charges it capped at the balances; unlimited tokens stay unlimited",
+  run((url) =>
+    Effect.gen(function* () {
+      const { store, sql } = yield* instance(url)
+      const cheaper = yield* seed(sql, 1_000_000n, null, 500_000n)
+      const first = newTask(cheaper, 7, 500_000n)
+      yield* store.insert(first)
+      yield* logCharge(sql, first, 500_000n)
+      const [a] = yield* store.claimDue(7, 1, 60_000)
+      deepStrictEqual(yield* store.finish(a, { status: "completed", cost: 400_000n }), {
+        ended: true,
+        refunded: 100_000n
+      })
+      deepStrictEqual(yield* balancesOf(sql, cheaper.userId), {
+        quota: 1_100_000n,
+        used: 400_000n,
+        remain: null,
+        tokenUsed: 400_000n
+      })
+      const dearer = yield* seed(sql, 50_000n, 30_000n, 400_000n)
+      const second = newTask(dearer, 9, 400_000n)
+      yield* store.insert(second)
+      yield* logCharge(sql, second, 400_000n)
+      const [b] = yield* store.claimDue(9, 1, 60_000)
+      // 200,000 more wanted; the token holds 30,000: that is what is charged.
+      deepStrictEqual(yield* store.finish(b, { status: "completed", cost: 600_000n }), {
+        ended: true,
+        refunded: -30_000n
+      })
+      deepStrictEqual(yield* balancesOf(sql, dearer.userId), {
+        quota: 20_000n,
+        used: 430_000n,
+        remain: 0n,
+        tokenUsed: 430_000n
+      })
+    })
+  )
+)
+
+Deno.test(
+  "TaskStore: a submit never charged (abandoned after its task row) is refunded nothing once its wait is over",
+  run((url) =>
+    Effect.gen(function* () {
+      const { store, sql } = yield* instance(url)
+      const owner = yield* seed(sql, 1_000_000n, 1_000_000n, 0n)
+      const task = newTask(owner, 7, 400_000n)
+      yield* store.insert(task)
+      yield* sql`UPDATE tasks SET created_at = now() - interval '1 hour' WHERE public_id = ${task.publicId}`
+      const [claimed] = yield* store.claimDue(7, 1, 60_000)
+      deepStrictEqual(
+        yield* store.finish(claimed, { status: "failed", error: { code: "timeout", message: "late" }, cost: 0n }),
+        { ended: true, refunded: 0n }
+      )
+      deepStrictEqual(yield* balancesOf(sql, owner.userId), {
+        quota: 1_000_000n,
+        used: 0n,
+        remain: 1_000_000n,
+        tokenUsed: 0n
+      })
+    })
+  )
+)
