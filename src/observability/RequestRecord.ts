@@ -13,7 +13,8 @@
  *
  * @since 0.1.0
  */
-import { Context } from "effect"
+import { Effect, Option } from "effect"
+import { HttpServerRequest } from "effect/http"
 
 /** Where a finished record goes (the telemetry of the gateway). @category models */
 export interface RecordOwner {
@@ -129,12 +130,28 @@ export class RequestRecord {
   }
 }
 
+/** The record of each request in flight, by the runtime's own request object (see `CurrentRequest`). */
+const records = new WeakMap<object, RequestRecord>()
+
 /**
- * The record of the request being served, or `undefined` outside the
- * telemetry middleware (unit tests of the relay, or telemetry off).
+ * Makes `record` the record of `request` (the telemetry middleware, once per
+ * request): what `CurrentRequest` then reads.
  *
  * @category services
  */
-export const CurrentRequest = Context.Reference<RequestRecord | undefined>("sluice/observability/CurrentRequest", {
-  defaultValue: () => undefined
-})
+export const attachRecord = (request: HttpServerRequest.HttpServerRequest, record: RequestRecord): void => {
+  records.set(request.source as object, record)
+}
+
+/**
+ * The record of the request being served, or `undefined` outside the
+ * telemetry middleware (unit tests of the relay, or telemetry off). Kept in a
+ * weak map by the runtime's request object rather than provided as a service:
+ * providing one copies the fiber's whole service context on every request.
+ *
+ * @category services
+ */
+export const CurrentRequest: Effect.Effect<RequestRecord | undefined> = Effect.map(
+  Effect.serviceOption(HttpServerRequest.HttpServerRequest),
+  (request) => Option.isSome(request) ? records.get(request.value.source as object) : undefined
+)

@@ -15,7 +15,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { LogLevelName } from "../config/ObservabilityEnv.ts"
 import { jsonLine, levelOf, levelRank, textLine } from "./AccessLog.ts"
 import { Metrics } from "./Metrics.ts"
-import { CurrentRequest, type RecordOwner, RequestRecord } from "./RequestRecord.ts"
+import { attachRecord, type RecordOwner, RequestRecord } from "./RequestRecord.ts"
 import { routeOf } from "./RouteLabel.ts"
 
 /** How the telemetry behaves. @category models */
@@ -110,7 +110,7 @@ export class Telemetry implements RecordOwner {
 
   /**
    * The middleware of every request (a global router middleware): makes the
-   * request's record, serves the request with it as `CurrentRequest`, and
+   * request's record, attaches it to the request (what `CurrentRequest` reads), and
    * returns the answer with `x-request-id`.
    */
   get middlewareLayer(): Layer.Layer<never, never, HttpRouter.HttpRouter> {
@@ -118,8 +118,8 @@ export class Telemetry implements RecordOwner {
       (app) =>
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
           const record = this.open(request)
+          attachRecord(request, record)
           return app.pipe(
-            Effect.provideService(CurrentRequest, record),
             Effect.map((response) => {
               record.responded(response.status)
               return HttpServerResponse.setHeader(response, "x-request-id", record.requestId)

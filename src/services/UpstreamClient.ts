@@ -230,13 +230,23 @@ const make = (dispatcher: Dispatcher) => {
             },
             catch: readFailure
           })
-          const answerHeaders: Record<string, string> = {}
-          for (const [name, value] of Object.entries(response.headers)) {
-            if (value !== undefined) answerHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value
+          // Built on first read: the text path never reads the answer's headers, the video content route does.
+          let answerHeaders: Record<string, string> | undefined
+          const headersOf = (): Record<string, string> => {
+            if (answerHeaders !== undefined) return answerHeaders
+            answerHeaders = {}
+            for (const [name, value] of Object.entries(response.headers)) {
+              if (value !== undefined) {
+                answerHeaders[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value
+              }
+            }
+            return answerHeaders
           }
           resume(Effect.succeed({
             status,
-            headers: answerHeaders,
+            get headers() {
+              return headersOf()
+            },
             read,
             text: Effect.tryPromise({
               try: () =>
