@@ -3,8 +3,10 @@
  * 10,000 video tasks submitted to a gateway on PostgreSQL, kept in flight on
  * the emulator, then let finish. The figures are the gateway's memory (VmRSS)
  * at each stage, the poller's upstream calls per second, its database
- * statements per poll cycle, how long until every task finished, and the
- * submits' throughput and latency.
+ * statements per second and per poll, how long until every task finished,
+ * and the submits' throughput and latency. (Per poll, not per cycle: how
+ * many tasks one cycle polls is what the poller changed, so statements per
+ * poll compare the versions; a cycle's count is that × its tasks.)
  *
  * Statements are counted by PostgreSQL itself: the delta of
  * `pg_stat_database.xact_commit` of the bench database over a window in which
@@ -38,8 +40,6 @@ export interface PollWindow {
   readonly upstreamCalls: number
   readonly statementsPerSecond: number
   readonly upstreamCallsPerSecond: number
-  /** Statements per poll cycle: per second × the cycle's period in seconds. */
-  readonly statementsPerCycle: number
   /** Statements per upstream poll (`undefined` without polls). */
   readonly statementsPerPoll: number | undefined
 }
@@ -47,11 +47,11 @@ export interface PollWindow {
 /**
  * The poller's work between `before` and `after`. `benchReads` is how many
  * statements the bench itself committed on the database in between (its own
- * counter reads); `cycleMillis` the poll cycle's period (the poll interval).
+ * counter reads).
  *
  * @category figures
  */
-export const pollWindow = (before: Counters, after: Counters, benchReads: number, cycleMillis: number): PollWindow => {
+export const pollWindow = (before: Counters, after: Counters, benchReads: number): PollWindow => {
   const seconds = Math.max(0.001, (after.at - before.at) / 1000)
   const statements = Math.max(0, after.commits - before.commits - benchReads)
   const upstreamCalls = Math.max(0, after.upstreamCalls - before.upstreamCalls)
@@ -63,19 +63,21 @@ export const pollWindow = (before: Counters, after: Counters, benchReads: number
     upstreamCalls,
     statementsPerSecond,
     upstreamCallsPerSecond: upstreamCalls / seconds,
-    statementsPerCycle: statementsPerSecond * cycleMillis / 1000,
     statementsPerPoll: upstreamCalls === 0 ? undefined : statements / upstreamCalls
   }
 }
 
 /**
- * Statements per poll cycle of the poller alone: those of `inFlight` less
- * the idle gateway's rate (`idle`, when measured) over the same cycle.
+ * Statements per upstream poll of the poller alone: the statements per
+ * second of `inFlight` less the idle gateway's (`idle`, when measured), over
+ * the polls per second; `undefined` without polls.
  *
  * @category figures
  */
-export const pollerStatementsPerCycle = (inFlight: PollWindow, idle: PollWindow | undefined): number =>
-  Math.max(0, inFlight.statementsPerCycle - (idle?.statementsPerCycle ?? 0))
+export const pollerStatementsPerPoll = (inFlight: PollWindow, idle: PollWindow | undefined): number | undefined =>
+  inFlight.upstreamCallsPerSecond === 0
+    ? undefined
+    : Math.max(0, inFlight.statementsPerSecond - (idle?.statementsPerSecond ?? 0)) / inFlight.upstreamCallsPerSecond
 
 /**
  * The `p`-th percentile (0–100, nearest rank) of `values`; `NaN` when empty.
@@ -159,16 +161,16 @@ export const tasksRow = (run: TasksRun): string => {
     : `${run.finishSeconds.toFixed(0)} s`
   return `| ${run.label} | ${whole(s.count / s.seconds)} | ${fixed(percentile(s.latenciesMs, 50))} / ${
     fixed(percentile(s.latenciesMs, 99))
-  } ms | ${failed} | ${whole(run.inFlight.upstreamCallsPerSecond)} | ${fixed(run.inFlight.statementsPerCycle)} | ${
-    run.idle === undefined ? "n/a" : fixed(run.idle.statementsPerCycle)
-  } | ${fixed(pollerStatementsPerCycle(run.inFlight, run.idle))} | ${finish} | ${mib(run.rssKib.idle)} · ${
+  } ms | ${failed} | ${whole(run.inFlight.upstreamCallsPerSecond)} | ${fixed(run.inFlight.statementsPerSecond)} | ${
+    run.idle === undefined ? "n/a" : fixed(run.idle.statementsPerSecond)
+  } | ${fixed(pollerStatementsPerPoll(run.inFlight, run.idle), 3)} | ${finish} | ${mib(run.rssKib.idle)} · ${
     mib(run.rssKib.inFlight)
   } · ${mib(run.rssKib.finished)} · ${mib(run.rssKib.laterCycles)} |`
 }
 
 /** The table's header. @category rendering */
 export const TASKS_HEADER =
-  `| run | submits/s | submit p50 / p99 | failed submits | upstream polls/s (in flight) | statements / cycle, in flight | statements / cycle, idle | poller's statements / cycle | all finished after | RSS idle · in flight · finished · later |
+  `| run | submits/s | submit p50 / p99 | failed submits | upstream polls/s (in flight) | statements/s, in flight | statements/s, idle | poller's statements per poll | all finished after | RSS idle · in flight · finished · later |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---|`
 
 /**

@@ -169,7 +169,7 @@ const runCase = async (): Promise<TasksRun> => {
   await sleep(3000)
   const idleBefore = await counters(database.url, emulatorUrl)
   await sleep(IDLE_SECONDS * 1000)
-  const idleWindow = pollWindow(idleBefore, await counters(database.url, emulatorUrl), 1, POLL_MILLIS)
+  const idleWindow = pollWindow(idleBefore, await counters(database.url, emulatorUrl), 1)
   const idle = await rssKib(pid)
   progress(`Gateway ready (RSS ${(idle / 1024).toFixed(0)} MiB); submitting ${TASKS} tasks, ${CONCURRENCY} at a time`)
   const submits = await submitAll(gatewayUrl)
@@ -180,11 +180,11 @@ const runCase = async (): Promise<TasksRun> => {
   await sleep(WINDOW_SECONDS * 1000)
   const after = await counters(database.url, emulatorUrl)
   const inFlightRss = await rssKib(pid)
-  const inFlight = pollWindow(before, after, 1, POLL_MILLIS)
+  const inFlight = pollWindow(before, after, 1)
   progress(
     `${inFlight.upstreamCallsPerSecond.toFixed(0)} polls/s, ${
-      inFlight.statementsPerCycle.toFixed(1)
-    } statements per cycle; waiting for every task to finish`
+      inFlight.statementsPerSecond.toFixed(1)
+    } statements/s; waiting for every task to finish`
   )
   let left = await unfinished(database.url)
   while (left > 0 && Date.now() - submitted < WAIT_LIMIT_SECONDS * 1000) {

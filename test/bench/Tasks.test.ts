@@ -8,7 +8,7 @@ import { ok, strictEqual } from "node:assert/strict"
 import {
   type Counters,
   percentile,
-  pollerStatementsPerCycle,
+  pollerStatementsPerPoll,
   pollWindow,
   renderTasksReport,
   rssKibOf,
@@ -23,20 +23,21 @@ const at = (seconds: number, commits: number, updated: number, calls: number): C
 })
 
 Deno.test("tasks report: statements per cycle, percentiles, VmRSS, the table", () => {
-  // 20 s: 4,021 commits of which 1 is the bench's own read; 2,000 polls; 1 s cycles.
-  const inFlight = pollWindow(at(100, 5_000, 0, 10_000), at(120, 9_021, 4_000, 12_000), 1, 1000)
+  // 20 s: 4,021 commits of which 1 is the bench's own read; 2,000 polls.
+  const inFlight = pollWindow(at(100, 5_000, 0, 10_000), at(120, 9_021, 4_000, 12_000), 1)
   strictEqual(inFlight.statements, 4_020)
   strictEqual(inFlight.statementsPerSecond, 201)
-  strictEqual(inFlight.statementsPerCycle, 201)
   strictEqual(inFlight.upstreamCallsPerSecond, 100)
   strictEqual(inFlight.taskRowsUpdated, 4_000)
   strictEqual(inFlight.statementsPerPoll, 2.01)
-  const idle = pollWindow(at(0, 100, 0, 0), at(10, 111, 0, 0), 1, 1000)
-  strictEqual(idle.statementsPerCycle, 1)
+  const idle = pollWindow(at(0, 100, 0, 0), at(10, 111, 0, 0), 1)
+  strictEqual(idle.statementsPerSecond, 1)
   strictEqual(idle.statementsPerPoll, undefined, "no polls, no per-poll figure")
-  strictEqual(pollerStatementsPerCycle(inFlight, idle), 200)
-  strictEqual(pollerStatementsPerCycle(inFlight, undefined), 201)
-  strictEqual(pollerStatementsPerCycle(idle, inFlight), 0, "never below zero")
+  strictEqual(pollerStatementsPerPoll(inFlight, idle), 2, "(201 − 1) statements/s over 100 polls/s")
+  strictEqual(pollerStatementsPerPoll(inFlight, undefined), 2.01)
+  strictEqual(pollerStatementsPerPoll(idle, inFlight), undefined, "no polls, no figure")
+  const quiet = pollWindow(at(0, 0, 0, 0), at(10, 1, 0, 100), 1)
+  strictEqual(pollerStatementsPerPoll(quiet, idle), 0, "never below zero")
 
   strictEqual(percentile([5, 1, 4, 2, 3], 50), 3)
   strictEqual(percentile([5, 1, 4, 2, 3], 99), 5)
@@ -66,7 +67,7 @@ Deno.test("tasks report: statements per cycle, percentiles, VmRSS, the table", (
   })
   ok(
     text.includes(
-      "| after | 500 | 20.0 / 40.0 ms | 2 | 100 | 201.0 | 1.0 | 200.0 | > 420 s (12 left) | 100 MiB · 200 MiB · 150 MiB · n/a |"
+      "| after | 500 | 20.0 / 40.0 ms | 2 | 100 | 201.0 | 1.0 | 2.000 | > 420 s (12 left) | 100 MiB · 200 MiB · 150 MiB · n/a |"
     ),
     text
   )
