@@ -4,9 +4,10 @@
  * it starts the emulator (video step `SLUICE_BENCH_TASKS_STEP_MS`, default
  * 30 s, so a task finishes two minutes after its submit) and the gateway
  * (`sora-2` priced per second on an openai channel to the emulator,
- * `task_poll_interval_ms` 1000), reads the gateway's VmRSS, submits 10,000
- * video tasks (`POST /v1/videos`, 50 at a time, plain `fetch`), measures the
- * poller for 20 s with every task in flight, waits until every task finished
+ * `task_poll_interval_ms` 1000), counts the idle gateway's statements for
+ * 10 s, reads its VmRSS, submits 10,000 video tasks (`POST /v1/videos`, 50 at
+ * a time, plain `fetch`), measures the poller for 20 s from 5 s after the
+ * last submit, with every task in flight, waits until every task finished
  * (at most `SLUICE_BENCH_TASKS_WAIT_S`, default 420 s), and reads the RSS
  * again then and five poll cycles later. The run is kept in
  * `bench/TASKS.json` under its label (`SLUICE_BENCH_TASKS_LABEL`, default the
