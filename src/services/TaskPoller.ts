@@ -256,8 +256,7 @@ export class TaskPoller extends Context.Service<TaskPoller, {
           )
           yield* Effect.forEach(channels, (channel) =>
             Effect.gen(function* () {
-              // Batch after batch while due tasks remain, up to `cyclePerChannel`: one claim and one record of
-              // the running tasks per batch.
+              // Batch after batch while due tasks remain, up to `cyclePerChannel`: one claim per batch.
               let polled = 0
               while (polled < cyclePerChannel) {
                 const limit = Math.min(batchPerChannel, cyclePerChannel - polled)
@@ -268,7 +267,15 @@ export class TaskPoller extends Context.Service<TaskPoller, {
                   Stream.mapEffect(pollTask, { concurrency: concurrencyPerChannel }),
                   Stream.groupedWithin(batchPerChannel, RECORD_WITHIN),
                   Stream.runForEach((polls) =>
-                    store.advanceMany(polls.filter((item) => item !== undefined), settings.taskPollMillis)
+                    store.advanceMany(polls.filter((item) => item !== undefined), settings.taskPollMillis).pipe(
+                      // Not recorded: these tasks are polled again once their claims' lease lapses.
+                      Effect.catchCause((cause) =>
+                        Effect.logWarning("Task polls could not be recorded; will retry", {
+                          channel: channel.name,
+                          failure: failureKindOf(cause)
+                        })
+                      )
+                    )
                   )
                 )
                 polled += due.length
