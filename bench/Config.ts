@@ -134,3 +134,22 @@ export const chatHeaders: Record<string, string> = { Authorization: `Bearer ${be
  * @category requests
  */
 export const messagesHeaders: Record<string, string> = { "x-api-key": benchKey, "anthropic-version": "2023-06-01" }
+
+/** The video model of the tasks case (`--tasks`), on the emulator's OpenAI videos API. @category constants */
+export const benchVideoModel = "sora-2"
+
+/**
+ * The tasks gateway's bootstrap file (JSON text): `sora-2` priced at 0.1 USD
+ * per second on one openai channel on the emulator at `emulatorUrl`, the bench
+ * user, and `task_poll_interval_ms` = `pollMillis`.
+ *
+ * @category config
+ */
+export const tasksConfig = (emulatorUrl: string, pollMillis: number): string =>
+  checked({
+    groups: { default: { ratio: 1 } },
+    models: { [benchVideoModel]: { per_second: 0.1 } },
+    channels: [channel("emulator-video", emulatorUrl, 0, [benchVideoModel])],
+    users: [user],
+    settings: { task_poll_interval_ms: pollMillis }
+  }, "bench-tasks.json")

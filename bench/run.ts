@@ -60,7 +60,9 @@ const timeLimitSeconds = 300
 const firstByteRounds = 200
 const firstByteWarmupRounds = 10
 
-const usage = "Usage: deno task bench [--postgres] [--telemetry]"
+const usage = "Usage: deno task bench [--postgres] [--telemetry] | --tasks"
+// `--tasks`: the video tasks case alone, on PostgreSQL (`TasksRun.ts`); it exits when done.
+if (Deno.args.length === 1 && Deno.args[0] === "--tasks") await import("./TasksRun.ts")
 const unknown = Deno.args.filter((arg) => arg !== "--postgres" && arg !== "--telemetry")
 if (unknown.length > 0) {
   console.error(`Unknown argument ${unknown.map((arg) => `"${arg}"`).join(", ")}. ${usage}`)

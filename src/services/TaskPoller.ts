@@ -2,12 +2,15 @@
  * The task poller: advances unfinished video tasks by polling their upstream,
  * on an Effect `Schedule` (every `task_poll_interval_ms`, default 5 s; spec
  * "Limits": poll every 5 to 10 seconds). Each cycle claims due tasks per
- * channel in batches (`TaskStore.claimDue`, `FOR UPDATE SKIP LOCKED` plus a
- * lease, so instances sharing a database never poll one task at once), polls
- * them with bounded concurrency per channel and a global cap, and records
- * what the upstream said:
+ * channel in batches (`TaskStore.claimDue`, one statement a batch,
+ * `FOR UPDATE SKIP LOCKED` plus a lease, so instances sharing a database
+ * never poll one task at once), batch after batch while due tasks remain (at
+ * most `cyclePerChannel` a channel), polls them with bounded concurrency per
+ * channel and a global cap, and records what the upstream said:
  *
- * - still running: status and progress, next poll one interval away;
+ * - still running: status and progress, next poll one interval away, for
+ *   the polls that answered within 50 ms of each other in one statement
+ *   (`TaskStore.advanceMany`);
  * - completed: the result location (private), and the bill re-priced on the
  *   actual duration where the upstream reports one (the difference refunded
  *   or charged);
@@ -23,21 +26,23 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
+import { Cause, Context, Duration, Effect, Layer, Schedule, Semaphore, Stream } from "effect"
 import { SqlError } from "effect/sql"
 import { type Price, videoCost } from "../domain/Pricing.ts"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { GatewaySettings } from "./GatewaySettings.ts"
-import { type Task, type TaskBilling, TaskStore } from "./TaskStore.ts"
+import { type Advance, type Task, type TaskBilling, TaskStore } from "./TaskStore.ts"
 import { UpstreamClient } from "./UpstreamClient.ts"
 import { videoAdapters } from "../upstreams/VideoAdapter.ts"
 import { callVideoJson, videoWireOf } from "./VideoCalls.ts"
 
 /** How the poller batches and bounds its work. @category models */
 export interface PollerOptions {
-  /** Tasks claimed per channel per cycle (default 50). */
+  /** Tasks claimed per statement, per channel (default 100). */
   readonly batchPerChannel: number
+  /** Tasks polled per channel per cycle at most, batch after batch while due tasks remain (default 5,000). */
+  readonly cyclePerChannel: number
   /** Upstream polls in flight per channel (default 4). */
   readonly concurrencyPerChannel: number
   /** Upstream polls in flight in all (default 32). */
@@ -82,8 +87,12 @@ export const failureKindOf = (cause: Cause.Cause<unknown>): string => {
   return String(error._tag).slice(0, 64)
 }
 
+/** How long the poller gathers running tasks' polls before recording them in one statement (50 ms). */
+const RECORD_WITHIN = Duration.millis(50)
+
 const defaults: PollerOptions = {
-  batchPerChannel: 50,
+  batchPerChannel: 100,
+  cyclePerChannel: 5_000,
   concurrencyPerChannel: 4,
   globalConcurrency: 32,
   leaseMillis: 120_000,
@@ -123,7 +132,14 @@ export class TaskPoller extends Context.Service<TaskPoller, {
         const catalog = yield* Catalog
         const client = yield* UpstreamClient
         const settings = yield* GatewaySettings
-        const { batchPerChannel, concurrencyPerChannel, globalConcurrency, leaseMillis, maxBackoffMillis } = {
+        const {
+          batchPerChannel,
+          cyclePerChannel,
+          concurrencyPerChannel,
+          globalConcurrency,
+          leaseMillis,
+          maxBackoffMillis
+        } = {
           ...defaults,
           ...options
         }
@@ -139,20 +155,30 @@ export class TaskPoller extends Context.Service<TaskPoller, {
             cost: 0n
           })
 
-        /** One poll of one claimed task, its outcome recorded. Never fails. */
-        const pollTask = (task: Task): Effect.Effect<void> =>
+        /**
+         * One poll of one claimed task. An end or a failed poll is recorded here; a task still running is
+         * returned, for its caller to record (with its batch, in one statement). Never fails.
+         */
+        const pollTask = (
+          task: Task
+        ): Effect.Effect<{ readonly task: Task; readonly state: Advance } | undefined> =>
           Effect.gen(function* () {
-            if (Date.now() >= task.deadlineAt) return yield* Effect.asVoid(expire(task))
+            if (Date.now() >= task.deadlineAt) {
+              yield* expire(task)
+              return undefined
+            }
             // An image task runs in the background where it was submitted: only its deadline concerns the poller.
             if (task.kind !== "video" || task.upstreamId === null) {
-              return yield* store.backoff(task, Math.max(0, task.deadlineAt - Date.now()))
+              yield* store.backoff(task, Math.max(0, task.deadlineAt - Date.now()))
+              return undefined
             }
             const channel = catalog.snapshot().channels.get(task.channelId)
             const wire = channel === undefined ? undefined : videoWireOf(channel)
             const key = channel?.keys.find((candidate) => candidate.position === task.keyPosition)
             if (channel === undefined || wire === undefined || key === undefined) {
               // The channel went away: wait for it (or for the deadline).
-              return yield* store.backoff(task, backoffMillis(task))
+              yield* store.backoff(task, backoffMillis(task))
+              return undefined
             }
             const call = wire.poll(task.upstreamId, task.upstreamModel)
             // The URL the poll goes to: a wire trusts a keyed content location only on its origin.
@@ -169,16 +195,13 @@ export class TaskPoller extends Context.Service<TaskPoller, {
                 kind: state.kind,
                 status: state.status
               })
-              return yield* store.backoff(task, backoffMillis(task))
+              yield* store.backoff(task, backoffMillis(task))
+              return undefined
             }
             switch (state.status) {
               case "queued":
               case "in_progress":
-                return yield* store.advance(
-                  task,
-                  { status: state.status, progress: state.progress ?? task.progress },
-                  settings.taskPollMillis
-                )
+                return { task, state: { status: state.status, progress: state.progress ?? task.progress } }
               case "completed": {
                 const cost = repriced(task.billing, state.seconds) ?? task.quotaCharged
                 yield* store.finish(task, {
@@ -194,7 +217,7 @@ export class TaskPoller extends Context.Service<TaskPoller, {
                   },
                   cost
                 })
-                return
+                return undefined
               }
               case "failed":
                 yield* store.finish(task, {
@@ -202,24 +225,29 @@ export class TaskPoller extends Context.Service<TaskPoller, {
                   error: state.error ?? { code: "failed", message: "The upstream could not make the video." },
                   cost: 0n
                 })
-                return
+                return undefined
             }
           }).pipe(
             // The submit's charge not committed yet (a second at most, unless the database is away): poll again.
-            Effect.catchTag("TaskChargePending", () => store.backoff(task, settings.taskPollMillis)),
+            Effect.catchTag("TaskChargePending", () =>
+              Effect.as(store.backoff(task, settings.taskPollMillis), undefined)),
             // A storage failure is retried later.
             Effect.catchCause((cause) =>
               Effect.logWarning("Task poll could not be recorded; will retry", {
                 task: task.publicId,
                 failure: failureKindOf(cause)
-              }).pipe(Effect.andThen(Effect.ignore(Effect.exit(store.backoff(task, backoffMillis(task))))))
+              }).pipe(
+                Effect.andThen(Effect.ignore(Effect.exit(store.backoff(task, backoffMillis(task))))),
+                Effect.as(undefined)
+              )
             ),
             global.withPermits(1)
           )
 
         const cycle: Effect.Effect<void> = Effect.gen(function* () {
           const expired = yield* store.claimExpired(batchPerChannel, leaseMillis)
-          yield* Effect.forEach(expired, (task) => Effect.ignore(Effect.exit(expire(task))), {
+          yield* Effect.forEach(expired, (task) =>
+            Effect.ignore(Effect.exit(expire(task))), {
             concurrency: concurrencyPerChannel,
             discard: true
           })
@@ -228,8 +256,31 @@ export class TaskPoller extends Context.Service<TaskPoller, {
           )
           yield* Effect.forEach(channels, (channel) =>
             Effect.gen(function* () {
-              const due = yield* store.claimDue(channel.id, batchPerChannel, leaseMillis)
-              yield* Effect.forEach(due, pollTask, { concurrency: concurrencyPerChannel, discard: true })
+              // Batch after batch while due tasks remain, up to `cyclePerChannel`: one claim per batch.
+              let polled = 0
+              while (polled < cyclePerChannel) {
+                const limit = Math.min(batchPerChannel, cyclePerChannel - polled)
+                const due = yield* store.claimDue(channel.id, limit, leaseMillis)
+                // Running tasks are recorded as their polls answer, together when many answer within
+                // `RECORD_WITHIN`: a task is released soon after its poll, not when its whole batch is done.
+                yield* Stream.fromIterable(due).pipe(
+                  Stream.mapEffect(pollTask, { concurrency: concurrencyPerChannel }),
+                  Stream.groupedWithin(batchPerChannel, RECORD_WITHIN),
+                  Stream.runForEach((polls) =>
+                    store.advanceMany(polls.filter((item) => item !== undefined), settings.taskPollMillis).pipe(
+                      // Not recorded: these tasks are polled again once their claims' lease lapses.
+                      Effect.catchCause((cause) =>
+                        Effect.logWarning("Task polls could not be recorded; will retry", {
+                          channel: channel.name,
+                          failure: failureKindOf(cause)
+                        })
+                      )
+                    )
+                  )
+                )
+                polled += due.length
+                if (due.length < limit) break
+              }
             }), { concurrency: "unbounded", discard: true })
         }).pipe(
           Effect.catchCause((cause) => Effect.logWarning("Task poll cycle failed", { failure: failureKindOf(cause) }))
@@ -244,7 +295,8 @@ export class TaskPoller extends Context.Service<TaskPoller, {
               Math.min(ON_DEMAND_AGE_MILLIS, settings.taskPollMillis)
             )
             if (claimed === undefined) return task
-            yield* pollTask(claimed)
+            const running = yield* pollTask(claimed)
+            if (running !== undefined) yield* store.advance(running.task, running.state, settings.taskPollMillis)
             return yield* Effect.orElseSucceed(store.find(task.publicId, task.userId), () => task)
           }).pipe(Effect.catchCause(() => Effect.succeed(task)))
 

@@ -71,6 +71,12 @@ export interface TaskBilling {
   readonly n?: number | undefined
 }
 
+/** What a poll of a running task found: its status and progress (percent, 0–99). @category models */
+export interface Advance {
+  readonly status: "queued" | "in_progress"
+  readonly progress: number
+}
+
 /**
  * Where a finished task's bytes are (private: a vendor URL is never shown to
  * a caller) and what the upstream reported of them.
@@ -270,9 +276,15 @@ export class TaskStore extends Context.Service<TaskStore, {
    * the next poll in `nextPollMillis`; releases this instance's claim. A task
    * already final is left alone.
    */
-  readonly advance: (
-    task: Task,
-    state: { readonly status: "queued" | "in_progress"; readonly progress: number },
+  readonly advance: (task: Task, state: Advance, nextPollMillis: number) => Effect.Effect<void>
+  /**
+   * `advance` for many tasks in one statement (a poll cycle's batch): each
+   * task's status and progress, all next polled in `nextPollMillis`; their
+   * claims released. Tasks already final are left alone. Nothing to do for an
+   * empty batch.
+   */
+  readonly advanceMany: (
+    batch: ReadonlyArray<{ readonly task: Task; readonly state: Advance }>,
     nextPollMillis: number
   ) => Effect.Effect<void>
   /** Records a failed poll: counts it and puts the next poll `delayMillis` away; releases the claim. */
@@ -377,6 +389,24 @@ export class TaskStore extends Context.Service<TaskStore, {
           Effect.orDie
         )
 
+      const advanceMany = (
+        batch: ReadonlyArray<{ readonly task: Task; readonly state: Advance }>,
+        nextPollMillis: number
+      ) => {
+        if (batch.length === 0) return Effect.void
+        // One parameter, the batch as JSON rows, so the statement is the same for any batch size.
+        const rows = JSON.stringify(batch.map(({ task, state }) => ({
+          id: task.id.toString(),
+          status: state.status,
+          progress: Math.max(0, Math.min(99, Math.round(state.progress)))
+        })))
+        return sql`UPDATE tasks SET status = batch.status, progress = batch.progress, poll_failures = 0,
+            next_poll_at = now() + ${nextPollMillis} * interval '1 millisecond', claimed_until = NULL
+          FROM jsonb_to_recordset(${rows}::jsonb) AS batch(id bigint, status text, progress integer)
+          WHERE tasks.id = batch.id AND NOT tasks.settled AND tasks.status IN ('queued', 'in_progress')
+            AND batch.status IN ('queued', 'in_progress')`.pipe(Effect.asVoid, Effect.orDie)
+      }
+
       const backoff = (task: Task, delayMillis: number) =>
         sql`UPDATE tasks SET poll_failures = poll_failures + 1,
             next_poll_at = now() + ${delayMillis} * interval '1 millisecond', claimed_until = NULL
@@ -456,7 +486,18 @@ export class TaskStore extends Context.Service<TaskStore, {
         }))
       })
 
-      return TaskStore.of({ instance, insert, find, claimDue, claimExpired, claimOne, advance, backoff, finish })
+      return TaskStore.of({
+        instance,
+        insert,
+        find,
+        claimDue,
+        claimExpired,
+        claimOne,
+        advance,
+        advanceMany,
+        backoff,
+        finish
+      })
     })
   )
 }

@@ -83,6 +83,40 @@ const run = <A>(body: (url: string) => Effect.Effect<A, unknown, import("effect"
 }
 
 Deno.test(
+  "TaskStore: a batch of running tasks is recorded together; its claims released, final tasks left alone",
+  run((url) =>
+    Effect.gen(function* () {
+      const one = yield* instance(url)
+      const two = yield* instance(url)
+      const owner = yield* seed(one.sql, 1_000_000n, null, 0n)
+      const tasks = Array.from({ length: 30 }, () => newTask(owner, 7, 400_000n))
+      for (const task of tasks) yield* one.store.insert(task)
+      const claimed = yield* one.store.claimDue(7, 30, 60_000)
+      strictEqual(claimed.length, 30)
+      // The last one ends before the batch is recorded: the batch must not bring it back.
+      const ended = claimed[29]
+      yield* one.sql`UPDATE tasks SET status = 'completed', progress = 100, settled = TRUE WHERE id = ${ended.id}`
+      const batch = claimed.map((task, index) => ({
+        task,
+        state: { status: index % 2 === 0 ? "in_progress" as const : "queued" as const, progress: index * 5 }
+      }))
+      yield* one.store.advanceMany(batch, 0)
+      yield* one.store.advanceMany([], 0)
+      for (const [index, task] of claimed.slice(0, 29).entries()) {
+        const stored = yield* one.store.find(task.publicId, owner.userId)
+        strictEqual(stored.status, index % 2 === 0 ? "in_progress" : "queued")
+        strictEqual(stored.progress, Math.min(99, index * 5), "progress is kept within 0–99")
+      }
+      const final = yield* one.store.find(ended.publicId, owner.userId)
+      strictEqual(final.status, "completed")
+      strictEqual(final.progress, 100)
+      // Released and due at once (next poll 0 ms away): the other instance claims the 29 running ones.
+      strictEqual((yield* two.store.claimDue(7, 50, 60_000)).length, 29)
+    })
+  )
+)
+
+Deno.test(
   "TaskStore: two instances claim disjoint due tasks; a live claim keeps the other out; reads are the owner's",
   run((url) =>
     Effect.gen(function* () {
