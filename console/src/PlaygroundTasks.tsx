@@ -2,7 +2,8 @@
 /**
  * The playground's image and video modes and the task list.
  *
- * - Image: `POST /v1/images/generations` (the image shown at once), or `POST
+ * - Image: `POST /v1/images/generations` (the image shown at once, with the
+ *   cost the ledger charged: the usage log rows of its `x-request-id`), or `POST
  *   /v1/images/generations/async` (a task in the list).
  * - Video: `POST /v1/videos` with model, prompt, seconds and size (a task).
  * - Tasks: `GET /api/task/self`, the user's own tasks newest first, with
@@ -17,6 +18,7 @@
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
+import { usd } from "./money.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A task as `GET /api/task/self` lists it. */
@@ -55,8 +57,8 @@ export const errorWords = async (response: Response): Promise<string> => {
   return `The gateway answered ${response.status}.`
 }
 
-/** A JSON call to a public route with the session alone; the parsed answer, or throws the route's words. */
-const call = async <A>(method: string, path: string, body?: unknown): Promise<A> => {
+/** A JSON call to a public route with the session alone; the answer and its request id, or throws the route's words. */
+async function callWithId<A>(method: string, path: string, body?: unknown): Promise<{ body: A; requestId: string }> {
   const headers: Record<string, string> = { accept: "application/json" }
   if (method !== "GET") {
     headers["x-sluice-csrf"] = "1"
@@ -69,13 +71,39 @@ const call = async <A>(method: string, path: string, body?: unknown): Promise<A>
     body: body === undefined ? undefined : JSON.stringify(body)
   })
   if (!response.ok) throw new Error(await errorWords(response))
-  return (await response.json()) as A
+  return { body: (await response.json()) as A, requestId: response.headers.get("x-request-id") ?? "" }
 }
 
-/** An image of an answer: shown when it is bytes; a vendor URL is only linked (the page loads no other origin). */
+/** A JSON call to a public route with the session alone; the parsed answer, or throws the route's words. */
+async function call<A>(method: string, path: string, body?: unknown): Promise<A> {
+  return (await callWithId<A>(method, path, body)).body
+}
+
+/** What the ledger charged request `requestId` (its usage log rows summed), as USD with its unit; waits for the log. */
+const chargedOf = async (requestId: string): Promise<string> => {
+  if (requestId === "") return "The answer carried no request id; see Usage logs."
+  for (let tries = 0; tries < 40; tries++) {
+    const rows = await api<Page<{ quota: number; status: number }>>(
+      "GET",
+      `/api/log/self?request_id=${encodeURIComponent(requestId)}&page_size=100`
+    )
+    if (rows.items.some((row) => row.status === 200)) {
+      return `cost ${usd(rows.items.reduce((sum, row) => sum + row.quota, 0))} (as charged)`
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+  return "The cost is not in the log yet; see Usage logs."
+}
+
+/**
+ * An image of an answer: shown when it is bytes (`b64_json`, or a `data:image/` URL as the gateway writes
+ * bytes asked for as a URL); a vendor's URL is only linked (the page loads nothing from another origin).
+ */
 const ImageView = (props: { item: ImageItem; alt: string }) =>
   props.item.b64_json !== undefined
     ? <img class="generated" src={`data:image/png;base64,${props.item.b64_json}`} alt={props.alt} />
+    : props.item.url !== undefined && /^data:image\/(png|jpeg|webp|gif);base64,/.test(props.item.url)
+    ? <img class="generated" src={props.item.url} alt={props.alt} />
     : props.item.url !== undefined
     ? <a href={props.item.url} target="_blank" rel="noopener noreferrer">Open the image ({props.alt})</a>
     : null
@@ -206,7 +234,13 @@ export const ImageMode = (props: { models: ReadonlyArray<string> | null; onTask:
   const [images, setImages] = useState<ReadonlyArray<ImageItem>>([])
   const [note, setNote] = useState("")
 
-  const body = () => ({ model, prompt, ...(size.trim() === "" ? {} : { size: size.trim() }) })
+  // Bytes rather than a vendor URL, so the page can show the image (the gateway drops it for GPT image models).
+  const body = () => ({
+    model,
+    prompt,
+    response_format: "b64_json",
+    ...(size.trim() === "" ? {} : { size: size.trim() })
+  })
   const generate = async (event: Event) => {
     event.preventDefault()
     if (prompt.trim() === "" || model === "") return
@@ -214,9 +248,11 @@ export const ImageMode = (props: { models: ReadonlyArray<string> | null; onTask:
     setError(null)
     setNote("")
     try {
-      const answer = await call<{ data?: ReadonlyArray<ImageItem> }>("POST", "/v1/images/generations", body())
-      setImages(answer.data ?? [])
-      setNote(`${(answer.data ?? []).length} image(s) generated; the cost is in Usage logs.`)
+      const answer = await callWithId<{ data?: ReadonlyArray<ImageItem> }>("POST", "/v1/images/generations", body())
+      const made = answer.body.data ?? []
+      setImages(made)
+      setNote(`${made.length} image(s) generated · reading the cost from the ledger…`)
+      setNote(`${made.length} image(s) generated · ${await chargedOf(answer.requestId)}`)
     } catch (caught) {
       setError(wordsOf(caught))
     } finally {
@@ -250,7 +286,7 @@ export const ImageMode = (props: { models: ReadonlyArray<string> | null; onTask:
       </Field>
       <button type="submit" disabled={busy || !model}>{busy ? "Working…" : "Generate image"}</button>{" "}
       <button type="button" disabled={busy || !model} onClick={submitTask}>Submit as a task</button>
-      <p class="hint" role="status">{note}</p>
+      <p class="hint" role="status" data-testid="image-note">{note}</p>
       <div class="images" data-testid="generated-images">
         {images.map((item, index) => <ImageView key={index} item={item} alt={`Generated image ${index + 1}`} />)}
       </div>
