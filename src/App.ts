@@ -15,6 +15,7 @@ import { CatalogRoutes } from "./routes/api/CatalogRoutes.ts"
 import { ChannelRoutes } from "./routes/api/ChannelRoutes.ts"
 import { LogRoutes } from "./routes/api/LogRoutes.ts"
 import { OAuthRoutes } from "./routes/api/OAuthRoutes.ts"
+import { TaskRoutes } from "./routes/api/TaskRoutes.ts"
 import { TokenRoutes } from "./routes/api/TokenRoutes.ts"
 import { UserRoutes } from "./routes/api/UserRoutes.ts"
 import { CompactRoute } from "./routes/CompactRoute.ts"
@@ -166,6 +167,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     UserRoutes,
     TokenRoutes,
     LogRoutes,
+    TaskRoutes,
     AdminUserRoutes,
     ChannelRoutes,
     CatalogRoutes,

@@ -4,9 +4,11 @@
  * chat with it, streamed (`POST /v1/chat/completions` with `stream: true`),
  * and see each answer's tokens and its cost as the ledger charged it (the
  * usage log rows of that request, `GET /api/log/self?request_id=…`, the id
- * from the answer's `x-request-id` header).
+ * from the answer's `x-request-id` header). A mode switch turns it to images
+ * or video (`PlaygroundTasks.tsx`): generate an image, submit a video task,
+ * and follow the user's tasks with their status, progress, cost and preview.
  *
- * The page sends no key: both public routes accept the browser session when
+ * The page sends no key: the public routes it calls accept the browser session when
  * no key is sent, billed to the user's playground token (see the gateway's
  * `routes/SessionCaller.ts`), so the session cookie stays the only credential
  * the page holds.
@@ -14,6 +16,7 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
+import { errorWords, ImageMode, TaskList, VideoMode } from "./PlaygroundTasks.tsx"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** One message of the conversation; an answer also carries its request id and, once known, its usage. */
@@ -31,18 +34,6 @@ interface LogRow {
   readonly quota: number
   readonly status: number
   readonly channel_name: string | null
-}
-
-/** The message of a public route's error body (`{error: {message}}`), or the status. */
-const errorWords = async (response: Response): Promise<string> => {
-  try {
-    const body = await response.json()
-    const message = body?.error?.message ?? body?.message
-    if (typeof message === "string" && message !== "") return message
-  } catch {
-    // Not JSON: the status says it.
-  }
-  return `The gateway answered ${response.status}.`
 }
 
 /** The ledger's view of `requestId`: every attempt's cost summed, tokens of the answer; waits for the log to be written. */
@@ -86,8 +77,15 @@ const readEvents = async (body: ReadableStream<Uint8Array>, onData: (data: unkno
   }
 }
 
+/** What the playground does. */
+type Mode = "chat" | "image" | "video"
+
+const MODES: ReadonlyArray<readonly [Mode, string]> = [["chat", "Chat"], ["image", "Image"], ["video", "Video"]]
+
 /** The playground page. */
 export const Playground = () => {
+  const [mode, setMode] = useState<Mode>("chat")
+  const [submitted, setSubmitted] = useState(0)
   const [models, setModels] = useState<ReadonlyArray<string> | null>(null)
   const [model, setModel] = useState("")
   const [draft, setDraft] = useState("")
@@ -169,7 +167,25 @@ export const Playground = () => {
         key (listed under API keys, with no key text), at the prices of your group.
       </p>
       <ErrorText error={error} />
-      <form class="panel" onSubmit={send} aria-label="Chat">
+      <fieldset class="modes">
+        <legend>Mode</legend>
+        {MODES.map(([value, label]) => (
+          <label key={value}>
+            <input
+              type="radio"
+              name="mode"
+              value={value}
+              checked={mode === value}
+              onChange={() => setMode(value)}
+            />{" "}
+            {label}
+          </label>
+        ))}
+      </fieldset>
+      {mode === "image" && <ImageMode models={models} onTask={() => setSubmitted((n) => n + 1)} />}
+      {mode === "video" && <VideoMode models={models} onTask={() => setSubmitted((n) => n + 1)} />}
+      {mode !== "chat" && <TaskList refresh={submitted} />}
+      <form class="panel" onSubmit={send} aria-label="Chat" hidden={mode !== "chat"}>
         <Field label="Model">
           <select name="model" value={model} onChange={(e) => setModel(e.currentTarget.value)} disabled={!models}>
             {models?.length === 0 && <option value="">no model is open to your group</option>}

@@ -13,6 +13,7 @@ import type { HttpServerResponse } from "effect/http"
 import type { Usage } from "../canonical/Usage.ts"
 import type { Price } from "../domain/Pricing.ts"
 import { type GatewayError, UpstreamFailed } from "../errors/GatewayError.ts"
+import { CurrentRequest } from "../observability/RequestRecord.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
@@ -55,7 +56,10 @@ export interface OneShotRequest<A> {
   /** The accepted answer's cost in quota units, when not priced by tokens (default the text cost of its usage). */
   readonly costOf?: ((answer: A) => bigint) | undefined
   readonly respond: (answer: A) => HttpServerResponse.HttpServerResponse
-  /** The usage-log request id (default a fresh one); a task keeps it to log its final adjustment under it. */
+  /**
+   * The usage-log request id (default the gateway-made id of the HTTP request, else a fresh one); a task keeps
+   * it to log its final adjustment under it.
+   */
   readonly requestId?: string | undefined
 }
 
@@ -74,13 +78,17 @@ export const runOneShot = <A>(
   return Effect.uninterruptibleMask((restore) =>
     Effect.gen(function* () {
       const permit = yield* services.limiter.acquire(limitSubjects(request.principal, request.groupLimits))
+      // A request id the gateway made (the answer's `x-request-id`) is also the usage log's, as on the text routes,
+      // so a caller (the console playground) can find its cost; a caller's own id is never trusted to be unique.
+      const record = yield* CurrentRequest
       let accepted: A | undefined
       const costOf = request.costOf
       const settlement = makeSettlement({
         ledger,
         usageLog: services.usageLog,
         principal: request.principal,
-        requestId: request.requestId ?? crypto.randomUUID().replaceAll("-", ""),
+        requestId: request.requestId ??
+          (record?.madeId === true ? record.requestId : crypto.randomUUID().replaceAll("-", "")),
         model: request.model,
         stream: false,
         price: request.price,

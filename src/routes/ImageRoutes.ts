@@ -2,7 +2,9 @@
  * The image routes (spec "Endpoints: Images"): `POST /v1/images/generations`
  * (JSON) and `POST /v1/images/edits` (multipart, as the official `openai`
  * SDK's `images.edit` sends it: `image` or `image[]` files, optional `mask`,
- * and the generation's fields as text). Bearer auth; the body decoded with the
+ * and the generation's fields as text). Bearer auth; generations also take
+ * the browser session when no key is sent (the console playground,
+ * `SessionCaller.ts`); the body decoded with the
  * model family's rules; the `ImageRelay` does the rest. Errors leave in the
  * gateway envelope.
  *
@@ -20,7 +22,10 @@ import { respondWith } from "../http/Respond.ts"
 import { ImageRelay } from "../relay/ImageRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { Sessions } from "../services/Sessions.ts"
+import { Tokens } from "../services/Tokens.ts"
 import { Catalog, imageFamilyOf } from "../storage/Catalog.ts"
+import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
 
 /** An uploaded file as Base64 image bytes. */
 const bytesOf = async (file: File): Promise<ImageBytes> => {
@@ -77,7 +82,7 @@ export class Images extends Context.Service<Images, {
     httpRequest: HttpServerRequest.HttpServerRequest
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/ImageRoutes/Images") {
-  /** Needs `Auth`, `GatewaySettings`, `Catalog` and `ImageRelay`. */
+  /** Needs `Auth`, `Sessions`, `Tokens`, `GatewaySettings`, `Catalog` and `ImageRelay`. */
   static readonly layer = Layer.effect(
     Images,
     Effect.gen(function* () {
@@ -85,13 +90,14 @@ export class Images extends Context.Service<Images, {
       const settings = yield* GatewaySettings
       const catalog = yield* Catalog
       const relay = yield* ImageRelay
+      const callerOf = bearerOrSession(auth, makeSessionCaller(yield* Sessions, yield* Tokens, auth))
 
       const familyOf = (raw: Record<string, unknown>) =>
         typeof raw.model === "string" ? imageFamilyOf(catalog.snapshot(), raw.model) : undefined
 
       const generations = (httpRequest: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
-          const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest))
+          const principal = yield* callerOf(httpRequest)
           const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
           const family = familyOf(raw)
           const decoded = decodeImageRequest(raw, family)

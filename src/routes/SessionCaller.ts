@@ -1,7 +1,9 @@
 /**
  * The console playground's way onto the public routes: `POST
- * /v1/chat/completions` and `GET /v1/models` also accept the browser session
- * (the `sluice_session` cookie) when no key is sent, so the page never holds
+ * /v1/chat/completions`, `GET /v1/models`, `POST /v1/images/generations`,
+ * the async image submit and read, and the video routes (`POST /v1/videos`,
+ * `GET /v1/videos/{id}`, remix and the unified shapes) also accept the
+ * browser session (the `sluice_session` cookie) when no key is sent, so the page never holds
  * a key. Such a request is billed to the user's playground token
  * (`Tokens.playground`, made on first use; it has no key and lists as
  * `kind: "playground"`), with every check of that token (enabled, expiry,
@@ -19,6 +21,7 @@ import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { Forbidden, type InvalidApiKey, Unauthenticated } from "../errors/GatewayError.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
+import { credentialOf } from "../http/Credentials.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
 import type { Sessions } from "../services/Sessions.ts"
 import type { Tokens } from "../services/Tokens.ts"
@@ -58,4 +61,22 @@ export const makeSessionCaller = (
     const digest = yield* tokens.playground(found.value.id)
     return yield* auth.authenticateDigest(digest, clientAddressOf(request))
   })
+}
+
+/**
+ * The caller of a public route that the playground may use: the Bearer key's
+ * principal, or, when no key is sent, the browser session's (see
+ * `makeSessionCaller`: same-origin proof on a change, billed to the
+ * playground token). With neither, `InvalidApiKey` (`missing`), as for any
+ * keyless call.
+ *
+ * @category auth
+ */
+export const bearerOrSession = (auth: Auth["Service"], sessionCaller: SessionCaller) =>
+(
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<Principal, InvalidApiKey | Unauthenticated | Forbidden> => {
+  const key = credentialOf("bearer", request)
+  const viaSession = key === undefined ? sessionCaller(request) : undefined
+  return viaSession ?? auth.authenticate(key, clientAddressOf(request))
 }

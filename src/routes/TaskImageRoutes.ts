@@ -3,7 +3,9 @@
  * `POST /v1/images/generations/async` takes the sync route's body (decoded
  * with the model family's rules) and answers `{id, task_id}` at once;
  * `GET /v1/images/generations/async/{taskId}` answers the task's status and,
- * once completed, the sync route's `data[]` (`encodeImageTask`). Bearer auth;
+ * once completed, the sync route's `data[]` (`encodeImageTask`). Bearer auth,
+ * or the browser session when no key is sent (the console playground,
+ * `SessionCaller.ts`);
  * a task is its owner's only (anyone else: 404 `task_not_exist`). Errors leave
  * in the gateway envelope.
  *
@@ -16,13 +18,15 @@ import { decodeImageRequest } from "../formats/images/mod.ts"
 import { encodeOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
 import { encodeImageTask } from "../formats/video/VideoObject.ts"
 import { readJsonObject } from "../http/Body.ts"
-import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { ImageTaskRelay } from "../relay/ImageTaskRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { Sessions } from "../services/Sessions.ts"
+import { Tokens } from "../services/Tokens.ts"
 import { TaskStore } from "../services/TaskStore.ts"
 import { Catalog, imageFamilyOf } from "../storage/Catalog.ts"
+import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
 import { taskViewOf } from "./VideoRoutes.ts"
 
 /** @category services */
@@ -37,7 +41,7 @@ export class ImageTasks extends Context.Service<ImageTasks, {
     taskId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/TaskImageRoutes/ImageTasks") {
-  /** Needs Auth, GatewaySettings, Catalog, ImageTaskRelay and TaskStore. */
+  /** Needs Auth, Sessions, Tokens, GatewaySettings, Catalog, ImageTaskRelay and TaskStore. */
   static readonly layer = Layer.effect(
     ImageTasks,
     Effect.gen(function* () {
@@ -46,10 +50,11 @@ export class ImageTasks extends Context.Service<ImageTasks, {
       const catalog = yield* Catalog
       const relay = yield* ImageTaskRelay
       const store = yield* TaskStore
+      const callerOf = bearerOrSession(auth, makeSessionCaller(yield* Sessions, yield* Tokens, auth))
 
       const submit = (request: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
-          const principal = yield* auth.authenticate(credentialOf("bearer", request))
+          const principal = yield* callerOf(request)
           const raw = yield* readJsonObject(request, settings.maxBodyBytes)
           const family = typeof raw.model === "string" ? imageFamilyOf(catalog.snapshot(), raw.model) : undefined
           const decoded = decodeImageRequest(raw, family)
@@ -62,7 +67,7 @@ export class ImageTasks extends Context.Service<ImageTasks, {
 
       const retrieve = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
         Effect.gen(function* () {
-          const principal = yield* auth.authenticate(credentialOf("bearer", request))
+          const principal = yield* callerOf(request)
           const task = yield* store.find(taskId, principal.userId)
           if (task.kind !== "image") return yield* new NotFound({ what: "task", id: taskId.slice(0, 100) })
           return HttpServerResponse.jsonUnsafe(encodeImageTask(taskViewOf(task, ""), task.publicResult))

@@ -3,8 +3,11 @@
  * `multipart/form-data` as the official `openai` SDK's `videos.create` sends
  * it), `GET /v1/videos/{task_id}`, `POST /v1/videos/{video_id}/remix`,
  * `GET /v1/videos/{task_id}/content` (the bytes streamed from the vendor,
- * `Range` honoured; Bearer or browser session), `POST /v1/video/generations`
- * and `GET /v1/video/generations/{task_id}` (the unified shapes). Thin: the
+ * `Range` honoured), `POST /v1/video/generations`
+ * and `GET /v1/video/generations/{task_id}` (the unified shapes). Every route
+ * takes a Bearer key or, when none is sent, the browser session (the console
+ * playground: `SessionCaller.ts`, same-origin proof on a submit, billed to the
+ * playground token; the content route reads the session's own tasks). Thin: the
  * body is decoded with the model family's rules, the `VideoRelay` submits,
  * the `TaskStore` reads (the caller's own tasks only: anyone else's id is
  * 404 `task_not_exist`), the `TaskPoller` refreshes a stale task on read.
@@ -33,6 +36,7 @@ import { VideoRelay } from "../relay/VideoRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { Sessions } from "../services/Sessions.ts"
+import { Tokens } from "../services/Tokens.ts"
 import { TaskPoller } from "../services/TaskPoller.ts"
 import type { Task } from "../services/TaskStore.ts"
 import { TaskStore } from "../services/TaskStore.ts"
@@ -40,6 +44,7 @@ import { UpstreamClient } from "../services/UpstreamClient.ts"
 import { sendVideoCall, videoWireOf } from "../services/VideoCalls.ts"
 import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
 import { sessionCookieOf } from "./api/Api.ts"
+import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
 
 /** The gateway's origin as the caller reached it (for the content URL). */
 const originOf = (request: HttpServerRequest.HttpServerRequest): string => {
@@ -127,7 +132,7 @@ export class Videos extends Context.Service<Videos, {
     taskId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/VideoRoutes/Videos") {
-  /** Needs Auth, Sessions, GatewaySettings, Catalog, VideoRelay, TaskStore, TaskPoller and UpstreamClient. */
+  /** Needs Auth, Sessions, Tokens, GatewaySettings, Catalog, VideoRelay, TaskStore, TaskPoller and UpstreamClient. */
   static readonly layer = Layer.effect(
     Videos,
     Effect.gen(function* () {
@@ -155,8 +160,7 @@ export class Videos extends Context.Service<Videos, {
           return yield* readJsonObject(request, settings.maxBodyBytes)
         })
 
-      const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
-        auth.authenticate(credentialOf("bearer", request))
+      const principalOf = bearerOrSession(auth, makeSessionCaller(sessions, yield* Tokens, auth))
 
       /**
        * Authenticates, reads and decodes a submit body, and hands the request

@@ -30,6 +30,7 @@
 import { Context, Data, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { TaskStatus } from "../canonical/Video.ts"
+import { offsetOf, type PageRequest } from "../domain/Page.ts"
 import { NotFound } from "../errors/GatewayError.ts"
 import { cleanText } from "./UsageLog.ts"
 
@@ -258,6 +259,14 @@ export class TaskStore extends Context.Service<TaskStore, {
   /** The task `publicId` of user `userId`; `NotFound` (task) for any other user's or an unknown id. */
   readonly find: (publicId: string, userId: bigint) => Effect.Effect<Task, NotFound>
   /**
+   * One page of user `userId`'s own tasks, newest first, and how many the
+   * user has in all. Storage failures are defects.
+   */
+  readonly listOwn: (
+    userId: bigint,
+    page: PageRequest
+  ) => Effect.Effect<{ readonly tasks: ReadonlyArray<Task>; readonly total: number }>
+  /**
    * Claims up to `limit` due tasks of channel `channelId` (not final, next
    * poll due, not claimed by a live lease) for `leaseMillis`, skipping rows
    * another transaction holds. Counts the poll attempt.
@@ -333,6 +342,15 @@ export class TaskStore extends Context.Service<TaskStore, {
                 : Effect.succeed(taskOf(rows[0]))
             )
           )
+
+      const listOwn = (userId: bigint, page: PageRequest) =>
+        Effect.gen(function* () {
+          const [{ total }] = yield* sql<{ readonly total: bigint }>`SELECT count(*) AS total FROM tasks
+            WHERE user_id = ${userId}`
+          const rows = yield* sql<Row>`SELECT ${columns} FROM tasks WHERE user_id = ${userId}
+            ORDER BY created_at DESC, id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`
+          return { tasks: rows.map(taskOf), total: Number(total) }
+        }).pipe(Effect.orDie)
 
       const claimDue = (channelId: number, limit: number, leaseMillis: number) =>
         sql<
@@ -490,6 +508,7 @@ export class TaskStore extends Context.Service<TaskStore, {
         instance,
         insert,
         find,
+        listOwn,
         claimDue,
         claimExpired,
         claimOne,

@@ -11,7 +11,11 @@
  * and no other user's keys or logs. Another person signs in through the
  * OpenID Provider in the browser. Root disables a channel and the next
  * request fails over at once; changes a user's role and group and tops one
- * up. Every page passes an `axe-core` scan with no serious or critical
+ * up. Root then adds an image model and a video model on the emulator; in
+ * the playground's image and video modes the user generates an image (shown,
+ * with its cost as charged), submits an image task and a video task, and
+ * sees both go to completed in the task list with a preview and the cost
+ * the usage log holds. Every page passes an `axe-core` scan with no serious or critical
  * violation, loads with no CSP violation or script error, and is
  * screenshotted under `test/screenshots/` (git-ignored).
  */
@@ -95,7 +99,9 @@ Deno.test("console: root sets up a channel and a user; the user's key, playgroun
               allow_insecure_http: true
             }
           }
-        }
+        },
+        // The playground's tasks: polled often, so a video is done in seconds.
+        settings: { task_poll_interval_ms: 300 }
       })
   })
   const provider = await front.start([`${gateway.url}/api/oauth/corp`])
@@ -482,6 +488,83 @@ Deno.test("console: root sets up a channel and a user; the user's key, playgroun
     ok(new URL(stranger.page.url()).hash.startsWith("#/sign-in?error="))
     strictEqual(await stranger.page.getByRole("button", { name: "Sign in", exact: true }).count(), 1)
     deepStrictEqual(olivia.problems, [], "no script error or CSP violation in the OIDC sign-in")
+
+    // Images and video in the playground: root adds the models on the emulator, priced per image and per second.
+    const media = await pageCall(root.page, "POST", "/api/channel/", {
+      name: "emu-media",
+      type: "openai",
+      base_url: gateway.emulator.url,
+      keys: ["sk-test-upstream-console-media"],
+      models: ["gpt-image-1", "sora-2"],
+      groups: ["default", "vip"]
+    })
+    strictEqual(media.json.success, true, media.json.message)
+    for (const price of [{ model: "gpt-image-1", per_image: 0.04 }, { model: "sora-2", per_second: 0.1 }]) {
+      const priced = await pageCall(root.page, "PUT", "/api/pricing", price)
+      strictEqual(priced.json.success, true, priced.json.message)
+    }
+    await carol.page.getByRole("link", { name: "Playground" }).click()
+    await carol.page.getByRole("radio", { name: "Image" }).check()
+    const imageForm = carol.page.getByRole("form", { name: "Image" })
+    await imageForm.getByLabel("Model").selectOption("gpt-image-1")
+    await imageForm.getByLabel("Prompt").fill("a lighthouse at dusk")
+    await imageForm.getByRole("button", { name: "Generate image" }).click()
+    await carol.page.getByRole("img", { name: "Generated image 1" }).waitFor()
+    ok(
+      (await carol.page.getByRole("img", { name: "Generated image 1" }).getAttribute("src"))?.startsWith(
+        "data:image/png;base64,"
+      )
+    )
+    await carol.page.getByTestId("image-note").filter({ hasText: "(as charged)" }).waitFor()
+    const imageCost = await gateway.query<{ cost: string }>(
+      "SELECT SUM(l.cost)::text AS cost FROM usage_logs l JOIN users u ON u.id = l.user_id " +
+        "WHERE u.username = 'carol' AND l.model = 'gpt-image-1'"
+    )
+    strictEqual(
+      await carol.page.getByTestId("image-note").textContent(),
+      `1 image(s) generated · cost ${usd(Number(imageCost[0].cost))} (as charged)`
+    )
+    await scan(carol.page, "playground-image")
+    await imageForm.getByRole("button", { name: "Submit as a task" }).click()
+    await carol.page.getByTestId("task-row").first().waitFor()
+
+    await carol.page.getByRole("radio", { name: "Video" }).check()
+    const videoForm = carol.page.getByRole("form", { name: "Video" })
+    await videoForm.getByLabel("Model").selectOption("sora-2")
+    await videoForm.getByLabel("Prompt").fill("waves on a pier")
+    await videoForm.getByLabel("Seconds").fill("8")
+    await videoForm.getByLabel("Size (optional, e.g. 1280x720)").fill("1280x720")
+    await videoForm.getByRole("button", { name: "Submit video" }).click()
+    await videoForm.getByRole("status").filter({ hasText: /^Task video_\w+ submitted/ }).waitFor()
+    await carol.page.getByTestId("task-row").nth(1).waitFor()
+    await scan(carol.page, "playground-tasks-running")
+    // The list refreshes itself until both are final: the video's preview plays the content route.
+    await carol.page.getByTestId("task-video").waitFor({ timeout: 30_000 })
+    await carol.page.getByTestId("task-image").getByRole("img").waitFor({ timeout: 30_000 })
+    deepStrictEqual(await carol.page.getByTestId("task-status").allTextContents(), ["completed", "completed"])
+    const tasks = await gateway.query<{ id: string; kind: string; cost: string }>(
+      "SELECT k.public_id AS id, k.kind, (SELECT SUM(l.cost) FROM usage_logs l WHERE l.request_id = k.request_id)::text " +
+        "AS cost FROM tasks k JOIN users u ON u.id = k.user_id JOIN tokens t ON t.id = k.token_id " +
+        "WHERE u.username = 'carol' AND t.key_hash LIKE 'playground:%' ORDER BY k.created_at DESC"
+    )
+    deepStrictEqual(tasks.map((task) => task.kind), ["video", "image"], "both on carol's playground token")
+    strictEqual(Number(tasks[0].cost), 800_000, "8 seconds at 0.1 USD")
+    deepStrictEqual(
+      await carol.page.getByTestId("task-cost").allTextContents(),
+      tasks.map((task) => usd(Number(task.cost))),
+      "the cost the usage log holds"
+    )
+    const src = await carol.page.getByTestId("task-video").getAttribute("src")
+    strictEqual(src, `/v1/videos/${tasks[0].id}/content`)
+    const fetched = await carol.page.evaluate(async (path) => {
+      const response = await fetch(path)
+      return { status: response.status, type: response.headers.get("content-type"), size: (await response.blob()).size }
+    }, src!)
+    deepStrictEqual([fetched.status, fetched.type, fetched.size > 16], [200, "video/mp4", true], "the session reads it")
+    await carol.page.getByText("Tasks are running").waitFor({ state: "detached" }).catch(() => undefined)
+    strictEqual(await carol.page.getByText("Tasks are running").count(), 0, "no more polling once all are final")
+    await scan(carol.page, "playground-tasks-done")
+    deepStrictEqual(carol.problems, [], "no script error or CSP violation in the playground's modes")
 
     // deno-lint-ignore no-console
     console.log(`console: first page (sign-in form shown) loaded in ${firstLoad} ms on loopback`)
