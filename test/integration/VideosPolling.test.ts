@@ -107,7 +107,7 @@ Deno.test("poller: starts with the gateway and stops when it shuts down", async 
     const polls = () =>
       gateway.emulator.requests.filter((request) => request.method === "GET" && request.path.startsWith("/v1/videos/"))
         .length
-    await eventually(async () => polls() >= 3)
+    await eventually(() => Promise.resolve(polls() >= 3))
     const started = Date.now()
     await gateway.stop()
     stopped = true
