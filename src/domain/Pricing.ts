@@ -120,3 +120,10 @@ export const videoCost = (ratio: bigint, price: Price, seconds: number): bigint 
  */
 export const isTextPriced = (price: Price): boolean =>
   price.free || price.input !== undefined || price.output !== undefined
+
+/**
+ * Whether `price` can bill images: `per_image`, or a free model.
+ *
+ * @category billing
+ */
+export const isImagePriced = (price: Price): boolean => price.free || price.perImage !== undefined

@@ -14,19 +14,16 @@
 import { Context, Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { type EmbeddingRequest, embeddingTokensTypical, embeddingTokensUpperBound } from "../canonical/Embedding.ts"
-import { textCost } from "../domain/Pricing.ts"
-import { type GatewayError, InvalidRequest, ModelNotFound, ModelNotPriced } from "../errors/GatewayError.ts"
+import { type Price, textCost } from "../domain/Pricing.ts"
+import { type GatewayError, InvalidRequest, ModelNotFound } from "../errors/GatewayError.ts"
 import type { EmbeddingInbound } from "../formats/embeddings/mod.ts"
 import type { Principal } from "../services/Auth.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-import { QuotaLedger } from "../services/QuotaLedger.ts"
-import { RateLimiter } from "../services/RateLimiter.ts"
 import { UpstreamClient } from "../services/UpstreamClient.ts"
-import { UsageLog } from "../services/UsageLog.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { embeddingWireOf, makeEmbeddingAttempt } from "./EmbeddingAttempt.ts"
-import { runOneShot } from "./OneShot.ts"
+import { oneShotServices, priceFor, runOneShot } from "./OneShot.ts"
 
 /** What an embedding route hands the relay. @category models */
 export interface EmbeddingRelayInput {
@@ -56,13 +53,7 @@ export class EmbeddingRelay extends Context.Service<EmbeddingRelay, {
       const client = yield* UpstreamClient
       const settings = yield* GatewaySettings
       const catalog = yield* Catalog
-      const services = {
-        router,
-        ledger: yield* QuotaLedger,
-        usageLog: yield* UsageLog,
-        limiter: yield* RateLimiter,
-        settings
-      }
+      const services = yield* oneShotServices
 
       const run = Effect.fnUntraced(function* (input: EmbeddingRelayInput) {
         const { principal, request } = input
@@ -80,13 +71,12 @@ export class EmbeddingRelay extends Context.Service<EmbeddingRelay, {
             param: "input"
           })
         }
-        const snapshot = catalog.snapshot()
-        const price = snapshot.prices.get(request.model)
-        const group = snapshot.groups.get(principal.group)
-        const ratio = group?.ratio ?? 1_000_000_000n
-        if (price === undefined || (!price.free && price.input === undefined)) {
-          return yield* new ModelNotPriced({ model: request.model })
-        }
+        const { price, ratio, limits } = yield* priceFor(
+          catalog,
+          request.model,
+          principal.group,
+          (price: Price) => price.free || price.input !== undefined
+        )
         const promptTokens = embeddingTokensTypical(request)
         const attempt = makeEmbeddingAttempt({
           inbound: input.inbound,
@@ -99,7 +89,7 @@ export class EmbeddingRelay extends Context.Service<EmbeddingRelay, {
 
         return yield* runOneShot(services, {
           principal,
-          groupLimits: group?.limits,
+          groupLimits: limits,
           model: request.model,
           price,
           ratio,

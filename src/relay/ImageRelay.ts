@@ -15,19 +15,16 @@ import { HttpServerResponse } from "effect/http"
 import type { GeneratedImage, ImageRequest, ImageResponse } from "../canonical/Image.ts"
 import { emptyUsage } from "../canonical/Usage.ts"
 import type { ImageFamily } from "../domain/ImageFamilies.ts"
-import { imageCost } from "../domain/Pricing.ts"
-import { type GatewayError, ModelNotFound, ModelNotPriced, UpstreamFailed } from "../errors/GatewayError.ts"
+import { imageCost, isImagePriced } from "../domain/Pricing.ts"
+import { type GatewayError, ModelNotFound, UpstreamFailed } from "../errors/GatewayError.ts"
 import { encodeImagesAnswer, type ImageCallBody, type ImageWire, imageWires } from "../formats/images/mod.ts"
 import type { Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings, type Settings } from "../services/GatewaySettings.ts"
-import { QuotaLedger } from "../services/QuotaLedger.ts"
-import { RateLimiter } from "../services/RateLimiter.ts"
 import { UpstreamClient } from "../services/UpstreamClient.ts"
-import { UsageLog } from "../services/UsageLog.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { imageAdapters } from "../upstreams/ImageAdapter.ts"
-import { postForJson, runOneShot } from "./OneShot.ts"
+import { oneShotServices, postForJson, priceFor, runOneShot } from "./OneShot.ts"
 
 /** Upstream calls of one attempt in flight at once (generate-content makes one image per call). */
 const CALLS_IN_FLIGHT = 4
@@ -120,13 +117,7 @@ export class ImageRelay extends Context.Service<ImageRelay, {
       const client = yield* UpstreamClient
       const settings = yield* GatewaySettings
       const catalog = yield* Catalog
-      const services = {
-        router,
-        ledger: yield* QuotaLedger,
-        usageLog: yield* UsageLog,
-        limiter: yield* RateLimiter,
-        settings
-      }
+      const services = yield* oneShotServices
 
       const run = Effect.fnUntraced(function* (input: ImageRelayInput) {
         const { principal, request } = input
@@ -134,16 +125,10 @@ export class ImageRelay extends Context.Service<ImageRelay, {
         const routed = yield* router.candidates(principal, request.model)
         const candidates = routed.filter((candidate) => imageWireOf(candidate) !== undefined)
         if (candidates.length === 0) return yield* new ModelNotFound({ model: request.model })
-        const snapshot = catalog.snapshot()
-        const price = snapshot.prices.get(request.model)
-        const group = snapshot.groups.get(principal.group)
-        const ratio = group?.ratio ?? 1_000_000_000n
-        if (price === undefined || (!price.free && price.perImage === undefined)) {
-          return yield* new ModelNotPriced({ model: request.model })
-        }
+        const { price, ratio, limits } = yield* priceFor(catalog, request.model, principal.group, isImagePriced)
         return yield* runOneShot(services, {
           principal,
-          groupLimits: group?.limits,
+          groupLimits: limits,
           model: request.model,
           price,
           ratio,

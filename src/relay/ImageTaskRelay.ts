@@ -16,14 +16,12 @@
 import { Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { emptyUsage } from "../canonical/Usage.ts"
-import { imageCost } from "../domain/Pricing.ts"
+import { imageCost, isImagePriced } from "../domain/Pricing.ts"
 import { newImageTaskId } from "../domain/TaskIds.ts"
-import { type GatewayError, ModelNotFound, ModelNotPriced, type UpstreamFailed } from "../errors/GatewayError.ts"
+import { type GatewayError, ModelNotFound, type UpstreamFailed } from "../errors/GatewayError.ts"
 import { encodeImagesAnswer } from "../formats/images/mod.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-import { QuotaLedger } from "../services/QuotaLedger.ts"
-import { RateLimiter } from "../services/RateLimiter.ts"
 import { failureKindOf } from "../services/TaskPoller.ts"
 import { type Task, TaskStore } from "../services/TaskStore.ts"
 import { UpstreamClient } from "../services/UpstreamClient.ts"
@@ -31,7 +29,7 @@ import { UsageLog } from "../services/UsageLog.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { failover } from "./Failover.ts"
 import { type ImageRelayInput, imageWireOf, makeImageAttempt } from "./ImageRelay.ts"
-import { runOneShot } from "./OneShot.ts"
+import { oneShotServices, priceFor, runOneShot } from "./OneShot.ts"
 
 /** The largest stored result, in characters of its `data[]` JSON (Base64 images included). @category constants */
 export const MAX_RESULT_CHARS = 32 * 1024 * 1024
@@ -64,7 +62,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
       const catalog = yield* Catalog
       const store = yield* TaskStore
       const usageLog = yield* UsageLog
-      const services = { router, ledger: yield* QuotaLedger, usageLog, limiter: yield* RateLimiter, settings }
+      const services = yield* oneShotServices
       const scope = yield* Effect.scope
 
       /** Ends `task`, retrying while its charge is not yet committed (see `TaskStore.finish`). */
@@ -88,13 +86,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
         const routed = yield* router.candidates(principal, request.model)
         const candidates = routed.filter((candidate) => imageWireOf(candidate) !== undefined)
         if (candidates.length === 0) return yield* new ModelNotFound({ model: request.model })
-        const snapshot = catalog.snapshot()
-        const price = snapshot.prices.get(request.model)
-        const group = snapshot.groups.get(principal.group)
-        const ratio = group?.ratio ?? 1_000_000_000n
-        if (price === undefined || (!price.free && price.perImage === undefined)) {
-          return yield* new ModelNotPriced({ model: request.model })
-        }
+        const { price, ratio, limits } = yield* priceFor(catalog, request.model, principal.group, isImagePriced)
         const hold = imageCost(ratio, price, request.n)
         const requestId = crypto.randomUUID().replaceAll("-", "")
         const settled = yield* Deferred.make<void>()
@@ -181,7 +173,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
 
         return yield* runOneShot(services, {
           principal,
-          groupLimits: group?.limits,
+          groupLimits: limits,
           model: request.model,
           price,
           ratio,

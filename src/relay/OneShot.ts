@@ -12,16 +12,16 @@ import { Effect } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import type { Usage } from "../canonical/Usage.ts"
 import type { Price } from "../domain/Pricing.ts"
-import { type GatewayError, UpstreamFailed } from "../errors/GatewayError.ts"
+import { type GatewayError, ModelNotPriced, UpstreamFailed } from "../errors/GatewayError.ts"
 import { CurrentRequest } from "../observability/RequestRecord.ts"
 import type { Principal } from "../services/Auth.ts"
-import type { Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
-import type { Settings } from "../services/GatewaySettings.ts"
-import type { QuotaLedger } from "../services/QuotaLedger.ts"
-import type { RateLimiter } from "../services/RateLimiter.ts"
+import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
+import { GatewaySettings, type Settings } from "../services/GatewaySettings.ts"
+import { QuotaLedger } from "../services/QuotaLedger.ts"
+import { RateLimiter } from "../services/RateLimiter.ts"
 import type { UpstreamClient } from "../services/UpstreamClient.ts"
-import type { UsageLog } from "../services/UsageLog.ts"
-import type { Channel, Limits } from "../storage/Catalog.ts"
+import { UsageLog } from "../services/UsageLog.ts"
+import type { Catalog, Channel, Limits } from "../storage/Catalog.ts"
 import { failover } from "./Failover.ts"
 import { limitSubjects } from "./Relay.ts"
 import { makeSettlement } from "./Settlement.ts"
@@ -33,6 +33,50 @@ export interface OneShotServices {
   readonly usageLog: typeof UsageLog.Service
   readonly limiter: typeof RateLimiter.Service
   readonly settings: Settings
+}
+
+/**
+ * The services a one-answer relay runs on, taken from the context (a relay's
+ * layer takes them once).
+ *
+ * @category services
+ */
+export const oneShotServices: Effect.Effect<
+  OneShotServices,
+  never,
+  ChannelRouter | QuotaLedger | UsageLog | RateLimiter | GatewaySettings
+> = Effect.gen(function* () {
+  return {
+    router: yield* ChannelRouter,
+    ledger: yield* QuotaLedger,
+    usageLog: yield* UsageLog,
+    limiter: yield* RateLimiter,
+    settings: yield* GatewaySettings
+  }
+})
+
+/**
+ * The catalog's price of `model`, the ratio (fixed-point ×10⁹, 1 when the
+ * group has none) and limits of `group`. Fails with `ModelNotPriced` when the
+ * model has no price, or one `priced` does not accept (no price for its kind).
+ *
+ * @category billing
+ */
+export const priceFor = (
+  catalog: typeof Catalog.Service,
+  model: string,
+  group: string,
+  priced: (price: Price) => boolean
+): Effect.Effect<
+  { readonly price: Price; readonly ratio: bigint; readonly limits: Limits | undefined },
+  ModelNotPriced
+> => {
+  const snapshot = catalog.snapshot()
+  const price = snapshot.prices.get(model)
+  const groupOf = snapshot.groups.get(group)
+  return price === undefined || !priced(price)
+    ? Effect.fail(new ModelNotPriced({ model }))
+    : Effect.succeed({ price, ratio: groupOf?.ratio ?? 1_000_000_000n, limits: groupOf?.limits })
 }
 
 /** One billed one-answer request, its candidates already chosen and priced. @category models */

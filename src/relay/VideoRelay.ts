@@ -24,26 +24,16 @@ import { emptyUsage } from "../canonical/Usage.ts"
 import type { VideoRequest } from "../canonical/Video.ts"
 import { type Price, videoCost } from "../domain/Pricing.ts"
 import { newVideoTaskId } from "../domain/VideoFamilies.ts"
-import {
-  type GatewayError,
-  InvalidRequest,
-  ModelNotFound,
-  ModelNotPriced,
-  NotFound,
-  UpstreamFailed
-} from "../errors/GatewayError.ts"
+import { type GatewayError, InvalidRequest, ModelNotFound, NotFound, UpstreamFailed } from "../errors/GatewayError.ts"
 import type { VideoCall, VideoWire } from "../formats/video/mod.ts"
 import type { Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-import { QuotaLedger } from "../services/QuotaLedger.ts"
-import { RateLimiter } from "../services/RateLimiter.ts"
 import { Assets } from "../services/Assets.ts"
 import { type Task, TaskStore } from "../services/TaskStore.ts"
 import { UpstreamClient } from "../services/UpstreamClient.ts"
-import { UsageLog } from "../services/UsageLog.ts"
 import { Catalog, type Limits, videoFamilyOf } from "../storage/Catalog.ts"
-import { runOneShot } from "./OneShot.ts"
+import { oneShotServices, priceFor, runOneShot } from "./OneShot.ts"
 import { callVideoJson, videoWireOf } from "../services/VideoCalls.ts"
 
 /** What a video route hands the relay. @category models */
@@ -85,23 +75,11 @@ export class VideoRelay extends Context.Service<VideoRelay, {
       const catalog = yield* Catalog
       const store = yield* TaskStore
       const assets = yield* Assets
-      const services = {
-        router,
-        ledger: yield* QuotaLedger,
-        usageLog: yield* UsageLog,
-        limiter: yield* RateLimiter,
-        settings
-      }
+      const services = yield* oneShotServices
 
       /** The price of `model` for videos, or `ModelNotPriced`. */
-      const priceOf = (model: string, group: string) => {
-        const snapshot = catalog.snapshot()
-        const price = snapshot.prices.get(model)
-        const ratio = snapshot.groups.get(group)?.ratio ?? 1_000_000_000n
-        return price === undefined || (!price.free && price.perSecond === undefined)
-          ? Effect.fail(new ModelNotPriced({ model }))
-          : Effect.succeed({ price, ratio, limits: snapshot.groups.get(group)?.limits })
-      }
+      const priceOf = (model: string, group: string) =>
+        priceFor(catalog, model, group, (price: Price) => price.free || price.perSecond !== undefined)
 
       /** The billed sequence around attempts that each make `call(candidate, wire)` and insert the task. */
       const run = (
