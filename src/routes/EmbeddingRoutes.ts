@@ -15,6 +15,7 @@ import { decodeGeminiEmbedRequest } from "../formats/embeddings/GeminiEmbeddings
 import { embeddingErrorBody } from "../formats/embeddings/mod.ts"
 import { decodeOpenAiEmbeddingRequest } from "../formats/embeddings/OpenAiEmbeddings.ts"
 import { readJsonObject } from "../http/Body.ts"
+import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { EmbeddingRelay } from "../relay/EmbeddingRelay.ts"
@@ -47,7 +48,7 @@ export class Embeddings extends Context.Service<Embeddings, {
 
       const openai = (httpRequest: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
-          const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest))
+          const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest), clientAddressOf(httpRequest))
           const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
           const decoded = decodeOpenAiEmbeddingRequest(raw)
           if (!decoded.ok) return yield* decoded.error
@@ -61,7 +62,10 @@ export class Embeddings extends Context.Service<Embeddings, {
 
       const gemini = (httpRequest: HttpServerRequest.HttpServerRequest, model: string, batch: boolean) =>
         Effect.gen(function* () {
-          const principal = yield* auth.authenticate(credentialOf("generate-content", httpRequest))
+          const principal = yield* auth.authenticate(
+            credentialOf("generate-content", httpRequest),
+            clientAddressOf(httpRequest)
+          )
           const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
           const decoded = decodeGeminiEmbedRequest(raw, model, batch)
           if (!decoded.ok) return yield* decoded.error

@@ -17,6 +17,7 @@ import { InvalidRequest } from "../errors/GatewayError.ts"
 import { decodeImageRequest } from "../formats/images/mod.ts"
 import { encodeOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
 import { readFormData, readJsonObject } from "../http/Body.ts"
+import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { ImageRelay } from "../relay/ImageRelay.ts"
@@ -107,7 +108,7 @@ export class Images extends Context.Service<Images, {
 
       const edits = (httpRequest: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
-          const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest))
+          const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest), clientAddressOf(httpRequest))
           const form = yield* readFormData(httpRequest, settings.maxBodyBytes)
           const { fields, edit } = yield* splitForm(form)
           const family = familyOf(fields)

@@ -30,6 +30,7 @@ import {
 import { decodeVideoRequest, videoFormFields, type VideoRoute } from "../formats/video/VideoRequestDecode.ts"
 import { encodeVideoError } from "../formats/video/VideoErrors.ts"
 import { readFormData, readJsonObject } from "../http/Body.ts"
+import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf, headerOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { VideoRelay } from "../relay/VideoRelay.ts"
@@ -238,7 +239,7 @@ export class Videos extends Context.Service<Videos, {
       const ownerOf = (request: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
           const key = credentialOf("bearer", request)
-          if (key !== undefined) return (yield* auth.authenticate(key)).userId
+          if (key !== undefined) return (yield* auth.authenticate(key, clientAddressOf(request))).userId
           const cookie = sessionCookieOf(request)
           if (cookie === "") return yield* new InvalidApiKey({ reason: "missing" })
           const session = yield* sessions.resolve(cookie)

@@ -120,14 +120,20 @@ export class Auth extends Context.Service<Auth, {
    * Fails with `InvalidApiKey` (`missing`, `unknown`, `disabled`, `expired`,
    * or `address` when the key has an IP allow-list without that address).
    */
-  readonly authenticate: (key: string | undefined, clientAddress?: string) => Effect.Effect<Principal, InvalidApiKey>
+  readonly authenticate: (
+    key: string | undefined,
+    clientAddress: string | undefined
+  ) => Effect.Effect<Principal, InvalidApiKey>
   /**
    * Resolves a token by its stored digest rather than a presented key, with
    * the same checks and cache as `authenticate`: the gateway's own internal
    * tokens (the console playground's, see `Tokens.playground`), which have no
    * key. Fails with `InvalidApiKey` as `authenticate` does.
    */
-  readonly authenticateDigest: (keyHash: string, clientAddress?: string) => Effect.Effect<Principal, InvalidApiKey>
+  readonly authenticateDigest: (
+    keyHash: string,
+    clientAddress: string | undefined
+  ) => Effect.Effect<Principal, InvalidApiKey>
   /** Forgets cached keys (after a token or user changed). */
   readonly invalidate: Effect.Effect<void>
 }>()("sluice/services/Auth") {

@@ -125,8 +125,26 @@ for (const store of ["pglite", "postgres"] as ReadonlyArray<Store>) {
         body: JSON.stringify({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
       })
       deepStrictEqual([outside.status, (await outside.json()).error.code], [401, "invalid_api_key"])
+      // Every key route checks the list, not only the text routes.
+      for (const path of ["/v1/embeddings", "/v1/images/generations", "/v1/images/edits"]) {
+        const fencedOut = await fetch(`${gateway.url}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "gpt-test", input: "hi", prompt: "hi" })
+        })
+        deepStrictEqual([path, fencedOut.status, (await fencedOut.json()).error.code], [path, 401, "invalid_api_key"])
+      }
       await a.call("PUT", "/api/token/", { id: shown.id, allow_ips: ["127.0.0.0/8"] })
       strictEqual(await statusOf(chat(gateway.url, key)), 200, "inside the list")
+      for (const path of ["/v1/embeddings", "/v1/images/generations"]) {
+        const inside = await fetch(`${gateway.url}${path}`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "gpt-test", input: "hi", prompt: "hi" })
+        })
+        const code = inside.status === 401 ? (await inside.json()).error.code : (await inside.body?.cancel(), "")
+        ok(code !== "invalid_api_key", `${path}: the key is accepted inside its list`)
+      }
       await a.call("PUT", "/api/token/", { id: shown.id, allow_ips: null })
       strictEqual(await statusOf(chat(gateway.url, key)), 200, "no list: anywhere")
 
