@@ -144,6 +144,16 @@ export const attachRecord = (request: HttpServerRequest.HttpServerRequest, recor
 }
 
 /**
+ * The record attached to `request` by the telemetry middleware, or `undefined`
+ * (no middleware: unit tests, an in-process call). A plain read for a route
+ * that has its request in hand; `CurrentRequest` finds the request first.
+ *
+ * @category services
+ */
+export const recordOf = (request: HttpServerRequest.HttpServerRequest): RequestRecord | undefined =>
+  records.get(request.source as object)
+
+/**
  * The record of the request being served, or `undefined` outside the
  * telemetry middleware (unit tests of the relay, or telemetry off). Kept in a
  * weak map by the runtime's request object rather than provided as a service:

@@ -13,6 +13,7 @@
 import { Effect, Layer, Logger, References } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { LogLevelName } from "../config/ObservabilityEnv.ts"
+import { headerOf } from "../http/Credentials.ts"
 import { jsonLine, levelOf, levelRank, textLine } from "./AccessLog.ts"
 import { Metrics } from "./Metrics.ts"
 import { attachRecord, type RecordOwner, RequestRecord } from "./RequestRecord.ts"
@@ -66,7 +67,7 @@ export class Telemetry implements RecordOwner {
 
   /** A record for a request arriving now. */
   open(request: HttpServerRequest.HttpServerRequest): RequestRecord {
-    const given = callerRequestId(request.headers["x-request-id"])
+    const given = callerRequestId(headerOf(request, "x-request-id"))
     return new RequestRecord(this, given ?? makeRequestId(), given === undefined, request.method, request.url)
   }
 

@@ -25,7 +25,7 @@ import { formatOf } from "../formats/registry.ts"
 import { sseReader } from "../http/SseEvents.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
-import { type InlineMedia, type MediaFetcher, toInvalidRequest } from "../services/MediaFetcher.ts"
+import { downloadsFor, type InlineMedia, type MediaFetcher, toInvalidRequest } from "../services/MediaFetcher.ts"
 import type { UpstreamClient, UpstreamResponse } from "../services/UpstreamClient.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import type { RelayInput } from "./RelayInput.ts"
@@ -97,17 +97,20 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     candidate: Candidate,
     wire: Format<unknown, unknown>
   ): Effect.Effect<Request | undefined, GatewayError> =>
-    endpoint !== undefined ? Effect.undefined : Effect.flatMap(
-      // An image or file that cannot be downloaded is the caller's 400: no upstream call, no health report.
-      Effect.mapError(
-        context.media.prepare(request, candidate.channel, wire.name, downloaded),
-        (error) => toInvalidRequest(error, input.raw, input.inbound)
-      ),
-      (inlined) =>
-        inlined === undefined
-          ? Effect.undefined
-          : Effect.as(context.coverPrompt(promptTokensUpperBound(inlined)), inlined)
-    )
+    // Most requests hold no URL media the channel must have inline: no download effect at all for them.
+    endpoint !== undefined || downloadsFor(request, candidate.channel, wire.name).length === 0
+      ? Effect.undefined
+      : Effect.flatMap(
+        // An image or file that cannot be downloaded is the caller's 400: no upstream call, no health report.
+        Effect.mapError(
+          context.media.prepare(request, candidate.channel, wire.name, downloaded),
+          (error) => toInvalidRequest(error, input.raw, input.inbound)
+        ),
+        (inlined) =>
+          inlined === undefined
+            ? Effect.undefined
+            : Effect.as(context.coverPrompt(promptTokensUpperBound(inlined)), inlined)
+      )
 
   /**
    * The upstream body for `candidate` in `wire` format. A side endpoint takes the caller's body with only the
@@ -122,7 +125,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     wire: Format<unknown, unknown>,
     inlined: Request | undefined,
     stream: boolean
-  ): Effect.Effect<Record<string, unknown>, InvalidRequest> => {
+  ): Record<string, unknown> | InvalidRequest => {
     // A side endpoint takes the caller's body with only the model mapped. A same-format body is the caller's own,
     // media made inline and another vendor's reasoning token left out in place; a translation is refused when the
     // request holds what only its own format can say. A channel with `forward_store: false` gets no `store`.
@@ -139,9 +142,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       body = wire.passthrough.body(raw, { model: candidate.upstreamModel, stream, outputCap: sentCap, forwardStore })
     } else {
       const refused = request.untranslatable?.[0]
-      if (refused !== undefined) {
-        return Effect.fail(new InvalidRequest({ message: refused.message, param: refused.param }))
-      }
+      if (refused !== undefined) return new InvalidRequest({ message: refused.message, param: refused.param })
       body = wire.encodeRequest({
         ...(inlined === undefined ? capped : { ...inlined, maxOutputTokens: sentCap ?? inlined.maxOutputTokens }),
         model: candidate.upstreamModel,
@@ -149,7 +150,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       }).body
     }
     for (const param of candidate.channel.settings.strip_params ?? []) delete body[param]
-    return Effect.succeed(body)
+    return body
   }
 
   const call = (
@@ -161,17 +162,18 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     const { channel } = candidate
     const target = adapters[channel.type].target(channel, candidate.key.key, wire.name, candidate.upstreamModel, stream)
     if (context.requestId !== undefined) target.headers["x-request-id"] = context.requestId
-    return Effect.flatMap(bodyOf(candidate, wire, inlined, stream), (body) =>
-      context.client.post(
-        target.url + (endpoint?.pathSuffix ?? ""),
-        target.headers,
-        JSON.stringify(body),
-        {
-          firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
-          idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
-          totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
-        }
-      ))
+    const body = bodyOf(candidate, wire, inlined, stream)
+    if (body instanceof InvalidRequest) return Effect.fail(body)
+    return context.client.post(
+      target.url + (endpoint?.pathSuffix ?? ""),
+      target.headers,
+      JSON.stringify(body),
+      {
+        firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
+        idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
+        totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
+      }
+    )
   }
 
   /** One non-stream attempt: the caller's JSON body (a passthrough answer as received), or a failure. */
@@ -211,7 +213,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     Effect.gen(function* () {
       const wire = wireOf(candidate)
       const inlined = yield* prepared(candidate, wire)
-      const scope = yield* Scope.make()
+      const scope = Scope.makeUnsafe()
       return yield* Effect.gen(function* () {
         const response = yield* call(candidate, wire, inlined, true)
         yield* Scope.addFinalizer(scope, Effect.sync(response.abort))

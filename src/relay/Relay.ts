@@ -26,7 +26,6 @@ import { UsageLog } from "../services/UsageLog.ts"
 import type { Limits } from "../storage/Catalog.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { CurrentMetrics } from "../observability/Metrics.ts"
-import { CurrentRequest } from "../observability/RequestRecord.ts"
 import { TracingEnabled } from "../observability/Tracing.ts"
 import { makeAttempts } from "./Attempts.ts"
 import { traced } from "./Traced.ts"
@@ -63,7 +62,7 @@ export class Relay extends Context.Service<Relay, {
       const run = Effect.fnUntraced(function* (input: RelayInput) {
         const { principal, request, endpoint } = input
         const started = Date.now()
-        const record = yield* CurrentRequest
+        const record = input.record
         record?.relayed(input.inbound, request.model)
         const routed = yield* router.candidates(principal, request.model)
         const candidates = endpoint === undefined ? routed : routed.filter((c) => endpoint.supports(c.channel))

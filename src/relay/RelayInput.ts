@@ -9,6 +9,7 @@ import type { Request } from "../canonical/Request.ts"
 import type { Usage } from "../canonical/Usage.ts"
 import type { GatewayError } from "../errors/GatewayError.ts"
 import type { FormatName, ResponseMeta } from "../formats/Format.ts"
+import type { RequestRecord } from "../observability/RequestRecord.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Channel } from "../storage/Catalog.ts"
 
@@ -25,6 +26,11 @@ export interface RelayInput {
   readonly request: Request
   readonly principal: Principal
   readonly requestId: string
+  /**
+   * The request's telemetry record (`recordOf`), filled as the relay goes; `undefined` without the telemetry
+   * middleware.
+   */
+  readonly record: RequestRecord | undefined
   readonly meta: ResponseMeta
   /** Generate-content without `alt=sse`: stream as one JSON array instead of SSE. */
   readonly jsonArrayStream?: boolean | undefined

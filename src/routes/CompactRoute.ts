@@ -29,6 +29,7 @@ import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { recordOf } from "../observability/RequestRecord.ts"
 import { Relay, type SideEndpoint } from "../relay/Relay.ts"
 import { ResponseStore } from "../services/ResponseStore.ts"
 
@@ -140,6 +141,7 @@ export const CompactRoute = HttpRouter.use(Effect.fnUntraced(function* (router) 
         request,
         principal,
         requestId,
+        record: recordOf(httpRequest),
         meta,
         endpoint: compactEndpoint
       })

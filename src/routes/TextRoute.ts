@@ -17,7 +17,7 @@ import { readJsonObject } from "../http/Body.ts"
 import { credentialOf, type CredentialStyle } from "../http/Credentials.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
-import { CurrentRequest } from "../observability/RequestRecord.ts"
+import { recordOf } from "../observability/RequestRecord.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
 import type { Relay } from "../relay/Relay.ts"
@@ -86,7 +86,7 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         : yield* options.prepare(principal, raw, decoded.value)
       const request = prepared.request
       // A request id the gateway made is also the usage log's; a caller's own is never trusted to be unique.
-      const record = yield* CurrentRequest
+      const record = recordOf(httpRequest)
       const requestId = record?.madeId === true ? record.requestId : crypto.randomUUID().replaceAll("-", "")
       const meta: ResponseMeta = {
         id: options.idPrefix + requestId,
@@ -103,6 +103,7 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         request,
         principal,
         requestId,
+        record,
         meta,
         jsonArrayStream: path?.jsonArray,
         onAnswer: prepared.onAnswer
