@@ -41,12 +41,26 @@ const median = (values: ReadonlyArray<number>): number => {
 export const cpuPerRequest = (runs: ReadonlyArray<Run>): ReadonlyArray<number> =>
   runs.filter((run) => run.cpuMs !== undefined && run.requests > 0).map((run) => run.cpuMs! / run.requests)
 
-/** The overhead of `on` over `off` (median CPU per request), e.g. `0.031` for 3.1%; `undefined` without figures. */
+/**
+ * The overhead of `on` over `off`, e.g. `0.031` for 3.1%: the median over the
+ * rounds of each round's `on ÷ off − 1` (CPU per request of the two runs of
+ * one round, which ran back to back, so a drift of the shared machine's speed
+ * between rounds cancels out); `undefined` without figures.
+ */
 export const overhead = (item: TelemetryCase): number | undefined => {
-  const on = cpuPerRequest(item.on)
-  const off = cpuPerRequest(item.off)
-  return on.length === 0 || off.length === 0 ? undefined : median(on) / median(off) - 1
+  const ratios = pairedRatios(item)
+  return ratios.length === 0 ? undefined : median(ratios) - 1
 }
+
+/** Each round's CPU per request, on ÷ off (rounds with both figures). @category figures */
+export const pairedRatios = (item: TelemetryCase): ReadonlyArray<number> =>
+  item.on.flatMap((run, index) => {
+    const other = item.off[index]
+    return other === undefined || run.cpuMs === undefined || other.cpuMs === undefined || run.requests === 0 ||
+        other.requests === 0
+      ? []
+      : [(run.cpuMs / run.requests) / (other.cpuMs / other.requests)]
+  })
 
 /**
  * The report, in Markdown.
@@ -65,7 +79,9 @@ export const renderTelemetryReport = (report: TelemetryReport): string => {
       median(on).toFixed(3)
     } | ${share === undefined ? "n/a" : `${(share * 100).toFixed(1)}%`} | ${
       on.map((value) => value.toFixed(3)).join(" · ")
-    } / ${off.map((value) => value.toFixed(3)).join(" · ")} | ${errors} |`
+    } / ${off.map((value) => value.toFixed(3)).join(" · ")} | ${
+      pairedRatios(item).map((value) => value.toFixed(2)).join(" · ")
+    } | ${errors} |`
   })
   return `# Sluice telemetry overhead
 
@@ -73,15 +89,16 @@ export const renderTelemetryReport = (report: TelemetryReport): string => {
 - Command: \`${report.command}\`
 - Machine: ${report.machine}; load average (1 min) when it started: ${report.loadAverage.toFixed(2)}
 - Gateway store: ${report.store}
-- Load: ${report.load}, ${report.rounds} rounds per side, alternating (on, off, off, on, …)
+- Load: ${report.load}, ${report.rounds} rounds per side, alternating (on, off, off, on, …), a pause before each run
 
-| case | off req/s | on req/s | off CPU ms/req | on CPU ms/req | overhead (target ≤ 5%) | every round, on / off | non-2xx + socket errors |
-|---|---:|---:|---:|---:|---:|---|---:|
+| case | off req/s | on req/s | off CPU ms/req | on CPU ms/req | overhead (target ≤ 5%) | every round, on / off | every round, on ÷ off | non-2xx + socket errors |
+|---|---:|---:|---:|---:|---:|---|---|---:|
 ${rows.join("\n")}
 
 "On" is the gateway's default: metrics recorded, one JSON access-log line per request on stdout (here piped to a
 file). "Off" is the same gateway with \`SLUICE_METRICS=off SLUICE_ACCESS_LOG=off\` (the request id is still taken,
-made and returned). Figures are medians over the rounds; CPU per request is the gateway process's CPU time over a run
-÷ the requests wrk completed in it.
+made and returned). CPU per request is the gateway process's CPU time over a run ÷ the requests wrk completed in it;
+req/s and CPU per request are medians over the rounds, and the overhead is the median of each round's on ÷ off (the two
+runs of a round run back to back; single runs on this shared machine move by up to ±20%).
 `
 }

@@ -56,7 +56,7 @@ const warmupSeconds = 2
 const pacedConnections = 10
 const pacedPauseMs = 20
 const pacedSeconds = 8
-const timeLimitSeconds = 300
+const timeLimitSeconds = Deno.args.includes("--telemetry") ? 480 : 300
 const firstByteRounds = 200
 const firstByteWarmupRounds = 10
 
@@ -71,7 +71,10 @@ if (unknown.length > 0) {
 const usePostgres = Deno.args.includes("--postgres")
 /** Only the telemetry overhead: the gateway with metrics and the access log on, and off (see `Telemetry.ts`). */
 const telemetryOnly = Deno.args.includes("--telemetry")
-const telemetryRounds = 4
+const telemetryRounds = 8
+/** Seconds of each telemetry run, and the pause before each (the previous run's GC and log writes settle). */
+const telemetryRunSeconds = 8
+const telemetryPauseMillis = 1_000
 /** Where the hand-written analysis of `bench/RESULTS.md` starts. */
 const ANALYSIS_MARKER =
   "<!-- Analysis below: written by hand, kept by `deno task bench` when it rewrites the report above. -->"
@@ -552,7 +555,8 @@ const telemetryMain = async (): Promise<TelemetryReport> => {
     for (let round = 0; round < telemetryRounds; round++) {
       const order = round % 2 === 0 ? [onTarget, offTarget] : [offTarget, onTarget]
       for (const target of order) {
-        const run = await load(target, item, throughputConnections, runSeconds)
+        await new Promise((resolve) => setTimeout(resolve, telemetryPauseMillis))
+        const run = await load(target, item, throughputConnections, telemetryRunSeconds)
         ;(target === onTarget ? onRuns : offRuns).push(run)
       }
     }
@@ -563,7 +567,9 @@ const telemetryMain = async (): Promise<TelemetryReport> => {
     command: ["deno task bench", ...Deno.args].join(" "),
     store: usePostgres ? "PostgreSQL (fresh database per gateway, dropped after)" : "embedded PGlite (temp dir)",
     machine: `${navigator.hardwareConcurrency} cores, ${Deno.build.os}/${Deno.build.arch}`,
-    load: `${throughputConnections} connections × ${runSeconds} s per run`,
+    load: `${throughputConnections} connections × ${telemetryRunSeconds} s per run, ${
+      telemetryPauseMillis / 1000
+    } s apart`,
     rounds: telemetryRounds,
     loadAverage,
     cases
