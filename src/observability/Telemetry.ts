@@ -120,13 +120,16 @@ export class Telemetry implements RecordOwner {
         Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
           const record = this.open(request)
           attachRecord(request, record)
-          return app.pipe(
-            Effect.map((response) => {
+          return Effect.matchCauseEffect(app, {
+            onSuccess: (response) => {
               record.responded(response.status)
-              return HttpServerResponse.setHeader(response, "x-request-id", record.requestId)
-            }),
-            Effect.onError(() => Effect.sync(() => record.responded(500)))
-          )
+              return Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", record.requestId))
+            },
+            onFailure: (cause) => {
+              record.responded(500)
+              return Effect.failCause(cause)
+            }
+          })
         }),
       { global: true }
     )

@@ -83,9 +83,8 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
   const { input, settings, sentCap } = context
   const { request, endpoint } = input
   const inbound = formatOf(input.inbound)
-  const capped: Request = sentCap === undefined ? request : { ...request, maxOutputTokens: sentCap }
-  /** Images and files downloaded for this request, shared by its attempts. */
-  const downloaded = new Map<string, InlineMedia>()
+  /** Images and files downloaded for this request, shared by its attempts (made by the first download). */
+  let downloaded: Map<string, InlineMedia> | undefined
 
   const wireOf = (candidate: Candidate): Format<unknown, unknown> =>
     endpoint === undefined
@@ -103,7 +102,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       : Effect.flatMap(
         // An image or file that cannot be downloaded is the caller's 400: no upstream call, no health report.
         Effect.mapError(
-          context.media.prepare(request, candidate.channel, wire.name, downloaded),
+          context.media.prepare(request, candidate.channel, wire.name, downloaded ??= new Map()),
           (error) => toInvalidRequest(error, input.raw, input.inbound)
         ),
         (inlined) =>
@@ -144,7 +143,8 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       const refused = request.untranslatable?.[0]
       if (refused !== undefined) return new InvalidRequest({ message: refused.message, param: refused.param })
       body = wire.encodeRequest({
-        ...(inlined === undefined ? capped : { ...inlined, maxOutputTokens: sentCap ?? inlined.maxOutputTokens }),
+        ...(inlined ?? request),
+        ...(sentCap === undefined ? {} : { maxOutputTokens: sentCap }),
         model: candidate.upstreamModel,
         ...(forwardStore ? {} : { store: undefined })
       }).body
@@ -209,26 +209,25 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     })
 
   /** One stream attempt: the upstream is answering with a readable first event, or a failure. */
-  const stream = (candidate: Candidate) =>
-    Effect.gen(function* () {
+  const stream = (candidate: Candidate) => {
+    const scope = Scope.makeUnsafe()
+    return Effect.gen(function* () {
       const wire = wireOf(candidate)
       const inlined = yield* prepared(candidate, wire)
-      const scope = Scope.makeUnsafe()
-      return yield* Effect.gen(function* () {
-        const response = yield* call(candidate, wire, inlined, true)
-        yield* Scope.addFinalizer(scope, Effect.sync(response.abort))
-        if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
-        const next = sseReader(response.read)
-        const first = yield* next
-        if (first === undefined) {
-          return yield* new UpstreamFailed({ kind: "stream-broken", status: 200, message: "Empty stream." })
-        }
-        // An in-band error as the very first event can still fail over. The answer starts from this step.
-        const firstStep = wire.streamDecoder.step(wire.streamDecoder.initial(), first[0])
-        if (firstStep instanceof UpstreamFailed) return yield* firstStep
-        return { wire, first, firstStep, next, scope } satisfies StreamHead
-      }).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
-    })
+      const response = yield* call(candidate, wire, inlined, true)
+      yield* Scope.addFinalizer(scope, Effect.sync(response.abort))
+      if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
+      const next = sseReader(response.read)
+      const first = yield* next
+      if (first === undefined) {
+        return yield* new UpstreamFailed({ kind: "stream-broken", status: 200, message: "Empty stream." })
+      }
+      // An in-band error as the very first event can still fail over. The answer starts from this step.
+      const firstStep = wire.streamDecoder.step(wire.streamDecoder.initial(), first[0])
+      if (firstStep instanceof UpstreamFailed) return yield* firstStep
+      return { wire, first, firstStep, next, scope } satisfies StreamHead
+    }).pipe(Effect.onError(() => Scope.close(scope, Exit.void)))
+  }
 
   return { json, stream }
 }

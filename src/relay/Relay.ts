@@ -92,7 +92,8 @@ export class Relay extends Context.Service<Relay, {
 
         return yield* Effect.uninterruptibleMask((restore) =>
           Effect.gen(function* () {
-            const permit = yield* Effect.tapError(limiter.acquire(limitSubjects(principal, group?.limits)), onRejected)
+            const acquire = limiter.acquire(limitSubjects(principal, group?.limits))
+            const permit = yield* (metrics === undefined ? acquire : Effect.tapError(acquire, onRejected))
             const settlement = makeSettlement({
               ledger,
               usageLog,
