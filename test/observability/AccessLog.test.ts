@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual, match, notStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
-import { jsonLine, textLine } from "../../src/observability/AccessLog.ts"
+import { fieldsOf, jsonLine, textLine } from "../../src/observability/AccessLog.ts"
 import { RequestRecord } from "../../src/observability/RequestRecord.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 import { KEY, twoChannels } from "./Support.ts"
@@ -183,6 +183,24 @@ Deno.test("access log: the readable form holds the same facts on one line; a hos
   ok(!text.includes("\n"), "one line")
   match(text, /ERROR POST \/v1beta\/models\/\{model\}:generateContent 503 .* id=req-1 gemini/)
   ok(!text.includes("abcdefghijklmnop"))
+})
+
+Deno.test("access log: the JSON line is exactly JSON.stringify of the line's fields, hostile text included", () => {
+  const owner = { attempt: () => {}, finished: () => {} }
+  const hostile = 'a"b\\c\u0000d\ud800e\u2028f\n' + "sk-test-" + "x".repeat(40)
+  const plain = new RequestRecord(owner, "req-2", false, "GET", "/healthz")
+  plain.responded(200)
+  const billed = new RequestRecord(owner, "0123456789abcdef0123456789abcdef", true, "POST", "/v1/chat/completions")
+  billed.relayed("openai-chat", hostile)
+  billed.priced('group "x"')
+  billed.attemptFailed("first\u0000channel", "server", true)
+  billed.billed("second", 12, 34, 5, 6, 123_456_789n)
+  billed.responded(200)
+  for (const record of [plain, billed]) {
+    const line = jsonLine(record)
+    strictEqual(line, JSON.stringify(fieldsOf(record)))
+    deepStrictEqual(JSON.parse(line), fieldsOf(record))
+  }
 })
 
 Deno.test("log scan: a line holding a key or prompt text is found", async () => {

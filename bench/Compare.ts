@@ -1,0 +1,170 @@
+/**
+ * `deno run -A bench/Compare.ts <case> <rounds> <seconds> <name>=<dir>[:<ENV>=<value>,…] …`: CPU per request of
+ * several gateway builds side by side, each ÷ the bare proxy's in the same round. One emulator (zero latency,
+ * unpaced) and one bare proxy (`BareProxy.ts`) serve every target; each `<dir>` is a checkout of Sluice with its
+ * dependencies installed (a `git worktree` of another commit, after `deno install --frozen`), started as
+ * `src/main.ts` on embedded PGlite with the given environment added (e.g. `SLUICE_METRICS=off`). `<case>` is
+ * `chat`, `stream` or `messages` (`Config.ts`'s bodies). After a warm-up of each target (10 connections × 3 s),
+ * every round runs wrk (50 connections × `<seconds>`) against each target in turn, a second apart, the order
+ * rotated by one each round so that every target takes every place equally often (with as many rounds as a
+ * multiple of the targets); CPU per request is the target's CPU time (`Cpu.ts`) over the run ÷ the requests wrk
+ * completed. Prints each round and the median ratio of each build. Used for the before/after figures of a change
+ * to the request path (README, "Benchmark"); it writes no report.
+ *
+ * @since 0.1.0
+ */
+// deno-lint-ignore-file no-console
+import { chatBody, chatHeaders, gatewayConfig, messagesBody, messagesHeaders } from "./Config.ts"
+import { CpuClock } from "./Cpu.ts"
+import { freePort, type Managed, Supervisor, waitHealthy } from "./Processes.ts"
+import { runWrk } from "./Wrk.ts"
+
+interface Target {
+  readonly name: string
+  readonly url: string
+  readonly managed: Managed
+}
+
+const usage = "Usage: deno run -A bench/Compare.ts chat|stream|messages <rounds> <seconds> <name>=<dir>[:ENV=value,…] …"
+const [caseName, roundsText, secondsText, ...specs] = Deno.args
+const rounds = Number(roundsText)
+const seconds = Number(secondsText)
+if (
+  !["chat", "stream", "messages"].includes(caseName ?? "") || !Number.isInteger(rounds) || rounds < 1 ||
+  !(seconds > 0) || specs.length === 0 || specs.some((spec) => !spec.includes("="))
+) {
+  console.error(usage)
+  Deno.exit(2)
+}
+
+/** `name=dir:A=1,B=2` → its parts. */
+const parseSpec = (spec: string) => {
+  const name = spec.slice(0, spec.indexOf("="))
+  const rest = spec.slice(spec.indexOf("=") + 1)
+  const colon = rest.indexOf(":")
+  const dir = colon === -1 ? rest : rest.slice(0, colon)
+  const env: Record<string, string> = {}
+  for (const pair of (colon === -1 ? "" : rest.slice(colon + 1)).split(",").filter((item) => item !== "")) {
+    env[pair.slice(0, pair.indexOf("="))] = pair.slice(pair.indexOf("=") + 1)
+  }
+  return { name, dir, env }
+}
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+const root = new URL("..", import.meta.url).pathname
+const workDir = await Deno.makeTempDir({ prefix: "sluice-compare-" })
+const supervisor = new Supervisor(workDir)
+const cpu = await CpuClock.make()
+try {
+  const emulatorPort = freePort()
+  const emulator = await supervisor.start({
+    name: "emulator",
+    command: Deno.execPath(),
+    args: ["run", "-A", "src/emulator/main.ts"],
+    cwd: root,
+    env: {
+      EMULATOR_PORT: String(emulatorPort),
+      EMULATOR_LATENCY_MS: "0",
+      EMULATOR_TOKENS_PER_SECOND: "0",
+      EMULATOR_RECORD: "false"
+    }
+  })
+  const emulatorUrl = `http://127.0.0.1:${emulatorPort}`
+  const proxyPort = freePort()
+  const proxy = await supervisor.start({
+    name: "proxy",
+    command: Deno.execPath(),
+    args: ["run", "-A", "bench/BareProxy.ts"],
+    cwd: root,
+    env: { PROXY_PORT: String(proxyPort), PROXY_UPSTREAM: emulatorUrl, PROXY_READ_EVENTS: "0" }
+  })
+  const targets: Array<Target> = [{ name: "proxy", url: `http://127.0.0.1:${proxyPort}`, managed: proxy }]
+  for (const spec of specs.map(parseSpec)) {
+    const configPath = `${workDir}/${spec.name}.json`
+    await Deno.writeTextFile(configPath, gatewayConfig(emulatorUrl))
+    const port = freePort()
+    const managed = await supervisor.start({
+      name: spec.name,
+      command: Deno.execPath(),
+      args: ["run", "-A", "src/main.ts"],
+      cwd: spec.dir,
+      env: {
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        SLUICE_CONFIG: configPath,
+        SLUICE_DATA_DIR: `${workDir}/${spec.name}-data`,
+        DATABASE_URL: "",
+        REDIS_URL: "",
+        LOG_FORMAT: "json",
+        ...spec.env
+      }
+    })
+    targets.push({ name: spec.name, url: `http://127.0.0.1:${port}`, managed })
+  }
+  await waitHealthy(emulator, `${emulatorUrl}/healthz`, 60_000)
+  for (const target of targets) {
+    // The proxy forwards `/healthz` to the emulator.
+    await waitHealthy(target.managed, `${target.url}/healthz`, 60_000)
+  }
+  const body = caseName === "messages" ? messagesBody() : chatBody(caseName === "stream")
+  const path = caseName === "messages" ? "/v1/messages" : "/v1/chat/completions"
+  const headers = caseName === "messages" ? messagesHeaders : chatHeaders
+  const bodyPath = `${workDir}/body.json`
+  await Deno.writeTextFile(bodyPath, JSON.stringify(body))
+  for (const target of targets) {
+    await runWrk(supervisor, workDir, { url: target.url + path, bodyPath, headers, connections: 10, seconds: 3 })
+  }
+  const ratios = new Map<string, Array<number>>()
+  for (let round = 0; round < rounds; round++) {
+    const shift = round % targets.length
+    const order = [...targets.slice(shift), ...targets.slice(0, shift)]
+    const perRequest = new Map<string, number>()
+    const line: Array<string> = []
+    for (const target of order) {
+      await new Promise((resolve) => setTimeout(resolve, 1_000))
+      const before = await cpu.read(target.managed.child.pid)
+      const result = await runWrk(supervisor, workDir, {
+        url: target.url + path,
+        bodyPath,
+        headers,
+        connections: 50,
+        seconds
+      })
+      const after = await cpu.read(target.managed.child.pid)
+      if (before === undefined || after === undefined || result.requests === 0) {
+        throw new Error(`No CPU figure for ${target.name}.`)
+      }
+      if (result.non2xx + result.socketErrors > 0) {
+        throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.socketErrors} socket errors.`)
+      }
+      perRequest.set(target.name, (after - before) / result.requests)
+      line.push(
+        `${target.name} ${Math.round(result.requestsPerSecond)} req/s ${
+          ((after - before) / result.requests).toFixed(3)
+        } ms`
+      )
+    }
+    const proxyCpu = perRequest.get("proxy")!
+    for (const target of targets.slice(1)) {
+      const list = ratios.get(target.name) ?? []
+      list.push(perRequest.get(target.name)! / proxyCpu)
+      ratios.set(target.name, list)
+    }
+    console.log(`round ${round + 1}: ${line.join(" · ")}`)
+  }
+  for (const [name, list] of ratios) {
+    console.log(
+      `${name}: gateway ÷ proxy CPU per request, median ${median(list).toFixed(2)} (rounds: ${
+        list.map((value) => value.toFixed(2)).join(" ")
+      })`
+    )
+  }
+} finally {
+  await supervisor.stopAll()
+  await Deno.remove(workDir, { recursive: true }).catch(() => {})
+}
