@@ -66,30 +66,32 @@ export class Supervisor {
     this.#logDir = logDir
   }
 
-  /** Starts `launch`, its stdout and stderr appended to `<logDir>/<name>.log`. */
-  async start(launch: Launch): Promise<Managed> {
+  /**
+   * Starts `launch`, its stdout and stderr appended to `<logDir>/<name>.log`
+   * by the process itself (`sh` opens the file and `exec`s the command, so the
+   * pid is the command's): a gateway's access log is written straight to the
+   * file, as to a collector, not copied through this process, whose copying
+   * would compete for the cores being measured.
+   */
+  start(launch: Launch): Promise<Managed> {
     const logPath = `${this.#logDir}/${launch.name}.log`
-    const child = new Deno.Command(launch.command, {
-      args: [...launch.args],
+    const child = new Deno.Command("sh", {
+      args: ["-c", 'log="$1"; shift; exec "$@" >>"$log" 2>&1', "sh", logPath, launch.command, ...launch.args],
       env: launch.env,
       cwd: launch.cwd,
       stdin: "null",
-      stdout: "piped",
-      stderr: "piped"
+      stdout: "null",
+      stderr: "null"
     }).spawn()
-    const open = () => Deno.open(logPath, { create: true, append: true })
-    const [out, err] = await Promise.all([open(), open()])
-    const piping = Promise.allSettled([child.stdout.pipeTo(out.writable), child.stderr.pipeTo(err.writable)])
     let done = false
-    const exited = child.status.then(async (status) => {
+    const exited = child.status.then((status) => {
       done = true
-      await piping
       return status
     })
     const managed: Managed = { name: launch.name, child, logPath, exited, hasExited: () => done }
     this.#running.add(managed)
     exited.finally(() => this.#running.delete(managed))
-    return managed
+    return Promise.resolve(managed)
   }
 
   /** Stops one process: SIGTERM, then SIGKILL if it is still there after `graceMillis`. */
