@@ -16,7 +16,7 @@
 // deno-lint-ignore-file no-console
 import { chatBody, chatHeaders, gatewayConfig, messagesBody, messagesHeaders } from "./Config.ts"
 import { CpuClock } from "./Cpu.ts"
-import { freePort, type Managed, Supervisor, waitHealthy } from "./Processes.ts"
+import { freePort, type Managed, startBareProxy, startEmulator, Supervisor, waitHealthy } from "./Processes.ts"
 import { runWrk } from "./Wrk.ts"
 
 interface Target {
@@ -56,34 +56,13 @@ const median = (values: ReadonlyArray<number>): number => {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
-const root = new URL("..", import.meta.url).pathname
 const workDir = await Deno.makeTempDir({ prefix: "sluice-compare-" })
 const supervisor = new Supervisor(workDir)
 const cpu = await CpuClock.make()
 try {
-  const emulatorPort = freePort()
-  const emulator = await supervisor.start({
-    name: "emulator",
-    command: Deno.execPath(),
-    args: ["run", "-A", "src/emulator/main.ts"],
-    cwd: root,
-    env: {
-      EMULATOR_PORT: String(emulatorPort),
-      EMULATOR_LATENCY_MS: "0",
-      EMULATOR_TOKENS_PER_SECOND: "0",
-      EMULATOR_RECORD: "false"
-    }
-  })
-  const emulatorUrl = `http://127.0.0.1:${emulatorPort}`
-  const proxyPort = freePort()
-  const proxy = await supervisor.start({
-    name: "proxy",
-    command: Deno.execPath(),
-    args: ["run", "-A", "bench/BareProxy.ts"],
-    cwd: root,
-    env: { PROXY_PORT: String(proxyPort), PROXY_UPSTREAM: emulatorUrl, PROXY_READ_EVENTS: "0" }
-  })
-  const targets: Array<Target> = [{ name: "proxy", url: `http://127.0.0.1:${proxyPort}`, managed: proxy }]
+  const { managed: emulator, url: emulatorUrl } = await startEmulator(supervisor, "emulator")
+  const proxy = await startBareProxy(supervisor, emulatorUrl)
+  const targets: Array<Target> = [{ name: "proxy", url: proxy.url, managed: proxy.managed }]
   for (const spec of specs.map(parseSpec)) {
     const configPath = `${workDir}/${spec.name}.json`
     await Deno.writeTextFile(configPath, gatewayConfig(emulatorUrl))

@@ -145,3 +145,63 @@ export const waitHealthy = async (managed: Managed, url: string, timeoutMillis: 
     `${managed.name} was not ready at ${url} after ${timeoutMillis} ms:\n${await logTail(managed.logPath)}`
   )
 }
+
+/** A started emulator or proxy and where it listens. @category processes */
+export interface Started {
+  readonly managed: Managed
+  /** `http://127.0.0.1:<port>`. */
+  readonly url: string
+}
+
+/** The checkout this file is in: where `src/` and `bench/` are run from. */
+const checkout = new URL("..", import.meta.url).pathname
+
+/**
+ * Starts the emulator (`src/emulator/main.ts`) as `name` on a free port: zero latency, streams unpaced, requests
+ * not recorded; `env` is added (e.g. `EMULATOR_VIDEO_STEP_MS`).
+ *
+ * @category processes
+ */
+export const startEmulator = async (
+  supervisor: Supervisor,
+  name: string,
+  env: Record<string, string> = {}
+): Promise<Started> => {
+  const port = freePort()
+  const managed = await supervisor.start({
+    name,
+    command: Deno.execPath(),
+    args: ["run", "-A", "src/emulator/main.ts"],
+    cwd: checkout,
+    env: {
+      EMULATOR_PORT: String(port),
+      EMULATOR_LATENCY_MS: "0",
+      EMULATOR_TOKENS_PER_SECOND: "0",
+      EMULATOR_RECORD: "false",
+      ...env
+    }
+  })
+  return { managed, url: `http://127.0.0.1:${port}` }
+}
+
+/**
+ * Starts the bare proxy (`BareProxy.ts`) in front of `upstream` on a free port; `readEvents`: the stream floor
+ * (`PROXY_READ_EVENTS=1`).
+ *
+ * @category processes
+ */
+export const startBareProxy = async (
+  supervisor: Supervisor,
+  upstream: string,
+  readEvents = false
+): Promise<Started> => {
+  const port = freePort()
+  const managed = await supervisor.start({
+    name: readEvents ? "proxy-reading-events" : "proxy",
+    command: Deno.execPath(),
+    args: ["run", "-A", "bench/BareProxy.ts"],
+    cwd: checkout,
+    env: { PROXY_PORT: String(port), PROXY_UPSTREAM: upstream, PROXY_READ_EVENTS: readEvents ? "1" : "0" }
+  })
+  return { managed, url: `http://127.0.0.1:${port}` }
+}

@@ -23,7 +23,7 @@ import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { benchKey, benchVideoModel, tasksConfig } from "./Config.ts"
 import { type BenchDatabase, createBenchDatabase } from "./Postgres.ts"
-import { freePort, Supervisor, waitHealthy } from "./Processes.ts"
+import { freePort, startEmulator, Supervisor, waitHealthy } from "./Processes.ts"
 import { type Counters, pollWindow, renderTasksReport, rssKibOf, type SubmitFigures, type TasksRun } from "./Tasks.ts"
 
 const TASKS = Number(Deno.env.get("SLUICE_BENCH_TASKS_COUNT") ?? 10_000)
@@ -127,20 +127,9 @@ const label = Deno.env.get("SLUICE_BENCH_TASKS_LABEL") ??
 
 const runCase = async (): Promise<TasksRun> => {
   database = await createBenchDatabase()
-  const emulatorPort = freePort()
-  const emulator = await supervisor.start({
-    name: "emulator",
-    command: Deno.execPath(),
-    args: ["run", "-A", "src/emulator/main.ts"],
-    cwd: root,
-    env: {
-      EMULATOR_PORT: String(emulatorPort),
-      EMULATOR_LATENCY_MS: "0",
-      EMULATOR_RECORD: "false",
-      EMULATOR_VIDEO_STEP_MS: String(STEP_MILLIS)
-    }
+  const { managed: emulator, url: emulatorUrl } = await startEmulator(supervisor, "emulator", {
+    EMULATOR_VIDEO_STEP_MS: String(STEP_MILLIS)
   })
-  const emulatorUrl = `http://127.0.0.1:${emulatorPort}`
   const configPath = `${workDir}/gateway.json`
   await Deno.writeTextFile(configPath, tasksConfig(emulatorUrl, POLL_MILLIS))
   const port = freePort()

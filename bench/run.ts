@@ -35,7 +35,15 @@ import {
 import { CpuClock } from "./Cpu.ts"
 import { type FirstByteTarget, probeFirstByte } from "./FirstByte.ts"
 import { type BenchDatabase, createBenchDatabase } from "./Postgres.ts"
-import { freePort, logTail, type Managed, Supervisor, waitHealthy } from "./Processes.ts"
+import {
+  freePort,
+  logTail,
+  type Managed,
+  startBareProxy,
+  startEmulator as startEmulatorProcess,
+  Supervisor,
+  waitHealthy
+} from "./Processes.ts"
 import {
   type BenchReport,
   type CaseReport,
@@ -125,34 +133,9 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 
 // ---- processes -------------------------------------------------------------------------------------------------
 
-const startEmulator = async (name: string) => {
-  const port = freePort()
-  const managed = await supervisor.start({
-    name,
-    command: Deno.execPath(),
-    args: ["run", "-A", "src/emulator/main.ts"],
-    cwd: root,
-    env: {
-      EMULATOR_PORT: String(port),
-      EMULATOR_LATENCY_MS: "0",
-      EMULATOR_TOKENS_PER_SECOND: "0",
-      EMULATOR_RECORD: "false"
-    }
-  })
-  return { managed, url: `http://127.0.0.1:${port}` }
-}
+const startEmulator = (name: string) => startEmulatorProcess(supervisor, name)
 
-const startProxy = async (upstream: string, readEvents = false) => {
-  const port = freePort()
-  const managed = await supervisor.start({
-    name: readEvents ? "proxy-reading-events" : "proxy",
-    command: Deno.execPath(),
-    args: ["run", "-A", "bench/BareProxy.ts"],
-    cwd: root,
-    env: { PROXY_PORT: String(port), PROXY_UPSTREAM: upstream, PROXY_READ_EVENTS: readEvents ? "1" : "0" }
-  })
-  return { managed, url: `http://127.0.0.1:${port}` }
-}
+const startProxy = (upstream: string, readEvents = false) => startBareProxy(supervisor, upstream, readEvents)
 
 const startGateway = async (name: string, config: string, extraEnv: Record<string, string> = {}) => {
   const configPath = `${workDir}/${name}.json`
