@@ -17,6 +17,7 @@
 import { chatBody, chatHeaders, gatewayConfig, messagesBody, messagesHeaders } from "./Config.ts"
 import { CpuClock } from "./Cpu.ts"
 import { freePort, type Managed, startBareProxy, startEmulator, Supervisor, waitHealthy } from "./Processes.ts"
+import { median } from "./Telemetry.ts"
 import { runWrk } from "./Wrk.ts"
 
 interface Target {
@@ -48,12 +49,6 @@ const parseSpec = (spec: string) => {
     env[pair.slice(0, pair.indexOf("="))] = pair.slice(pair.indexOf("=") + 1)
   }
   return { name, dir, env }
-}
-
-const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
 const workDir = await Deno.makeTempDir({ prefix: "sluice-compare-" })

@@ -31,7 +31,8 @@ export interface TelemetryReport {
   readonly cases: ReadonlyArray<TelemetryCase>
 }
 
-const median = (values: ReadonlyArray<number>): number => {
+/** The median of `values` (the mean of the middle two for an even count). @category figures */
+export const median = (values: ReadonlyArray<number>): number => {
   const sorted = [...values].sort((a, b) => a - b)
   const middle = Math.floor(sorted.length / 2)
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2

@@ -163,5 +163,5 @@ export const recordOf = (request: HttpServerRequest.HttpServerRequest): RequestR
  */
 export const CurrentRequest: Effect.Effect<RequestRecord | undefined> = Effect.map(
   Effect.serviceOption(HttpServerRequest.HttpServerRequest),
-  (request) => Option.isSome(request) ? records.get(request.value.source as object) : undefined
+  (request) => Option.isSome(request) ? recordOf(request.value) : undefined
 )

@@ -95,21 +95,20 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
   const prepared = (
     candidate: Candidate,
     wire: Format<unknown, unknown>
-  ): Effect.Effect<Request | undefined, GatewayError> =>
+  ): Effect.Effect<Request | undefined, GatewayError> => {
+    if (endpoint !== undefined) return Effect.undefined
     // Most requests hold no URL media the channel must have inline: no download effect at all for them.
-    endpoint !== undefined || downloadsFor(request, candidate.channel, wire.name).length === 0
-      ? Effect.undefined
-      : Effect.flatMap(
-        // An image or file that cannot be downloaded is the caller's 400: no upstream call, no health report.
-        Effect.mapError(
-          context.media.prepare(request, candidate.channel, wire.name, downloaded ??= new Map()),
-          (error) => toInvalidRequest(error, input.raw, input.inbound)
-        ),
-        (inlined) =>
-          inlined === undefined
-            ? Effect.undefined
-            : Effect.as(context.coverPrompt(promptTokensUpperBound(inlined)), inlined)
-      )
+    const downloads = downloadsFor(request, candidate.channel, wire.name)
+    if (downloads.length === 0) return Effect.undefined
+    return Effect.flatMap(
+      // An image or file that cannot be downloaded is the caller's 400: no upstream call, no health report.
+      Effect.mapError(
+        context.media.inline(request, downloads, downloaded ??= new Map()),
+        (error) => toInvalidRequest(error, input.raw, input.inbound)
+      ),
+      (inlined) => Effect.as(context.coverPrompt(promptTokensUpperBound(inlined)), inlined)
+    )
+  }
 
   /**
    * The upstream body for `candidate` in `wire` format. A side endpoint takes the caller's body with only the

@@ -346,6 +346,15 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
     wire: FormatName,
     cache: Map<string, InlineMedia>
   ) => Effect.Effect<Request | undefined, MediaFetchFailed>
+  /**
+   * `prepare` for downloads already listed (`downloadsFor`, not empty): the
+   * request with those URLs inline, under the same per-request caps and cache.
+   */
+  readonly inline: (
+    request: Request,
+    downloads: ReadonlyArray<MediaDownload>,
+    cache: Map<string, InlineMedia>
+  ) => Effect.Effect<Request, MediaFetchFailed>
 }>()("sluice/services/MediaFetcher") {
   /** Downloads through `safeFetch` with `settings`; `resolve` replaces the system resolver (tests). */
   static readonly layer = (settings: MediaSettings, resolve?: Resolver) => {
@@ -441,6 +450,6 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
       return downloads.length === 0 ? Effect.undefined : inlineAll(request, downloads, cache)
     }
 
-    return Layer.succeed(MediaFetcher, MediaFetcher.of({ fetchImage, fetchFile, prepare }))
+    return Layer.succeed(MediaFetcher, MediaFetcher.of({ fetchImage, fetchFile, prepare, inline: inlineAll }))
   }
 }
