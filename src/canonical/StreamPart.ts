@@ -44,8 +44,13 @@ export type StreamPart =
   }
   | { readonly _tag: "ToolInputDelta"; readonly index: number; readonly json: string }
   | { readonly _tag: "BlockStop"; readonly index: number }
-  /** Usage known so far (cumulative); may come several times. */
-  | { readonly _tag: "UsageUpdate"; readonly usage: Usage }
+  /**
+   * Usage known so far (cumulative); may come several times. `final` marks the format's final usage (chat and
+   * completions: usage after a `finish_reason`; Messages: `message_delta`; Responses: `response.completed` /
+   * `incomplete` / `failed`; generate-content: the chunk with `finishReason`): from then on the answer's bill is
+   * this usage, whatever the caller or the upstream connection does next (DESIGN.md, "Billing truth").
+   */
+  | { readonly _tag: "UsageUpdate"; readonly usage: Usage; readonly final?: true | undefined }
   | {
     readonly _tag: "Finish"
     readonly reason: FinishReason

@@ -62,6 +62,7 @@
 import { type ArmedFault, armFaults, echoMessage, type EchoSource, takeFault, vendorErrorBody } from "./Faults.ts"
 import { inBandErrorFrame, malformedBody, requestKey, resolveRoute, unauthorizedMessage } from "./Routes.ts"
 import { pngFor } from "./Png.ts"
+import { type ReportedUsage, reportedUsage } from "./ReportedUsage.ts"
 import { makeVideoTasks } from "./VideoTasks.ts"
 import { arkVideoBytes } from "./VideosArk.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
@@ -121,6 +122,8 @@ export interface RecordedRequest {
   readonly body: unknown
   aborted: boolean
   completed: boolean
+  /** The usage the answer reported, in the vendor's terms (`ReportedUsage.ts`); `undefined` when none. */
+  usage: ReportedUsage | undefined
 }
 
 /** Options of `startEmulator`. @category models */
@@ -290,7 +293,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       key,
       body: parsed,
       aborted: false,
-      completed: false
+      completed: false,
+      usage: undefined
     }
     requestCount++
     if (record) requests.push(recorded)
@@ -365,7 +369,14 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       if (inBand && fault?.status !== undefined && reply._tag === "Events") {
         const kept = reply.frames.slice(0, fault.breakAfterEvents)
         const error = inBandErrorFrame(route, path, fault.status, faultMessage, fault.body, kept.length)
+        recorded.usage = reportedUsage(reply, kept.length)
         return deliver({ ...reply, frames: [...kept, error] }, { ...delivery, breakAfterEvents: undefined })
+      }
+      if (record) {
+        recorded.usage = reportedUsage(
+          reply,
+          fault?.breakAfterEvents ?? fault?.endAfterEvents ?? fault?.stallAfterEvents ?? Number.POSITIVE_INFINITY
+        )
       }
       return deliver(reply, delivery)
     } catch (error) {

@@ -164,6 +164,11 @@ export interface Passthrough {
   /** Whether the caller asked to see usage in the stream (chat `stream_options.include_usage`). */
   readonly wantsStreamUsage: (raw: Record<string, unknown>) => boolean
   /**
+   * Whether the caller asked, in its body, for the cost in its stream's final usage (chat and completions
+   * `stream_options.include_cost`); every format also takes the `x-sluice-include-cost: 1` header. Absent: never.
+   */
+  readonly wantsStreamCost?: ((raw: Record<string, unknown>) => boolean) | undefined
+  /**
    * Whether a passthrough stream event, decoded into `parts`, is kept from the
    * caller (a usage-only chunk the caller did not ask for, since the gateway
    * switched usage reporting on for its own billing).
@@ -219,4 +224,10 @@ export interface Format<DS = unknown, ES = unknown> {
    * `inline_images` setting (its default applied).
    */
   readonly inlinesFiles: (inlineImages: boolean) => boolean
+  /**
+   * A stream event of this format with `cost` (USD) written into its usage
+   * when it is the event that carries the answer's final usage, else
+   * `undefined` (see `StreamCost.ts`).
+   */
+  readonly withCost: (event: Sse.Event, cost: number) => Sse.Event | undefined
 }

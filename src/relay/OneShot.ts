@@ -9,7 +9,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import type { HttpServerResponse } from "effect/http"
+import { HttpServerResponse } from "effect/http"
 import type { Usage } from "../canonical/Usage.ts"
 import type { Price } from "../domain/Pricing.ts"
 import { type GatewayError, ModelNotPriced, UpstreamFailed } from "../errors/GatewayError.ts"
@@ -24,7 +24,7 @@ import { UsageLog } from "../services/UsageLog.ts"
 import type { Catalog, Channel, Limits } from "../storage/Catalog.ts"
 import { failover } from "./Failover.ts"
 import { limitSubjects } from "./Relay.ts"
-import { makeSettlement } from "./Settlement.ts"
+import { costHeader, makeSettlement } from "./Settlement.ts"
 
 /** The services a one-answer relay runs on. @category models */
 export interface OneShotServices {
@@ -158,7 +158,13 @@ export const runOneShot = <A>(
         settlement.update((meter) => ({ ...meter, usage, final: true, status: 200 }))
         handedOff = true
         yield* settlement.settle(chosen.candidate, chosen.attempt)
-        return request.respond(chosen.value)
+        // The charge is committed before the answer leaves: a crash from here on gives nothing away.
+        yield* settlement.durable
+        return HttpServerResponse.setHeader(
+          request.respond(chosen.value),
+          "x-sluice-cost",
+          costHeader(settlement.charged() ?? 0n)
+        )
       })
       // Nothing reached the caller (a failure, or the caller left): the hold back, the permit released.
       return yield* restore(answer).pipe(Effect.onExit(() => handedOff ? Effect.void : settlement.abandon))

@@ -31,7 +31,7 @@ import { makeAttempts } from "./Attempts.ts"
 import { traced } from "./Traced.ts"
 import { failover } from "./Failover.ts"
 import type { RelayInput } from "./RelayInput.ts"
-import { makeSettlement } from "./Settlement.ts"
+import { costHeader, costUsd, makeSettlement } from "./Settlement.ts"
 import { bridgeBody } from "./StreamBridge.ts"
 
 export type { RelayInput, SideEndpoint } from "./RelayInput.ts"
@@ -104,6 +104,7 @@ export class Relay extends Context.Service<Relay, {
               price,
               ratio,
               promptTokens: promptTokensTypical(request),
+              outputCap: heldOutput,
               started,
               permit,
               onAnswer: input.onAnswer,
@@ -150,7 +151,12 @@ export class Relay extends Context.Service<Relay, {
                 settlement.update((meter) => ({ ...meter, ...billed, final: billed.usage !== undefined, status: 200 }))
                 handedOff = true
                 yield* settle(accepted.candidate, accepted.attempt)
-                return HttpServerResponse.text(text, { contentType: "application/json" })
+                // The charge is committed before the answer leaves: a crash from here on gives nothing away.
+                yield* settlement.durable
+                return HttpServerResponse.text(text, {
+                  contentType: "application/json",
+                  headers: { "x-sluice-cost": costHeader(settlement.charged() ?? 0n) }
+                })
               }
               const accepted = yield* failover({
                 ...loop,
@@ -165,8 +171,14 @@ export class Relay extends Context.Service<Relay, {
                 jsonArray: input.jsonArrayStream === true,
                 assemble: input.onAnswer !== undefined
               }
+              // Billed at the final usage (or the upstream's end), durably, before the answer's end leaves.
+              const onFinal = Effect.andThen(
+                settle(accepted.candidate, accepted.attempt),
+                Effect.map(settlement.durable, () =>
+                  input.includeCost === true ? costUsd(settlement.charged() ?? 0n) : undefined)
+              )
               const body = readableBody(
-                bridgeBody(bridge, head.firstStep, head.first, head.next, settlement.absorb),
+                bridgeBody(bridge, head.firstStep, head.first, head.next, settlement.absorb, onFinal),
                 Scope.close(head.scope, Exit.void).pipe(
                   Effect.andThen(settle(accepted.candidate, accepted.attempt))
                 ),
@@ -180,7 +192,9 @@ export class Relay extends Context.Service<Relay, {
             })
 
             // Nothing reached the caller (a failure, or the caller left): every hold back, the permit released.
-            return yield* restore(answer).pipe(Effect.onExit(() => handedOff ? Effect.void : settlement.abandon))
+            return yield* restore(answer).pipe(Effect.onExit(() =>
+              handedOff ? Effect.void : settlement.abandon
+            ))
           })
         )
       }) as (input: RelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>

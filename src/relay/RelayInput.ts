@@ -36,6 +36,11 @@ export interface RelayInput {
   readonly jsonArrayStream?: boolean | undefined
   /** Called once with the answer's public id and content after a complete answer. */
   readonly onAnswer?: ((id: string, content: ReadonlyArray<OutputPart>) => Effect.Effect<void>) | undefined
+  /**
+   * The caller asked for the cost in its stream's final usage (`x-sluice-include-cost: 1`, or chat and completions
+   * `stream_options.include_cost`): `cost`, USD, is written there (`Format.withCost`).
+   */
+  readonly includeCost?: boolean | undefined
   /** Forward to a side endpoint of the inbound format instead of the format's own (see `SideEndpoint`). */
   readonly endpoint?: SideEndpoint | undefined
 }

@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import type { OutputPart } from "../canonical/Content.ts"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
 import { type Price, textCost } from "../domain/Pricing.ts"
+import { charactersToTokens, countTokens, TOKENIZED_CHARACTERS } from "../formats/TokenCount.ts"
 import { safeVendorText } from "../domain/Redact.ts"
 import type { UpstreamFailed } from "../errors/GatewayError.ts"
 import type { Principal } from "../services/Auth.ts"
@@ -25,8 +26,10 @@ import type { MeterDelta } from "./StreamBridge.ts"
 /**
  * How a request ended, for billing and the usage log. `usage` is the last
  * usage the upstream reported; `final` says it was the final one (a complete
- * answer, or a stream's `Finish`); `deliveredCharacters` counts the text,
- * reasoning and tool-argument characters that reached the caller.
+ * answer's, or a stream's final usage: `UsageUpdate.final`, or a usage
+ * reported before the stream's `Finish`), after which it never changes;
+ * `deliveredCharacters` counts the text, reasoning and tool-argument
+ * characters that reached the caller.
  *
  * @category models
  */
@@ -65,8 +68,9 @@ export const applyDelta = (meter: Meter, delta: MeterDelta): Meter => {
 
 /** `applyDelta` in place, on a meter the caller owns (the settlement's, updated on every stream read). */
 const absorbInto = (meter: { -readonly [K in keyof Meter]: Meter[K] }, delta: MeterDelta): void => {
-  if (delta.usage !== undefined) meter.usage = delta.usage
-  if (delta.final) meter.final = true
+  // The final usage is the bill: nothing after it changes it.
+  if (delta.usage !== undefined && !meter.final) meter.usage = delta.usage
+  if (delta.final || (delta.finished && meter.usage !== undefined)) meter.final = true
   meter.deliveredCharacters += delta.deliveredCharacters
   if (delta.failure !== undefined) {
     meter.status = failureStatus(delta.failure)
@@ -89,20 +93,27 @@ export const failureText = (error: UpstreamFailed): string => `${error.kind}: ${
 
 /**
  * The usage to bill, or `undefined` when nothing is chargeable (a failure that
- * delivered nothing). A final usage is billed as reported. Otherwise (a stream
- * cut before its final usage, an answer with no usage) the output is the
- * larger of what was reported so far (Anthropic's `message_start` reports
- * `output_tokens: 1`) and an estimate of what was delivered (a quarter token
- * per character); the input is the reported one, or `promptTokens`. An
- * answer that reported no usage and delivered nothing costs nothing.
+ * delivered nothing). A final usage is billed as reported, whatever happened
+ * after it. Otherwise (a stream cut before its final usage, an answer with no
+ * usage) the output is the larger of what was reported so far (Anthropic's
+ * `message_start` reports `output_tokens: 1`) and the tokens delivered
+ * (`deliveredTokens`, default a quarter token per delivered character), the
+ * delivered part never counted above `outputCap` (the output the hold was
+ * sized for); the input is the reported one, or `promptTokens`. An answer that
+ * reported no usage and delivered nothing costs nothing.
  *
  * @category metering
  */
-export const billedUsage = (meter: Meter, promptTokens: number): Usage | undefined => {
+export const billedUsage = (
+  meter: Meter,
+  promptTokens: number,
+  options: { readonly deliveredTokens?: number | undefined; readonly outputCap?: number | undefined } = {}
+): Usage | undefined => {
   const failed = meter.status >= 400
   if (failed && meter.deliveredCharacters === 0) return undefined
   if (meter.final && meter.usage !== undefined) return meter.usage
-  const delivered = Math.ceil(meter.deliveredCharacters / 4)
+  const counted = options.deliveredTokens ?? charactersToTokens(meter.deliveredCharacters)
+  const delivered = options.outputCap === undefined ? counted : Math.min(counted, options.outputCap)
   const reported = meter.usage
   if (reported === undefined) {
     return delivered > 0 ? { inputTokens: promptTokens, outputTokens: delivered } : emptyUsage
@@ -127,6 +138,8 @@ export interface SettlementInput {
   readonly ratio: bigint
   /** The prompt-token estimate billed when the upstream reported none. */
   readonly promptTokens: number
+  /** The output tokens the hold was sized for: a cut stream's delivered estimate is never billed above it. */
+  readonly outputCap?: number | undefined
   /** Epoch milliseconds the request started (latency). */
   readonly started: number
   readonly permit: Permit
@@ -160,10 +173,20 @@ export interface Settlement {
   /**
    * Bills the request once: the cost from the meter, every hold settled
    * (extensions refunded first, the cost against the first), the usage-log row
-   * of `attempt`, the permit released, `onAnswer` for a complete answer.
-   * Later calls do nothing. Uninterruptible.
+   * of `attempt`, the permit released; and `onAnswer` once for a complete
+   * answer (a later call makes it when the answer was assembled after the
+   * bill: a stream is billed at its final usage, before its `Finish`). Later
+   * calls bill nothing. Uninterruptible.
    */
   readonly settle: (candidate: Candidate | undefined, attempt: number) => Effect.Effect<void>
+  /**
+   * Resolves once the bill's charge and usage row are committed (true), or
+   * when the commit that should hold them failed (false: they stay queued and
+   * are retried). Call after `settle`.
+   */
+  readonly durable: Effect.Effect<boolean>
+  /** What `settle` charged, in quota units; `undefined` before it billed. */
+  readonly charged: () => bigint | undefined
   /**
    * Ends a request whose answer never reached the caller (it failed, or the
    * caller left first): every hold refunded, the permit released, no row (the
@@ -180,7 +203,12 @@ export interface Settlement {
 export const makeSettlement = (input: SettlementInput): Settlement => {
   // Mutable inside the settlement only: a stream's many deltas update it in place (no object per read).
   let meter: { -readonly [K in keyof Meter]: Meter[K] } = { ...emptyMeter }
-  let settled = false
+  /** The delivered pieces, kept (up to `TOKENIZED_CHARACTERS`) to count a cut stream's tokens. */
+  const delivered: Array<string> = []
+  let keptCharacters = 0
+  let billed = false
+  let answered = false
+  let charged: bigint | undefined
   const holds: Array<Hold> = []
   const row = (candidate: Candidate | undefined, attempt: number) => ({
     requestId: input.requestId,
@@ -194,59 +222,85 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     stream: input.stream
   })
 
+  /** The usage to bill: as reported when final; a cut answer's delivered part counted with the vendor's tokenizer. */
+  const usageToBill = (candidate: Candidate | undefined): Effect.Effect<Usage | undefined> => {
+    const estimated = !(meter.final && meter.usage !== undefined) && meter.deliveredCharacters > 0
+    const options = { outputCap: input.outputCap }
+    if (!estimated || candidate === undefined) return Effect.sync(() => billedUsage(meter, input.promptTokens, options))
+    return Effect.map(
+      countTokens(candidate.channel.type, candidate.upstreamModel, delivered, meter.deliveredCharacters),
+      (deliveredTokens) => billedUsage(meter, input.promptTokens, { ...options, deliveredTokens })
+    )
+  }
+
+  const bill = (candidate: Candidate | undefined, attempt: number, usage: Usage | undefined): Effect.Effect<void> => {
+    const cost = usage === undefined ? 0n : input.cost === undefined
+      ? textCost(
+        input.ratio,
+        input.price,
+        usage.inputTokens,
+        usage.outputTokens,
+        usage.cachedInputTokens ?? 0,
+        usage.cacheCreationInputTokens ?? 0
+      )
+      : input.cost(usage)
+    const [main, ...extensions] = holds
+    const counted = usage ?? emptyUsage
+    // The row is recorded in the step the charge is booked, so a ledger commit takes both or neither.
+    const record = (amount: bigint) => {
+      charged = amount
+      input.record?.billed(
+        candidate?.channel.name,
+        counted.inputTokens,
+        counted.outputTokens,
+        counted.cachedInputTokens ?? 0,
+        counted.reasoningTokens ?? 0,
+        amount
+      )
+      input.usageLog.record({
+        ...row(candidate, attempt),
+        promptTokens: counted.inputTokens,
+        completionTokens: counted.outputTokens,
+        cachedTokens: counted.cachedInputTokens ?? 0,
+        reasoningTokens: counted.reasoningTokens ?? 0,
+        cost: amount,
+        status: meter.status,
+        error: meter.error
+      })
+    }
+    const charge = main === undefined ? Effect.sync(() => record(0n)) : input.ledger.settle(main, cost, record)
+    const booked = extensions.length === 0
+      ? charge
+      : Effect.andThen(Effect.forEach(extensions, (hold) => input.ledger.settle(hold, 0n), { discard: true }), charge)
+    return Effect.andThen(
+      booked,
+      input.permit.release(usage === undefined ? 0 : usage.inputTokens + usage.outputTokens)
+    )
+  }
+
+  /** `onAnswer` once, for a complete answer whose content is assembled. */
+  const answerIfDue = (): Effect.Effect<void> => {
+    if (
+      answered || meter.status >= 400 || input.onAnswer === undefined || meter.answerId === undefined ||
+      meter.answer === undefined
+    ) return Effect.void
+    answered = true
+    return input.onAnswer(meter.answerId, meter.answer)
+  }
+
   const settle = (candidate: Candidate | undefined, attempt: number): Effect.Effect<void> =>
     Effect.suspend(() => {
-      if (settled) return Effect.void
-      settled = true
-      const usage = billedUsage(meter, input.promptTokens)
-      const cost = usage === undefined ? 0n : input.cost === undefined
-        ? textCost(
-          input.ratio,
-          input.price,
-          usage.inputTokens,
-          usage.outputTokens,
-          usage.cachedInputTokens ?? 0,
-          usage.cacheCreationInputTokens ?? 0
-        )
-        : input.cost(usage)
-      const [main, ...extensions] = holds
-      const counted = usage ?? emptyUsage
-      // The row is recorded in the step the charge is booked, so a ledger commit takes both or neither.
-      const record = (charged: bigint) => {
-        input.record?.billed(
-          candidate?.channel.name,
-          counted.inputTokens,
-          counted.outputTokens,
-          counted.cachedInputTokens ?? 0,
-          counted.reasoningTokens ?? 0,
-          charged
-        )
-        input.usageLog.record({
-          ...row(candidate, attempt),
-          promptTokens: counted.inputTokens,
-          completionTokens: counted.outputTokens,
-          cachedTokens: counted.cachedInputTokens ?? 0,
-          reasoningTokens: counted.reasoningTokens ?? 0,
-          cost: charged,
-          status: meter.status,
-          error: meter.error
-        })
-      }
-      const charge = main === undefined ? Effect.sync(() => record(0n)) : input.ledger.settle(main, cost, record)
-      const billed = extensions.length === 0
-        ? charge
-        : Effect.andThen(Effect.forEach(extensions, (hold) => input.ledger.settle(hold, 0n), { discard: true }), charge)
-      const released = input.permit.release(usage === undefined ? 0 : usage.inputTokens + usage.outputTokens)
-      const answered = meter.status < 400 && input.onAnswer !== undefined && meter.answerId !== undefined &&
-          meter.answer !== undefined
-        ? input.onAnswer(meter.answerId, meter.answer)
-        : Effect.void
-      return Effect.andThen(billed, answered === Effect.void ? released : Effect.andThen(released, answered))
+      if (billed) return answerIfDue()
+      billed = true
+      return usageToBill(candidate).pipe(
+        Effect.flatMap((usage) => bill(candidate, attempt, usage)),
+        Effect.andThen(Effect.suspend(answerIfDue))
+      )
     }).pipe(Effect.uninterruptible)
 
   const abandon = Effect.suspend(() => {
-    if (settled) return Effect.void
-    settled = true
+    if (billed) return Effect.void
+    billed = true
     return Effect.forEach(holds, (hold) => input.ledger.settle(hold, 0n), { discard: true }).pipe(
       Effect.andThen(input.permit.release(0))
     )
@@ -257,7 +311,15 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     update: (f) => {
       meter = { ...f(meter) }
     },
-    absorb: (delta) => absorbInto(meter, delta),
+    absorb: (delta) => {
+      absorbInto(meter, delta)
+      if (delta.deliveredText !== undefined && keptCharacters < TOKENIZED_CHARACTERS) {
+        for (const piece of delta.deliveredText) {
+          delivered.push(piece)
+          keptCharacters += piece.length
+        }
+      }
+    },
     addHold: (hold) => {
       holds.push(hold)
     },
@@ -275,6 +337,28 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
       })
     },
     settle,
+    durable: input.usageLog.durable,
+    charged: () => charged,
     abandon
   }
 }
+
+/**
+ * A charge in quota units (micro-USD) as USD with six decimals, exact: the
+ * `x-sluice-cost` header's value.
+ *
+ * @category metering
+ */
+export const costHeader = (quota: bigint): string => {
+  const negative = quota < 0n
+  const units = negative ? -quota : quota
+  const text = `${units / 1_000_000n}.${String(units % 1_000_000n).padStart(6, "0")}`
+  return negative ? `-${text}` : text
+}
+
+/**
+ * A charge in quota units as USD, a number (the stream's `usage.cost`).
+ *
+ * @category metering
+ */
+export const costUsd = (quota: bigint): number => Number(costHeader(quota))

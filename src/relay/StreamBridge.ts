@@ -40,8 +40,20 @@ export interface BridgeConfig {
 export interface BridgeState {
   readonly decoded: unknown
   readonly encoded: unknown
-  /** The first event's decoder step, already taken by the failover probe; used for the first event. */
+  /**
+   * The first event's decoder step, already taken (by the failover probe, or by the step that held the events back
+   * at the final usage); used for the first event.
+   */
   readonly firstStep: DecodeStep<unknown> | undefined
+  /** `firstStep`'s parts were metered already (the step that held the events back metered them). */
+  readonly firstMetered: boolean
+  /**
+   * Events held back at the final usage, from the one that carried it: the answer is billed (and the bill made
+   * durable) before they are framed, so no byte of the answer's end leaves unbilled. `undefined`: none held.
+   */
+  readonly held: ReadonlyArray<Sse.Event> | undefined
+  /** The bill's cost was written into the caller's final usage (`Format.withCost`). */
+  readonly costWritten: boolean
   /** The JSON array framing has written its `[`. */
   readonly opened: boolean
   /** The end, or a failure, has been framed: nothing more is written. */
@@ -52,15 +64,19 @@ export interface BridgeState {
 
 /**
  * What one step meant for billing. `usage` is the last usage reported in the
- * batch (undefined: none); `final` says the stream's final usage arrived (its
- * `Finish`); `failure` ends the answer as failed.
+ * batch (undefined: none); `final` says the format's final usage arrived
+ * (`UsageUpdate.final`); `finished` says the answer's `Finish` came (a usage
+ * reported before it is then final too); `failure` ends the answer as failed.
  *
  * @category models
  */
 export interface MeterDelta {
   readonly usage: Usage | undefined
   readonly final: boolean
+  readonly finished: boolean
   readonly deliveredCharacters: number
+  /** The delivered text, tool arguments and reasoning of the step, in order (`undefined`: none). */
+  readonly deliveredText: Array<string> | undefined
   readonly failure: UpstreamFailed | undefined
   /** The answer's public id (`ResponseStart`), when assembling. */
   readonly answerId: string | undefined
@@ -81,6 +97,9 @@ export const bridgeInitial = (config: BridgeConfig, firstStep: DecodeStep<unknow
   decoded: config.wire.streamDecoder.initial(),
   encoded: config.inbound.streamEncoder.initial(config.meta),
   firstStep,
+  firstMetered: false,
+  held: undefined,
+  costWritten: false,
   opened: false,
   done: false,
   assembled: config.assemble ? new Map() : undefined
@@ -90,7 +109,9 @@ export const bridgeInitial = (config: BridgeConfig, firstStep: DecodeStep<unknow
 interface Tally {
   usage: Usage | undefined
   final: boolean
+  finished: boolean
   deliveredCharacters: number
+  deliveredText: Array<string> | undefined
   failure: UpstreamFailed | undefined
   answerId: string | undefined
   answer: ReadonlyArray<OutputPart> | undefined
@@ -99,7 +120,9 @@ interface Tally {
 const tally = (): Tally => ({
   usage: undefined,
   final: false,
+  finished: false,
   deliveredCharacters: 0,
+  deliveredText: undefined,
   failure: undefined,
   answerId: undefined,
   answer: undefined
@@ -110,18 +133,22 @@ const meter = (parts: ReadonlyArray<StreamPart>, delta: Tally): void => {
   for (const part of parts) {
     switch (part._tag) {
       case "UsageUpdate":
+        // After the final usage, later updates change nothing: the bill is made.
+        if (delta.final) break
         delta.usage = part.usage
+        if (part.final === true) delta.final = true
         break
       case "Finish":
-        delta.usage = part.usage
-        delta.final = true
+        delta.finished = true
         break
       case "TextDelta":
       case "ReasoningDelta":
         delta.deliveredCharacters += part.text.length
+        ;(delta.deliveredText ??= []).push(part.text)
         break
       case "ToolInputDelta":
         delta.deliveredCharacters += part.json.length
+        ;(delta.deliveredText ??= []).push(part.json)
         break
     }
   }
@@ -189,10 +216,30 @@ const assemble = (
 interface Framing {
   text: string
   opened: boolean
+  /** The cost (USD) to write into the caller's final usage, until written; `undefined`: none to write. */
+  cost: number | undefined
+  costWritten: boolean
 }
 
-/** Appends `event` to `framing` in the caller's framing. */
-const frame = (config: BridgeConfig, framing: Framing, event: Sse.Event): void => {
+/** A framing for one step: `cost` is written into the first event that carries the final usage. */
+const framingOf = (state: BridgeState, cost: number | undefined): Framing => ({
+  text: "",
+  opened: state.opened,
+  cost: state.costWritten ? undefined : cost,
+  costWritten: state.costWritten
+})
+
+/** Appends `event` to `framing` in the caller's framing (with the cost, when it carries the final usage). */
+const frame = (config: BridgeConfig, framing: Framing, given: Sse.Event): void => {
+  let event = given
+  if (framing.cost !== undefined) {
+    const withCost = config.inbound.withCost(event, framing.cost)
+    if (withCost !== undefined) {
+      event = withCost
+      framing.cost = undefined
+      framing.costWritten = true
+    }
+  }
   if (config.jsonArray) {
     framing.text += (framing.opened ? ",\r\n" : "[") + event.data
     framing.opened = true
@@ -233,7 +280,21 @@ const finishStep = (
   delta: Tally
 ): BridgeStep => {
   if (done && config.jsonArray) framing.text += framing.opened ? "]" : "[]"
-  return [{ decoded, encoded, firstStep, opened: framing.opened, done, assembled }, framing.text, delta]
+  return [
+    {
+      decoded,
+      encoded,
+      firstStep,
+      firstMetered: false,
+      held: undefined,
+      costWritten: framing.costWritten,
+      opened: framing.opened,
+      done,
+      assembled
+    },
+    framing.text,
+    delta
+  ]
 }
 
 /**
@@ -242,7 +303,7 @@ const finishStep = (
  * @category bridge
  */
 export const bridgeFail = (config: BridgeConfig, state: BridgeState, error: UpstreamFailed): BridgeStep =>
-  failWith(config, state.decoded, state.encoded, state.assembled, error, { text: "", opened: state.opened }, tally())
+  failWith(config, state.decoded, state.encoded, state.assembled, error, framingOf(state, undefined), tally())
 
 /** The caller's error event for `error` after what `framing` holds, ending the answer. */
 const failWith = (
@@ -262,31 +323,46 @@ const failWith = (
 /**
  * One upstream read: each event decoded (the first with the probe's step),
  * metered, and forwarded or translated. An in-band upstream error ends the
- * answer with the caller's error event.
+ * answer with the caller's error event. At the event that carries the final
+ * usage the step stops: that event and the rest are held back (`held`), so
+ * the caller of the bridge can bill the answer before any of them is framed;
+ * `cost` (USD), once known, is written into the caller's final usage
+ * (`Format.withCost`).
  *
  * @category bridge
  */
 export const bridgeEvents = (
   config: BridgeConfig,
   state: BridgeState,
-  events: ReadonlyArray<Sse.Event>
+  events: ReadonlyArray<Sse.Event>,
+  cost?: number | undefined
 ): BridgeStep => {
-  const framing: Framing = { text: "", opened: state.opened }
+  const framing = framingOf(state, cost)
   const delta = tally()
   const decoder = config.wire.streamDecoder
   let decoded = state.decoded
   let encoded = state.encoded
   let assembled = state.assembled
   let firstStep = state.firstStep
-  for (const event of events) {
+  let metered = state.firstMetered
+  for (let index = 0; index < events.length; index++) {
+    const event = events[index]
     const result = firstStep ?? decoder.step(decoded, event)
     firstStep = undefined
     if (result instanceof UpstreamFailed) {
       return failWith(config, decoded, encoded, assembled, result, framing, delta)
     }
-    decoded = result[0]
     const parts = result[1]
-    meter(parts, delta)
+    if (!metered) {
+      meter(parts, delta)
+      if (delta.final) {
+        // Held back from this event on, its decoding kept (and metered): the bill comes first.
+        const [next, text] = finishStep(config, decoded, encoded, result, false, assembled, framing, delta)
+        return [{ ...next, firstMetered: true, held: events.slice(index) }, text, delta]
+      }
+    }
+    metered = false
+    decoded = result[0]
     if (assembled !== undefined) assembled = assemble(config, assembled, parts, delta)
     if (!config.passthrough) encoded = encodeParts(config, encoded, parts, framing)
     else if (!config.wire.passthrough.hides(parts, config.meta)) frame(config, framing, event)
@@ -295,12 +371,15 @@ export const bridgeEvents = (
 }
 
 /**
- * The upstream's body ended: the format's last events, or, when the upstream
- * never sent its end marker, the caller's error event for a broken stream.
+ * The upstream's body ended: the format's last events (with `cost`, USD, in
+ * the caller's final usage when given), or, when the upstream never sent its
+ * end marker, the caller's error event for a broken stream. Pure: called twice
+ * with the same state it gives the same events (the relay meters the end
+ * before it knows the cost).
  *
  * @category bridge
  */
-export const bridgeEnd = (config: BridgeConfig, state: BridgeState): BridgeStep => {
+export const bridgeEnd = (config: BridgeConfig, state: BridgeState, cost?: number | undefined): BridgeStep => {
   const decoder = config.wire.streamDecoder
   if (!decoder.complete(state.decoded)) {
     return bridgeFail(
@@ -309,7 +388,7 @@ export const bridgeEnd = (config: BridgeConfig, state: BridgeState): BridgeStep 
       new UpstreamFailed({ kind: "stream-broken", status: 0, message: "The upstream stream ended early." })
     )
   }
-  const framing: Framing = { text: "", opened: state.opened }
+  const framing = framingOf(state, cost)
   const delta = tally()
   const parts = decoder.flush(state.decoded)
   meter(parts, delta)
@@ -327,8 +406,12 @@ export const bridgeEnd = (config: BridgeConfig, state: BridgeState): BridgeStep 
  * The caller's answer body as the pull of its next bytes: the first batch of
  * upstream events (`first`, already read by the failover probe), then `next`
  * until the end; each step's billing delta goes to `onDelta` before its bytes
- * are handed on. The upstream's end, early end or failure becomes the
- * format's last events, then `Cause.Done`.
+ * are handed on. `onFinal` runs once, before any byte of the answer's end
+ * leaves: when the final usage arrives (the events from it on held back until
+ * it is done), or at the upstream's end when none came; it bills the answer
+ * and makes the bill durable, and gives the cost (USD) to write into the
+ * caller's final usage, or `undefined` to write none. The upstream's end,
+ * early end or failure becomes the format's last events, then `Cause.Done`.
  *
  * @category bridge
  */
@@ -337,27 +420,54 @@ export const bridgeBody = (
   firstStep: DecodeStep<unknown>,
   first: ReadonlyArray<Sse.Event>,
   next: Effect.Effect<ReadonlyArray<Sse.Event> | undefined, UpstreamFailed>,
-  onDelta: (delta: MeterDelta) => void
+  onDelta: (delta: MeterDelta) => void,
+  onFinal: Effect.Effect<number | undefined> = Effect.succeed(undefined)
 ): Effect.Effect<readonly [Uint8Array], Cause.Done> => {
   let state = bridgeInitial(config, firstStep)
   let pending: ReadonlyArray<Sse.Event> | undefined = first
+  /** Whether `onFinal` ran, and the cost it gave. */
+  let billed = false
+  let cost: number | undefined
   const bytes = new TextEncoder()
+  const settleThen = <A>(then: () => Effect.Effect<A, Cause.Done>): Effect.Effect<A, Cause.Done> => {
+    if (billed) return then()
+    billed = true
+    return Effect.flatMap(onFinal, (given) => {
+      cost = given
+      return then()
+    })
+  }
+  const bytesOf = (text: string) => text === "" ? pull : Effect.succeed([bytes.encode(text)] as const)
   const emit = ([after, text, delta]: BridgeStep) => {
     state = after
     onDelta(delta)
-    return text === "" ? pull : Effect.succeed([bytes.encode(text)] as const)
+    if (after.held === undefined) return bytesOf(text)
+    pending = after.held
+    return settleThen(() => bytesOf(text))
+  }
+  const end = (): Effect.Effect<readonly [Uint8Array], Cause.Done> => {
+    if (billed) return emit(bridgeEnd(config, state, cost))
+    const metered = bridgeEnd(config, state)
+    // A broken stream is billed by the finalizer, as cut: nothing of its end is an answer's end.
+    if (metered[2].failure !== undefined) return emit(metered)
+    onDelta(metered[2])
+    return settleThen(() => {
+      const [after, text] = cost === undefined ? metered : bridgeEnd(config, state, cost)
+      state = after
+      return bytesOf(text)
+    })
   }
   const afterRead = Effect.matchEffect(next, {
     onFailure: (error: UpstreamFailed) => emit(bridgeFail(config, state, error)),
     onSuccess: (events: ReadonlyArray<Sse.Event> | undefined) =>
-      emit(events === undefined ? bridgeEnd(config, state) : bridgeEvents(config, state, events))
+      events === undefined ? end() : emit(bridgeEvents(config, state, events, cost))
   })
   const pull: Effect.Effect<readonly [Uint8Array], Cause.Done> = Effect.suspend(() => {
     if (state.done) return Cause.done()
     if (pending === undefined) return afterRead
     const events = pending
     pending = undefined
-    return emit(bridgeEvents(config, state, events))
+    return emit(bridgeEvents(config, { ...state, held: undefined }, events, cost))
   })
   return pull
 }

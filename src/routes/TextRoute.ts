@@ -14,7 +14,7 @@ import type { GatewayError } from "../errors/GatewayError.ts"
 import type { FormatName, Problem, ResponseMeta } from "../formats/Format.ts"
 import { formatOf } from "../formats/registry.ts"
 import { readJsonObject } from "../http/Body.ts"
-import { credentialOf, type CredentialStyle } from "../http/Credentials.ts"
+import { credentialOf, type CredentialStyle, headerOf } from "../http/Credentials.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
 import { recordOf } from "../observability/RequestRecord.ts"
@@ -88,11 +88,14 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
       // A request id the gateway made is also the usage log's; a caller's own is never trusted to be unique.
       const record = recordOf(httpRequest)
       const requestId = record?.madeId === true ? record.requestId : crypto.randomUUID().replaceAll("-", "")
+      const includeCost = headerOf(httpRequest, "x-sluice-include-cost") === "1" ||
+        format.passthrough.wantsStreamCost?.(raw) === true
       const meta: ResponseMeta = {
         id: options.idPrefix + requestId,
         model: request.model,
         created: Math.floor(Date.now() / 1000),
-        includeUsage: format.passthrough.wantsStreamUsage(raw),
+        // The cost travels in the usage: a chat caller that asks for it sees the usage chunk.
+        includeUsage: includeCost || format.passthrough.wantsStreamUsage(raw),
         promptTokensEstimate: promptTokensTypical(request),
         request: raw,
         obfuscate: request.includeObfuscation !== false
@@ -106,7 +109,8 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         record,
         meta,
         jsonArrayStream: path?.jsonArray,
-        onAnswer: prepared.onAnswer
+        onAnswer: prepared.onAnswer,
+        includeCost
       })
     }).pipe(respondWith(path?.jsonArray === true ? renderInArray : render))
   }

@@ -30,7 +30,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Cause, Context, Deferred, Duration, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { CurrentMetrics } from "../observability/Metrics.ts"
 import { MAX_AMOUNT, QuotaLedger } from "./QuotaLedger.ts"
@@ -186,8 +186,18 @@ export class UsageLog extends Context.Service<UsageLog, {
   readonly record: (row: UsageRow) => void
   /** Writes every queued row now (returns when the queue is empty or a write failed). */
   readonly flush: Effect.Effect<void>
+  /**
+   * Resolves once every row recorded before the call is committed with its charge (true), or when the commit
+   * that should have held it failed (false: the rows stay with their charges and are retried). Starts that commit
+   * now instead of at the next tick (a group commit: rows recorded while one commit runs go in the next, together).
+   * A delivered answer waits for it before its last byte leaves, so a crash gives no answer away.
+   */
+  readonly durable: Effect.Effect<boolean>
 }>()("sluice/services/UsageLog") {
-  /** SQL-backed; flushes every `intervalMillis` (default 250 ms) and when the layer closes. */
+  /**
+   * SQL-backed; commits every `intervalMillis` (default 250 ms), at once when a caller waits (`durable`), and when
+   * the layer closes.
+   */
   static readonly layer = (intervalMillis = 250) =>
     Layer.effect(
       UsageLog,
@@ -339,11 +349,33 @@ export class UsageLog extends Context.Service<UsageLog, {
           ]
           yield* Effect.addFinalizer(() => Effect.sync(() => unregister.forEach((remove) => remove())))
         }
-        yield* writeQueued.pipe(
-          Effect.repeat(Schedule.spaced(Duration.millis(intervalMillis))),
-          Effect.forkScoped
-        )
+        // The group commit: `next` resolves when the commit that starts next ends (whether it wrote); a caller of
+        // `durable` takes it and wakes the committer, which otherwise ticks every `intervalMillis`.
+        let next = Deferred.makeUnsafe<boolean>()
+        let wake = Deferred.makeUnsafe<void>()
+        let waiting = false
+        const cycle = Effect.gen(function* () {
+          yield* Effect.raceFirst(Effect.sleep(Duration.millis(intervalMillis)), Deferred.await(wake))
+          wake = Deferred.makeUnsafe<void>()
+          const ending = next
+          waiting = false
+          next = Deferred.makeUnsafe<boolean>()
+          const written = yield* writeQueued
+          Deferred.doneUnsafe(ending, Effect.succeed(written))
+        })
+        yield* cycle.pipe(Effect.forever, Effect.forkScoped)
+        // Whoever still waits when the layer closes is answered by the last flush.
+        yield* Effect.addFinalizer(() => Effect.sync(() => Deferred.doneUnsafe(next, Effect.succeed(false))))
+        const durable = Effect.suspend(() => {
+          const ending = next
+          if (!waiting) {
+            waiting = true
+            Deferred.doneUnsafe(wake, Effect.void)
+          }
+          return Deferred.await(ending)
+        })
         return UsageLog.of({
+          durable,
           record: (row) => {
             const clean = cleanRow(row)
             for (const field of clean.adjusted) adjusted.set(field, (adjusted.get(field) ?? 0) + 1)

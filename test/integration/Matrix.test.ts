@@ -3,10 +3,12 @@
  * each inbound format, through its own SDK, against each upstream channel type
  * on one emulator, non-streamed and streamed, for plain text, a tool call
  * round trip, an image input and reasoning. Each cell checks the answer in the
- * inbound format's own words and what the upstream received in its own wire
- * format. One gateway serves the whole file.
+ * inbound format's own words, what the upstream received in its own wire
+ * format, and that the ledger billed exactly the usage the upstream reported
+ * (read the way each SDK reads: its stream ends at `[DONE]` / `message_stop` /
+ * the last chunk). One gateway serves the whole file.
  */
-import { ok, strictEqual } from "node:assert/strict"
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
@@ -155,8 +157,56 @@ const runCase = async (driver: Driver, upstream: UpstreamName, mode: Mode, testC
   }
 }
 
+/** One usage row as the ledger logged it. */
+interface LoggedRow {
+  readonly id: string
+  readonly prompt_tokens: number
+  readonly completion_tokens: number
+  readonly cost: string
+}
+
+/**
+ * Billed as the vendor reported: the rows logged for the case (read at once: a delivered answer's charge is
+ * durable before its end reaches the caller) carry, summed, the tokens the emulator reported in its answers, in
+ * the vendor's terms (Anthropic's input excludes its cache reads and writes), and the cost those tokens price to
+ * at the model's price (1 USD input, 2 USD output per million tokens: 1 and 2 quota units a token).
+ */
+const checkBilledAsReported = async (
+  gateway: Awaited<ReturnType<typeof startGateway>>,
+  upstream: UpstreamName,
+  after: string
+): Promise<string> => {
+  const reported = gateway.emulator.requests.filter((request) => request.method === "POST" && request.usage)
+  ok(reported.length > 0, "the emulator reported usage")
+  const expected = reported.reduce(
+    (sum, request) => {
+      const usage = request.usage!
+      const prompt = usage.input + (upstream === "anthropic" ? usage.cacheRead + usage.cacheWrite : 0)
+      return { prompt: sum.prompt + prompt, completion: sum.completion + usage.output }
+    },
+    { prompt: 0, completion: 0 }
+  )
+  const rows = await gateway.query<LoggedRow>(
+    `SELECT id::text AS id, prompt_tokens, completion_tokens, cost::text AS cost FROM usage_logs
+     WHERE id > ${after} AND status < 400 ORDER BY id`
+  )
+  strictEqual(rows.length, reported.length, "one billed row per answer")
+  const billed = rows.reduce(
+    (sum, row) => ({
+      prompt: sum.prompt + row.prompt_tokens,
+      completion: sum.completion + row.completion_tokens,
+      cost: sum.cost + BigInt(row.cost)
+    }),
+    { prompt: 0, completion: 0, cost: 0n }
+  )
+  deepStrictEqual({ prompt: billed.prompt, completion: billed.completion }, expected, "billed tokens = reported")
+  strictEqual(billed.cost, BigInt(expected.prompt + 2 * expected.completion), "billed cost = reported usage priced")
+  return rows.at(-1)!.id
+}
+
 Deno.test("matrix: every inbound format to every upstream type", async (t) => {
-  const gateway = await startGateway({ config: matrixConfig })
+  // On PostgreSQL, so the ledger is read as it is committed (the check reads the usage rows at once).
+  const gateway = await startGateway({ config: matrixConfig, store: "postgres" })
   const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
   const drivers: ReadonlyArray<Driver> = [
     chatDriver(openai),
@@ -169,6 +219,7 @@ Deno.test("matrix: every inbound format to every upstream type", async (t) => {
     ),
     completionsDriver(openai)
   ]
+  let lastRow = "0"
   try {
     for (const driver of drivers) {
       for (const upstream of UPSTREAMS) {
@@ -184,6 +235,7 @@ Deno.test("matrix: every inbound format to every upstream type", async (t) => {
                 testCase,
                 recorded: gateway.emulator.requests.filter((request) => request.method === "POST")
               })
+              lastRow = await checkBilledAsReported(gateway, upstream, lastRow)
             })
           }
         }

@@ -43,7 +43,9 @@ Deno.test("applyDelta: usage, the final flag, delivered characters and a failure
   const next = applyDelta(meter({ deliveredCharacters: 3 }), {
     usage: { inputTokens: 1, outputTokens: 1 },
     final: false,
+    finished: false,
     deliveredCharacters: 4,
+    deliveredText: undefined,
     failure,
     answerId: undefined,
     answer: undefined
@@ -129,7 +131,7 @@ Deno.test("makeSettlement: absorb takes a stream delta into the meter as applyDe
       deliveredCharacters: 6,
       failure: new UpstreamFailed({ kind: "stream-broken", status: 0, message: "cut" })
     }
-  ].map((delta) => ({ ...delta, answerId: undefined, answer: undefined }))
+  ].map((delta) => ({ ...delta, finished: false, deliveredText: undefined, answerId: undefined, answer: undefined }))
   let expected = emptyMeter
   for (const delta of deltas) {
     settlement.absorb(delta)

@@ -54,20 +54,37 @@ const config = (overrides: Partial<BridgeConfig> = {}): BridgeConfig => ({
   ...overrides
 })
 
-/** Runs every batch, then the end; returns the text, the last state and every delta. */
-const run = (bridge: BridgeConfig, batches: ReadonlyArray<ReadonlyArray<ReturnType<typeof sse>>>) => {
+/**
+ * Runs every batch, then the end, as `bridgeBody` does (events held back at the final usage are run next, with
+ * `cost` once they were held); returns the text, the last state, every delta and where the events were held.
+ */
+const run = (
+  bridge: BridgeConfig,
+  batches: ReadonlyArray<ReadonlyArray<ReturnType<typeof sse>>>,
+  cost?: number
+) => {
   let state: BridgeState = bridgeInitial(bridge, undefined)
   let text = ""
+  let held: number | undefined
+  let known: number | undefined
   const deltas = []
-  for (const events of batches) {
-    const [next, out, delta] = bridgeEvents(bridge, state, events)
-    state = next
-    text += out
-    deltas.push(delta)
-    if (state.done) return { text, state, deltas }
+  for (const batch of batches) {
+    let events: ReadonlyArray<ReturnType<typeof sse>> | undefined = batch
+    while (events !== undefined) {
+      const [next, out, delta] = bridgeEvents(bridge, { ...state, held: undefined }, events, known)
+      state = next
+      text += out
+      deltas.push(delta)
+      events = next.held
+      if (events !== undefined) {
+        held ??= text.length
+        known = cost
+      }
+      if (state.done) return { text, state, deltas, held }
+    }
   }
-  const [last, out, delta] = bridgeEnd(bridge, state)
-  return { text: text + out, state: last, deltas: [...deltas, delta] }
+  const [last, out, delta] = bridgeEnd(bridge, state, known)
+  return { text: text + out, state: last, deltas: [...deltas, delta], held }
 }
 
 Deno.test("StreamBridge: a passthrough chat stream is forwarded as received, less the usage chunk nobody asked for", () => {
@@ -155,4 +172,40 @@ Deno.test("StreamBridge: the JSON-array framing opens once and closes at the end
   const parsed = JSON.parse(text)
   strictEqual(parsed.length, 2)
   strictEqual(parsed[1].candidates[0].content.parts[0].text, "b")
+})
+
+Deno.test("StreamBridge: events are held back at the final usage, so the bill comes before the answer's end", () => {
+  const { text, held, deltas } = run(config({ meta: { ...meta, includeUsage: true } }), [[
+    chunk({ content: "x" }),
+    finishChunk,
+    usageChunk,
+    sse("[DONE]")
+  ]])
+  ok(held !== undefined, "held")
+  ok(
+    !text.slice(0, held).includes('"choices":[]') && !text.slice(0, held).includes("[DONE]"),
+    "nothing of the end before"
+  )
+  ok(text.slice(held).includes('"choices":[]') && text.slice(held).includes("[DONE]"))
+  strictEqual(deltas.filter((delta) => delta.final).length, 1, "the final usage is metered once")
+  strictEqual(deltas.reduce((sum, delta) => sum + delta.deliveredCharacters, 0), 1)
+})
+
+Deno.test("StreamBridge: the cost is written into the caller's final usage, once, in every inbound format", () => {
+  const passthrough = run(config({ meta: { ...meta, includeUsage: true } }), [[
+    chunk({ content: "x" }),
+    finishChunk,
+    usageChunk,
+    sse("[DONE]")
+  ]], 0.000123)
+  strictEqual(passthrough.text.match(/"cost":0.000123/g)?.length, 1, passthrough.text)
+  const openAiStream = [chunk({ content: "hi" }), finishChunk, usageChunk, sse("[DONE]")]
+  for (const inbound of ["anthropic", "openai-responses", "gemini", "completions"] as const) {
+    const translated = run(
+      config({ inbound: formatOf(inbound), passthrough: false, meta: { ...meta, includeUsage: true } }),
+      [openAiStream],
+      0.5
+    )
+    strictEqual(translated.text.match(/"cost":0.5/g)?.length, 1, `${inbound}: ${translated.text}`)
+  }
 })

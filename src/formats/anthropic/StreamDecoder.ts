@@ -260,7 +260,8 @@ export const step = (state: StreamDecoderState, event: Sse.Event): DecodeStep<St
         stopReason: delta.stop_reason ?? state.stopReason,
         stopSequence: delta.stop_sequence ?? state.stopSequence
       }, usage)
-      return [next, [usageUpdate(next)]]
+      // `message_delta` comes once, at the end, with the output count: the final usage.
+      return [next, [{ _tag: "UsageUpdate", usage: usageOf(next), final: true }]]
     }
     case "message_stop":
       return [{ ...state, done: true }, []]

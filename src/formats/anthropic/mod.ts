@@ -15,6 +15,7 @@ import { encodeRequest } from "./RequestEncoder.ts"
 import { decodeResponse, encodeResponse } from "./ResponseCodec.ts"
 import { streamDecoder, type StreamDecoderState } from "./StreamDecoder.ts"
 import { streamEncoder, type StreamEncoderState } from "./StreamEncoder.ts"
+import { messagesCost } from "../StreamCost.ts"
 
 export { DEFAULT_MAX_TOKENS, THINKING_BUDGET_BY_EFFORT } from "./RequestEncoder.ts"
 
@@ -47,5 +48,6 @@ export const AnthropicFormat: Format<StreamDecoderState, StreamEncoderState> = {
   },
   mediaParam: anthropicMediaParam,
   // A `document` block takes a `url` source.
-  inlinesFiles: () => false
+  inlinesFiles: () => false,
+  withCost: messagesCost
 }

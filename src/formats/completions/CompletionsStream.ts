@@ -91,7 +91,10 @@ export const stepCompletionsDecoder = (
   const usage = decodeUsage(chunk.usage)
   if (usage !== undefined) {
     next = { ...next, usage }
-    parts.push({ _tag: "UsageUpdate", usage })
+    // Usage after a finish_reason is the final usage.
+    parts.push(
+      next.finishReason === undefined ? { _tag: "UsageUpdate", usage } : { _tag: "UsageUpdate", usage, final: true }
+    )
   }
   return [next, parts]
 }

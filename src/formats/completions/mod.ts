@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { includeUsageRequested } from "../openai-chat/ChatRequestDecode.ts"
+import { includeCostRequested, openAiChunkCost, upstreamStreamOptions } from "../StreamCost.ts"
 import { passthroughBody, plainPassthrough, usageOnly } from "../Passthrough.ts"
 import type { Format } from "../Format.ts"
 import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
@@ -42,18 +43,16 @@ export const CompletionsFormat: Format<CompletionsDecodeState, CompletionsEncode
     ...plainPassthrough({ model: true, limitFields: ["max_tokens"], cap: undefined }),
     body: (raw, target) => {
       const body = passthroughBody(raw, target, { model: true, limitFields: ["max_tokens"], cap: undefined })
-      if (target.stream) {
-        const options = typeof raw.stream_options === "object" && raw.stream_options !== null
-          ? raw.stream_options as Record<string, unknown>
-          : {}
-        body.stream_options = { ...options, include_usage: true }
-      }
+      if (target.stream) body.stream_options = upstreamStreamOptions(raw)
+      else if (includeCostRequested(raw)) delete body.stream_options
       return body
     },
     wantsStreamUsage: includeUsageRequested,
+    wantsStreamCost: includeCostRequested,
     hides: (parts, meta) => meta.includeUsage !== true && usageOnly(parts)
   },
   // Text prompts only: no media to name.
   mediaParam: () => undefined,
-  inlinesFiles: () => false
+  inlinesFiles: () => false,
+  withCost: openAiChunkCost
 }

@@ -156,6 +156,14 @@ export const stepGeminiDecoder = (state: GeminiDecoderState, event: Sse.Event): 
   } else if (candidate === undefined && chunk.promptFeedback?.blockReason !== undefined) {
     builder.state = { ...builder.state, finishRaw: chunk.promptFeedback.blockReason, finished: true, blocked: true }
   }
+  // The usage so far, final on the chunk that finishes (generate-content has no end marker after it).
+  if (chunk.usageMetadata !== undefined) {
+    builder.out.push(
+      builder.state.finished
+        ? { _tag: "UsageUpdate", usage: builder.state.usage, final: true }
+        : { _tag: "UsageUpdate", usage: builder.state.usage }
+    )
+  }
   return [builder.state, builder.out]
 }
 

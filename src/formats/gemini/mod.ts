@@ -17,6 +17,7 @@ import {
   geminiStreamDecoder,
   geminiStreamEncoder
 } from "./GeminiStream.ts"
+import { generateContentCost } from "../StreamCost.ts"
 
 export { classifyGeminiError, encodeGeminiError, rpcStatusName } from "./GeminiError.ts"
 export {
@@ -87,5 +88,6 @@ export const GeminiFormat: Format<GeminiDecoderState, GeminiEncoderState> = {
   passthrough: geminiPassthrough,
   mediaParam: geminiMediaParam,
   // `fileData.fileUri` takes Files-API and Cloud Storage URIs; other URLs go inline with the channel's images.
-  inlinesFiles: (inlineImages) => inlineImages
+  inlinesFiles: (inlineImages) => inlineImages,
+  withCost: generateContentCost
 }

@@ -148,7 +148,7 @@ const readChoice = (work: Work, choice: Record<string, unknown>): void => {
  * stream complete; an `{"error": {...}}` payload is an in-band failure
  * (`inBandFailure`); data that is not JSON is a `bad-body` failure; a chunk
  * with usage (the `choices: []` usage chunk, or any chunk carrying it) gives a
- * `UsageUpdate`. Only choice 0 is read. Events after `[DONE]` are ignored.
+ * `UsageUpdate` (final once a `finish_reason` came). Only choice 0 is read. Events after `[DONE]` are ignored.
  *
  * @category decoding
  */
@@ -181,7 +181,12 @@ export const stepChatDecoder = (state: ChatDecodeState, event: Sse.Event): Decod
   const usage = decodeUsage(chunk.usage)
   if (usage !== undefined) {
     work.state = { ...work.state, usage }
-    work.parts.push({ _tag: "UsageUpdate", usage })
+    // Usage after a finish_reason (the `choices: []` usage chunk, or the finishing chunk carrying it) is final.
+    work.parts.push(
+      work.state.finishReason === undefined
+        ? { _tag: "UsageUpdate", usage }
+        : { _tag: "UsageUpdate", usage, final: true }
+    )
   }
   return [work.state, work.parts]
 }

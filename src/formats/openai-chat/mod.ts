@@ -6,6 +6,7 @@
  */
 import type { Format, Passthrough } from "../Format.ts"
 import { passthroughBody, usageOnly } from "../Passthrough.ts"
+import { includeCostRequested, openAiChunkCost, upstreamStreamOptions } from "../StreamCost.ts"
 import { classifyOpenAiError, encodeOpenAiError } from "../openai-shared/OpenAiError.ts"
 import { chatInlineInPlace, chatMediaParam } from "./ChatMediaFields.ts"
 import { decodeChatRequest, includeUsageRequested } from "./ChatRequestDecode.ts"
@@ -21,7 +22,7 @@ export { type ChatEncodeOptions, droppedFields, effortForBudget, type ReasoningH
  * Chat completions passthrough: the model mapped; a stream asks for usage
  * (`stream_options.include_usage`, platform.openai.com/docs/api-reference/chat/create)
  * and its usage-only chunk (`choices: []`) is kept from a caller that did not
- * ask; the held cap goes in `max_completion_tokens` (the field OpenAI keeps;
+ * ask; the gateway's own `stream_options.include_cost` never reaches the upstream; the held cap goes in `max_completion_tokens` (the field OpenAI keeps;
  * o-series models refuse `max_tokens`) when the caller set neither.
  */
 const chatPassthrough: Passthrough = {
@@ -32,16 +33,13 @@ const chatPassthrough: Passthrough = {
       cap: "max_completion_tokens",
       store: true
     })
-    if (target.stream) {
-      const options = typeof raw.stream_options === "object" && raw.stream_options !== null
-        ? raw.stream_options as Record<string, unknown>
-        : {}
-      body.stream_options = { ...options, include_usage: true }
-    }
+    if (target.stream) body.stream_options = upstreamStreamOptions(raw)
+    else if (includeCostRequested(raw)) delete body.stream_options
     return body
   },
   inlineMedia: chatInlineInPlace,
   wantsStreamUsage: includeUsageRequested,
+  wantsStreamCost: includeCostRequested,
   hides: (parts, meta) => meta.includeUsage !== true && usageOnly(parts)
 }
 
@@ -65,7 +63,8 @@ export const makeOpenAiChatFormat = (options: ChatEncodeOptions): Format<ChatDec
   passthrough: chatPassthrough,
   mediaParam: chatMediaParam,
   // The `file` part takes `file_data` or `file_id`, never a URL (platform.openai.com/docs/guides/pdf-files).
-  inlinesFiles: () => true
+  inlinesFiles: () => true,
+  withCost: openAiChunkCost
 })
 
 /**

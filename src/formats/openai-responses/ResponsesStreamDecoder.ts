@@ -227,7 +227,7 @@ const terminal = (state: ResponsesDecoderState, event: typeof LifecycleEvent.Typ
   const reason = finishOfStatus(status, incompleteReason, state.sawToolCall)
   const parts: Array<StreamPart> = [
     ...open.map((item): StreamPart => ({ _tag: "BlockStop", index: item.index })),
-    { _tag: "UsageUpdate", usage },
+    { _tag: "UsageUpdate", usage, final: true },
     {
       _tag: "Finish",
       reason,

@@ -15,6 +15,7 @@ import { encodeResponsesRequest } from "./ResponsesRequestEncoder.ts"
 import { decodeResponsesResponse, encodeResponsesResponse } from "./ResponsesResponse.ts"
 import { type ResponsesDecoderState, responsesStreamDecoder } from "./ResponsesStreamDecoder.ts"
 import { type ResponsesEncoderState, responsesStreamEncoder } from "./ResponsesStreamEncoder.ts"
+import { responsesCost } from "../StreamCost.ts"
 
 /**
  * The Responses format. Inbound: `decodeRequest` (caller body → canonical),
@@ -48,7 +49,8 @@ export const OpenAiResponsesFormat: Format<ResponsesDecoderState, ResponsesEncod
   },
   mediaParam: responsesMediaParam,
   // `input_file` takes `file_url`.
-  inlinesFiles: () => false
+  inlinesFiles: () => false,
+  withCost: responsesCost
 }
 
 export { droppedFields } from "./ResponsesRequestEncoder.ts"

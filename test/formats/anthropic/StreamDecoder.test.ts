@@ -21,7 +21,8 @@ Deno.test("streamDecoder reads the documented text stream, with cached input tok
     { _tag: "BlockStop", index: 0 },
     {
       _tag: "UsageUpdate",
-      usage: { inputTokens: 125, outputTokens: 15, cachedInputTokens: 100, cacheCreationInputTokens: 0 }
+      usage: { inputTokens: 125, outputTokens: 15, cachedInputTokens: 100, cacheCreationInputTokens: 0 },
+      final: true
     },
     {
       _tag: "Finish",

@@ -191,7 +191,7 @@ Deno.test("streamDecoder: text chunks, usage chunk, [DONE]", () => {
     { _tag: "TextDelta", index: 0, text: "This" },
     { _tag: "TextDelta", index: 0, text: " is a test." },
     { _tag: "BlockStop", index: 0 },
-    { _tag: "UsageUpdate", usage },
+    { _tag: "UsageUpdate", usage, final: true },
     { _tag: "Finish", reason: "stop", rawReason: "stop", usage }
   ])
 })

@@ -28,10 +28,20 @@ const textStream = [
   }
 ]
 
+/** The parts without the usage updates (the usage is checked in `Finish`, the final update on its own). */
+const withoutUsageUpdates = (parts: ReadonlyArray<StreamPart>) => parts.filter((part) => part._tag !== "UsageUpdate")
+
+Deno.test("streamDecoder: every chunk's usageMetadata is a usage update; the finishing chunk's is final", () => {
+  const result = runDecoder(decoder, textStream.map((chunk) => sse(chunk)))
+  const updates = result.parts.filter((part) => part._tag === "UsageUpdate")
+  deepStrictEqual(updates.at(-1), { _tag: "UsageUpdate", usage: { inputTokens: 9, outputTokens: 8 }, final: true })
+  strictEqual(updates.slice(0, -1).every((part) => part._tag === "UsageUpdate" && part.final === undefined), true)
+})
+
 Deno.test("streamDecoder: text chunks → one text block, Finish with the last usage", () => {
   const result = runDecoder(decoder, textStream.map((chunk) => sse(chunk)))
   strictEqual(result.complete, true)
-  deepStrictEqual(result.parts, [
+  deepStrictEqual(withoutUsageUpdates(result.parts), [
     { _tag: "ResponseStart", id: "abc", model: "gemini-2.5-flash", created: 0 },
     { _tag: "BlockStart", index: 0, block: { type: "text" } },
     { _tag: "TextDelta", index: 0, text: "The" },
@@ -64,7 +74,7 @@ Deno.test("streamDecoder: thoughts, signatures and parallel function calls", () 
       }
     })
   ])
-  deepStrictEqual(result.parts, [
+  deepStrictEqual(withoutUsageUpdates(result.parts), [
     { _tag: "ResponseStart", id: "", model: "", created: 0 },
     { _tag: "BlockStart", index: 0, block: { type: "reasoning" } },
     { _tag: "ReasoningDelta", index: 0, text: "**Planning** " },
@@ -237,5 +247,5 @@ Deno.test("streamDecoder ∘ streamEncoder gives back the canonical stream (Gemi
         : part
     )
     .filter((part, index, all) => !(part._tag === "ToolInputDelta" && all[index - 1]?._tag === "ToolInputDelta"))
-  deepStrictEqual(result.parts, expected)
+  deepStrictEqual(withoutUsageUpdates(result.parts), expected)
 })

@@ -62,7 +62,7 @@ Deno.test("streamDecoder: text stream with a usage chunk", () => {
     { _tag: "TextDelta", index: 0, text: "Hello" },
     { _tag: "TextDelta", index: 0, text: "!" },
     { _tag: "BlockStop", index: 0 },
-    { _tag: "UsageUpdate", usage },
+    { _tag: "UsageUpdate", usage, final: true },
     { _tag: "Finish", reason: "stop", rawReason: "stop", usage }
   ])
 })
@@ -135,7 +135,7 @@ Deno.test("streamDecoder: reasoning_content then content; usage on the last chun
     { _tag: "TextDelta", index: 1, text: "9.8" },
     { _tag: "TextDelta", index: 1, text: " is greater." },
     { _tag: "BlockStop", index: 1 },
-    { _tag: "UsageUpdate", usage },
+    { _tag: "UsageUpdate", usage, final: true },
     { _tag: "Finish", reason: "stop", rawReason: "stop", usage }
   ])
 })
@@ -268,7 +268,7 @@ Deno.test("streamEncoder → streamDecoder keeps text, reasoning, tool calls, fi
   const kept = parts.filter((part) => part._tag !== "ReasoningSignature" && part._tag !== "ResponseStart")
   deepStrictEqual(result.parts.slice(1), [
     ...kept.filter((part) => part._tag !== "UsageUpdate" && part._tag !== "Finish"),
-    { _tag: "UsageUpdate", usage },
+    { _tag: "UsageUpdate", usage, final: true },
     { _tag: "Finish", reason: "tool-calls", rawReason: "tool_calls", usage }
   ])
 })

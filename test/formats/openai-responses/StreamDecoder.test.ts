@@ -98,7 +98,7 @@ Deno.test("streamDecoder: text stream → ResponseStart, block, deltas, usage, F
     { _tag: "TextDelta", index: 0, text: "Hi" },
     { _tag: "TextDelta", index: 0, text: " there!" },
     { _tag: "BlockStop", index: 0 },
-    { _tag: "UsageUpdate", usage: finalUsage },
+    { _tag: "UsageUpdate", usage: finalUsage, final: true },
     { _tag: "Finish", reason: "stop", usage: finalUsage }
   ])
 })
