@@ -165,3 +165,12 @@ export const CurrentRequest: Effect.Effect<RequestRecord | undefined> = Effect.m
   Effect.serviceOption(HttpServerRequest.HttpServerRequest),
   (request) => Option.isSome(request) ? recordOf(request.value) : undefined
 )
+
+/**
+ * The usage log's request id for a request: the `x-request-id` the gateway made for it (so a caller can find its
+ * cost by the id it was answered with), else a fresh one — a caller's own id is never trusted to be unique.
+ *
+ * @category telemetry
+ */
+export const usageRequestId = (record: RequestRecord | undefined): string =>
+  record?.madeId === true ? record.requestId : crypto.randomUUID().replaceAll("-", "")

@@ -1,10 +1,9 @@
 /**
- * What the relays of one-answer requests (embeddings, images) share: the
- * billed sequence around their attempts — permit (RateLimiter) → settlement →
- * hold (uninterruptible, so a hold taken is always settled) → `failover` →
- * settle with the accepted answer's usage — with every hold back and the
- * permit released when nothing reached the caller; and the one upstream JSON
- * call with the channel's timeouts and the vendor's error classified.
+ * What the relays of one-answer requests (embeddings, images, video submit and
+ * remix) share: the billed pipeline (`BilledPipeline.ts`) with the accepted
+ * answer billed from its usage or its own cost and answered as JSON; the
+ * services and the price it runs on; and the one upstream JSON call with the
+ * channel's timeouts and the vendor's error classified.
  *
  * @since 0.1.0
  */
@@ -13,7 +12,7 @@ import { HttpServerResponse } from "effect/http"
 import type { Usage } from "../canonical/Usage.ts"
 import type { Price } from "../domain/Pricing.ts"
 import { type GatewayError, ModelNotPriced, UpstreamFailed } from "../errors/GatewayError.ts"
-import { CurrentRequest } from "../observability/RequestRecord.ts"
+import { CurrentRequest, usageRequestId } from "../observability/RequestRecord.ts"
 import type { Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings, type Settings } from "../services/GatewaySettings.ts"
@@ -22,9 +21,7 @@ import { RateLimiter } from "../services/RateLimiter.ts"
 import type { UpstreamClient } from "../services/UpstreamClient.ts"
 import { UsageLog } from "../services/UsageLog.ts"
 import type { Catalog, Channel, Limits } from "../storage/Catalog.ts"
-import { failover } from "./Failover.ts"
-import { limitSubjects } from "./Relay.ts"
-import { costHeader, makeSettlement } from "./Settlement.ts"
+import { runBilled } from "./BilledPipeline.ts"
 
 /** The services a one-answer relay runs on. @category models */
 export interface OneShotServices {
@@ -108,69 +105,42 @@ export interface OneShotRequest<A> {
 }
 
 /**
- * Runs `request` through the billed sequence (see the module doc). Fails with
- * the rate limiter's, the ledger's or the last attempt's error; nothing is
- * charged then.
+ * Runs `request` through the billed pipeline (`BilledPipeline.ts`), its
+ * accepted answer billed from `usageOf` (or `costOf`) and answered as JSON
+ * with `x-sluice-cost`. Fails with the rate limiter's, the ledger's or the
+ * last attempt's error; nothing is charged then.
  *
  * @category relay
  */
 export const runOneShot = <A>(
   services: OneShotServices,
   request: OneShotRequest<A>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError> => {
-  const { ledger, settings } = services
-  return Effect.uninterruptibleMask((restore) =>
-    Effect.gen(function* () {
-      const permit = yield* services.limiter.acquire(limitSubjects(request.principal, request.groupLimits))
-      // A request id the gateway made (the answer's `x-request-id`) is also the usage log's, as on the text routes,
-      // so a caller (the console playground) can find its cost; a caller's own id is never trusted to be unique.
-      const record = yield* CurrentRequest
-      let accepted: A | undefined
-      const costOf = request.costOf
-      const settlement = makeSettlement({
-        ledger,
-        usageLog: services.usageLog,
-        principal: request.principal,
-        requestId: request.requestId ??
-          (record?.madeId === true ? record.requestId : crypto.randomUUID().replaceAll("-", "")),
-        model: request.model,
-        stream: false,
-        price: request.price,
-        ratio: request.ratio,
-        promptTokens: request.promptTokens,
-        started: request.started,
-        permit,
-        cost: costOf === undefined ? undefined : () => costOf(accepted as A)
-      })
-      let handedOff = false
-      const answer = Effect.gen(function* () {
-        yield* Effect.uninterruptible(Effect.map(ledger.reserve(request.principal, request.hold), settlement.addHold))
-        const chosen = yield* failover({
-          candidates: request.candidates,
-          maxAttempts: Math.min(request.candidates.length, 1 + settings.retryTimes),
-          deadline: request.started + settings.requestDeadlineMs,
-          report: services.router.report,
-          logFailed: settlement.logFailedAttempt,
-          attempt: request.attempt
-        })
+): Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError> =>
+  Effect.flatMap(CurrentRequest, (record) => {
+    let accepted: A | undefined
+    const costOf = request.costOf
+    return runBilled(services, {
+      principal: request.principal,
+      groupLimits: request.groupLimits,
+      model: request.model,
+      price: request.price,
+      ratio: request.ratio,
+      promptTokens: request.promptTokens,
+      started: request.started,
+      stream: false,
+      // A request id the gateway made (the answer's `x-request-id`) is also the usage log's, as on the text
+      // routes, so a caller (the console playground) can find its cost.
+      requestId: request.requestId ?? usageRequestId(record),
+      cost: costOf === undefined ? undefined : () => costOf(accepted as A),
+      hold: request.hold,
+      candidates: request.candidates,
+      attempt: () => request.attempt,
+      deliver: (chosen, context) => {
         accepted = chosen.value
-        const usage = request.usageOf(chosen.value)
-        settlement.update((meter) => ({ ...meter, usage, final: true, status: 200 }))
-        handedOff = true
-        yield* settlement.settle(chosen.candidate, chosen.attempt)
-        // The charge is committed before the answer leaves: a crash from here on gives nothing away.
-        yield* settlement.durable
-        return HttpServerResponse.setHeader(
-          request.respond(chosen.value),
-          "x-sluice-cost",
-          costHeader(settlement.charged() ?? 0n)
-        )
-      })
-      // Nothing reached the caller (a failure, or the caller left): the hold back, the permit released.
-      return yield* restore(answer).pipe(Effect.onExit(() => handedOff ? Effect.void : settlement.abandon))
+        return context.answerJson(chosen, { usage: request.usageOf(chosen.value) }, request.respond(chosen.value))
+      }
     })
-  )
-}
+  })
 
 /**
  * The per-call time limits of `channel`: its own settings, else the gateway's.

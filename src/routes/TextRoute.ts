@@ -17,7 +17,7 @@ import { readJsonObject } from "../http/Body.ts"
 import { credentialOf, type CredentialStyle, headerOf } from "../http/Credentials.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
-import { recordOf } from "../observability/RequestRecord.ts"
+import { recordOf, usageRequestId } from "../observability/RequestRecord.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
 import type { Relay } from "../relay/Relay.ts"
@@ -87,7 +87,7 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
       const request = prepared.request
       // A request id the gateway made is also the usage log's; a caller's own is never trusted to be unique.
       const record = recordOf(httpRequest)
-      const requestId = record?.madeId === true ? record.requestId : crypto.randomUUID().replaceAll("-", "")
+      const requestId = usageRequestId(record)
       const includeCost = headerOf(httpRequest, "x-sluice-include-cost") === "1" ||
         format.passthrough.wantsStreamCost?.(raw) === true
       const meta: ResponseMeta = {
