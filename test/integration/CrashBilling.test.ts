@@ -1,0 +1,281 @@
+/**
+ * The ledger agrees with the vendor under crashes (DESIGN.md, "Billing
+ * truth"): two `src/main.ts` processes share one fresh PostgreSQL database in
+ * front of one emulator and take a seeded mix of requests in all five text
+ * formats over openai, anthropic and gemini channels, streamed and not. Every
+ * streamed answer is read the way the SDKs read it: up to the format's end
+ * marker (`[DONE]`, `message_stop`, `response.completed`; generate-content's
+ * body end), then the connection is dropped. Some callers leave mid-answer.
+ * Halfway through one instance is SIGKILLed and started again; later every
+ * database connection of the gateways is killed.
+ *
+ * Afterwards, against what the emulator reported for each answer (never
+ * against the ledger alone):
+ * - every answer delivered in full is billed exactly the usage the vendor
+ *   reported, tokens and cost, and none is missing (its charge was committed
+ *   before its end left, so the kill could not give it away);
+ * - every answer cut by its caller is billed within the cut-stream rule: no
+ *   more output than the hold's cap;
+ * - `used_quota` equals the logged costs.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { freshPostgres, POSTGRES_URL } from "../support/Gateway.ts"
+import { type MainProcess, startMain, writeTempFile } from "../support/MainProcess.ts"
+import { queryPostgres } from "../support/Store.ts"
+
+const KEY = "sk-test-crash-billing-0001"
+const REQUESTS = 360
+const CONCURRENCY = 12
+const MAX_TOKENS = 48
+const UPSTREAMS = ["openai", "anthropic", "gemini"] as const
+const FORMATS = ["chat", "responses", "messages", "gemini", "completions"] as const
+type Upstream = typeof UPSTREAMS[number]
+type Inbound = typeof FORMATS[number]
+
+const configJson = (emulatorUrl: string) =>
+  JSON.stringify({
+    groups: { default: { ratio: 1 } },
+    models: Object.fromEntries(UPSTREAMS.map((upstream) => [`m-${upstream}`, { input: 1, output: 2 }])),
+    channels: UPSTREAMS.map((upstream) => ({
+      name: `emu-${upstream}`,
+      type: upstream,
+      base_url: emulatorUrl,
+      keys: [`sk-test-upstream-${upstream}`],
+      models: [`m-${upstream}`]
+    })),
+    users: [{ username: "crash", group: "default", quota: 1_000_000_000_000, tokens: [{ name: "k", key: KEY }] }]
+  })
+
+/** A small seeded generator (mulberry32), so a failing run can be replayed. */
+const random = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+
+const WORDS = ["river", "stone", "delta", "harbour", "current", "estuary", "tide", "bank", "reed", "heron"]
+
+/** The request of one plan: path, headers and body in the inbound format's own terms. */
+const requestOf = (inbound: Inbound, model: string, stream: boolean, text: string) => {
+  const json = { "content-type": "application/json" }
+  switch (inbound) {
+    case "chat":
+      return {
+        path: "/v1/chat/completions",
+        headers: { ...json, authorization: `Bearer ${KEY}` },
+        body: { model, stream, max_tokens: MAX_TOKENS, messages: [{ role: "user", content: text }] },
+        end: "[DONE]"
+      }
+    case "completions":
+      return {
+        path: "/v1/completions",
+        headers: { ...json, authorization: `Bearer ${KEY}` },
+        body: { model, stream, max_tokens: MAX_TOKENS, prompt: text },
+        end: "[DONE]"
+      }
+    case "responses":
+      return {
+        path: "/v1/responses",
+        headers: { ...json, authorization: `Bearer ${KEY}` },
+        body: { model, stream, max_output_tokens: MAX_TOKENS, input: text },
+        end: "response.completed"
+      }
+    case "messages":
+      return {
+        path: "/v1/messages",
+        headers: { ...json, "x-api-key": KEY, "anthropic-version": "2023-06-01" },
+        body: { model, stream, max_tokens: MAX_TOKENS, messages: [{ role: "user", content: text }] },
+        end: "message_stop"
+      }
+    case "gemini":
+      return {
+        path: stream
+          ? `/v1beta/models/${model}:streamGenerateContent?alt=sse`
+          : `/v1beta/models/${model}:generateContent`,
+        headers: { ...json, "x-goog-api-key": KEY },
+        body: { contents: [{ role: "user", parts: [{ text }] }], generationConfig: { maxOutputTokens: MAX_TOKENS } },
+        // No end marker: the SDK reads to the end of the body.
+        end: undefined
+      }
+  }
+}
+
+/** How one request ended for its caller. */
+interface Outcome {
+  readonly upstream: Upstream
+  /** The gateway's `x-request-id` (the usage log's request id), when an answer began. */
+  readonly requestId: string | undefined
+  readonly kind: "full" | "cut" | "failed"
+}
+
+/** Sends one request and reads it as an SDK does (or leaves mid-answer when `leave`); never throws. */
+const send = async (
+  base: string,
+  inbound: Inbound,
+  upstream: Upstream,
+  stream: boolean,
+  leave: boolean,
+  text: string
+): Promise<Outcome> => {
+  const request = requestOf(inbound, `m-${upstream}`, stream, text)
+  try {
+    const response = await fetch(`${base}${request.path}`, {
+      method: "POST",
+      headers: request.headers,
+      body: JSON.stringify(request.body)
+    })
+    const requestId = response.headers.get("x-request-id") ?? undefined
+    if (response.status !== 200) {
+      await response.body?.cancel()
+      return { upstream, requestId, kind: "failed" }
+    }
+    if (!stream) {
+      JSON.parse(await response.text())
+      return { upstream, requestId, kind: "full" }
+    }
+    const reader = response.body!.getReader()
+    const decoder = new TextDecoder()
+    let seen = ""
+    let chunks = 0
+    while (true) {
+      const { done, value } = await reader.read()
+      if (done) break
+      seen += decoder.decode(value, { stream: true })
+      chunks += 1
+      if (leave && chunks >= 2) {
+        await reader.cancel()
+        return { upstream, requestId, kind: "cut" }
+      }
+      if (request.end !== undefined && seen.includes(request.end)) {
+        // As the SDKs do: the end marker read, the connection dropped.
+        await reader.cancel()
+        return { upstream, requestId, kind: "full" }
+      }
+    }
+    const full = request.end === undefined ? seen.includes("finishReason") : false
+    return { upstream, requestId, kind: full ? "full" : "failed" }
+  } catch {
+    return { upstream, requestId: undefined, kind: "failed" }
+  }
+}
+
+const number = (value: unknown) => Number(value)
+
+Deno.test({
+  name: "crash billing: every answer delivered in full is billed exactly what the vendor reported, across a SIGKILL",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const emulator = startEmulator({ tokensPerSecond: 400 })
+    const database = await freshPostgres()
+    const file = await writeTempFile("crash.json", configJson(emulator.url))
+    const env = { DATABASE_URL: database.url, SLUICE_CONFIG: file.path, SLUICE_ROOT_PASSWORD: "root-password-crash" }
+    const instances: Array<MainProcess> = [await startMain(env), await startMain(env)]
+    const next = random(0x1ed9e7)
+    const outcomes: Array<Outcome> = []
+    let killed = false
+    let down = false
+    let connectionsKilled = 0
+    try {
+      let sent = 0
+      const worker = async () => {
+        while (sent < REQUESTS) {
+          const index = sent++
+          if (index === Math.floor(REQUESTS * 0.4) && !killed) {
+            killed = true
+            down = true
+            await instances[0].kill()
+            instances[0] = await startMain(env)
+            down = false
+          }
+          if (index === Math.floor(REQUESTS * 0.7)) {
+            const rows = await queryPostgres(
+              POSTGRES_URL,
+              `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity
+               WHERE datname = '${new URL(database.url).pathname.slice(1)}' AND pid <> pg_backend_pid()`
+            )
+            connectionsKilled += rows.length
+          }
+          const inbound = FORMATS[Math.floor(next() * FORMATS.length)]
+          const upstream = UPSTREAMS[Math.floor(next() * UPSTREAMS.length)]
+          const stream = next() < 0.7
+          const leave = stream && next() < 0.15
+          const words = Array.from({ length: 6 + Math.floor(next() * 18) }, () => WORDS[Math.floor(next() * 10)])
+          // While the killed instance restarts, callers go to the other one (as a load balancer would).
+          const base = instances[down ? 1 : index % 2].url
+          outcomes.push(await send(base, inbound, upstream, stream, leave, words.join(" ")))
+        }
+      }
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+      for (const instance of instances) instance.signal("SIGTERM")
+      await Promise.all(instances.map((instance) => instance.exited))
+
+      const reportedOf = new Map<string, { prompt: number; completion: number }>()
+      for (const request of emulator.requests) {
+        const id = request.headers["x-request-id"]
+        if (id === undefined || request.usage === undefined) continue
+        const upstream = request.path.includes(":")
+          ? "gemini"
+          : request.headers["anthropic-version"]
+          ? "anthropic"
+          : "openai"
+        const usage = request.usage
+        const prompt = usage.input + (upstream === "anthropic" ? usage.cacheRead + usage.cacheWrite : 0)
+        reportedOf.set(id, { prompt, completion: usage.output })
+      }
+      const rows = await queryPostgres(
+        database.url,
+        `SELECT request_id, prompt_tokens, completion_tokens, cost::text AS cost FROM usage_logs
+         WHERE status < 400 AND attempt > 0`
+      )
+      const billedOf = new Map<string, Array<(typeof rows)[number]>>()
+      for (const row of rows) {
+        billedOf.set(String(row.request_id), [...(billedOf.get(String(row.request_id)) ?? []), row])
+      }
+
+      const full = outcomes.filter((outcome) => outcome.kind === "full" && outcome.requestId !== undefined)
+      const cut = outcomes.filter((outcome) => outcome.kind === "cut" && outcome.requestId !== undefined)
+      const mismatched: Array<string> = []
+      const missing: Array<string> = []
+      for (const outcome of full) {
+        const billed = billedOf.get(outcome.requestId!) ?? []
+        const reported = reportedOf.get(outcome.requestId!)
+        if (billed.length !== 1) {
+          missing.push(`${outcome.requestId} (${billed.length} rows)`)
+          continue
+        }
+        const [row] = billed
+        const got = { prompt: number(row.prompt_tokens), completion: number(row.completion_tokens) }
+        if (
+          reported === undefined || got.prompt !== reported.prompt || got.completion !== reported.completion ||
+          number(row.cost) !== reported.prompt + 2 * reported.completion
+        ) mismatched.push(`${outcome.upstream} ${JSON.stringify(got)} vs ${JSON.stringify(reported)}`)
+      }
+      const overCap = cut.flatMap((outcome) =>
+        (billedOf.get(outcome.requestId!) ?? []).filter((row) => number(row.completion_tokens) > MAX_TOKENS)
+      )
+      const [sums] = await queryPostgres(
+        database.url,
+        `SELECT (SELECT used_quota FROM users WHERE username = 'crash')::text AS used,
+                (SELECT COALESCE(SUM(cost), 0) FROM usage_logs WHERE user_id =
+                  (SELECT id FROM users WHERE username = 'crash'))::text AS logged`
+      )
+      const summary =
+        `${outcomes.length} requests: ${full.length} delivered in full, ${cut.length} cut by the caller, ` +
+        `${outcomes.length - full.length - cut.length} failed; ${mismatched.length} mismatched, ${missing.length} ` +
+        `missing; one SIGKILL; ${connectionsKilled} database connections killed`
+      ok(killed && full.length > REQUESTS / 2, summary)
+      deepStrictEqual(mismatched.slice(0, 5), [], summary)
+      deepStrictEqual(missing.slice(0, 5), [], summary)
+      deepStrictEqual(overCap.length, 0, "a cut answer is never billed above the held output")
+      strictEqual(sums.used, sums.logged, "used_quota equals the logged costs")
+    } finally {
+      await Promise.all(instances.map((instance) => instance.kill()))
+      await emulator.close()
+      await database.drop()
+      await file.remove()
+    }
+  }
+})
