@@ -1,6 +1,8 @@
 /**
- * `deno run -A bench/Compare.ts <case> <rounds> <seconds> <name>=<dir>[:<ENV>=<value>,…] …`: CPU per request of
- * several gateway builds side by side, each ÷ the bare proxy's in the same round. One emulator (zero latency,
+ * `deno run -A bench/Compare.ts [--connections=N] [--postgres] <case> <rounds> <seconds> <name>=<dir>[:<ENV>=<value>,…]
+ * …`: CPU per request and added latency (p50, p99 over the proxy's in the same round) of several gateway builds
+ * side by side, each ÷ the bare proxy's in the same round; `--connections` sets wrk's connections (default 50; 1
+ * for the light-load latency), `--postgres` puts each build on a fresh PostgreSQL database instead of PGlite. One emulator (zero latency,
  * unpaced) and one bare proxy (`BareProxy.ts`) serve every target; each `<dir>` is a checkout of Sluice with its
  * dependencies installed (a `git worktree` of another commit, after `deno install --frozen`), started as
  * `src/main.ts` on embedded PGlite with the given environment added (e.g. `SLUICE_METRICS=off`). `<case>` is
@@ -16,6 +18,7 @@
 // deno-lint-ignore-file no-console
 import { chatBody, chatHeaders, gatewayConfig, messagesBody, messagesHeaders } from "./Config.ts"
 import { CpuClock } from "./Cpu.ts"
+import { type BenchDatabase, createBenchDatabase } from "./Postgres.ts"
 import { freePort, type Managed, startBareProxy, startEmulator, Supervisor, waitHealthy } from "./Processes.ts"
 import { median } from "./Telemetry.ts"
 import { runWrk } from "./Wrk.ts"
@@ -26,13 +29,17 @@ interface Target {
   readonly managed: Managed
 }
 
-const usage = "Usage: deno run -A bench/Compare.ts chat|stream|messages <rounds> <seconds> <name>=<dir>[:ENV=value,…] …"
-const [caseName, roundsText, secondsText, ...specs] = Deno.args
+const usage = "Usage: deno run -A bench/Compare.ts [--connections=N] [--postgres] chat|stream|messages <rounds> " +
+  "<seconds> <name>=<dir>[:ENV=value,…] …"
+const options = Deno.args.filter((arg) => arg.startsWith("--"))
+const connections = Number(options.find((arg) => arg.startsWith("--connections="))?.slice(14) ?? 50)
+const usePostgres = options.includes("--postgres")
+const [caseName, roundsText, secondsText, ...specs] = Deno.args.filter((arg) => !arg.startsWith("--"))
 const rounds = Number(roundsText)
 const seconds = Number(secondsText)
 if (
   !["chat", "stream", "messages"].includes(caseName ?? "") || !Number.isInteger(rounds) || rounds < 1 ||
-  !(seconds > 0) || specs.length === 0 || specs.some((spec) => !spec.includes("="))
+  !(seconds > 0) || specs.length === 0 || specs.some((spec) => !spec.includes("=")) || !(connections >= 1)
 ) {
   console.error(usage)
   Deno.exit(2)
@@ -52,6 +59,7 @@ const parseSpec = (spec: string) => {
 }
 
 const workDir = await Deno.makeTempDir({ prefix: "sluice-compare-" })
+const databases: Array<BenchDatabase> = []
 const supervisor = new Supervisor(workDir)
 const cpu = await CpuClock.make()
 try {
@@ -59,6 +67,8 @@ try {
   const proxy = await startBareProxy(supervisor, emulatorUrl)
   const targets: Array<Target> = [{ name: "proxy", url: proxy.url, managed: proxy.managed }]
   for (const spec of specs.map(parseSpec)) {
+    const database = usePostgres ? await createBenchDatabase() : undefined
+    if (database !== undefined) databases.push(database)
     const configPath = `${workDir}/${spec.name}.json`
     await Deno.writeTextFile(configPath, gatewayConfig(emulatorUrl))
     const port = freePort()
@@ -72,7 +82,7 @@ try {
         HOST: "127.0.0.1",
         SLUICE_CONFIG: configPath,
         SLUICE_DATA_DIR: `${workDir}/${spec.name}-data`,
-        DATABASE_URL: "",
+        DATABASE_URL: database?.url ?? "",
         REDIS_URL: "",
         LOG_FORMAT: "json",
         ...spec.env
@@ -94,6 +104,8 @@ try {
     await runWrk(supervisor, workDir, { url: target.url + path, bodyPath, headers, connections: 10, seconds: 3 })
   }
   const ratios = new Map<string, Array<number>>()
+  /** Each target's [p50, p99] milliseconds per round. */
+  const latency = new Map<string, Array<readonly [number, number]>>()
   for (let round = 0; round < rounds; round++) {
     const shift = round % targets.length
     const order = [...targets.slice(shift), ...targets.slice(0, shift)]
@@ -106,7 +118,7 @@ try {
         url: target.url + path,
         bodyPath,
         headers,
-        connections: 50,
+        connections,
         seconds
       })
       const after = await cpu.read(target.managed.child.pid)
@@ -117,10 +129,11 @@ try {
         throw new Error(`${target.name}: ${result.non2xx} non-2xx, ${result.socketErrors} socket errors.`)
       }
       perRequest.set(target.name, (after - before) / result.requests)
+      latency.set(target.name, [...(latency.get(target.name) ?? []), [result.p50Ms, result.p99Ms]])
       line.push(
         `${target.name} ${Math.round(result.requestsPerSecond)} req/s ${
           ((after - before) / result.requests).toFixed(3)
-        } ms`
+        } ms CPU, p50 ${result.p50Ms.toFixed(2)} p99 ${result.p99Ms.toFixed(2)} ms`
       )
     }
     const proxyCpu = perRequest.get("proxy")!
@@ -131,14 +144,18 @@ try {
     }
     console.log(`round ${round + 1}: ${line.join(" · ")}`)
   }
+  const proxyLatency = latency.get("proxy")!
   for (const [name, list] of ratios) {
+    const own = latency.get(name)!
+    const added = (column: 0 | 1) => median(own.map((pair, index) => pair[column] - proxyLatency[index][column]))
     console.log(
       `${name}: gateway ÷ proxy CPU per request, median ${median(list).toFixed(2)} (rounds: ${
         list.map((value) => value.toFixed(2)).join(" ")
-      })`
+      }); added latency over the proxy, median p50 ${added(0).toFixed(2)} ms, p99 ${added(1).toFixed(2)} ms`
     )
   }
 } finally {
   await supervisor.stopAll()
+  for (const database of databases) await database.drop().catch(() => {})
   await Deno.remove(workDir, { recursive: true }).catch(() => {})
 }
