@@ -26,7 +26,7 @@ import { sseReader } from "../http/SseEvents.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
 import { downloadsFor, type InlineMedia, type MediaFetcher, toInvalidRequest } from "../services/MediaFetcher.ts"
-import type { UpstreamClient, UpstreamResponse } from "../services/UpstreamClient.ts"
+import { channelTimeouts, type UpstreamClient, type UpstreamResponse } from "../services/UpstreamClient.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import type { RelayInput } from "./RelayInput.ts"
 
@@ -167,11 +167,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       target.url + (endpoint?.pathSuffix ?? ""),
       target.headers,
       JSON.stringify(body),
-      {
-        firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
-        idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
-        totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
-      }
+      channelTimeouts(channel, settings)
     )
   }
 

@@ -21,7 +21,7 @@ import { encodeImagesAnswer, type ImageCallBody, type ImageWire, imageWires } fr
 import type { Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings, type Settings } from "../services/GatewaySettings.ts"
-import { UpstreamClient } from "../services/UpstreamClient.ts"
+import { encodeForm, UpstreamClient } from "../services/UpstreamClient.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { imageAdapters } from "../upstreams/ImageAdapter.ts"
 import { oneShotServices, postForJson, priceFor, runOneShot } from "./OneShot.ts"
@@ -46,11 +46,7 @@ export const imageWireOf = (candidate: Candidate): ImageWire | undefined => {
 const encoded = (call: ImageCallBody): Effect.Effect<{ body: string | Uint8Array; contentType: string }> =>
   call._tag === "json"
     ? Effect.succeed({ body: JSON.stringify(call.body), contentType: "application/json" })
-    : Effect.promise(async () => {
-      const response = new Response(call.form)
-      const contentType = response.headers.get("content-type") ?? "multipart/form-data"
-      return { body: new Uint8Array(await response.arrayBuffer()), contentType }
-    })
+    : encodeForm(call.form)
 
 /**
  * One attempt of `request` on a candidate: every call the wire needs, their

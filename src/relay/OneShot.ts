@@ -18,7 +18,7 @@ import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings, type Settings } from "../services/GatewaySettings.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
-import type { UpstreamClient } from "../services/UpstreamClient.ts"
+import { channelTimeouts, type UpstreamClient } from "../services/UpstreamClient.ts"
 import { UsageLog } from "../services/UsageLog.ts"
 import type { Catalog, Channel, Limits } from "../storage/Catalog.ts"
 import { runBilled } from "./BilledPipeline.ts"
@@ -143,15 +143,11 @@ export const runOneShot = <A>(
   })
 
 /**
- * The per-call time limits of `channel`: its own settings, else the gateway's.
+ * The per-call time limits of `channel` (`channelTimeouts`).
  *
  * @category upstream
  */
-export const timeoutsOf = (channel: Channel, settings: Settings) => ({
-  firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
-  idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
-  totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
-})
+export const timeoutsOf = channelTimeouts
 
 /**
  * One upstream call whose 2xx answer is JSON: its text and parsed value.

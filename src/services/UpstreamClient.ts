@@ -32,6 +32,37 @@ export interface Timeouts {
   readonly totalMs: number
 }
 
+/**
+ * The per-call time limits of `channel` (milliseconds): its own settings (`first_byte_timeout_ms`,
+ * `idle_timeout_ms`, `total_timeout_ms`), else the gateway's. Every upstream call takes its limits from here.
+ *
+ * @category upstream
+ */
+export const channelTimeouts = (
+  channel: {
+    readonly settings: Partial<Record<"first_byte_timeout_ms" | "idle_timeout_ms" | "total_timeout_ms", number>>
+  },
+  settings: { readonly firstByteTimeoutMs: number; readonly idleTimeoutMs: number; readonly totalTimeoutMs: number }
+): Timeouts => ({
+  firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
+  idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
+  totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
+})
+
+/**
+ * A multipart form as the bytes to send and its content type (with the boundary), encoded by the Fetch API.
+ *
+ * @category upstream
+ */
+export const encodeForm = (
+  form: FormData
+): Effect.Effect<{ readonly body: Uint8Array; readonly contentType: string }> =>
+  Effect.promise(async () => {
+    const response = new Response(form)
+    const contentType = response.headers.get("content-type") ?? "multipart/form-data"
+    return { body: new Uint8Array(await response.arrayBuffer()), contentType }
+  })
+
 /** An answered upstream call. Its body may be read once. @category models */
 export interface UpstreamResponse {
   readonly status: number
