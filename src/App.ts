@@ -124,9 +124,11 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
   const services = Layer.mergeAll(
     Auth.layer(settings.keyCacheTtlMs),
     ChannelRouter.layer(settings),
-    UsageLog.layer(options.usageFlushMillis).pipe(Layer.provideMerge(QuotaLedger.layer())),
+    // The task store bills through the ledger and the usage log (one transaction on their shared client).
+    TaskStore.layer.pipe(
+      Layer.provideMerge(UsageLog.layer(options.usageFlushMillis).pipe(Layer.provideMerge(QuotaLedger.layer())))
+    ),
     ResponseStore.layer,
-    TaskStore.layer,
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
