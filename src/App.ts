@@ -44,6 +44,7 @@ import { RateLimiter } from "./services/RateLimiter.ts"
 import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { ImageRelay } from "./relay/ImageRelay.ts"
 import { ImageTaskRelay } from "./relay/ImageTaskRelay.ts"
+import { VideoContentRelay } from "./relay/VideoContentRelay.ts"
 import { VideoRelay } from "./relay/VideoRelay.ts"
 import { Relay } from "./relay/Relay.ts"
 import { ResponseStore } from "./services/ResponseStore.ts"
@@ -149,6 +150,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     EmbeddingRelay.layer,
     ImageRelay.layer,
     VideoRelay.layer,
+    VideoContentRelay.layer,
     ImageTaskRelay.layer,
     TaskPoller.layer(),
     ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),
