@@ -9,24 +9,29 @@
  * hold beyond every live quota lease, and a refund can be leased at once.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { Context, Effect, Layer } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../../src/services/Auth.ts"
 import { type LeaseOptions, QuotaLedger } from "../../src/services/QuotaLedger.ts"
 import { type NewTask, TaskStore } from "../../src/services/TaskStore.ts"
 import { UsageLog } from "../../src/services/UsageLog.ts"
 import { layerPostgres } from "../../src/storage/Database.ts"
+import { startCommitCutter } from "../support/CommitCutter.ts"
 import { freshPostgres } from "../support/Gateway.ts"
 
 /**
- * A gateway instance of its own on `url` (own pool, own task-store instance name, own ledger leasing per
+ * A gateway instance of its own on `database` (own pool, own task-store instance name, own ledger leasing per
  * `lease`), as `src/App.ts` builds it: the store bills through the ledger and the usage log on one client.
  */
-const instance = (url: string, lease: Partial<LeaseOptions> = {}) =>
+const instanceOn = (
+  database: Layer.Layer<SqlClient.SqlClient, unknown>,
+  lease: Partial<LeaseOptions> = {}
+) =>
   Layer.build(
     TaskStore.layer.pipe(
       Layer.provideMerge(UsageLog.layer(20).pipe(Layer.provideMerge(QuotaLedger.layer({ chunk: 50_000n, ...lease })))),
-      Layer.provideMerge(layerPostgres(url, 4))
+      Layer.provideMerge(database)
     )
   ).pipe(
     Effect.map((context) => ({
@@ -36,6 +41,9 @@ const instance = (url: string, lease: Partial<LeaseOptions> = {}) =>
       sql: Context.get(context, SqlClient.SqlClient)
     }))
   )
+
+/** `instanceOn` the PostgreSQL database at `url` (migrated first). */
+const instance = (url: string, lease: Partial<LeaseOptions> = {}) => instanceOn(layerPostgres(url, 4), lease)
 
 type Instance = Effect.Success<ReturnType<typeof instance>>
 
@@ -504,4 +512,52 @@ Deno.test(
       strictEqual(totals.tokenLogged, totals.tokenUsed)
     })
   )
+)
+
+Deno.test(
+  "TaskStore: a final bill whose COMMIT went through but was never acknowledged is not made again on retry",
+  async () => {
+    const database = await freshPostgres()
+    const cutter = startCommitCutter(database.url)
+    try {
+      await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+        // The other instance reaches PostgreSQL directly (and migrates it); this one through the proxy that cuts a
+        // COMMIT, on a connection that has sent none yet (a COMMIT prepared before is sent by name, unseen).
+        const two = yield* instance(database.url, { idleMillis: 0 })
+        const one = yield* instanceOn(PgClient.layer({ url: Redacted.make(cutter.url), maxConnections: 1 }), {
+          idleMillis: 0
+        })
+        const owner = yield* seed(two.sql, 1_000_000n, 1_000_000n, 0n)
+        const task = newTask(owner, 7, 400_000n)
+        yield* two.store.insert(task)
+        yield* charge(two, owner, task.quotaCharged, task.requestId)
+        const [claimed] = yield* two.store.claimDue(7, 1, 60_000)
+        const end = { status: "failed" as const, error: { code: "timeout", message: "late" }, cost: 0n }
+        // The transaction that ends the task commits on the server; its answer never reaches the instance.
+        cutter.arm(1, "completed_at = now()")
+        const lost = yield* Effect.exit(one.store.finish(claimed, end))
+        strictEqual(lost._tag, "Failure")
+        strictEqual(cutter.cuts(), 1)
+        // Retried (by the same instance, then by the other): the task is found ended, nothing is refunded again.
+        deepStrictEqual(yield* one.store.finish(claimed, end), { ended: false, refunded: 0n })
+        deepStrictEqual(yield* two.store.finish(claimed, end), { ended: false, refunded: 0n })
+        deepStrictEqual(yield* balancesOf(two.sql, owner.userId), {
+          quota: 1_000_000n,
+          used: 0n,
+          remain: 1_000_000n,
+          tokenUsed: 0n
+        })
+        const rows = yield* two.sql<{ cost: bigint }>`
+          SELECT cost FROM usage_logs WHERE request_id = ${task.requestId} ORDER BY attempt`
+        deepStrictEqual(rows.map((row) => BigInt(row.cost)), [-400_000n, 400_000n])
+        strictEqual((yield* two.store.find(task.publicId, owner.userId)).refunded, 400_000n)
+        const totals = yield* sums(two.sql, owner)
+        strictEqual(totals.logged, totals.used)
+        strictEqual(totals.tokenLogged, totals.tokenUsed)
+      })) as Effect.Effect<void, unknown, never>)
+    } finally {
+      await cutter.close()
+      await database.drop()
+    }
+  }
 )
