@@ -1,10 +1,10 @@
 /**
- * The upstream calls of video tasks, shared by the submit (`relay/VideoRelay.ts`), the
- * poller (`TaskPoller`) and the content route: a channel's video wire, one call
- * whose 2xx answer is JSON (the channel's timeouts, the vendor's error
- * classified by the wire), and the content download left open for streaming.
- * URL and key come from the channel type's `VideoAdapter`; the key never
- * leaves the gateway.
+ * The upstream calls of video tasks, shared by the submit (`relay/VideoRelay.ts`),
+ * the poller (`TaskPoller`) and the content download
+ * (`relay/VideoContentRelay.ts`): a channel's video wire, one call whose 2xx
+ * answer is JSON (the channel's timeouts, the vendor's error classified by the
+ * wire), and the content download left open for streaming. URL and key come
+ * from the channel type's `VideoAdapter`; the key never leaves the gateway.
  *
  * @since 0.1.0
  */
