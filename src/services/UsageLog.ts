@@ -377,12 +377,12 @@ export class UsageLog extends Context.Service<UsageLog, {
           yield* writeRows([{ ...clean.row, cost }])
         })
 
-        const committedCharge = (requestId: string) =>
-          sql<{ readonly rows: bigint; readonly total: bigint }>`
+        const committedCharge = Effect.fn("UsageLog.committedCharge")(function* (requestId: string) {
+          const [row] = yield* sql<{ readonly rows: bigint; readonly total: bigint }>`
             SELECT count(*)::bigint AS rows, COALESCE(SUM(cost), 0)::bigint AS total FROM usage_logs
-            WHERE request_id = ${requestId} AND attempt > 0 AND status < 400 AND error IS NULL`.pipe(
-            Effect.map(([row]) => ({ rows: Number(row?.rows ?? 0n), total: BigInt(row?.total ?? 0n) }))
-          )
+            WHERE request_id = ${requestId} AND attempt > 0 AND status < 400 AND error IS NULL`
+          return { rows: Number(row?.rows ?? 0n), total: BigInt(row?.total ?? 0n) }
+        })
 
         return UsageLog.of({
           writeWithin,
