@@ -44,6 +44,7 @@ import { RateLimiter } from "./services/RateLimiter.ts"
 import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { ImageRelay } from "./relay/ImageRelay.ts"
 import { ImageTaskRelay } from "./relay/ImageTaskRelay.ts"
+import { VideoContentRelay } from "./relay/VideoContentRelay.ts"
 import { VideoRelay } from "./relay/VideoRelay.ts"
 import { Relay } from "./relay/Relay.ts"
 import { ResponseStore } from "./services/ResponseStore.ts"
@@ -124,9 +125,11 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
   const services = Layer.mergeAll(
     Auth.layer(settings.keyCacheTtlMs),
     ChannelRouter.layer(settings),
-    UsageLog.layer(options.usageFlushMillis).pipe(Layer.provideMerge(QuotaLedger.layer())),
+    // The task store bills through the ledger and the usage log (one transaction on their shared client).
+    TaskStore.layer.pipe(
+      Layer.provideMerge(UsageLog.layer(options.usageFlushMillis).pipe(Layer.provideMerge(QuotaLedger.layer())))
+    ),
     ResponseStore.layer,
-    TaskStore.layer,
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
@@ -147,6 +150,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     EmbeddingRelay.layer,
     ImageRelay.layer,
     VideoRelay.layer,
+    VideoContentRelay.layer,
     ImageTaskRelay.layer,
     TaskPoller.layer(),
     ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),

@@ -143,13 +143,6 @@ export const runOneShot = <A>(
   })
 
 /**
- * The per-call time limits of `channel` (`channelTimeouts`).
- *
- * @category upstream
- */
-export const timeoutsOf = channelTimeouts
-
-/**
  * One upstream call whose 2xx answer is JSON: its text and parsed value.
  * Fails with `UpstreamFailed`: a non-2xx status as `classify` reads the
  * vendor's error, or `bad-body` for a 2xx answer that is not JSON.
@@ -165,7 +158,7 @@ export const postForJson = (
   classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string }
 ): Effect.Effect<{ readonly text: string; readonly json: unknown }, UpstreamFailed> =>
   Effect.gen(function* () {
-    const response = yield* client.post(target.url, target.headers, body, timeoutsOf(channel, settings))
+    const response = yield* client.post(target.url, target.headers, body, channelTimeouts(channel, settings))
     if (response.status < 200 || response.status >= 300) {
       const errorText = yield* Effect.orElseSucceed(response.text, () => "")
       const classified = classify(response.status, errorText)

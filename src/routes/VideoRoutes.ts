@@ -3,7 +3,7 @@
  * `multipart/form-data` as the official `openai` SDK's `videos.create` sends
  * it), `GET /v1/videos/{task_id}`, `POST /v1/videos/{video_id}/remix`,
  * `GET /v1/videos/{task_id}/content` (the bytes streamed from the vendor,
- * `Range` honoured), `POST /v1/video/generations`
+ * `Range` honoured, by the `VideoContentRelay`), `POST /v1/video/generations`
  * and `GET /v1/video/generations/{task_id}` (the unified shapes). Every route
  * takes a Bearer key or, when none is sent, the browser session (the console
  * playground: `SessionCaller.ts`, same-origin proof on a submit, billed to the
@@ -15,10 +15,10 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Stream } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { DEFAULT_VIDEO_SECONDS, videoErrorEnvelope, type VideoFamily } from "../domain/VideoFamilies.ts"
-import { InvalidApiKey, InvalidRequest, NotFound, UpstreamFailed } from "../errors/GatewayError.ts"
+import { InvalidApiKey, NotFound } from "../errors/GatewayError.ts"
 import { encodeOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
 import {
   encodeUnifiedError,
@@ -33,6 +33,7 @@ import { readFormData, readJsonObject } from "../http/Body.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf, headerOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
+import { VideoContentRelay } from "../relay/VideoContentRelay.ts"
 import { VideoRelay } from "../relay/VideoRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
@@ -41,8 +42,6 @@ import { Tokens } from "../services/Tokens.ts"
 import { TaskPoller } from "../services/TaskPoller.ts"
 import type { Task } from "../services/TaskStore.ts"
 import { TaskStore } from "../services/TaskStore.ts"
-import { UpstreamClient } from "../services/UpstreamClient.ts"
-import { sendVideoCall, videoWireOf } from "../services/VideoCalls.ts"
 import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
 import { sessionCookieOf } from "./api/Api.ts"
 import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
@@ -99,9 +98,6 @@ const rangeOf = (request: HttpServerRequest.HttpServerRequest): string | undefin
     : undefined
 }
 
-/** The headers of a content answer the caller gets: what the bytes are, never the vendor's other headers. */
-const CONTENT_HEADERS = ["content-type", "content-length", "content-range", "accept-ranges", "last-modified", "etag"]
-
 /** @category services */
 export class Videos extends Context.Service<Videos, {
   /** `POST /v1/videos`: the video object of the new task. Never fails: errors in the family's envelope. */
@@ -133,7 +129,7 @@ export class Videos extends Context.Service<Videos, {
     taskId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/VideoRoutes/Videos") {
-  /** Needs Auth, Sessions, Tokens, GatewaySettings, Catalog, VideoRelay, TaskStore, TaskPoller and UpstreamClient. */
+  /** Needs Auth, Sessions, Tokens, GatewaySettings, Catalog, VideoRelay, VideoContentRelay, TaskStore and TaskPoller. */
   static readonly layer = Layer.effect(
     Videos,
     Effect.gen(function* () {
@@ -144,7 +140,7 @@ export class Videos extends Context.Service<Videos, {
       const relay = yield* VideoRelay
       const store = yield* TaskStore
       const poller = yield* TaskPoller
-      const client = yield* UpstreamClient
+      const contentRelay = yield* VideoContentRelay
 
       const familyOf = (model: unknown): VideoFamily | undefined =>
         typeof model === "string" ? videoFamilyOf(catalog.snapshot(), model) : undefined
@@ -251,62 +247,12 @@ export class Videos extends Context.Service<Videos, {
         Effect.gen(function* () {
           const userId = yield* ownerOf(request)
           const task = yield* readTask(userId, taskId)
-          if (task.status !== "completed" || task.result === null || task.upstreamId === null) {
-            return yield* new InvalidRequest({
-              message: `The video is not ready: the task is ${task.status}.`,
-              param: "task_id"
-            })
-          }
-          const channel = catalog.snapshot().channels.get(task.channelId)
-          const wire = channel === undefined ? undefined : videoWireOf(channel)
-          const key = channel?.keys.find((candidate) => candidate.position === task.keyPosition)
-          if (channel === undefined || wire === undefined || key === undefined) {
-            return yield* new UpstreamFailed({
-              kind: "server",
-              status: 503,
-              message: "The task's channel is no longer configured."
-            })
-          }
-          const result = task.result
-          const range = rangeOf(request)
-          const answer = yield* sendVideoCall(
-            client,
-            settings,
-            { channel, key: key.key },
-            wire.content(task.upstreamId, { status: "completed", content: result }),
-            { withKey: result.withKey, headers: range === undefined ? {} : { range } }
-          )
-          if (answer.status !== 200 && answer.status !== 206) {
-            answer.abort()
-            const classified = wire.classifyError(answer.status, "")
-            return yield* new UpstreamFailed({
-              kind: answer.status === 404 || answer.status === 410 ? "rejected" : classified.kind,
-              status: answer.status,
-              message: answer.status === 404 || answer.status === 410
-                ? "The video is no longer held by the upstream."
-                : classified.message,
-              channelId: channel.id
-            })
-          }
-          const headers: Record<string, string> = {}
-          for (const name of CONTENT_HEADERS) {
-            const value = answer.headers[name]
-            if (value !== undefined && value.length <= 200) headers[name] = value
-          }
-          const encoded = (answer.headers["content-encoding"] ?? "identity") !== "identity"
-          if (encoded) delete headers["content-length"]
-          headers["content-type"] ??= "video/mp4"
-          headers["cache-control"] = "private, no-store"
-          const body = Stream.unfold(
-            undefined,
-            () => Effect.map(answer.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
-          ).pipe(Stream.ensuring(Effect.sync(answer.abort)))
-          const length = headers["content-length"] === undefined ? undefined : Number(headers["content-length"])
-          return HttpServerResponse.stream(body, {
+          const answer = yield* contentRelay.open(task, rangeOf(request))
+          return HttpServerResponse.stream(answer.body, {
             status: answer.status,
-            headers,
-            contentType: headers["content-type"],
-            contentLength: length !== undefined && Number.isSafeInteger(length) ? length : undefined
+            headers: { ...answer.headers, "cache-control": "private, no-store" },
+            contentType: answer.headers["content-type"],
+            contentLength: answer.contentLength
           })
         }).pipe(respondWith(encodeOpenAiError))
 

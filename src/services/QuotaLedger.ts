@@ -97,6 +97,12 @@ export interface Balances {
   readonly userUsed: bigint
 }
 
+/** Whose balances an adjustment moves: a user and one of their tokens (ids). @category models */
+export interface BalanceOwner {
+  readonly userId: bigint
+  readonly tokenId: bigint
+}
+
 /**
  * What a commit writes alongside the charges, in the same transaction: an
  * effect, or a function called under the ledger's gate in the same
@@ -186,6 +192,23 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
    * lease rows went unrenewed for `staleMillis` (fencing; `GET /readyz`).
    */
   readonly serving: () => boolean
+  /**
+   * Applies a signed adjustment of `amount` quota units to the balances of
+   * `owner` (the user, and the token unless unlimited) inside the caller's
+   * open transaction, so it commits or rolls back with whatever the caller
+   * writes beside it (the exactly-once guard, the usage row: `UsageLog.writeWithin`).
+   * Positive is a credit (a refund): `quota` / `remain_quota` rise and
+   * `used_quota` falls by `amount`, visible at once to every instance's lease
+   * top-up (which reads the balance). Negative is a debit (an extra charge):
+   * capped at what no instance holds — the balance less every live lease of
+   * it, this instance's included — on both the user and a limited token, so
+   * no lease is left uncovered. Returns what was applied: `amount` for a
+   * credit, minus what was taken for a debit (0 when nothing could be).
+   * `request_count` is left alone. Fails with the `SqlError` of a statement
+   * (the caller's transaction then rolls back); called with no transaction
+   * open, it dies. An amount beyond ±`MAX_AMOUNT` is bounded to it.
+   */
+  readonly adjustWithin: (owner: BalanceOwner, amount: bigint) => Effect.Effect<bigint, SqlError.SqlError>
 }>()("sluice/services/QuotaLedger") {
   /** SQL-backed, leasing per `options`; hands every lease back when the layer closes. */
   static readonly layer = (options: Partial<LeaseOptions> = {}) =>
@@ -524,12 +547,15 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           )
         )
 
-        /** Forgets accounts with nothing leased, held or pending. */
+        /**
+         * Forgets accounts with nothing leased, held or pending, nor a background refill running (it would lease
+         * into an account no longer in the map: a lease no hold could use and no commit would hand back).
+         */
         const prune = () => {
           for (const [key, account] of accounts) {
             if (
               account.holds === 0 && account.free === 0n && account.charged === 0n && account.returned === 0n &&
-              account.requests === 0
+              account.requests === 0 && !account.refilling
             ) accounts.delete(key)
           }
         }
@@ -656,7 +682,51 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           yield* Effect.addFinalizer(() => Effect.sync(() => unregister.forEach((remove) => remove())))
         }
 
-        return QuotaLedger.of({ reserve, settle, commit, balances, serving: () => !fenced() })
+        /**
+         * `adjustWithin`: row locks in the order of every ledger commit (users, then tokens); a debit is capped at
+         * the balance less every lease renewed within `staleMillis` (a dead instance's no longer counts).
+         */
+        const adjustWithin = Effect.fn("QuotaLedger.adjustWithin")(function* (owner: BalanceOwner, amount: bigint) {
+          const open = yield* Effect.serviceOption(sql.transactionService)
+          if (open._tag === "None") {
+            return yield* Effect.die(new Error("QuotaLedger.adjustWithin runs inside the caller's transaction"))
+          }
+          const bounded = amount > MAX_AMOUNT ? MAX_AMOUNT : amount < -MAX_AMOUNT ? -MAX_AMOUNT : amount
+          if (bounded === 0n) return 0n
+          if (bounded > 0n) {
+            yield* sql`UPDATE users SET quota = quota + ${bounded}, used_quota = GREATEST(used_quota - ${bounded}, 0)
+              WHERE id = ${owner.userId}`
+            yield* sql`UPDATE tokens SET remain_quota = CASE WHEN remain_quota IS NULL THEN NULL
+                ELSE remain_quota + ${bounded} END, used_quota = GREATEST(used_quota - ${bounded}, 0)
+              WHERE id = ${owner.tokenId} AND user_id = ${owner.userId}`
+            return bounded
+          }
+          const [user] = yield* sql<{ readonly balance: bigint }>`
+            SELECT quota AS balance FROM users WHERE id = ${owner.userId} FOR UPDATE`
+          const [token] = yield* sql<{ readonly balance: bigint | null }>`
+            SELECT remain_quota AS balance FROM tokens WHERE id = ${owner.tokenId} AND user_id = ${owner.userId}
+            FOR UPDATE`
+          if (user === undefined || token === undefined) return 0n
+          const unleased = (subject: Subject, id: bigint, balance: bigint) =>
+            Effect.map(
+              sql<{ readonly leased: bigint }>`
+                SELECT COALESCE(SUM(amount), 0)::bigint AS leased FROM quota_leases
+                WHERE subject = ${subject} AND subject_id = ${id}
+                  AND renewed_at >= now() - ${staleMillis} * interval '1 millisecond'`,
+              ([row]) => BigInt(balance) - BigInt(row?.leased ?? 0n)
+            )
+          let extra = min(-bounded, yield* unleased("user", owner.userId, user.balance))
+          if (token.balance !== null) extra = min(extra, yield* unleased("token", owner.tokenId, token.balance))
+          if (extra <= 0n) return 0n
+          yield* sql`UPDATE users SET quota = quota - ${extra}, used_quota = used_quota + ${extra}
+            WHERE id = ${owner.userId}`
+          yield* sql`UPDATE tokens SET remain_quota = CASE WHEN remain_quota IS NULL THEN NULL
+              ELSE remain_quota - ${extra} END, used_quota = used_quota + ${extra}
+            WHERE id = ${owner.tokenId}`
+          return -extra
+        })
+
+        return QuotaLedger.of({ reserve, settle, commit, balances, serving: () => !fenced(), adjustWithin })
       })
     )
 }

@@ -14,13 +14,16 @@
  * duration — are written in one transaction that starts by flipping
  * `settled` on the task row (`WHERE NOT settled`), so a second instance, a
  * retried poll or a read racing the poller finds nothing to do: the bill is
- * adjusted exactly once. The adjustment credits (or debits) the user's
+ * adjusted exactly once. The bill goes through the ledger in that same
+ * transaction: `QuotaLedger.adjustWithin` credits (or debits) the user's
  * `quota` and the token's `remain_quota` (unless unlimited) and their
- * `used_quota`, and writes the usage-log row `attempt = 0` of the submit's
- * request id with the signed difference as its cost, so the logged costs keep
- * summing to `used_quota` (QuotaLedger's invariant). Raising a balance is
- * safe beside other instances' quota leases (a lease only caps what may be
- * taken); an extra charge is capped at what both balances hold.
+ * `used_quota` — a debit capped at what no instance's quota lease holds — and
+ * `UsageLog.writeWithin` writes the usage-log row `attempt = 0` of the
+ * submit's request id with the signed difference as its cost, so the logged
+ * costs keep summing to `used_quota` (QuotaLedger's invariant) at every
+ * committed point. A transaction that does not commit writes none of it, and
+ * the next `finish` starts over. This module writes no SQL of its own on
+ * `users`, `tokens` or `usage_logs`.
  *
  * Amounts are quota units (micro-USD) as bigints; times epoch milliseconds
  * unless named seconds.
@@ -32,7 +35,8 @@ import { SqlClient, type SqlError } from "effect/sql"
 import type { TaskStatus } from "../canonical/Video.ts"
 import { offsetOf, type PageRequest } from "../domain/Page.ts"
 import { NotFound } from "../errors/GatewayError.ts"
-import { cleanText } from "./UsageLog.ts"
+import { QuotaLedger } from "./QuotaLedger.ts"
+import { cleanText, UsageLog } from "./UsageLog.ts"
 
 /**
  * How long after its submit a task's charge may still be uncommitted (the
@@ -160,7 +164,8 @@ export interface TaskEnd {
   readonly error?: { readonly code: string; readonly message: string } | undefined
   /**
    * The task's final cost in quota units: the difference with what was
-   * charged is refunded (or charged, capped at the balances).
+   * charged is refunded (or charged, capped at what the balances hold beyond
+   * every live quota lease: `QuotaLedger.adjustWithin`).
    */
   readonly cost: bigint
 }
@@ -309,11 +314,17 @@ export class TaskStore extends Context.Service<TaskStore, {
    */
   readonly finish: (task: Task, end: TaskEnd) => Effect.Effect<Finished, SqlError.SqlError | TaskChargePending>
 }>()("sluice/services/TaskStore") {
-  /** SQL-backed (PGlite or PostgreSQL). */
+  /**
+   * SQL-backed (PGlite or PostgreSQL); bills through the `QuotaLedger` and
+   * the `UsageLog`, which must share its `SqlClient` (the final bill is one
+   * transaction of the three).
+   */
   static readonly layer = Layer.effect(
     TaskStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      const ledger = yield* QuotaLedger
+      const usageLog = yield* UsageLog
       const instance = crypto.randomUUID()
       const columns = sql.literal(COLUMNS)
 
@@ -430,35 +441,6 @@ export class TaskStore extends Context.Service<TaskStore, {
             next_poll_at = now() + ${delayMillis} * interval '1 millisecond', claimed_until = NULL
           WHERE id = ${task.id} AND NOT settled`.pipe(Effect.asVoid, Effect.orDie)
 
-      /** Moves up to `amount` between the task's owner and the gateway: positive credits, negative debits. */
-      const adjustBalances = (task: Task, wanted: bigint) =>
-        Effect.gen(function* () {
-          if (wanted === 0n) return 0n
-          if (wanted > 0n) {
-            yield* sql`UPDATE users SET quota = quota + ${wanted}, used_quota = used_quota - ${wanted}
-              WHERE id = ${task.userId}`
-            yield* sql`UPDATE tokens SET remain_quota = CASE WHEN remain_quota IS NULL THEN NULL
-                ELSE remain_quota + ${wanted} END, used_quota = used_quota - ${wanted}
-              WHERE id = ${task.tokenId}`
-            return wanted
-          }
-          // An extra charge: capped at what the user and the (limited) token still hold.
-          const [balances] = yield* sql<{ readonly quota: bigint; readonly remain: bigint | null }>`
-            SELECT u.quota AS quota, t.remain_quota AS remain FROM users u JOIN tokens t ON t.user_id = u.id
-            WHERE u.id = ${task.userId} AND t.id = ${task.tokenId} FOR UPDATE`
-          if (balances === undefined) return 0n
-          let extra = -wanted
-          if (BigInt(balances.quota) < extra) extra = BigInt(balances.quota)
-          if (balances.remain !== null && BigInt(balances.remain) < extra) extra = BigInt(balances.remain)
-          if (extra <= 0n) return 0n
-          yield* sql`UPDATE users SET quota = quota - ${extra}, used_quota = used_quota + ${extra}
-            WHERE id = ${task.userId}`
-          yield* sql`UPDATE tokens SET remain_quota = CASE WHEN remain_quota IS NULL THEN NULL
-              ELSE remain_quota - ${extra} END, used_quota = used_quota + ${extra}
-            WHERE id = ${task.tokenId}`
-          return -extra
-        })
-
       const finish = Effect.fn("TaskStore.finish")(function* (task: Task, end: TaskEnd) {
         const errorCode = end.error === undefined ? null : cleanText(end.error.code, 64)
         const errorMessage = end.error === undefined ? null : cleanText(end.error.message, 1000)
@@ -475,17 +457,16 @@ export class TaskStore extends Context.Service<TaskStore, {
             RETURNING quota_charged AS charged,
               created_at < now() - ${CHARGE_WAIT_MILLIS} * interval '1 millisecond' AS old`
           if (row === undefined) return { ended: false, refunded: 0n }
-          // What the submit was charged, as committed: its settled usage row (written with the charge in one
-          // ledger commit; a failed attempt's row carries its error). None yet: the commit is pending (this or another instance), so wait; none after
-          // `CHARGE_WAIT_MILLIS`: the submit was never charged (abandoned after the task row was written).
-          const [logged] = yield* sql<{ readonly rows: bigint; readonly total: bigint }>`
-            SELECT count(*) AS rows, COALESCE(SUM(cost), 0)::bigint AS total FROM usage_logs
-            WHERE request_id = ${task.requestId} AND attempt > 0 AND status < 400 AND error IS NULL`
-          if (BigInt(logged.rows) === 0n && !row.old) return yield* new TaskChargePending({ task: task.publicId })
-          const committed = BigInt(logged.total)
-          const charged = BigInt(row.charged) < committed ? BigInt(row.charged) : committed
+          // What the submit was charged, as committed: its settled usage rows (written with the charge in one
+          // ledger commit; a failed attempt's row carries its error). None yet: the commit is pending (this or
+          // another instance), so wait; none after `CHARGE_WAIT_MILLIS`: the submit was never charged (abandoned
+          // after the task row was written).
+          const logged = yield* usageLog.committedCharge(task.requestId)
+          if (logged.rows === 0 && !row.old) return yield* new TaskChargePending({ task: task.publicId })
+          const charged = BigInt(row.charged) < logged.total ? BigInt(row.charged) : logged.total
           const cost = end.cost < 0n ? 0n : end.cost
-          const refunded = yield* adjustBalances(task, charged - cost)
+          // The balance change and its usage row in this transaction, with the flip above: all or nothing.
+          const refunded = yield* ledger.adjustWithin(task, charged - cost)
           if (refunded !== 0n) {
             yield* sql`UPDATE tasks SET refunded = ${refunded}, quota_charged = quota_charged - ${refunded}
               WHERE id = ${task.id}`
@@ -494,11 +475,24 @@ export class TaskStore extends Context.Service<TaskStore, {
               : refunded > 0n
               ? `Task ${task.publicId} re-priced on its actual length: ${refunded} quota units refunded.`
               : `Task ${task.publicId} re-priced on its actual length: ${-refunded} quota units charged.`
-            yield* sql`INSERT INTO usage_logs (request_id, attempt, user_id, token_id, channel_id, model, upstream_model,
-                cost, status, error)
-              VALUES (${task.requestId}, 0, ${task.userId}, ${task.tokenId}, ${task.channelId}, ${task.model},
-                ${task.upstreamModel}, ${-refunded}, 200, ${note})
-              ON CONFLICT (request_id, attempt) DO NOTHING`
+            yield* usageLog.writeWithin({
+              requestId: task.requestId,
+              attempt: 0,
+              userId: task.userId,
+              tokenId: task.tokenId,
+              channelId: task.channelId,
+              model: task.model,
+              upstreamModel: task.upstreamModel,
+              promptTokens: 0,
+              completionTokens: 0,
+              cachedTokens: 0,
+              reasoningTokens: 0,
+              cost: -refunded,
+              latencyMs: 0,
+              stream: false,
+              status: 200,
+              error: note
+            })
           }
           return { ended: true, refunded }
         }))

@@ -193,6 +193,27 @@ export class UsageLog extends Context.Service<UsageLog, {
    * A delivered answer waits for it before its last byte leaves, so a crash gives no answer away.
    */
   readonly durable: Effect.Effect<boolean>
+  /**
+   * Cleans `row` as `record` does (but keeps a negative cost, bounded to
+   * ±`MAX_AMOUNT`: an `attempt = 0` adjustment row may be a credit) and
+   * inserts it now, inside the caller's open transaction rather than the
+   * queue, so it commits with the balance change it explains
+   * (`QuotaLedger.adjustWithin`) or not at all. A row the database rejects is
+   * set aside in its minimal form, as queued rows are; a row whose
+   * `(request_id, attempt)` is already logged is left as it is. Fails with
+   * the `SqlError` of the insert (the caller's transaction then rolls back);
+   * called with no transaction open, it dies.
+   */
+  readonly writeWithin: (row: UsageRow) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * What request `requestId` was charged, as committed: how many of its
+   * attempts (`attempt > 0`) are logged as accepted (status below 400, no
+   * error) and the sum of their costs in quota units. Reads in the caller's
+   * transaction when one is open. Fails with the `SqlError` of the read.
+   */
+  readonly committedCharge: (
+    requestId: string
+  ) => Effect.Effect<{ readonly rows: number; readonly total: bigint }, SqlError.SqlError>
 }>()("sluice/services/UsageLog") {
   /**
    * SQL-backed; commits every `intervalMillis` (default 250 ms), at once when a caller waits (`durable`), and when
@@ -374,8 +395,30 @@ export class UsageLog extends Context.Service<UsageLog, {
           }
           return Deferred.await(ending)
         })
+        const writeWithin = Effect.fn("UsageLog.writeWithin")(function* (row: UsageRow) {
+          const open = yield* Effect.serviceOption(sql.transactionService)
+          if (open._tag === "None") {
+            return yield* Effect.die(new Error("UsageLog.writeWithin runs inside the caller's transaction"))
+          }
+          const clean = cleanRow(row)
+          for (const field of clean.adjusted) {
+            if (field !== "cost") adjusted.set(field, (adjusted.get(field) ?? 0) + 1)
+          }
+          const cost = row.cost > MAX_AMOUNT ? MAX_AMOUNT : row.cost < -MAX_AMOUNT ? -MAX_AMOUNT : row.cost
+          yield* writeRows([{ ...clean.row, cost }])
+        })
+
+        const committedCharge = Effect.fn("UsageLog.committedCharge")(function* (requestId: string) {
+          const [row] = yield* sql<{ readonly rows: bigint; readonly total: bigint }>`
+            SELECT count(*)::bigint AS rows, COALESCE(SUM(cost), 0)::bigint AS total FROM usage_logs
+            WHERE request_id = ${requestId} AND attempt > 0 AND status < 400 AND error IS NULL`
+          return { rows: Number(row?.rows ?? 0n), total: BigInt(row?.total ?? 0n) }
+        })
+
         return UsageLog.of({
           durable,
+          writeWithin,
+          committedCharge,
           record: (row) => {
             const clean = cleanRow(row)
             for (const field of clean.adjusted) adjusted.set(field, (adjusted.get(field) ?? 0) + 1)

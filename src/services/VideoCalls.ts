@@ -1,10 +1,10 @@
 /**
- * The upstream calls of video tasks, shared by the submit (`relay/VideoRelay.ts`), the
- * poller (`TaskPoller`) and the content route: a channel's video wire, one call
- * whose 2xx answer is JSON (the channel's timeouts, the vendor's error
- * classified by the wire), and the content download left open for streaming.
- * URL and key come from the channel type's `VideoAdapter`; the key never
- * leaves the gateway.
+ * The upstream calls of video tasks, shared by the submit (`relay/VideoRelay.ts`),
+ * the poller (`TaskPoller`) and the content download
+ * (`relay/VideoContentRelay.ts`): a channel's video wire, one call whose 2xx
+ * answer is JSON (the channel's timeouts, the vendor's error classified by the
+ * wire), and the content download left open for streaming. URL and key come
+ * from the channel type's `VideoAdapter`; the key never leaves the gateway.
  *
  * @since 0.1.0
  */
@@ -14,14 +14,13 @@ import { type VideoCall, type VideoWire, videoWires } from "../formats/video/mod
 import type { Channel } from "../storage/Catalog.ts"
 import { videoAdapters } from "../upstreams/VideoAdapter.ts"
 import type { Settings } from "./GatewaySettings.ts"
-import type { Timeouts, UpstreamClient, UpstreamResponse } from "./UpstreamClient.ts"
-
-/** The per-call time limits of `channel`: its own settings, else the gateway's (as `relay/OneShot.ts`'s). */
-const timeoutsOf = (channel: Channel, settings: Settings) => ({
-  firstByteMs: channel.settings.first_byte_timeout_ms ?? settings.firstByteTimeoutMs,
-  idleMs: channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
-  totalMs: channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
-})
+import {
+  channelTimeouts,
+  encodeForm,
+  type Timeouts,
+  type UpstreamClient,
+  type UpstreamResponse
+} from "./UpstreamClient.ts"
 
 /**
  * The video wire of `channel`, or `undefined` when its type cannot make
@@ -40,11 +39,7 @@ const encoded = (call: VideoCall): Effect.Effect<{ body: string | Uint8Array | u
     ? Effect.succeed({ body: undefined })
     : call.body._tag === "json"
     ? Effect.succeed({ body: JSON.stringify(call.body.body) })
-    : Effect.promise(async () => {
-      const response = new Response((call.body as { readonly form: FormData }).form)
-      const contentType = response.headers.get("content-type") ?? "multipart/form-data"
-      return { body: new Uint8Array(await response.arrayBuffer()), contentType }
-    })
+    : encodeForm(call.body.form)
 
 /** Where a call goes: the channel, the key to send, and whether to send it (a vendor content URL may not need it). */
 export interface VideoTarget {
@@ -83,7 +78,7 @@ export const sendVideoCall = (
       url,
       { ...allHeaders, ...options.headers },
       body,
-      options.timeouts ?? timeoutsOf(target.channel, settings)
+      options.timeouts ?? channelTimeouts(target.channel, settings)
     ).pipe(Effect.mapError((error) => new UpstreamFailed({ ...error, channelId: target.channel.id })))
   })
 

@@ -243,3 +243,33 @@ Deno.test(
     })
   )
 )
+
+Deno.test(
+  "ledger: a background top-up that ends after a commit handed the lease back is not lost to a forgotten account",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      // Idle leases go back at every commit: a commit may run between a hold's background top-up starting and
+      // ending, find the account empty and forget it; the top-up's lease must still be handed back.
+      const { ledger, sql } = yield* instance(url, 0)
+      const other = yield* instance(url, 60_000)
+      const ids = yield* seed(sql, 1_000_000n, 1_000_000n)
+      const who = principal(ids.userId, ids.tokenId, false)
+      // Holds large beside the balance: each leases all of it and starts a top-up for more.
+      for (let round = 0; round < 5; round += 1) {
+        const hold = yield* ledger.reserve(who, 100_000n)
+        strictEqual(yield* ledger.settle(hold, 100_000n), 100_000n)
+        yield* ledger.commit(Effect.void)
+      }
+      let leases = -1n
+      for (let tries = 0; tries < 100 && leases !== 0n; tries += 1) {
+        yield* Effect.sleep("10 millis")
+        yield* ledger.commit(Effect.void)
+        leases = (yield* balances(sql, ids.userId)).leases
+      }
+      strictEqual(leases, 0n, "every lease went back")
+      // The whole remainder can be held by another instance.
+      const held = yield* other.ledger.reserve(who, 500_000n)
+      strictEqual(held.amount, 500_000n)
+    })
+  )
+)

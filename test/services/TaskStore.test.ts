@@ -5,22 +5,134 @@
  * final bill is made once however many instances (or retried polls) end it
  * at the same time — the refund credits the user and the limited token once,
  * with one usage row whose negative cost keeps the logged costs equal to
- * `used_quota`; an extra charge on re-pricing is capped at the balances.
+ * `used_quota`; an extra charge on re-pricing is capped at what the balances
+ * hold beyond every live quota lease, and a refund can be leased at once.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { Context, Effect, Layer } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
+import type { Principal } from "../../src/services/Auth.ts"
+import { type LeaseOptions, QuotaLedger } from "../../src/services/QuotaLedger.ts"
 import { type NewTask, TaskStore } from "../../src/services/TaskStore.ts"
+import { UsageLog } from "../../src/services/UsageLog.ts"
 import { layerPostgres } from "../../src/storage/Database.ts"
+import { startCommitCutter } from "../support/CommitCutter.ts"
 import { freshPostgres } from "../support/Gateway.ts"
 
-/** A task store of its own (own pool, own instance name) on `url`. */
-const instance = (url: string) =>
-  Layer.build(TaskStore.layer.pipe(Layer.provideMerge(layerPostgres(url, 4)))).pipe(
+/**
+ * A gateway instance of its own on `database` (own pool, own task-store instance name, own ledger leasing per
+ * `lease`), as `src/App.ts` builds it: the store bills through the ledger and the usage log on one client.
+ */
+const instanceOn = (
+  database: Layer.Layer<SqlClient.SqlClient, unknown>,
+  lease: Partial<LeaseOptions> = {}
+) =>
+  Layer.build(
+    TaskStore.layer.pipe(
+      Layer.provideMerge(UsageLog.layer(20).pipe(Layer.provideMerge(QuotaLedger.layer({ chunk: 50_000n, ...lease })))),
+      Layer.provideMerge(database)
+    )
+  ).pipe(
     Effect.map((context) => ({
       store: Context.get(context, TaskStore),
+      ledger: Context.get(context, QuotaLedger),
+      usageLog: Context.get(context, UsageLog),
       sql: Context.get(context, SqlClient.SqlClient)
     }))
+  )
+
+/** `instanceOn` the PostgreSQL database at `url` (migrated first). */
+const instance = (url: string, lease: Partial<LeaseOptions> = {}) => instanceOn(layerPostgres(url, 4), lease)
+
+type Instance = Effect.Success<ReturnType<typeof instance>>
+
+const principal = (owner: { userId: bigint; tokenId: bigint }, unlimitedQuota = false): Principal => ({
+  tokenId: owner.tokenId,
+  tokenName: "main",
+  userId: owner.userId,
+  group: "default",
+  models: undefined,
+  unlimitedQuota,
+  expiresAt: undefined,
+  tokenLimits: undefined,
+  userLimits: undefined
+})
+
+/** The usage row of a request's accepted attempt, charged `cost`. */
+const rowOf = (owner: { userId: bigint; tokenId: bigint }, requestId: string, cost: bigint) => ({
+  requestId,
+  attempt: 1,
+  userId: owner.userId,
+  tokenId: owner.tokenId,
+  channelId: 7,
+  model: "sora-2",
+  upstreamModel: "sora-2",
+  promptTokens: 0,
+  completionTokens: 0,
+  cachedTokens: 0,
+  reasoningTokens: 0,
+  cost,
+  latencyMs: 1,
+  stream: false,
+  status: 200,
+  error: null
+})
+
+/** Settles `hold` at `cost` as a request does (its usage row booked in the same step) and waits for the commit. */
+const settleLogged = (
+  on: Instance,
+  owner: { userId: bigint; tokenId: bigint },
+  hold: Effect.Success<ReturnType<Instance["ledger"]["reserve"]>>,
+  cost: bigint
+) =>
+  Effect.gen(function* () {
+    const requestId = crypto.randomUUID().replaceAll("-", "")
+    yield* on.ledger.settle(hold, cost, (charged) => on.usageLog.record(rowOf(owner, requestId, charged)))
+    yield* on.usageLog.flush
+  })
+
+/**
+ * Charges `cost` to `owner` the way a request does — hold, settle with its usage row booked in the same step —
+ * and waits until the ledger committed both.
+ */
+const charge = (on: Instance, owner: { userId: bigint; tokenId: bigint }, cost: bigint, requestId: string) =>
+  Effect.gen(function* () {
+    const hold = yield* on.ledger.reserve(principal(owner), cost)
+    yield* on.ledger.settle(hold, cost, (charged) => on.usageLog.record(rowOf(owner, requestId, charged)))
+    yield* on.usageLog.flush
+  })
+
+/**
+ * Commits `on`'s ledger (which leases with `idleMillis: 0`) until it holds no lease on `owner`'s balances: a
+ * background top-up started by the last hold may lease again after a commit handed the lease back.
+ */
+const untilUnleased = (on: Instance, owner: { userId: bigint; tokenId: bigint }) =>
+  Effect.gen(function* () {
+    for (let tries = 0; tries < 100; tries++) {
+      yield* on.ledger.commit(Effect.void)
+      const [row] = yield* on.sql<{ count: bigint }>`SELECT count(*)::bigint AS count FROM quota_leases
+        WHERE (subject = 'user' AND subject_id = ${owner.userId}) OR (subject = 'token' AND subject_id = ${owner.tokenId})`
+      if (BigInt(row.count) === 0n) return
+      yield* Effect.sleep("10 millis")
+    }
+    throw new Error("The ledger kept a lease on the balances")
+  })
+
+/** The logged costs of the user and of the token, beside their `used_quota`: equal at every committed point. */
+const sums = (sql: SqlClient.SqlClient, owner: { userId: bigint; tokenId: bigint }) =>
+  Effect.map(
+    sql<{ logged: bigint; used: bigint; tokenLogged: bigint; tokenUsed: bigint }>`
+      SELECT (SELECT COALESCE(SUM(cost), 0)::bigint FROM usage_logs WHERE user_id = ${owner.userId}) AS logged,
+        (SELECT used_quota FROM users WHERE id = ${owner.userId}) AS used,
+        (SELECT COALESCE(SUM(cost), 0)::bigint FROM usage_logs WHERE token_id = ${owner.tokenId}) AS "tokenLogged",
+        (SELECT used_quota FROM tokens WHERE id = ${owner.tokenId}) AS "tokenUsed"`,
+    ([row]) => ({
+      logged: BigInt(row.logged),
+      used: BigInt(row.used),
+      tokenLogged: BigInt(row.tokenLogged),
+      tokenUsed: BigInt(row.tokenUsed)
+    })
   )
 
 /** A user with `quota` (already charged `charged`, as a settled submit leaves it) and a token with `remain`. */
@@ -263,4 +375,189 @@ Deno.test(
       })
     })
   )
+)
+
+Deno.test(
+  "TaskStore: refunds and re-prices charged through the ledger are made once when two instances each end a task " +
+    "twice at once; the logged costs still equal used_quota",
+  run((url) =>
+    Effect.gen(function* () {
+      // Idle leases are handed back at each commit, so the debit below finds the balance unleased.
+      const one = yield* instance(url, { idleMillis: 0 })
+      const two = yield* instance(url, { idleMillis: 0 })
+      const owner = yield* seed(one.sql, 1_000_000n, 800_000n, 0n)
+      // Three submits, charged as requests are: 400,000 + 200,000 + 100,000.
+      const cheaper = newTask(owner, 7, 400_000n)
+      const dearer = newTask(owner, 7, 200_000n)
+      const failed = newTask(owner, 7, 100_000n)
+      for (const task of [cheaper, dearer, failed]) {
+        yield* one.store.insert(task)
+        yield* charge(one, owner, task.quotaCharged, task.requestId)
+      }
+      yield* untilUnleased(one, owner)
+      deepStrictEqual(yield* balancesOf(one.sql, owner.userId), {
+        quota: 300_000n,
+        used: 700_000n,
+        remain: 100_000n,
+        tokenUsed: 700_000n
+      })
+      const claimed = yield* one.store.claimDue(7, 3, 60_000)
+      strictEqual(claimed.length, 3)
+      const byId = new Map(claimed.map((task) => [task.publicId, task]))
+      const ends = [
+        { task: byId.get(cheaper.publicId)!, end: { status: "completed" as const, cost: 300_000n } },
+        { task: byId.get(dearer.publicId)!, end: { status: "completed" as const, cost: 250_000n } },
+        {
+          task: byId.get(failed.publicId)!,
+          end: { status: "failed" as const, error: { code: "timeout", message: "late" }, cost: 0n }
+        }
+      ]
+      const results = yield* Effect.forEach(
+        ends.flatMap(({ task, end }) =>
+          [one, two, one, two].map((on) => Effect.map(on.store.finish(task, end), (result) => ({ task, result })))
+        ),
+        (finish) => finish,
+        { concurrency: "unbounded" }
+      )
+      const endedOnce = (publicId: string) =>
+        results.filter(({ task, result }) => task.publicId === publicId && result.ended).map(({ result }) =>
+          result.refunded
+        )
+      deepStrictEqual(endedOnce(cheaper.publicId), [100_000n])
+      deepStrictEqual(endedOnce(dearer.publicId), [-50_000n])
+      deepStrictEqual(endedOnce(failed.publicId), [100_000n])
+      // 1,000,000 − 700,000 + 100,000 − 50,000 + 100,000; the token likewise from 800,000.
+      deepStrictEqual(yield* balancesOf(one.sql, owner.userId), {
+        quota: 450_000n,
+        used: 550_000n,
+        remain: 250_000n,
+        tokenUsed: 550_000n
+      })
+      const adjustments = yield* one.sql<{ cost: bigint }>`
+        SELECT cost FROM usage_logs WHERE user_id = ${owner.userId} AND attempt = 0 ORDER BY cost`
+      deepStrictEqual(adjustments.map((row) => BigInt(row.cost)), [-100_000n, -100_000n, 50_000n])
+      const totals = yield* sums(one.sql, owner)
+      strictEqual(totals.logged, totals.used)
+      strictEqual(totals.tokenLogged, totals.tokenUsed)
+      strictEqual(totals.used, 550_000n)
+    })
+  )
+)
+
+Deno.test(
+  "TaskStore: an extra charge leaves another instance's live lease whole; a refund can be leased at once",
+  run((url) =>
+    Effect.gen(function* () {
+      const one = yield* instance(url, { idleMillis: 0 })
+      // Another gateway serving the same user: it keeps its lease while requests come.
+      const other = yield* instance(url, { chunk: 10_000n, idleMillis: 60_000 })
+      const owner = yield* seed(one.sql, 1_000_000n, 1_000_000n, 0n)
+      const longer = newTask(owner, 7, 400_000n)
+      const failing = newTask(owner, 7, 100_000n)
+      for (const task of [longer, failing]) {
+        yield* one.store.insert(task)
+        yield* charge(one, owner, task.quotaCharged, task.requestId)
+      }
+      yield* untilUnleased(one, owner)
+      // 500,000 left. A hold of 5,000 makes the other instance lease 5,000 + 64 × 5,000 of the user and the token.
+      const small = yield* other.ledger.reserve(principal(owner), 5_000n)
+      const [lease] = yield* one.sql<{ amount: bigint }>`
+        SELECT COALESCE(SUM(amount), 0)::bigint AS amount FROM quota_leases WHERE subject = 'user'
+        AND subject_id = ${owner.userId}`
+      strictEqual(BigInt(lease.amount), 325_000n)
+      const claimed = yield* one.store.claimDue(7, 2, 60_000)
+      const byId = new Map(claimed.map((task) => [task.publicId, task]))
+      // Re-priced at 800,000: 400,000 more wanted; 500,000 − 325,000 leased = 175,000 is all that may be taken.
+      deepStrictEqual(yield* one.store.finish(byId.get(longer.publicId)!, { status: "completed", cost: 800_000n }), {
+        ended: true,
+        refunded: -175_000n
+      })
+      deepStrictEqual(yield* balancesOf(one.sql, owner.userId), {
+        quota: 325_000n,
+        used: 675_000n,
+        remain: 325_000n,
+        tokenUsed: 675_000n
+      })
+      // The other instance can still spend its whole lease, and the balance covers it exactly.
+      yield* settleLogged(other, owner, small, 5_000n)
+      const rest = yield* other.ledger.reserve(principal(owner), 320_000n)
+      yield* settleLogged(other, owner, rest, 320_000n)
+      const over = yield* Effect.flip(other.ledger.reserve(principal(owner), 1n))
+      strictEqual(over._tag, "InsufficientQuota")
+      deepStrictEqual(yield* balancesOf(one.sql, owner.userId), {
+        quota: 0n,
+        used: 1_000_000n,
+        remain: 0n,
+        tokenUsed: 1_000_000n
+      })
+      // A refund raises the balance: the other instance leases it at its next hold.
+      deepStrictEqual(
+        yield* one.store.finish(byId.get(failing.publicId)!, {
+          status: "failed",
+          error: { code: "moderation_blocked", message: "no" },
+          cost: 0n
+        }),
+        { ended: true, refunded: 100_000n }
+      )
+      const after = yield* other.ledger.reserve(principal(owner), 100_000n)
+      yield* settleLogged(other, owner, after, 100_000n)
+      deepStrictEqual(yield* balancesOf(one.sql, owner.userId), {
+        quota: 0n,
+        used: 1_000_000n,
+        remain: 0n,
+        tokenUsed: 1_000_000n
+      })
+      const totals = yield* sums(one.sql, owner)
+      strictEqual(totals.logged, totals.used)
+      strictEqual(totals.tokenLogged, totals.tokenUsed)
+    })
+  )
+)
+
+Deno.test(
+  "TaskStore: a final bill whose COMMIT went through but was never acknowledged is not made again on retry",
+  async () => {
+    const database = await freshPostgres()
+    const cutter = startCommitCutter(database.url)
+    try {
+      await Effect.runPromise(Effect.scoped(Effect.gen(function* () {
+        // The other instance reaches PostgreSQL directly (and migrates it); this one through the proxy that cuts a
+        // COMMIT, on a connection that has sent none yet (a COMMIT prepared before is sent by name, unseen).
+        const two = yield* instance(database.url, { idleMillis: 0 })
+        const one = yield* instanceOn(PgClient.layer({ url: Redacted.make(cutter.url), maxConnections: 1 }), {
+          idleMillis: 0
+        })
+        const owner = yield* seed(two.sql, 1_000_000n, 1_000_000n, 0n)
+        const task = newTask(owner, 7, 400_000n)
+        yield* two.store.insert(task)
+        yield* charge(two, owner, task.quotaCharged, task.requestId)
+        const [claimed] = yield* two.store.claimDue(7, 1, 60_000)
+        const end = { status: "failed" as const, error: { code: "timeout", message: "late" }, cost: 0n }
+        // The transaction that ends the task commits on the server; its answer never reaches the instance.
+        cutter.arm(1, "completed_at = now()")
+        const lost = yield* Effect.exit(one.store.finish(claimed, end))
+        strictEqual(lost._tag, "Failure")
+        strictEqual(cutter.cuts(), 1)
+        // Retried (by the same instance, then by the other): the task is found ended, nothing is refunded again.
+        deepStrictEqual(yield* one.store.finish(claimed, end), { ended: false, refunded: 0n })
+        deepStrictEqual(yield* two.store.finish(claimed, end), { ended: false, refunded: 0n })
+        deepStrictEqual(yield* balancesOf(two.sql, owner.userId), {
+          quota: 1_000_000n,
+          used: 0n,
+          remain: 1_000_000n,
+          tokenUsed: 0n
+        })
+        const rows = yield* two.sql<{ cost: bigint }>`
+          SELECT cost FROM usage_logs WHERE request_id = ${task.requestId} ORDER BY attempt`
+        deepStrictEqual(rows.map((row) => BigInt(row.cost)), [-400_000n, 400_000n])
+        strictEqual((yield* two.store.find(task.publicId, owner.userId)).refunded, 400_000n)
+        const totals = yield* sums(two.sql, owner)
+        strictEqual(totals.logged, totals.used)
+        strictEqual(totals.tokenLogged, totals.tokenUsed)
+      })) as Effect.Effect<void, unknown, never>)
+    } finally {
+      await cutter.close()
+      await database.drop()
+    }
+  }
 )

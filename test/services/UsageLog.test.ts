@@ -181,3 +181,47 @@ Deno.test(
     })
   )
 )
+
+Deno.test(
+  "usage log: writeWithin and adjustWithin commit together or not at all; the row is cleaned, its negative cost kept",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      const { ledger, usage, sql } = yield* gateway(url)
+      const ids = yield* seed(sql)
+      const who = principal(ids.userId, ids.tokenId)
+      yield* charge(ledger, usage, who, row(ids, "submit", 300_000n))
+      yield* usage.flush
+      const refund = {
+        ...row(ids, "submit", -120_000n),
+        attempt: 0,
+        model: "gpt-\u0000test\ud800",
+        promptTokens: 0,
+        completionTokens: 0,
+        error: "Re-priced: 120000 quota units refunded."
+      }
+      // Outside a transaction both refuse to run (a defect): the caller's transaction is their guard.
+      strictEqual((yield* Effect.exit(usage.writeWithin(refund)))._tag, "Failure")
+      strictEqual((yield* Effect.exit(ledger.adjustWithin(ids, 120_000n)))._tag, "Failure")
+      strictEqual((yield* totals(sql, ids.userId)).rows, 1)
+      // A transaction that fails after both wrote leaves nothing of either.
+      const failed = yield* Effect.exit(sql.withTransaction(Effect.gen(function* () {
+        strictEqual(yield* ledger.adjustWithin(ids, 120_000n), 120_000n)
+        yield* usage.writeWithin(refund)
+        return yield* Effect.fail("the caller's own write failed")
+      })))
+      strictEqual(failed._tag, "Failure")
+      deepStrictEqual(yield* totals(sql, ids.userId), { rows: 1, cost: 300_000n, used: 300_000n })
+      // Committed: the balance and the row together, the logged costs still equal to used_quota.
+      yield* sql.withTransaction(Effect.gen(function* () {
+        strictEqual(yield* ledger.adjustWithin(ids, 120_000n), 120_000n)
+        yield* usage.writeWithin(refund)
+      }))
+      deepStrictEqual(yield* totals(sql, ids.userId), { rows: 2, cost: 180_000n, used: 180_000n })
+      const [written] = yield* sql<{ model: string; cost: bigint }>`
+        SELECT model, cost FROM usage_logs WHERE request_id = 'submit' AND attempt = 0`
+      deepStrictEqual({ model: written.model, cost: BigInt(written.cost) }, { model: "gpt-test", cost: -120_000n })
+      const [user] = yield* sql<{ quota: bigint }>`SELECT quota FROM users WHERE id = ${ids.userId}`
+      strictEqual(BigInt(user.quota), 10_000_000n - 180_000n)
+    })
+  )
+)
