@@ -37,7 +37,9 @@ import { ChannelAdmin } from "./services/ChannelAdmin.ts"
 import { ChannelRouter } from "./services/ChannelRouter.ts"
 import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
 import { HealthProber } from "./services/HealthProber.ts"
+import { LoginThrottle } from "./services/LoginThrottle.ts"
 import { MediaFetcher } from "./services/MediaFetcher.ts"
+import { PasswordHasher } from "./services/PasswordHasher.ts"
 import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
@@ -60,6 +62,7 @@ import { Telemetry, type TelemetryOptions } from "./observability/Telemetry.ts"
 import { otlpLayer, type OtlpOptions } from "./observability/Tracing.ts"
 import { OpsRoutes } from "./routes/OpsRoutes.ts"
 import { layerFromSettings } from "./storage/Database.ts"
+import { trustProxies } from "./http/ClientAddress.ts"
 
 /** Where the app keeps its data and what it was configured with. @category models */
 export interface AppOptions {
@@ -136,8 +139,19 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })
   ).pipe(Layer.provideMerge(catalog))
   const sessions = Sessions.layer({ idleMillis: settings.sessionIdleMillis, maxMillis: settings.sessionMaxMillis })
+  const throttleOptions = {
+    maxFailures: settings.loginMaxFailures,
+    windowMillis: settings.loginWindowMillis,
+    addressMaxFailures: settings.loginAddressMaxFailures,
+    registrationsPerAddress: settings.registrationsPerAddress,
+    registrationWindowMillis: settings.registrationWindowMillis
+  }
+  const throttle = options.redisUrl === undefined
+    ? LoginThrottle.layerMemory(throttleOptions)
+    : LoginThrottle.layerRedis(throttleOptions, options.redisUrl, `${options.redisPrefix ?? "sluice:"}login:`)
+  const hasher = PasswordHasher.layer({ workers: settings.hashWorkers, queue: settings.hashQueue })
   const accounts = Layer.mergeAll(
-    Accounts.layer(settings).pipe(Layer.provideMerge(sessions)),
+    Accounts.layer(settings).pipe(Layer.provideMerge(Layer.mergeAll(sessions, throttle, hasher))),
     Tokens.layer,
     UsageQueries.layer,
     AuditLog.layer
@@ -201,7 +215,8 @@ export const schedulerLayer = Layer.succeed(Scheduler.Scheduler, new Scheduler.M
  */
 export const makeHandler = (options: AppOptions) => {
   const telemetry = new Telemetry(options.telemetry ?? metricsOnly)
-  return HttpRouter.toWebHandler(
+  const trusted = settingsOf(options.file).trustedProxies
+  const web = HttpRouter.toWebHandler(
     appLayer(options, telemetry).pipe(
       Layer.provide(HttpServer.layerServices),
       Layer.provideMerge(schedulerLayer),
@@ -209,6 +224,12 @@ export const makeHandler = (options: AppOptions) => {
     ),
     { disableLogger: true }
   )
+  // The trusted proxies ride on the request, so every route reads the caller's address and scheme the same way.
+  return trusted.length === 0 ? web : {
+    ...web,
+    handler: (request: Request, context?: Parameters<typeof web.handler>[1]) =>
+      web.handler(trustProxies(request, trusted), context)
+  }
 }
 
 /**

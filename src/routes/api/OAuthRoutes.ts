@@ -18,6 +18,7 @@ import { Effect } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { toProblem } from "../../errors/Envelope.ts"
 import { generateSecret } from "../../domain/KeyHash.ts"
+import { hostOf, schemeOf } from "../../http/ClientAddress.ts"
 import { headerOf } from "../../http/Credentials.ts"
 import { OAuth, STATE_TTL_MILLIS } from "../../services/OAuth.ts"
 import { Sessions } from "../../services/Sessions.ts"
@@ -31,16 +32,15 @@ const browserOf = (request: HttpServerRequest.HttpServerRequest): string | undef
   return value !== undefined && /^[A-Za-z0-9_-]{43}$/.test(value) ? value : undefined
 }
 
-const isHttps = (request: HttpServerRequest.HttpServerRequest) =>
-  (headerOf(request, "x-forwarded-proto") ?? "").split(",")[0].trim() === "https" ||
-  (request.source instanceof Request ? request.source.url : request.url).startsWith("https:")
+const isHttps = (request: HttpServerRequest.HttpServerRequest) => schemeOf(request) === "https"
 
-/** The gateway's address as the browser reached it (or `oauth.public_url`). */
-const baseOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string => {
-  if (publicUrl !== undefined) return publicUrl
-  const host = (headerOf(request, "x-forwarded-host") ?? headerOf(request, "host") ?? "localhost").split(",")[0].trim()
-  return `${isHttps(request) ? "https" : "http"}://${host}`
-}
+/**
+ * The gateway's address for the `redirect_uri`: `oauth.public_url`, else the
+ * scheme and host a trusted proxy forwarded, else the request's own (its
+ * `Host`); an untrusted `X-Forwarded-*` never.
+ */
+const baseOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string =>
+  publicUrl ?? `${schemeOf(request)}://${hostOf(request) ?? "localhost"}`
 
 /** A redirect of the browser to the console at `location` (same origin). */
 const consoleAt = (location: string) =>
