@@ -30,7 +30,7 @@ import {
 import { decodeVideoRequest, videoFormFields, type VideoRoute } from "../formats/video/VideoRequestDecode.ts"
 import { encodeVideoError } from "../formats/video/VideoErrors.ts"
 import { readFormData, readJsonObject } from "../http/Body.ts"
-import { clientAddressOf } from "../http/ClientAddress.ts"
+import { clientAddressOf, hostOf, schemeOf } from "../http/ClientAddress.ts"
 import { credentialOf, headerOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { VideoRelay } from "../relay/VideoRelay.ts"
@@ -47,8 +47,13 @@ import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
 import { sessionCookieOf } from "./api/Api.ts"
 import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
 
-/** The gateway's origin as the caller reached it (for the content URL). */
+/**
+ * The gateway's origin as the caller reached it (for the content URL): the
+ * scheme and host a trusted proxy forwarded, else the request's own.
+ */
 const originOf = (request: HttpServerRequest.HttpServerRequest): string => {
+  const host = hostOf(request)
+  if (host !== undefined && /^[A-Za-z0-9.:[\]-]{1,255}$/.test(host)) return `${schemeOf(request)}://${host}`
   try {
     return request.source instanceof Request ? new URL(request.source.url).origin : ""
   } catch {

@@ -151,3 +151,152 @@ Deno.test("hardening 10: a disabled account answers as a wrong password does, ri
     await gateway.close()
   }
 })
+
+const metricsStatus = async (url: string, headers: Record<string, string>) => {
+  const response = await fetch(`${url}/metrics`, { headers })
+  await response.body?.cancel()
+  return response.status
+}
+
+Deno.test("hardening 6: without trusted proxies forwarded headers are ignored; a forwarded request is not local", async () => {
+  const gateway = await startGateway({
+    config: (url) => basicConfig(url, { settings: { login_address_max_failures: 2 } }),
+    store: "postgres"
+  })
+  try {
+    strictEqual(await metricsStatus(gateway.url, {}), 200)
+    strictEqual(await metricsStatus(gateway.url, { "x-forwarded-for": "203.0.113.5" }), 401)
+    strictEqual(await metricsStatus(gateway.url, { "x-real-ip": "203.0.113.5" }), 401)
+    const plain = await login(gateway.url, "root", ROOT_PASSWORD, { "x-forwarded-proto": "https" })
+    deepStrictEqual(plain.cookies.map((cookie) => cookie.name), ["sluice_session"])
+    // X-Forwarded-For is not believed: every attempt counts against the peer address.
+    const statuses = []
+    for (const from of ["198.51.100.1", "198.51.100.2", "198.51.100.3"]) {
+      statuses.push((await login(gateway.url, `n-${from}`, "guess-password-1", { "x-forwarded-for": from })).status)
+    }
+    deepStrictEqual(statuses, [200, 200, 429])
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("hardening 6: a trusted proxy's X-Forwarded-* name the caller for limits, allow-lists, metrics and OAuth", async () => {
+  const gateway = await startGateway({
+    config: (url) =>
+      basicConfig(url, {
+        settings: {
+          trusted_proxies: ["127.0.0.1", "10.9.0.0/16"],
+          login_address_max_failures: 2,
+          metrics_token: "metrics-token-for-tests"
+        },
+        oauth: {
+          providers: {
+            gh: {
+              type: "github",
+              client_id: "client-for-tests",
+              client_secret: "secret-for-tests",
+              authorize_url: "http://127.0.0.1:9/authorize"
+            }
+          }
+        }
+      }),
+    store: "postgres"
+  })
+  try {
+    strictEqual(await metricsStatus(gateway.url, { "x-forwarded-for": "203.0.113.5" }), 401)
+    strictEqual(await metricsStatus(gateway.url, { "x-forwarded-for": "127.0.0.1" }), 200)
+    strictEqual(
+      await metricsStatus(gateway.url, {
+        "x-forwarded-for": "203.0.113.5",
+        authorization: "Bearer metrics-token-for-tests"
+      }),
+      200
+    )
+
+    // Each forwarded client has its own login budget; a spoofed hop left of an untrusted one is not believed.
+    const from = async (xff: string) =>
+      (await login(gateway.url, `n-${crypto.randomUUID()}`, "guess-password-1", { "x-forwarded-for": xff })).status
+    deepStrictEqual([await from("198.51.100.1"), await from("198.51.100.1"), await from("198.51.100.1")], [
+      200,
+      200,
+      429
+    ])
+    strictEqual(await from("198.51.100.2, 10.9.1.1"), 200)
+    strictEqual(await from("198.51.100.9, 198.51.100.1"), 429)
+
+    // A key's allow-list sees the forwarded address.
+    const root = browser(gateway.url)
+    await root.login("root", ROOT_PASSWORD)
+    const token = await root.call<{ key: string }>("POST", "/api/token/", {
+      name: "pinned",
+      allow_ips: ["203.0.113.7"]
+    })
+    strictEqual(token.success, true, token.message)
+    const models = (xff: string) =>
+      fetch(`${gateway.url}/v1/models`, {
+        headers: { authorization: `Bearer ${token.data.key}`, "x-forwarded-for": xff }
+      }).then(async (response) => {
+        await response.body?.cancel()
+        return response.status
+      })
+    deepStrictEqual([await models("203.0.113.7"), await models("198.51.100.1")], [200, 401])
+
+    // Secure cookie and the OAuth redirect_uri from the proxy's scheme and host.
+    const secure = await login(gateway.url, "root", ROOT_PASSWORD, {
+      "x-forwarded-proto": "https",
+      "x-forwarded-for": "198.51.100.77"
+    })
+    deepStrictEqual(secure.cookies.map((cookie) => cookie.name), ["__Host-sluice_session"])
+    const client = browser(gateway.url)
+    const state = await client.call<string>("GET", "/api/oauth/state")
+    const start = await fetch(`${gateway.url}/api/oauth/gh/start?state=${state.data}`, {
+      headers: {
+        cookie: [...client.cookies].map(([name, value]) => `${name}=${value}`).join("; "),
+        "x-forwarded-host": "gateway.example.test",
+        "x-forwarded-proto": "https"
+      },
+      redirect: "manual"
+    })
+    await start.body?.cancel()
+    const redirect = new URL(start.headers.get("location")!).searchParams.get("redirect_uri")
+    strictEqual(redirect, "https://gateway.example.test/api/oauth/gh")
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("hardening 10: the OAuth redirect_uri never comes from an untrusted X-Forwarded-Host", async () => {
+  const gateway = await startGateway({
+    config: (url) =>
+      basicConfig(url, {
+        oauth: {
+          providers: {
+            gh: {
+              type: "github",
+              client_id: "client-for-tests",
+              client_secret: "secret-for-tests",
+              authorize_url: "http://127.0.0.1:9/authorize"
+            }
+          }
+        }
+      }),
+    store: "postgres"
+  })
+  try {
+    const client = browser(gateway.url)
+    const state = await client.call<string>("GET", "/api/oauth/state")
+    const start = await fetch(`${gateway.url}/api/oauth/gh/start?state=${state.data}`, {
+      headers: {
+        cookie: [...client.cookies].map(([name, value]) => `${name}=${value}`).join("; "),
+        "x-forwarded-host": "evil.example.test",
+        "x-forwarded-proto": "https"
+      },
+      redirect: "manual"
+    })
+    await start.body?.cancel()
+    const redirect = new URL(start.headers.get("location")!).searchParams.get("redirect_uri")
+    strictEqual(redirect, `${gateway.url}/api/oauth/gh`)
+  } finally {
+    await gateway.close()
+  }
+})
