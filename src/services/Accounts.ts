@@ -218,7 +218,18 @@ export class Accounts extends Context.Service<Accounts, {
                 after: { username: input.username, role, group, quota }
               })
               return row.id
-            })).pipe(Effect.orDie)
+            })).pipe(
+              // Two sign-ups of names that differ only in case at once: the unique index on lower(username) lets
+              // one through; the other is told the name is taken.
+              Effect.catchTag("SqlError", (error) =>
+                Effect.flatMap(
+                  usernameTaken(input.username),
+                  (taken) =>
+                    taken
+                      ? Effect.fail(new InvalidRequest({ message: "The username is taken.", param: "username" }))
+                      : Effect.die(error)
+                ))
+            )
             return yield* view(id).pipe(Effect.orDie)
           })
 
