@@ -209,7 +209,8 @@ export const schedulerLayer = Layer.succeed(Scheduler.Scheduler, new Scheduler.M
 
 /**
  * The web handler (`(Request) => Promise<Response>`) and its disposal, which
- * closes every layer (flushing the usage log, closing the store).
+ * closes every layer (flushing the usage log, closing the store). Every
+ * `/api/*` answer carries `Cache-Control: no-store`.
  *
  * @category handlers
  */
@@ -224,11 +225,31 @@ export const makeHandler = (options: AppOptions) => {
     ),
     { disableLogger: true }
   )
-  // The trusted proxies ride on the request, so every route reads the caller's address and scheme the same way.
-  return trusted.length === 0 ? web : {
+  return {
     ...web,
-    handler: (request: Request, context?: Parameters<typeof web.handler>[1]) =>
-      web.handler(trustProxies(request, trusted), context)
+    handler: async (request: Request, context?: Parameters<typeof web.handler>[1]): Promise<Response> => {
+      // The trusted proxies ride on the request, so every route reads the caller's address and scheme the same way.
+      const response = await web.handler(trusted.length === 0 ? request : trustProxies(request, trusted), context)
+      return isApiPath(request.url) ? noStore(response) : response
+    }
+  }
+}
+
+/** Whether `url` is under `/api/`, whose answers hold account data no cache may keep. */
+const isApiPath = (url: string): boolean => {
+  const start = url.indexOf("/", url.indexOf("//") + 2)
+  return start >= 0 && url.startsWith("/api/", start)
+}
+
+/** `response` with `Cache-Control: no-store` (a copy when its headers are immutable). */
+const noStore = (response: Response): Response => {
+  try {
+    response.headers.set("cache-control", "no-store")
+    return response
+  } catch {
+    const headers = new Headers(response.headers)
+    headers.set("cache-control", "no-store")
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers })
   }
 }
 

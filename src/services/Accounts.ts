@@ -138,8 +138,15 @@ export class Accounts extends Context.Service<Accounts, {
     caller: SessionUser,
     patch: SelfPatch
   ) => Effect.Effect<{ readonly user: UserView; readonly sessionId: string | undefined }, InvalidRequest | RateLimited>
-  /** Admin: users, newest first, optionally those whose name contains `keyword`. */
-  readonly list: (page: PageRequest, keyword: string | undefined) => Effect.Effect<Page<UserView>>
+  /**
+   * Admin: the users the caller may manage (ranked below it) and itself,
+   * newest first, optionally those whose name contains `keyword`.
+   */
+  readonly list: (
+    caller: SessionUser,
+    page: PageRequest,
+    keyword: string | undefined
+  ) => Effect.Effect<Page<UserView>>
   /** Admin: a user the caller outranks, or itself. */
   readonly get: (caller: SessionUser, id: bigint) => Effect.Effect<UserView, NotFound | Forbidden>
   readonly create: (
@@ -302,10 +309,18 @@ export class Accounts extends Context.Service<Accounts, {
           return { user: yield* view(caller.id).pipe(Effect.orDie), sessionId }
         })
 
-        const list = Effect.fn("Accounts.list")(function* (page: PageRequest, keyword: string | undefined) {
+        const list = Effect.fn("Accounts.list")(function* (
+          caller: SessionUser,
+          page: PageRequest,
+          keyword: string | undefined
+        ) {
+          // Only whom `get` would show: users ranked below the caller, and the caller.
+          const visible = sql`((CASE u.role WHEN 'root' THEN 2 WHEN 'admin' THEN 1 ELSE 0 END) < ${
+            roleRank(caller.role)
+          } OR u.id = ${caller.id})`
           const where = keyword === undefined || keyword === ""
-            ? sql`TRUE`
-            : sql`strpos(lower(u.username), lower(${keyword})) > 0`
+            ? visible
+            : sql`${visible} AND strpos(lower(u.username), lower(${keyword})) > 0`
           const [{ total }] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM users u WHERE ${where}`.pipe(
             Effect.orDie
           )

@@ -300,3 +300,38 @@ Deno.test("hardening 10: the OAuth redirect_uri never comes from an untrusted X-
     await gateway.close()
   }
 })
+
+Deno.test("hardening 10: admins do not find root in the user list; /api answers are not cached", async () => {
+  const gateway = await startGateway({ config: basicConfig, store: "postgres" })
+  try {
+    const root = browser(gateway.url)
+    await root.login("root", ROOT_PASSWORD)
+    await root.call("POST", "/api/user/", { username: "opsy", password: "opsy-password-1", role: "admin" })
+    await root.call("POST", "/api/user/", { username: "peer-admin", password: "peer-password-1", role: "admin" })
+    await root.call("POST", "/api/user/", { username: "rooty-user", password: "rooty-password-1" })
+    const admin = browser(gateway.url)
+    await admin.login("opsy", "opsy-password-1")
+    const found = await admin.call<{ items: Array<{ username: string }>; total: number }>(
+      "GET",
+      "/api/user/?keyword=root"
+    )
+    deepStrictEqual([found.data.items.map((user) => user.username), found.data.total], [["rooty-user"], 1])
+    const all = await admin.call<{ items: Array<{ username: string }> }>("GET", "/api/user/")
+    deepStrictEqual(all.data.items.map((user) => user.username).sort(), ["alice", "opsy", "rooty-user"])
+    const byRoot = await root.call<{ items: Array<{ username: string }> }>("GET", "/api/user/?keyword=root")
+    deepStrictEqual(byRoot.data.items.map((user) => user.username).sort(), ["root", "rooty-user"])
+
+    for (const path of ["/api/user/self", "/api/status", "/api/nowhere", "/api/user/login"]) {
+      const response = await fetch(`${gateway.url}${path}`, {
+        headers: { cookie: [...admin.cookies].map(([name, value]) => `${name}=${value}`).join("; ") }
+      })
+      await response.body?.cancel()
+      strictEqual(response.headers.get("cache-control"), "no-store", path)
+    }
+    const v1 = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: "Bearer sk-test-alice-0001" } })
+    await v1.body?.cancel()
+    strictEqual(v1.headers.get("cache-control"), null)
+  } finally {
+    await gateway.close()
+  }
+})
