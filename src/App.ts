@@ -56,6 +56,7 @@ import { Tokens } from "./services/Tokens.ts"
 import { UpstreamClient } from "./services/UpstreamClient.ts"
 import { UsageLog } from "./services/UsageLog.ts"
 import { UsageQueries } from "./services/UsageQueries.ts"
+import { UserCaps } from "./services/UserCaps.ts"
 import { Catalog } from "./storage/Catalog.ts"
 import { CurrentMetrics } from "./observability/Metrics.ts"
 import { Telemetry, type TelemetryOptions } from "./observability/Telemetry.ts"
@@ -134,6 +135,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
     Assets.layer(settings),
+    UserCaps.layer(settings),
     options.redisUrl === undefined
       ? RateLimiter.layerMemory
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })

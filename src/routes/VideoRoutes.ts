@@ -45,6 +45,7 @@ import { UpstreamClient } from "../services/UpstreamClient.ts"
 import { sendVideoCall, videoWireOf } from "../services/VideoCalls.ts"
 import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
 import { sessionCookieOf } from "./api/Api.ts"
+import { UserCaps } from "../services/UserCaps.ts"
 import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
 
 /**
@@ -148,6 +149,7 @@ export class Videos extends Context.Service<Videos, {
       const catalog = yield* Catalog
       const relay = yield* VideoRelay
       const store = yield* TaskStore
+      const caps = yield* UserCaps
       const poller = yield* TaskPoller
       const client = yield* UpstreamClient
 
@@ -200,7 +202,10 @@ export class Videos extends Context.Service<Videos, {
             principal,
             respond: (task: Task) => HttpServerResponse.jsonUnsafe(respond(taskViewOf(task, origin)))
           }
-          return yield* (videoId === undefined ? relay.submit(input) : relay.remix(videoId, input))
+          return yield* caps.task(
+            principal.userId,
+            videoId === undefined ? relay.submit(input) : relay.remix(videoId, input)
+          )
         }).pipe(
           respondWith((problem) =>
             route === "unified" && problem.status === 429
