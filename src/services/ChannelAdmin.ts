@@ -109,9 +109,12 @@ export const maskUrl = (value: string): string => {
   } catch {
     return MASKED
   }
-  const credentials = url.username !== "" || url.password !== "" ? `${MASKED}@` : ""
+  const hasCredentials = url.username !== "" || url.password !== ""
+  if (!hasCredentials && url.search === "") return value
   const query = [...url.searchParams.keys()].map((name) => `${encodeURIComponent(name)}=${MASKED}`).join("&")
-  return `${url.protocol}//${credentials}${url.host}${url.pathname}${query === "" ? "" : `?${query}`}`
+  // A URL written without a path keeps none ("http://host?x" is not shown as "http://host/?x").
+  const path = url.pathname === "/" && !/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*\//i.test(value) ? "" : url.pathname
+  return `${url.protocol}//${hasCredentials ? `${MASKED}@` : ""}${url.host}${path}${query === "" ? "" : `?${query}`}`
 }
 
 /**

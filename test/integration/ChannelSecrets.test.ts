@@ -111,7 +111,7 @@ Deno.test("channel secrets 5: header values and URL credentials are masked in an
       settings: { headers: { "api-key": HEADER_SECRET, "x-proxy-token": HEADER_SECRET } }
     })
     strictEqual(created.success, true, created.message)
-    strictEqual(created.data.base_url, `${gateway.emulator.url.replace("http://", "http://…@")}/?token=…`)
+    strictEqual(created.data.base_url, `${gateway.emulator.url.replace("http://", "http://…@")}?token=…`)
     const updated = await admin.call("PUT", "/api/channel/", {
       id: created.data.id,
       keys: [UPSTREAM_KEY],
