@@ -3,7 +3,8 @@
  * creates count against the key's request rate and a per-user cap of pending
  * checks, video and image tasks against a per-user cap of tasks in flight
  * (429 in the route's own envelope, `Retry-After` set), and a failed check's
- * `Reason` says "unreachable", never the socket error.
+ * `Reason` says "unreachable", never the socket error. Also: a finished
+ * video's content URL follows a trusted proxy's scheme and host only.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { basicConfig, startGateway } from "../support/Gateway.ts"
@@ -104,5 +105,48 @@ Deno.test("caps 8: tasks in flight per user are capped; past the cap 429 in the 
   } finally {
     await gateway.close()
     await emulator.close()
+  }
+})
+
+Deno.test("proxies 6: a finished video's content URL follows a trusted proxy's scheme and host, and no other", async () => {
+  const gateway = await startVideoGateway({ store: "postgres", settings: { trusted_proxies: ["127.0.0.1"] } })
+  try {
+    const created = await videoClient(gateway).videos.create({ model: "sora-2", prompt: "waves" })
+    const read = async (headers: Record<string, string>) => {
+      for (let attempt = 0; attempt < 50; attempt++) {
+        const response = await fetch(`${gateway.url}/v1/videos/${created.id}`, {
+          headers: { authorization: `Bearer ${ALICE}`, ...headers }
+        })
+        const body = await response.json() as { status: string; url: string | null }
+        if (body.status === "completed") return body.url
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      return undefined
+    }
+    strictEqual(
+      await read({ "x-forwarded-proto": "https", "x-forwarded-host": "videos.example.test" }),
+      `https://videos.example.test/v1/videos/${created.id}/content`
+    )
+    strictEqual(await read({}), `${gateway.url}/v1/videos/${created.id}/content`)
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("proxies 6: without trusted proxies the content URL ignores X-Forwarded-Host", async () => {
+  const gateway = await startVideoGateway({ store: "postgres" })
+  try {
+    const created = await videoClient(gateway).videos.create({ model: "sora-2", prompt: "waves" })
+    let url: string | null = null
+    for (let attempt = 0; attempt < 50 && url === null; attempt++) {
+      const response = await fetch(`${gateway.url}/v1/videos/${created.id}`, {
+        headers: { authorization: `Bearer ${ALICE}`, "x-forwarded-host": "evil.example.test" }
+      })
+      url = (await response.json() as { url: string | null }).url
+      if (url === null) await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    strictEqual(url, `${gateway.url}/v1/videos/${created.id}/content`)
+  } finally {
+    await gateway.close()
   }
 })
