@@ -5,12 +5,14 @@
  * with `RateLimited` (429, `Retry-After: 1`) rather than queued, so a flood
  * of logins or sign-ups costs at most `workers` busy threads and never delays
  * the relay routes on the main thread. Workers start on the first job and
- * stop with the layer.
+ * stop with the layer; on a platform without Web Workers the jobs run on the
+ * main thread, `workers` at a time, under the same queue bound.
  *
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
 import { RateLimited } from "../errors/GatewayError.ts"
+import { hashPassword, verifyPassword } from "../domain/Password.ts"
 import type { HashJob, HashResult } from "./HashWorker.ts"
 
 /** Pool size and queue bound. @category models */
@@ -64,8 +66,31 @@ export class PasswordHasher extends Context.Service<PasswordHasher, {
           }
         }
 
+        /** Where the platform has no Web Workers: one job on the main thread, then the next one waiting. */
+        const runInline = (job: Pending) => {
+          const id = nextId++
+          running.set(id, job)
+          const work = job.work
+          const run = work.op === "hash" ? hashPassword(work.password) : verifyPassword(work.password, work.hash)
+          const settle = (result: HashResult) => {
+            running.delete(id)
+            job.done(result)
+            const next = waiting.shift()
+            if (next !== undefined) runInline(next)
+          }
+          run.then((value) => settle({ id, ok: true, value }), () => settle({ id, ok: false }))
+        }
+
+        let workersUnavailable = false
+
         const spawn = () => {
-          const worker = new Worker(new URL("./HashWorker.ts", import.meta.url), { type: "module" })
+          let worker: Worker
+          try {
+            worker = new Worker(new URL("./HashWorker.ts", import.meta.url), { type: "module" })
+          } catch {
+            workersUnavailable = true
+            return
+          }
           worker.onmessage = (message: MessageEvent<HashResult>) => {
             const job = running.get(message.data.id)
             running.delete(message.data.id)
@@ -73,8 +98,19 @@ export class PasswordHasher extends Context.Service<PasswordHasher, {
             job?.done(message.data)
             dispatch()
           }
+          // A worker that fails (its module cannot load) fails the jobs it held; the rest run on the main thread.
           worker.onerror = (event) => {
             event.preventDefault()
+            workersUnavailable = true
+            for (const spawned of all) spawned.terminate()
+            all.length = 0
+            idle.length = 0
+            for (const [id, job] of [...running]) {
+              running.delete(id)
+              job.done({ id, ok: false })
+            }
+            const next = waiting.shift()
+            if (next !== undefined) runInline(next)
           }
           all.push(worker)
           idle.push(worker)
@@ -91,15 +127,20 @@ export class PasswordHasher extends Context.Service<PasswordHasher, {
         const submit = (work: Work): Effect.Effect<string | boolean, RateLimited> =>
           Effect.suspend(() => {
             if (closed) return Effect.die(new Error("The password hasher is closed"))
-            if (all.length < Math.max(1, options.workers)) spawn()
-            if (idle.length === 0 && waiting.length >= options.queue) return Effect.fail(busy())
+            if (!workersUnavailable && all.length < Math.max(1, options.workers)) spawn()
+            const free = workersUnavailable ? running.size < Math.max(1, options.workers) : idle.length > 0
+            if (!free && waiting.length >= options.queue) return Effect.fail(busy())
             return Effect.callback<string | boolean>((resume) => {
-              waiting.push({
+              const job: Pending = {
                 work,
                 done: (result) =>
                   resume(result.ok ? Effect.succeed(result.value) : Effect.die(new Error("A password job failed")))
-              })
-              dispatch()
+              }
+              if (!workersUnavailable) {
+                waiting.push(job)
+                dispatch()
+              } else if (free) runInline(job)
+              else waiting.push(job)
             })
           })
 

@@ -4,7 +4,8 @@
  * pass; a full counter refuses until its window ends; a success forgets the
  * name's count and hands back the address's slot only; names are compared
  * without case; IPv6 addresses count by their /64. The Redis store shares
- * its counts between two stores (two instances).
+ * its counts between two stores (two instances). The password hasher runs
+ * bcrypt in a worker and refuses past its queue.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Effect } from "effect"
@@ -15,6 +16,7 @@ import {
   redisCounters,
   type ThrottleOptions
 } from "../../src/services/LoginThrottle.ts"
+import { PasswordHasher } from "../../src/services/PasswordHasher.ts"
 
 const OPTIONS: ThrottleOptions = {
   maxFailures: 3,
@@ -95,4 +97,25 @@ Deno.test("login throttle: two instances on one Redis share their counts", async
     await first.close()
     await second.close()
   }
+})
+
+Deno.test("password hasher: hashes and checks off the main thread; past its queue it refuses at once", async () => {
+  await Effect.runPromise(
+    Effect.gen(function* () {
+      const hasher = yield* PasswordHasher
+      const hash = yield* hasher.hash("correct horse battery")
+      strictEqual(yield* hasher.verify("correct horse battery", hash), true)
+      strictEqual(yield* hasher.verify("wrong horse battery", hash), false)
+      strictEqual(yield* hasher.verify("anything at all", undefined), false)
+      const burst = yield* Effect.all(
+        Array.from({ length: 10 }, () => Effect.result(hasher.verify("guess-password", hash))),
+        { concurrency: "unbounded" }
+      )
+      // One runs, two wait, the other seven are refused without waiting.
+      strictEqual(burst.filter((result) => result._tag === "Success").length, 3)
+      for (const result of burst.filter((result) => result._tag === "Failure")) {
+        strictEqual((result as { failure: { retryAfterSeconds: number } }).failure.retryAfterSeconds, 1)
+      }
+    }).pipe(Effect.provide(PasswordHasher.layer({ workers: 1, queue: 2 })), Effect.scoped)
+  )
 })
