@@ -117,7 +117,8 @@ Deno.test("hardening 4: a login flood neither blocks /v1 nor queues without boun
     ok(answers.every((answer) => answer.status === 200 || answer.status === 429))
     // deno-lint-ignore no-console
     console.log(`chat idle ${idle.toFixed(0)} ms, during 150 logins ${during.toFixed(0)} ms; ${busy.length} refused`)
-    ok(during < 1000, `a chat request took ${during.toFixed(0)} ms during the flood`)
+    // Bcrypt on the main thread made this 10 s; the bound leaves room for a loaded CI machine.
+    ok(during < 2500, `a chat request took ${during.toFixed(0)} ms during the flood`)
 
     const anonymous = browser(gateway.url)
     const signups = []
