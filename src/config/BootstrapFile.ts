@@ -11,7 +11,7 @@ import { Yaml } from "effect/encoding"
 import { IMAGE_FAMILIES } from "../domain/ImageFamilies.ts"
 import { VIDEO_FAMILIES } from "../domain/VideoFamilies.ts"
 import { makeDecoder } from "../domain/SchemaDecode.ts"
-import { isAllowListEntry } from "../http/ClientAddress.ts"
+import ipaddr from "ipaddr.js"
 
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -196,7 +196,11 @@ export const GatewaySettings = Schema.Struct({
   hash_workers: Schema.optional(Count.check(Schema.isBetween({ minimum: 1, maximum: 64 }))),
   hash_queue: Schema.optional(Count.check(Schema.isLessThanOrEqualTo(100_000))),
   trusted_proxies: Schema.optional(Schema.Array(NonEmpty.check(
-    Schema.makeFilter((value: string) => isAllowListEntry(value) ? true : "must be an IP address or CIDR range")
+    Schema.makeFilter((value: string) =>
+      value.length <= 64 && (ipaddr.isValid(value) || ipaddr.isValidCIDR(value))
+        ? true
+        : "must be an IP address or CIDR range"
+    )
   ))),
   max_tasks_in_flight: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   max_pending_assets: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
