@@ -37,7 +37,9 @@ import { ChannelAdmin } from "./services/ChannelAdmin.ts"
 import { ChannelRouter } from "./services/ChannelRouter.ts"
 import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
 import { HealthProber } from "./services/HealthProber.ts"
+import { LoginThrottle } from "./services/LoginThrottle.ts"
 import { MediaFetcher } from "./services/MediaFetcher.ts"
+import { PasswordHasher } from "./services/PasswordHasher.ts"
 import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
@@ -55,12 +57,14 @@ import { Tokens } from "./services/Tokens.ts"
 import { UpstreamClient } from "./services/UpstreamClient.ts"
 import { UsageLog } from "./services/UsageLog.ts"
 import { UsageQueries } from "./services/UsageQueries.ts"
+import { UserCaps } from "./services/UserCaps.ts"
 import { Catalog } from "./storage/Catalog.ts"
 import { CurrentMetrics } from "./observability/Metrics.ts"
 import { Telemetry, type TelemetryOptions } from "./observability/Telemetry.ts"
 import { otlpLayer, type OtlpOptions } from "./observability/Tracing.ts"
 import { OpsRoutes } from "./routes/OpsRoutes.ts"
 import { layerFromSettings } from "./storage/Database.ts"
+import { trustProxies } from "./http/ClientAddress.ts"
 
 /** Where the app keeps its data and what it was configured with. @category models */
 export interface AppOptions {
@@ -134,13 +138,25 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
     Assets.layer(settings),
+    UserCaps.layer(settings),
     options.redisUrl === undefined
       ? RateLimiter.layerMemory
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })
   ).pipe(Layer.provideMerge(catalog))
   const sessions = Sessions.layer({ idleMillis: settings.sessionIdleMillis, maxMillis: settings.sessionMaxMillis })
+  const throttleOptions = {
+    maxFailures: settings.loginMaxFailures,
+    windowMillis: settings.loginWindowMillis,
+    addressMaxFailures: settings.loginAddressMaxFailures,
+    registrationsPerAddress: settings.registrationsPerAddress,
+    registrationWindowMillis: settings.registrationWindowMillis
+  }
+  const throttle = options.redisUrl === undefined
+    ? LoginThrottle.layerMemory(throttleOptions)
+    : LoginThrottle.layerRedis(throttleOptions, options.redisUrl, `${options.redisPrefix ?? "sluice:"}login:`)
+  const hasher = PasswordHasher.layer({ workers: settings.hashWorkers, queue: settings.hashQueue })
   const accounts = Layer.mergeAll(
-    Accounts.layer(settings).pipe(Layer.provideMerge(sessions)),
+    Accounts.layer(settings).pipe(Layer.provideMerge(Layer.mergeAll(sessions, throttle, hasher))),
     Tokens.layer,
     UsageQueries.layer,
     AuditLog.layer
@@ -199,13 +215,15 @@ export const schedulerLayer = Layer.succeed(Scheduler.Scheduler, new Scheduler.M
 
 /**
  * The web handler (`(Request) => Promise<Response>`) and its disposal, which
- * closes every layer (flushing the usage log, closing the store).
+ * closes every layer (flushing the usage log, closing the store). Every
+ * `/api/*` answer carries `Cache-Control: no-store`.
  *
  * @category handlers
  */
 export const makeHandler = (options: AppOptions) => {
   const telemetry = new Telemetry(options.telemetry ?? metricsOnly)
-  return HttpRouter.toWebHandler(
+  const trusted = settingsOf(options.file).trustedProxies
+  const web = HttpRouter.toWebHandler(
     appLayer(options, telemetry).pipe(
       Layer.provide(HttpServer.layerServices),
       Layer.provideMerge(schedulerLayer),
@@ -213,6 +231,32 @@ export const makeHandler = (options: AppOptions) => {
     ),
     { disableLogger: true }
   )
+  return {
+    ...web,
+    handler: async (request: Request, context?: Parameters<typeof web.handler>[1]): Promise<Response> => {
+      // The trusted proxies ride on the request, so every route reads the caller's address and scheme the same way.
+      const response = await web.handler(trusted.length === 0 ? request : trustProxies(request, trusted), context)
+      return isApiPath(request.url) ? noStore(response) : response
+    }
+  }
+}
+
+/** Whether `url` is under `/api/`, whose answers hold account data no cache may keep. */
+const isApiPath = (url: string): boolean => {
+  const start = url.indexOf("/", url.indexOf("//") + 2)
+  return start >= 0 && url.startsWith("/api/", start)
+}
+
+/** `response` with `Cache-Control: no-store` (a copy when its headers are immutable). */
+const noStore = (response: Response): Response => {
+  try {
+    response.headers.set("cache-control", "no-store")
+    return response
+  } catch {
+    const headers = new Headers(response.headers)
+    headers.set("cache-control", "no-store")
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers })
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Account (`GET`/`PUT /api/user/self`): the display name, a password change
- * (the old password, then the new), and the linked sign-in identities.
+ * (the old password, then the new), and the linked sign-in identities, each
+ * with an Unlink button (`DELETE /api/user/self/oauth/{provider}`).
  */
 import { useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
@@ -27,6 +28,15 @@ export const Account = (props: { user: Me }) => {
       setNameState({ error: null, done: "Saved." })
     } catch (caught) {
       setNameState({ error: wordsOf(caught), done: null })
+    }
+  }
+  const [linkState, setLinkState] = useState<{ error: string | null; done: string | null }>({ error: null, done: null })
+  const unlink = async (provider: string) => {
+    try {
+      me.value = await api<Me>("DELETE", `/api/user/self/oauth/${encodeURIComponent(provider)}`)
+      setLinkState({ error: null, done: `Unlinked ${provider}.` })
+    } catch (caught) {
+      setLinkState({ error: wordsOf(caught), done: null })
     }
   }
   const savePassword = async (event: Event) => {
@@ -92,9 +102,17 @@ export const Account = (props: { user: Me }) => {
         <button type="submit">Change password</button>
       </form>
       <h2>Linked identities</h2>
-      {props.user.oauth.length === 0
-        ? <p>No linked identity.</p>
-        : <ul>{props.user.oauth.map((provider) => <li key={provider}>{provider}</li>)}</ul>}
+      {props.user.oauth.length === 0 ? <p>No linked identity.</p> : (
+        <ul>
+          {props.user.oauth.map((provider) => (
+            <li key={provider}>
+              {provider} <button type="button" onClick={() => unlink(provider)}>Unlink {provider}</button>
+            </li>
+          ))}
+        </ul>
+      )}
+      <ErrorText error={linkState.error} />
+      {linkState.done && <p role="status">{linkState.done}</p>}
       <OAuthButtons verb="Link" />
     </section>
   )

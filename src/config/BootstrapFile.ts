@@ -11,6 +11,7 @@ import { Yaml } from "effect/encoding"
 import { IMAGE_FAMILIES } from "../domain/ImageFamilies.ts"
 import { VIDEO_FAMILIES } from "../domain/VideoFamilies.ts"
 import { makeDecoder } from "../domain/SchemaDecode.ts"
+import ipaddr from "ipaddr.js"
 
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -145,8 +146,20 @@ export const UserSpec = Schema.Struct({
  * Accounts: `registration` (`POST /api/user/register` open, default true),
  * `new_user_quota` and `new_user_group` (what a registered user starts with:
  * 0 and `default`), `session_idle_minutes` (720) and `session_max_hours`
- * (168), `login_max_failures` failed logins per username within
- * `login_window_seconds` (5 in 900) before that name is throttled.
+ * (168), `login_max_failures` login attempts per username within
+ * `login_window_seconds` (5 in 900) before that name is throttled (counted
+ * before the password is checked, forgotten on a success),
+ * `login_address_max_failures` login attempts per client address in the same
+ * window (30), `registrations_per_address` sign-ups per client address per
+ * `registration_window_seconds` (10 per 3600), `hash_workers` threads that
+ * run bcrypt (1) and `hash_queue` password checks that may wait for one (32;
+ * more are answered 429 with `Retry-After`).
+ * `trusted_proxies`: addresses or CIDR ranges of reverse proxies whose
+ * `X-Forwarded-For`, `X-Forwarded-Proto` and `X-Forwarded-Host` are believed
+ * (default none: those headers are ignored).
+ * `max_tasks_in_flight`: video and image tasks a user may have unfinished at
+ * once (default 16; more are answered 429); `max_pending_assets`: asset
+ * checks a user may have pending at once (default 8).
  * Tasks: `task_poll_interval_ms` (how often unfinished tasks are polled
  * upstream, default 5000) and `task_deadline_seconds` (a task unfinished this
  * long after its submit fails and is refunded, default 86400).
@@ -177,6 +190,20 @@ export const GatewaySettings = Schema.Struct({
   session_max_hours: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   login_max_failures: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   login_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  login_address_max_failures: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  registrations_per_address: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  registration_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  hash_workers: Schema.optional(Count.check(Schema.isBetween({ minimum: 1, maximum: 64 }))),
+  hash_queue: Schema.optional(Count.check(Schema.isLessThanOrEqualTo(100_000))),
+  trusted_proxies: Schema.optional(Schema.Array(NonEmpty.check(
+    Schema.makeFilter((value: string) =>
+      value.length <= 64 && (ipaddr.isValid(value) || ipaddr.isValidCIDR(value))
+        ? true
+        : "must be an IP address or CIDR range"
+    )
+  ))),
+  max_tasks_in_flight: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  max_pending_assets: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   task_poll_interval_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(10))),
   task_deadline_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1)))
 })

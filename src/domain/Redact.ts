@@ -49,16 +49,43 @@ const hasLetter = /[A-Za-z]/
 const looksSecret = (run: string): boolean =>
   run.split(segmentSeparator).some((piece) => piece.length >= 20 && hasDigit.test(piece) && hasLetter.test(piece))
 
+/** The shortest configured secret masked by value; shorter values (`1`, `true`) would mask ordinary words. */
+export const MIN_KNOWN_SECRET = 6
+
+/** Secrets known by value, per owner (one catalog of one gateway), and the one pattern matching all of them. */
+const known = new Map<object, ReadonlyArray<string>>()
+let knownPattern: RegExp | undefined
+
+const escapeRegExp = (value: string) => value.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/**
+ * Records the secrets `owner` configured (the upstream keys and header values
+ * of its channels), replacing what it recorded before; `maskSecrets` then
+ * masks each of them by value wherever it appears, whatever its shape (a
+ * UUID-form key, a short key, a proxy token). Values shorter than
+ * `MIN_KNOWN_SECRET` characters are not recorded.
+ *
+ * @category redaction
+ */
+export const registerKnownSecrets = (owner: object, secrets: Iterable<string>): void => {
+  const kept = [...new Set([...secrets].filter((secret) => secret.length >= MIN_KNOWN_SECRET))]
+  if (kept.length === 0) known.delete(owner)
+  else known.set(owner, kept)
+  const all = [...new Set([...known.values()].flat())].sort((a, b) => b.length - a.length)
+  knownPattern = all.length === 0 ? undefined : new RegExp(all.map(escapeRegExp).join("|"), "g")
+}
+
 /**
  * `text` with every key-like substring replaced by `[redacted]` (a known key
- * prefix such as `sk-` or `AIza` is kept in front of the mask). Linear in the
- * length of `text`; ordinary prose, field paths, model names and UUIDs are
- * left alone.
+ * prefix such as `sk-` or `AIza` is kept in front of the mask), and every
+ * secret recorded by `registerKnownSecrets` masked by value. Linear in the
+ * length of `text` for the patterns; ordinary prose, field paths, model
+ * names and UUIDs are left alone unless they are a configured secret.
  *
  * @category redaction
  */
 export const maskSecrets = (text: string): string => {
-  let out = text
+  let out = knownPattern === undefined ? text : text.replace(knownPattern, MASK)
   for (const [pattern, replacement] of prefixed) out = out.replace(pattern, replacement)
   out = out.replace(
     bearer,

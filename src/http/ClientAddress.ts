@@ -3,8 +3,12 @@
  * (`Deno.serve`) knows the peer address of each connection but the web
  * handler sees only the `Request`, so the server records the address against
  * the request object (`rememberClientAddress`) and the routes read it back
- * (`clientAddressOf`). It is the peer address: behind a reverse proxy it is
- * the proxy's, and an allow-list must name that.
+ * (`clientAddressOf`). The web handler also records the trusted proxies
+ * (`settings.trusted_proxies`, addresses or CIDRs) against the request
+ * (`trustProxies`): when the peer is one of them, its `X-Forwarded-For`
+ * (read from the right, skipping trusted hops), `X-Forwarded-Proto` and
+ * `X-Forwarded-Host` are believed; otherwise they are ignored and the peer
+ * address, the request's own scheme and its `Host` are used.
  *
  * An allow-list entry is an IPv4 or IPv6 address or CIDR range
  * (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`); an IPv4-mapped IPv6 peer
@@ -16,6 +20,7 @@ import ipaddr from "ipaddr.js"
 import type { HttpServerRequest } from "effect/http"
 
 const addresses = new WeakMap<Request, string>()
+const proxies = new WeakMap<Request, ReadonlyArray<string>>()
 
 /**
  * Records the peer address of `request` (`Deno.serve`'s `info.remoteAddr`)
@@ -31,13 +36,99 @@ export const rememberClientAddress = (request: Request, info: { readonly remoteA
 }
 
 /**
- * The peer address recorded for `request`, or `undefined` (a request that did
- * not come through the server, such as an in-process test call).
+ * Records the trusted proxies (addresses or CIDR ranges) for `request` and
+ * returns the request; none (the default) trusts no forwarded header.
  *
  * @category http
  */
-export const clientAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined =>
-  request.source instanceof Request ? addresses.get(request.source) : undefined
+export const trustProxies = (request: Request, trusted: ReadonlyArray<string>): Request => {
+  if (trusted.length > 0) proxies.set(request, trusted)
+  return request
+}
+
+const sourceOf = (request: HttpServerRequest.HttpServerRequest): Request | undefined =>
+  request.source instanceof Request ? request.source : undefined
+
+/** Whether `request` came from a trusted proxy (its forwarded headers are believed). */
+const viaTrustedProxy = (source: Request | undefined): boolean => {
+  if (source === undefined) return false
+  const trusted = proxies.get(source)
+  return trusted !== undefined && isAllowed(trusted, addresses.get(source))
+}
+
+const firstValue = (value: string | null): string | undefined => {
+  const first = value?.split(",")[0]?.trim()
+  return first === undefined || first === "" ? undefined : first
+}
+
+/**
+ * The caller's address: the peer address recorded for `request`, or, when
+ * the peer is a trusted proxy, the rightmost `X-Forwarded-For` hop that is
+ * not itself a trusted proxy; `undefined` for a request that did not come
+ * through the server (an in-process test call).
+ *
+ * @category http
+ */
+export const clientAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const source = sourceOf(request)
+  if (source === undefined) return undefined
+  const peer = addresses.get(source)
+  if (!viaTrustedProxy(source)) return peer
+  const trusted = proxies.get(source)!
+  const hops = (source.headers.get("x-forwarded-for") ?? "").split(",").map((hop) => hop.trim()).filter((hop) =>
+    hop !== ""
+  )
+  let address = peer
+  for (let index = hops.length - 1; index >= 0; index--) {
+    const hop = hops[index]!
+    if (hop.length > 64 || !ipaddr.isValid(hop)) return address
+    address = hop
+    if (!isAllowed(trusted, hop)) return hop
+  }
+  return address
+}
+
+/**
+ * The scheme the caller used: `https` when the request URL is, or when a
+ * trusted proxy's `X-Forwarded-Proto` says so; else `http`.
+ *
+ * @category http
+ */
+export const schemeOf = (request: HttpServerRequest.HttpServerRequest): "http" | "https" => {
+  const source = sourceOf(request)
+  if (viaTrustedProxy(source)) {
+    const forwarded = firstValue(source!.headers.get("x-forwarded-proto"))
+    if (forwarded !== undefined) return forwarded === "https" ? "https" : "http"
+  }
+  return (source?.url ?? request.url).startsWith("https:") ? "https" : "http"
+}
+
+/**
+ * The host the caller addressed: a trusted proxy's `X-Forwarded-Host`, else
+ * the `Host` header; `undefined` when neither is there.
+ *
+ * @category http
+ */
+export const hostOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const source = sourceOf(request)
+  if (viaTrustedProxy(source)) {
+    const forwarded = firstValue(source!.headers.get("x-forwarded-host"))
+    if (forwarded !== undefined) return forwarded
+  }
+  return firstValue(request.headers["host"] ?? null)
+}
+
+/**
+ * Whether `request` carries a forwarding header (`Forwarded`,
+ * `X-Forwarded-For`, `X-Real-IP`) that no trusted proxy vouches for: it came
+ * through a proxy the gateway was not told of, so its peer address (the
+ * proxy's, often loopback) says nothing about the caller.
+ *
+ * @category http
+ */
+export const isUntrustedForward = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  !viaTrustedProxy(sourceOf(request)) &&
+  ["forwarded", "x-forwarded-for", "x-real-ip"].some((name) => request.headers[name] !== undefined)
 
 const parse = (entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined => {
   try {

@@ -23,7 +23,7 @@ import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { OAuth } from "../services/OAuth.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
 import { roleRank, Sessions } from "../services/Sessions.ts"
-import { SESSION_COOKIE } from "./api/Api.ts"
+import { sessionCookieOf } from "./api/Api.ts"
 
 /** The version `GET /api/status` reports. @category constants */
 export const VERSION = "0.1.0"
@@ -92,8 +92,8 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
       const presented = credentialOf("bearer", request)
       if (presented === undefined) {
         // An admin's browser session sees the detail too; anyone else the overall word.
-        const cookie = request.cookies[SESSION_COOKIE]
-        const caller = cookie === undefined ? Option.none() : yield* sessions.resolve(cookie)
+        const cookie = sessionCookieOf(request)
+        const caller = cookie === "" ? Option.none() : yield* sessions.resolve(cookie)
         const detail = Option.isSome(caller) && roleRank(caller.value.role) >= roleRank("admin")
         return HttpServerResponse.jsonUnsafe({
           success: true,

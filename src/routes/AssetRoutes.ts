@@ -11,6 +11,10 @@
  *   when known). Only the owner sees an asset: anyone else gets the 404 of an
  *   unknown id.
  *
+ * A create counts against the key's and the user's request rate (`rpm`) and
+ * is refused (429) while the user has `settings.max_pending_assets` assets
+ * being checked.
+ *
  * Errors leave in the gateway envelope `{error: {message, type, param,
  * code}}` with their HTTP status, not the `/api/*` envelope: these two routes
  * are called with an API key by programs (the same callers as the video
@@ -32,6 +36,10 @@ import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { type Asset, Assets } from "../services/Assets.ts"
 import { Auth } from "../services/Auth.ts"
+import { RateLimiter } from "../services/RateLimiter.ts"
+import { UserCaps } from "../services/UserCaps.ts"
+import { Catalog } from "../storage/Catalog.ts"
+import { limitSubjects } from "../relay/Relay.ts"
 
 /** The largest asset request body read, in bytes. @category constants */
 export const ASSET_BODY_LIMIT = 64 * 1024
@@ -58,6 +66,9 @@ const resultOf = (asset: Asset) => ({
 export const AssetRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const auth = yield* Auth
   const assets = yield* Assets
+  const limiter = yield* RateLimiter
+  const catalog = yield* Catalog
+  const caps = yield* UserCaps
 
   const principalOf = (httpRequest: HttpServerRequest.HttpServerRequest) =>
     auth.authenticate(credentialOf("bearer", httpRequest), clientAddressOf(httpRequest))
@@ -65,8 +76,16 @@ export const AssetRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const create = (httpRequest: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function* () {
       const principal = yield* principalOf(httpRequest)
+      // Each create is an outbound fetch: it counts against the key's and the user's request rate.
+      const permit = yield* limiter.acquire(
+        limitSubjects(principal, catalog.snapshot().groups.get(principal.group)?.limits)
+      )
+      yield* permit.release(0)
       const body = yield* readJsonObject(httpRequest, ASSET_BODY_LIMIT)
-      const asset = yield* assets.create(principal.userId, { url: body.url, name: body.name })
+      const asset = yield* caps.asset(
+        principal.userId,
+        assets.create(principal.userId, { url: body.url, name: body.name })
+      )
       return HttpServerResponse.jsonUnsafe({ Result: { Id: asset.id } })
     }).pipe(respondWith(encodeOpenAiError))
 

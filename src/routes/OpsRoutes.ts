@@ -3,8 +3,11 @@
  * database answers and this instance may serve quota holds (its leases are
  * fresh); 503 with the reason otherwise; the catalog is always loaded by the
  * time a route serves) and `GET /metrics` (Prometheus text
- * format through `effect/observability`'s `PrometheusMetrics`; open on
- * loopback, otherwise only with `Authorization: Bearer <settings.metrics_token>`).
+ * format through `effect/observability`'s `PrometheusMetrics`; open to a
+ * loopback caller, otherwise only with `Authorization: Bearer
+ * <settings.metrics_token>`). The caller's address is the one a trusted proxy
+ * forwards (`settings.trusted_proxies`); a request that carries forwarding
+ * headers no trusted proxy vouches for is never taken as local).
  * `GET /healthz` (liveness) stays in `AccountRoutes`.
  *
  * @since 0.1.0
@@ -14,7 +17,7 @@ import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { SqlClient } from "effect/sql"
 import type { Metrics } from "../observability/Metrics.ts"
-import { clientAddressOf, isLoopback } from "../http/ClientAddress.ts"
+import { clientAddressOf, isLoopback, isUntrustedForward } from "../http/ClientAddress.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
@@ -68,7 +71,9 @@ export const OpsRoutes = (metrics: Metrics | undefined) =>
         const peer = clientAddressOf(request)
         const authorization = request.headers.authorization ?? ""
         const presented = authorization.startsWith("Bearer ") ? authorization.slice(7) : ""
-        if (!isLoopback(peer) && !isStatusToken(settings.metricsToken, presented)) {
+        // A request a proxy forwarded is not local, whatever its peer address, unless a trusted proxy says whose it is.
+        const local = isLoopback(peer) && !isUntrustedForward(request)
+        if (!local && !isStatusToken(settings.metricsToken, presented)) {
           return HttpServerResponse.jsonUnsafe({
             error: {
               message: "Metrics are served on loopback, or with the metrics token as Bearer.",

@@ -26,6 +26,7 @@ import { Sessions } from "../services/Sessions.ts"
 import { Tokens } from "../services/Tokens.ts"
 import { TaskStore } from "../services/TaskStore.ts"
 import { Catalog, imageFamilyOf } from "../storage/Catalog.ts"
+import { UserCaps } from "../services/UserCaps.ts"
 import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
 import { taskViewOf } from "./VideoRoutes.ts"
 
@@ -41,7 +42,7 @@ export class ImageTasks extends Context.Service<ImageTasks, {
     taskId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/TaskImageRoutes/ImageTasks") {
-  /** Needs Auth, Sessions, Tokens, GatewaySettings, Catalog, ImageTaskRelay and TaskStore. */
+  /** Needs Auth, Sessions, Tokens, GatewaySettings, Catalog, ImageTaskRelay, TaskStore and UserCaps. */
   static readonly layer = Layer.effect(
     ImageTasks,
     Effect.gen(function* () {
@@ -50,6 +51,7 @@ export class ImageTasks extends Context.Service<ImageTasks, {
       const catalog = yield* Catalog
       const relay = yield* ImageTaskRelay
       const store = yield* TaskStore
+      const caps = yield* UserCaps
       const callerOf = bearerOrSession(auth, makeSessionCaller(yield* Sessions, yield* Tokens, auth))
 
       const submit = (request: HttpServerRequest.HttpServerRequest) =>
@@ -59,9 +61,12 @@ export class ImageTasks extends Context.Service<ImageTasks, {
           const family = typeof raw.model === "string" ? imageFamilyOf(catalog.snapshot(), raw.model) : undefined
           const decoded = decodeImageRequest(raw, family)
           if (!decoded.ok) return yield* decoded.error
-          return yield* relay.submit(
-            { request: decoded.value, family, principal },
-            (task) => HttpServerResponse.jsonUnsafe({ id: task.publicId, task_id: task.publicId })
+          return yield* caps.task(
+            principal.userId,
+            relay.submit(
+              { request: decoded.value, family, principal },
+              (task) => HttpServerResponse.jsonUnsafe({ id: task.publicId, task_id: task.publicId })
+            )
           )
         }).pipe(respondWith(encodeOpenAiError))
 

@@ -30,7 +30,7 @@ import {
 import { decodeVideoRequest, videoFormFields, type VideoRoute } from "../formats/video/VideoRequestDecode.ts"
 import { encodeVideoError } from "../formats/video/VideoErrors.ts"
 import { readFormData, readJsonObject } from "../http/Body.ts"
-import { clientAddressOf } from "../http/ClientAddress.ts"
+import { clientAddressOf, hostOf, schemeOf } from "../http/ClientAddress.ts"
 import { credentialOf, headerOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { VideoContentRelay } from "../relay/VideoContentRelay.ts"
@@ -44,10 +44,16 @@ import type { Task } from "../services/TaskStore.ts"
 import { TaskStore } from "../services/TaskStore.ts"
 import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
 import { sessionCookieOf } from "./api/Api.ts"
+import { UserCaps } from "../services/UserCaps.ts"
 import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
 
-/** The gateway's origin as the caller reached it (for the content URL). */
+/**
+ * The gateway's origin as the caller reached it (for the content URL): the
+ * scheme and host a trusted proxy forwarded, else the request's own.
+ */
 const originOf = (request: HttpServerRequest.HttpServerRequest): string => {
+  const host = hostOf(request)
+  if (host !== undefined && /^[A-Za-z0-9.:[\]-]{1,255}$/.test(host)) return `${schemeOf(request)}://${host}`
   try {
     return request.source instanceof Request ? new URL(request.source.url).origin : ""
   } catch {
@@ -139,6 +145,7 @@ export class Videos extends Context.Service<Videos, {
       const catalog = yield* Catalog
       const relay = yield* VideoRelay
       const store = yield* TaskStore
+      const caps = yield* UserCaps
       const poller = yield* TaskPoller
       const contentRelay = yield* VideoContentRelay
 
@@ -191,7 +198,10 @@ export class Videos extends Context.Service<Videos, {
             principal,
             respond: (task: Task) => HttpServerResponse.jsonUnsafe(respond(taskViewOf(task, origin)))
           }
-          return yield* (videoId === undefined ? relay.submit(input) : relay.remix(videoId, input))
+          return yield* caps.task(
+            principal.userId,
+            videoId === undefined ? relay.submit(input) : relay.remix(videoId, input)
+          )
         }).pipe(
           respondWith((problem) =>
             route === "unified" && problem.status === 429

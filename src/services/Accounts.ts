@@ -1,6 +1,7 @@
 /**
- * Users: password login (throttled, the same answer for an unknown name and a
- * wrong password), registration, the root user of a first start, the
+ * Users: password login (throttled per name and per address before bcrypt
+ * runs, the same answer for an unknown name, a wrong password and a disabled
+ * account), registration (throttled per address), the root user of a first start, the
  * caller's own profile, and the admin's management of users — roles (a
  * caller manages only users ranked below it and grants only roles below its
  * own), groups, status and quota top-ups (each a `quota_topups` row). Every
@@ -11,12 +12,13 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
-import { Forbidden, InvalidRequest, NotFound, RateLimited } from "../errors/GatewayError.ts"
+import { Forbidden, InvalidRequest, NotFound, type RateLimited } from "../errors/GatewayError.ts"
 import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
-import { generatePassword, hashPassword, passwordProblem, verifyPassword } from "../domain/Password.ts"
+import { generatePassword, passwordProblem } from "../domain/Password.ts"
 import { writeAudit } from "./AuditLog.ts"
 import { Auth } from "./Auth.ts"
-import { makeLoginThrottle } from "./LoginThrottle.ts"
+import { LoginThrottle } from "./LoginThrottle.ts"
+import { PasswordHasher } from "./PasswordHasher.ts"
 import { type Role, roleRank, Sessions, type SessionUser } from "./Sessions.ts"
 
 /** A user as `/api/*` shows it: amounts in quota units, `created_at` in epoch seconds. @category models */
@@ -64,13 +66,11 @@ export interface SelfPatch {
   readonly old_password?: string | undefined
 }
 
-/** Registration and throttling settings. @category models */
+/** Registration settings. @category models */
 export interface AccountOptions {
   readonly registration: boolean
   readonly newUserQuota: number
   readonly newUserGroup: string
-  readonly loginMaxFailures: number
-  readonly loginWindowMillis: number
 }
 
 interface UserRow {
@@ -114,13 +114,21 @@ const badPassword = (password: string, param: string) => {
 
 /** @category services */
 export class Accounts extends Context.Service<Accounts, {
-  /** Checks a password login; a new session id on success. */
+  /**
+   * Checks a password login from the client `address`; a new session id on
+   * success. The attempt is counted (per name and per address) before the
+   * password is hashed; `RateLimited` past either cap or when the hasher is busy.
+   */
   readonly login: (
     username: string,
-    password: string
+    password: string,
+    address: string | undefined
   ) => Effect.Effect<{ readonly user: UserView; readonly sessionId: string }, InvalidRequest | RateLimited>
-  /** Opens an account (when registration is open) with the new-user quota and group. */
-  readonly register: (input: NewUser) => Effect.Effect<UserView, InvalidRequest | Forbidden>
+  /** Opens an account (when registration is open) with the new-user quota and group; counted per `address`. */
+  readonly register: (
+    input: NewUser,
+    address: string | undefined
+  ) => Effect.Effect<UserView, InvalidRequest | Forbidden | RateLimited>
   /** Creates `root` (role root) when no root user exists; returns the password it generated, if it did. */
   readonly ensureRoot: (password: string | undefined) => Effect.Effect<Option.Option<string>>
   /** One user by id. */
@@ -129,16 +137,26 @@ export class Accounts extends Context.Service<Accounts, {
   readonly updateSelf: (
     caller: SessionUser,
     patch: SelfPatch
-  ) => Effect.Effect<{ readonly user: UserView; readonly sessionId: string | undefined }, InvalidRequest>
-  /** Admin: users, newest first, optionally those whose name contains `keyword`. */
-  readonly list: (page: PageRequest, keyword: string | undefined) => Effect.Effect<Page<UserView>>
+  ) => Effect.Effect<{ readonly user: UserView; readonly sessionId: string | undefined }, InvalidRequest | RateLimited>
+  /**
+   * Admin: the users the caller may manage (ranked below it) and itself,
+   * newest first, optionally those whose name contains `keyword`.
+   */
+  readonly list: (
+    caller: SessionUser,
+    page: PageRequest,
+    keyword: string | undefined
+  ) => Effect.Effect<Page<UserView>>
   /** Admin: a user the caller outranks, or itself. */
   readonly get: (caller: SessionUser, id: bigint) => Effect.Effect<UserView, NotFound | Forbidden>
-  readonly create: (caller: SessionUser, input: NewUser) => Effect.Effect<UserView, InvalidRequest | Forbidden>
+  readonly create: (
+    caller: SessionUser,
+    input: NewUser
+  ) => Effect.Effect<UserView, InvalidRequest | Forbidden | RateLimited>
   readonly update: (
     caller: SessionUser,
     patch: UserPatch
-  ) => Effect.Effect<UserView, InvalidRequest | Forbidden | NotFound>
+  ) => Effect.Effect<UserView, InvalidRequest | Forbidden | NotFound | RateLimited>
   readonly remove: (caller: SessionUser, id: bigint) => Effect.Effect<void, Forbidden | NotFound>
   /** Admin: adds `amount` quota units to a user's balance, recorded as a top-up row. */
   readonly topUp: (
@@ -156,10 +174,8 @@ export class Accounts extends Context.Service<Accounts, {
         const sql = yield* SqlClient.SqlClient
         const sessions = yield* Sessions
         const auth = yield* Auth
-        const throttle = makeLoginThrottle({
-          maxFailures: options.loginMaxFailures,
-          windowMillis: options.loginWindowMillis
-        })
+        const throttle = yield* LoginThrottle
+        const hasher = yield* PasswordHasher
 
         const select = (where: Statement.Fragment) =>
           sql<UserRow>`
@@ -193,7 +209,7 @@ export class Accounts extends Context.Service<Accounts, {
             if (yield* usernameTaken(input.username)) {
               return yield* new InvalidRequest({ message: "The username is taken.", param: "username" })
             }
-            const hash = yield* Effect.promise(() => hashPassword(input.password))
+            const hash = yield* hasher.hash(input.password)
             const role = input.role ?? "user"
             const id = yield* sql.withTransaction(Effect.gen(function* () {
               const [row] = yield* sql<{ id: bigint }>`
@@ -209,35 +225,43 @@ export class Accounts extends Context.Service<Accounts, {
                 after: { username: input.username, role, group, quota }
               })
               return row.id
-            })).pipe(Effect.orDie)
+            })).pipe(
+              // Two sign-ups of names that differ only in case at once: the unique index on lower(username) lets
+              // one through; the other is told the name is taken.
+              Effect.catchTag("SqlError", (error) =>
+                Effect.flatMap(
+                  usernameTaken(input.username),
+                  (taken) =>
+                    taken
+                      ? Effect.fail(new InvalidRequest({ message: "The username is taken.", param: "username" }))
+                      : Effect.die(error)
+                ))
+            )
             return yield* view(id).pipe(Effect.orDie)
           })
 
-        const login = Effect.fn("Accounts.login")(function* (username: string, password: string) {
-          const wait = throttle.blockedFor(username)
-          if (wait !== undefined) {
-            return yield* new RateLimited({
-              message: `Too many failed logins for this username; try again in ${wait} seconds.`,
-              retryAfterSeconds: wait
-            })
-          }
+        const login = Effect.fn("Accounts.login")(function* (
+          username: string,
+          password: string,
+          address: string | undefined
+        ) {
+          // Counted before bcrypt runs, so parallel guesses cannot all pass a check made before any failed.
+          const attempt = yield* throttle.attempt(username, address)
           const rows = yield* sql<{ id: bigint; hash: string | null; enabled: boolean }>`
             SELECT id, password_hash AS hash, enabled FROM users WHERE username = ${username}`.pipe(Effect.orDie)
           const row = rows[0]
           // The same bcrypt work for an unknown name (a decoy hash) as for a wrong password.
-          const matched = yield* Effect.promise(() => verifyPassword(password, row?.hash))
-          if (row === undefined || !matched) {
-            throttle.failed(username)
-            return yield* new InvalidRequest({ message: SAME_ANSWER })
-          }
-          if (!row.enabled) return yield* new InvalidRequest({ message: "This account is disabled." })
-          throttle.succeeded(username)
+          const matched = yield* hasher.verify(password, row?.hash)
+          // A disabled account answers as a wrong password does, whether or not the password was right.
+          if (row === undefined || !matched || !row.enabled) return yield* new InvalidRequest({ message: SAME_ANSWER })
+          yield* attempt.succeeded
           const sessionId = yield* sessions.create(row.id)
           return { user: yield* view(row.id).pipe(Effect.orDie), sessionId }
         })
 
-        const register = Effect.fn("Accounts.register")(function* (input: NewUser) {
+        const register = Effect.fn("Accounts.register")(function* (input: NewUser, address: string | undefined) {
           if (!options.registration) return yield* new Forbidden({ message: "Registration is closed." })
+          yield* throttle.register(address)
           return yield* insertUser({ ...input, role: "user" }, options.newUserQuota, options.newUserGroup, undefined)
         })
 
@@ -247,7 +271,7 @@ export class Accounts extends Context.Service<Accounts, {
           )
           if (Number(n) > 0) return Option.none<string>()
           const chosen = password ?? generatePassword()
-          const hash = yield* Effect.promise(() => hashPassword(chosen))
+          const hash = yield* hasher.hash(chosen).pipe(Effect.orDie)
           const inserted = yield* sql<{ id: bigint }>`
             INSERT INTO users (username, password_hash, role, group_name, quota, display_name)
             VALUES ('root', ${hash}, 'root', 'default', 0, 'Root') ON CONFLICT (username) DO NOTHING RETURNING id`
@@ -267,12 +291,12 @@ export class Accounts extends Context.Service<Accounts, {
               SELECT password_hash AS hash FROM users WHERE id = ${caller.id}`.pipe(Effect.orDie)
             const hadPassword = row?.hash !== null && row?.hash !== undefined
             if (hadPassword) {
-              const matched = yield* Effect.promise(() => verifyPassword(patch.old_password ?? "", row.hash))
+              const matched = yield* hasher.verify(patch.old_password ?? "", row.hash)
               if (!matched) {
                 return yield* new InvalidRequest({ message: "The old password is not right.", param: "old_password" })
               }
             }
-            const hash = yield* Effect.promise(() => hashPassword(patch.password!))
+            const hash = yield* hasher.hash(patch.password)
             yield* sql`UPDATE users SET password_hash = ${hash} WHERE id = ${caller.id}`.pipe(Effect.orDie)
             yield* sessions.revokeUser(caller.id)
             sessionId = yield* sessions.create(caller.id)
@@ -285,10 +309,18 @@ export class Accounts extends Context.Service<Accounts, {
           return { user: yield* view(caller.id).pipe(Effect.orDie), sessionId }
         })
 
-        const list = Effect.fn("Accounts.list")(function* (page: PageRequest, keyword: string | undefined) {
+        const list = Effect.fn("Accounts.list")(function* (
+          caller: SessionUser,
+          page: PageRequest,
+          keyword: string | undefined
+        ) {
+          // Only whom `get` would show: users ranked below the caller, and the caller.
+          const visible = sql`((CASE u.role WHEN 'root' THEN 2 WHEN 'admin' THEN 1 ELSE 0 END) < ${
+            roleRank(caller.role)
+          } OR u.id = ${caller.id})`
           const where = keyword === undefined || keyword === ""
-            ? sql`TRUE`
-            : sql`strpos(lower(u.username), lower(${keyword})) > 0`
+            ? visible
+            : sql`${visible} AND strpos(lower(u.username), lower(${keyword})) > 0`
           const [{ total }] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM users u WHERE ${where}`.pipe(
             Effect.orDie
           )
@@ -324,9 +356,7 @@ export class Accounts extends Context.Service<Accounts, {
           const before = yield* managed(caller, id, false)
           yield* grantable(caller, patch.role)
           if (patch.password !== undefined) yield* badPassword(patch.password, "password")
-          const hash = patch.password === undefined
-            ? undefined
-            : yield* Effect.promise(() => hashPassword(patch.password!))
+          const hash = patch.password === undefined ? undefined : yield* hasher.hash(patch.password)
           yield* sql.withTransaction(Effect.gen(function* () {
             if (patch.display_name !== undefined) {
               yield* sql`UPDATE users SET display_name = ${patch.display_name} WHERE id = ${id}`

@@ -11,8 +11,10 @@
  *   through the SSRF guard of `http/SafeFetch.ts`, under
  *   `media_timeout_ms`): an image, video or audio file (by its declared
  *   `Content-Type`, else by its bytes) makes the asset `Active`; anything
- *   else makes it `Failed` with a reason the caller may read (a blocked
- *   address, an HTTP status, a time-out, not media). At most
+ *   else makes it `Failed` with a reason in a few words (`unreachable` for
+ *   any network, address, HTTP or time-out failure, `not an image, video or
+ *   audio file`, `too large`), never the connection-level error, which would
+ *   make the check a port scanner. At most
  *   `MAX_CONCURRENT_CHECKS` checks run at once per instance; a check lost to
  *   a restart is run again by the next `get` once it is stale.
  * - `get` answers only the asset's owner; anyone else gets `NotFound`, the
@@ -29,6 +31,13 @@ import type { MediaRef, VideoRequest } from "../canonical/Video.ts"
 import { ASSET_URI_PREFIX, assetIdOf, isAssetId, newAssetId } from "../domain/AssetId.ts"
 import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
 import { blockedRange, type Resolver, safeFetch } from "../http/SafeFetch.ts"
+
+/** The `Reason` of a `Failed` asset: its URL could not be read (any network, HTTP or address failure). @category constants */
+export const UNREACHABLE = "unreachable"
+/** The `Reason` of a `Failed` asset whose URL is not media. @category constants */
+export const NOT_MEDIA = "not an image, video or audio file"
+/** The `Reason` of a `Failed` asset whose URL is larger than the limit. @category constants */
+export const TOO_LARGE = "too large"
 
 /** Asset statuses: `Active` is the spec's; `Processing` and `Failed` are this gateway's. @category models */
 export type AssetStatus = "Processing" | "Active" | "Failed"
@@ -212,20 +221,19 @@ export class Assets extends Context.Service<Assets, {
                 Effect.promise(() => mediaTypeOf(fetched.contentType, fetched.bytes)).pipe(
                   Effect.map((mediaType) =>
                     mediaType === undefined
-                      ? {
-                        status: "Failed" as const,
-                        reason: `The URL is not an image, video or audio file (content type ${
-                          JSON.stringify((fetched.contentType ?? "none").slice(0, 64))
-                        }).`,
-                        mediaType: null,
-                        sizeBytes: null
-                      }
+                      ? { status: "Failed" as const, reason: NOT_MEDIA, mediaType: null, sizeBytes: null }
                       : { status: "Active" as const, reason: null, mediaType, sizeBytes: fetched.totalBytes ?? null }
                   )
                 )
               ),
+              // The reason in three words, never the connection-level error (which would make the check a port scanner).
               Effect.catch((error) =>
-                Effect.succeed({ status: "Failed" as const, reason: error.message, mediaType: null, sizeBytes: null })
+                Effect.succeed({
+                  status: "Failed" as const,
+                  reason: error.reason === "too-large" || error.reason === "over-budget" ? TOO_LARGE : UNREACHABLE,
+                  mediaType: null,
+                  sizeBytes: null
+                })
               )
             )
             yield* sql`UPDATE assets SET status = ${verdict.status}, reason = ${verdict.reason},

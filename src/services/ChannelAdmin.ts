@@ -1,7 +1,10 @@
 /**
- * Channels at run time, for admins: list and read them (upstream keys and
- * header values masked: a key is shown in full only in the request that sets
- * it), create, change, delete and test them. Each change is written with its
+ * Channels at run time, for admins: list and read them (upstream keys,
+ * header values and the user, password and query values of a base URL
+ * masked, in answers and audit rows alike: a secret is shown in full only in
+ * the request that sets it), create, change, delete and test them. Changing
+ * where the keys go (`base_url`, `type`, `settings.headers`) needs the keys
+ * given again in the same change; a test goes to the channel as stored. Each change is written with its
  * keys and abilities and an audit row in one transaction, then the routing
  * index is rebuilt at once on this instance and the catalog version bumped so
  * other instances rebuild theirs within `CATALOG_POLL_SECONDS`. A test records
@@ -78,10 +81,62 @@ interface Row {
  */
 export const maskKey = (key: string): string => key.length >= 20 ? `${key.slice(0, 3)}…${key.slice(-4)}` : "…"
 
-const maskSettings = (settings: typeof ChannelSettings.Type): unknown =>
-  settings.headers === undefined
+/** What a masked header value or URL credential shows. @category masking */
+export const MASKED = "…"
+
+/**
+ * Settings as an admin answer or an audit row shows them: every header value
+ * (an `api-key`, a proxy token) replaced by `…`.
+ *
+ * @category masking
+ */
+export const maskSettings = (settings: typeof ChannelSettings.Type | undefined): unknown =>
+  settings?.headers === undefined
     ? settings
-    : { ...settings, headers: Object.fromEntries(Object.keys(settings.headers).map((name) => [name, "…"])) }
+    : { ...settings, headers: Object.fromEntries(Object.keys(settings.headers).map((name) => [name, MASKED])) }
+
+/**
+ * A base URL as an admin answer or an audit row shows it: user and password
+ * (`https://user:pass@host`) and query values replaced by `…`; text that is
+ * not a URL is shown as `…`.
+ *
+ * @category masking
+ */
+export const maskUrl = (value: string): string => {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return MASKED
+  }
+  const hasCredentials = url.username !== "" || url.password !== ""
+  if (!hasCredentials && url.search === "") return value
+  const query = [...url.searchParams.keys()].map((name) => `${encodeURIComponent(name)}=${MASKED}`).join("&")
+  // A URL written without a path keeps none ("http://host?x" is not shown as "http://host/?x").
+  const path = url.pathname === "/" && !/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*\//i.test(value) ? "" : url.pathname
+  return `${url.protocol}//${hasCredentials ? `${MASKED}@` : ""}${url.host}${path}${query === "" ? "" : `?${query}`}`
+}
+
+/**
+ * The headers a change asks for: a value sent back as `…` (as the admin
+ * answer showed it) keeps the stored value of that header.
+ */
+const mergeHeaders = (
+  given: Readonly<Record<string, string>> | undefined,
+  stored: Readonly<Record<string, string>> | undefined
+): Record<string, string> | undefined =>
+  given === undefined ? undefined : Object.fromEntries(
+    Object.entries(given).map(([name, value]) => [name, value === MASKED ? stored?.[name] ?? "" : value])
+  )
+
+const sameHeaders = (
+  left: Readonly<Record<string, string>> | undefined,
+  right: Readonly<Record<string, string>> | undefined
+): boolean => {
+  const a = Object.entries(left ?? {}).sort(([x], [y]) => x < y ? -1 : 1)
+  const b = Object.entries(right ?? {}).sort(([x], [y]) => x < y ? -1 : 1)
+  return a.length === b.length && a.every(([name, value], index) => b[index]![0] === name && b[index]![1] === value)
+}
 
 const badUrl = (value: string | undefined) => {
   if (value === undefined) return Effect.void
@@ -129,7 +184,7 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
           id,
           name: row.name,
           type: row.type,
-          base_url: row.baseUrl,
+          base_url: maskUrl(row.baseUrl),
           models: row.models,
           groups: row.groups,
           priority: row.priority,
@@ -198,7 +253,12 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
             action: "channel.create",
             target: `channel:${row.id}`,
             before: undefined,
-            after: { ...shown, keys: input.keys.map(maskKey) }
+            after: {
+              ...shown,
+              base_url: maskUrl(input.base_url),
+              ...(input.settings === undefined ? {} : { settings: maskSettings(input.settings) }),
+              keys: input.keys.map(maskKey)
+            }
           })
           return row.id
         })).pipe(Effect.orDie)
@@ -212,6 +272,34 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
         yield* badUrl(patch.base_url)
         yield* nameTaken(patch.name, id)
         const [current] = yield* rows(id)
+        // A base URL sent back as the admin answer showed it (masked) is no change.
+        const baseUrl = patch.base_url === undefined || patch.base_url === maskUrl(current.baseUrl)
+          ? current.baseUrl
+          : patch.base_url
+        const headers = mergeHeaders(patch.settings?.headers, current.settings?.headers)
+        const settings = patch.settings === undefined
+          ? current.settings
+          : { ...patch.settings, ...(headers === undefined ? {} : { headers }) }
+        // Where the stored keys go (host, wire format, headers sent with them) changes only with the keys given
+        // again: otherwise an admin could point a channel at a host of theirs and test it to read the keys.
+        const rehomed = baseUrl !== current.baseUrl || (patch.type !== undefined && patch.type !== current.type)
+        const moved = rehomed || !sameHeaders(settings?.headers, current.settings?.headers)
+        // The stored header values (tokens) do not follow a channel to another host or wire format either.
+        const keptHeaders = Object.keys(current.settings?.headers ?? {}).length > 0 &&
+          (patch.settings?.headers === undefined ||
+            Object.values(patch.settings.headers).some((value) => value === MASKED))
+        if (rehomed && keptHeaders) {
+          return yield* new InvalidRequest({
+            message: "Changing base_url or type needs the channel's settings.headers given again.",
+            param: "settings.headers"
+          })
+        }
+        if (moved && patch.keys === undefined) {
+          return yield* new InvalidRequest({
+            message: "Changing base_url, type or settings.headers needs the channel's keys given again.",
+            param: "keys"
+          })
+        }
         const keys = patch.keys ?? catalog.snapshot().channels.get(Number(id))?.keys.map((key) => key.key) ?? []
         if (keys.length === 0) {
           return yield* new InvalidRequest({ message: "A channel needs at least one key.", param: "keys" })
@@ -219,13 +307,13 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
         const next = {
           name: patch.name ?? current.name,
           type: patch.type ?? current.type,
-          baseUrl: patch.base_url ?? current.baseUrl,
+          baseUrl,
           models: patch.models ?? current.models,
           groups: patch.groups ?? current.groups,
           priority: patch.priority ?? current.priority,
           weight: patch.weight ?? current.weight,
           modelMapping: patch.model_mapping ?? current.modelMapping,
-          settings: patch.settings ?? current.settings,
+          settings,
           enabled: patch.enabled ?? current.enabled
         }
         yield* sql.withTransaction(Effect.gen(function* () {
@@ -248,7 +336,12 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
             action: "channel.update",
             target: `channel:${id}`,
             before,
-            after: { ...shown, ...(newKeys === undefined ? {} : { keys: newKeys.map(maskKey) }) }
+            after: {
+              ...shown,
+              ...(patch.base_url === undefined ? {} : { base_url: maskUrl(patch.base_url) }),
+              ...(patch.settings === undefined ? {} : { settings: maskSettings(patch.settings) }),
+              ...(newKeys === undefined ? {} : { keys: newKeys.map(maskKey) })
+            }
           })
         })).pipe(Effect.orDie)
         yield* catalog.changed

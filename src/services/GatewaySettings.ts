@@ -53,9 +53,23 @@ export interface Settings {
   /** Browser sessions: idle limit (default 12 h) and absolute limit (default 7 days), in milliseconds. */
   readonly sessionIdleMillis: number
   readonly sessionMaxMillis: number
-  /** Failed logins per username within `loginWindowMillis` before it is throttled (default 5 in 15 min). */
+  /** Login attempts per username within `loginWindowMillis` before it is throttled (default 5 in 15 min). */
   readonly loginMaxFailures: number
   readonly loginWindowMillis: number
+  /** Login attempts per client address within `loginWindowMillis` (default 30). */
+  readonly loginAddressMaxFailures: number
+  /** Registrations per client address within `registrationWindowMillis` (default 10 per hour). */
+  readonly registrationsPerAddress: number
+  readonly registrationWindowMillis: number
+  /** Threads that run bcrypt (default 1) and checks that may wait for one (default 32). */
+  readonly hashWorkers: number
+  readonly hashQueue: number
+  /** Reverse proxies (addresses or CIDRs) whose forwarded headers are believed (default none). */
+  readonly trustedProxies: ReadonlyArray<string>
+  /** Video and image tasks a user may have unfinished at once (default 16). */
+  readonly maxTasksInFlight: number
+  /** Asset checks a user may have pending at once (default 8). */
+  readonly maxPendingAssets: number
   /** How often unfinished tasks are polled upstream (default 5 s), in milliseconds. */
   readonly taskPollMillis: number
   /** A task unfinished this long after its submit fails and is refunded (default 24 h), in milliseconds. */
@@ -96,6 +110,14 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     sessionMaxMillis: (given.session_max_hours ?? 168) * 3_600_000,
     loginMaxFailures: given.login_max_failures ?? 5,
     loginWindowMillis: (given.login_window_seconds ?? 900) * 1000,
+    loginAddressMaxFailures: given.login_address_max_failures ?? 30,
+    registrationsPerAddress: given.registrations_per_address ?? 10,
+    registrationWindowMillis: (given.registration_window_seconds ?? 3600) * 1000,
+    hashWorkers: given.hash_workers ?? 1,
+    hashQueue: given.hash_queue ?? 32,
+    trustedProxies: given.trusted_proxies ?? [],
+    maxTasksInFlight: given.max_tasks_in_flight ?? 16,
+    maxPendingAssets: given.max_pending_assets ?? 8,
     taskPollMillis: given.task_poll_interval_ms ?? 5000,
     taskDeadlineMillis: (given.task_deadline_seconds ?? 86_400) * 1000
   }

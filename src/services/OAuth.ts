@@ -12,9 +12,12 @@
  * bound), exchanges the code with the verifier, and reads the identity: for
  * `oidc`, the ID token's claims after its signature (the issuer's JWKS),
  * issuer, audience, nonce and expiry are checked; for `github`, the user API.
- * Then it binds the identity to the user logged in when the state was issued,
- * or logs in the user it is bound to, or opens an account when registration
- * is open; and opens a session.
+ * Then it binds the identity to the user logged in when the state was issued
+ * (only while the session that asked is still live: a state dies with that
+ * session, on logout, a password or role change, or when the user is
+ * disabled), or logs in the user it is bound to, or opens an account when
+ * registration is open (the username unique without regard to case); and
+ * opens a session. A linked identity can be removed (`unlink`).
  *
  * @since 0.1.0
  */
@@ -26,7 +29,8 @@ import { generateSecret, hashKey } from "../domain/KeyHash.ts"
 import { safeVendorText } from "../domain/Redact.ts"
 import { Forbidden, InvalidRequest } from "../errors/GatewayError.ts"
 import { Accounts, type UserView } from "./Accounts.ts"
-import { Sessions } from "./Sessions.ts"
+import { writeAudit } from "./AuditLog.ts"
+import { Sessions, type SessionUser } from "./Sessions.ts"
 
 /** How long a state may be used, in milliseconds (10 minutes). @category constants */
 export const STATE_TTL_MILLIS = 10 * 60_000
@@ -77,8 +81,14 @@ const text = (value: unknown, max: number): string | undefined =>
 export class OAuth extends Context.Service<OAuth, {
   /** The configured provider names. */
   readonly providers: ReadonlyArray<string>
-  /** A new state for the browser `browserId`, bound to `userId` when someone is logged in. */
-  readonly issueState: (browserId: string, userId: bigint | undefined) => Effect.Effect<string>
+  /**
+   * A new state for the browser `browserId`, bound to the logged-in user and
+   * the digest of the session that asked (`linker`), when someone is logged in.
+   */
+  readonly issueState: (
+    browserId: string,
+    linker: { readonly userId: bigint; readonly sessionHash: string } | undefined
+  ) => Effect.Effect<string>
   /** The provider's authorization URL for an issued state; the state is then tied to `provider`. */
   readonly authorizeUrl: (
     provider: string,
@@ -93,6 +103,11 @@ export class OAuth extends Context.Service<OAuth, {
     browserId: string,
     redirectBase: string
   ) => Effect.Effect<{ readonly user: UserView; readonly sessionId: string }, InvalidRequest | Forbidden>
+  /**
+   * Removes the caller's link to `provider` (audited); `InvalidRequest` when
+   * there is none, or when it is the only way the user can sign in (no password).
+   */
+  readonly unlink: (caller: SessionUser, provider: string) => Effect.Effect<UserView, InvalidRequest>
   /** `oauth.public_url` of the file, if set. */
   readonly publicUrl: string | undefined
 }>()("sluice/services/OAuth") {
@@ -139,12 +154,17 @@ export class OAuth extends Context.Service<OAuth, {
         const redirectUri = (redirectBase: string, provider: string) =>
           `${redirectBase.replace(/\/+$/, "")}/api/oauth/${provider}`
 
-        const issueState = Effect.fn("OAuth.issueState")(function* (browserId: string, userId: bigint | undefined) {
+        const issueState = Effect.fn("OAuth.issueState")(function* (
+          browserId: string,
+          linker: { readonly userId: bigint; readonly sessionHash: string } | undefined
+        ) {
           const state = generateSecret()
           yield* sql`DELETE FROM oauth_states WHERE expires_at < now()`.pipe(Effect.orDie)
-          yield* sql`INSERT INTO oauth_states (state_hash, browser_hash, user_id, nonce, code_verifier, expires_at)
-            VALUES (${hashKey(state)}, ${hashKey(browserId)}, ${userId ?? null}, ${oauth.generateRandomNonce()},
-                    ${oauth.generateRandomCodeVerifier()}, ${new Date(Date.now() + STATE_TTL_MILLIS)})`.pipe(
+          yield* sql`INSERT INTO oauth_states (state_hash, browser_hash, user_id, session_hash, nonce, code_verifier,
+                                               expires_at)
+            VALUES (${hashKey(state)}, ${hashKey(browserId)}, ${linker?.userId ?? null}, ${linker?.sessionHash ?? null},
+                    ${oauth.generateRandomNonce()}, ${oauth.generateRandomCodeVerifier()},
+                    ${new Date(Date.now() + STATE_TTL_MILLIS)})`.pipe(
             Effect.orDie
           )
           return state
@@ -259,7 +279,7 @@ export class OAuth extends Context.Service<OAuth, {
                 INSERT INTO users (username, password_hash, role, group_name, quota, display_name, email)
                 VALUES (${candidate}, NULL, 'user', ${options.newUserGroup}, ${options.newUserQuota},
                         ${identity.displayName ?? ""}, ${identity.email ?? null})
-                ON CONFLICT (username) DO NOTHING RETURNING id`.pipe(Effect.orDie)
+                ON CONFLICT DO NOTHING RETURNING id`.pipe(Effect.orDie)
               if (rows.length > 0) return rows[0].id
             }
             return yield* failure("No free username could be found for this account.")
@@ -275,16 +295,30 @@ export class OAuth extends Context.Service<OAuth, {
           const state = query.get("state") ?? ""
           if (state === "" || state.length > 128) return yield* failure("The sign-in state is missing.")
           // Taken (deleted) whatever happens next: a state works once.
-          const rows = yield* sql<{ userId: bigint | null; nonce: string; verifier: string; browser: string }>`
+          const rows = yield* sql<
+            { userId: bigint | null; sessionHash: string | null; nonce: string; verifier: string; browser: string }
+          >`
             DELETE FROM oauth_states
             WHERE state_hash = ${hashKey(state)} AND expires_at > now() AND provider = ${provider}
-            RETURNING user_id AS "userId", nonce, code_verifier AS verifier, browser_hash AS browser`.pipe(
+            RETURNING user_id AS "userId", session_hash AS "sessionHash", nonce, code_verifier AS verifier,
+                      browser_hash AS browser`.pipe(
             Effect.orDie
           )
           const row = rows[0]
           if (row === undefined) return yield* failure("The sign-in state is unknown, used or expired.")
           if (row.browser !== hashKey(browserId)) {
             return yield* failure("The sign-in was started in another browser.")
+          }
+          if (row.userId !== null) {
+            // A link completes only while the session that asked for it lives (not logged out, its user's password
+            // and role unchanged, the user enabled): a stolen cookie that has since died cannot finish one.
+            const live = yield* sql<{ n: bigint }>`
+              SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id
+              WHERE s.id_hash = ${row.sessionHash ?? ""} AND s.user_id = ${row.userId} AND s.expires_at > now()
+                AND u.enabled`.pipe(Effect.orDie)
+            if (Number(live[0]?.n ?? 0) === 0) {
+              return yield* failure("The session that asked for this link has ended; sign in and link again.")
+            }
           }
           const identity = yield* Effect.tryPromise({
             try: () => identify(provider, spec, query, state, row.nonce, row.verifier, redirectBase),
@@ -326,11 +360,46 @@ export class OAuth extends Context.Service<OAuth, {
           return { user: yield* accounts.view(userId).pipe(Effect.orDie), sessionId }
         })
 
+        const unlink = Effect.fn("OAuth.unlink")(function* (caller: SessionUser, provider: string) {
+          const userId = caller.id
+          const [user] = yield* sql<{ hash: string | null; links: bigint }>`
+            SELECT password_hash AS hash, (SELECT count(*) FROM oauth_identities o WHERE o.user_id = u.id) AS links
+            FROM users u WHERE u.id = ${userId}`.pipe(Effect.orDie)
+          const [linked] = yield* sql<{ n: bigint }>`
+            SELECT count(*) AS n FROM oauth_identities WHERE user_id = ${userId} AND provider = ${provider}`.pipe(
+            Effect.orDie
+          )
+          if (user === undefined || Number(linked.n) === 0) {
+            return yield* new InvalidRequest({
+              message: "Your account is not linked to this provider.",
+              param: "provider"
+            })
+          }
+          if (user.hash === null && Number(user.links) <= 1) {
+            return yield* new InvalidRequest({
+              message: "This is your only way to sign in; set a password before unlinking it.",
+              param: "provider"
+            })
+          }
+          yield* sql.withTransaction(Effect.gen(function* () {
+            yield* sql`DELETE FROM oauth_identities WHERE user_id = ${userId} AND provider = ${provider}`
+            yield* writeAudit(sql, {
+              actor: caller,
+              action: "user.oauth_unlink",
+              target: `user:${userId}`,
+              before: { provider },
+              after: null
+            })
+          })).pipe(Effect.orDie)
+          return yield* accounts.view(userId).pipe(Effect.orDie)
+        })
+
         return OAuth.of({
           providers: [...specs.keys()],
           issueState,
           authorizeUrl,
           callback,
+          unlink,
           publicUrl: file?.oauth?.public_url
         })
       })

@@ -3,7 +3,9 @@
  * handed to the browser once, in a cookie; the store keeps only its SHA-256
  * digest, so a read of the table gives no usable session. A session ends at
  * its absolute expiry, after `idleMillis` without a request, on logout, when
- * its user changes password, and when its user is disabled or deleted.
+ * its user changes password, and when its user is disabled or deleted; the
+ * OAuth link states a session asked for end with it (logout ends that
+ * session's, the others end all of the user's).
  *
  * @since 0.1.0
  */
@@ -55,9 +57,9 @@ export class Sessions extends Context.Service<Sessions, {
   readonly create: (userId: bigint) => Effect.Effect<string>
   /** The live session of a cookie value, its user enabled; `none` when absent, expired or revoked. */
   readonly resolve: (sessionId: string) => Effect.Effect<Option.Option<SessionUser>>
-  /** Ends the session of a cookie value (logout). */
+  /** Ends the session of a cookie value (logout) and the OAuth link states it asked for. */
   readonly revoke: (sessionId: string) => Effect.Effect<void>
-  /** Ends every session of a user (password change, disabled, role changed). */
+  /** Ends every session and pending OAuth link state of a user (password change, disabled, role changed). */
   readonly revokeUser: (userId: bigint) => Effect.Effect<void>
   readonly options: SessionOptions
 }>()("sluice/services/Sessions") {
@@ -102,13 +104,20 @@ export class Sessions extends Context.Service<Sessions, {
           })
         })
 
+        // A session's end takes the OAuth link states it asked for with it.
         const revoke = (sessionId: string) =>
           sessionId === "" || sessionId.length > MAX_SESSION_ID
             ? Effect.void
-            : sql`DELETE FROM sessions WHERE id_hash = ${hashKey(sessionId)}`.pipe(Effect.asVoid, Effect.orDie)
+            : sql.withTransaction(Effect.gen(function* () {
+              yield* sql`DELETE FROM oauth_states WHERE session_hash = ${hashKey(sessionId)}`
+              yield* sql`DELETE FROM sessions WHERE id_hash = ${hashKey(sessionId)}`
+            })).pipe(Effect.asVoid, Effect.orDie)
 
         const revokeUser = (userId: bigint) =>
-          sql`DELETE FROM sessions WHERE user_id = ${userId}`.pipe(Effect.asVoid, Effect.orDie)
+          sql.withTransaction(Effect.gen(function* () {
+            yield* sql`DELETE FROM oauth_states WHERE user_id = ${userId}`
+            yield* sql`DELETE FROM sessions WHERE user_id = ${userId}`
+          })).pipe(Effect.asVoid, Effect.orDie)
 
         return Sessions.of({ create, resolve, revoke, revokeUser, options })
       })

@@ -14,6 +14,7 @@ import { SqlClient } from "effect/sql"
 import type { ChannelSettings, LimitsSpec } from "../config/BootstrapFile.ts"
 import { defaultImageFamily, type ImageFamily, isImageFamily } from "../domain/ImageFamilies.ts"
 import { type Price, toFixed } from "../domain/Pricing.ts"
+import { registerKnownSecrets } from "../domain/Redact.ts"
 import { defaultVideoFamily, isVideoFamily, type VideoFamily } from "../domain/VideoFamilies.ts"
 
 /** Rate limits as configured. @category models */
@@ -91,6 +92,9 @@ export class Catalog extends Context.Service<Catalog, {
     Catalog,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
+      // This catalog's entry in the registry of secrets masked by value, dropped when the layer closes.
+      const owner = {}
+      yield* Effect.addFinalizer(() => Effect.sync(() => registerKnownSecrets(owner, [])))
       const load = Effect.gen(function* () {
         const groupRows = yield* sql<{ name: string; ratio: string; limits: Limits | null }>`
           SELECT name, ratio::text AS ratio, limits FROM groups`
@@ -168,6 +172,14 @@ export class Catalog extends Context.Service<Catalog, {
           byModel.set(row.model, list)
           abilities.set(row.group, byModel)
         }
+        // Vendor text is masked by the value of every key and header this catalog configures (Redact.ts).
+        registerKnownSecrets(
+          owner,
+          [...channels.values()].flatMap((channel) => [
+            ...channel.keys.map((key) => key.key),
+            ...Object.values(channel.settings.headers ?? {})
+          ])
+        )
         const snapshot: Snapshot = {
           groups: new Map(
             groupRows.map((row) => [row.name, { ratio: toFixed(row.ratio), limits: row.limits ?? undefined }])

@@ -176,3 +176,14 @@ Deno.test("parseBootstrap: an expires_at that is not a date-time is refused, not
   )
   strictEqual(parsed(variant((f) => (f.users[0].tokens[1].expires_at = "2030-01-01")), "a.json").users?.length, 1)
 })
+
+Deno.test("parseBootstrap: trusted_proxies takes addresses and CIDR ranges only", () => {
+  const parse = (proxies: unknown) =>
+    parseBootstrap(JSON.stringify({ settings: { trusted_proxies: proxies } }), "t.json")
+  strictEqual(parse(["10.0.0.0/8", "127.0.0.1", "2001:db8::/32"]).ok, true)
+  for (const bad of [["nope"], ["10.0.0.0/99"], ["1.2.3.4, 5.6.7.8"]]) {
+    const parsed = parse(bad)
+    strictEqual(parsed.ok, false, JSON.stringify(bad))
+    if (!parsed.ok) strictEqual(parsed.message, "settings.trusted_proxies[0]: must be an IP address or CIDR range")
+  }
+})

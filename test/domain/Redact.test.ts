@@ -1,5 +1,5 @@
 import { ok, strictEqual } from "node:assert/strict"
-import { maskSecrets, safeVendorText } from "../../src/domain/Redact.ts"
+import { maskSecrets, registerKnownSecrets, safeVendorText } from "../../src/domain/Redact.ts"
 
 Deno.test("maskSecrets: vendor key shapes, bearer tokens and labelled values are masked", () => {
   const openAi = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
@@ -54,4 +54,23 @@ Deno.test("safeVendorText: controls and lone surrogates are replaced, a pair is 
   const cut = safeVendorText("ab\u{1F600}cd", 4)
   strictEqual(cut, "ab…")
   strictEqual(safeVendorText(`key sk-test-${"z".repeat(30)} end`, 15), "key sk-[redact…")
+})
+
+Deno.test("maskSecrets: configured secrets are masked by value, whatever their shape; short values are not", () => {
+  const owner = {}
+  try {
+    registerKnownSecrets(owner, ["3f2a9c1e-7b4d-4e8a-9c2f-1a2b3c4d5e6f", "tok-77a", "true", "a.b*c+d"])
+    strictEqual(
+      maskSecrets("key 3f2a9c1e-7b4d-4e8a-9c2f-1a2b3c4d5e6f and tok-77a, a.b*c+d; true"),
+      "key [redacted] and [redacted], [redacted]; true"
+    )
+    // A thousand keys over a megabyte of text stays fast.
+    registerKnownSecrets(owner, Array.from({ length: 1000 }, (_, index) => `key-${index}-${"x".repeat(20)}`))
+    const started = performance.now()
+    maskSecrets("lorem ipsum ".repeat(90_000))
+    ok(performance.now() - started < 2000)
+  } finally {
+    registerKnownSecrets(owner, [])
+  }
+  strictEqual(maskSecrets("tok-77a"), "tok-77a")
 })

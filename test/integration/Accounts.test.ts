@@ -142,7 +142,7 @@ Deno.test("accounts: repeated failed logins are throttled, for known and unknown
       }
       const blocked = await anonymous.call("POST", "/api/user/login", { username: name, password: "frank-password-1" })
       deepStrictEqual([blocked.status, blocked.success], [429, false])
-      ok(blocked.message.startsWith("Too many failed logins"), blocked.message)
+      ok(blocked.message.startsWith("Too many login attempts"), blocked.message)
       ok(Number(blocked.headers.get("retry-after")) > 0)
     }
     // Another name is not affected.
@@ -154,7 +154,9 @@ Deno.test("accounts: repeated failed logins are throttled, for known and unknown
 })
 
 Deno.test("accounts: the session cookie is HttpOnly, SameSite=Lax, Secure only behind HTTPS", async () => {
-  const gateway = await startGateway({ config: basicConfig })
+  const gateway = await startGateway({
+    config: (url) => basicConfig(url, { settings: { trusted_proxies: ["127.0.0.1"] } })
+  })
   try {
     const plain = await fetch(`${gateway.url}/api/user/login`, {
       method: "POST",
@@ -172,7 +174,9 @@ Deno.test("accounts: the session cookie is HttpOnly, SameSite=Lax, Secure only b
       body: JSON.stringify({ username: "root", password: ROOT_PASSWORD })
     })
     await proxied.body?.cancel()
-    ok(/Secure/i.test(setCookies(proxied.headers)[0].attributes))
+    const [secure] = setCookies(proxied.headers)
+    strictEqual(secure.name, "__Host-sluice_session")
+    ok(/Secure/i.test(secure.attributes) && !/Domain=/i.test(secure.attributes), secure.attributes)
   } finally {
     await gateway.close()
   }

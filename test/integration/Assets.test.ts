@@ -119,11 +119,12 @@ Deno.test("assets: create, check and look up through the SSRF guard; owner only;
 
     await t.step("unusable URLs make a Failed asset with a reason", async () => {
       const cases: ReadonlyArray<readonly [string, RegExp]> = [
-        ["/page.html", /not an image, video or audio file/],
-        ["/missing.png", /answered HTTP 404/],
-        ["/slow.mp4", new RegExp(`did not finish within ${TIMEOUT_MS} ms`)],
-        ["/to-meta", /blocked address \(169\.254\.169\.254 is linkLocal\)/],
-        ["/to-localhost", /blocked address/]
+        // A few words, never the connection-level error: the check is no port-scan oracle.
+        ["/page.html", /^not an image, video or audio file$/],
+        ["/missing.png", /^unreachable$/],
+        ["/slow.mp4", /^unreachable$/],
+        ["/to-meta", /^unreachable$/],
+        ["/to-localhost", /^unreachable$/]
       ]
       for (const [path, reason] of cases) {
         const result = await settled(gateway, ALICE, await create(gateway, ALICE, `${media.base}${path}`))

@@ -480,6 +480,11 @@ Deno.test("console: root sets up a channel and a user; the user's key, playgroun
     strictEqual(await olivia.page.locator(".who").textContent(), "User olivia-sso (user)")
     const self = (await pageCall(olivia.page, "GET", "/api/user/self")).json.data
     deepStrictEqual([self.username, self.oauth], ["olivia-sso", ["corp"]])
+    // Her only way in cannot be unlinked from the account page; the page says why.
+    await olivia.page.getByRole("link", { name: "Account" }).click()
+    await olivia.page.getByRole("button", { name: "Unlink corp" }).click()
+    await olivia.page.getByRole("alert").filter({ hasText: "set a password before unlinking" }).waitFor()
+    deepStrictEqual((await pageCall(olivia.page, "GET", "/api/user/self")).json.data.oauth, ["corp"])
     // A callback the browser reaches with a state that was never issued: back on the sign-in page, in words.
     const stranger = await watched(browser)
     await stranger.page.goto(`${gateway.url}/api/oauth/corp?code=made-up&state=made-up`)

@@ -243,3 +243,103 @@ Deno.test("oauth github: code exchange with PKCE against a fake, the user API, a
     await github.close()
   }
 })
+
+Deno.test("oauth oidc: a link state dies with the session that asked for it (stolen cookie, then password change)", async () => {
+  await withOidc(async (gateway, provider) => {
+    const victim = browser(gateway.url)
+    await victim.call("POST", "/api/user/register", { username: "vic", password: "vic-password-1" })
+    await victim.login("vic", "vic-password-1")
+    // The attacker holds a copy of the victim's session cookie and asks for a link state with it.
+    const attacker = browser(gateway.url)
+    attacker.cookies.set("sluice_session", victim.cookies.get("sluice_session")!)
+    const { authorizeUrl } = await begin(attacker, "corp")
+    const changed = await victim.call("PUT", "/api/user/self", {
+      password: "vic-password-2",
+      old_password: "vic-password-1"
+    })
+    strictEqual(changed.success, true, changed.message)
+    const back = await provider.authorize(authorizeUrl, "attacker-at-corp")
+    const done = await attacker.call("GET", callbackPath(back))
+    strictEqual(done.success, false, "the link is refused")
+    deepStrictEqual(await identities(gateway), [])
+  })
+})
+
+Deno.test("oauth oidc: logout, disabling and a role change delete the user's pending link states", async () => {
+  await withOidc(async (gateway) => {
+    const root = browser(gateway.url)
+    await root.login("root", ROOT_PASSWORD)
+    const pending = async (username: string) =>
+      Number(
+        (await gateway.query<{ n: string }>(
+          `SELECT count(*) AS n FROM oauth_states s JOIN users u ON u.id = s.user_id WHERE u.username = '${username}'`
+        ))[0].n
+      )
+    for (const [name, end] of [["lou", "logout"], ["dee", "disable"], ["rae", "role"]] as const) {
+      const made = await root.call<{ id: number }>("POST", "/api/user/", { username: name, password: "pass-word-123" })
+      const user = browser(gateway.url)
+      await user.login(name, "pass-word-123")
+      await begin(user, "corp")
+      strictEqual(await pending(name), 1)
+      if (end === "logout") await user.call("GET", "/api/user/logout")
+      if (end === "disable") await root.call("PUT", "/api/user/", { id: made.data.id, status: "disabled" })
+      if (end === "role") await root.call("PUT", "/api/user/", { id: made.data.id, role: "admin" })
+      strictEqual(await pending(name), 0, `${end} deletes ${name}'s states`)
+    }
+  })
+})
+
+Deno.test("oauth oidc: a linked identity can be unlinked, unless it is the only way in", async () => {
+  await withOidc(async (gateway, provider) => {
+    const root = browser(gateway.url)
+    await root.login("root", ROOT_PASSWORD)
+    const { authorizeUrl } = await begin(root, "corp")
+    await root.call("GET", callbackPath(await provider.authorize(authorizeUrl, "root-at-corp")))
+    deepStrictEqual((await identities(gateway)).length, 1)
+    const unlinked = await root.call<{ oauth: Array<string> }>("DELETE", "/api/user/self/oauth/corp")
+    deepStrictEqual([unlinked.success, unlinked.data.oauth], [true, []])
+    deepStrictEqual(await identities(gateway), [])
+    const again = await root.call("DELETE", "/api/user/self/oauth/corp")
+    deepStrictEqual([again.status, again.success], [200, false])
+    ok(again.message.includes("not linked"), again.message)
+    const noCsrf = await root.call("DELETE", "/api/user/self/oauth/corp", undefined, { csrf: false })
+    strictEqual(noCsrf.status, 403)
+
+    // An account made by OAuth sign-up has no password: its only link stays.
+    const newcomer = browser(gateway.url)
+    const started = await begin(newcomer, "corp")
+    const signedUp = await newcomer.call("GET", callbackPath(await provider.authorize(started.authorizeUrl, "newbie")))
+    strictEqual(signedUp.success, true, signedUp.message)
+    const refused = await newcomer.call("DELETE", "/api/user/self/oauth/corp")
+    deepStrictEqual([refused.success, refused.message.includes("only way")], [false, true])
+  })
+})
+
+Deno.test("oauth oidc: sign-up cannot make a name that differs from an existing one only in case", async () => {
+  await withOidc(async (gateway, provider) => {
+    const client = browser(gateway.url)
+    const { authorizeUrl } = await begin(client, "corp")
+    const done = await client.call<{ username: string }>(
+      "GET",
+      callbackPath(await provider.authorize(authorizeUrl, "ROOT"))
+    )
+    strictEqual(done.success, true, done.message)
+    ok(done.data.username.toLowerCase() !== "root", done.data.username)
+    ok(done.data.username.startsWith("ROOT-"), done.data.username)
+    // The store itself refuses such a name.
+    let refused = false
+    try {
+      await gateway.query(
+        "INSERT INTO users (username, role, group_name, quota) VALUES ('ALICE', 'user', 'default', 0)"
+      )
+    } catch {
+      refused = true
+    }
+    strictEqual(refused, true)
+    const registered = await browser(gateway.url).call("POST", "/api/user/register", {
+      username: "Root",
+      password: "root-lookalike-1"
+    })
+    deepStrictEqual([registered.success, registered.message], [false, "The username is taken."])
+  })
+})

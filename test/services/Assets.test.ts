@@ -74,7 +74,7 @@ Deno.test("Assets.resolve: the owner's Active asset → its URL; anything else o
         ok(!error.message.includes(media.base) || user === alice, "a foreign asset's URL never shows")
       }
       const failed = yield* Effect.flip(assets.resolve(`asset://${page.id}`, alice, "image"))
-      ok(/Failed, not Active: The URL is not an image/.test(failed.message), failed.message)
+      ok(/Failed, not Active: not an image, video or audio file/.test(failed.message), failed.message)
 
       // A whole request: asset references resolved, others kept; an error names the reference's field.
       const request = {

@@ -1,6 +1,7 @@
 /**
  * User management for admins (role admin or root): `GET /api/user/`
- * (paginated, `keyword` filters names), `GET /api/user/{id}`,
+ * (paginated, `keyword` filters names; only the users the caller manages,
+ * and itself), `GET /api/user/{id}`,
  * `POST /api/user/` (create), `PUT /api/user/` (`id` and any of
  * display_name, email, role, group, status, password), `DELETE
  * /api/user/{id}` and `POST /api/user/topup` (`{id, amount, note?}`, a
@@ -52,9 +53,9 @@ export const AdminUserRoutes = HttpRouter.use(Effect.fnUntraced(function* (route
 
   yield* router.add("GET", "/api/user", (request) =>
     Effect.gen(function* () {
-      yield* guards.admin(request)
+      const caller = yield* guards.admin(request)
       const keyword = yield* queryText(queryOf(request).get("keyword"), "keyword", 64)
-      return ok(yield* accounts.list(yield* pageOf(request), keyword))
+      return ok(yield* accounts.list(caller, yield* pageOf(request), keyword))
     }).pipe(respondApi))
 
   yield* router.add("GET", "/api/user/:id", (request) =>

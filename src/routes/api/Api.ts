@@ -2,7 +2,8 @@
  * What every `/api/*` route shares: the api envelope (`{success: true,
  * message: "", data}` or `{success: false, message}` with the status of
  * `apiStatus`), the session cookie (`sluice_session`: HttpOnly,
- * SameSite=Lax, `Secure` behind HTTPS, path `/`), the guards that resolve
+ * SameSite=Lax, path `/`; behind HTTPS `Secure` and named
+ * `__Host-sluice_session`), the guards that resolve
  * the caller's session and check its role, the CSRF defence of
  * cookie-authenticated changes, and body, id and page decoding.
  *
@@ -27,6 +28,7 @@ import {
   Unauthenticated
 } from "../../errors/GatewayError.ts"
 import { readJsonObject } from "../../http/Body.ts"
+import { hostOf, schemeOf } from "../../http/ClientAddress.ts"
 import { headerOf } from "../../http/Credentials.ts"
 import { errorHeaders } from "../../http/Respond.ts"
 import { roleRank, type Sessions, type SessionUser } from "../../services/Sessions.ts"
@@ -81,10 +83,18 @@ const webRequest = (request: HttpServerRequest.HttpServerRequest): Request | und
 export const queryOf = (request: HttpServerRequest.HttpServerRequest): URLSearchParams =>
   new URL(webRequest(request)?.url ?? request.url, "http://localhost").searchParams
 
-/** Whether the caller reached the gateway over HTTPS (directly, or as a proxy's `X-Forwarded-Proto` says). */
-const isHttps = (request: HttpServerRequest.HttpServerRequest): boolean =>
-  (headerOf(request, "x-forwarded-proto") ?? "").split(",")[0].trim() === "https" ||
-  (webRequest(request)?.url ?? request.url).startsWith("https:")
+/** Whether the caller reached the gateway over HTTPS (directly, or as a trusted proxy's `X-Forwarded-Proto` says). */
+const isHttps = (request: HttpServerRequest.HttpServerRequest): boolean => schemeOf(request) === "https"
+
+/**
+ * The session cookie's name over HTTPS: `__Host-` prefixed, so the browser
+ * takes it only when Secure, with path `/` and no `Domain` (a sibling host
+ * cannot plant one). @category constants
+ */
+export const SECURE_SESSION_COOKIE = `__Host-${SESSION_COOKIE}`
+
+const cookieNameOf = (request: HttpServerRequest.HttpServerRequest): string =>
+  isHttps(request) ? SECURE_SESSION_COOKIE : SESSION_COOKIE
 
 /**
  * `response` with the session cookie set to `sessionId` for `maxAgeMillis`.
@@ -97,7 +107,7 @@ export const withSession = (
   sessionId: string,
   maxAgeMillis: number
 ): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.setCookieUnsafe(response, SESSION_COOKIE, sessionId, {
+  HttpServerResponse.setCookieUnsafe(response, cookieNameOf(request), sessionId, {
     httpOnly: true,
     sameSite: "lax",
     secure: isHttps(request),
@@ -114,7 +124,7 @@ export const withoutSession = (
   response: HttpServerResponse.HttpServerResponse,
   request: HttpServerRequest.HttpServerRequest
 ): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.setCookieUnsafe(response, SESSION_COOKIE, "", {
+  HttpServerResponse.setCookieUnsafe(response, cookieNameOf(request), "", {
     httpOnly: true,
     sameSite: "lax",
     secure: isHttps(request),
@@ -122,9 +132,14 @@ export const withoutSession = (
     maxAge: "0 seconds"
   })
 
-/** The session cookie's value, or `""`. @category cookies */
+/**
+ * The session cookie's value, or `""`: over HTTPS only the `__Host-` cookie
+ * counts, over plain HTTP only the plain one.
+ *
+ * @category cookies
+ */
 export const sessionCookieOf = (request: HttpServerRequest.HttpServerRequest): string =>
-  request.cookies[SESSION_COOKIE] ?? ""
+  request.cookies[cookieNameOf(request)] ?? ""
 
 const SAFE_METHODS = new Set(["GET", "HEAD"])
 
@@ -138,14 +153,14 @@ export const csrfProblem = (request: HttpServerRequest.HttpServerRequest): strin
   if (SAFE_METHODS.has(request.method)) return undefined
   const origin = headerOf(request, "origin")
   if (origin !== undefined && origin !== "null") {
-    const host = headerOf(request, "x-forwarded-host") ?? headerOf(request, "host")
+    const host = hostOf(request)
     let originHost: string | undefined
     try {
       originHost = new URL(origin).host
     } catch {
       originHost = undefined
     }
-    if (originHost === undefined || host === undefined || originHost !== host.split(",")[0].trim()) {
+    if (originHost === undefined || host === undefined || originHost !== host) {
       return "Cross-site request refused: the Origin is not this site."
     }
     return undefined

@@ -10,7 +10,10 @@
  * browser itself navigated there (`Sec-Fetch-Mode: navigate`, which a
  * browser sets on a top-level navigation and a script cannot), sends it on
  * to the console: `/#/dashboard` signed in, or `/#/sign-in?error=<words>`
- * with the reason it failed.
+ * with the reason it failed. A link asked for by a logged-in user completes
+ * only while the session that asked lives. `DELETE
+ * /api/user/self/oauth/{provider}` removes the caller's link (refused when it
+ * is the only way the user can sign in).
  *
  * @since 0.1.0
  */
@@ -18,10 +21,11 @@ import { Effect } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { toProblem } from "../../errors/Envelope.ts"
 import { generateSecret } from "../../domain/KeyHash.ts"
+import { hostOf, schemeOf } from "../../http/ClientAddress.ts"
 import { headerOf } from "../../http/Credentials.ts"
 import { OAuth, STATE_TTL_MILLIS } from "../../services/OAuth.ts"
 import { Sessions } from "../../services/Sessions.ts"
-import { ok, queryOf, respondApi, sessionCookieOf, withSession } from "./Api.ts"
+import { makeGuards, ok, queryOf, respondApi, sessionCookieOf, withSession } from "./Api.ts"
 
 /** The cookie that ties a state to the browser it was issued to. @category constants */
 export const BROWSER_COOKIE = "sluice_oauth"
@@ -31,16 +35,15 @@ const browserOf = (request: HttpServerRequest.HttpServerRequest): string | undef
   return value !== undefined && /^[A-Za-z0-9_-]{43}$/.test(value) ? value : undefined
 }
 
-const isHttps = (request: HttpServerRequest.HttpServerRequest) =>
-  (headerOf(request, "x-forwarded-proto") ?? "").split(",")[0].trim() === "https" ||
-  (request.source instanceof Request ? request.source.url : request.url).startsWith("https:")
+const isHttps = (request: HttpServerRequest.HttpServerRequest) => schemeOf(request) === "https"
 
-/** The gateway's address as the browser reached it (or `oauth.public_url`). */
-const baseOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string => {
-  if (publicUrl !== undefined) return publicUrl
-  const host = (headerOf(request, "x-forwarded-host") ?? headerOf(request, "host") ?? "localhost").split(",")[0].trim()
-  return `${isHttps(request) ? "https" : "http"}://${host}`
-}
+/**
+ * The gateway's address for the `redirect_uri`: `oauth.public_url`, else the
+ * scheme and host a trusted proxy forwarded, else the request's own (its
+ * `Host`); an untrusted `X-Forwarded-*` never.
+ */
+const baseOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string =>
+  publicUrl ?? `${schemeOf(request)}://${hostOf(request) ?? "localhost"}`
 
 /** A redirect of the browser to the console at `location` (same origin). */
 const consoleAt = (location: string) =>
@@ -50,14 +53,17 @@ const consoleAt = (location: string) =>
 export const OAuthRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const flow = yield* OAuth
   const sessions = yield* Sessions
+  const guards = makeGuards(sessions)
 
   yield* router.add("GET", "/api/oauth/state", (request) =>
     Effect.gen(function* () {
       const browser = browserOf(request) ?? generateSecret()
       const cookie = sessionCookieOf(request)
       const caller = cookie === "" ? undefined : yield* sessions.resolve(cookie)
-      const userId = caller !== undefined && caller._tag === "Some" ? caller.value.id : undefined
-      const state = yield* flow.issueState(browser, userId)
+      const linker = caller !== undefined && caller._tag === "Some"
+        ? { userId: caller.value.id, sessionHash: caller.value.sessionHash }
+        : undefined
+      const state = yield* flow.issueState(browser, linker)
       return HttpServerResponse.setCookieUnsafe(ok(state), BROWSER_COOKIE, browser, {
         httpOnly: true,
         sameSite: "lax",
@@ -65,6 +71,13 @@ export const OAuthRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
         path: "/api/oauth",
         maxAge: `${STATE_TTL_MILLIS / 1000} seconds`
       })
+    }).pipe(respondApi))
+
+  yield* router.add("DELETE", "/api/user/self/oauth/:provider", (request) =>
+    Effect.gen(function* () {
+      const caller = yield* guards.user(request)
+      const params = yield* HttpRouter.params
+      return ok(yield* flow.unlink(caller, params.provider ?? ""))
     }).pipe(respondApi))
 
   yield* router.add("GET", "/api/oauth/:provider/start", (request) =>

@@ -10,6 +10,7 @@
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { Forbidden, InvalidRequest } from "../../errors/GatewayError.ts"
+import { clientAddressOf } from "../../http/ClientAddress.ts"
 import { Accounts } from "../../services/Accounts.ts"
 import { Sessions } from "../../services/Sessions.ts"
 import { UsageQueries } from "../../services/UsageQueries.ts"
@@ -64,7 +65,7 @@ export const UserRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
     Effect.gen(function* () {
       yield* sameSite(request)
       const body = yield* login(request)
-      const { user, sessionId } = yield* accounts.login(body.username, body.password)
+      const { user, sessionId } = yield* accounts.login(body.username, body.password, clientAddressOf(request))
       return withSession(ok(user), request, sessionId, maxAge)
     }).pipe(respondApi))
 
@@ -72,7 +73,7 @@ export const UserRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
     Effect.gen(function* () {
       yield* sameSite(request)
       const body = yield* register(request)
-      return ok(yield* accounts.register(body))
+      return ok(yield* accounts.register(body, clientAddressOf(request)))
     }).pipe(respondApi))
 
   yield* router.add("GET", "/api/user/logout", (request) =>
