@@ -47,6 +47,7 @@ import { Cause, Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { CurrentMetrics } from "../observability/Metrics.ts"
 import { InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../errors/GatewayError.ts"
+import { insertUsageRows, isRowRejection } from "../storage/UsageRowsSql.ts"
 import type { Principal } from "./Auth.ts"
 
 /** The largest amount a ledger operation accepts (PostgreSQL BIGINT). @category models */
@@ -111,7 +112,23 @@ export interface BalanceOwner {
  *
  * @category models
  */
-export type Alongside<E> = Effect.Effect<void, E> | (() => Effect.Effect<void, E> | undefined)
+export type Alongside<E> = Effect.Effect<void, E> | (() => Effect.Effect<void, E> | RowsAlongside<E> | undefined)
+
+/**
+ * Usage rows a commit writes: as JSON tuples (`storage/UsageRowsSql.ts`) that ride in the commit's single
+ * statement, and as `write`, the statements that insert them otherwise (a batch too large for one statement,
+ * `tuples` undefined; or one the database refused in the single statement: `write` sets a refused row aside).
+ *
+ * @category models
+ */
+export interface RowsAlongside<E> {
+  readonly _tag: "Rows"
+  readonly tuples: string | undefined
+  readonly write: Effect.Effect<void, E>
+}
+
+const isRows = <E>(value: Effect.Effect<void, E> | RowsAlongside<E>): value is RowsAlongside<E> =>
+  !Effect.isEffect(value) && (value as RowsAlongside<E>)._tag === "Rows"
 
 /** How the ledger leases. @category models */
 export interface LeaseOptions {
@@ -563,7 +580,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
         /** A commit whose transaction failed, kept whole to be re-run first (see the module doc). */
         interface Batch {
           readonly id: string
-          readonly alongside: Effect.Effect<void, unknown> | undefined
+          readonly alongside: Effect.Effect<void, unknown> | RowsAlongside<unknown> | undefined
           readonly taken: ReturnType<typeof snapshot>
           /** The final commit: hands every lease row of this instance back. */
           readonly final: boolean
@@ -571,7 +588,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
         let retry: Batch | undefined
         let lastPrune = 0
         /** The last function `alongside` given to `commit`: the final commit collects with it too. */
-        let collector: (() => Effect.Effect<void, unknown> | undefined) | undefined
+        let collector: (() => Effect.Effect<void, unknown> | RowsAlongside<unknown> | undefined) | undefined
 
         /**
          * Writes a batch in one transaction that first claims its id: an id already there means an earlier try of
@@ -579,22 +596,95 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
          * (a failure, or a defect: a ROLLBACK on a dead connection dies), the batch is kept to be re-run, and a
          * `SqlError` found as a defect becomes the failure again.
          */
-        const runBatch = (batch: Batch) =>
+        const runBatch = (batch: Batch) => {
+          const rows = batch.alongside !== undefined && isRows(batch.alongside) ? batch.alongside : undefined
+          const single = !batch.final && (batch.alongside === undefined || rows?.tuples !== undefined)
+          return (single
+            ? singleStatement(batch, rows?.tuples).pipe(
+              // A row the database refused: the statements, which set it aside alone.
+              Effect.catchIf(
+                (error) => rows !== undefined && isRowRejection(error),
+                () => inTransaction(batch, rows?.write)
+              )
+            )
+            : inTransaction(batch, rows?.write ?? (batch.alongside as Effect.Effect<void, unknown> | undefined))).pipe(
+              Effect.onExit((exit) =>
+                Effect.sync(() => {
+                  retry = exit._tag === "Success" ? undefined : batch
+                })
+              ),
+              Effect.catchCause(sqlErrorOf)
+            )
+        }
+
+        /** The batch in a transaction of several statements (see `runBatch`). */
+        const inTransaction = (batch: Batch, alongside: Effect.Effect<void, unknown> | undefined) =>
           sql.withTransaction(Effect.gen(function* () {
             const claimed = yield* sql`INSERT INTO ledger_commits (id) VALUES (${batch.id})
               ON CONFLICT (id) DO NOTHING RETURNING id`
             if (claimed.length === 0) return
-            if (batch.alongside !== undefined) yield* batch.alongside
+            if (alongside !== undefined) yield* alongside
             yield* writeDeltas(batch.taken)
             if (batch.final) yield* sql`DELETE FROM quota_leases WHERE instance_id = ${instance}`
-          })).pipe(
-            Effect.onExit((exit) =>
-              Effect.sync(() => {
-                retry = exit._tag === "Success" ? undefined : batch
-              })
-            ),
-            Effect.catchCause(sqlErrorOf)
+          }))
+
+        /**
+         * The batch as one statement (atomic on its own: one round trip, no BEGIN or COMMIT): the id claimed, and
+         * only if it was claimed, the usage rows inserted and the charges and lease changes written — what
+         * `inTransaction` does in nine. A delivered answer waits for its commit, so on a lightly loaded gateway
+         * every answer makes one; this keeps that to one statement.
+         */
+        const singleStatement = (batch: Batch, tuples: string | undefined) => {
+          const taken = batch.taken
+          const users = taken.filter((entry) => entry.account.subject === "user" && entry.charged > 0n)
+          const tokens = taken.filter((entry) => entry.account.subject === "token" && entry.charged > 0n)
+          const leases = taken.filter((entry) => entry.account.limited)
+          const ids = (entries: typeof taken) => entries.map((entry) => String(entry.account.id))
+          const claimed = "EXISTS (SELECT 1 FROM claim)"
+          const parts = [
+            `claim AS (INSERT INTO ledger_commits (id) VALUES ($1) ON CONFLICT (id) DO NOTHING RETURNING id)`
+          ]
+          const params: Array<unknown> = [batch.id]
+          const param = (value: unknown) => {
+            params.push(value)
+            return `$${params.length}`
+          }
+          if (tuples !== undefined) {
+            parts.push(`logged AS (${insertUsageRows(`${param(tuples)}::jsonb`, claimed)} RETURNING 1)`)
+          }
+          if (users.length > 0) {
+            parts.push(`charged_users AS (UPDATE users u SET quota = GREATEST(u.quota - d.charged, 0),
+                used_quota = u.used_quota + d.charged, request_count = u.request_count + d.requests
+              FROM unnest(${param(ids(users))}::bigint[], ${
+              param(users.map((entry) => String(entry.charged)))
+            }::bigint[], ${param(users.map((entry) => entry.requests))}::bigint[]) AS d(id, charged, requests)
+              WHERE u.id = d.id AND ${claimed} RETURNING 1)`)
+          }
+          if (tokens.length > 0) {
+            parts.push(`charged_tokens AS (UPDATE tokens t SET remain_quota = CASE WHEN t.remain_quota IS NULL THEN NULL
+                ELSE GREATEST(t.remain_quota - d.charged, 0) END, used_quota = t.used_quota + d.charged
+              FROM unnest(${param(ids(tokens))}::bigint[], ${
+              param(tokens.map((entry) => String(entry.charged)))
+            }::bigint[]) AS d(id, charged)
+              WHERE t.id = d.id AND ${claimed} RETURNING 1)`)
+          }
+          if (leases.length > 0) {
+            const deltas = `unnest(${param(leases.map((entry) => entry.account.subject))}::text[], ${
+              param(ids(leases))
+            }::bigint[], ${
+              param(leases.map((entry) => String(entry.charged + entry.returned)))
+            }::bigint[]) AS d(subject, id, delta)`
+            const mine = `l.instance_id = ${param(instance)} AND l.subject = d.subject AND l.subject_id = d.id`
+            // A lease that falls to zero is deleted, any other lowered (two statements on disjoint rows).
+            parts.push(`leases_kept AS (UPDATE quota_leases l SET amount = l.amount - d.delta FROM ${deltas}
+              WHERE ${mine} AND l.amount > d.delta AND ${claimed} RETURNING 1)`)
+            parts.push(`leases_gone AS (DELETE FROM quota_leases l USING ${deltas}
+              WHERE ${mine} AND l.amount <= d.delta AND ${claimed} RETURNING 1)`)
+          }
+          return sql.unsafe(`WITH ${parts.join(",\n")} SELECT count(*) AS claimed FROM claim`, params).pipe(
+            Effect.asVoid
           )
+        }
 
         /** Forgets commit ids older than a week, at most once an hour. */
         const pruneCommitIds = Effect.suspend(() => {
@@ -614,7 +704,10 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             // The charges and (through a function `alongside`) the rows of this batch, taken in one step.
             const taken = snapshot(final)
             const collect = collectNow ?? (final ? collector : undefined)
-            const alongside = (collect === undefined ? given : collect()) as Effect.Effect<void, E> | undefined
+            const alongside = (collect === undefined ? given : collect()) as
+              | Effect.Effect<void, E>
+              | RowsAlongside<E>
+              | undefined
             if (alongside !== undefined || taken.length > 0 || (final && accounts.size > 0)) {
               yield* runBatch({ id: crypto.randomUUID(), alongside, taken, final }) as Effect.Effect<
                 void,

@@ -33,7 +33,8 @@
 import { Cause, Context, Deferred, Duration, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { CurrentMetrics } from "../observability/Metrics.ts"
-import { MAX_AMOUNT, QuotaLedger } from "./QuotaLedger.ts"
+import { insertUsageRows, isRowRejection, sqlStateOf } from "../storage/UsageRowsSql.ts"
+import { MAX_AMOUNT, QuotaLedger, type RowsAlongside } from "./QuotaLedger.ts"
 
 /** One usage row. Counts are tokens; `cost` quota units; `latencyMs` milliseconds. @category models */
 export interface UsageRow {
@@ -160,25 +161,7 @@ const tupleOf = (row: UsageRow) => [
   row.error
 ]
 
-/** The PostgreSQL SQLSTATE of a failed statement, when the server sent one. */
-const sqlStateOf = (error: SqlError.SqlError): string | undefined => {
-  const cause: unknown = error.reason.cause
-  if (typeof cause !== "object" || cause === null || !("code" in cause)) return undefined
-  return typeof cause.code === "string" ? cause.code : undefined
-}
-
-/**
- * Whether the database refused the rows themselves (SQLSTATE class 22, data
- * exception, or 23, integrity constraint violation: PostgreSQL docs, appendix A
- * "PostgreSQL Error Codes"), as opposed to a lost connection or a timeout.
- *
- * @category sanitizing
- */
-export const isRowRejection = (error: SqlError.SqlError): boolean => {
-  if (error.reason._tag === "ConstraintError" || error.reason._tag === "UniqueViolation") return true
-  const state = sqlStateOf(error)
-  return state !== undefined && (state.startsWith("22") || state.startsWith("23"))
-}
+export { isRowRejection } from "../storage/UsageRowsSql.ts"
 
 /** @category services */
 export class UsageLog extends Context.Service<UsageLog, {
@@ -232,18 +215,9 @@ export class UsageLog extends Context.Service<UsageLog, {
         let adjusted = new Map<string, number>()
         let dropped = { rows: 0, cost: 0n }
 
-        // The batch travels as one JSON parameter (bigints as strings): any number of rows is one short statement.
-        // Read as `jsonb`, so each row is parsed once: on `json` every `->>` parses the row's text again, which made
-        // the embedded database spend about three times as long on each row.
-        // A row already written by an earlier try of the same commit is skipped, never doubled.
+        // The batch travels as one JSON parameter (bigints as strings): see `insertUsageRows`.
         const insertRows = (rows: ReadonlyArray<UsageRow>) =>
-          sql`INSERT INTO usage_logs (request_id, attempt, user_id, token_id, channel_id, model, upstream_model,
-              prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, latency_ms, stream, status, error)
-            SELECT r->>0, (r->>1)::int, (r->>2)::bigint, (r->>3)::bigint, (r->>4)::bigint, r->>5, r->>6,
-              (r->>7)::int, (r->>8)::int, (r->>9)::int, (r->>10)::int, (r->>11)::bigint, (r->>12)::int,
-              (r->>13)::boolean, (r->>14)::int, r->>15
-            FROM jsonb_array_elements(${JSON.stringify(rows.map(tupleOf))}::jsonb) AS r
-            ON CONFLICT (request_id, attempt) DO NOTHING`
+          sql.unsafe(insertUsageRows("$1::jsonb"), [JSON.stringify(rows.map(tupleOf))])
 
         /** Writes the rejected row's minimal form (its cost kept), or drops it when even that is rejected. */
         const setAside = (row: UsageRow, error: SqlError.SqlError) => {
@@ -315,18 +289,23 @@ export class UsageLog extends Context.Service<UsageLog, {
         })
 
         /**
-         * Takes every queued row and returns their insert (statements of `BATCH` rows), or `undefined` when none
-         * is queued. The ledger calls it in the same synchronous step as it takes the settled charges
+         * Takes every queued row and returns them for the commit (as JSON tuples for its single statement, and as
+         * their insert in statements of `BATCH` rows), or `undefined` when none is queued. The ledger calls it in the same synchronous step as it takes the settled charges
          * (`QuotaLedger.commit`), so a commit writes exactly the rows of the charges it writes; the rows are then
          * the ledger's, kept with those charges until they are written (exactly once).
          */
-        const collect = (): Effect.Effect<void, SqlError.SqlError> | undefined => {
+        const collect = (): RowsAlongside<SqlError.SqlError> | undefined => {
           if (pending.length === 0) return undefined
           const rows = pending
           pending = []
           const statements: Array<ReadonlyArray<UsageRow>> = []
           for (let start = 0; start < rows.length; start += BATCH) statements.push(rows.slice(start, start + BATCH))
-          return Effect.forEach(statements, writeRows, { discard: true })
+          return {
+            _tag: "Rows",
+            // Up to `BATCH` rows ride in the commit's one statement; more, or a rejected row, take the statements.
+            tuples: rows.length <= BATCH ? JSON.stringify(rows.map(tupleOf)) : undefined,
+            write: Effect.forEach(statements, writeRows, { discard: true })
+          }
         }
 
         /**
