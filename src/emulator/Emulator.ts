@@ -37,7 +37,8 @@
  * - Function tools present, tool choice not none, last message not a tool result: a call of the named tool
  *   (else the first) with arguments sampled from its JSON Schema (string "sample", number 1, boolean true,
  *   enum first, objects recursively with only `required` properties when some are listed); two calls with
- *   distinct ids when the last user text contains `parallel`. After tool results: `Tool result: <texts>`.
+ *   distinct ids when the last user text contains `parallel`; `tool:<name> {json}` in the last user text calls
+ *   that offered tool with those arguments. After tool results: `Tool result: <texts>`.
  * - Reasoning when asked (chat `reasoning_effort` ≠ none, Responses `reasoning.effort` ≠ none, Anthropic
  *   `thinking.type` enabled/adaptive, Gemini `includeThoughts` or `thinkingBudget` > 0): `Thinking about:
  *   <last user text>`, counted as reasoning tokens (Anthropic signature `sig-<hash>`).

@@ -36,6 +36,11 @@ export interface RelayInput {
   readonly jsonArrayStream?: boolean | undefined
   /** Called once with the answer's public id and content after a complete answer. */
   readonly onAnswer?: ((id: string, content: ReadonlyArray<OutputPart>) => Effect.Effect<void>) | undefined
+  /**
+   * Caller headers a same-format channel gets as sent (messages: `anthropic-beta`), by lower-case name; never
+   * sent on a translation.
+   */
+  readonly forwardHeaders?: Readonly<Record<string, string>> | undefined
   /** Forward to a side endpoint of the inbound format instead of the format's own (see `SideEndpoint`). */
   readonly endpoint?: SideEndpoint | undefined
 }

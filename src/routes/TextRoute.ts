@@ -33,6 +33,8 @@ export interface TextRouteOptions {
   readonly fromPath?: (url: URL) => { readonly model: string; readonly stream: boolean; readonly jsonArray: boolean }
   /** The browser session is accepted when no key is sent (the console playground, `SessionCaller.ts`). */
   readonly session?: true
+  /** Caller headers (lower-case names) a same-format channel gets as sent (messages: `anthropic-beta`). */
+  readonly forwardHeaders?: ReadonlyArray<string>
   /** A hook between decoding and relaying (Responses: `previous_response_id`, `store`). */
   readonly prepare?: (
     principal: Principal,
@@ -97,6 +99,11 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         request: raw,
         obfuscate: request.includeObfuscation !== false
       }
+      const forwardHeaders: Record<string, string> = {}
+      for (const name of options.forwardHeaders ?? []) {
+        const value = httpRequest.headers[name]
+        if (typeof value === "string" && value.length > 0) forwardHeaders[name] = value
+      }
       return yield* services.relay.run({
         inbound: options.format,
         raw: prepared.raw ?? raw,
@@ -106,7 +113,8 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         record,
         meta,
         jsonArrayStream: path?.jsonArray,
-        onAnswer: prepared.onAnswer
+        onAnswer: prepared.onAnswer,
+        forwardHeaders
       })
     }).pipe(respondWith(path?.jsonArray === true ? renderInArray : render))
   }
