@@ -153,11 +153,15 @@ export const claudeRun = (gateway: string, key: string, model: string, home: str
 
 /**
  * Codex's `config.toml` for a gateway: a `sluice` provider on the Responses wire (`wire_api = "responses"`) at
- * `<gateway>/v1`, its key from `SLUICE_API_KEY`, no retries; no update check, analytics, feedback or OpenTelemetry
+ * `<gateway>/v1`, its key from `SLUICE_API_KEY`, no retries; reasoning on (`high`, with summaries), so a translated
+ * channel's reasoning must come back in a form the next turn replays (`store: false` with
+ * `include: ["reasoning.encrypted_content"]`, as Codex sends); no update check, analytics, feedback or OpenTelemetry
  * export; commands run without approval or sandbox (the test's own temporary directory).
  */
 export const codexConfig = (gateway: string): string =>
   `model_provider = "sluice"
+model_reasoning_effort = "high"
+model_reasoning_summary = "auto"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
 check_for_update_on_startup = false

@@ -150,7 +150,9 @@ if (installed._tag === "RegistryUnreachable") {
             ok(result.stdout.includes(marker), said)
 
             // The tool's output reached the upstream in the agent's second turn.
-            const upstream = gateway.emulator.requests.filter((request) => JSON.stringify(request.body).includes(marker))
+            const upstream = gateway.emulator.requests.filter((request) =>
+              JSON.stringify(request.body).includes(marker)
+            )
             ok(upstream.length >= 1, "no upstream request carried the tool's output")
 
             const lines = accessLines(gateway.logs)

@@ -33,7 +33,9 @@
  *   `mcp_approval_response`, files in a `function_call_output`, …), and
  *   `tool_choice` forms other than `auto` / `none` / `required` /
  *   `{type: "function", name}` (hosted-tool, `allowed_tools`, MCP and custom
- *   choices).
+ *   choices), and new values of known fields (a message role, reasoning effort
+ *   or summary, tool choice, text format type or verbosity the decoder does
+ *   not model; `NewValues.ts`).
  * - Replayed hosted tool calls (`web_search_call`, `file_search_call`,
  *   `code_interpreter_call`, `image_generation_call`, `mcp_call`,
  *   `mcp_list_tools`) are records of what the vendor ran, whose outcome the
@@ -68,6 +70,7 @@ import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { reasoningFromOpaqueToken } from "../ReasoningOrigin.ts"
 import { makeDecoder, rebase } from "../SchemaDecode.ts"
+import { setAsideNewValues, type ValuePosition, withNewValues } from "../NewValues.ts"
 import { effortFromWire, mediaSourceOf } from "./ResponsesWire.ts"
 
 const Body = Schema.Struct({
@@ -523,10 +526,30 @@ export const decodeResponsesRequest = (
   body: unknown,
   context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
 ): Decoded<Request> => {
+  const aside = setAsideNewValues(body, RESPONSES_POSITIONS, "Responses")
   try {
-    return { ok: true, value: decode(body, context) }
+    return withNewValues(aside, { ok: true, value: decode(aside.body, context) })
   } catch (error) {
-    if (error instanceof Rejected) return { ok: false, error: error.error }
+    if (error instanceof Rejected) return aside.restore({ ok: false, error: error.error })
     throw error
   }
 }
+
+const efforts = new Set(["none", "minimal", "low", "medium", "high", "xhigh", "max"])
+const summaries = new Set(["auto", "concise", "detailed"])
+
+/** Positions whose new values a Responses channel takes as sent (`NewValues.ts`). */
+const RESPONSES_POSITIONS: ReadonlyArray<ValuePosition> = [
+  {
+    path: ["input", "*", "role"],
+    known: new Set(["user", "system", "developer", "assistant"]),
+    cut: 2,
+    when: (item) => item.type === undefined || item.type === null || item.type === "message"
+  },
+  { path: ["reasoning", "effort"], known: efforts, cut: 2 },
+  { path: ["reasoning", "summary"], known: summaries, cut: 2 },
+  { path: ["reasoning", "generate_summary"], known: summaries, cut: 2 },
+  { path: ["tool_choice"], known: new Set(["auto", "none", "required"]), cut: 1 },
+  { path: ["text", "format", "type"], known: new Set(["text", "json_object", "json_schema"]), cut: 2 },
+  { path: ["text", "verbosity"], known: new Set(["low", "medium", "high"]), cut: 2 }
+]
