@@ -27,39 +27,31 @@ import {
 
 const KEY = "sk-test-agents-0001"
 
-const config = (emulatorUrl: string) => {
+/**
+ * The gateway for one run: `model` served by the channel of type `type` only (so its name can be the one each CLI
+ * knows: Codex sends its full tool set, `apply_patch` as a freeform custom tool included, only for a model it
+ * knows), the other two types beside it.
+ */
+const config = (model: string, type: ChannelType) => (emulatorUrl: string) => {
+  const channel = (channelType: ChannelType, settings: Record<string, unknown> = {}) => ({
+    name: CHANNEL_NAMES[channelType],
+    type: channelType,
+    base_url: emulatorUrl,
+    keys: [`sk-test-upstream-${channelType}`],
+    models: [channelType === type ? model : `other-${channelType}`],
+    settings
+  })
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1 } },
       models: {
-        "gpt-demo": { input: 2.5, output: 10 },
-        "claude-demo": { input: 3, output: 15 },
-        "gemini-demo": { input: 1.25, output: 5 }
+        [model]: { input: 2.5, output: 10 },
+        "other-openai": { input: 1, output: 1 },
+        "other-anthropic": { input: 1, output: 1 },
+        "other-gemini": { input: 1, output: 1 }
       },
-      channels: [
-        {
-          name: "emu-openai",
-          type: "openai",
-          base_url: emulatorUrl,
-          keys: ["sk-test-upstream-openai"],
-          models: ["gpt-demo"],
-          settings: { responses_api: true }
-        },
-        {
-          name: "emu-anthropic",
-          type: "anthropic",
-          base_url: emulatorUrl,
-          keys: ["sk-test-upstream-anthropic"],
-          models: ["claude-demo"]
-        },
-        {
-          name: "emu-gemini",
-          type: "gemini",
-          base_url: emulatorUrl,
-          keys: ["sk-test-upstream-gemini"],
-          models: ["gemini-demo"]
-        }
-      ],
+      // The openai channel speaks Responses (`responses_api`): Codex's requests reach it as sent.
+      channels: [channel("openai", { responses_api: true }), channel("anthropic"), channel("gemini")],
       users: [{ username: "agent", group: "default", quota: 100_000_000, tokens: [{ name: "agents", key: KEY }] }]
     }),
     "agents.json"
@@ -68,11 +60,20 @@ const config = (emulatorUrl: string) => {
   return parsed.file
 }
 
-const MODELS: ReadonlyArray<readonly [string, string]> = [
-  ["gpt-demo", "emu-openai"],
-  ["claude-demo", "emu-anthropic"],
-  ["gemini-demo", "emu-gemini"]
-]
+type ChannelType = "openai" | "anthropic" | "gemini"
+
+const CHANNEL_NAMES: Readonly<Record<ChannelType, string>> = {
+  openai: "emu-openai",
+  anthropic: "emu-anthropic",
+  gemini: "emu-gemini"
+}
+
+/** The model name each CLI is run with: one it knows, so it sends what it sends to the vendor's own models. */
+const AGENT_MODELS: Readonly<Record<AgentName, string>> = {
+  claude: "claude-demo",
+  codex: "gpt-5.5",
+  gemini: "gemini-3.1-pro-preview"
+}
 
 const RUNS: Readonly<
   Record<AgentName, (gateway: string, key: string, model: string, home: string, prompt: string) => AgentRun>
@@ -120,6 +121,55 @@ const waitForUsageRows = async (gateway: TestGateway, ids: ReadonlyArray<string>
   throw new Error("usage rows did not arrive")
 }
 
+type Body = Record<string, unknown>
+
+const bodies = (gateway: TestGateway): ReadonlyArray<Body> =>
+  gateway.emulator.requests.map((request) => (request.body ?? {}) as Body)
+
+/**
+ * What each agent's requests must look like upstream, beyond the round trip (issue 26's fields): Claude Code's
+ * system message, `context_management` and betas reach an anthropic channel and nothing else; Codex's custom
+ * `apply_patch` tool, `store: false`, `include` and `prompt_cache_key` reach a Responses channel as sent, and its
+ * reasoning comes back in a form the next turn replays on every type (a signed thinking block, a signed thought, an
+ * encrypted reasoning item); Gemini CLI's `thinkingLevel` reaches a gemini channel.
+ */
+const checkFields = (agent: AgentName, type: ChannelType, gateway: TestGateway) => {
+  const sent = bodies(gateway)
+  const last = sent[sent.length - 1]
+  const json = JSON.stringify(sent)
+  const betas = gateway.emulator.requests.map((request) => request.headers["anthropic-beta"])
+  if (agent === "claude") {
+    if (type === "anthropic") {
+      ok(sent.every((body) => (body.messages as Array<Body>).some((message) => message.role === "system")))
+      ok(sent.every((body) => body.context_management !== undefined))
+      ok(betas.every((beta) => beta?.includes("claude-code-20250219")))
+    } else {
+      ok(betas.every((beta) => beta === undefined))
+      ok(!json.includes("context_management"))
+    }
+  }
+  if (agent === "codex") {
+    if (type === "openai") {
+      ok((last.tools as Array<Body>).some((tool) => tool.type === "custom" && tool.name === "apply_patch"))
+      strictEqual(last.store, false)
+      deepStrictEqual(last.include, ["reasoning.encrypted_content"])
+      strictEqual(typeof last.prompt_cache_key, "string")
+      ok((last.input as Array<Body>).some((item) => item.type === "reasoning" && item.encrypted_content !== undefined))
+    } else if (type === "anthropic") {
+      const assistant = (last.messages as Array<Body>).find((message) => message.role === "assistant")
+      const first = (assistant?.content as Array<Body>)[0]
+      strictEqual(first.type, "thinking")
+      ok(typeof first.signature === "string" && first.signature !== "")
+    } else {
+      const model = (last.contents as Array<Body>).find((content) => content.role === "model")
+      ok((model?.parts as Array<Body>).some((part) => typeof part.thoughtSignature === "string"))
+    }
+  }
+  if (agent === "gemini" && type === "gemini") {
+    strictEqual(((last.generationConfig as Body).thinkingConfig as Body).thinkingLevel, "HIGH")
+  }
+}
+
 const installed = await installAgents()
 
 if (installed._tag === "RegistryUnreachable") {
@@ -130,12 +180,14 @@ if (installed._tag === "RegistryUnreachable") {
   })
 } else {
   for (const agent of ["claude", "codex", "gemini"] as const) {
-    for (const [model, channel] of MODELS) {
+    for (const type of ["openai", "anthropic", "gemini"] as const) {
       const pkg = AGENT_PACKAGES[agent]
+      const model = AGENT_MODELS[agent]
+      const channel = CHANNEL_NAMES[type]
       Deno.test(
-        `${pkg.name}@${pkg.version} completes a tool round trip on ${model} (${channel}), every request 2xx and billed`,
+        `${pkg.name}@${pkg.version} completes a tool round trip on ${model} served by the ${type} channel, every request 2xx and billed`,
         async () => {
-          const gateway = await startGateway({ config, store: "postgres" })
+          const gateway = await startGateway({ config: config(model, type), store: "postgres" })
           const home = await Deno.makeTempDir({ prefix: `sluice-agent-${agent}-` })
           try {
             const marker = `marker-${crypto.randomUUID()}`
@@ -149,6 +201,7 @@ if (installed._tag === "RegistryUnreachable") {
             ok(result.stdout.includes("Tool result:"), said)
             ok(result.stdout.includes(marker), said)
 
+            checkFields(agent, type, gateway)
             // The tool's output reached the upstream in the agent's second turn.
             const upstream = gateway.emulator.requests.filter((request) =>
               JSON.stringify(request.body).includes(marker)
