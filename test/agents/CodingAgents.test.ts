@@ -234,4 +234,65 @@ if (installed._tag === "RegistryUnreachable") {
       )
     }
   }
+
+  // Codex edits through `apply_patch`, a custom (freeform grammar) tool: as sent on a Responses channel, offered as a
+  // function with one string argument on the others, its call answered back as a `custom_tool_call`.
+  for (const type of ["openai", "anthropic", "gemini"] as const) {
+    const pkg = AGENT_PACKAGES.codex
+    const model = AGENT_MODELS.codex
+    Deno.test(
+      `${pkg.name}@${pkg.version} edits a file with its custom apply_patch tool on ${model} served by the ${type} channel`,
+      async () => {
+        const gateway = await startGateway({ config: config(model, type), store: "postgres" })
+        const home = await Deno.makeTempDir({ prefix: "sluice-agent-patch-" })
+        try {
+          const marker = `marker-${crypto.randomUUID()}`
+          await Deno.writeTextFile(`${home}/note.txt`, `${marker}\n`)
+          const patch =
+            `*** Begin Patch\n*** Update File: note.txt\n@@\n-${marker}\n+patched-${marker}\n*** End Patch\n`
+          const prompt = `tool:apply_patch ${JSON.stringify({ input: patch })}`
+          const result = await runAgent(
+            installed.bins.codex,
+            codexRun(gateway.url, KEY, model, home, prompt),
+            home,
+            180_000
+          )
+          const said = `exit ${result.code}\nstdout:\n${result.stdout.slice(-3000)}\nstderr:\n${
+            result.stderr.slice(-3000)
+          }`
+          strictEqual(result.code, 0, said)
+          ok(result.stdout.includes("Tool result:"), said)
+          strictEqual(await Deno.readTextFile(`${home}/note.txt`), `patched-${marker}\n`, said)
+          const sent = bodies(gateway)
+          const last = sent[sent.length - 1]
+          if (type === "openai") {
+            ok((last.input as Array<Body>).some((item) => item.type === "custom_tool_call" && item.input === patch))
+            ok((last.input as Array<Body>).some((item) => item.type === "custom_tool_call_output"))
+          } else {
+            // The call went back upstream as the function call it was translated from, its input whole.
+            const calls = type === "anthropic"
+              ? (last.messages as Array<Body>).flatMap((message) =>
+                Array.isArray(message.content) ? message.content as Array<Body> : []
+              ).filter((block) => block.type === "tool_use").map((block) => [block.name, block.input])
+              : (last.contents as Array<Body>).flatMap((content) => content.parts as Array<Body>)
+                .filter((part) => part.functionCall !== undefined)
+                .map((part) => [(part.functionCall as Body).name, (part.functionCall as Body).args])
+            deepStrictEqual(calls, [["apply_patch", { input: patch }]])
+            const offered = JSON.stringify(last.tools)
+            ok(offered.includes('"apply_patch"') && offered.includes("The tool's raw input"), offered.slice(0, 500))
+          }
+          const lines = accessLines(gateway.logs)
+          deepStrictEqual(lines.filter((line) => line.status < 200 || line.status >= 300), [])
+          const generations = lines.filter((line) => GENERATION_ROUTES.has(line.route))
+          ok(
+            generations.length >= 2 &&
+              generations.every((line) => line.cost > 0 && line.channel === CHANNEL_NAMES[type])
+          )
+        } finally {
+          await gateway.close()
+          await Deno.remove(home, { recursive: true }).catch(() => {})
+        }
+      }
+    )
+  }
 }

@@ -111,6 +111,16 @@ const MessageItem = Schema.Struct({
   content: Schema.Union([Schema.String, Schema.Array(Schema.Unknown)])
 })
 const FunctionCallItem = Schema.Struct({ call_id: Schema.String, name: Schema.String, arguments: Schema.String })
+const CustomToolCallItem = Schema.Struct({ call_id: Schema.String, name: Schema.String, input: Schema.String })
+const CustomToolDefinition = Schema.Struct({
+  name: Schema.String,
+  description: Schema.optional(Schema.NullOr(Schema.String)),
+  format: Schema.optional(Schema.NullOr(Schema.Struct({
+    type: Schema.String,
+    syntax: Schema.optional(Schema.NullOr(Schema.String)),
+    definition: Schema.optional(Schema.NullOr(Schema.String))
+  })))
+})
 const FunctionCallOutputItem = Schema.Struct({
   call_id: Schema.String,
   output: Schema.Union([Schema.String, Schema.Array(Schema.Unknown)])
@@ -160,6 +170,8 @@ const decoders = {
   message: makeDecoder(MessageItem),
   functionCall: makeDecoder(FunctionCallItem),
   functionCallOutput: makeDecoder(FunctionCallOutputItem),
+  customToolCall: makeDecoder(CustomToolCallItem),
+  customTool: makeDecoder(CustomToolDefinition),
   reasoning: makeDecoder(ReasoningItem),
   text: makeDecoder(TextContent),
   refusal: makeDecoder(RefusalContent),
@@ -363,7 +375,20 @@ const readItem = (conversation: Conversation, value: unknown, index: number): vo
       const part: ToolCallPart = { type: "tool-call", callId: call.call_id, name: call.name, arguments: call.arguments }
       return conversation.appendTo("assistant", [part])
     }
-    case "function_call_output": {
+    case "custom_tool_call": {
+      // A freeform tool's call: its raw `input` becomes the one string argument the translation offers it with.
+      const call = expect(decoders.customToolCall, value, path)
+      conversation.toolNames.set(call.call_id, call.name)
+      const part: ToolCallPart = {
+        type: "tool-call",
+        callId: call.call_id,
+        name: call.name,
+        arguments: JSON.stringify({ [FREEFORM_ARGUMENT]: call.input })
+      }
+      return conversation.appendTo("assistant", [part])
+    }
+    case "function_call_output":
+    case "custom_tool_call_output": {
       const output = expect(decoders.functionCallOutput, value, path)
       const content = typeof output.output === "string"
         ? [{ type: "text" as const, text: output.output }]
@@ -422,7 +447,48 @@ const readTool = (value: unknown, index: number): Tool => {
     }
   }
   if (type === undefined) return reject("A tool needs a type.", `${path}.type`)
+  if (type === "custom") {
+    const tool = expect(decoders.customTool, value, path)
+    return freeformTool(tool.name, tool.description, tool.format)
+  }
   return { type: "builtin", format: "openai-responses", definition: expect(decoders.object, value, path) }
+}
+
+/**
+ * The argument that carries a freeform (custom) tool's raw input once translated into a function tool.
+ *
+ * @category decoding
+ */
+export const FREEFORM_ARGUMENT = "input"
+
+/**
+ * A freeform (custom) tool as a function tool another format can offer: one required string argument, `input`,
+ * whose description holds the tool's input format (a grammar's syntax and definition, as the caller wrote it).
+ */
+const freeformTool = (
+  name: string,
+  description: string | null | undefined,
+  format:
+    | { readonly type: string; readonly syntax?: string | null; readonly definition?: string | null }
+    | null
+    | undefined
+): Tool => {
+  const grammar = format?.type === "grammar" && typeof format.definition === "string"
+    ? ` It must match this ${format.syntax ?? ""} grammar:\n${format.definition}`
+    : ""
+  return {
+    type: "function",
+    name,
+    ...(typeof description === "string" ? { description } : {}),
+    parameters: {
+      type: "object",
+      properties: {
+        [FREEFORM_ARGUMENT]: { type: "string", description: `The tool's raw input, as free text.${grammar}` }
+      },
+      required: [FREEFORM_ARGUMENT],
+      additionalProperties: false
+    }
+  }
 }
 
 const readToolChoice = (value: unknown, notes: Array<Untranslatable>): ToolChoice | undefined => {
