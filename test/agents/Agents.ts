@@ -155,7 +155,8 @@ export const claudeRun = (gateway: string, key: string, model: string, home: str
  * Codex's `config.toml` for a gateway: a `sluice` provider on the Responses wire (`wire_api = "responses"`) at
  * `<gateway>/v1`, its key from `SLUICE_API_KEY`, no retries; reasoning on (`high`, with summaries), so a translated
  * channel's reasoning must come back in a form the next turn replays (`store: false` with
- * `include: ["reasoning.encrypted_content"]`, as Codex sends); no update check, analytics, feedback or OpenTelemetry
+ * `include: ["reasoning.encrypted_content"]`, as Codex sends); no plugin, app or skill catalog fetched (from
+ * chatgpt.com and GitHub, which Codex 0.171 otherwise contacts at start); no update check, analytics, feedback or OpenTelemetry
  * export; commands run without approval or sandbox (the test's own temporary directory).
  */
 export const codexConfig = (gateway: string): string =>
@@ -182,6 +183,14 @@ enabled = false
 
 [otel]
 exporter = "none"
+
+[features]
+plugins = false
+remote_plugin = false
+plugin_sharing = false
+apps = false
+tool_suggest = false
+in_app_updates = false
 `
 
 /** Codex CLI non-interactive (`codex exec`) against `gateway`, configured by `codexConfig`. */
@@ -260,3 +269,58 @@ export const runAgent = async (bin: string, run: AgentRun, home: string, timeout
     stderr: new TextDecoder().decode(output.stderr)
   }
 }
+
+/**
+ * A proxy on loopback that lets nothing through: each connection's request line (`CONNECT host:443 HTTP/1.1`, or a
+ * plain `GET http://…`) is recorded and answered 403. Runs set `HTTPS_PROXY`, `HTTP_PROXY` and `ALL_PROXY` to it
+ * (with loopback in `NO_PROXY`), so any traffic a CLI sends anywhere but the gateway shows up in `attempts`.
+ */
+export const startTrapProxy = () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 })
+  const attempts: Array<string> = []
+  const serve = async () => {
+    for await (const connection of listener) {
+      ;(async () => {
+        try {
+          const buffer = new Uint8Array(4096)
+          const read = await connection.read(buffer)
+          const head = new TextDecoder().decode(buffer.subarray(0, read ?? 0))
+          attempts.push(head.split("\r\n")[0].slice(0, 200))
+          await connection.write(new TextEncoder().encode("HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n"))
+        } catch {
+          // A client that went away: nothing to record.
+        } finally {
+          try {
+            connection.close()
+          } catch {
+            // Already closed.
+          }
+        }
+      })()
+    }
+  }
+  const served = serve().catch(() => {})
+  const url = `http://127.0.0.1:${(listener.addr as Deno.NetAddr).port}`
+  return {
+    url,
+    attempts,
+    close: async () => {
+      listener.close()
+      await served
+    }
+  }
+}
+
+/** `run` with every proxy variable pointing at `proxy` (loopback exempt). */
+export const throughTrap = (run: AgentRun, proxy: string): AgentRun => ({
+  ...run,
+  env: {
+    ...run.env,
+    HTTPS_PROXY: proxy,
+    https_proxy: proxy,
+    HTTP_PROXY: proxy,
+    http_proxy: proxy,
+    ALL_PROXY: proxy,
+    all_proxy: proxy
+  }
+})

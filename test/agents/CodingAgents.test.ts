@@ -22,6 +22,8 @@ import {
   geminiRun,
   installAgents,
   runAgent,
+  startTrapProxy,
+  throughTrap,
   toolPrompt
 } from "./Agents.ts"
 
@@ -193,7 +195,11 @@ if (installed._tag === "RegistryUnreachable") {
             const marker = `marker-${crypto.randomUUID()}`
             await Deno.writeTextFile(`${home}/note.txt`, `${marker}\n`)
             const run = RUNS[agent](gateway.url, KEY, model, home, toolPrompt(agent, "note.txt"))
-            const result = await runAgent(installed.bins[agent], run, home, 180_000)
+            const trap = startTrapProxy()
+            const result = await runAgent(installed.bins[agent], throughTrap(run, trap.url), home, 180_000)
+              .finally(() => trap.close())
+            // Telemetry, update checks and other non-essential traffic are off: nothing but the gateway was called.
+            deepStrictEqual(trap.attempts, [], "traffic beyond the gateway")
             const said = `exit ${result.code}\nstdout:\n${result.stdout.slice(-3000)}\nstderr:\n${
               result.stderr.slice(-3000)
             }`
@@ -251,12 +257,14 @@ if (installed._tag === "RegistryUnreachable") {
           const patch =
             `*** Begin Patch\n*** Update File: note.txt\n@@\n-${marker}\n+patched-${marker}\n*** End Patch\n`
           const prompt = `tool:apply_patch ${JSON.stringify({ input: patch })}`
+          const trap = startTrapProxy()
           const result = await runAgent(
             installed.bins.codex,
-            codexRun(gateway.url, KEY, model, home, prompt),
+            throughTrap(codexRun(gateway.url, KEY, model, home, prompt), trap.url),
             home,
             180_000
-          )
+          ).finally(() => trap.close())
+          deepStrictEqual(trap.attempts, [], "traffic beyond the gateway")
           const said = `exit ${result.code}\nstdout:\n${result.stdout.slice(-3000)}\nstderr:\n${
             result.stderr.slice(-3000)
           }`
