@@ -6,7 +6,8 @@
  * Routes:
  * - OpenAI (`Authorization: Bearer`): `POST /v1/chat/completions`, `POST /v1/completions`,
  *   `POST /v1/responses`, `POST /v1/responses/compact`, `POST /v1/embeddings`, `GET /v1/models`.
- * - Anthropic (`x-api-key`, `anthropic-version` required): `POST /v1/messages`, `GET /v1/models`
+ * - Anthropic (`x-api-key`, `anthropic-version` required): `POST /v1/messages`, `POST /v1/messages/count_tokens`,
+ *   `GET /v1/models`
  *   (told apart from OpenAI's by the `anthropic-version` / `x-api-key` header).
  * - Gemini (`x-goog-api-key` or `?key=`): `POST /{v1,v1beta,v1alpha}/models/{model}:generateContent`,
  *   `…:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array), `…:countTokens`,
