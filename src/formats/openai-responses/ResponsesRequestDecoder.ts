@@ -32,7 +32,7 @@
  *   files), items and content parts of other types (`computer_call_output`,
  *   `mcp_approval_response`, files in a `function_call_output`, …), and
  *   `tool_choice` forms other than `auto` / `none` / `required` /
- *   `{type: "function", name}` (hosted-tool, `allowed_tools`, MCP and custom
+ *   `{type: "function" | "custom", name}` (hosted-tool, `allowed_tools` and MCP
  *   choices), and new values of known fields (a message role, reasoning effort
  *   or summary, tool choice, text format type or verbosity the decoder does
  *   not model; `NewValues.ts`).
@@ -156,7 +156,7 @@ const FunctionToolDefinition = Schema.Struct({
   strict: Schema.optional(Schema.NullOr(Schema.Boolean))
 })
 const ObjectValue = Schema.Record(Schema.String, Schema.Unknown)
-const NamedChoice = Schema.Struct({ type: Schema.Literal("function"), name: Schema.String })
+const NamedChoice = Schema.Struct({ type: Schema.Literals(["function", "custom"]), name: Schema.String })
 const JsonSchemaFormat = Schema.Struct({
   name: Schema.String,
   schema: Schema.Record(Schema.String, Schema.Unknown),
@@ -494,7 +494,8 @@ const freeformTool = (
 const readToolChoice = (value: unknown, notes: Array<Untranslatable>): ToolChoice | undefined => {
   if (value === "auto" || value === "none" || value === "required") return { type: value }
   if (typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string") {
-    if ((value as { type?: unknown }).type === "function") {
+    // A custom tool is offered as a function on a translation (`freeformTool`), so choosing it names that function.
+    if ((value as { type?: unknown }).type === "function" || (value as { type?: unknown }).type === "custom") {
       return { type: "tool", name: expect(decoders.namedChoice, value, "tool_choice").name }
     }
     const type = safeVendorText((value as { type: string }).type, 40)

@@ -42,6 +42,12 @@ Deno.test("decodeRequest: a custom tool becomes a function with one string input
     }
   }])
   strictEqual(decoded.value.untranslatable, undefined)
+  const chosen = OpenAiResponsesFormat.decodeRequest({
+    ...request,
+    tool_choice: { type: "custom", name: "apply_patch" }
+  }, {})
+  ok(chosen.ok)
+  deepStrictEqual(chosen.value.toolChoice, { type: "tool", name: "apply_patch" })
 })
 
 Deno.test("decodeRequest: custom_tool_call and its output replay as a call with {input} and its result", () => {
