@@ -10,7 +10,8 @@
  * - Tools present, tool choice not `none`, last message not a tool result: one call
  *   of the named tool (else the first) with arguments sampled from its JSON Schema;
  *   two calls (tools[0] and tools[1] when there are two, else the same tool twice)
- *   when the last user text contains the word `parallel`.
+ *   when the last user text contains the word `parallel`. The last user text may name the call instead:
+ *   `tool:<name> {json}` calls that offered tool with those arguments (`directedCall`).
  * - After tool results: `Tool result: <result texts joined by " | ">`.
  * - Structured output: the text is a JSON object sampled from the schema.
  * - Reasoning when asked: `Thinking about: <last user text>`.
@@ -176,9 +177,42 @@ const sampleArguments = (tool: ToolSpec): Record<string, unknown> => {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : {}
 }
 
+/**
+ * The tool call a prompt asks for in words: `tool:<name> {json}` in the last user text, naming an offered tool,
+ * with a JSON object of arguments (the longest `{…}` after the name that parses; `{}` when none does). Coding
+ * agents' tests use it to have the emulator call the agent's own shell or file tool with real arguments.
+ *
+ * @category answers
+ */
+export const directedCall = (prompt: Prompt): ToolCall | undefined => {
+  const found = /\btool:([A-Za-z0-9_.-]+)/.exec(prompt.lastUserText)
+  if (found === null) return undefined
+  const tool = prompt.tools.find((candidate) => candidate.name === found[1])
+  if (tool === undefined) return undefined
+  const rest = prompt.lastUserText.slice(found.index + found[0].length)
+  const open = rest.indexOf("{")
+  let input: Record<string, unknown> = {}
+  if (open >= 0) {
+    for (let close = rest.lastIndexOf("}"); close > open; close = rest.lastIndexOf("}", close - 1)) {
+      try {
+        const parsed: unknown = JSON.parse(rest.slice(open, close + 1))
+        if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) {
+          input = parsed as Record<string, unknown>
+          break
+        }
+      } catch {
+        // Not JSON up to this brace: try the one before.
+      }
+    }
+  }
+  return { name: tool.name, input, arguments: JSON.stringify(input) }
+}
+
 const toolCallsFor = (prompt: Prompt): ReadonlyArray<ToolCall> => {
   if (prompt.tools.length === 0 || prompt.toolChoice === "none" || prompt.toolResults.length > 0) return []
   const choice = prompt.toolChoice
+  const directed = typeof choice === "object" ? undefined : directedCall(prompt)
+  if (directed !== undefined) return [directed]
   const named = typeof choice === "object" ? prompt.tools.find((tool) => tool.name === choice.name) : undefined
   const first = named ?? prompt.tools[0]
   const chosen = /\bparallel\b/i.test(prompt.lastUserText)

@@ -5,7 +5,8 @@
  * `ErrorResponse`) and https://docs.anthropic.com/en/api/messages,
  * https://docs.anthropic.com/en/docs/build-with-claude/streaming. Validation mirrors what the real API
  * rejects and the gateway relies on: the `anthropic-version` header, `max_tokens` (required),
- * roles `user`/`assistant` only, `thinking.budget_tokens` ≥ 1024 and < `max_tokens`,
+ * roles `user`, `assistant` or `system` (a mid-conversation system message, which Claude Code sends and the
+ * vendor takes in place), `thinking.budget_tokens` ≥ 1024 and < `max_tokens`,
  * and `temperature` other than 1 together with thinking
  * (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking), and a `thinking` block
  * whose signature this emulator did not mint for its text (the real API: 400 "Invalid `signature`
@@ -16,7 +17,7 @@
  *
  * @since 0.1.0
  */
-import { type Answer, answer, type Prompt, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
+import { type Answer, answer, type Prompt, promptTokens, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
 import { vendorErrorBody } from "./Faults.ts"
 import { argumentFragments } from "./OpenAiChat.ts"
 import { eventFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
@@ -84,6 +85,8 @@ const prompt = (body: JsonObject, messages: ReadonlyArray<unknown>, thinking: bo
       else if (block.type === "thinking") texts.push(stringOr(block.thinking) ?? "")
     }
     texts.push(...messageTexts, ...results)
+    // A mid-conversation system message neither ends a tool loop nor is the user's prompt.
+    if (item.role === "system") continue
     if (item.role !== "user") {
       toolResults = []
       continue
@@ -204,12 +207,8 @@ const validate = (context: RouteContext): Reply | undefined => {
   if (!Array.isArray(body.messages)) return invalid("messages: Field required")
   for (const [index, message] of body.messages.entries()) {
     const role = objectOr(message).role
-    if (role !== "user" && role !== "assistant") {
-      return invalid(
-        `messages.${index}.role: Unexpected role ${
-          JSON.stringify(role)
-        }. The Messages API accepts a top-level \`system\` parameter, not "system" as an input message role.`
-      )
+    if (role !== "user" && role !== "assistant" && role !== "system") {
+      return invalid(`messages.${index}.role: Input should be 'user', 'assistant' or 'system'`)
     }
   }
   const forged = forgedThinking(body.messages)
@@ -327,4 +326,23 @@ export const anthropicMessages = (context: RouteContext): Reply => {
     eventFrame("message_stop", { type: "message_stop" })
   )
   return sseReply(frames)
+}
+
+/**
+ * Handles `POST /v1/messages/count_tokens` (docs.anthropic.com/en/api/messages-count-tokens; `@anthropic-ai/sdk`
+ * `messages.countTokens`): the body is a messages request without `max_tokens`; the answer is
+ * `{input_tokens}`, the prompt tokens the same request would report (`Answer.promptTokens` rules). Checks as
+ * `/v1/messages` does, but for `max_tokens`.
+ *
+ * @category routes
+ */
+export const anthropicCountTokens = (context: RouteContext): Reply => {
+  const error = validate({ ...context, body: { max_tokens: 4096, ...context.body } })
+  if (error !== undefined) return error
+  const body = context.body
+  const thinkingType = objectOr(body.thinking).type
+  const counted = promptTokens(
+    prompt(body, arrayOr(body.messages), thinkingType === "enabled" || thinkingType === "adaptive")
+  )
+  return jsonReply({ input_tokens: counted.prompt })
 }

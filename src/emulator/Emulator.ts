@@ -6,7 +6,8 @@
  * Routes:
  * - OpenAI (`Authorization: Bearer`): `POST /v1/chat/completions`, `POST /v1/completions`,
  *   `POST /v1/responses`, `POST /v1/responses/compact`, `POST /v1/embeddings`, `GET /v1/models`.
- * - Anthropic (`x-api-key`, `anthropic-version` required): `POST /v1/messages`, `GET /v1/models`
+ * - Anthropic (`x-api-key`, `anthropic-version` required): `POST /v1/messages`, `POST /v1/messages/count_tokens`,
+ *   `GET /v1/models`
  *   (told apart from OpenAI's by the `anthropic-version` / `x-api-key` header).
  * - Gemini (`x-goog-api-key` or `?key=`): `POST /{v1,v1beta,v1alpha}/models/{model}:generateContent`,
  *   `…:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array), `…:countTokens`,
@@ -37,7 +38,8 @@
  * - Function tools present, tool choice not none, last message not a tool result: a call of the named tool
  *   (else the first) with arguments sampled from its JSON Schema (string "sample", number 1, boolean true,
  *   enum first, objects recursively with only `required` properties when some are listed); two calls with
- *   distinct ids when the last user text contains `parallel`. After tool results: `Tool result: <texts>`.
+ *   distinct ids when the last user text contains `parallel`; `tool:<name> {json}` in the last user text calls
+ *   that offered tool with those arguments. After tool results: `Tool result: <texts>`.
  * - Reasoning when asked (chat `reasoning_effort` ≠ none, Responses `reasoning.effort` ≠ none, Anthropic
  *   `thinking.type` enabled/adaptive, Gemini `includeThoughts` or `thinkingBudget` > 0): `Thinking about:
  *   <last user text>`, counted as reasoning tokens (Anthropic signature `sig-<hash>`).

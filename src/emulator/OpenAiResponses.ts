@@ -9,6 +9,10 @@
  * reasoning is asked (the real API gates them on `reasoning.summary` and
  * `include: ["reasoning.encrypted_content"]`); there are no stop sequences in this API.
  * Compact returns the input's user messages followed by one `compaction` item, as the SDK documents.
+ * Custom (freeform) tools (`{type: "custom", name, format}`, Codex's `apply_patch`) are called with a
+ * `custom_tool_call` item whose `input` is the text (`tool:<name> {"input": "…"}` in the prompt gives it), streamed
+ * as `response.custom_tool_call_input.delta` / `.done`; `custom_tool_call` and `custom_tool_call_output` input items
+ * are read back as a call and its result.
  *
  * @since 0.1.0
  */
@@ -64,7 +68,10 @@ const inputItems = (input: unknown): ReadonlyArray<InputItem> => {
   return arrayOr(input).flatMap((raw): ReadonlyArray<InputItem> => {
     if (!isObject(raw)) return []
     if (raw.type === "function_call") return [{ kind: "call", arguments: stringOr(raw.arguments) ?? "" }]
-    if (raw.type === "function_call_output") return [{ kind: "output", text: outputText(raw.output) }]
+    if (raw.type === "custom_tool_call") return [{ kind: "call", arguments: stringOr(raw.input) ?? "" }]
+    if (raw.type === "function_call_output" || raw.type === "custom_tool_call_output") {
+      return [{ kind: "output", text: outputText(raw.output) }]
+    }
     if ((raw.type === undefined || raw.type === "message") && typeof raw.role === "string") {
       return [{ kind: "message", ...messageOf(raw.role, raw.content) }]
     }
@@ -72,11 +79,24 @@ const inputItems = (input: unknown): ReadonlyArray<InputItem> => {
   })
 }
 
+/** A custom (freeform) tool's call carries one text `input`: sampled as that one string argument. */
+const freeformSchema = { type: "object", properties: { input: { type: "string" } }, required: ["input"] }
+
 const responsesTools = (value: unknown): ReadonlyArray<ToolSpec> =>
   arrayOr(value).flatMap((tool) =>
     isObject(tool) && tool.type === "function" && typeof tool.name === "string"
       ? [{ name: tool.name, schema: tool.parameters ?? { type: "object", properties: {} } }]
+      : isObject(tool) && tool.type === "custom" && typeof tool.name === "string"
+      ? [{ name: tool.name, schema: freeformSchema }]
       : []
+  )
+
+/** The names of the custom (freeform) tools of a request. */
+const customTools = (value: unknown): ReadonlySet<string> =>
+  new Set(
+    arrayOr(value).flatMap((tool) =>
+      isObject(tool) && tool.type === "custom" && typeof tool.name === "string" ? [tool.name] : []
+    )
   )
 
 const responsesToolChoice = (value: unknown): ToolChoice => {
@@ -176,7 +196,19 @@ export const createResponse = (context: RouteContext): Reply => {
       content: [{ type: "output_text", text: result.text, annotations: [], logprobs: [] }]
     })
   }
+  const custom = customTools(body.tools)
   for (const call of result.toolCalls) {
+    if (custom.has(call.name)) {
+      output.push({
+        id: context.ids.next("ctc_"),
+        type: "custom_tool_call",
+        status: "completed",
+        call_id: context.ids.next("call_"),
+        name: call.name,
+        input: typeof call.input.input === "string" ? call.input.input : call.arguments
+      })
+      continue
+    }
     output.push({
       id: context.ids.next("fc_"),
       type: "function_call",
@@ -242,6 +274,10 @@ export const createResponse = (context: RouteContext): Reply => {
       for (const word of result.words) emit("response.output_text.delta", { ...partPlace, delta: word, logprobs: [] })
       emit("response.output_text.done", { ...partPlace, text: result.text, logprobs: [] })
       emit("response.content_part.done", { ...partPlace, part: (item.content as ReadonlyArray<JsonObject>)[0] })
+    } else if (item.type === "custom_tool_call") {
+      emit("response.output_item.added", { output_index, item: { ...item, status: "in_progress", input: "" } })
+      emit("response.custom_tool_call_input.delta", { item_id, output_index, delta: item.input })
+      emit("response.custom_tool_call_input.done", { item_id, output_index, input: item.input })
     } else {
       emit("response.output_item.added", { output_index, item: { ...item, status: "in_progress", arguments: "" } })
       for (const fragment of argumentFragments(item.arguments as string)) {

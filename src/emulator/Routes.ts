@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { anthropicMessages } from "./Anthropic.ts"
+import { anthropicCountTokens, anthropicMessages } from "./Anthropic.ts"
 import { geminiEmbed, openAiEmbeddings } from "./Embeddings.ts"
 import { type Vendor, vendorErrorBody } from "./Faults.ts"
 import { geminiCountTokens, geminiGenerate, geminiModels } from "./Gemini.ts"
@@ -91,6 +91,8 @@ export const resolveRoute = (
         return route("openai", compactResponse, true)
       case "/v1/messages":
         return route("anthropic", anthropicMessages, true, stream)
+      case "/v1/messages/count_tokens":
+        return route("anthropic", anthropicCountTokens, true)
       case "/v1/embeddings":
         return route("openai", openAiEmbeddings, true)
       case "/v1/images/generations":

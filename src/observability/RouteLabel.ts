@@ -10,6 +10,7 @@ const EXACT: ReadonlySet<string> = new Set([
   "/v1/chat/completions",
   "/v1/completions",
   "/v1/messages",
+  "/v1/messages/count_tokens",
   "/v1/responses",
   "/v1/responses/compact",
   "/v1/models",

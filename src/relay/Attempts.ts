@@ -161,6 +161,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     const { channel } = candidate
     const target = adapters[channel.type].target(channel, candidate.key.key, wire.name, candidate.upstreamModel, stream)
     if (context.requestId !== undefined) target.headers["x-request-id"] = context.requestId
+    if (endpoint === undefined && wire.name === input.inbound) Object.assign(target.headers, input.forwardHeaders)
     const body = bodyOf(candidate, wire, inlined, stream)
     if (body instanceof InvalidRequest) return Effect.fail(body)
     return context.client.post(

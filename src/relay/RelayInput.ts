@@ -41,6 +41,11 @@ export interface RelayInput {
    * `stream_options.include_cost`): `cost`, USD, is written there (`Format.withCost`).
    */
   readonly includeCost?: boolean | undefined
+  /**
+   * Caller headers a same-format channel gets as sent (messages: `anthropic-beta`), by lower-case name; never
+   * sent on a translation.
+   */
+  readonly forwardHeaders?: Readonly<Record<string, string>> | undefined
   /** Forward to a side endpoint of the inbound format instead of the format's own (see `SideEndpoint`). */
   readonly endpoint?: SideEndpoint | undefined
 }

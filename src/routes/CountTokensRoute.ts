@@ -17,6 +17,14 @@
  * path is `models/*` with the method after a colon), which hand this handler
  * the model from the path.
  *
+ * The messages format's `POST /v1/messages/count_tokens`
+ * (docs.anthropic.com/en/api/messages-count-tokens; `@anthropic-ai/sdk`
+ * `messages.countTokens`; Claude Code calls it) is answered the same way: a
+ * messages request without `max_tokens` in, `{input_tokens}` out; free; the
+ * vendor's count from the model's `anthropic` channels (`…/v1/messages/count_tokens`,
+ * the caller's body with the model mapped and its `anthropic-beta` header),
+ * else the gateway's estimate; errors in the messages format's envelope.
+ *
  * @since 0.1.0
  */
 import { Context, Effect, Layer, Predicate } from "effect"
@@ -35,6 +43,10 @@ import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { UpstreamClient } from "../services/UpstreamClient.ts"
 
 const gemini = formatOf("gemini")
+const anthropic = formatOf("anthropic")
+
+/** The inbound headers a messages-format count forwards to an anthropic channel (beta switches). */
+const MESSAGES_FORWARDED_HEADERS: ReadonlyArray<string> = ["anthropic-beta"]
 
 /**
  * The generate-content body a count request stands for: its
@@ -72,10 +84,30 @@ export const upstreamCountBody = (raw: Record<string, unknown>, upstreamModel: s
  */
 export const countTokensUrl = (generateUrl: string): string => generateUrl.replace(/:generateContent$/, ":countTokens")
 
-/** Whether `json` is a `CountTokensResponse` (a non-negative integer `totalTokens`). */
-const isCountAnswer = (json: unknown): json is Record<string, unknown> =>
-  Predicate.isObject(json) && !Array.isArray(json) && Number.isSafeInteger(json.totalTokens) &&
-  (json.totalTokens as number) >= 0
+/** Whether `json` holds a non-negative integer at `field` (`totalTokens`, `input_tokens`). */
+const isCountAnswer = (json: unknown, field: string): json is Record<string, unknown> =>
+  Predicate.isObject(json) && !Array.isArray(json) && Number.isSafeInteger(json[field]) &&
+  (json[field] as number) >= 0
+
+/** How one format's count reaches its own channel type, and reads the answer. */
+interface CountWire {
+  readonly type: "gemini" | "anthropic"
+  /** The count URL from the adapter's non-stream generation URL. */
+  readonly url: (generateUrl: string) => string
+  /** The upstream body for the channel's model. */
+  readonly body: (raw: Record<string, unknown>, upstreamModel: string) => Record<string, unknown>
+  /** The field of the answer that holds the count. */
+  readonly field: string
+  /** Extra headers for the upstream (forwarded from the caller). */
+  readonly headers: Record<string, string>
+}
+
+/**
+ * The messages format's count URL: the adapter's `…/v1/messages` URL with `/count_tokens` appended.
+ *
+ * @category routes
+ */
+export const messagesCountUrl = (messagesUrl: string): string => `${messagesUrl}/count_tokens`
 
 /** @category services */
 export class CountTokens extends Context.Service<CountTokens, {
@@ -88,6 +120,13 @@ export class CountTokens extends Context.Service<CountTokens, {
     httpRequest: HttpServerRequest.HttpServerRequest,
     model: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /**
+   * Answers `POST /v1/messages/count_tokens` with `{input_tokens}`. Never fails: every error is rendered in the
+   * messages format's envelope (`param` naming the bad field).
+   */
+  readonly messages: (
+    httpRequest: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/CountTokensRoute/CountTokens") {
   /** Needs `Auth`, `ChannelRouter`, `GatewaySettings` and `UpstreamClient`. */
   static readonly layer = Layer.effect(
@@ -99,12 +138,12 @@ export class CountTokens extends Context.Service<CountTokens, {
       const client = yield* UpstreamClient
 
       /** One vendor count on `candidate`: the answer's JSON, or why it failed. */
-      const countOn = (candidate: Candidate, raw: Record<string, unknown>) =>
+      const countOn = (candidate: Candidate, raw: Record<string, unknown>, wire: CountWire) =>
         Effect.scoped(Effect.gen(function* () {
-          const target = adapters.gemini.target(
+          const target = adapters[wire.type].target(
             candidate.channel,
             candidate.key.key,
-            "gemini",
+            wire.type,
             candidate.upstreamModel,
             false
           )
@@ -113,15 +152,17 @@ export class CountTokens extends Context.Service<CountTokens, {
             idleMs: candidate.channel.settings.idle_timeout_ms ?? settings.idleTimeoutMs,
             totalMs: candidate.channel.settings.total_timeout_ms ?? settings.totalTimeoutMs
           }
+          const body = wire.body(raw, candidate.upstreamModel)
+          for (const param of candidate.channel.settings.strip_params ?? []) delete body[param]
           const response = yield* client.post(
-            countTokensUrl(target.url),
-            target.headers,
-            JSON.stringify(upstreamCountBody(raw, candidate.upstreamModel)),
+            wire.url(target.url),
+            { ...target.headers, ...wire.headers },
+            JSON.stringify(body),
             timeouts
           )
           const text = yield* response.text
           if (response.status < 200 || response.status >= 300) {
-            const classified = gemini.classifyError(response.status, text)
+            const classified = formatOf(wire.type).classifyError(response.status, text)
             return yield* new UpstreamFailed({
               kind: classified.kind,
               status: response.status,
@@ -135,7 +176,7 @@ export class CountTokens extends Context.Service<CountTokens, {
           } catch {
             json = undefined
           }
-          if (!isCountAnswer(json)) {
+          if (!isCountAnswer(json, wire.field)) {
             return yield* new UpstreamFailed({
               kind: "bad-body",
               status: response.status,
@@ -146,15 +187,16 @@ export class CountTokens extends Context.Service<CountTokens, {
           return json
         }))
 
-      /** The vendor's count from the first gemini candidate that answers, or `undefined` when there is none. */
+      /** The vendor's count from the first candidate of the wire's type that answers, or `undefined` when none. */
       const vendorCount = Effect.fnUntraced(function* (
         candidates: ReadonlyArray<Candidate>,
-        raw: Record<string, unknown>
+        raw: Record<string, unknown>,
+        wire: CountWire
       ) {
-        const geminiCandidates = candidates.filter((candidate) => candidate.channel.type === "gemini")
+        const own = candidates.filter((candidate) => candidate.channel.type === wire.type)
         let lastError: UpstreamFailed | undefined
-        for (const candidate of geminiCandidates.slice(0, 1 + settings.retryTimes)) {
-          const result = yield* Effect.result(countOn(candidate, raw))
+        for (const candidate of own.slice(0, 1 + settings.retryTimes)) {
+          const result = yield* Effect.result(countOn(candidate, raw, wire))
           if (result._tag === "Success") {
             yield* router.report(candidate, { _tag: "Success" })
             return result.success
@@ -188,12 +230,49 @@ export class CountTokens extends Context.Service<CountTokens, {
           const decoded = gemini.decodeRequest(generateBodyOf(raw), { model, stream: false })
           if (!decoded.ok) return yield* decoded.error
           const candidates = yield* router.candidates(principal, model)
-          const counted = yield* vendorCount(candidates, raw)
+          const counted = yield* vendorCount(candidates, raw, {
+            type: "gemini",
+            url: countTokensUrl,
+            body: upstreamCountBody,
+            field: "totalTokens",
+            headers: {}
+          })
           const body = counted ?? { totalTokens: promptTokensTypical(decoded.value) }
           return HttpServerResponse.jsonUnsafe(body)
         }).pipe(respondWith(gemini.encodeError))
 
-      return CountTokens.of({ handle })
+      const messages = (httpRequest: HttpServerRequest.HttpServerRequest) =>
+        Effect.gen(function* () {
+          const principal = yield* auth.authenticate(
+            credentialOf("messages", httpRequest),
+            clientAddressOf(httpRequest)
+          )
+          const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
+          const decoded = anthropic.decodeRequest(raw, { stream: false })
+          if (!decoded.ok) return yield* decoded.error
+          const candidates = yield* router.candidates(principal, decoded.value.model)
+          const headers: Record<string, string> = {}
+          for (const name of MESSAGES_FORWARDED_HEADERS) {
+            const value = httpRequest.headers[name]
+            if (typeof value === "string" && value.length > 0) headers[name] = value
+          }
+          const counted = yield* vendorCount(candidates, raw, {
+            type: "anthropic",
+            url: messagesCountUrl,
+            body: (body, upstreamModel) => {
+              const { stream: _stream, max_tokens: _max, ...rest } = body
+              return { ...rest, model: upstreamModel }
+            },
+            field: "input_tokens",
+            headers
+          })
+          const body = counted === undefined
+            ? { input_tokens: promptTokensTypical(decoded.value) }
+            : { input_tokens: counted.input_tokens }
+          return HttpServerResponse.jsonUnsafe(body)
+        }).pipe(respondWith(anthropic.encodeError))
+
+      return CountTokens.of({ handle, messages })
     })
   )
 }

@@ -33,6 +33,8 @@ export interface TextRouteOptions {
   readonly fromPath?: (url: URL) => { readonly model: string; readonly stream: boolean; readonly jsonArray: boolean }
   /** The browser session is accepted when no key is sent (the console playground, `SessionCaller.ts`). */
   readonly session?: true
+  /** Caller headers (lower-case names) a same-format channel gets as sent (messages: `anthropic-beta`). */
+  readonly forwardHeaders?: ReadonlyArray<string>
   /** A hook between decoding and relaying (Responses: `previous_response_id`, `store`). */
   readonly prepare?: (
     principal: Principal,
@@ -100,6 +102,12 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         request: raw,
         obfuscate: request.includeObfuscation !== false
       }
+      // Read one header at a time (the request's whole header record is not built on the hot path).
+      let forwardHeaders: Record<string, string> | undefined
+      for (const name of options.forwardHeaders ?? []) {
+        const value = headerOf(httpRequest, name)
+        if (value !== undefined && value.length > 0) (forwardHeaders ??= {})[name] = value
+      }
       return yield* services.relay.run({
         inbound: options.format,
         raw: prepared.raw ?? raw,
@@ -110,7 +118,8 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         meta,
         jsonArrayStream: path?.jsonArray,
         onAnswer: prepared.onAnswer,
-        includeCost
+        includeCost,
+        forwardHeaders
       })
     }).pipe(respondWith(path?.jsonArray === true ? renderInArray : render))
   }

@@ -106,7 +106,12 @@ export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   yield* router.add(
     "POST",
     "/v1/messages",
-    textHandler(services, { format: "anthropic", credentials: "messages", idPrefix: "msg_" })
+    textHandler(services, {
+      format: "anthropic",
+      credentials: "messages",
+      idPrefix: "msg_",
+      forwardHeaders: ["anthropic-beta"]
+    })
   )
   yield* router.add(
     "POST",
@@ -143,6 +148,8 @@ export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       : new RouteNotFound({ method: httpRequest.method, path: url.pathname.slice(0, 200) })
     return Effect.fail(error).pipe(respondWith(formatOf("gemini").encodeError))
   }
+  // The messages format's free count (Claude Code asks it before long turns).
+  yield* router.add("POST", "/v1/messages/count_tokens", countTokens.messages)
   yield* router.add("POST", "/v1beta/models/*", generateContent)
   // @google/genai defaults to the `v1` API version: accept its paths too.
   yield* router.add("POST", "/v1/models/*", generateContent)

@@ -153,3 +153,24 @@ Deno.test("property: structured shapes with arbitrary content never throw", () =
     { numRuns: 200 }
   )
 })
+
+Deno.test("answer: `tool:<name> {json}` calls that offered tool with those arguments, then answers its result", () => {
+  const tools = [{ name: "Agent", schema: { type: "object" } }, { name: "Bash", schema: { type: "object" } }]
+  const asked = answer({
+    ...basePrompt,
+    tools,
+    lastUserText: 'please tool:Bash {"command": "cat {a}.txt", "description": "read"} and tell me'
+  })
+  deepStrictEqual(asked.toolCalls, [{
+    name: "Bash",
+    input: { command: "cat {a}.txt", description: "read" },
+    arguments: JSON.stringify({ command: "cat {a}.txt", description: "read" })
+  }])
+  strictEqual(asked.finish, "tool_calls")
+  // A tool not offered, or no JSON: the usual rules (first tool, sampled arguments) or empty arguments.
+  strictEqual(answer({ ...basePrompt, tools, lastUserText: "tool:Missing {}" }).toolCalls[0].name, "Agent")
+  deepStrictEqual(answer({ ...basePrompt, tools, lastUserText: "tool:Bash {broken" }).toolCalls[0].input, {})
+  // After the tool's result: text.
+  const after = answer({ ...basePrompt, tools, lastUserText: "tool:Bash {}", toolResults: ["hello"] })
+  strictEqual(after.text, "Tool result: hello")
+})

@@ -209,7 +209,17 @@ Deno.test("anthropic: validation errors in Anthropic's shape", async () => {
     strictEqual(noMax.body.type, "error")
     strictEqual(noMax.body.error.type, "invalid_request_error")
     ok(noMax.body.error.message.includes("max_tokens"))
-    strictEqual((await post({ model: "m", max_tokens: 5, messages: [{ role: "system", content: "x" }] })).status, 400)
+    strictEqual((await post({ model: "m", max_tokens: 5, messages: [{ role: "critic", content: "x" }] })).status, 400)
+    // A mid-conversation system message is taken (Claude Code sends one).
+    strictEqual(
+      (await post({
+        model: "m",
+        max_tokens: 5,
+        messages: [{ role: "user", content: "a" }, { role: "system", content: "x" }]
+      }))
+        .status,
+      200
+    )
     const budget = await post({
       model: "m",
       max_tokens: 1024,
@@ -247,6 +257,29 @@ Deno.test("anthropic: validation errors in Anthropic's shape", async () => {
         messages: [{ role: "user", content: "x" }]
       }),
       (error: unknown) => error instanceof Anthropic.AuthenticationError
+    )
+  })
+})
+
+Deno.test("anthropic: count_tokens answers the prompt tokens /v1/messages would report, and validates as it does", async () => {
+  await withEmulator({}, async (emulator) => {
+    const anthropic = client(emulator.url)
+    const request = {
+      model: "m",
+      system: "Be brief.",
+      messages: [
+        { role: "user" as const, content: "Hello there, how are you" },
+        { role: "system" as const, content: "Environment: linux" }
+      ]
+    } as unknown as Anthropic.MessageCountTokensParams
+    const counted = await anthropic.messages.countTokens(request)
+    const answered = await anthropic.messages.create(
+      { ...request, max_tokens: 50 } as Anthropic.MessageCreateParamsNonStreaming
+    )
+    strictEqual(counted.input_tokens, answered.usage.input_tokens)
+    await rejects(
+      anthropic.messages.countTokens({ model: "m", messages: [{ role: "critic", content: "x" }] } as never),
+      (error: unknown) => error instanceof Anthropic.BadRequestError
     )
   })
 })

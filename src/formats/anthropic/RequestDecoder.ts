@@ -92,7 +92,8 @@ const partOf = (block: ContentBlock, toolNames: ReadonlyMap<string, string>): Pa
 /**
  * Turns the wire messages into canonical ones. A user turn's `tool_result`
  * blocks become one `tool` message placed first, the rest of the turn a `user`
- * message after it (each group keeps its order).
+ * message after it (each group keeps its order); a `system` message stays a
+ * canonical system message in its place.
  */
 const messagesOf = (body: RequestBody): Decoded<ReadonlyArray<Message>> => {
   const out: Array<Message> = []
@@ -101,6 +102,18 @@ const messagesOf = (body: RequestBody): Decoded<ReadonlyArray<Message>> => {
     const blocks: ReadonlyArray<ContentBlock> = typeof message.content === "string"
       ? [{ type: "text", text: message.content }]
       : message.content
+    if (message.role === "system") {
+      // A mid-conversation system message keeps its place; it holds text only, as the top-level `system` does.
+      const otherAt = blocks.findIndex((block) => block.type !== "text")
+      if (otherAt >= 0) {
+        return {
+          ok: false,
+          error: invalidAt(["messages", index, "content", otherAt, "type"], "system messages hold text blocks only")
+        }
+      }
+      out.push({ role: "system", content: blocks.map((block) => partOf(block, toolNames)) })
+      continue
+    }
     if (message.role === "assistant") {
       const resultAt = blocks.findIndex((block) => block.type === "tool_result")
       if (resultAt >= 0) {
@@ -212,8 +225,9 @@ const present = <A>(value: A | null | undefined): value is A => value !== undefi
 
 /**
  * Decodes a messages-format body. Fails with `InvalidRequest` naming the bad
- * field: `model` and `messages` are required, roles are `user`/`assistant`
- * only (`messages[i].role`), blocks must be of a known type with the right
+ * field: `model` and `messages` are required, roles are `user`, `assistant`
+ * or `system` (a `system` message holds text and stays in place; any other
+ * role is set aside, `SetAside.ts`), blocks must be of a known type with the right
  * fields (`messages[i].content[j]…`), custom tools need `name` and
  * `input_schema` (`tools[i]…`). `system` becomes one canonical system message
  * placed first; `tool_result` blocks are split out into `tool` messages;
@@ -227,7 +241,9 @@ const present = <A>(value: A | null | undefined): value is A => value !== undefi
  * `output_config.format` or the older
  * `output_format` becomes a `json_schema` response format named `response`.
  * `stream` defaults to `context.stream`, then false. Blocks Sluice does not
- * model (`SetAside.ts`) are left out and listed as `Request.untranslatable`.
+ * model (`SetAside.ts`), and values of known fields it does not model (a new
+ * role, thinking type or display, effort, tool choice type), are left out and
+ * listed as `Request.untranslatable`; a same-format channel gets them as sent.
  * Not read: `cache_control`
  * marks, citations settings, `container`, `service_tier`, `speed`,
  * `inference_geo`, `diagnostics` (the canonical form has no place for them).

@@ -146,13 +146,14 @@ export const ContentBlock = Schema.Union([
 export type ContentBlock = typeof ContentBlock.Type
 
 /**
- * One turn: `user` or `assistant` (spec: "roles `user` or `assistant`"), with
- * a string or blocks.
+ * One turn: `user` or `assistant` (spec: "roles `user` or `assistant`"), or a
+ * mid-conversation `system` message (Claude Code sends its environment block
+ * as one; the vendor takes it in place), with a string or blocks.
  *
  * @category schemas
  */
 export const MessageParam = Schema.Struct({
-  role: Schema.Literals(["user", "assistant"]),
+  role: Schema.Literals(["user", "assistant", "system"]),
   content: Schema.Union([Schema.String, Schema.Array(ContentBlock)])
 })
 

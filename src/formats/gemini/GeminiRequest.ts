@@ -37,6 +37,7 @@ import {
   type WireJson,
   WirePart
 } from "./GeminiParts.ts"
+import { setAsideNewValues, type ValuePosition, withNewValues } from "../NewValues.ts"
 import { openApiToJsonSchemaObject } from "./OpenApiSchema.ts"
 
 // ---------------------------------------------------------------------------
@@ -385,12 +386,27 @@ const defined = <A extends Record<string, unknown>>(record: A): A =>
  * A `thoughtSignature` written as `sluice.<origin>.<token>` is another vendor's
  * token, any other is Gemini's (`ReasoningOrigin.ts`). `safetySettings`,
  * `cachedContent`, `candidateCount`, `responseModalities`, … are not canonical
- * and are ignored here (the same-format passthrough keeps them). Never throws:
+ * and are ignored here (the same-format passthrough keeps them). A content
+ * role other than `user`, `model` and `function` is set aside (`NewValues.ts`): the
+ * same-format channel gets it, a translation is refused naming it. Never throws:
  * a bad body gives an `InvalidRequest` naming the field.
  *
  * @category decoding
  */
 export const decodeGeminiRequest = (
+  body: unknown,
+  context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
+): Decoded<Request> => {
+  const aside = setAsideNewValues(body, GEMINI_POSITIONS, "generate-content")
+  return withNewValues(aside, decodeKnown(aside.body, context))
+}
+
+/** Positions whose new values a gemini channel takes as sent (`NewValues.ts`): a content's role. */
+const GEMINI_POSITIONS: ReadonlyArray<ValuePosition> = [
+  { path: ["contents", "*", "role"], known: new Set(["user", "model", "function"]), cut: 2 }
+]
+
+const decodeKnown = (
   body: unknown,
   context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
 ): Decoded<Request> => {

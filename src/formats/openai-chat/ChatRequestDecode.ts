@@ -37,6 +37,7 @@ import { safeVendorText } from "../../domain/Redact.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { makeDecoder, rebase } from "../SchemaDecode.ts"
+import { setAsideNewValues, type ValuePosition, withNewValues } from "../NewValues.ts"
 import { signaturePartOf } from "./CallSignatures.ts"
 
 const optionalNullable = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
@@ -564,11 +565,38 @@ const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: bool
  * call (`CallSignatures.ts`); `refusal` → text; image data URIs → Base64 sources;
  * `max_completion_tokens` wins over `max_tokens`; a `custom` tool → a builtin
  * tool of format `openai-chat`; legacy `functions` / `function_call` are read
- * when `tools` / `tool_choice` are absent.
+ * when `tools` / `tool_choice` are absent. New values of known fields (a
+ * message role, tool type, tool choice, response format type, reasoning
+ * effort or verbosity the decoder does not model) are set aside
+ * (`NewValues.ts`): a same-format channel gets them as sent, a translation is
+ * refused naming them.
  *
  * @category decoding
  */
 export const decodeChatRequest = (
+  body: unknown,
+  context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
+): Decoded<Request> => {
+  const aside = setAsideNewValues(body, CHAT_POSITIONS, "chat completions")
+  return withNewValues(aside, decodeKnown(aside.body, context))
+}
+
+/** Positions whose new values a chat completions channel takes as sent (`NewValues.ts`). */
+const CHAT_POSITIONS: ReadonlyArray<ValuePosition> = [
+  {
+    path: ["messages", "*", "role"],
+    known: new Set(["system", "developer", "user", "assistant", "tool", "function"]),
+    cut: 2
+  },
+  { path: ["tools", "*", "type"], known: new Set(["function", "custom"]), cut: 2 },
+  { path: ["tool_choice"], known: new Set(["auto", "none", "required"]), cut: 1 },
+  { path: ["tool_choice", "type"], known: new Set(["function", "custom", "allowed_tools"]), cut: 1 },
+  { path: ["response_format", "type"], known: new Set(["text", "json_object", "json_schema"]), cut: 1 },
+  { path: ["reasoning_effort"], known: new Set(reasoningEfforts), cut: 1 },
+  { path: ["verbosity"], known: new Set(["low", "medium", "high"]), cut: 1 }
+]
+
+const decodeKnown = (
   body: unknown,
   context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
 ): Decoded<Request> => {

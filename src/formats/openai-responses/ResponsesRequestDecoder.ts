@@ -32,8 +32,10 @@
  *   files), items and content parts of other types (`computer_call_output`,
  *   `mcp_approval_response`, files in a `function_call_output`, …), and
  *   `tool_choice` forms other than `auto` / `none` / `required` /
- *   `{type: "function", name}` (hosted-tool, `allowed_tools`, MCP and custom
- *   choices).
+ *   `{type: "function" | "custom", name}` (hosted-tool, `allowed_tools` and MCP
+ *   choices), and new values of known fields (a message role, reasoning effort
+ *   or summary, tool choice, text format type or verbosity the decoder does
+ *   not model; `NewValues.ts`).
  * - Replayed hosted tool calls (`web_search_call`, `file_search_call`,
  *   `code_interpreter_call`, `image_generation_call`, `mcp_call`,
  *   `mcp_list_tools`) are records of what the vendor ran, whose outcome the
@@ -68,6 +70,7 @@ import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
 import { reasoningFromOpaqueToken } from "../ReasoningOrigin.ts"
 import { makeDecoder, rebase } from "../SchemaDecode.ts"
+import { setAsideNewValues, type ValuePosition, withNewValues } from "../NewValues.ts"
 import { effortFromWire, mediaSourceOf } from "./ResponsesWire.ts"
 
 const Body = Schema.Struct({
@@ -108,6 +111,16 @@ const MessageItem = Schema.Struct({
   content: Schema.Union([Schema.String, Schema.Array(Schema.Unknown)])
 })
 const FunctionCallItem = Schema.Struct({ call_id: Schema.String, name: Schema.String, arguments: Schema.String })
+const CustomToolCallItem = Schema.Struct({ call_id: Schema.String, name: Schema.String, input: Schema.String })
+const CustomToolDefinition = Schema.Struct({
+  name: Schema.String,
+  description: Schema.optional(Schema.NullOr(Schema.String)),
+  format: Schema.optional(Schema.NullOr(Schema.Struct({
+    type: Schema.String,
+    syntax: Schema.optional(Schema.NullOr(Schema.String)),
+    definition: Schema.optional(Schema.NullOr(Schema.String))
+  })))
+})
 const FunctionCallOutputItem = Schema.Struct({
   call_id: Schema.String,
   output: Schema.Union([Schema.String, Schema.Array(Schema.Unknown)])
@@ -143,7 +156,7 @@ const FunctionToolDefinition = Schema.Struct({
   strict: Schema.optional(Schema.NullOr(Schema.Boolean))
 })
 const ObjectValue = Schema.Record(Schema.String, Schema.Unknown)
-const NamedChoice = Schema.Struct({ type: Schema.Literal("function"), name: Schema.String })
+const NamedChoice = Schema.Struct({ type: Schema.Literals(["function", "custom"]), name: Schema.String })
 const JsonSchemaFormat = Schema.Struct({
   name: Schema.String,
   schema: Schema.Record(Schema.String, Schema.Unknown),
@@ -157,6 +170,8 @@ const decoders = {
   message: makeDecoder(MessageItem),
   functionCall: makeDecoder(FunctionCallItem),
   functionCallOutput: makeDecoder(FunctionCallOutputItem),
+  customToolCall: makeDecoder(CustomToolCallItem),
+  customTool: makeDecoder(CustomToolDefinition),
   reasoning: makeDecoder(ReasoningItem),
   text: makeDecoder(TextContent),
   refusal: makeDecoder(RefusalContent),
@@ -360,7 +375,20 @@ const readItem = (conversation: Conversation, value: unknown, index: number): vo
       const part: ToolCallPart = { type: "tool-call", callId: call.call_id, name: call.name, arguments: call.arguments }
       return conversation.appendTo("assistant", [part])
     }
-    case "function_call_output": {
+    case "custom_tool_call": {
+      // A freeform tool's call: its raw `input` becomes the one string argument the translation offers it with.
+      const call = expect(decoders.customToolCall, value, path)
+      conversation.toolNames.set(call.call_id, call.name)
+      const part: ToolCallPart = {
+        type: "tool-call",
+        callId: call.call_id,
+        name: call.name,
+        arguments: JSON.stringify({ [FREEFORM_ARGUMENT]: call.input })
+      }
+      return conversation.appendTo("assistant", [part])
+    }
+    case "function_call_output":
+    case "custom_tool_call_output": {
       const output = expect(decoders.functionCallOutput, value, path)
       const content = typeof output.output === "string"
         ? [{ type: "text" as const, text: output.output }]
@@ -419,13 +447,55 @@ const readTool = (value: unknown, index: number): Tool => {
     }
   }
   if (type === undefined) return reject("A tool needs a type.", `${path}.type`)
+  if (type === "custom") {
+    const tool = expect(decoders.customTool, value, path)
+    return freeformTool(tool.name, tool.description, tool.format)
+  }
   return { type: "builtin", format: "openai-responses", definition: expect(decoders.object, value, path) }
+}
+
+/**
+ * The argument that carries a freeform (custom) tool's raw input once translated into a function tool.
+ *
+ * @category decoding
+ */
+export const FREEFORM_ARGUMENT = "input"
+
+/**
+ * A freeform (custom) tool as a function tool another format can offer: one required string argument, `input`,
+ * whose description holds the tool's input format (a grammar's syntax and definition, as the caller wrote it).
+ */
+const freeformTool = (
+  name: string,
+  description: string | null | undefined,
+  format:
+    | { readonly type: string; readonly syntax?: string | null; readonly definition?: string | null }
+    | null
+    | undefined
+): Tool => {
+  const grammar = format?.type === "grammar" && typeof format.definition === "string"
+    ? ` It must match this ${format.syntax ?? ""} grammar:\n${format.definition}`
+    : ""
+  return {
+    type: "function",
+    name,
+    ...(typeof description === "string" ? { description } : {}),
+    parameters: {
+      type: "object",
+      properties: {
+        [FREEFORM_ARGUMENT]: { type: "string", description: `The tool's raw input, as free text.${grammar}` }
+      },
+      required: [FREEFORM_ARGUMENT],
+      additionalProperties: false
+    }
+  }
 }
 
 const readToolChoice = (value: unknown, notes: Array<Untranslatable>): ToolChoice | undefined => {
   if (value === "auto" || value === "none" || value === "required") return { type: value }
   if (typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string") {
-    if ((value as { type?: unknown }).type === "function") {
+    // A custom tool is offered as a function on a translation (`freeformTool`), so choosing it names that function.
+    if ((value as { type?: unknown }).type === "function" || (value as { type?: unknown }).type === "custom") {
       return { type: "tool", name: expect(decoders.namedChoice, value, "tool_choice").name }
     }
     const type = safeVendorText((value as { type: string }).type, 40)
@@ -523,10 +593,30 @@ export const decodeResponsesRequest = (
   body: unknown,
   context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
 ): Decoded<Request> => {
+  const aside = setAsideNewValues(body, RESPONSES_POSITIONS, "Responses")
   try {
-    return { ok: true, value: decode(body, context) }
+    return withNewValues(aside, { ok: true, value: decode(aside.body, context) })
   } catch (error) {
-    if (error instanceof Rejected) return { ok: false, error: error.error }
+    if (error instanceof Rejected) return aside.restore({ ok: false, error: error.error })
     throw error
   }
 }
+
+const efforts = new Set(["none", "minimal", "low", "medium", "high", "xhigh", "max"])
+const summaries = new Set(["auto", "concise", "detailed"])
+
+/** Positions whose new values a Responses channel takes as sent (`NewValues.ts`). */
+const RESPONSES_POSITIONS: ReadonlyArray<ValuePosition> = [
+  {
+    path: ["input", "*", "role"],
+    known: new Set(["user", "system", "developer", "assistant"]),
+    cut: 2,
+    when: (item) => item.type === undefined || item.type === null || item.type === "message"
+  },
+  { path: ["reasoning", "effort"], known: efforts, cut: 2 },
+  { path: ["reasoning", "summary"], known: summaries, cut: 2 },
+  { path: ["reasoning", "generate_summary"], known: summaries, cut: 2 },
+  { path: ["tool_choice"], known: new Set(["auto", "none", "required"]), cut: 1 },
+  { path: ["text", "format", "type"], known: new Set(["text", "json_object", "json_schema"]), cut: 2 },
+  { path: ["text", "verbosity"], known: new Set(["low", "medium", "high"]), cut: 2 }
+]

@@ -209,7 +209,8 @@ export type OutputItem = Readonly<Record<string, unknown>>
  * another vendor minted it, `ReasoningOrigin.ts`; redacted reasoning → an item
  * whose `encrypted_content` is `sluice.<origin>.redacted.<data>`); each run of text parts → one assistant
  * `message` item (one `output_text` per part, with empty `annotations` and
- * `logprobs`); each tool call → a `function_call` item. Item ids come from
+ * `logprobs`); each tool call → a `function_call` item, or a `custom_tool_call`
+ * item when its tool is one of `customTools` (`customToolCallItem`). Item ids come from
  * `itemId(…, responseId, outputIndex)`. `messageStatus` is the status written
  * on message items (`incomplete` when the answer was cut short).
  *
@@ -218,7 +219,8 @@ export type OutputItem = Readonly<Record<string, unknown>>
 export const outputItemsOf = (
   content: ReadonlyArray<OutputPart>,
   responseId: string,
-  messageStatus: "completed" | "incomplete"
+  messageStatus: "completed" | "incomplete",
+  customTools: ReadonlySet<string> = new Set()
 ): ReadonlyArray<OutputItem> => {
   const items: Array<OutputItem> = []
   let texts: Array<Record<string, unknown>> = []
@@ -247,7 +249,21 @@ export const outputItemsOf = (
       case "tool-call":
         flush()
         items.push(
-          functionCallItem(itemId("fc", responseId, items.length), part.callId, part.name, part.arguments, "completed")
+          customTools.has(part.name)
+            ? customToolCallItem(
+              itemId("ctc", responseId, items.length),
+              part.callId,
+              part.name,
+              part.arguments,
+              "completed"
+            )
+            : functionCallItem(
+              itemId("fc", responseId, items.length),
+              part.callId,
+              part.name,
+              part.arguments,
+              "completed"
+            )
         )
         break
     }
@@ -306,6 +322,56 @@ export const functionCallItem = (
 ): OutputItem => ({ id, type: "function_call", status, call_id: callId, name, arguments: args })
 
 /**
+ * The names of the caller's custom (freeform) tools in a Responses body (`tools[i]` with `type: "custom"`): a
+ * translated answer's call of one of them goes back as a `custom_tool_call`.
+ *
+ * @category encoding
+ */
+export const customToolNames = (request: Readonly<Record<string, unknown>> | undefined): ReadonlySet<string> => {
+  const tools = request?.tools
+  const names = new Set<string>()
+  if (!Array.isArray(tools)) return names
+  for (const tool of tools) {
+    if (typeof tool === "object" && tool !== null && tool.type === "custom" && typeof tool.name === "string") {
+      names.add(tool.name)
+    }
+  }
+  return names
+}
+
+/**
+ * A freeform tool's raw input from the JSON arguments a translated upstream wrote: the string `input` argument
+ * (`FREEFORM_ARGUMENT` of the request decoder), else the arguments text as it came.
+ *
+ * @category encoding
+ */
+export const freeformInput = (args: string): string => {
+  try {
+    const parsed: unknown = JSON.parse(args)
+    if (typeof parsed === "object" && parsed !== null && typeof (parsed as { input?: unknown }).input === "string") {
+      return (parsed as { input: string }).input
+    }
+  } catch {
+    // Not JSON: the text itself.
+  }
+  return args
+}
+
+/**
+ * A `custom_tool_call` output item (SDK type `ResponseCustomToolCall`): `input` is the raw text from `args`
+ * (`freeformInput`).
+ *
+ * @category encoding
+ */
+export const customToolCallItem = (
+  id: string,
+  callId: string,
+  name: string,
+  args: string,
+  status: "in_progress" | "completed"
+): OutputItem => ({ id, type: "custom_tool_call", status, call_id: callId, name, input: freeformInput(args) })
+
+/**
  * The full Responses `Response` object around `output` (SDK type `Response`):
  * the request's settings echoed from `meta.request` as the API does, the
  * API's defaults for those it did not set (`echoedRequestFields`). `usage` is
@@ -350,7 +416,12 @@ export const responseObject = (
  */
 export const encodeResponsesResponse = (response: Response, meta: ResponseMeta): Record<string, unknown> => {
   const { status, incompleteReason } = statusOfFinish(response.finishReason)
-  const output = outputItemsOf(response.content, meta.id, status === "incomplete" ? "incomplete" : "completed")
+  const output = outputItemsOf(
+    response.content,
+    meta.id,
+    status === "incomplete" ? "incomplete" : "completed",
+    customToolNames(meta.request)
+  )
   return responseObject(meta, status, output, {
     incompleteReason,
     usage: response.usage,

@@ -22,6 +22,9 @@
  * `stream_options.include_obfuscation: false`), the text, reasoning summary
  * and argument delta events carry an `obfuscation` padding, as OpenAI's do
  * (`Obfuscation.ts`).
+ * A call of one of the caller's custom (freeform) tools (`tools[i].type: "custom"`, offered to a translated
+ * upstream as a function with one string argument) becomes a `custom_tool_call` item: its JSON arguments are
+ * gathered and its raw input sent whole at the call's end (`response.custom_tool_call_input.delta` and `.done`).
  * A signature another vendor minted becomes `encrypted_content` written as
  * `sluice.<origin>.<token>`, and redacted reasoning (Anthropic's encrypted
  * thinking) a reasoning item whose `encrypted_content` is
@@ -36,6 +39,9 @@ import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
 import type { Problem, ResponseMeta, StreamEncoder } from "../Format.ts"
 import { redactedToken, streamPartForClient } from "../ReasoningOrigin.ts"
 import {
+  customToolCallItem,
+  customToolNames,
+  freeformInput,
   functionCallItem,
   messageItem,
   type OutputItem,
@@ -57,6 +63,8 @@ interface Block {
   readonly signature: string | undefined
   /** Reasoning only: whether `response.reasoning_summary_part.added` was written. */
   readonly summaryOpen: boolean
+  /** Tool calls only: a call of one of the caller's custom tools (its input is sent whole when the call ends). */
+  readonly custom: boolean
 }
 
 /**
@@ -75,6 +83,8 @@ export interface ResponsesEncoderState {
   readonly output: ReadonlyArray<OutputItem>
   readonly nextOutputIndex: number
   readonly usage: Usage
+  /** The caller's custom (freeform) tools, by name (`customToolNames`). */
+  readonly customTools: ReadonlySet<string>
 }
 
 /** Collects the events of one step, numbering them. Owned by a single `step` call. */
@@ -116,7 +126,8 @@ const openBlock = (
 ): ResponsesEncoderState => {
   if (state.blocks.has(index)) return state
   const outputIndex = state.nextOutputIndex
-  const prefix = kind.type === "text" ? "msg" : kind.type === "reasoning" ? "rs" : "fc"
+  const custom = kind.type === "tool-call" && state.customTools.has(kind.name)
+  const prefix = kind.type === "text" ? "msg" : kind.type === "reasoning" ? "rs" : custom ? "ctc" : "fc"
   const block: Block = {
     kind: kind.type,
     outputIndex,
@@ -125,7 +136,8 @@ const openBlock = (
     callId: kind.type === "tool-call" ? kind.callId : "",
     name: kind.type === "tool-call" ? kind.name : "",
     signature: undefined,
-    summaryOpen: false
+    summaryOpen: false,
+    custom
   }
   switch (kind.type) {
     case "text":
@@ -149,7 +161,9 @@ const openBlock = (
     case "tool-call":
       writer.write("response.output_item.added", {
         output_index: outputIndex,
-        item: functionCallItem(block.itemId, block.callId, block.name, "", "in_progress")
+        item: custom
+          ? customToolCallItem(block.itemId, block.callId, block.name, "", "in_progress")
+          : functionCallItem(block.itemId, block.callId, block.name, "", "in_progress")
       })
       break
   }
@@ -187,6 +201,18 @@ const closeBlock = (state: ResponsesEncoderState, index: number, writer: Writer)
       item = reasoningItem(block.itemId, block.summaryOpen ? block.text : "", block.signature)
       break
     case "tool-call":
+      if (block.custom) {
+        // The translated upstream streamed JSON arguments; the caller gets the freeform input whole.
+        const input = freeformInput(block.text)
+        writer.write("response.custom_tool_call_input.delta", {
+          ...location,
+          delta: input,
+          ...padding(state.meta, input)
+        })
+        writer.write("response.custom_tool_call_input.done", { ...location, input })
+        item = customToolCallItem(block.itemId, block.callId, block.name, block.text, "completed")
+        break
+      }
       writer.write("response.function_call_arguments.done", { ...location, arguments: block.text })
       item = functionCallItem(block.itemId, block.callId, block.name, block.text, "completed")
       break
@@ -238,6 +264,7 @@ const toolInput = (
 ): ResponsesEncoderState => {
   const block = state.blocks.get(index)
   if (block === undefined || block.kind !== "tool-call") return state
+  if (block.custom) return withBlock(state, index, { ...block, text: block.text + delta })
   writer.write("response.function_call_arguments.delta", {
     item_id: block.itemId,
     output_index: block.outputIndex,
@@ -319,7 +346,8 @@ export const responsesStreamEncoder: StreamEncoder<ResponsesEncoderState> = {
     blocks: new Map(),
     output: [],
     nextOutputIndex: 0,
-    usage: emptyUsage
+    usage: emptyUsage,
+    customTools: customToolNames(meta.request)
   }),
   step: (state, part) => {
     if (state.finished) return [state, []]

@@ -168,11 +168,11 @@ export const effortOfBudget = (budgetTokens: number): ReasoningEffort =>
 
 /**
  * A deterministic output item id: `<prefix>_<response id without its "resp_"
- * prefix>_<output index>` (`msg_abc_0`, `rs_abc_1`, `fc_abc_2`), so the same
+ * prefix>_<output index>` (`msg_abc_0`, `rs_abc_1`, `fc_abc_2`, `ctc_abc_3` for a custom tool call), so the same
  * answer always gets the same ids and a stream's items match its final
  * `response.completed` snapshot.
  *
  * @category encoding
  */
-export const itemId = (prefix: "msg" | "rs" | "fc", responseId: string, outputIndex: number): string =>
+export const itemId = (prefix: "msg" | "rs" | "fc" | "ctc", responseId: string, outputIndex: number): string =>
   `${prefix}_${responseId.replace(/^resp_/, "")}_${outputIndex}`

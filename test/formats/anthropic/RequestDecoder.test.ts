@@ -201,7 +201,15 @@ Deno.test("decodeRequest names the bad field", () => {
   failsAt({ messages: [] }, "model")
   failsAt({ model: "m" }, "messages")
   failsAt({ model: "m", messages: {} }, "messages")
-  failsAt({ model: "m", messages: [{ role: "system", content: "x" }] }, "messages[0].role")
+  // A role the decoder does not model is set aside (a same-format channel takes it); the next message keeps its index.
+  failsAt(
+    { model: "m", messages: [{ role: "critic", content: "x" }, { role: "user", content: 3 }] },
+    "messages[1].content"
+  )
+  failsAt(
+    { model: "m", messages: [{ role: "system", content: [{ type: "tool_use", id: "t", name: "f", input: {} }] }] },
+    "messages[0].content[0].type"
+  )
   failsAt({ model: "m", messages: [{ role: "user", content: 3 }] }, "messages[0].content")
   failsAt(
     { model: "m", messages: [{ role: "user", content: [{ type: "text", text: 1 }] }] },
@@ -255,4 +263,50 @@ Deno.test("decodeRequest sets aside blocks and sources Sluice does not model, fo
     "messages[0].content[0]",
     "messages[0].content[2].source"
   ])
+})
+
+Deno.test("decodeRequest: a mid-conversation system message (Claude Code's environment block) stays in its place", () => {
+  const request = ok(decode({
+    model: "m",
+    system: [{ type: "text", text: "You are Claude Code.", cache_control: { type: "ephemeral" } }],
+    messages: [
+      { role: "user", content: [{ type: "text", text: "read note.txt" }] },
+      { role: "system", content: "# Environment\nPrimary working directory: /tmp" },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "cat x" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "hello" }] }
+    ],
+    thinking: { type: "adaptive", display: "omitted" },
+    output_config: { effort: "high" },
+    context_management: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] }
+  }))
+  deepStrictEqual(request.messages.map((message) => message.role), ["system", "user", "system", "assistant", "tool"])
+  deepStrictEqual(request.messages[2].content, [{
+    type: "text",
+    text: "# Environment\nPrimary working directory: /tmp"
+  }])
+  deepStrictEqual(request.reasoning, { enabled: true, effort: "high", includeThoughts: false })
+  strictEqual(request.untranslatable, undefined)
+})
+
+Deno.test("decodeRequest: new values of known fields are set aside and named, the rest decoded", () => {
+  const request = ok(decode({
+    model: "m",
+    messages: [
+      { role: "critic", content: "x" },
+      { role: "user", content: "hi" }
+    ],
+    thinking: { type: "adaptive", display: "verbose" },
+    output_config: { effort: "ludicrous" },
+    tool_choice: { type: "sometimes" }
+  }))
+  deepStrictEqual(request.messages, [{ role: "user", content: [{ type: "text", text: "hi" }] }])
+  deepStrictEqual(
+    request.untranslatable?.map((note) => note.param),
+    ["thinking.display", "output_config.effort", "tool_choice.type", "messages[0].role"]
+  )
+  strictEqual(request.reasoning?.enabled, true)
+  strictEqual(request.toolChoice, undefined)
+  const newThinking = ok(decode({ model: "m", messages: [], thinking: { type: "dreaming" } }))
+  deepStrictEqual(newThinking.untranslatable?.map((note) => note.param), ["thinking.type"])
+  strictEqual(newThinking.reasoning, undefined)
 })
