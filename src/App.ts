@@ -47,6 +47,7 @@ import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { ImageRelay } from "./relay/ImageRelay.ts"
 import { ImageTaskRelay } from "./relay/ImageTaskRelay.ts"
 import { VideoContentRelay } from "./relay/VideoContentRelay.ts"
+import { CountTokensRelay } from "./relay/CountTokensRelay.ts"
 import { VideoRelay } from "./relay/VideoRelay.ts"
 import { Relay } from "./relay/Relay.ts"
 import { ResponseStore } from "./services/ResponseStore.ts"
@@ -167,6 +168,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     ImageRelay.layer,
     VideoRelay.layer,
     VideoContentRelay.layer,
+    CountTokensRelay.layer,
     ImageTaskRelay.layer,
     TaskPoller.layer(),
     ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),

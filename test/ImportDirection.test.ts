@@ -75,17 +75,10 @@ const UPSTREAM_MODULES = [
   { target: "upstreams/", exact: false }
 ]
 
-/**
- * Not yet on the relay path. `routes/CountTokensRoute.ts` calls its vendors itself; another change is moving it
- * behind a relay, and removes it from this list.
- */
-const UPSTREAM_EXEMPT = new Set(["routes/CountTokensRoute.ts"])
-
 Deno.test("imports: nothing under src/routes/ imports the upstream client, the video calls or upstreams/", async () => {
   const wrong: Array<string> = []
   const routes = new URL("routes/", root)
   for await (const path of modules(routes, "routes/")) {
-    if (UPSTREAM_EXEMPT.has(path)) continue
     const from = new URL(path, root)
     const text = await Deno.readTextFile(from)
     for (const match of text.matchAll(IMPORT)) {
