@@ -10,6 +10,7 @@ import { applyBootstrap } from "./config/ApplyBootstrap.ts"
 import type { BootstrapFile } from "./config/BootstrapFile.ts"
 import { AccountRoutes } from "./routes/AccountRoutes.ts"
 import { AssetRoutes } from "./routes/AssetRoutes.ts"
+import { Audio, AudioRoutes } from "./routes/AudioRoutes.ts"
 import { AdminUserRoutes } from "./routes/api/AdminUserRoutes.ts"
 import { CatalogRoutes } from "./routes/api/CatalogRoutes.ts"
 import { ChannelRoutes } from "./routes/api/ChannelRoutes.ts"
@@ -41,6 +42,7 @@ import { MediaFetcher } from "./services/MediaFetcher.ts"
 import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
+import { AudioRelay } from "./relay/AudioRelay.ts"
 import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { ImageRelay } from "./relay/ImageRelay.ts"
 import { ImageTaskRelay } from "./relay/ImageTaskRelay.ts"
@@ -145,6 +147,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
   const relay = Layer.mergeAll(
     Relay.layer,
     EmbeddingRelay.layer,
+    AudioRelay.layer,
     ImageRelay.layer,
     VideoRelay.layer,
     ImageTaskRelay.layer,
@@ -157,6 +160,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
   return Layer.mergeAll(
     TextRoutes,
     EmbeddingRoutes,
+    AudioRoutes,
     ImageRoutes,
     TaskImageRoutes,
     VideoRoutes,
@@ -177,7 +181,14 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     FallbackRoutes,
     telemetry.middlewareLayer
   ).pipe(
-    Layer.provide(Layer.mergeAll(CountTokens.layer, Embeddings.layer, Images.layer, ImageTasks.layer, Videos.layer)),
+    Layer.provide(Layer.mergeAll(
+      CountTokens.layer,
+      Embeddings.layer,
+      Audio.layer,
+      Images.layer,
+      ImageTasks.layer,
+      Videos.layer
+    )),
     Layer.provide(relay)
   )
 }

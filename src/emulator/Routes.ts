@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { anthropicMessages } from "./Anthropic.ts"
+import { openAiModerations, openAiSpeech, openAiTranscriptions, openAiTranslations } from "./Audio.ts"
 import { geminiEmbed, openAiEmbeddings } from "./Embeddings.ts"
 import { type Vendor, vendorErrorBody } from "./Faults.ts"
 import { geminiCountTokens, geminiGenerate, geminiModels } from "./Gemini.ts"
@@ -95,6 +96,14 @@ export const resolveRoute = (
         return route("openai", openAiEmbeddings, true)
       case "/v1/images/generations":
         return route("openai", openAiImageGenerations, true)
+      case "/v1/audio/speech":
+        return route("openai", openAiSpeech, true, body.stream_format === "sse")
+      case "/v1/audio/transcriptions":
+        return route("openai", openAiTranscriptions, true)
+      case "/v1/audio/translations":
+        return route("openai", openAiTranslations, true)
+      case "/v1/moderations":
+        return route("openai", openAiModerations, true)
       case "/v1/images/edits":
         return route("openai", openAiImageEdits, true)
       // Ark's OpenAI-compatible chat, and its image generation (errors in the same `{error: {…}}` shape).

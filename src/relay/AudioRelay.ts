@@ -1,0 +1,365 @@
+/**
+ * The relay of the audio and moderation routes: the one-answer billed
+ * sequence (`runOneShot`: limits → hold → `Failover` → settlement) with an
+ * attempt per operation, on the channel types `upstreams/AudioAdapter.ts`
+ * lists for it.
+ *
+ * - Speech: the caller's JSON forwarded with the model mapped; the accepted
+ *   answer's body is streamed to the caller as it arrives (audio bytes, or
+ *   `speech.audio.*` SSE events). Billed `per_1m_characters` × the input's
+ *   characters (held and settled alike: the input is the whole measure).
+ * - Transcription and translation: the caller's form forwarded with the model
+ *   mapped. Billed `per_second` × the duration: held from the WAV header, or
+ *   from the file size at 8 kbit/s for other containers; settled from the
+ *   vendor's `usage: {type: "duration", seconds}` (or verbose_json's
+ *   `duration`) when reported, else the duration measured from the header,
+ *   else the hold. A token-priced model is billed the vendor's
+ *   `usage: {type: "tokens"}` (held at the hold's duration × 50 audio tokens
+ *   a second and the most output the held text can be).
+ * - Moderations: free unless the model is priced (`input`: the prompt
+ *   estimate, as moderation answers carry no usage).
+ *
+ * A failed call costs nothing.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer, Stream } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { emptyUsage, type Usage } from "../canonical/Usage.ts"
+import { audioCost, characterCost, holdPrice, type Price, textCost } from "../domain/Pricing.ts"
+import { type GatewayError, ModelNotFound, UpstreamFailed } from "../errors/GatewayError.ts"
+import { classifyOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
+import type { Principal } from "../services/Auth.ts"
+import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
+import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { UpstreamClient, type UpstreamResponse } from "../services/UpstreamClient.ts"
+import { Catalog } from "../storage/Catalog.ts"
+import { audioAdapters, type AudioOperation } from "../upstreams/AudioAdapter.ts"
+import { oneShotServices, postForJson, priceFor, runOneShot, timeoutsOf } from "./OneShot.ts"
+
+/** A speech request, checked by the route. @category models */
+export interface SpeechInput {
+  readonly operation: "speech"
+  readonly principal: Principal
+  readonly model: string
+  /** The caller's JSON body, forwarded with only `model` replaced. */
+  readonly body: Record<string, unknown>
+  /** Characters of `input` (what `per_1m_characters` bills). */
+  readonly characters: number
+  /** The content type of the asked format (used when the upstream names none). */
+  readonly contentType: string
+}
+
+/** A transcription or translation request, checked by the route. @category models */
+export interface TranscriptionInput {
+  readonly operation: "transcriptions" | "translations"
+  readonly principal: Principal
+  readonly model: string
+  /** The caller's form, forwarded with only `model` replaced. */
+  readonly form: FormData
+  /** The duration read from the file's header (milliseconds), when it has one that tells. */
+  readonly measuredMillis: number | undefined
+  /** A duration the file does not exceed (milliseconds): the hold's. */
+  readonly boundMillis: number
+}
+
+/** A moderation request, checked by the route. @category models */
+export interface ModerationInput {
+  readonly operation: "moderations"
+  readonly principal: Principal
+  readonly model: string
+  readonly body: Record<string, unknown>
+  /** The prompt estimate of its text (billed when the model has an input price). */
+  readonly promptTokens: number
+}
+
+/** What an audio route hands the relay. @category models */
+export type AudioRelayInput = SpeechInput | TranscriptionInput | ModerationInput
+
+/** Audio tokens a second assumed for a token-priced transcription's hold (above OpenAI's observed rate). */
+const AUDIO_TOKENS_PER_SECOND = 50
+
+/** Output tokens a transcription's hold allows per second of audio (a fast speaker is ~4 tokens a second). */
+const TEXT_TOKENS_PER_SECOND = 20
+
+const isCharacterPriced = (price: Price): boolean => price.free || price.perMillionCharacters !== undefined
+const isTokenPriced = (price: Price): boolean => price.input !== undefined || price.output !== undefined
+const isDurationPriced = (price: Price): boolean => price.free || price.perSecond !== undefined || isTokenPriced(price)
+
+/** An answer a transcription attempt accepted: the text as it came, its type, and what it bills. */
+interface TranscriptionAnswer {
+  readonly text: string
+  readonly contentType: string
+  readonly usage: Usage
+  readonly cost: bigint
+}
+
+/** A header value safe to pass on (printable ASCII, short), else `fallback`. */
+const safeHeader = (value: string | undefined, fallback: string): string =>
+  value !== undefined && value.length <= 100 && /^[\x20-\x7e]+$/.test(value) ? value : fallback
+
+/** The `usage` a transcription answer reports, if JSON with one; `duration` of verbose_json counts as seconds. */
+const reportedUsage = (text: string): { seconds?: number; tokens?: Usage } => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch {
+    return {}
+  }
+  if (typeof parsed !== "object" || parsed === null) return {}
+  const answer = parsed as Record<string, unknown>
+  const usage = answer.usage as Record<string, unknown> | undefined
+  const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value) && value >= 0
+  if (typeof usage === "object" && usage !== null) {
+    if (usage.type === "duration" && finite(usage.seconds)) return { seconds: usage.seconds }
+    if (usage.type === "tokens" && finite(usage.input_tokens) && finite(usage.output_tokens)) {
+      return { tokens: { inputTokens: Math.trunc(usage.input_tokens), outputTokens: Math.trunc(usage.output_tokens) } }
+    }
+  }
+  return finite(answer.duration) ? { seconds: answer.duration } : {}
+}
+
+/** A multipart form as bytes and its content type (with the boundary). */
+const formBytes = (form: FormData) =>
+  Effect.promise(async () => {
+    const response = new Response(form)
+    return {
+      body: new Uint8Array(await response.arrayBuffer()),
+      contentType: response.headers.get("content-type") ?? "multipart/form-data"
+    }
+  })
+
+/** @category services */
+export class AudioRelay extends Context.Service<AudioRelay, {
+  /**
+   * Runs `input` on the first candidate that serves its operation. Fails
+   * with `ModelNotFound` when no candidate serves it, `ModelNotPriced` when
+   * the model has no price this operation bills by (speech:
+   * `per_1m_characters`; transcription: `per_second` or token prices;
+   * moderations are free unless priced), and the relay's usual quota,
+   * rate-limit and upstream failures.
+   */
+  readonly run: (input: AudioRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
+}>()("sluice/relay/AudioRelay") {
+  /** Needs the one-shot services, `UpstreamClient`, `GatewaySettings` and `Catalog`. */
+  static readonly layer = Layer.effect(
+    AudioRelay,
+    Effect.gen(function* () {
+      const router = yield* ChannelRouter
+      const client = yield* UpstreamClient
+      const settings = yield* GatewaySettings
+      const catalog = yield* Catalog
+      const services = yield* oneShotServices
+
+      const candidatesFor = (principal: Principal, model: string, operation: AudioOperation) =>
+        Effect.gen(function* () {
+          const routed = yield* router.candidates(principal, model)
+          const serving = routed.filter((candidate) =>
+            audioAdapters[candidate.channel.type]?.serves.has(operation) === true
+          )
+          if (serving.length === 0) return yield* new ModelNotFound({ model })
+          return serving
+        })
+
+      const targetOf = (candidate: Candidate, operation: AudioOperation) =>
+        audioAdapters[candidate.channel.type]!.target(candidate.channel, candidate.key.key, operation)
+
+      const speech = (input: SpeechInput) =>
+        Effect.gen(function* () {
+          const started = Date.now()
+          const candidates = yield* candidatesFor(input.principal, input.model, "speech")
+          const { price, ratio, limits } = yield* priceFor(
+            catalog,
+            input.model,
+            input.principal.group,
+            isCharacterPriced
+          )
+          const cost = characterCost(ratio, price, input.characters)
+          const attempt = (candidate: Candidate): Effect.Effect<UpstreamResponse, UpstreamFailed> =>
+            Effect.gen(function* () {
+              const target = targetOf(candidate, "speech")
+              const body: Record<string, unknown> = { ...input.body, model: candidate.upstreamModel }
+              for (const param of candidate.channel.settings.strip_params ?? []) delete body[param]
+              const response = yield* client.post(
+                target.url,
+                { ...target.headers, "content-type": "application/json" },
+                JSON.stringify(body),
+                timeoutsOf(candidate.channel, settings)
+              )
+              if (response.status < 200 || response.status >= 300) {
+                const text = yield* Effect.orElseSucceed(response.text, () => "")
+                const classified = classifyOpenAiError(response.status, text)
+                return yield* new UpstreamFailed({
+                  kind: classified.kind,
+                  status: response.status,
+                  message: classified.message,
+                  channelId: candidate.channel.id
+                })
+              }
+              return response
+            })
+          return yield* runOneShot(services, {
+            principal: input.principal,
+            groupLimits: limits,
+            model: input.model,
+            price,
+            ratio,
+            promptTokens: 0,
+            started,
+            hold: cost,
+            candidates,
+            attempt,
+            usageOf: () => emptyUsage,
+            costOf: () => cost,
+            respond: (answer) => {
+              const body = Stream.unfold(
+                undefined,
+                () => Effect.map(answer.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
+              ).pipe(Stream.ensuring(Effect.sync(answer.abort)))
+              return HttpServerResponse.stream(body, {
+                contentType: safeHeader(answer.headers["content-type"], input.contentType),
+                headers: { "cache-control": "no-cache" }
+              })
+            }
+          })
+        })
+
+      const transcription = (input: TranscriptionInput) =>
+        Effect.gen(function* () {
+          const started = Date.now()
+          const candidates = yield* candidatesFor(input.principal, input.model, input.operation)
+          const { price, ratio, limits } = yield* priceFor(
+            catalog,
+            input.model,
+            input.principal.group,
+            isDurationPriced
+          )
+          const byTokens = !price.free && price.perSecond === undefined
+          const boundSeconds = Math.ceil(input.boundMillis / 1000)
+          const hold = byTokens
+            ? textCost(
+              ratio,
+              holdPrice(price),
+              boundSeconds * AUDIO_TOKENS_PER_SECOND,
+              boundSeconds * TEXT_TOKENS_PER_SECOND
+            )
+            : audioCost(ratio, price, input.boundMillis)
+          const billed = (text: string): { usage: Usage; cost: bigint } => {
+            const reported = reportedUsage(text)
+            if (byTokens) {
+              const usage = reported.tokens ?? {
+                inputTokens: boundSeconds * AUDIO_TOKENS_PER_SECOND,
+                outputTokens: Math.ceil(text.length / 4)
+              }
+              return { usage, cost: textCost(ratio, price, usage.inputTokens, usage.outputTokens) }
+            }
+            const millis = reported.seconds !== undefined
+              ? Math.ceil(reported.seconds * 1000)
+              : input.measuredMillis ?? input.boundMillis
+            return { usage: reported.tokens ?? emptyUsage, cost: audioCost(ratio, price, millis) }
+          }
+          const attempt = (candidate: Candidate): Effect.Effect<TranscriptionAnswer, UpstreamFailed> =>
+            Effect.gen(function* () {
+              const form = new FormData()
+              const strip = new Set(candidate.channel.settings.strip_params ?? [])
+              for (const [name, value] of input.form.entries()) {
+                if (name !== "model" && !strip.has(name)) form.append(name, value)
+              }
+              form.set("model", candidate.upstreamModel)
+              const { body, contentType } = yield* formBytes(form)
+              const target = targetOf(candidate, input.operation)
+              const response = yield* client.post(
+                target.url,
+                { ...target.headers, "content-type": contentType },
+                body,
+                timeoutsOf(candidate.channel, settings)
+              )
+              const text = yield* response.text
+              if (response.status < 200 || response.status >= 300) {
+                const classified = classifyOpenAiError(response.status, text)
+                return yield* new UpstreamFailed({
+                  kind: classified.kind,
+                  status: response.status,
+                  message: classified.message,
+                  channelId: candidate.channel.id
+                })
+              }
+              return {
+                text,
+                contentType: safeHeader(response.headers["content-type"], "application/json"),
+                ...billed(text)
+              }
+            })
+          return yield* runOneShot(services, {
+            principal: input.principal,
+            groupLimits: limits,
+            model: input.model,
+            price,
+            ratio,
+            promptTokens: 0,
+            started,
+            hold,
+            candidates,
+            attempt,
+            usageOf: (answer) => answer.usage,
+            costOf: (answer) => answer.cost,
+            respond: (answer) => HttpServerResponse.text(answer.text, { contentType: answer.contentType })
+          })
+        })
+
+      const moderation = (input: ModerationInput) =>
+        Effect.gen(function* () {
+          const started = Date.now()
+          const candidates = yield* candidatesFor(input.principal, input.model, "moderations")
+          // Free unless priced: a model the catalog does not price is served at no cost.
+          const priced = yield* Effect.option(priceFor(catalog, input.model, input.principal.group, () => true))
+          const group = catalog.snapshot().groups.get(input.principal.group)
+          const price: Price = priced._tag === "Some" ? priced.value.price : { free: true }
+          const ratio = priced._tag === "Some" ? priced.value.ratio : group?.ratio ?? 1_000_000_000n
+          const cost = textCost(ratio, price, input.promptTokens, 0)
+          const usage: Usage = { inputTokens: input.promptTokens, outputTokens: 0 }
+          const attempt = (candidate: Candidate) => {
+            const target = targetOf(candidate, "moderations")
+            const body = { ...input.body, model: candidate.upstreamModel }
+            return postForJson(
+              client,
+              settings,
+              candidate.channel,
+              { url: target.url, headers: { ...target.headers, "content-type": "application/json" } },
+              JSON.stringify(body),
+              classifyOpenAiError
+            )
+          }
+          return yield* runOneShot(services, {
+            principal: input.principal,
+            groupLimits: group?.limits,
+            model: input.model,
+            price,
+            ratio,
+            promptTokens: input.promptTokens,
+            started,
+            hold: cost,
+            candidates,
+            attempt,
+            usageOf: () => usage,
+            costOf: () => cost,
+            respond: (answer) => HttpServerResponse.text(answer.text, { contentType: "application/json" })
+          })
+        })
+
+      const run = (input: AudioRelayInput): Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError> => {
+        switch (input.operation) {
+          case "speech":
+            return speech(input)
+          case "transcriptions":
+          case "translations":
+            return transcription(input)
+          case "moderations":
+            return moderation(input)
+        }
+      }
+
+      return AudioRelay.of({ run })
+    })
+  )
+}
