@@ -28,6 +28,7 @@ import { ImageTasks, TaskImageRoutes } from "./routes/TaskImageRoutes.ts"
 import { VideoRoutes, Videos } from "./routes/VideoRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
+import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
 import { Accounts } from "./services/Accounts.ts"
 import { Assets } from "./services/Assets.ts"
@@ -43,6 +44,7 @@ import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { AudioRelay } from "./relay/AudioRelay.ts"
+import { RerankRelay } from "./relay/RerankRelay.ts"
 import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { ImageRelay } from "./relay/ImageRelay.ts"
 import { ImageTaskRelay } from "./relay/ImageTaskRelay.ts"
@@ -148,6 +150,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     Relay.layer,
     EmbeddingRelay.layer,
     AudioRelay.layer,
+    RerankRelay.layer,
     ImageRelay.layer,
     VideoRelay.layer,
     ImageTaskRelay.layer,
@@ -161,6 +164,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     TextRoutes,
     EmbeddingRoutes,
     AudioRoutes,
+    RerankRoutes,
     ImageRoutes,
     TaskImageRoutes,
     VideoRoutes,
@@ -185,6 +189,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
       CountTokens.layer,
       Embeddings.layer,
       Audio.layer,
+      Rerank.layer,
       Images.layer,
       ImageTasks.layer,
       Videos.layer

@@ -68,7 +68,7 @@ export const ModelSpec = Schema.Struct({
 })
 
 /** The upstream channel types. @category models */
-export const ChannelType = Schema.Literals(["openai", "anthropic", "gemini", "ark"])
+export const ChannelType = Schema.Literals(["openai", "anthropic", "gemini", "ark", "cohere", "jina"])
 
 /**
  * Per-channel settings. Timeouts in milliseconds.

@@ -13,7 +13,8 @@
  *   `…:embedContent`, `…:batchEmbedContents` (deterministic vectors, see `Embeddings.ts`),
  *   `GET /v1beta/models` (and `GET /v1/models` with a Gemini key).
  * - Audio and moderations (see `Audio.ts`): OpenAI `POST /v1/audio/speech`, `/v1/audio/transcriptions` and
- *   `/v1/audio/translations` (multipart), `POST /v1/moderations`.
+ *   `/v1/audio/translations` (multipart), `POST /v1/moderations`; rerank (see `Rerank.ts`): Cohere `POST /v2/rerank`,
+ *   Jina `POST /v1/rerank`.
  * - Images (see `Images.ts`): OpenAI `POST /v1/images/generations`, `POST /v1/images/edits` (multipart, parsed
  *   into the body as `{filename, type, size}` per file); Ark `POST /api/v3/images/generations` and its chat
  *   completions at `POST /api/v3/chat/completions`; generate-content with `responseModalities` holding `IMAGE`;

@@ -14,6 +14,7 @@ import { anthropicModels, openAiModels } from "./Models.ts"
 import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
 import { compactResponse, createResponse } from "./OpenAiResponses.ts"
+import { cohereRerank, jinaRerank } from "./Rerank.ts"
 import { dataFrame, eventFrame } from "./Sse.ts"
 import { arkVideoCancel, arkVideoCreate, arkVideoRetrieve } from "./VideosArk.ts"
 import { geminiFileDownload, geminiOperationGet, geminiVideoCreate } from "./VideosGemini.ts"
@@ -104,6 +105,11 @@ export const resolveRoute = (
         return route("openai", openAiTranslations, true)
       case "/v1/moderations":
         return route("openai", openAiModerations, true)
+      // Cohere's and Jina's rerank (Bearer keys, as OpenAI's).
+      case "/v2/rerank":
+        return route("openai", cohereRerank, true)
+      case "/v1/rerank":
+        return route("openai", jinaRerank, true)
       case "/v1/images/edits":
         return route("openai", openAiImageEdits, true)
       // Ark's OpenAI-compatible chat, and its image generation (errors in the same `{error: {…}}` shape).

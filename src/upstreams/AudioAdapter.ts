@@ -50,5 +50,7 @@ export const audioAdapters: Record<ChannelType, AudioAdapter | undefined> = {
   openai,
   anthropic: undefined,
   gemini: undefined,
-  ark: undefined
+  ark: undefined,
+  cohere: undefined,
+  jina: undefined
 }

@@ -3,7 +3,7 @@
  * emulator, through the official `openai` SDK (`audio.speech.create` read as
  * a stream, `audio.transcriptions.create` and `audio.translations.create`
  * with a WAV file, `moderations.create`) and the AI SDK
- * (`experimental_generateSpeech`, `experimental_transcribe`). Billing is
+ * (`generateSpeech`, `transcribe`). Billing is
  * checked against `/api/usage/token` and `x-sluice-cost` with the price
  * fields' rules: speech ceil(ratio × characters × `per_1m_characters`),
  * whisper ceil(ratio × reported seconds × `per_second`), gpt-4o-transcribe
@@ -12,7 +12,7 @@
  * 400 naming the field and costs nothing.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { experimental_generateSpeech, experimental_transcribe } from "ai"
+import { generateSpeech, transcribe } from "ai"
 import { createOpenAI } from "@ai-sdk/openai"
 import OpenAI, { toFile } from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -352,7 +352,7 @@ Deno.test("audio: the AI SDK's generateSpeech and transcribe through the gateway
       gateway,
       speechCost(text.length, 12),
       () =>
-        experimental_generateSpeech({
+        generateSpeech({
           model: openai.speech("gpt-4o-mini-tts"),
           text,
           voice: "alloy",
@@ -363,7 +363,7 @@ Deno.test("audio: the AI SDK's generateSpeech and transcribe through the gateway
     const transcript = await charged(
       gateway,
       whisperCost(2),
-      () => experimental_transcribe({ model: openai.transcription("whisper-1"), audio: wavOf(2) })
+      () => transcribe({ model: openai.transcription("whisper-1"), audio: wavOf(2) })
     )
     strictEqual(transcript.text, transcriptSegments(2).map((s) => s.text).join(" "))
     strictEqual(transcript.segments.length, 2)
