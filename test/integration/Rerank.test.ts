@@ -15,7 +15,8 @@ import { rerank } from "ai"
 import { createCohere } from "@ai-sdk/cohere"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { cohereSearchUnits, relevanceScore } from "../../src/emulator/Rerank.ts"
-import { startGateway, type TestGateway } from "../support/Gateway.ts"
+import { browser } from "../support/Browser.ts"
+import { ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false
 
 const KEY = "sk-test-rerank-0001"
@@ -178,6 +179,29 @@ Deno.test("rerank: the AI SDK on a cohere channel, /v1/rerank on jina, billed pe
       const body = await response.json()
       ok(typeof body.error.message === "string")
       ok(!JSON.stringify(body).includes("sk-test-co"))
+    })
+
+    await t.step("admin pricing: per_search and per_1m_characters are stored, shown and bill at once", async () => {
+      const root = browser(gateway.url)
+      await root.login("root", ROOT_PASSWORD)
+      const put = await root.call("PUT", "/api/pricing", {
+        model: "rerank-v3.5",
+        per_search: 0.004,
+        per_1m_characters: 1
+      })
+      strictEqual(put.success, true, put.message)
+      const prices = (await root.call<Array<Record<string, unknown>>>("GET", "/api/pricing")).data
+      const row = prices.find((price) => price.model === "rerank-v3.5")
+      strictEqual(row?.per_search, 0.004)
+      strictEqual(row?.per_1m_characters, 1)
+      const units = cohereSearchUnits(QUERY, DOCUMENTS)
+      const response = await charged(
+        gateway,
+        Math.ceil(1.5 * units * 0.004 * 1e6),
+        () => post(gateway, "/v1/rerank", { model: "rerank-v3.5", query: QUERY, documents: DOCUMENTS })
+      )
+      strictEqual(response.status, 200)
+      await response.body?.cancel()
     })
 
     await t.step("a model no rerank channel serves is refused", async () => {
