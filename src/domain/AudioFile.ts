@@ -57,3 +57,33 @@ const LOWEST_BITS_PER_SECOND = 8_000
  * @category audio
  */
 export const durationBoundMillis = (size: number): number => Math.ceil(size * 8 * 1000 / LOWEST_BITS_PER_SECOND)
+
+/**
+ * A RIFF/WAVE file around 16-bit little-endian mono PCM at `rate` Hz (the
+ * 44-byte canonical header: `fmt ` PCM, then `data`). Wrapping PCM so is
+ * lossless.
+ *
+ * @category audio
+ */
+export const wavOf = (pcm: Uint8Array, rate: number): Uint8Array => {
+  const bytes = new Uint8Array(44 + pcm.byteLength)
+  const view = new DataView(bytes.buffer)
+  const ascii = (offset: number, text: string) => {
+    for (let index = 0; index < text.length; index++) bytes[offset + index] = text.charCodeAt(index)
+  }
+  ascii(0, "RIFF")
+  view.setUint32(4, 36 + pcm.byteLength, true)
+  ascii(8, "WAVE")
+  ascii(12, "fmt ")
+  view.setUint32(16, 16, true)
+  view.setUint16(20, 1, true)
+  view.setUint16(22, 1, true)
+  view.setUint32(24, rate, true)
+  view.setUint32(28, rate * 2, true)
+  view.setUint16(32, 2, true)
+  view.setUint16(34, 16, true)
+  ascii(36, "data")
+  view.setUint32(40, pcm.byteLength, true)
+  bytes.set(pcm, 44)
+  return bytes
+}

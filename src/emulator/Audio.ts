@@ -401,3 +401,95 @@ export const openAiModerations = (context: RouteContext): Reply => {
   })
   return jsonReply({ id: context.ids.next("modr-"), model, results })
 }
+
+/** Gemini's prebuilt TTS voices (ai.google.dev/gemini-api/docs/speech-generation, "Voice options"). */
+const GEMINI_VOICES = new Set([
+  "Zephyr",
+  "Puck",
+  "Charon",
+  "Kore",
+  "Fenrir",
+  "Leda",
+  "Orus",
+  "Aoede",
+  "Callirrhoe",
+  "Autonoe",
+  "Enceladus",
+  "Iapetus",
+  "Umbriel",
+  "Algieba",
+  "Despina",
+  "Erinome",
+  "Algenib",
+  "Rasalgethi",
+  "Laomedeia",
+  "Achernar",
+  "Alnilam",
+  "Schedar",
+  "Gacrux",
+  "Pulcherrima",
+  "Achird",
+  "Zubenelgenubi",
+  "Vindemiatrix",
+  "Sadachbia",
+  "Sadaltager",
+  "Sulafat"
+])
+
+const geminiBad = (message: string, status = 400): Reply =>
+  jsonReply({ error: { code: status, message, status: "INVALID_ARGUMENT" } }, status)
+
+/**
+ * Generate-content with `responseModalities: ["AUDIO"]` on a `*-tts` model
+ * (ai.google.dev/gemini-api/docs/speech-generation): the text of the
+ * contents read aloud as 24 kHz 16-bit little-endian mono PCM
+ * (`inlineData.mimeType` `audio/L16;codec=pcm;rate=24000`), `speechMillis`
+ * of the text long, with the voice of
+ * `speechConfig.voiceConfig.prebuiltVoiceConfig.voiceName` (a Gemini voice;
+ * default Kore); usage in `usageMetadata` (25 audio tokens a second).
+ * Audio output on another model is refused.
+ *
+ * @category routes
+ */
+export const geminiSpeechAnswer = (context: RouteContext, config: JsonObject): Reply => {
+  if (!context.model.includes("tts")) {
+    return geminiBad("The requested combination of response modalities (AUDIO) is not supported by the model.")
+  }
+  const speech = isObject(config.speechConfig) ? config.speechConfig : {}
+  const voiceConfig = isObject(speech.voiceConfig) ? speech.voiceConfig : {}
+  const prebuilt = isObject(voiceConfig.prebuiltVoiceConfig) ? voiceConfig.prebuiltVoiceConfig : {}
+  const voice = prebuilt.voiceName ?? "Kore"
+  if (typeof voice !== "string" || !GEMINI_VOICES.has(voice)) {
+    return geminiBad(`Voice name ${String(voice)} is not supported.`)
+  }
+  let text = ""
+  for (const content of arrayOr(context.body.contents)) {
+    for (const part of arrayOr(isObject(content) ? content.parts : undefined)) {
+      if (isObject(part) && typeof part.text === "string") text += part.text
+    }
+  }
+  if (text.length === 0) return geminiBad("Model tried to generate text, but it should only be used for TTS.")
+  const millis = speechMillis(text, 1)
+  const audio = pcmSilence(millis)
+  const promptTokens = Math.ceil(text.length / 4)
+  const audioTokens = Math.ceil(millis / 40)
+  return jsonReply({
+    candidates: [{
+      content: {
+        role: "model",
+        parts: [{ inlineData: { mimeType: `audio/L16;codec=pcm;rate=${PCM_RATE}`, data: base64(audio) } }]
+      },
+      finishReason: "STOP",
+      index: 0
+    }],
+    usageMetadata: {
+      promptTokenCount: promptTokens,
+      candidatesTokenCount: audioTokens,
+      totalTokenCount: promptTokens + audioTokens,
+      promptTokensDetails: [{ modality: "TEXT", tokenCount: promptTokens }],
+      candidatesTokensDetails: [{ modality: "AUDIO", tokenCount: audioTokens }]
+    },
+    modelVersion: context.model,
+    responseId: context.ids.next("resp-")
+  })
+}

@@ -30,6 +30,7 @@
 import { geminiImageAnswer } from "./Images.ts"
 import { type Answer, answer, type Prompt, promptTokens, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
 import { geminiConfigProblem } from "./RequestChecks.ts"
+import { geminiSpeechAnswer } from "./Audio.ts"
 import { dataFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
 import {
   arrayOr,
@@ -331,6 +332,9 @@ export const geminiGenerate = (context: RouteContext): Reply => {
   // Image output on image models only; other models answer text as before (gateway tests of pass-through fields).
   if (context.model.includes("image") && modalities.some((modality) => String(modality).toUpperCase() === "IMAGE")) {
     return geminiImageAnswer(context, generationConfig)
+  }
+  if (modalities.some((modality) => String(modality).toUpperCase() === "AUDIO")) {
+    return geminiSpeechAnswer(context, generationConfig)
   }
   const thinkingConfig = objectOr(field(generationConfig, "thinkingConfig", "thinking_config"))
   const includeThoughts = field(thinkingConfig, "includeThoughts", "include_thoughts") === true

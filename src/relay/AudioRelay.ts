@@ -26,8 +26,10 @@
 import { Context, Effect, Layer, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
+import { wavOf } from "../domain/AudioFile.ts"
 import { audioCost, characterCost, holdPrice, type Price, textCost } from "../domain/Pricing.ts"
-import { type GatewayError, ModelNotFound, UpstreamFailed } from "../errors/GatewayError.ts"
+import { type GatewayError, InvalidRequest, ModelNotFound, UpstreamFailed } from "../errors/GatewayError.ts"
+import { classifyGeminiError } from "../formats/gemini/GeminiError.ts"
 import { classifyOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
 import type { Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
@@ -129,6 +131,81 @@ const formBytes = (form: FormData) =>
     }
   })
 
+/**
+ * Why a speech request cannot go to a generate-content channel, by field, or
+ * `undefined` when it can: Gemini makes 24 kHz 16-bit PCM
+ * (ai.google.dev/gemini-api/docs/speech-generation), which only `wav` and
+ * `pcm` hold without loss; it takes a prebuilt voice by name, no `speed`,
+ * and answers whole (no `sse` events).
+ */
+const geminiSpeechRefusal = (body: Record<string, unknown>): InvalidRequest | undefined => {
+  const format = body.response_format ?? "mp3"
+  if (format !== "wav" && format !== "pcm") {
+    return new InvalidRequest({
+      message: `\`response_format\` ${
+        JSON.stringify(format)
+      } cannot be made without loss from a gemini channel's PCM; ask for wav or pcm.`,
+      param: "response_format"
+    })
+  }
+  if (typeof body.voice !== "string") {
+    return new InvalidRequest({ message: "A gemini channel takes `voice` as a prebuilt voice name.", param: "voice" })
+  }
+  if (body.speed !== undefined && body.speed !== 1) {
+    return new InvalidRequest({ message: "A gemini channel does not take `speed`.", param: "speed" })
+  }
+  if (body.stream_format === "sse") {
+    return new InvalidRequest({ message: "A gemini channel does not stream speech events.", param: "stream_format" })
+  }
+  return undefined
+}
+
+/** The generate-content body of a speech request: the text (after the style `instructions`), audio out, the voice. */
+const geminiSpeechBody = (body: Record<string, unknown>) => ({
+  contents: [{
+    role: "user",
+    parts: [{
+      text: typeof body.instructions === "string" && body.instructions.length > 0
+        ? `${body.instructions}: ${String(body.input)}`
+        : String(body.input)
+    }]
+  }],
+  generationConfig: {
+    responseModalities: ["AUDIO"],
+    speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: String(body.voice) } } }
+  }
+})
+
+/** The 16-bit PCM of a generate-content answer (`audio/L16;…;rate=N` inline data, parts joined) and its rate. */
+const geminiPcmOf = (json: unknown): { readonly pcm: Uint8Array; readonly rate: number } | undefined => {
+  const answer = (typeof json === "object" && json !== null ? json : {}) as {
+    candidates?: Array<{ content?: { parts?: Array<{ inlineData?: { mimeType?: unknown; data?: unknown } }> } }>
+  }
+  const parts = Array.isArray(answer.candidates) ? answer.candidates[0]?.content?.parts ?? [] : []
+  const chunks: Array<Uint8Array> = []
+  let rate = 24_000
+  for (const part of Array.isArray(parts) ? parts : []) {
+    const data = part?.inlineData?.data
+    const mimeType = part?.inlineData?.mimeType
+    if (typeof data !== "string" || typeof mimeType !== "string" || !/^audio\/L16\b/i.test(mimeType)) continue
+    const declared = /rate=(\d{4,6})/.exec(mimeType)?.[1]
+    if (declared !== undefined) rate = Number(declared)
+    try {
+      chunks.push(Uint8Array.from(atob(data), (char) => char.charCodeAt(0)))
+    } catch {
+      return undefined
+    }
+  }
+  if (chunks.length === 0) return undefined
+  const pcm = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0))
+  let offset = 0
+  for (const chunk of chunks) {
+    pcm.set(chunk, offset)
+    offset += chunk.length
+  }
+  return { pcm, rate }
+}
+
 /** @category services */
 export class AudioRelay extends Context.Service<AudioRelay, {
   /**
@@ -162,12 +239,79 @@ export class AudioRelay extends Context.Service<AudioRelay, {
         })
 
       const targetOf = (candidate: Candidate, operation: AudioOperation) =>
-        audioAdapters[candidate.channel.type]!.target(candidate.channel, candidate.key.key, operation)
+        audioAdapters[candidate.channel.type]!.target(
+          candidate.channel,
+          candidate.key.key,
+          operation,
+          candidate.upstreamModel
+        )
+
+      /** The upstream's answer, streamed on (OpenAI), or PCM made whole into the asked container (generate-content). */
+      type SpeechAnswer =
+        | { readonly _tag: "stream"; readonly response: UpstreamResponse }
+        | { readonly _tag: "bytes"; readonly bytes: Uint8Array; readonly contentType: string }
+
+      const openAiSpeech = (input: SpeechInput, candidate: Candidate): Effect.Effect<SpeechAnswer, UpstreamFailed> =>
+        Effect.gen(function* () {
+          const target = targetOf(candidate, "speech")
+          const body: Record<string, unknown> = { ...input.body, model: candidate.upstreamModel }
+          for (const param of candidate.channel.settings.strip_params ?? []) delete body[param]
+          const response = yield* client.post(
+            target.url,
+            { ...target.headers, "content-type": "application/json" },
+            JSON.stringify(body),
+            timeoutsOf(candidate.channel, settings)
+          )
+          if (response.status < 200 || response.status >= 300) {
+            const text = yield* Effect.orElseSucceed(response.text, () => "")
+            const classified = classifyOpenAiError(response.status, text)
+            return yield* new UpstreamFailed({
+              kind: classified.kind,
+              status: response.status,
+              message: classified.message,
+              channelId: candidate.channel.id
+            })
+          }
+          return { _tag: "stream" as const, response }
+        })
+
+      const geminiSpeech = (input: SpeechInput, candidate: Candidate): Effect.Effect<SpeechAnswer, UpstreamFailed> =>
+        Effect.gen(function* () {
+          const target = targetOf(candidate, "speech")
+          const { json } = yield* postForJson(
+            client,
+            settings,
+            candidate.channel,
+            target,
+            JSON.stringify(geminiSpeechBody(input.body)),
+            classifyGeminiError
+          )
+          const audio = geminiPcmOf(json)
+          if (audio === undefined) {
+            return yield* new UpstreamFailed({
+              kind: "bad-body",
+              status: 200,
+              message: "The generate-content answer has no 16-bit PCM audio.",
+              channelId: candidate.channel.id
+            })
+          }
+          const wav = input.body.response_format === "wav"
+          return {
+            _tag: "bytes" as const,
+            bytes: wav ? wavOf(audio.pcm, audio.rate) : audio.pcm,
+            contentType: wav ? "audio/wav" : "audio/pcm"
+          }
+        })
 
       const speech = (input: SpeechInput) =>
         Effect.gen(function* () {
           const started = Date.now()
-          const candidates = yield* candidatesFor(input.principal, input.model, "speech")
+          const serving = yield* candidatesFor(input.principal, input.model, "speech")
+          const refusal = geminiSpeechRefusal(input.body)
+          const candidates = refusal === undefined
+            ? serving
+            : serving.filter((candidate) => audioAdapters[candidate.channel.type]!.wire !== "gemini")
+          if (candidates.length === 0 && refusal !== undefined) return yield* refusal
           const { price, ratio, limits } = yield* priceFor(
             catalog,
             input.model,
@@ -175,29 +319,10 @@ export class AudioRelay extends Context.Service<AudioRelay, {
             isCharacterPriced
           )
           const cost = characterCost(ratio, price, input.characters)
-          const attempt = (candidate: Candidate): Effect.Effect<UpstreamResponse, UpstreamFailed> =>
-            Effect.gen(function* () {
-              const target = targetOf(candidate, "speech")
-              const body: Record<string, unknown> = { ...input.body, model: candidate.upstreamModel }
-              for (const param of candidate.channel.settings.strip_params ?? []) delete body[param]
-              const response = yield* client.post(
-                target.url,
-                { ...target.headers, "content-type": "application/json" },
-                JSON.stringify(body),
-                timeoutsOf(candidate.channel, settings)
-              )
-              if (response.status < 200 || response.status >= 300) {
-                const text = yield* Effect.orElseSucceed(response.text, () => "")
-                const classified = classifyOpenAiError(response.status, text)
-                return yield* new UpstreamFailed({
-                  kind: classified.kind,
-                  status: response.status,
-                  message: classified.message,
-                  channelId: candidate.channel.id
-                })
-              }
-              return response
-            })
+          const attempt = (candidate: Candidate) =>
+            audioAdapters[candidate.channel.type]!.wire === "gemini"
+              ? geminiSpeech(input, candidate)
+              : openAiSpeech(input, candidate)
           return yield* runOneShot(services, {
             principal: input.principal,
             groupLimits: limits,
@@ -212,12 +337,17 @@ export class AudioRelay extends Context.Service<AudioRelay, {
             usageOf: () => emptyUsage,
             costOf: () => cost,
             respond: (answer) => {
+              if (answer._tag === "bytes") {
+                return HttpServerResponse.uint8Array(answer.bytes, { contentType: answer.contentType })
+              }
+              const upstream = answer.response
               const body = Stream.unfold(
                 undefined,
-                () => Effect.map(answer.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
-              ).pipe(Stream.ensuring(Effect.sync(answer.abort)))
+                () =>
+                  Effect.map(upstream.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
+              ).pipe(Stream.ensuring(Effect.sync(upstream.abort)))
               return HttpServerResponse.stream(body, {
-                contentType: safeHeader(answer.headers["content-type"], input.contentType),
+                contentType: safeHeader(upstream.headers["content-type"], input.contentType),
                 headers: { "cache-control": "no-cache" }
               })
             }

@@ -12,10 +12,12 @@ export type AudioOperation = "speech" | "transcriptions" | "translations" | "mod
 
 /** A channel type's audio endpoints. @category models */
 export interface AudioAdapter {
+  /** The wire its calls speak: OpenAI's audio API, or generate-content. */
+  readonly wire: "openai" | "gemini"
   /** The operations it serves. */
   readonly serves: ReadonlySet<AudioOperation>
-  /** URL and headers of `operation` with `key` (the channel's extra headers included). */
-  readonly target: (channel: Channel, key: string, operation: AudioOperation) => UpstreamTarget
+  /** URL and headers of `operation` on `model` with `key` (the channel's extra headers included). */
+  readonly target: (channel: Channel, key: string, operation: AudioOperation, model: string) => UpstreamTarget
 }
 
 /** OpenAI's paths below the channel root (platform.openai.com/docs/api-reference/audio, …/moderations). */
@@ -31,6 +33,7 @@ const OPENAI_PATHS: Record<AudioOperation, string> = {
  * the chat call, with the operation's path in place of `/v1/chat/completions`.
  */
 const openai: AudioAdapter = {
+  wire: "openai",
   serves: new Set(["speech", "transcriptions", "translations", "moderations"]),
   target: (channel, key, operation) => {
     const chat = adapters.openai.target(channel, key, "openai-chat", "", false)
@@ -39,9 +42,20 @@ const openai: AudioAdapter = {
 }
 
 /**
+ * Generate-content upstreams: speech is `:generateContent` with audio output
+ * (`responseModalities: ["AUDIO"]`, `speechConfig.voiceConfig`;
+ * ai.google.dev/gemini-api/docs/speech-generation), derived from the text
+ * call so root, model encoding and headers stay one.
+ */
+const gemini: AudioAdapter = {
+  wire: "gemini",
+  serves: new Set(["speech"]),
+  target: (channel, key, _operation, model) => adapters.gemini.target(channel, key, "gemini", model, false)
+}
+
+/**
  * The audio endpoints of each channel type; `undefined` for a type that
- * serves none of them (anthropic, ark; gemini's speech and transcription run
- * through generate-content and are not wired yet), which is never a
+ * serves none of them (anthropic, ark, cohere, jina), which is never a
  * candidate for these routes.
  *
  * @category adapters
@@ -49,7 +63,7 @@ const openai: AudioAdapter = {
 export const audioAdapters: Record<ChannelType, AudioAdapter | undefined> = {
   openai,
   anthropic: undefined,
-  gemini: undefined,
+  gemini,
   ark: undefined,
   cohere: undefined,
   jina: undefined

@@ -31,7 +31,8 @@ const config = (emulatorUrl: string) => {
         "gpt-4o-mini-tts": { per_1m_characters: 12 },
         "whisper-1": { per_second: 0.0001 },
         "gpt-4o-transcribe": { input: 2.5, output: 10 },
-        "omni-moderation-priced": { input: 4 }
+        "omni-moderation-priced": { input: 4 },
+        "gemini-2.5-flash-preview-tts": { per_1m_characters: 20 }
       },
       channels: [{
         name: "openai",
@@ -47,6 +48,12 @@ const config = (emulatorUrl: string) => {
           "omni-moderation-priced"
         ],
         model_mapping: { "omni-moderation-priced": "omni-moderation-latest" }
+      }, {
+        name: "gemini",
+        type: "gemini",
+        base_url: emulatorUrl,
+        keys: ["sk-test-gem"],
+        models: ["gemini-2.5-flash-preview-tts"]
       }],
       users: [{ username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: KEY }] }]
     }),
@@ -159,6 +166,57 @@ Deno.test("audio: speech, transcription, translation and moderations through the
       strictEqual(audio, Math.round(24 * speechMillis(input, 1)) * 2)
       strictEqual(events.at(-1).type, "speech.audio.done")
     })
+
+    await t.step(
+      "speech on a gemini channel: generate-content audio, PCM wrapped losslessly as wav or pcm",
+      async () => {
+        const model = "gemini-2.5-flash-preview-tts"
+        const input = "Read by the generate-content voice."
+        const wav = await charged(
+          gateway,
+          speechCost(input.length, 20),
+          () => client.audio.speech.create({ model, voice: "Kore", input, response_format: "wav" })
+        )
+        strictEqual(wav.headers.get("content-type"), "audio/wav")
+        const bytes = (await readAll(wav.body!)).bytes
+        const view = new DataView(bytes.buffer)
+        strictEqual(ascii(bytes, 0, 4), "RIFF")
+        strictEqual(view.getUint32(24, true), 24_000)
+        strictEqual(view.getUint32(40, true), Math.round(24 * speechMillis(input, 1)) * 2)
+        const upstream = gateway.emulator.requests.at(-1)!
+        ok(upstream.path.endsWith(`/models/${model}:generateContent`))
+        deepStrictEqual((upstream.body as Record<string, unknown>).generationConfig, {
+          responseModalities: ["AUDIO"],
+          speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: "Kore" } } }
+        })
+        const styled = await client.audio.speech.create({
+          model,
+          voice: "Puck",
+          input,
+          instructions: "Cheerfully",
+          response_format: "pcm"
+        })
+        strictEqual(styled.headers.get("content-type"), "audio/pcm")
+        strictEqual(
+          (await readAll(styled.body!)).bytes.length,
+          Math.round(24 * speechMillis(`Cheerfully: ${input}`, 1)) * 2
+        )
+        for (
+          const [field, extra] of [["response_format", { response_format: "mp3" }], ["speed", {
+            speed: 1.5,
+            response_format: "wav"
+          }]] as const
+        ) {
+          const error = await charged(
+            gateway,
+            0,
+            () => client.audio.speech.create({ model, voice: "Kore", input, ...extra }).then(() => undefined, (e) => e)
+          )
+          ok(error instanceof OpenAI.BadRequestError, field)
+          strictEqual((error.error as { param?: string }).param, field)
+        }
+      }
+    )
 
     await t.step("transcription: whisper-1 verbose_json, billed the reported seconds", async () => {
       const file = await toFile(wavOf(2.5), "speech.wav", { type: "audio/wav" })
