@@ -493,3 +493,64 @@ export const geminiSpeechAnswer = (context: RouteContext, config: JsonObject): R
     responseId: context.ids.next("resp-")
   })
 }
+
+/** The duration of a WAV file from the first bytes of its base64, or `undefined`. */
+const wavSecondsOfBase64 = (data: string): number | undefined => {
+  let head: Uint8Array
+  try {
+    head = Uint8Array.from(atob(data.slice(0, 88)), (char) => char.charCodeAt(0))
+  } catch {
+    return undefined
+  }
+  const text = (start: number, end: number) => String.fromCharCode(...head.subarray(start, end))
+  if (head.length < 44 || text(0, 4) !== "RIFF" || text(8, 12) !== "WAVE" || text(36, 40) !== "data") return undefined
+  const view = new DataView(head.buffer)
+  const byteRate = view.getUint32(28, true)
+  return byteRate === 0 ? undefined : view.getUint32(40, true) / byteRate
+}
+
+/**
+ * Generate-content with audio as inline data in the last user turn (not a
+ * TTS model): the emulator "hears" the audio and answers the transcript
+ * `transcriptSegments` gives for its duration (a WAV header's; 1 second for
+ * other containers), as Gemini answers a transcription prompt
+ * (ai.google.dev/gemini-api/docs/audio). Usage: 32 tokens a second of audio
+ * (Gemini's published rate) plus the text's, output ceil(text / 4).
+ * `undefined` when the request carries no audio or streams.
+ *
+ * @category routes
+ */
+export const geminiTranscriptAnswer = (context: RouteContext): Reply | undefined => {
+  if (!context.path.endsWith(":generateContent")) return undefined
+  const contents = arrayOr(context.body.contents).filter(isObject)
+  const last = contents.at(-1)
+  if (last === undefined || (last.role !== undefined && last.role !== "user")) return undefined
+  let audio: string | undefined
+  let mimeType = ""
+  let textLength = 0
+  for (const part of arrayOr(last.parts)) {
+    if (!isObject(part)) continue
+    if (typeof part.text === "string") textLength += part.text.length
+    const inline = isObject(part.inlineData) ? part.inlineData : isObject(part.inline_data) ? part.inline_data : {}
+    const type = stringOr(inline.mimeType) ?? stringOr(inline.mime_type) ?? ""
+    if (type.startsWith("audio/") && typeof inline.data === "string") {
+      audio = inline.data
+      mimeType = type
+    }
+  }
+  if (audio === undefined) return undefined
+  const seconds = (mimeType.includes("wav") ? wavSecondsOfBase64(audio) : undefined) ?? 1
+  const text = transcriptSegments(seconds).map((segment) => segment.text).join(" ")
+  const promptTokens = Math.ceil(seconds * 32) + Math.ceil(textLength / 4)
+  const outputTokens = Math.ceil(text.length / 4)
+  return jsonReply({
+    candidates: [{ content: { role: "model", parts: [{ text }] }, finishReason: "STOP", index: 0 }],
+    usageMetadata: {
+      promptTokenCount: promptTokens,
+      candidatesTokenCount: outputTokens,
+      totalTokenCount: promptTokens + outputTokens
+    },
+    modelVersion: context.model,
+    responseId: context.ids.next("resp-")
+  })
+}

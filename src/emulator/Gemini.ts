@@ -30,7 +30,7 @@
 import { geminiImageAnswer } from "./Images.ts"
 import { type Answer, answer, type Prompt, promptTokens, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
 import { geminiConfigProblem } from "./RequestChecks.ts"
-import { geminiSpeechAnswer } from "./Audio.ts"
+import { geminiSpeechAnswer, geminiTranscriptAnswer } from "./Audio.ts"
 import { dataFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
 import {
   arrayOr,
@@ -336,6 +336,8 @@ export const geminiGenerate = (context: RouteContext): Reply => {
   if (modalities.some((modality) => String(modality).toUpperCase() === "AUDIO")) {
     return geminiSpeechAnswer(context, generationConfig)
   }
+  const transcript = geminiTranscriptAnswer(context)
+  if (transcript !== undefined) return transcript
   const thinkingConfig = objectOr(field(generationConfig, "thinkingConfig", "thinking_config"))
   const includeThoughts = field(thinkingConfig, "includeThoughts", "include_thoughts") === true
   const budget = numberOr(field(thinkingConfig, "thinkingBudget", "thinking_budget")) ?? 0

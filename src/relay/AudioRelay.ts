@@ -63,6 +63,8 @@ export interface TranscriptionInput {
   readonly measuredMillis: number | undefined
   /** A duration the file does not exceed (milliseconds): the hold's. */
   readonly boundMillis: number
+  /** The file's media type, as its bytes show it (`audio/wav`, …). */
+  readonly mimeType: string
 }
 
 /** A moderation request, checked by the route. @category models */
@@ -204,6 +206,95 @@ const geminiPcmOf = (json: unknown): { readonly pcm: Uint8Array; readonly rate: 
     offset += chunk.length
   }
   return { pcm, rate }
+}
+
+/** Inline data Gemini takes in one request (20 MB, base64 included: ai.google.dev/gemini-api/docs/audio). */
+const GEMINI_INLINE_FILE_LIMIT = Math.floor(20 * 1024 * 1024 * 3 / 4) - 64 * 1024
+
+/**
+ * Why a transcription cannot go to a generate-content channel, by field, or
+ * `undefined` when it can: Gemini answers plain text without timestamps
+ * (so json and text only, no `timestamp_granularities[]`), translates
+ * nothing here, and takes at most 20 MB of inline data.
+ */
+const geminiTranscriptionRefusal = (input: TranscriptionInput): InvalidRequest | undefined => {
+  const format = input.form.get("response_format") ?? "json"
+  if (format !== "json" && format !== "text") {
+    return new InvalidRequest({
+      message: `\`response_format\` ${
+        JSON.stringify(format)
+      } needs timestamps, which a gemini channel does not give; ask for json or text.`,
+      param: "response_format"
+    })
+  }
+  if (input.form.has("timestamp_granularities[]")) {
+    return new InvalidRequest({
+      message: "A gemini channel gives no timestamps.",
+      param: "timestamp_granularities[]"
+    })
+  }
+  const file = input.form.get("file")
+  if (file instanceof File && file.size > GEMINI_INLINE_FILE_LIMIT) {
+    return new InvalidRequest({
+      message: `A gemini channel takes audio of at most ${GEMINI_INLINE_FILE_LIMIT} bytes inline.`,
+      param: "file"
+    })
+  }
+  return undefined
+}
+
+/** Base64 of `bytes`. */
+const base64Of = (bytes: Uint8Array): string => {
+  let binary = ""
+  for (let index = 0; index < bytes.length; index += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(index, index + 0x8000))
+  }
+  return btoa(binary)
+}
+
+/**
+ * The generate-content body of a transcription: an instruction (with the
+ * caller's `language` and `prompt` as context) and the audio as inline data
+ * (ai.google.dev/gemini-api/docs/audio, "Get a transcript").
+ */
+const geminiTranscriptionBody = (input: TranscriptionInput) =>
+  Effect.promise(async () => {
+    const file = input.form.get("file") as File
+    const language = input.form.get("language")
+    const context = input.form.get("prompt")
+    const instruction = "Generate a verbatim transcript of the speech in this audio. Answer with the transcript only." +
+      (typeof language === "string" && language.length > 0 ? ` The speech is in the language "${language}".` : "") +
+      (typeof context === "string" && context.length > 0 ? ` Context for spelling: ${context}` : "")
+    return {
+      contents: [{
+        role: "user",
+        parts: [
+          { text: instruction },
+          { inlineData: { mimeType: input.mimeType, data: base64Of(new Uint8Array(await file.arrayBuffer())) } }
+        ]
+      }]
+    }
+  })
+
+/** The text of a generate-content answer (its non-thought text parts) and its token usage, if it has text. */
+const geminiTextOf = (json: unknown): { readonly text: string; readonly usage: Usage | undefined } | undefined => {
+  const answer = (typeof json === "object" && json !== null ? json : {}) as {
+    candidates?: Array<{ content?: { parts?: Array<{ text?: unknown; thought?: unknown }> } }>
+    usageMetadata?: { promptTokenCount?: unknown; candidatesTokenCount?: unknown }
+  }
+  const parts = Array.isArray(answer.candidates) ? answer.candidates[0]?.content?.parts ?? [] : []
+  const texts = (Array.isArray(parts) ? parts : []).filter((part) =>
+    typeof part?.text === "string" && part.thought !== true
+  ).map((part) => part.text as string)
+  if (texts.length === 0) return undefined
+  const count = (value: unknown) =>
+    typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : undefined
+  const input = count(answer.usageMetadata?.promptTokenCount)
+  const output = count(answer.usageMetadata?.candidatesTokenCount)
+  return {
+    text: texts.join("").trim(),
+    usage: input === undefined ? undefined : { inputTokens: input, outputTokens: output ?? 0 }
+  }
 }
 
 /** @category services */
@@ -357,7 +448,12 @@ export class AudioRelay extends Context.Service<AudioRelay, {
       const transcription = (input: TranscriptionInput) =>
         Effect.gen(function* () {
           const started = Date.now()
-          const candidates = yield* candidatesFor(input.principal, input.model, input.operation)
+          const serving = yield* candidatesFor(input.principal, input.model, input.operation)
+          const refusal = geminiTranscriptionRefusal(input)
+          const candidates = refusal === undefined
+            ? serving
+            : serving.filter((candidate) => audioAdapters[candidate.channel.type]!.wire !== "gemini")
+          if (candidates.length === 0 && refusal !== undefined) return yield* refusal
           const { price, ratio, limits } = yield* priceFor(
             catalog,
             input.model,
@@ -374,8 +470,10 @@ export class AudioRelay extends Context.Service<AudioRelay, {
               boundSeconds * TEXT_TOKENS_PER_SECOND
             )
             : audioCost(ratio, price, input.boundMillis)
-          const billed = (text: string): { usage: Usage; cost: bigint } => {
-            const reported = reportedUsage(text)
+          const billed = (
+            text: string,
+            reported: { seconds?: number; tokens?: Usage } = reportedUsage(text)
+          ): { usage: Usage; cost: bigint } => {
             if (byTokens) {
               const usage = reported.tokens ?? {
                 inputTokens: boundSeconds * AUDIO_TOKENS_PER_SECOND,
@@ -388,7 +486,48 @@ export class AudioRelay extends Context.Service<AudioRelay, {
               : input.measuredMillis ?? input.boundMillis
             return { usage: reported.tokens ?? emptyUsage, cost: audioCost(ratio, price, millis) }
           }
+          const geminiAttempt = (candidate: Candidate): Effect.Effect<TranscriptionAnswer, UpstreamFailed> =>
+            Effect.gen(function* () {
+              const target = targetOf(candidate, input.operation)
+              const { json } = yield* postForJson(
+                client,
+                settings,
+                candidate.channel,
+                target,
+                JSON.stringify(yield* geminiTranscriptionBody(input)),
+                classifyGeminiError
+              )
+              const heard = geminiTextOf(json)
+              if (heard === undefined) {
+                return yield* new UpstreamFailed({
+                  kind: "bad-body",
+                  status: 200,
+                  message: "The generate-content answer has no text.",
+                  channelId: candidate.channel.id
+                })
+              }
+              const tokens = heard.usage
+              const { usage, cost } = billed(heard.text, tokens === undefined ? {} : { tokens })
+              const usageField = {
+                type: "tokens",
+                input_tokens: usage.inputTokens,
+                output_tokens: usage.outputTokens,
+                total_tokens: usage.inputTokens + usage.outputTokens
+              }
+              return input.form.get("response_format") === "text"
+                ? { text: `${heard.text}\n`, contentType: "text/plain; charset=utf-8", usage, cost }
+                : {
+                  text: JSON.stringify({ text: heard.text, usage: usageField }),
+                  contentType: "application/json",
+                  usage,
+                  cost
+                }
+            })
           const attempt = (candidate: Candidate): Effect.Effect<TranscriptionAnswer, UpstreamFailed> =>
+            audioAdapters[candidate.channel.type]!.wire === "gemini"
+              ? geminiAttempt(candidate)
+              : openAiTranscription(candidate)
+          const openAiTranscription = (candidate: Candidate): Effect.Effect<TranscriptionAnswer, UpstreamFailed> =>
             Effect.gen(function* () {
               const form = new FormData()
               const strip = new Set(candidate.channel.settings.strip_params ?? [])

@@ -179,7 +179,12 @@ const checkTranscription = (form: FormData, translate: boolean) =>
       return yield* invalid("Streamed transcription is not served by this gateway yet.", "stream")
     }
     const measuredMillis = sniffed.mime.includes("wav") ? wavMillis(bytes) : undefined
-    return { model, measuredMillis, boundMillis: measuredMillis ?? durationBoundMillis(file.size) }
+    return {
+      model,
+      measuredMillis,
+      boundMillis: measuredMillis ?? durationBoundMillis(file.size),
+      mimeType: sniffed.mime
+    }
   })
 
 /** Rough tokens of a moderation's text (the text routes' estimate: characters / 4), and checks `input`. */

@@ -44,12 +44,14 @@ const openai: AudioAdapter = {
 /**
  * Generate-content upstreams: speech is `:generateContent` with audio output
  * (`responseModalities: ["AUDIO"]`, `speechConfig.voiceConfig`;
- * ai.google.dev/gemini-api/docs/speech-generation), derived from the text
+ * ai.google.dev/gemini-api/docs/speech-generation), transcription is
+ * `:generateContent` with the audio as inline data
+ * (ai.google.dev/gemini-api/docs/audio); the URL is derived from the text
  * call so root, model encoding and headers stay one.
  */
 const gemini: AudioAdapter = {
   wire: "gemini",
-  serves: new Set(["speech"]),
+  serves: new Set(["speech", "transcriptions"]),
   target: (channel, key, _operation, model) => adapters.gemini.target(channel, key, "gemini", model, false)
 }
 

@@ -32,7 +32,8 @@ const config = (emulatorUrl: string) => {
         "whisper-1": { per_second: 0.0001 },
         "gpt-4o-transcribe": { input: 2.5, output: 10 },
         "omni-moderation-priced": { input: 4 },
-        "gemini-2.5-flash-preview-tts": { per_1m_characters: 20 }
+        "gemini-2.5-flash-preview-tts": { per_1m_characters: 20 },
+        "gemini-2.5-flash": { input: 1, output: 2.5 }
       },
       channels: [{
         name: "openai",
@@ -53,7 +54,7 @@ const config = (emulatorUrl: string) => {
         type: "gemini",
         base_url: emulatorUrl,
         keys: ["sk-test-gem"],
-        models: ["gemini-2.5-flash-preview-tts"]
+        models: ["gemini-2.5-flash-preview-tts", "gemini-2.5-flash"]
       }],
       users: [{ username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: KEY }] }]
     }),
@@ -70,11 +71,15 @@ const totalUsed = async (gateway: TestGateway): Promise<number> => {
   return body.data.total_used
 }
 
-/** Runs `send` and checks it charged exactly `expected` quota units. */
+/** What the last `charged` call cost. */
+let lastCharge = 0
+
+/** Runs `send` and checks it charged exactly `expected` quota units (any, when `expected` is -1; see `lastCharge`). */
 const charged = async <A>(gateway: TestGateway, expected: number, send: () => Promise<A>): Promise<A> => {
   const before = await totalUsed(gateway)
   const result = await send()
-  strictEqual((await totalUsed(gateway)) - before, expected, "quota charged")
+  lastCharge = (await totalUsed(gateway)) - before
+  if (expected !== -1) strictEqual(lastCharge, expected, "quota charged")
   return result
 }
 
@@ -279,6 +284,48 @@ Deno.test("audio: speech, transcription, translation and moderations through the
       )
       strictEqual(answer.text, text)
     })
+
+    await t.step(
+      "transcription on a gemini channel: inline audio, the text back, billed the reported tokens",
+      async () => {
+        const model = "gemini-2.5-flash"
+        const text = transcriptSegments(2).map((s) => s.text).join(" ")
+        const answer = await charged(gateway, -1, () =>
+          client.audio.transcriptions.create({
+            file: new File([wavOf(2)], "a.wav", { type: "audio/wav" }),
+            model,
+            language: "en"
+          }))
+        strictEqual(answer.text, text)
+        const upstream = gateway.emulator.requests.at(-1)!
+        ok(upstream.path.endsWith(`/models/${model}:generateContent`))
+        const parts =
+          (upstream.body as { contents: Array<{ parts: Array<Record<string, unknown>> }> }).contents[0].parts
+        const inline = parts[1].inlineData as { mimeType: string; data: string }
+        strictEqual(inline.mimeType, "audio/wav")
+        deepStrictEqual(Uint8Array.from(atob(inline.data), (c) => c.charCodeAt(0)), wavOf(2))
+        // The emulator reports 32 tokens a second plus the instruction's, and ceil(text / 4) out.
+        const promptTokens = Math.ceil(2 * 32) + Math.ceil((parts[0].text as string).length / 4)
+        const outputTokens = Math.ceil(text.length / 4)
+        strictEqual(lastCharge, Math.ceil(1.5 * (promptTokens * 1 + outputTokens * 2.5)))
+        const plain = await client.audio.transcriptions.create({
+          file: new File([wavOf(1)], "a.wav", { type: "audio/wav" }),
+          model,
+          response_format: "text"
+        })
+        strictEqual(plain, "Emulated segment 1.\n")
+        for (const format of ["srt", "vtt", "verbose_json"] as const) {
+          const error = await charged(gateway, 0, () =>
+            client.audio.transcriptions.create({
+              file: new File([wavOf(1)], "a.wav", { type: "audio/wav" }),
+              model,
+              response_format: format
+            }).then(() => undefined, (e) => e))
+          ok(error instanceof OpenAI.BadRequestError, format)
+          strictEqual((error.error as { param?: string }).param, "response_format")
+        }
+      }
+    )
 
     await t.step("translation: whisper-1 text", async () => {
       const text = await charged(
