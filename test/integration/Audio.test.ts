@@ -172,6 +172,41 @@ Deno.test("audio: speech, transcription, translation and moderations through the
       strictEqual(events.at(-1).type, "speech.audio.done")
     })
 
+    await t.step("speech: the upstream's events reach the caller as they arrive, not at the end", async () => {
+      gateway.emulator.setFaults([{ match: { path: "/v1/audio/speech" }, paceMs: 20 }])
+      try {
+        const input = "A longer passage, so that the answer is many events long. ".repeat(2)
+        const started = performance.now()
+        const response = await client.audio.speech.create({
+          model: "gpt-4o-mini-tts",
+          voice: "coral",
+          input,
+          response_format: "pcm",
+          stream_format: "sse"
+        })
+        const reader = response.body!.getReader()
+        const first = await reader.read()
+        const firstAt = performance.now() - started
+        ok(!first.done)
+        const decoder = new TextDecoder()
+        let text = decoder.decode(first.value, { stream: true })
+        while (true) {
+          const { done, value } = await reader.read()
+          if (done) break
+          text += decoder.decode(value, { stream: true })
+        }
+        const total = performance.now() - started
+        const events = text.split("\n\n").filter((frame) => frame.startsWith("data: ")).length
+        const frames = Math.ceil(Math.round(24 * speechMillis(input, 1)) * 2 / 4096) + 1
+        strictEqual(events, frames)
+        // Paced at 20 ms an event upstream: the whole answer takes about frames × 20 ms; the first bytes came long before.
+        ok(total >= (frames - 1) * 20 * 0.8, `total ${total} ms for ${frames} events`)
+        ok(firstAt < total / 2, `first bytes after ${firstAt} ms of ${total} ms`)
+      } finally {
+        gateway.emulator.setFaults([])
+      }
+    })
+
     await t.step(
       "speech on a gemini channel: generate-content audio, PCM wrapped losslessly as wav or pcm",
       async () => {
