@@ -21,7 +21,8 @@
  *   `gpt-4o-mini-transcribe`), `response_format` (json, text, srt, vtt,
  *   verbose_json; the gpt-4o models json and text only). One segment per
  *   started second; `whisper-1` reports `usage: {type: "duration", seconds}`,
- *   the gpt-4o models `usage: {type: "tokens", …}` (input = audio tokens).
+ *   the gpt-4o models `usage: {type: "tokens", …}` (input = audio tokens); `stream=true` (gpt-4o
+ *   models only) answers `transcript.text.delta` events and a `transcript.text.done` with the usage.
  * - `POST /v1/moderations` (JSON): `input` as a string, strings, or
  *   `text` / `image_url` parts (images only on `omni-moderation-*`); a text
  *   containing `EMULATOR-FLAG` is flagged for `violence`.
@@ -288,6 +289,15 @@ const transcribe = (context: RouteContext, translate: boolean): Reply => {
     output_tokens: Math.ceil(text.length / 4),
     total_tokens: Math.ceil(seconds * 10) + Math.ceil(text.length / 4),
     input_token_details: { audio_tokens: Math.ceil(seconds * 10), text_tokens: 0 }
+  }
+  if (body.stream === "true") {
+    // gpt-4o transcription streams: a delta per segment, then the whole text with the usage (SDK `TranscriptionStreamEvent`).
+    return sseReply([
+      ...segments.map((segment, index) =>
+        dataFrame({ type: "transcript.text.delta", delta: index === 0 ? segment.text : ` ${segment.text}` })
+      ),
+      dataFrame({ type: "transcript.text.done", text, usage })
+    ])
   }
   switch (format) {
     case "text":

@@ -9,10 +9,11 @@
  *   `speech.audio.*` SSE events). Billed `per_1m_characters` × the input's
  *   characters (held and settled alike: the input is the whole measure).
  * - Transcription and translation: the caller's form forwarded with the model
- *   mapped. Billed `per_second` × the duration: held from the WAV header, or
+ *   mapped. A streamed transcription (`stream=true`) is read whole before it
+ *   is passed on, since its bill is in its last event. Billed `per_second` × the duration: held from the WAV header, or
  *   from the file size at 8 kbit/s for other containers; settled from the
  *   vendor's `usage: {type: "duration", seconds}` (or verbose_json's
- *   `duration`) when reported, else the duration measured from the header,
+ *   `duration`, or a stream's `transcript.text.done` usage) when reported, else the duration measured from the header,
  *   else the hold. A token-priced model is billed the vendor's
  *   `usage: {type: "tokens"}` (held at the hold's duration × 50 audio tokens
  *   a second and the most output the held text can be).
@@ -102,11 +103,31 @@ interface TranscriptionAnswer {
 const safeHeader = (value: string | undefined, fallback: string): string =>
   value !== undefined && value.length <= 100 && /^[\x20-\x7e]+$/.test(value) ? value : fallback
 
+/**
+ * The data of a streamed transcription's `transcript.text.done` event (which
+ * carries the usage), when `text` is such a stream
+ * (platform.openai.com/docs/api-reference/audio/transcript-text-done-event).
+ */
+const streamedDone = (text: string): string | undefined => {
+  if (!text.startsWith("data:") && !text.startsWith("event:")) return undefined
+  for (const line of text.split("\n").reverse()) {
+    if (!line.startsWith("data:")) continue
+    const data = line.slice(5).trim()
+    try {
+      const event = JSON.parse(data) as { type?: unknown }
+      if (event.type === "transcript.text.done") return data
+    } catch {
+      continue
+    }
+  }
+  return undefined
+}
+
 /** The `usage` a transcription answer reports, if JSON with one; `duration` of verbose_json counts as seconds. */
 const reportedUsage = (text: string): { seconds?: number; tokens?: Usage } => {
   let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    parsed = JSON.parse(streamedDone(text) ?? text)
   } catch {
     return {}
   }
@@ -226,6 +247,9 @@ const geminiTranscriptionRefusal = (input: TranscriptionInput): InvalidRequest |
       } needs timestamps, which a gemini channel does not give; ask for json or text.`,
       param: "response_format"
     })
+  }
+  if (input.form.get("stream") === "true") {
+    return new InvalidRequest({ message: "A gemini channel does not stream transcripts here.", param: "stream" })
   }
   if (input.form.has("timestamp_granularities[]")) {
     return new InvalidRequest({

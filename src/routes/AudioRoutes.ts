@@ -10,7 +10,7 @@
  *   (multipart: `file` at most 25 MB in an audio container that its bytes
  *   confirm, `model`, `language`, `prompt`, `response_format` json | text |
  *   srt | vtt | verbose_json, `timestamp_granularities[]` word | segment with
- *   verbose_json, `temperature`);
+ *   verbose_json, `temperature`, `stream` for the models that stream);
  * - `POST /v1/moderations` (JSON: `input` as a string, strings, or `text` /
  *   `image_url` parts; `model`, default `omni-moderation-latest`).
  *
@@ -175,9 +175,10 @@ const checkTranscription = (form: FormData, translate: boolean) =>
       return yield* invalid("`temperature` must be a number from 0 to 1.", "temperature")
     }
     const stream = form.get("stream")
-    if (stream !== null && stream !== "false") {
-      return yield* invalid("Streamed transcription is not served by this gateway yet.", "stream")
+    if (stream !== null && stream !== "false" && stream !== "true") {
+      return yield* invalid("`stream` must be true or false.", "stream")
     }
+    if (stream === "true" && translate) return yield* invalid("Translations do not stream.", "stream")
     const measuredMillis = sniffed.mime.includes("wav") ? wavMillis(bytes) : undefined
     return {
       model,

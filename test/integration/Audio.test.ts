@@ -362,6 +362,41 @@ Deno.test("audio: speech, transcription, translation and moderations through the
       }
     )
 
+    await t.step(
+      "transcription: stream=true passes the transcript events, billed the done event's tokens",
+      async () => {
+        const text = transcriptSegments(3).map((s) => s.text).join(" ")
+        const inputTokens = 30
+        const outputTokens = Math.ceil(text.length / 4)
+        const stream = await charged(
+          gateway,
+          Math.ceil(1.5 * (inputTokens * 2.5 + outputTokens * 10)),
+          () =>
+            client.audio.transcriptions.create({
+              file: new File([wavOf(3)], "a.wav", { type: "audio/wav" }),
+              model: "gpt-4o-transcribe",
+              stream: true
+            })
+        )
+        const deltas: Array<string> = []
+        let done: { text: string; usage?: { input_tokens: number } } | undefined
+        for await (const event of stream) {
+          if (event.type === "transcript.text.delta") deltas.push(event.delta)
+          if (event.type === "transcript.text.done") done = event
+        }
+        strictEqual(deltas.join(""), text)
+        strictEqual(done?.text, text)
+        strictEqual(done?.usage?.input_tokens, inputTokens)
+        const refused = await charged(gateway, 0, () =>
+          client.audio.transcriptions.create({
+            file: new File([wavOf(1)], "a.wav", { type: "audio/wav" }),
+            model: "whisper-1",
+            stream: true
+          }).then(() => undefined, (error) => error))
+        ok(refused instanceof OpenAI.BadRequestError)
+      }
+    )
+
     await t.step("translation: whisper-1 text", async () => {
       const text = await charged(
         gateway,
