@@ -14,6 +14,7 @@ import accounts from "./0005_accounts.ts"
 import tasks from "./0006_tasks.ts"
 import assets from "./0007_assets.ts"
 import accountHardening from "./0009_account_hardening.ts"
+import audioPrices from "./0013_audio_prices.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -24,5 +25,6 @@ export const loader = Migrator.fromRecord({
   "0005_accounts": accounts,
   "0006_tasks": tasks,
   "0007_assets": assets,
-  "0009_account_hardening": accountHardening
+  "0009_account_hardening": accountHardening,
+  "0013_audio_prices": audioPrices
 })

@@ -10,6 +10,7 @@ import { applyBootstrap } from "./config/ApplyBootstrap.ts"
 import type { BootstrapFile } from "./config/BootstrapFile.ts"
 import { AccountRoutes } from "./routes/AccountRoutes.ts"
 import { AssetRoutes } from "./routes/AssetRoutes.ts"
+import { Audio, AudioRoutes } from "./routes/AudioRoutes.ts"
 import { AdminUserRoutes } from "./routes/api/AdminUserRoutes.ts"
 import { CatalogRoutes } from "./routes/api/CatalogRoutes.ts"
 import { ChannelRoutes } from "./routes/api/ChannelRoutes.ts"
@@ -27,6 +28,7 @@ import { ImageTasks, TaskImageRoutes } from "./routes/TaskImageRoutes.ts"
 import { VideoRoutes, Videos } from "./routes/VideoRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
+import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
 import { Accounts } from "./services/Accounts.ts"
 import { Assets } from "./services/Assets.ts"
@@ -43,6 +45,8 @@ import { PasswordHasher } from "./services/PasswordHasher.ts"
 import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
+import { AudioRelay } from "./relay/AudioRelay.ts"
+import { RerankRelay } from "./relay/RerankRelay.ts"
 import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { ImageRelay } from "./relay/ImageRelay.ts"
 import { ImageTaskRelay } from "./relay/ImageTaskRelay.ts"
@@ -165,6 +169,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
   const relay = Layer.mergeAll(
     Relay.layer,
     EmbeddingRelay.layer,
+    AudioRelay.layer,
+    RerankRelay.layer,
     ImageRelay.layer,
     VideoRelay.layer,
     VideoContentRelay.layer,
@@ -179,6 +185,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
   return Layer.mergeAll(
     TextRoutes,
     EmbeddingRoutes,
+    AudioRoutes,
+    RerankRoutes,
     ImageRoutes,
     TaskImageRoutes,
     VideoRoutes,
@@ -199,7 +207,15 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     FallbackRoutes,
     telemetry.middlewareLayer
   ).pipe(
-    Layer.provide(Layer.mergeAll(CountTokens.layer, Embeddings.layer, Images.layer, ImageTasks.layer, Videos.layer)),
+    Layer.provide(Layer.mergeAll(
+      CountTokens.layer,
+      Embeddings.layer,
+      Audio.layer,
+      Rerank.layer,
+      Images.layer,
+      ImageTasks.layer,
+      Videos.layer
+    )),
     Layer.provide(relay)
   )
 }

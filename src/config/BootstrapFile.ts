@@ -43,7 +43,8 @@ export const GroupSpec = Schema.Struct({
  * Prices: `input`/`output` in USD per 1M tokens, `cached_input` (prompt
  * tokens read from the vendor's cache) and `cache_write` (prompt tokens
  * written to it) in USD per 1M tokens, each `input` when unset,
- * `per_image` and `per_second` in USD; `free: true` lets an unpriced model be
+ * `per_image` and `per_second` in USD, `per_1m_characters` in USD per 1M
+ * input characters (speech), `per_search` in USD per search unit (rerank); `free: true` lets an unpriced model be
  * served at no cost.
  *
  * @category models
@@ -55,6 +56,10 @@ export const ModelSpec = Schema.Struct({
   cache_write: Schema.optional(NonNegative),
   per_image: Schema.optional(NonNegative),
   per_second: Schema.optional(NonNegative),
+  /** USD per 1M input characters (speech). */
+  per_1m_characters: Schema.optional(NonNegative),
+  /** USD per search unit (rerank). */
+  per_search: Schema.optional(NonNegative),
   /**
    * The validation rules a model follows: an image family (`domain/ImageFamilies.ts`) or a video family
    * (`domain/VideoFamilies.ts`); default from its name.
@@ -64,7 +69,7 @@ export const ModelSpec = Schema.Struct({
 })
 
 /** The upstream channel types. @category models */
-export const ChannelType = Schema.Literals(["openai", "anthropic", "gemini", "ark"])
+export const ChannelType = Schema.Literals(["openai", "anthropic", "gemini", "ark", "cohere", "jina"])
 
 /**
  * Per-channel settings. Timeouts in milliseconds.

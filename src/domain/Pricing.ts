@@ -50,6 +50,10 @@ export interface Price {
   readonly cacheWrite?: bigint | undefined
   readonly perImage?: bigint | undefined
   readonly perSecond?: bigint | undefined
+  /** USD per 1M input characters (`per_1m_characters`: speech models billed by the text they read). */
+  readonly perMillionCharacters?: bigint | undefined
+  /** USD per search unit (`per_search`: rerank). */
+  readonly perSearch?: bigint | undefined
   readonly free: boolean
 }
 
@@ -127,3 +131,31 @@ export const isTextPriced = (price: Price): boolean =>
  * @category billing
  */
 export const isImagePriced = (price: Price): boolean => price.free || price.perImage !== undefined
+
+/**
+ * The cost of reading `characters` characters aloud (`per_1m_characters` USD
+ * per million) in quota units: ceil(ratio × characters × price), since USD per
+ * 1M × count is micro-USD, as with tokens.
+ *
+ * @category billing
+ */
+export const characterCost = (ratio: bigint, price: Price, characters: number): bigint =>
+  price.free ? 0n : ceilDiv(ratio * count(characters) * (price.perMillionCharacters ?? 0n), SCALE * SCALE)
+
+/**
+ * The cost of `milliseconds` of audio (`per_second` USD each) in quota units:
+ * ceil(ratio × milliseconds × price × 10³), so a fraction of a second is
+ * billed as the fraction it is (transcription).
+ *
+ * @category billing
+ */
+export const audioCost = (ratio: bigint, price: Price, milliseconds: number): bigint =>
+  price.free ? 0n : ceilDiv(ratio * count(milliseconds) * (price.perSecond ?? 0n) * 1_000n, SCALE * SCALE)
+
+/**
+ * The cost of `units` search units (`per_search` USD each) in quota units.
+ *
+ * @category billing
+ */
+export const searchCost = (ratio: bigint, price: Price, units: number): bigint =>
+  price.free ? 0n : ceilDiv(ratio * count(units) * (price.perSearch ?? 0n) * 1_000_000n, SCALE * SCALE)

@@ -13,6 +13,9 @@
  *   `…:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array), `…:countTokens`,
  *   `…:embedContent`, `…:batchEmbedContents` (deterministic vectors, see `Embeddings.ts`),
  *   `GET /v1beta/models` (and `GET /v1/models` with a Gemini key).
+ * - Audio and moderations (see `Audio.ts`): OpenAI `POST /v1/audio/speech`, `/v1/audio/transcriptions` and
+ *   `/v1/audio/translations` (multipart), `POST /v1/moderations`; rerank (see `Rerank.ts`): Cohere `POST /v2/rerank`,
+ *   Jina `POST /v1/rerank`.
  * - Images (see `Images.ts`): OpenAI `POST /v1/images/generations`, `POST /v1/images/edits` (multipart, parsed
  *   into the body as `{filename, type, size}` per file); Ark `POST /api/v3/images/generations` and its chat
  *   completions at `POST /api/v3/chat/completions`; generate-content with `responseModalities` holding `IMAGE`;
@@ -174,16 +177,30 @@ const waitForAbort = (signal: AbortSignal): Promise<void> =>
     signal.addEventListener("abort", () => resolve(), { once: true })
   })
 
+/** The duration of a RIFF/WAVE file from its first bytes (canonical 44-byte header), or `undefined`. */
+const wavSeconds = (head: Uint8Array): number | undefined => {
+  const text = (start: number, end: number) => String.fromCharCode(...head.subarray(start, end))
+  if (head.length < 44 || text(0, 4) !== "RIFF" || text(8, 12) !== "WAVE" || text(36, 40) !== "data") return undefined
+  const view = new DataView(head.buffer, head.byteOffset, head.byteLength)
+  const byteRate = view.getUint32(28, true)
+  return byteRate === 0 ? undefined : view.getUint32(40, true) / byteRate
+}
+
 /**
  * A multipart body as a JSON object, as the image edit route reads it: text fields as strings, files as
- * `{filename, type, size}`, a name sent more than once (`image[]`) as an array; `undefined` when unparsable.
+ * `{filename, type, size}` (and `seconds`, a WAV file's duration from its header), a name sent more than once (`image[]`) as an array; `undefined` when unparsable.
  */
 const formBody = async (request: Request): Promise<JsonObject | undefined> => {
   const form = await request.formData().catch(() => undefined)
   if (form === undefined) return undefined
   const body: JsonObject = {}
   for (const [name, value] of form.entries()) {
-    const item = typeof value === "string" ? value : { filename: value.name, type: value.type, size: value.size }
+    const seconds = typeof value === "string"
+      ? undefined
+      : wavSeconds(new Uint8Array(await value.slice(0, 64).arrayBuffer()))
+    const item = typeof value === "string"
+      ? value
+      : { filename: value.name, type: value.type, size: value.size, ...(seconds === undefined ? {} : { seconds }) }
     const previous = body[name]
     body[name] = previous === undefined
       ? (name.endsWith("[]") ? [item] : item)

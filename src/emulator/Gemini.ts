@@ -30,6 +30,7 @@
 import { geminiImageAnswer } from "./Images.ts"
 import { type Answer, answer, type Prompt, promptTokens, stableHash, type ToolChoice, type ToolSpec } from "./Answer.ts"
 import { geminiConfigProblem } from "./RequestChecks.ts"
+import { geminiSpeechAnswer, geminiTranscriptAnswer } from "./Audio.ts"
 import { dataFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
 import {
   arrayOr,
@@ -332,6 +333,11 @@ export const geminiGenerate = (context: RouteContext): Reply => {
   if (context.model.includes("image") && modalities.some((modality) => String(modality).toUpperCase() === "IMAGE")) {
     return geminiImageAnswer(context, generationConfig)
   }
+  if (modalities.some((modality) => String(modality).toUpperCase() === "AUDIO")) {
+    return geminiSpeechAnswer(context, generationConfig)
+  }
+  const transcript = geminiTranscriptAnswer(context)
+  if (transcript !== undefined) return transcript
   const thinkingConfig = objectOr(field(generationConfig, "thinkingConfig", "thinking_config"))
   const includeThoughts = field(thinkingConfig, "includeThoughts", "include_thoughts") === true
   const budget = numberOr(field(thinkingConfig, "thinkingBudget", "thinking_budget")) ?? 0

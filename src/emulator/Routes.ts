@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import { anthropicCountTokens, anthropicMessages } from "./Anthropic.ts"
+import { openAiModerations, openAiSpeech, openAiTranscriptions, openAiTranslations } from "./Audio.ts"
 import { geminiEmbed, openAiEmbeddings } from "./Embeddings.ts"
 import { type Vendor, vendorErrorBody } from "./Faults.ts"
 import { geminiCountTokens, geminiGenerate, geminiModels } from "./Gemini.ts"
@@ -13,6 +14,7 @@ import { anthropicModels, openAiModels } from "./Models.ts"
 import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
 import { compactResponse, createResponse } from "./OpenAiResponses.ts"
+import { cohereRerank, jinaRerank } from "./Rerank.ts"
 import { dataFrame, eventFrame } from "./Sse.ts"
 import { arkVideoCancel, arkVideoCreate, arkVideoRetrieve } from "./VideosArk.ts"
 import { geminiFileDownload, geminiOperationGet, geminiVideoCreate } from "./VideosGemini.ts"
@@ -97,6 +99,19 @@ export const resolveRoute = (
         return route("openai", openAiEmbeddings, true)
       case "/v1/images/generations":
         return route("openai", openAiImageGenerations, true)
+      case "/v1/audio/speech":
+        return route("openai", openAiSpeech, true, body.stream_format === "sse")
+      case "/v1/audio/transcriptions":
+        return route("openai", openAiTranscriptions, true)
+      case "/v1/audio/translations":
+        return route("openai", openAiTranslations, true)
+      case "/v1/moderations":
+        return route("openai", openAiModerations, true)
+      // Cohere's and Jina's rerank (Bearer keys, as OpenAI's).
+      case "/v2/rerank":
+        return route("openai", cohereRerank, true)
+      case "/v1/rerank":
+        return route("openai", jinaRerank, true)
       case "/v1/images/edits":
         return route("openai", openAiImageEdits, true)
       // Ark's OpenAI-compatible chat, and its image generation (errors in the same `{error: {…}}` shape).

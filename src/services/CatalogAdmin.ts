@@ -3,7 +3,8 @@
  * one group or one model's prices (upserted whole, with an audit row, in one
  * transaction; then the catalog reloads here and the version bump tells the
  * other instances). Prices are USD per 1M tokens (`input`, `output`,
- * `cached_input`, `cache_write`) or USD (`per_image`, `per_second`), as in the
+ * `cached_input`, `cache_write`), USD (`per_image`, `per_second`, `per_search`) or USD per 1M characters
+ * (`per_1m_characters`), as in the
  * bootstrap file; a restart re-applies the file's groups and models over
  * what was set here.
  *
@@ -78,11 +79,14 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
           cacheWrite: string | null
           perImage: string | null
           perSecond: string | null
+          perMillionCharacters: string | null
+          perSearch: string | null
           family: string | null
           free: boolean
         }>`SELECT name AS model, input_price::text AS input, output_price::text AS output,
                   cached_input_price::text AS "cachedInput", cache_write_price::text AS "cacheWrite",
-                  per_image::text AS "perImage", per_second::text AS "perSecond", family, free
+                  per_image::text AS "perImage", per_second::text AS "perSecond",
+                  per_1m_characters::text AS "perMillionCharacters", per_search::text AS "perSearch", family, free
            FROM models ORDER BY name`.pipe(
           Effect.map((rows) =>
             rows.map((row): PriceView => {
@@ -93,6 +97,8 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
                 cache_write: numberOr(row.cacheWrite),
                 per_image: numberOr(row.perImage),
                 per_second: numberOr(row.perSecond),
+                per_1m_characters: numberOr(row.perMillionCharacters),
+                per_search: numberOr(row.perSearch),
                 family: row.family ?? undefined
               }
               return {
@@ -109,15 +115,17 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
         const before = (yield* prices()).find((row) => row.model === price.model) ?? null
         yield* sql.withTransaction(Effect.gen(function* () {
           yield* sql`INSERT INTO models
-              (name, input_price, output_price, cached_input_price, cache_write_price, per_image, per_second, family,
-               free)
+              (name, input_price, output_price, cached_input_price, cache_write_price, per_image, per_second,
+               per_1m_characters, per_search, family, free)
             VALUES (${price.model}, ${price.input ?? null}, ${price.output ?? null}, ${price.cached_input ?? null},
                     ${price.cache_write ?? null}, ${price.per_image ?? null}, ${price.per_second ?? null},
+                    ${price.per_1m_characters ?? null}, ${price.per_search ?? null},
                     ${price.family ?? null}, ${price.free ?? false})
             ON CONFLICT (name) DO UPDATE SET input_price = EXCLUDED.input_price,
               output_price = EXCLUDED.output_price, cached_input_price = EXCLUDED.cached_input_price,
               cache_write_price = EXCLUDED.cache_write_price, per_image = EXCLUDED.per_image,
-              per_second = EXCLUDED.per_second, family = EXCLUDED.family, free = EXCLUDED.free`
+              per_second = EXCLUDED.per_second, per_1m_characters = EXCLUDED.per_1m_characters,
+              per_search = EXCLUDED.per_search, family = EXCLUDED.family, free = EXCLUDED.free`
           yield* writeAudit(sql, {
             actor: caller,
             action: "pricing.put",

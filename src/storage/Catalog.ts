@@ -106,11 +106,14 @@ export class Catalog extends Context.Service<Catalog, {
           cacheWrite: string | null
           perImage: string | null
           perSecond: string | null
+          perMillionCharacters: string | null
+          perSearch: string | null
           family: string | null
           free: boolean
         }>`SELECT name, input_price::text AS input, output_price::text AS output,
                   cached_input_price::text AS "cachedInput", cache_write_price::text AS "cacheWrite", per_image::text AS "perImage",
-                  per_second::text AS "perSecond", family, free FROM models`
+                  per_second::text AS "perSecond", per_1m_characters::text AS "perMillionCharacters",
+                  per_search::text AS "perSearch", family, free FROM models`
         const channelRows = yield* sql<{
           id: bigint
           name: string
@@ -191,6 +194,8 @@ export class Catalog extends Context.Service<Catalog, {
             cacheWrite: optionalFixed(row.cacheWrite),
             perImage: optionalFixed(row.perImage),
             perSecond: optionalFixed(row.perSecond),
+            perMillionCharacters: optionalFixed(row.perMillionCharacters),
+            perSearch: optionalFixed(row.perSearch),
             free: row.free
           }])),
           families: new Map(

@@ -9,7 +9,7 @@
 import type { FormatName } from "../formats/Format.ts"
 
 /** The channel types Sluice has adapters for. @category models */
-export type ChannelType = "openai" | "anthropic" | "gemini" | "ark"
+export type ChannelType = "openai" | "anthropic" | "gemini" | "ark" | "cohere" | "jina"
 
 /** What an adapter reads of a channel (the catalog's channel has more). @category models */
 export interface Channel {
@@ -147,8 +147,38 @@ const ark: Adapter = {
 export const arkRoot = (channel: Channel): string => channel.baseUrl.replace(/\/api\/v3\/?$/, "")
 
 /**
+ * Cohere: text through its OpenAI-compatible chat completions at
+ * `{root}/compatibility/v1/chat/completions` with a Bearer key
+ * (docs.cohere.com/docs/compatibility-api); its rerank wire is in
+ * `RerankAdapter.ts`.
+ */
+const cohere: Adapter = {
+  nativeFormat: "openai-chat",
+  wireFormat: () => "openai-chat",
+  target: (channel, key) => ({
+    url: channel.baseUrl.replace(/\/v[12]\/?$/, "") + "/compatibility/v1/chat/completions",
+    headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
+  })
+}
+
+/**
+ * Jina: a channel for its search foundation APIs (rerank, see
+ * `RerankAdapter.ts`). Text, if asked of one, goes to the OpenAI-compatible
+ * `{root}/v1/chat/completions` that Jina's DeepSearch serves
+ * (jina.ai/deepsearch, "API"), with a Bearer key.
+ */
+const jina: Adapter = {
+  nativeFormat: "openai-chat",
+  wireFormat: () => "openai-chat",
+  target: (channel, key) => ({
+    url: root(channel) + "/v1/chat/completions",
+    headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
+  })
+}
+
+/**
  * Every adapter, by channel type.
  *
  * @category adapters
  */
-export const adapters: Record<ChannelType, Adapter> = { openai, anthropic, gemini, ark }
+export const adapters: Record<ChannelType, Adapter> = { openai, anthropic, gemini, ark, cohere, jina }

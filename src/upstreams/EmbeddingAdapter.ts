@@ -52,5 +52,7 @@ export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined
   openai,
   anthropic: undefined,
   gemini,
-  ark: undefined
+  ark: undefined,
+  cohere: undefined,
+  jina: undefined
 }

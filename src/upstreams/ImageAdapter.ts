@@ -71,5 +71,7 @@ export const imageAdapters: Record<ChannelType, ImageAdapter | undefined> = {
   openai,
   anthropic: undefined,
   gemini,
-  ark
+  ark,
+  cohere: undefined,
+  jina: undefined
 }

@@ -55,5 +55,7 @@ export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
       headers: withExtraHeaders(channel, { ...contentType(call), ...(withKey ? { "x-goog-api-key": key } : {}) })
     })
   },
-  ark: { wire: "ark", target: bearer(arkRoot) }
+  ark: { wire: "ark", target: bearer(arkRoot) },
+  cohere: undefined,
+  jina: undefined
 }

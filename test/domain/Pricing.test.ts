@@ -5,10 +5,13 @@
  */
 import { ok, strictEqual, throws } from "node:assert/strict"
 import {
+  audioCost,
+  characterCost,
   holdPrice,
   imageCost,
   isTextPriced,
   type Price,
+  searchCost,
   textCost,
   toFixed,
   videoCost
@@ -138,4 +141,15 @@ Deno.test("holdPrice: a hold prices prompt tokens at the dearest prompt price", 
   const plain = price(3, 15)
   strictEqual(holdPrice(plain), plain)
   ok(textCost(ONE, holdPrice(writes), 1000, 0) >= textCost(ONE, writes, 1000, 0, 0, 1000))
+})
+
+Deno.test("characterCost, audioCost, searchCost: ceil(ratio × measure × price), free is 0", () => {
+  const ratio = toFixed("1.5")
+  // 35 characters at 15 USD per 1M: 1.5 × 35 × 15 = 787.5 → 788 micro-USD.
+  strictEqual(characterCost(ratio, { perMillionCharacters: toFixed("15"), free: false }, 35), 788n)
+  // 2,500 ms at 0.0001 USD a second: 1.5 × 2.5 × 100 = 375.
+  strictEqual(audioCost(ratio, { perSecond: toFixed("0.0001"), free: false }, 2500), 375n)
+  // 3 search units at 0.002 USD: 1.5 × 3 × 2000 = 9000.
+  strictEqual(searchCost(ratio, { perSearch: toFixed("0.002"), free: false }, 3), 9000n)
+  strictEqual(searchCost(ratio, { perSearch: toFixed("0.002"), free: true }, 3), 0n)
 })

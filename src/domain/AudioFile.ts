@@ -1,0 +1,89 @@
+/**
+ * What the audio routes read from an uploaded file before sending it on: the
+ * duration of a RIFF/WAVE file from its header (the `fmt ` chunk's byte rate
+ * and the `data` chunk's size; Microsoft's RIFF/WAVE layout as documented by
+ * the Library of Congress format description "WAVE Audio File Format" and
+ * McGill's "Audio File Format Specifications"), and a duration bound for any
+ * other container, so a transcription's quota hold can be sized from the
+ * request alone.
+ *
+ * @since 0.1.0
+ */
+
+const ascii = (bytes: Uint8Array, start: number): string =>
+  String.fromCharCode(bytes[start], bytes[start + 1], bytes[start + 2], bytes[start + 3])
+
+/**
+ * The duration in milliseconds of a RIFF/WAVE file, read by walking its
+ * chunks (`fmt ` for the byte rate, `data` for the size; a `data` size past
+ * the end of the file is cut to what is there). `undefined` when `bytes` is
+ * not a WAVE file or has no usable `fmt `/`data` chunk.
+ *
+ * @category audio
+ */
+export const wavMillis = (bytes: Uint8Array): number | undefined => {
+  if (bytes.length < 12 || ascii(bytes, 0) !== "RIFF" || ascii(bytes, 8) !== "WAVE") return undefined
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  let byteRate: number | undefined
+  let offset = 12
+  while (offset + 8 <= bytes.length) {
+    const id = ascii(bytes, offset)
+    const size = view.getUint32(offset + 4, true)
+    const body = offset + 8
+    if (id === "fmt " && size >= 16 && body + 16 <= bytes.length) byteRate = view.getUint32(body + 8, true)
+    if (id === "data") {
+      if (byteRate === undefined || byteRate === 0) return undefined
+      const present = Math.min(size, bytes.length - body)
+      return Math.ceil(present * 1000 / byteRate)
+    }
+    // Chunks are padded to an even size.
+    offset = body + size + (size % 2)
+  }
+  return undefined
+}
+
+/**
+ * The lowest bit rate a compressed upload is assumed to have (8 kbit/s, the
+ * lowest MPEG-2.5 Layer III rate): a file of `n` bytes lasts at most
+ * `n × 8 / 8000` seconds at it.
+ */
+const LOWEST_BITS_PER_SECOND = 8_000
+
+/**
+ * A duration no upload of `size` bytes exceeds unless its bit rate is below
+ * 8 kbit/s (milliseconds): the quota hold of a file whose header does not
+ * tell its duration.
+ *
+ * @category audio
+ */
+export const durationBoundMillis = (size: number): number => Math.ceil(size * 8 * 1000 / LOWEST_BITS_PER_SECOND)
+
+/**
+ * A RIFF/WAVE file around 16-bit little-endian mono PCM at `rate` Hz (the
+ * 44-byte canonical header: `fmt ` PCM, then `data`). Wrapping PCM so is
+ * lossless.
+ *
+ * @category audio
+ */
+export const wavOf = (pcm: Uint8Array, rate: number): Uint8Array => {
+  const bytes = new Uint8Array(44 + pcm.byteLength)
+  const view = new DataView(bytes.buffer)
+  const ascii = (offset: number, text: string) => {
+    for (let index = 0; index < text.length; index++) bytes[offset + index] = text.charCodeAt(index)
+  }
+  ascii(0, "RIFF")
+  view.setUint32(4, 36 + pcm.byteLength, true)
+  ascii(8, "WAVE")
+  ascii(12, "fmt ")
+  view.setUint32(16, 16, true)
+  view.setUint16(20, 1, true)
+  view.setUint16(22, 1, true)
+  view.setUint32(24, rate, true)
+  view.setUint32(28, rate * 2, true)
+  view.setUint16(32, 2, true)
+  view.setUint16(34, 16, true)
+  ascii(36, "data")
+  view.setUint32(40, pcm.byteLength, true)
+  bytes.set(pcm, 44)
+  return bytes
+}

@@ -1,0 +1,72 @@
+/**
+ * Which channel types serve the audio and moderation routes, and where: the
+ * URL and headers of each call. A `Record<ChannelType, …>`, so a new channel
+ * type does not compile until it says whether it serves them.
+ *
+ * @since 0.1.0
+ */
+import { adapters, type Channel, type ChannelType, type UpstreamTarget } from "./Adapter.ts"
+
+/** The audio and moderation operations. @category models */
+export type AudioOperation = "speech" | "transcriptions" | "translations" | "moderations"
+
+/** A channel type's audio endpoints. @category models */
+export interface AudioAdapter {
+  /** The wire its calls speak: OpenAI's audio API, or generate-content. */
+  readonly wire: "openai" | "gemini"
+  /** The operations it serves. */
+  readonly serves: ReadonlySet<AudioOperation>
+  /** URL and headers of `operation` on `model` with `key` (the channel's extra headers included). */
+  readonly target: (channel: Channel, key: string, operation: AudioOperation, model: string) => UpstreamTarget
+}
+
+/** OpenAI's paths below the channel root (platform.openai.com/docs/api-reference/audio, …/moderations). */
+const OPENAI_PATHS: Record<AudioOperation, string> = {
+  speech: "/v1/audio/speech",
+  transcriptions: "/v1/audio/transcriptions",
+  translations: "/v1/audio/translations",
+  moderations: "/v1/moderations"
+}
+
+/**
+ * OpenAI-compatible upstreams: the same root, bearer key and extra headers as
+ * the chat call, with the operation's path in place of `/v1/chat/completions`.
+ */
+const openai: AudioAdapter = {
+  wire: "openai",
+  serves: new Set(["speech", "transcriptions", "translations", "moderations"]),
+  target: (channel, key, operation) => {
+    const chat = adapters.openai.target(channel, key, "openai-chat", "", false)
+    return { url: chat.url.replace(/\/v1\/chat\/completions$/, OPENAI_PATHS[operation]), headers: chat.headers }
+  }
+}
+
+/**
+ * Generate-content upstreams: speech is `:generateContent` with audio output
+ * (`responseModalities: ["AUDIO"]`, `speechConfig.voiceConfig`;
+ * ai.google.dev/gemini-api/docs/speech-generation), transcription is
+ * `:generateContent` with the audio as inline data
+ * (ai.google.dev/gemini-api/docs/audio); the URL is derived from the text
+ * call so root, model encoding and headers stay one.
+ */
+const gemini: AudioAdapter = {
+  wire: "gemini",
+  serves: new Set(["speech", "transcriptions"]),
+  target: (channel, key, _operation, model) => adapters.gemini.target(channel, key, "gemini", model, false)
+}
+
+/**
+ * The audio endpoints of each channel type; `undefined` for a type that
+ * serves none of them (anthropic, ark, cohere, jina), which is never a
+ * candidate for these routes.
+ *
+ * @category adapters
+ */
+export const audioAdapters: Record<ChannelType, AudioAdapter | undefined> = {
+  openai,
+  anthropic: undefined,
+  gemini,
+  ark: undefined,
+  cohere: undefined,
+  jina: undefined
+}

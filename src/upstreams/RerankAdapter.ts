@@ -1,0 +1,48 @@
+/**
+ * Which channel types rerank, and how: the wire of their rerank endpoint and
+ * its URL and headers. A `Record<ChannelType, …>`, so a new channel type does
+ * not compile until it says whether it reranks.
+ *
+ * @since 0.1.0
+ */
+import type { RerankWireName } from "../formats/rerank/Rerank.ts"
+import { type Channel, type ChannelType, root, type UpstreamTarget, withExtraHeaders } from "./Adapter.ts"
+
+/** A channel type's rerank endpoint. @category models */
+export interface RerankAdapter {
+  readonly wire: RerankWireName
+  /** URL and headers of a rerank call with `key` (the channel's extra headers included). */
+  readonly target: (channel: Channel, key: string) => UpstreamTarget
+}
+
+const bearer = (url: string, channel: Channel, key: string): UpstreamTarget => ({
+  url,
+  headers: withExtraHeaders(channel, { "content-type": "application/json", authorization: `Bearer ${key}` })
+})
+
+/** Cohere: `POST {root}/v2/rerank` with a Bearer key (docs.cohere.com/v2/reference/rerank); the base URL may end in `/v1` or `/v2`. */
+const cohere: RerankAdapter = {
+  wire: "cohere",
+  target: (channel, key) => bearer(channel.baseUrl.replace(/\/v[12]\/?$/, "") + "/v2/rerank", channel, key)
+}
+
+/** Jina: `POST {root}/v1/rerank` with a Bearer key (jina.ai/reranker, "API"). */
+const jina: RerankAdapter = {
+  wire: "jina",
+  target: (channel, key) => bearer(root(channel) + "/v1/rerank", channel, key)
+}
+
+/**
+ * The rerank endpoint of each channel type; `undefined` for a type without
+ * one, which is never a candidate for a rerank request.
+ *
+ * @category adapters
+ */
+export const rerankAdapters: Record<ChannelType, RerankAdapter | undefined> = {
+  openai: undefined,
+  anthropic: undefined,
+  gemini: undefined,
+  ark: undefined,
+  cohere,
+  jina
+}
