@@ -18,7 +18,7 @@ import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings, type Settings } from "../services/GatewaySettings.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
-import { channelTimeouts, type UpstreamClient } from "../services/UpstreamClient.ts"
+import { channelTimeouts, readJsonAnswer, type UpstreamClient } from "../services/UpstreamClient.ts"
 import { UsageLog } from "../services/UsageLog.ts"
 import type { Catalog, Channel, Limits } from "../storage/Catalog.ts"
 import { runBilled } from "./BilledPipeline.ts"
@@ -142,6 +142,9 @@ export const runOneShot = <A>(
     })
   })
 
+/** The largest JSON answer a one-answer call reads (images in `b64_json`, several to an answer, fit well). */
+const MAX_JSON_ANSWER_BYTES = 256 * 1024 * 1024
+
 /**
  * One upstream call whose 2xx answer is JSON: its text and parsed value.
  * Fails with `UpstreamFailed`: a non-2xx status as `classify` reads the
@@ -159,20 +162,5 @@ export const postForJson = (
 ): Effect.Effect<{ readonly text: string; readonly json: unknown }, UpstreamFailed> =>
   Effect.gen(function* () {
     const response = yield* client.post(target.url, target.headers, body, channelTimeouts(channel, settings))
-    if (response.status < 200 || response.status >= 300) {
-      const errorText = yield* Effect.orElseSucceed(response.text, () => "")
-      const classified = classify(response.status, errorText)
-      return yield* new UpstreamFailed({
-        kind: classified.kind,
-        status: response.status,
-        message: classified.message,
-        channelId: channel.id
-      })
-    }
-    const text = yield* response.text
-    try {
-      return { text, json: JSON.parse(text) as unknown }
-    } catch {
-      return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
-    }
+    return yield* readJsonAnswer(response, classify, channel.id, MAX_JSON_ANSWER_BYTES)
   })

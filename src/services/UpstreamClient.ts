@@ -79,6 +79,72 @@ export interface UpstreamResponse {
   readonly abort: () => void
 }
 
+/**
+ * The body as text when it is at most `limit` bytes, else `undefined` (the call is aborted past the limit, so a
+ * vendor's oversized answer never sits whole in memory). Fails with the read's `UpstreamFailed`.
+ *
+ * @category upstream
+ */
+export const readBounded = (
+  response: UpstreamResponse,
+  limit: number
+): Effect.Effect<string | undefined, UpstreamFailed> =>
+  Effect.gen(function* () {
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    while (true) {
+      const chunk = yield* response.read
+      if (chunk === undefined) break
+      size += chunk.byteLength
+      if (size > limit) {
+        response.abort()
+        return undefined
+      }
+      chunks.push(chunk)
+    }
+    const bytes = new Uint8Array(size)
+    let offset = 0
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset)
+      offset += chunk.byteLength
+    }
+    return new TextDecoder().decode(bytes)
+  })
+
+/**
+ * A vendor's answer whose 2xx body is JSON: its text and parsed value, read within `limit` bytes. Fails with
+ * `UpstreamFailed`: a non-2xx status as `classify` reads the vendor's error (with `channelId`), `bad-body` for a
+ * 2xx answer that is not JSON or is over the limit. Every one-answer call reads its answer here.
+ *
+ * @category upstream
+ */
+export const readJsonAnswer = (
+  response: UpstreamResponse,
+  classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string },
+  channelId: number,
+  limit: number
+): Effect.Effect<{ readonly text: string; readonly json: unknown }, UpstreamFailed> =>
+  Effect.gen(function* () {
+    const text = yield* readBounded(response, limit)
+    if (response.status < 200 || response.status >= 300) {
+      const classified = classify(response.status, text ?? "")
+      return yield* new UpstreamFailed({
+        kind: classified.kind,
+        status: response.status,
+        message: classified.message,
+        channelId
+      })
+    }
+    if (text === undefined) {
+      return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Answer too large." })
+    }
+    try {
+      return { text, json: JSON.parse(text) as unknown }
+    } catch {
+      return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
+    }
+  })
+
 /** How often the watchdog checks the deadlines of calls in flight (milliseconds): the timeouts' resolution. */
 const WATCHDOG_TICK_MS = 20
 

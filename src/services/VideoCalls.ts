@@ -17,6 +17,7 @@ import type { Settings } from "./GatewaySettings.ts"
 import {
   channelTimeouts,
   encodeForm,
+  readJsonAnswer,
   type Timeouts,
   type UpstreamClient,
   type UpstreamResponse
@@ -100,46 +101,6 @@ export const callVideoJson = (
 ): Effect.Effect<unknown, UpstreamFailed> =>
   Effect.gen(function* () {
     const response = yield* sendVideoCall(client, settings, target, call, { withKey: true, timeouts })
-    const text = yield* readBounded(response, 4 * 1024 * 1024)
-    if (response.status < 200 || response.status >= 300) {
-      const classified = wire.classifyError(response.status, text ?? "")
-      return yield* new UpstreamFailed({
-        kind: classified.kind,
-        status: response.status,
-        message: classified.message,
-        channelId: target.channel.id
-      })
-    }
-    if (text === undefined) {
-      return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Answer too large." })
-    }
-    try {
-      return JSON.parse(text) as unknown
-    } catch {
-      return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
-    }
-  })
-
-/** The body as text when it is at most `limit` bytes, else `undefined` (the call is aborted). */
-const readBounded = (response: UpstreamResponse, limit: number): Effect.Effect<string | undefined, UpstreamFailed> =>
-  Effect.gen(function* () {
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    while (true) {
-      const chunk = yield* response.read
-      if (chunk === undefined) break
-      size += chunk.byteLength
-      if (size > limit) {
-        response.abort()
-        return undefined
-      }
-      chunks.push(chunk)
-    }
-    const bytes = new Uint8Array(size)
-    let offset = 0
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset)
-      offset += chunk.byteLength
-    }
-    return new TextDecoder().decode(bytes)
+    const { json } = yield* readJsonAnswer(response, wire.classifyError, target.channel.id, 4 * 1024 * 1024)
+    return json
   })
