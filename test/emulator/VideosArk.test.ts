@@ -10,7 +10,8 @@ import { MP4_BYTES } from "../../src/emulator/Mp4.ts"
 import { withEmulator } from "./Support.ts"
 
 const KEY = "sk-test-ark"
-const STEP = 40
+/** A phase step of the emulator's tasks: long enough that a loaded machine still sees each state it polls for. */
+const STEP = 250
 const TASKS = "/api/v3/contents/generations/tasks"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

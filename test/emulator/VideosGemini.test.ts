@@ -11,7 +11,8 @@ import { MP4_BYTES } from "../../src/emulator/Mp4.ts"
 import { withEmulator } from "./Support.ts"
 
 const KEY = "sk-test-gemini"
-const STEP = 40
+/** A phase step of the emulator's tasks: long enough that a loaded machine still sees each state it polls for. */
+const STEP = 250
 const MODEL = "veo-3.1-generate-preview"
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))

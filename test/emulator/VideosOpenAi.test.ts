@@ -13,7 +13,8 @@ import { makeVideoTasks, outcomeOf, PROMPT_BUDGET } from "../../src/emulator/Vid
 import { withEmulator } from "./Support.ts"
 
 const KEY = "sk-test-videos"
-const STEP = 40
+/** A phase step of the emulator's tasks: long enough that a loaded machine still sees each state it polls for. */
+const STEP = 250
 
 const client = (url: string, apiKey = KEY) => new OpenAI({ baseURL: `${url}/v1`, apiKey, maxRetries: 0 })
 
