@@ -124,7 +124,9 @@ export class ImageRelay extends Context.Service<ImageRelay, {
         const started = Date.now()
         const routed = yield* router.candidates(principal, request.model)
         const candidates = routed.filter((candidate) => imageWireOf(candidate) !== undefined)
-        if (candidates.length === 0) return yield* new ModelNotFound({ model: request.model })
+        if (candidates.length === 0) {
+          return yield* new ModelNotFound({ model: request.model, status: settings.unknownModelStatus })
+        }
         const { price, ratio, limits } = yield* priceFor(catalog, request.model, principal.group, isImagePriced)
         return yield* runOneShot(services, {
           principal,
