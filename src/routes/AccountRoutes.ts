@@ -5,7 +5,9 @@
  * operator's status token or an admin's browser session), `GET /api/usage/token` (outer contract, DESIGN.md) and the OpenAI legacy
  * billing shapes `GET /dashboard/billing/subscription` and
  * `GET /dashboard/billing/usage` (amounts in USD; `total_usage` in cents, as
- * OpenAI's legacy endpoint reported it).
+ * OpenAI's legacy endpoint reported it; with `start_date` and `end_date`
+ * (`YYYY-MM-DD`, UTC, the end exclusive, as OpenAI's took them) the usage of
+ * those days only, with OpenAI's `daily_costs`).
  *
  * @since 0.1.0
  */
@@ -23,6 +25,8 @@ import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { OAuth } from "../services/OAuth.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
 import { roleRank, Sessions } from "../services/Sessions.ts"
+import { UsageQueries } from "../services/UsageQueries.ts"
+import { InvalidRequest } from "../errors/GatewayError.ts"
 import { SESSION_COOKIE } from "./api/Api.ts"
 
 /** The version `GET /api/status` reports. @category constants */
@@ -64,6 +68,42 @@ export const isStatusToken = (expected: string | undefined, presented: string): 
 
 const usd = (units: bigint): number => Number(units) / 1_000_000
 
+/** A `YYYY-MM-DD` query date as the UTC midnight it names, or `undefined` when it is not a real date. */
+const dayOf = (text: string): Date | undefined => {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text)
+  if (match === null) return undefined
+  const date = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])))
+  return date.toISOString().slice(0, 10) === text ? date : undefined
+}
+
+/**
+ * The `start_date` / `end_date` window of a billing usage query: `undefined`
+ * when neither is given, else both as dates (each must be a real
+ * `YYYY-MM-DD`, the end after the start), or the `InvalidRequest` naming the
+ * field.
+ *
+ * @category billing
+ */
+export const usageWindow = (
+  query: URLSearchParams
+): { readonly from: Date; readonly to: Date } | undefined | InvalidRequest => {
+  const start = query.get("start_date")
+  const end = query.get("end_date")
+  if (start === null && end === null) return undefined
+  for (const [name, value] of [["start_date", start], ["end_date", end]] as const) {
+    if (value === null) return new InvalidRequest({ message: `${name} is required with the other date.`, param: name })
+    if (dayOf(value) === undefined) {
+      return new InvalidRequest({ message: `${name} must be a date YYYY-MM-DD.`, param: name })
+    }
+  }
+  const from = dayOf(start!)!
+  const to = dayOf(end!)!
+  if (to.getTime() <= from.getTime()) {
+    return new InvalidRequest({ message: "end_date must be after start_date.", param: "end_date" })
+  }
+  return { from, to }
+}
+
 /** @category routes */
 export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const auth = yield* Auth
@@ -72,6 +112,7 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   const settings = yield* GatewaySettings
   const sessions = yield* Sessions
   const oauth = yield* OAuth
+  const usage = yield* UsageQueries
 
   const caller = (request: HttpServerRequest.HttpServerRequest) =>
     auth.authenticate(credentialOf("bearer", request), clientAddressOf(request))
@@ -151,8 +192,36 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   yield* router.add("GET", "/dashboard/billing/usage", (request) =>
     Effect.gen(function* () {
       const principal = yield* caller(request)
+      const window = usageWindow(new URL(request.url, "http://gateway").searchParams)
+      if (window instanceof InvalidRequest) return yield* window
       const row = yield* ledger.balances(principal)
-      const used = row.tokenRemain === null ? row.userUsed : row.tokenUsed
-      return HttpServerResponse.jsonUnsafe({ object: "list", total_usage: usd(used) * 100 })
+      const unlimited = row.tokenRemain === null
+      if (window === undefined) {
+        return HttpServerResponse.jsonUnsafe({
+          object: "list",
+          total_usage: usd(unlimited ? row.userUsed : row.tokenUsed) * 100
+        })
+      }
+      // The same scope as without dates: the token's own usage, or the user's for an unlimited token.
+      const rows = yield* usage.costs(
+        { userId: principal.userId, tokenId: unlimited ? undefined : principal.tokenId },
+        window.from,
+        window.to
+      )
+      const days = new Map<string, Array<{ name: string; cost: number }>>()
+      for (const item of rows) {
+        const items = days.get(item.date) ?? []
+        items.push({ name: item.model, cost: usd(item.quota) * 100 })
+        days.set(item.date, items)
+      }
+      const total = rows.reduce((sum, item) => sum + item.quota, 0n)
+      return HttpServerResponse.jsonUnsafe({
+        object: "list",
+        daily_costs: [...days].map(([date, items]) => ({
+          timestamp: Date.parse(`${date}T00:00:00Z`) / 1000,
+          line_items: items
+        })),
+        total_usage: usd(total) * 100
+      })
     }).pipe(gateway))
 }))
