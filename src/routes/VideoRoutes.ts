@@ -3,7 +3,7 @@
  * `multipart/form-data` as the official `openai` SDK's `videos.create` sends
  * it), `GET /v1/videos/{task_id}`, `POST /v1/videos/{video_id}/remix`,
  * `GET /v1/videos/{task_id}/content` (the bytes streamed from the vendor,
- * `Range` honoured), `POST /v1/video/generations`
+ * `Range` honoured; `HEAD` answers the same status and headers without a body), `POST /v1/video/generations`
  * and `GET /v1/video/generations/{task_id}` (the unified shapes). Every route
  * takes a Bearer key or, when none is sent, the browser session (the console
  * playground: `SessionCaller.ts`, same-origin proof on a submit, billed to the
@@ -47,8 +47,13 @@ import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
 import { sessionCookieOf } from "./api/Api.ts"
 import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
 
-/** The gateway's origin as the caller reached it (for the content URL). */
-const originOf = (request: HttpServerRequest.HttpServerRequest): string => {
+/**
+ * The gateway's base address for the content URL: the configured public URL
+ * (`settings.public_url`, for a gateway behind a proxy), else the origin the
+ * caller reached.
+ */
+const originOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string => {
+  if (publicUrl !== undefined) return publicUrl
   try {
     return request.source instanceof Request ? new URL(request.source.url).origin : ""
   } catch {
@@ -188,7 +193,7 @@ export class Videos extends Context.Service<Videos, {
           family = familyOf(raw.model)
           const decoded = decodeVideoRequest(raw, family, route)
           if (!decoded.ok) return yield* decoded.error
-          const origin = originOf(request)
+          const origin = originOf(request, settings.publicUrl)
           const input = {
             request: decoded.value,
             defaultSeconds: DEFAULT_VIDEO_SECONDS[family ?? "openai-video"],
@@ -225,14 +230,18 @@ export class Videos extends Context.Service<Videos, {
         Effect.gen(function* () {
           const principal = yield* principalOf(request)
           const task = yield* readTask(principal.userId, taskId)
-          return HttpServerResponse.jsonUnsafe(encodeVideoObject(taskViewOf(task, originOf(request))))
+          return HttpServerResponse.jsonUnsafe(
+            encodeVideoObject(taskViewOf(task, originOf(request, settings.publicUrl)))
+          )
         }).pipe(respondWith(encodeOpenAiError))
 
       const unifiedRetrieve = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
         Effect.gen(function* () {
           const principal = yield* principalOf(request)
           const task = yield* readTask(principal.userId, taskId)
-          return HttpServerResponse.jsonUnsafe(encodeUnifiedTask(taskViewOf(task, originOf(request))))
+          return HttpServerResponse.jsonUnsafe(
+            encodeUnifiedTask(taskViewOf(task, originOf(request, settings.publicUrl)))
+          )
         }).pipe(respondWith((problem) => encodeUnifiedError(problem)))
 
       /** The caller of the content route: the Bearer key's user, else the browser session's. */
@@ -249,6 +258,8 @@ export class Videos extends Context.Service<Videos, {
 
       const content = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
         Effect.gen(function* () {
+          // HEAD: the GET's answer without its body (which is not read upstream either).
+          const head = request.method === "HEAD"
           const userId = yield* ownerOf(request)
           const task = yield* readTask(userId, taskId)
           if (task.status !== "completed" || task.result === null || task.upstreamId === null) {
@@ -302,6 +313,11 @@ export class Videos extends Context.Service<Videos, {
             () => Effect.map(answer.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
           ).pipe(Stream.ensuring(Effect.sync(answer.abort)))
           const length = headers["content-length"] === undefined ? undefined : Number(headers["content-length"])
+          if (head) {
+            // HEAD: the same status and headers, no body; the upstream's answer is not read.
+            answer.abort()
+            return HttpServerResponse.empty({ status: answer.status, headers })
+          }
           return HttpServerResponse.stream(body, {
             status: answer.status,
             headers,
@@ -335,6 +351,15 @@ export const VideoRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
     "/v1/videos/:id/content",
     (request) => Effect.flatMap(param, (id) => videos.content(request, id))
   )
+  // HEAD is routed explicitly: the gateway's catch-all (`FallbackRoutes`) would answer it before the router's
+  // HEAD-as-GET fallback.
+  yield* router.addAll([
+    HttpRouter.route(
+      "HEAD",
+      "/v1/videos/:id/content",
+      (request) => Effect.flatMap(param, (id) => videos.content(request, id))
+    )
+  ])
   yield* router.add("POST", "/v1/video/generations", videos.unifiedSubmit)
   yield* router.add(
     "GET",

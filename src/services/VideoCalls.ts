@@ -90,8 +90,9 @@ export const sendVideoCall = (
 /**
  * One call whose 2xx answer is JSON: the parsed value. A non-2xx answer is
  * an `UpstreamFailed` as `wire.classifyError` reads it; a 2xx answer that is
- * not JSON is `bad-body`. Answers are read up to 4 MiB (a task object is a
- * few hundred bytes).
+ * not JSON is `bad-body`; a 2xx answer that breaks off while it is read is
+ * `copy-failed` (500 `bad_response` on a submit). Answers are read up to 4 MiB
+ * (a task object is a few hundred bytes).
  *
  * @category upstream
  */
@@ -105,7 +106,20 @@ export const callVideoJson = (
 ): Effect.Effect<unknown, UpstreamFailed> =>
   Effect.gen(function* () {
     const response = yield* sendVideoCall(client, settings, target, call, { withKey: true, timeouts })
-    const text = yield* readBounded(response, 4 * 1024 * 1024)
+    const accepted = response.status >= 200 && response.status < 300
+    const text = yield* readBounded(response, 4 * 1024 * 1024).pipe(
+      // An accepted answer that breaks off while it is read: the vendor may hold a task whose id never arrived.
+      Effect.mapError((error) =>
+        accepted
+          ? new UpstreamFailed({
+            kind: "copy-failed",
+            status: response.status,
+            message: "The upstream's answer broke off while it was copied.",
+            channelId: target.channel.id
+          })
+          : error
+      )
+    )
     if (response.status < 200 || response.status >= 300) {
       const classified = wire.classifyError(response.status, text ?? "")
       return yield* new UpstreamFailed({
