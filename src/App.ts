@@ -38,6 +38,7 @@ import { ChannelRouter } from "./services/ChannelRouter.ts"
 import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
 import { HealthProber } from "./services/HealthProber.ts"
 import { MediaFetcher } from "./services/MediaFetcher.ts"
+import { ImageContents } from "./services/ImageContents.ts"
 import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
@@ -131,6 +132,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
     Assets.layer(settings),
+    ImageContents.layer,
     options.redisUrl === undefined
       ? RateLimiter.layerMemory
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })

@@ -115,8 +115,8 @@ export const toProblem = (error: GatewayError): Problem =>
     NotFound: (e) =>
       e.what === "task"
         ? problem(404, "platform_api_error", "task_not_exist", "task_origin_not_exist", e.param ?? "")
-        : e.what === "asset"
-        ? problem(404, "invalid_request_error", "not_found", `No asset with id "${e.id}".`, e.param ?? "")
+        : e.what === "asset" || e.what === "image"
+        ? problem(404, "invalid_request_error", "not_found", `No ${e.what} with id "${e.id}".`, e.param ?? "")
         : problem(400, "invalid_request_error", "invalid_request", `No ${e.what} with id "${e.id}".`, e.param ?? ""),
     LedgerUnavailable: () =>
       problem(

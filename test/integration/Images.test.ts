@@ -207,7 +207,7 @@ Deno.test("images.generate and images.edit through the SDK on every image channe
     })
 
     await t.step(
-      "gemini: IMAGE modality asked, inlineData answered as b64_json and as a data URI; n calls",
+      "gemini: IMAGE modality asked, inlineData answered as b64_json and as a gateway URL; n calls",
       async () => {
         const before = await usageOf(gateway)
         const result = await client.images.generate({
@@ -226,7 +226,7 @@ Deno.test("images.generate and images.edit through the SDK on every image channe
         })
         deepStrictEqual(sent.contents, [{ role: "user", parts: [{ text: "a green hill" }] }])
         const url = await client.images.generate({ model: "gemini-image", prompt: "a hill" })
-        ok(url.data![0].url!.startsWith("data:image/png;base64,"))
+        ok(url.data![0].url!.startsWith(`${gateway.url}/v1/images/content/img_`), url.data![0].url!)
         strictEqual((await usageOf(gateway)).used - before.used, expectedCost("gemini-image", 3))
       }
     )
