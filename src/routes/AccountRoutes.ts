@@ -1,7 +1,9 @@
 /**
  * Health, status and the caller's usage: `GET /healthz`, `GET /api/status`
- * (overall status and the names of the configured OAuth/OIDC providers, for
- * the sign-in page's buttons, for anyone; per-channel health with the
+ * (overall status, the names of the configured OAuth/OIDC providers for the
+ * sign-in page's buttons, and each provider's public parameters
+ * (`oauth_clients`: client id, authorization endpoint, scope, redirect URI)
+ * for a front end that builds the provider's URL itself, for anyone; per-channel health with the
  * operator's status token or an admin's browser session), `GET /api/usage/token` (outer contract, DESIGN.md) and the OpenAI legacy
  * billing shapes `GET /dashboard/billing/subscription` and
  * `GET /dashboard/billing/usage` (amounts in USD; `total_usage` in cents, as
@@ -68,6 +70,18 @@ export const isStatusToken = (expected: string | undefined, presented: string): 
 
 const usd = (units: bigint): number => Number(units) / 1_000_000
 
+/**
+ * The gateway's address as the browser reached it, for the OAuth redirect
+ * URIs `GET /api/status` publishes: `oauth.public_url` when set, else the
+ * request's origin (the same base the OAuth callback uses).
+ */
+const redirectBaseOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string => {
+  if (publicUrl !== undefined) return publicUrl
+  const url = request.source instanceof Request ? request.source.url : request.url
+  const host = (request.headers["x-forwarded-host"] ?? request.headers["host"] ?? "localhost").split(",")[0].trim()
+  return `${url.startsWith("https:") ? "https" : "http"}://${host}`
+}
+
 /** A `YYYY-MM-DD` query date as the UTC midnight it names, or `undefined` when it is not a real date. */
 const dayOf = (text: string): Date | undefined => {
   const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text)
@@ -128,7 +142,9 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
         version: VERSION,
         system_name: "Sluice",
         status: overallStatus(health),
-        oauth_providers: oauth.providers
+        oauth_providers: oauth.providers,
+        // What a front end needs to send a browser to each provider itself (no secret).
+        oauth_clients: yield* oauth.clients(redirectBaseOf(request, oauth.publicUrl))
       }
       const presented = credentialOf("bearer", request)
       if (presented === undefined) {
