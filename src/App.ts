@@ -39,6 +39,7 @@ import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
 import { HealthProber } from "./services/HealthProber.ts"
 import { MediaFetcher } from "./services/MediaFetcher.ts"
 import { ImageContents } from "./services/ImageContents.ts"
+import { VideoListing } from "./services/VideoListing.ts"
 import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
@@ -133,6 +134,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     MediaFetcher.layer(settings),
     Assets.layer(settings),
     ImageContents.layer,
+    VideoListing.layer,
     options.redisUrl === undefined
       ? RateLimiter.layerMemory
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })

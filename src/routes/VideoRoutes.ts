@@ -2,6 +2,9 @@
  * The video routes (spec "Endpoints: Video"): `POST /v1/videos` (JSON, or
  * `multipart/form-data` as the official `openai` SDK's `videos.create` sends
  * it), `GET /v1/videos/{task_id}`, `POST /v1/videos/{video_id}/remix`,
+ * `GET /v1/videos` and `DELETE /v1/videos/{video_id}` (the caller's own
+ * video tasks, as the `openai` SDK's `videos.list` and `videos.delete` reach
+ * them, `VideoListing`),
  * `GET /v1/videos/{task_id}/content` (the bytes streamed from the vendor,
  * `Range` honoured; `HEAD` answers the same status and headers without a body), `POST /v1/video/generations`
  * and `GET /v1/video/generations/{task_id}` (the unified shapes). Every route
@@ -42,6 +45,7 @@ import { TaskPoller } from "../services/TaskPoller.ts"
 import type { Task } from "../services/TaskStore.ts"
 import { TaskStore } from "../services/TaskStore.ts"
 import { UpstreamClient } from "../services/UpstreamClient.ts"
+import { VideoListing } from "../services/VideoListing.ts"
 import { sendVideoCall, videoWireOf } from "../services/VideoCalls.ts"
 import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
 import { sessionCookieOf } from "./api/Api.ts"
@@ -127,6 +131,13 @@ export class Videos extends Context.Service<Videos, {
   readonly content: (
     request: HttpServerRequest.HttpServerRequest,
     taskId: string
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `GET /v1/videos`: the caller's video tasks as the `openai` SDK's `videos.list` pages them. */
+  readonly list: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `DELETE /v1/videos/{video_id}`: deletes the caller's finished video task. */
+  readonly remove: (
+    request: HttpServerRequest.HttpServerRequest,
+    videoId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   /** `POST /v1/video/generations`: the unified submit response. */
   readonly unifiedSubmit: (
@@ -326,7 +337,45 @@ export class Videos extends Context.Service<Videos, {
           })
         }).pipe(respondWith(encodeOpenAiError))
 
-      return Videos.of({ create, retrieve, remix, content, unifiedSubmit, unifiedRetrieve })
+      const listing = yield* VideoListing
+
+      const list = (request: HttpServerRequest.HttpServerRequest) =>
+        Effect.gen(function* () {
+          const principal = yield* principalOf(request)
+          const query = new URL(request.url, "http://gateway").searchParams
+          const limitText = query.get("limit") ?? "20"
+          const limit = /^\d{1,3}$/.test(limitText) ? Number(limitText) : NaN
+          if (!(limit >= 1 && limit <= 100)) {
+            return yield* new InvalidRequest({ message: "limit must be a whole number from 1 to 100.", param: "limit" })
+          }
+          const order = query.get("order") ?? "desc"
+          if (order !== "asc" && order !== "desc") {
+            return yield* new InvalidRequest({ message: "order must be asc or desc.", param: "order" })
+          }
+          const after = query.get("after") ?? undefined
+          const page = yield* listing.page(principal.userId, { after, limit, order })
+          const origin = originOf(request, settings.publicUrl)
+          const data = yield* Effect.forEach(page.ids, (id) =>
+            store.find(id, principal.userId).pipe(Effect.map((task) =>
+              encodeVideoObject(taskViewOf(task, origin))
+            )))
+          return HttpServerResponse.jsonUnsafe({
+            object: "list",
+            data,
+            first_id: page.ids[0] ?? null,
+            last_id: page.ids.at(-1) ?? null,
+            has_more: page.hasMore
+          })
+        }).pipe(respondWith(encodeOpenAiError))
+
+      const remove = (request: HttpServerRequest.HttpServerRequest, videoId: string) =>
+        Effect.gen(function* () {
+          const principal = yield* principalOf(request)
+          yield* listing.remove(principal.userId, videoId)
+          return HttpServerResponse.jsonUnsafe({ id: videoId, object: "video.deleted", deleted: true })
+        }).pipe(respondWith(encodeOpenAiError))
+
+      return Videos.of({ create, retrieve, remix, content, list, remove, unifiedSubmit, unifiedRetrieve })
     })
   )
 }
@@ -340,6 +389,8 @@ export const VideoRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const videos = yield* Videos
   const param = Effect.map(HttpRouter.params, (params) => params.id ?? "")
   yield* router.add("POST", "/v1/videos", videos.create)
+  yield* router.add("GET", "/v1/videos", videos.list)
+  yield* router.add("DELETE", "/v1/videos/:id", (request) => Effect.flatMap(param, (id) => videos.remove(request, id)))
   yield* router.add("GET", "/v1/videos/:id", (request) => Effect.flatMap(param, (id) => videos.retrieve(request, id)))
   yield* router.add(
     "POST",
