@@ -93,7 +93,8 @@ export const taskViewOf = (task: Task, origin: string): TaskView => {
       seconds: task.result?.seconds,
       width: task.result?.width,
       height: task.result?.height,
-      fps: task.result?.fps
+      fps: task.result?.fps,
+      usage: task.result?.usage
     },
     remixOf: typeof request.remixOf === "string" ? request.remixOf : undefined,
     mini: task.model === "mini-2.0" || task.publicId.startsWith("mini-2.0_")
