@@ -15,6 +15,7 @@ import tasks from "./0006_tasks.ts"
 import assets from "./0007_assets.ts"
 import accountHardening from "./0009_account_hardening.ts"
 import audioPrices from "./0013_audio_prices.ts"
+import imageContents from "./0011_image_contents.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -26,5 +27,6 @@ export const loader = Migrator.fromRecord({
   "0006_tasks": tasks,
   "0007_assets": assets,
   "0009_account_hardening": accountHardening,
-  "0013_audio_prices": audioPrices
+  "0013_audio_prices": audioPrices,
+  "0011_image_contents": imageContents
 })

@@ -42,6 +42,8 @@ import { HealthProber } from "./services/HealthProber.ts"
 import { LoginThrottle } from "./services/LoginThrottle.ts"
 import { MediaFetcher } from "./services/MediaFetcher.ts"
 import { PasswordHasher } from "./services/PasswordHasher.ts"
+import { ImageContents } from "./services/ImageContents.ts"
+import { VideoListing } from "./services/VideoListing.ts"
 import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
@@ -144,6 +146,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     MediaFetcher.layer(settings),
     Assets.layer(settings),
     UserCaps.layer(settings),
+    ImageContents.layer,
+    VideoListing.layer,
     options.redisUrl === undefined
       ? RateLimiter.layerMemory
       : RateLimiter.layerRedis({ url: options.redisUrl, prefix: options.redisPrefix })

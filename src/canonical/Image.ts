@@ -29,10 +29,12 @@ export type ImageReference = string
  * One image request. `size` is the actual `WxH` to send upstream (presets
  * already resolved by the model's family), or `undefined` for the upstream's
  * default; `quality` likewise after the family's default. `b64` says the caller
- * wants Base64 (`b64_json` or `base64`) rather than a URL. `style` and
+ * wants Base64 (`b64_json` or `base64`, or no `response_format` on a model
+ * whose vendor answers Base64 by default) rather than a URL. `style` and
  * `background` are passed through as given (string or object). `edit` holds the
  * uploaded images and mask of `/v1/images/edits`; `references` the `image`
- * field of a generation.
+ * field of a generation (URLs and `data:` URIs; bare Base64 already wrapped as
+ * a `data:` URI of its image type).
  *
  * @category models
  */

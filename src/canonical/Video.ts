@@ -101,5 +101,7 @@ export interface UpstreamTaskState {
   readonly width?: number | undefined
   readonly height?: number | undefined
   readonly fps?: number | undefined
+  /** The usage the vendor billed for the task, in its own unit (Ark: `usage.completion_tokens`), when it says. */
+  readonly usage?: number | undefined
   readonly error?: { readonly code: string; readonly message: string } | undefined
 }

@@ -168,6 +168,14 @@ export const UserSpec = Schema.Struct({
  * Tasks: `task_poll_interval_ms` (how often unfinished tasks are polled
  * upstream, default 5000) and `task_deadline_seconds` (a task unfinished this
  * long after its submit fails and is refunded, default 86400).
+ * `unknown_model_status`: the HTTP status of `model_not_found` (a model the
+ * key cannot use): 503, the spec's and the default, or 404, OpenAI's own.
+ * Clients retry a 503 (LangChain's 7 times over 81–108 s, the AI SDK's 3
+ * times) whatever `x-should-retry: false` says; they do not retry a 404.
+ * `public_url`: the gateway's address as clients reach it (e.g. behind a
+ * reverse proxy), from which the URLs it hands out are built (a video's
+ * `/content` URL); unset: `oauth.public_url`, else the address the request
+ * came to (forwarded headers are not trusted).
  *
  * @category models
  */
@@ -210,7 +218,9 @@ export const GatewaySettings = Schema.Struct({
   max_tasks_in_flight: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   max_pending_assets: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   task_poll_interval_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(10))),
-  task_deadline_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1)))
+  task_deadline_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  unknown_model_status: Schema.optional(Schema.Literals([503, 404])),
+  public_url: Schema.optional(NonEmpty.check(Schema.isPattern(/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/)))
 })
 
 /**

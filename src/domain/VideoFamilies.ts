@@ -55,6 +55,20 @@ export const MINI_RESOLUTION = "480p"
 /** Spec "Limits": mini-2.0's `duration` bounds, in whole seconds (inclusive). @category rules */
 export const MINI_DURATION = { min: 4, max: 15 } as const
 
+/**
+ * The first video family's `duration` bounds, in whole seconds (inclusive):
+ * the spec types the field "number" and shows no bounds, so the gateway takes
+ * what the vendor takes. The family is Seedance 2.0 (`videoa-2-0-260128` is
+ * `doubao-seedance-2-0-260128` on Volcengine Ark / BytePlus ModelArk), whose
+ * `duration` is an integer from 4 to 15 ("Video Generation API",
+ * docs.byteplus.com/en/docs/ModelArk/1520757; -1, "the model chooses", is not
+ * taken, since the hold needs a length). A fractional number is refused with
+ * these values named, not rounded (the bill would not be the asked length).
+ *
+ * @category rules
+ */
+export const VIDEOA_DURATION = { min: 4, max: 15 } as const
+
 /** Spec "Limits": the most reference images a mini-2.0 request may name. @category rules */
 export const MINI_MAX_IMAGES = 9
 

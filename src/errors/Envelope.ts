@@ -53,6 +53,13 @@ const upstreamProblem = (error: UpstreamFailed): Problem => {
       return problem(502, "platform_api_error", "upstream_error", "The upstream could not be reached.")
     case "stream-broken":
       return problem(502, "platform_api_error", "upstream_error", "The upstream answer broke off before its end.")
+    case "copy-failed":
+      return problem(
+        500,
+        "platform_api_error",
+        "bad_response",
+        "The upstream accepted the request but its answer broke off while it was copied."
+      )
   }
 }
 
@@ -83,7 +90,15 @@ export const toProblem = (error: GatewayError): Problem =>
         `The ${e.scope} quota is insufficient: ${e.remaining} quota units remain, this request needs up to ${e.required}.`
       ),
     ModelNotFound: (e) =>
-      problem(503, "", "model_not_found", `Model "${e.model}" is not available for this key.`, "model"),
+      e.status === 404
+        ? problem(
+          404,
+          "invalid_request_error",
+          "model_not_found",
+          `Model "${e.model}" is not available for this key.`,
+          "model"
+        )
+        : problem(503, "", "model_not_found", `Model "${e.model}" is not available for this key.`, "model"),
     ModelNotPriced: (e) =>
       problem(
         400,
@@ -100,8 +115,8 @@ export const toProblem = (error: GatewayError): Problem =>
     NotFound: (e) =>
       e.what === "task"
         ? problem(404, "platform_api_error", "task_not_exist", "task_origin_not_exist", e.param ?? "")
-        : e.what === "asset"
-        ? problem(404, "invalid_request_error", "not_found", `No asset with id "${e.id}".`, e.param ?? "")
+        : e.what === "asset" || e.what === "image"
+        ? problem(404, "invalid_request_error", "not_found", `No ${e.what} with id "${e.id}".`, e.param ?? "")
         : problem(400, "invalid_request_error", "invalid_request", `No ${e.what} with id "${e.id}".`, e.param ?? ""),
     LedgerUnavailable: () =>
       problem(

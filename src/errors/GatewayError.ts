@@ -44,12 +44,15 @@ export class InsufficientQuota extends Schema.TaggedError<InsufficientQuota>()("
 
 /**
  * The model is not available to the caller's group or token (spec: 503
- * `model_not_found`).
+ * `model_not_found`). `status` is the HTTP status it answers with, the
+ * gateway's `unknown_model_status` setting: 503 (the spec's, the default) or
+ * 404 (OpenAI's own).
  *
  * @category errors
  */
 export class ModelNotFound extends Schema.TaggedError<ModelNotFound>()("ModelNotFound", {
-  model: Schema.String
+  model: Schema.String,
+  status: Schema.optional(Schema.Literals([503, 404]))
 }) {}
 
 /**
@@ -102,7 +105,11 @@ export class RouteNotFound extends Schema.TaggedError<RouteNotFound>()("RouteNot
  * - `bad-body`: an answer that cannot be read;
  * - `timeout`: no answer (or no next event) in time;
  * - `network`: connection refused or reset, DNS failure;
- * - `stream-broken`: the stream ended or failed before its end marker.
+ * - `stream-broken`: the stream ended or failed before its end marker;
+ * - `copy-failed`: an accepted (2xx) answer whose body broke off while it was
+ *   read, on a call that may already have made something upstream (a video
+ *   submit: spec "Errors", 500 `bad_response`, "response copy failed on video
+ *   submit"); not tried on another channel, since the vendor may hold the task.
  *
  * @category models
  */
@@ -115,7 +122,8 @@ export const UpstreamFailureKind = Schema.Literals([
   "bad-body",
   "timeout",
   "network",
-  "stream-broken"
+  "stream-broken",
+  "copy-failed"
 ])
 
 /** @category models */
@@ -136,7 +144,7 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
 }) {
   /** Whether another candidate may be tried (issue: failover rules). */
   get retryable(): boolean {
-    return this.kind !== "rejected"
+    return this.kind !== "rejected" && this.kind !== "copy-failed"
   }
 }
 
@@ -148,7 +156,7 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
  * @category errors
  */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset"]),
+  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset", "image"]),
   id: Schema.String,
   param: Schema.optional(Schema.String)
 }) {}

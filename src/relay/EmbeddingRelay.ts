@@ -60,7 +60,9 @@ export class EmbeddingRelay extends Context.Service<EmbeddingRelay, {
         const started = Date.now()
         const routed = yield* router.candidates(principal, request.model)
         const embedding = routed.filter((candidate) => embeddingWireOf(candidate) !== undefined)
-        if (embedding.length === 0) return yield* new ModelNotFound({ model: request.model })
+        if (embedding.length === 0) {
+          return yield* new ModelNotFound({ model: request.model, status: settings.unknownModelStatus })
+        }
         const tokens = request.inputs.some((one) => one.type === "tokens")
         const candidates = tokens
           ? embedding.filter((candidate) => embeddingWireOf(candidate)!.acceptsTokens)

@@ -6,7 +6,8 @@
  * the images asked for) → `Failover` over image attempts (one per candidate
  * until one is accepted) → `Settlement` (the same cost rule on the images the
  * upstream actually returned; the usage-log row; permit release). A failed
- * request costs nothing.
+ * request costs nothing. A caller who asked for `url` from an upstream that
+ * answered Base64 gets a gateway URL (`ImageContents`), never a `data:` URI.
  *
  * @since 0.1.0
  */
@@ -22,6 +23,7 @@ import type { Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings, type Settings } from "../services/GatewaySettings.ts"
 import { encodeForm, UpstreamClient } from "../services/UpstreamClient.ts"
+import { ImageContents } from "../services/ImageContents.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { imageAdapters } from "../upstreams/ImageAdapter.ts"
 import { oneShotServices, postForJson, priceFor, runOneShot } from "./OneShot.ts"
@@ -29,11 +31,20 @@ import { oneShotServices, postForJson, priceFor, runOneShot } from "./OneShot.ts
 /** Upstream calls of one attempt in flight at once (generate-content makes one image per call). */
 const CALLS_IN_FLIGHT = 4
 
-/** What an image route hands the relay: the decoded request, its model's family, the caller. @category models */
+/**
+ * What an image route hands the relay: the decoded request, its model's
+ * family, the caller, and the gateway's address as the caller reaches it
+ * (`contentBase`, no trailing `/`): where Base64 images are served when the
+ * caller asked for a `url` (`ImageContents`); without it (the async image
+ * task, whose result is kept on its row) such images stay `data:` URIs.
+ *
+ * @category models
+ */
 export interface ImageRelayInput {
   readonly request: ImageRequest
   readonly family: ImageFamily | undefined
   readonly principal: Principal
+  readonly contentBase?: string | undefined
 }
 
 /** The wire of `candidate`'s channel, or `undefined` when its type cannot make images. @category attempts */
@@ -114,13 +125,16 @@ export class ImageRelay extends Context.Service<ImageRelay, {
       const settings = yield* GatewaySettings
       const catalog = yield* Catalog
       const services = yield* oneShotServices
+      const contents = yield* ImageContents
 
       const run = Effect.fnUntraced(function* (input: ImageRelayInput) {
         const { principal, request } = input
         const started = Date.now()
         const routed = yield* router.candidates(principal, request.model)
         const candidates = routed.filter((candidate) => imageWireOf(candidate) !== undefined)
-        if (candidates.length === 0) return yield* new ModelNotFound({ model: request.model })
+        if (candidates.length === 0) {
+          return yield* new ModelNotFound({ model: request.model, status: settings.unknownModelStatus })
+        }
         const { price, ratio, limits } = yield* priceFor(catalog, request.model, principal.group, isImagePriced)
         return yield* runOneShot(services, {
           principal,
@@ -133,7 +147,18 @@ export class ImageRelay extends Context.Service<ImageRelay, {
           // The hold for every image asked for.
           hold: imageCost(ratio, price, request.n),
           candidates,
-          attempt: makeImageAttempt(request, input.family, client, settings),
+          // A caller who asked for a URL gets one: Base64 images are kept and served by the gateway.
+          attempt: (candidate) =>
+            makeImageAttempt(request, input.family, client, settings)(candidate).pipe(
+              Effect.flatMap((answer) =>
+                request.b64 || input.contentBase === undefined || answer.images.every((image) => "url" in image)
+                  ? Effect.succeed(answer)
+                  : Effect.map(
+                    contents.keep(principal.userId, answer.images, input.contentBase!),
+                    (images): ImageResponse => ({ ...answer, images })
+                  )
+              )
+            ),
           usageOf: () => emptyUsage,
           costOf: (answer) => imageCost(ratio, price, answer.images.length),
           respond: (answer) =>

@@ -85,7 +85,9 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
         const { principal, request } = input
         const routed = yield* router.candidates(principal, request.model)
         const candidates = routed.filter((candidate) => imageWireOf(candidate) !== undefined)
-        if (candidates.length === 0) return yield* new ModelNotFound({ model: request.model })
+        if (candidates.length === 0) {
+          return yield* new ModelNotFound({ model: request.model, status: settings.unknownModelStatus })
+        }
         const { price, ratio, limits } = yield* priceFor(catalog, request.model, principal.group, isImagePriced)
         const hold = imageCost(ratio, price, request.n)
         const requestId = crypto.randomUUID().replaceAll("-", "")

@@ -44,6 +44,8 @@ export interface VideoContent {
   readonly headers: Readonly<Record<string, string>>
   readonly contentLength: number | undefined
   readonly body: Stream.Stream<Uint8Array, UpstreamFailed>
+  /** Ends the upstream call without reading the body (a `HEAD`). */
+  readonly abort: () => void
 }
 
 /** The caller-facing part of an accepted answer (see `VideoContent`). */
@@ -64,7 +66,8 @@ const contentOf = (answer: UpstreamResponse): VideoContent => {
     status: answer.status,
     headers,
     contentLength: length !== undefined && Number.isSafeInteger(length) ? length : undefined,
-    body
+    body,
+    abort: answer.abort
   }
 }
 

@@ -14,7 +14,8 @@
  *
  * A remix runs on the original task's channel and key (spec "Video:
  * OpenAI-style routes"): the original must be the caller's own task (else
- * `NotFound`, 404 `task_not_exist`).
+ * `NotFound`, 404 `task_not_exist`), and the body's `model` the original's
+ * (else 400 naming `model`, before any hold or vendor call).
  *
  * @since 0.1.0
  */
@@ -178,7 +179,7 @@ export class VideoRelay extends Context.Service<VideoRelay, {
         const model = input.request.model
         const routed = yield* router.candidates(principal, model)
         const candidates = routed.filter((candidate) => videoWireOf(candidate.channel) !== undefined)
-        if (candidates.length === 0) return yield* new ModelNotFound({ model })
+        if (candidates.length === 0) return yield* new ModelNotFound({ model, status: settings.unknownModelStatus })
         const billed = yield* priceOf(model, principal.group)
         const request = yield* assets.resolveRequest(input.request, principal.userId)
         return yield* run(
@@ -196,6 +197,13 @@ export class VideoRelay extends Context.Service<VideoRelay, {
         const original = yield* store.find(originalId, principal.userId)
         if (original.kind !== "video" || original.upstreamId === null) {
           return yield* new NotFound({ what: "task", id: originalId })
+        }
+        if (input.request.model !== original.model) {
+          // A remix runs the original's model on its channel; another model named would silently not be used.
+          return yield* new InvalidRequest({
+            message: `model must be the original task's model, ${JSON.stringify(original.model)}, to remix it.`,
+            param: "model"
+          })
         }
         const channel = catalog.snapshot().channels.get(original.channelId)
         const wire = channel === undefined ? undefined : videoWireOf(channel)

@@ -1,11 +1,15 @@
 /**
  * Health, status and the caller's usage: `GET /healthz`, `GET /api/status`
- * (overall status and the names of the configured OAuth/OIDC providers, for
- * the sign-in page's buttons, for anyone; per-channel health with the
+ * (overall status, the names of the configured OAuth/OIDC providers for the
+ * sign-in page's buttons, and each provider's public parameters
+ * (`oauth_clients`: client id, authorization endpoint, scope, redirect URI)
+ * for a front end that builds the provider's URL itself, for anyone; per-channel health with the
  * operator's status token or an admin's browser session), `GET /api/usage/token` (outer contract, DESIGN.md) and the OpenAI legacy
  * billing shapes `GET /dashboard/billing/subscription` and
  * `GET /dashboard/billing/usage` (amounts in USD; `total_usage` in cents, as
- * OpenAI's legacy endpoint reported it).
+ * OpenAI's legacy endpoint reported it; with `start_date` and `end_date`
+ * (`YYYY-MM-DD`, UTC, the end exclusive, as OpenAI's took them) the usage of
+ * those days only, with OpenAI's `daily_costs`).
  *
  * @since 0.1.0
  */
@@ -24,6 +28,8 @@ import { OAuth } from "../services/OAuth.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
 import { roleRank, Sessions } from "../services/Sessions.ts"
 import { sessionCookieOf } from "./api/Api.ts"
+import { UsageQueries } from "../services/UsageQueries.ts"
+import { InvalidRequest } from "../errors/GatewayError.ts"
 
 /** The version `GET /api/status` reports. @category constants */
 export const VERSION = "0.1.0"
@@ -64,6 +70,54 @@ export const isStatusToken = (expected: string | undefined, presented: string): 
 
 const usd = (units: bigint): number => Number(units) / 1_000_000
 
+/**
+ * The gateway's address as the browser reached it, for the OAuth redirect
+ * URIs `GET /api/status` publishes: `oauth.public_url` when set, else the
+ * request's origin (the same base the OAuth callback uses).
+ */
+const redirectBaseOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string => {
+  if (publicUrl !== undefined) return publicUrl
+  const url = request.source instanceof Request ? request.source.url : request.url
+  const host = (request.headers["x-forwarded-host"] ?? request.headers["host"] ?? "localhost").split(",")[0].trim()
+  return `${url.startsWith("https:") ? "https" : "http"}://${host}`
+}
+
+/** A `YYYY-MM-DD` query date as the UTC midnight it names, or `undefined` when it is not a real date. */
+const dayOf = (text: string): Date | undefined => {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text)
+  if (match === null) return undefined
+  const date = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])))
+  return date.toISOString().slice(0, 10) === text ? date : undefined
+}
+
+/**
+ * The `start_date` / `end_date` window of a billing usage query: `undefined`
+ * when neither is given, else both as dates (each must be a real
+ * `YYYY-MM-DD`, the end after the start), or the `InvalidRequest` naming the
+ * field.
+ *
+ * @category billing
+ */
+export const usageWindow = (
+  query: URLSearchParams
+): { readonly from: Date; readonly to: Date } | undefined | InvalidRequest => {
+  const start = query.get("start_date")
+  const end = query.get("end_date")
+  if (start === null && end === null) return undefined
+  for (const [name, value] of [["start_date", start], ["end_date", end]] as const) {
+    if (value === null) return new InvalidRequest({ message: `${name} is required with the other date.`, param: name })
+    if (dayOf(value) === undefined) {
+      return new InvalidRequest({ message: `${name} must be a date YYYY-MM-DD.`, param: name })
+    }
+  }
+  const from = dayOf(start!)!
+  const to = dayOf(end!)!
+  if (to.getTime() <= from.getTime()) {
+    return new InvalidRequest({ message: "end_date must be after start_date.", param: "end_date" })
+  }
+  return { from, to }
+}
+
 /** @category routes */
 export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const auth = yield* Auth
@@ -72,6 +126,7 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   const settings = yield* GatewaySettings
   const sessions = yield* Sessions
   const oauth = yield* OAuth
+  const usage = yield* UsageQueries
 
   const caller = (request: HttpServerRequest.HttpServerRequest) =>
     auth.authenticate(credentialOf("bearer", request), clientAddressOf(request))
@@ -87,7 +142,9 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
         version: VERSION,
         system_name: "Sluice",
         status: overallStatus(health),
-        oauth_providers: oauth.providers
+        oauth_providers: oauth.providers,
+        // What a front end needs to send a browser to each provider itself (no secret).
+        oauth_clients: yield* oauth.clients(redirectBaseOf(request, oauth.publicUrl))
       }
       const presented = credentialOf("bearer", request)
       if (presented === undefined) {
@@ -151,8 +208,36 @@ export const AccountRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   yield* router.add("GET", "/dashboard/billing/usage", (request) =>
     Effect.gen(function* () {
       const principal = yield* caller(request)
+      const window = usageWindow(new URL(request.url, "http://gateway").searchParams)
+      if (window instanceof InvalidRequest) return yield* window
       const row = yield* ledger.balances(principal)
-      const used = row.tokenRemain === null ? row.userUsed : row.tokenUsed
-      return HttpServerResponse.jsonUnsafe({ object: "list", total_usage: usd(used) * 100 })
+      const unlimited = row.tokenRemain === null
+      if (window === undefined) {
+        return HttpServerResponse.jsonUnsafe({
+          object: "list",
+          total_usage: usd(unlimited ? row.userUsed : row.tokenUsed) * 100
+        })
+      }
+      // The same scope as without dates: the token's own usage, or the user's for an unlimited token.
+      const rows = yield* usage.costs(
+        { userId: principal.userId, tokenId: unlimited ? undefined : principal.tokenId },
+        window.from,
+        window.to
+      )
+      const days = new Map<string, Array<{ name: string; cost: number }>>()
+      for (const item of rows) {
+        const items = days.get(item.date) ?? []
+        items.push({ name: item.model, cost: usd(item.quota) * 100 })
+        days.set(item.date, items)
+      }
+      const total = rows.reduce((sum, item) => sum + item.quota, 0n)
+      return HttpServerResponse.jsonUnsafe({
+        object: "list",
+        daily_costs: [...days].map(([date, items]) => ({
+          timestamp: Date.parse(`${date}T00:00:00Z`) / 1000,
+          line_items: items
+        })),
+        total_usage: usd(total) * 100
+      })
     }).pipe(gateway))
 }))

@@ -2,7 +2,8 @@
  * The image routes (spec "Endpoints: Images"): `POST /v1/images/generations`
  * (JSON) and `POST /v1/images/edits` (multipart, as the official `openai`
  * SDK's `images.edit` sends it: `image` or `image[]` files, optional `mask`,
- * and the generation's fields as text). Bearer auth; generations also take
+ * and the generation's fields as text), and `GET /v1/images/content/{id}`
+ * (an image kept for a caller who asked for a `url`, `ImageContents`). Bearer auth; generations also take
  * the browser session when no key is sent (the console playground,
  * `SessionCaller.ts`); the body decoded with the
  * model family's rules; the `ImageRelay` does the rest. Errors leave in the
@@ -11,7 +12,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
-import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { ImageBytes } from "../canonical/Image.ts"
 import { InvalidRequest } from "../errors/GatewayError.ts"
 import { decodeImageRequest } from "../formats/images/mod.ts"
@@ -23,6 +24,7 @@ import { respondWith } from "../http/Respond.ts"
 import { ImageRelay } from "../relay/ImageRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { ImageContents } from "../services/ImageContents.ts"
 import { Sessions } from "../services/Sessions.ts"
 import { Tokens } from "../services/Tokens.ts"
 import { Catalog, imageFamilyOf } from "../storage/Catalog.ts"
@@ -82,6 +84,14 @@ export class Images extends Context.Service<Images, {
   readonly edits: (
     httpRequest: HttpServerRequest.HttpServerRequest
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /**
+   * `GET /v1/images/content/{id}`: a kept image's bytes, for the URL's
+   * `token` or the owner's Bearer key (`ImageContents`); else 404.
+   */
+  readonly content: (
+    httpRequest: HttpServerRequest.HttpServerRequest,
+    id: string
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/ImageRoutes/Images") {
   /** Needs `Auth`, `Sessions`, `Tokens`, `GatewaySettings`, `Catalog` and `ImageRelay`. */
   static readonly layer = Layer.effect(
@@ -91,6 +101,16 @@ export class Images extends Context.Service<Images, {
       const settings = yield* GatewaySettings
       const catalog = yield* Catalog
       const relay = yield* ImageRelay
+      const contents = yield* ImageContents
+      /** The gateway's address for a kept image's URL: `settings.public_url`, else the origin the caller reached. */
+      const baseOf = (httpRequest: HttpServerRequest.HttpServerRequest): string => {
+        if (settings.publicUrl !== undefined) return settings.publicUrl
+        try {
+          return httpRequest.source instanceof Request ? new URL(httpRequest.source.url).origin : ""
+        } catch {
+          return ""
+        }
+      }
       const callerOf = bearerOrSession(auth, makeSessionCaller(yield* Sessions, yield* Tokens, auth))
 
       const familyOf = (raw: Record<string, unknown>) =>
@@ -103,7 +123,7 @@ export class Images extends Context.Service<Images, {
           const family = familyOf(raw)
           const decoded = decodeImageRequest(raw, family)
           if (!decoded.ok) return yield* decoded.error
-          return yield* relay.run({ request: decoded.value, family, principal })
+          return yield* relay.run({ request: decoded.value, family, principal, contentBase: baseOf(httpRequest) })
         }).pipe(respondWith(encodeOpenAiError))
 
       const edits = (httpRequest: HttpServerRequest.HttpServerRequest) =>
@@ -114,10 +134,25 @@ export class Images extends Context.Service<Images, {
           const family = familyOf(fields)
           const decoded = decodeImageRequest(fields, family, edit)
           if (!decoded.ok) return yield* decoded.error
-          return yield* relay.run({ request: decoded.value, family, principal })
+          return yield* relay.run({ request: decoded.value, family, principal, contentBase: baseOf(httpRequest) })
         }).pipe(respondWith(encodeOpenAiError))
 
-      return Images.of({ generations, edits })
+      const content = (httpRequest: HttpServerRequest.HttpServerRequest, id: string) =>
+        Effect.gen(function* () {
+          const token = new URL(httpRequest.url, "http://gateway").searchParams.get("token") ?? undefined
+          const key = credentialOf("bearer", httpRequest)
+          // The URL's token is enough; without it, the owner's key.
+          const userId = token === undefined || key !== undefined
+            ? (yield* auth.authenticate(key, clientAddressOf(httpRequest))).userId
+            : undefined
+          const image = yield* contents.read(id, { token, userId })
+          return HttpServerResponse.uint8Array(image.bytes, {
+            contentType: image.mediaType,
+            headers: { "cache-control": "private, max-age=3600" }
+          })
+        }).pipe(respondWith(encodeOpenAiError))
+
+      return Images.of({ generations, edits, content })
     })
   )
 }
@@ -131,4 +166,9 @@ export const ImageRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const images = yield* Images
   yield* router.add("POST", "/v1/images/generations", images.generations)
   yield* router.add("POST", "/v1/images/edits", images.edits)
+  yield* router.add(
+    "GET",
+    "/v1/images/content/:id",
+    (httpRequest) => Effect.flatMap(HttpRouter.params, (params) => images.content(httpRequest, params.id ?? ""))
+  )
 }))

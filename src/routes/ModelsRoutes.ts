@@ -24,8 +24,11 @@
  * Bearer is accepted in every case, as on the text routes. What each model
  * supports: an embedding model (`isEmbeddingModel`) lists `/v1/embeddings`
  * (OpenAI shape, `supported_endpoints`) and `embedContent`,
- * `batchEmbedContents` (Google's, `supportedGenerationMethods`); any other the
- * text routes and `generateContent`, `streamGenerateContent`, `countTokens`.
+ * `batchEmbedContents` (Google's, `supportedGenerationMethods`); a model
+ * priced `per_second` the video routes, one priced `per_image` the image
+ * routes (OpenAI shape; `generateContent` in Google's, where image models
+ * answer); any other the text routes and `generateContent`,
+ * `streamGenerateContent`, `countTokens`.
  *
  * @since 0.1.0
  */
@@ -41,10 +44,13 @@ import { Auth } from "../services/Auth.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
 import { Sessions } from "../services/Sessions.ts"
 import { Tokens } from "../services/Tokens.ts"
+import { Catalog } from "../storage/Catalog.ts"
 import { makeSessionCaller } from "./SessionCaller.ts"
 
 const TEXT_ENDPOINTS = ["/v1/chat/completions", "/v1/responses", "/v1/completions", "/v1/messages"]
 const EMBEDDING_ENDPOINTS = ["/v1/embeddings"]
+const IMAGE_ENDPOINTS = ["/v1/images/generations", "/v1/images/edits", "/v1/images/generations/async"]
+const VIDEO_ENDPOINTS = ["/v1/videos", "/v1/video/generations"]
 const GENERATION_METHODS = ["generateContent", "streamGenerateContent", "countTokens"]
 const EMBEDDING_METHODS = ["embedContent", "batchEmbedContents"]
 
@@ -75,7 +81,26 @@ export const ModelsRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) 
   const auth = yield* Auth
   const channels = yield* ChannelRouter
   const sessionCaller = makeSessionCaller(yield* Sessions, yield* Tokens, auth)
+  const catalog = yield* Catalog
   const started = Math.floor(Date.now() / 1000)
+  /** What a model is for, from its price: video (`per_second`), image (`per_image`), embedding, else text. */
+  const kindOf = (id: string): "video" | "image" | "embedding" | "text" => {
+    const price = catalog.snapshot().prices.get(id)
+    return price?.perSecond !== undefined
+      ? "video"
+      : price?.perImage !== undefined
+      ? "image"
+      : isEmbeddingModel(id)
+      ? "embedding"
+      : "text"
+  }
+  const endpoints = {
+    video: VIDEO_ENDPOINTS,
+    image: IMAGE_ENDPOINTS,
+    embedding: EMBEDDING_ENDPOINTS,
+    text: TEXT_ENDPOINTS
+  }
+  const methods = { video: [], image: ["generateContent"], embedding: EMBEDDING_METHODS, text: GENERATION_METHODS }
   const startedIso = new Date(started * 1000).toISOString()
 
   const bodies: Record<ListShape, (models: ReadonlyArray<string>) => unknown> = {
@@ -86,7 +111,7 @@ export const ModelsRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) 
         object: "model",
         created: started,
         owned_by: "sluice",
-        supported_endpoints: isEmbeddingModel(id) ? EMBEDDING_ENDPOINTS : TEXT_ENDPOINTS
+        supported_endpoints: endpoints[kindOf(id)]
       }))
     }),
     anthropic: (models) => ({
@@ -102,7 +127,7 @@ export const ModelsRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) 
         version: "001",
         displayName: id,
         description: "",
-        supportedGenerationMethods: isEmbeddingModel(id) ? EMBEDDING_METHODS : GENERATION_METHODS
+        supportedGenerationMethods: methods[kindOf(id)]
       }))
     })
   }

@@ -2,8 +2,11 @@
  * The video routes (spec "Endpoints: Video"): `POST /v1/videos` (JSON, or
  * `multipart/form-data` as the official `openai` SDK's `videos.create` sends
  * it), `GET /v1/videos/{task_id}`, `POST /v1/videos/{video_id}/remix`,
+ * `GET /v1/videos` and `DELETE /v1/videos/{video_id}` (the caller's own
+ * video tasks, as the `openai` SDK's `videos.list` and `videos.delete` reach
+ * them, `VideoListing`),
  * `GET /v1/videos/{task_id}/content` (the bytes streamed from the vendor,
- * `Range` honoured, by the `VideoContentRelay`), `POST /v1/video/generations`
+ * `Range` honoured, by the `VideoContentRelay`; `HEAD` answers the same status and headers without a body), `POST /v1/video/generations`
  * and `GET /v1/video/generations/{task_id}` (the unified shapes). Every route
  * takes a Bearer key or, when none is sent, the browser session (the console
  * playground: `SessionCaller.ts`, same-origin proof on a submit, billed to the
@@ -18,7 +21,7 @@
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { DEFAULT_VIDEO_SECONDS, videoErrorEnvelope, type VideoFamily } from "../domain/VideoFamilies.ts"
-import { InvalidApiKey, NotFound } from "../errors/GatewayError.ts"
+import { InvalidApiKey, InvalidRequest, NotFound } from "../errors/GatewayError.ts"
 import { encodeOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
 import {
   encodeUnifiedError,
@@ -42,16 +45,19 @@ import { Tokens } from "../services/Tokens.ts"
 import { TaskPoller } from "../services/TaskPoller.ts"
 import type { Task } from "../services/TaskStore.ts"
 import { TaskStore } from "../services/TaskStore.ts"
+import { VideoListing } from "../services/VideoListing.ts"
 import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
 import { sessionCookieOf } from "./api/Api.ts"
 import { UserCaps } from "../services/UserCaps.ts"
 import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
 
 /**
- * The gateway's origin as the caller reached it (for the content URL): the
- * scheme and host a trusted proxy forwarded, else the request's own.
+ * The gateway's base address for the content URL: the configured public URL
+ * (`settings.public_url`, for a gateway behind a proxy), else the scheme and
+ * host a trusted proxy forwarded, else the request's own origin.
  */
-const originOf = (request: HttpServerRequest.HttpServerRequest): string => {
+const originOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string => {
+  if (publicUrl !== undefined) return publicUrl
   const host = hostOf(request)
   if (host !== undefined && /^[A-Za-z0-9.:[\]-]{1,255}$/.test(host)) return `${schemeOf(request)}://${host}`
   try {
@@ -89,7 +95,8 @@ export const taskViewOf = (task: Task, origin: string): TaskView => {
       seconds: task.result?.seconds,
       width: task.result?.width,
       height: task.result?.height,
-      fps: task.result?.fps
+      fps: task.result?.fps,
+      usage: task.result?.usage
     },
     remixOf: typeof request.remixOf === "string" ? request.remixOf : undefined,
     mini: task.model === "mini-2.0" || task.publicId.startsWith("mini-2.0_")
@@ -124,6 +131,13 @@ export class Videos extends Context.Service<Videos, {
   readonly content: (
     request: HttpServerRequest.HttpServerRequest,
     taskId: string
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `GET /v1/videos`: the caller's video tasks as the `openai` SDK's `videos.list` pages them. */
+  readonly list: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `DELETE /v1/videos/{video_id}`: deletes the caller's finished video task. */
+  readonly remove: (
+    request: HttpServerRequest.HttpServerRequest,
+    videoId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   /** `POST /v1/video/generations`: the unified submit response. */
   readonly unifiedSubmit: (
@@ -191,7 +205,7 @@ export class Videos extends Context.Service<Videos, {
           family = familyOf(raw.model)
           const decoded = decodeVideoRequest(raw, family, route)
           if (!decoded.ok) return yield* decoded.error
-          const origin = originOf(request)
+          const origin = originOf(request, settings.publicUrl)
           const input = {
             request: decoded.value,
             defaultSeconds: DEFAULT_VIDEO_SECONDS[family ?? "openai-video"],
@@ -231,14 +245,18 @@ export class Videos extends Context.Service<Videos, {
         Effect.gen(function* () {
           const principal = yield* principalOf(request)
           const task = yield* readTask(principal.userId, taskId)
-          return HttpServerResponse.jsonUnsafe(encodeVideoObject(taskViewOf(task, originOf(request))))
+          return HttpServerResponse.jsonUnsafe(
+            encodeVideoObject(taskViewOf(task, originOf(request, settings.publicUrl)))
+          )
         }).pipe(respondWith(encodeOpenAiError))
 
       const unifiedRetrieve = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
         Effect.gen(function* () {
           const principal = yield* principalOf(request)
           const task = yield* readTask(principal.userId, taskId)
-          return HttpServerResponse.jsonUnsafe(encodeUnifiedTask(taskViewOf(task, originOf(request))))
+          return HttpServerResponse.jsonUnsafe(
+            encodeUnifiedTask(taskViewOf(task, originOf(request, settings.publicUrl)))
+          )
         }).pipe(respondWith((problem) => encodeUnifiedError(problem)))
 
       /** The caller of the content route: the Bearer key's user, else the browser session's. */
@@ -255,9 +273,19 @@ export class Videos extends Context.Service<Videos, {
 
       const content = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
         Effect.gen(function* () {
+          // HEAD: the GET's answer without its body (which is not read upstream either).
+          const head = request.method === "HEAD"
           const userId = yield* ownerOf(request)
           const task = yield* readTask(userId, taskId)
           const answer = yield* contentRelay.open(task, rangeOf(request))
+          if (head) {
+            // HEAD: the same status and headers, no body; the upstream's answer is not read.
+            answer.abort()
+            return HttpServerResponse.empty({
+              status: answer.status,
+              headers: { ...answer.headers, "cache-control": "private, no-store" }
+            })
+          }
           return HttpServerResponse.stream(answer.body, {
             status: answer.status,
             headers: { ...answer.headers, "cache-control": "private, no-store" },
@@ -266,7 +294,45 @@ export class Videos extends Context.Service<Videos, {
           })
         }).pipe(respondWith(encodeOpenAiError))
 
-      return Videos.of({ create, retrieve, remix, content, unifiedSubmit, unifiedRetrieve })
+      const listing = yield* VideoListing
+
+      const list = (request: HttpServerRequest.HttpServerRequest) =>
+        Effect.gen(function* () {
+          const principal = yield* principalOf(request)
+          const query = new URL(request.url, "http://gateway").searchParams
+          const limitText = query.get("limit") ?? "20"
+          const limit = /^\d{1,3}$/.test(limitText) ? Number(limitText) : NaN
+          if (!(limit >= 1 && limit <= 100)) {
+            return yield* new InvalidRequest({ message: "limit must be a whole number from 1 to 100.", param: "limit" })
+          }
+          const order = query.get("order") ?? "desc"
+          if (order !== "asc" && order !== "desc") {
+            return yield* new InvalidRequest({ message: "order must be asc or desc.", param: "order" })
+          }
+          const after = query.get("after") ?? undefined
+          const page = yield* listing.page(principal.userId, { after, limit, order })
+          const origin = originOf(request, settings.publicUrl)
+          const data = yield* Effect.forEach(page.ids, (id) =>
+            store.find(id, principal.userId).pipe(Effect.map((task) =>
+              encodeVideoObject(taskViewOf(task, origin))
+            )))
+          return HttpServerResponse.jsonUnsafe({
+            object: "list",
+            data,
+            first_id: page.ids[0] ?? null,
+            last_id: page.ids.at(-1) ?? null,
+            has_more: page.hasMore
+          })
+        }).pipe(respondWith(encodeOpenAiError))
+
+      const remove = (request: HttpServerRequest.HttpServerRequest, videoId: string) =>
+        Effect.gen(function* () {
+          const principal = yield* principalOf(request)
+          yield* listing.remove(principal.userId, videoId)
+          return HttpServerResponse.jsonUnsafe({ id: videoId, object: "video.deleted", deleted: true })
+        }).pipe(respondWith(encodeOpenAiError))
+
+      return Videos.of({ create, retrieve, remix, content, list, remove, unifiedSubmit, unifiedRetrieve })
     })
   )
 }
@@ -280,6 +346,8 @@ export const VideoRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const videos = yield* Videos
   const param = Effect.map(HttpRouter.params, (params) => params.id ?? "")
   yield* router.add("POST", "/v1/videos", videos.create)
+  yield* router.add("GET", "/v1/videos", videos.list)
+  yield* router.add("DELETE", "/v1/videos/:id", (request) => Effect.flatMap(param, (id) => videos.remove(request, id)))
   yield* router.add("GET", "/v1/videos/:id", (request) => Effect.flatMap(param, (id) => videos.retrieve(request, id)))
   yield* router.add(
     "POST",
@@ -291,6 +359,15 @@ export const VideoRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
     "/v1/videos/:id/content",
     (request) => Effect.flatMap(param, (id) => videos.content(request, id))
   )
+  // HEAD is routed explicitly: the gateway's catch-all (`FallbackRoutes`) would answer it before the router's
+  // HEAD-as-GET fallback.
+  yield* router.addAll([
+    HttpRouter.route(
+      "HEAD",
+      "/v1/videos/:id/content",
+      (request) => Effect.flatMap(param, (id) => videos.content(request, id))
+    )
+  ])
   yield* router.add("POST", "/v1/video/generations", videos.unifiedSubmit)
   yield* router.add(
     "GET",

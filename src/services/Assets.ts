@@ -21,6 +21,11 @@
  *   same answer as an unknown id (no IDOR).
  * - `resolve` turns `asset://<id>` into the asset's URL for its owner when it
  *   is `Active`; any other reference is returned unchanged.
+ * - `resolveRequest` also holds every plain media URL of a video request (the
+ *   spec's "public URL": `http://` or `https://`) to the SSRF guard's rule on
+ *   its host: an IP literal of a non-public range, or `localhost`, is refused
+ *   naming the field, unless the host is in `media_allow_hosts`. The vendor,
+ *   not the gateway, fetches such a URL, so no name is resolved here.
  *
  * @since 0.1.0
  */
@@ -123,6 +128,25 @@ const checkUrl = (value: unknown, allowHosts: ReadonlySet<string>): string | Inv
   return value
 }
 
+/**
+ * Why a plain media URL may not be handed to a vendor (see the module doc),
+ * or `undefined` when it may: only `http(s)` URLs are judged.
+ */
+const blockedMediaHost = (ref: string, allowHosts: ReadonlySet<string>): string | undefined => {
+  let url: URL
+  try {
+    url = new URL(ref)
+  } catch {
+    return undefined
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined
+  const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, "")
+  if (allowHosts.has(host)) return undefined
+  if (host === "localhost" || host.endsWith(".localhost")) return `${host} is a loopback name`
+  const range = blockedRange(host)
+  return range === undefined || range === "invalid" ? undefined : `${host} is ${range}`
+}
+
 /** `name`: absent, or a well-formed string without control characters of at most `MAX_ASSET_NAME`. */
 const checkName = (value: unknown): string | undefined | InvalidRequest => {
   if (value === undefined || value === null) return undefined
@@ -182,7 +206,8 @@ export class Assets extends Context.Service<Assets, {
   readonly resolve: (ref: MediaRef, userId: bigint, param: string) => Effect.Effect<MediaRef, InvalidRequest>
   /**
    * `request` with every reference resolved by `resolve`, each error naming
-   * the reference's own field (`param`, else `references`).
+   * the reference's own field (`param`, else `references`); a plain URL whose
+   * host is a non-public address is refused the same way (module doc).
    */
   readonly resolveRequest: (request: VideoRequest, userId: bigint) => Effect.Effect<VideoRequest, InvalidRequest>
 }>()("sluice/services/Assets") {
@@ -298,14 +323,22 @@ export class Assets extends Context.Service<Assets, {
           return row.url
         })
 
-        const resolveRequest = (request: VideoRequest, userId: bigint) =>
-          request.references.some((reference) => assetIdOf(reference.ref) !== undefined)
+        const resolveRequest = (request: VideoRequest, userId: bigint) => {
+          for (const reference of request.references) {
+            const blocked = blockedMediaHost(reference.ref, allowHosts)
+            if (blocked !== undefined) {
+              const param = reference.param ?? "references"
+              return Effect.fail(invalid(`${param} points to a blocked address (${blocked}).`, param))
+            }
+          }
+          return request.references.some((reference) => assetIdOf(reference.ref) !== undefined)
             ? Effect.forEach(request.references, (reference) =>
               Effect.map(
                 resolveRef(reference.ref, userId, reference.param ?? "references"),
                 (ref) => ({ ...reference, ref })
               )).pipe(Effect.map((references): VideoRequest => ({ ...request, references })))
             : Effect.succeed(request)
+        }
 
         return Assets.of({ create, get, resolve: resolveRef, resolveRequest })
       })

@@ -30,6 +30,8 @@ export interface HealthSettings {
   /** First cooldown length (default 30 s), doubled on each repeat up to `cooldownMaxSeconds` (default 600 s). */
   readonly cooldownSeconds: number
   readonly cooldownMaxSeconds: number
+  /** The status `ModelNotFound` answers with (the `unknown_model_status` setting; default 503). */
+  readonly unknownModelStatus?: 503 | 404 | undefined
 }
 
 /** The outcome of one attempt, as the health state sees it. @category models */
@@ -154,7 +156,9 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
               }
             }
             const all = ready.concat(cooling)
-            return all.length === 0 ? Effect.fail(new ModelNotFound({ model })) : Effect.succeed(all)
+            return all.length === 0
+              ? Effect.fail(new ModelNotFound({ model, status: settings.unknownModelStatus }))
+              : Effect.succeed(all)
           })
 
         const models = (principal: Principal) => {

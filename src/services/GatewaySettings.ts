@@ -74,6 +74,14 @@ export interface Settings {
   readonly taskPollMillis: number
   /** A task unfinished this long after its submit fails and is refunded (default 24 h), in milliseconds. */
   readonly taskDeadlineMillis: number
+  /** The HTTP status of `model_not_found`: 503 (the spec's, default) or 404 (OpenAI's; clients do not retry it). */
+  readonly unknownModelStatus: 503 | 404
+  /**
+   * The gateway's address as clients reach it, without a trailing `/`
+   * (`settings.public_url`, else `oauth.public_url`); `undefined`: the address
+   * each request came to.
+   */
+  readonly publicUrl: string | undefined
 }
 
 /**
@@ -119,7 +127,9 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     maxTasksInFlight: given.max_tasks_in_flight ?? 16,
     maxPendingAssets: given.max_pending_assets ?? 8,
     taskPollMillis: given.task_poll_interval_ms ?? 5000,
-    taskDeadlineMillis: (given.task_deadline_seconds ?? 86_400) * 1000
+    taskDeadlineMillis: (given.task_deadline_seconds ?? 86_400) * 1000,
+    unknownModelStatus: given.unknown_model_status ?? 503,
+    publicUrl: (given.public_url ?? file?.oauth?.public_url)?.replace(/\/+$/, "")
   }
 }
 

@@ -19,6 +19,16 @@
  * registration is open (the username unique without regard to case); and
  * opens a session. A linked identity can be removed (`unlink`).
  *
+ * Two ways to the provider. The console's: `/api/oauth/{provider}/start`
+ * binds the state to that provider and sends the browser there with PKCE and
+ * (OIDC) a nonce. The spec's (and new-api front ends'): the front end builds
+ * the provider's URL itself from the public parameters `clients` gives
+ * (published by `GET /api/status`: client id, authorization endpoint,
+ * scopes, redirect URI) and a state from `/api/oauth/state`; such a state,
+ * bound to no provider, is taken by any configured provider's callback,
+ * still once, from the same browser, within ten minutes; the code is then
+ * exchanged without PKCE and an ID token must carry no nonce (none was sent).
+ *
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
@@ -44,6 +54,16 @@ export interface Identity {
   readonly username: string | undefined
   readonly displayName: string | undefined
   readonly email: string | undefined
+}
+
+/** A provider's public parameters (see `OAuth.clients`). @category models */
+export interface OAuthClient {
+  readonly name: string
+  readonly type: "oidc" | "github"
+  readonly client_id: string
+  readonly authorization_endpoint: string | null
+  readonly scope: string
+  readonly redirect_uri: string
 }
 
 /** Registration settings used when a login creates an account. @category models */
@@ -110,6 +130,13 @@ export class OAuth extends Context.Service<OAuth, {
   readonly unlink: (caller: SessionUser, provider: string) => Effect.Effect<UserView, InvalidRequest>
   /** `oauth.public_url` of the file, if set. */
   readonly publicUrl: string | undefined
+  /**
+   * Each provider's public parameters, for a front end that builds the
+   * authorization URL itself: name, type, `client_id`, `authorization_endpoint`
+   * (`null` when an OIDC issuer's discovery cannot be read now), `scope`
+   * (space-separated) and `redirect_uri` under `redirectBase`. No secret.
+   */
+  readonly clients: (redirectBase: string) => Effect.Effect<ReadonlyArray<OAuthClient>>
 }>()("sluice/services/OAuth") {
   /** SQL-backed; providers from `file.oauth`. */
   static readonly layer = (file: BootstrapFile | undefined, options: OAuthOptions) =>
@@ -154,6 +181,26 @@ export class OAuth extends Context.Service<OAuth, {
         const redirectUri = (redirectBase: string, provider: string) =>
           `${redirectBase.replace(/\/+$/, "")}/api/oauth/${provider}`
 
+        const scopeOf = (spec: ProviderSpec): string =>
+          (spec.scopes ?? (spec.type === "oidc" ? ["openid", "email", "profile"] : ["read:user", "user:email"]))
+            .join(" ")
+
+        const clients = (redirectBase: string) =>
+          Effect.forEach([...specs], ([name, spec]) =>
+            Effect.promise(() =>
+              serverOf(name, spec).then((server) =>
+                server.authorization_endpoint ?? null, () => null)
+            ).pipe(
+              Effect.map((endpoint): OAuthClient => ({
+                name,
+                type: spec.type,
+                client_id: spec.client_id,
+                authorization_endpoint: endpoint,
+                scope: scopeOf(spec),
+                redirect_uri: redirectUri(redirectBase, name)
+              }))
+            ))
+
         const issueState = Effect.fn("OAuth.issueState")(function* (
           browserId: string,
           linker: { readonly userId: bigint; readonly sessionHash: string } | undefined
@@ -183,9 +230,12 @@ export class OAuth extends Context.Service<OAuth, {
               AND provider IS NULL
             RETURNING nonce, code_verifier AS verifier`.pipe(Effect.orDie)
           const row = rows[0]
-          if (row === undefined) return yield* failure("The sign-in state is unknown, used or expired.")
+          if (row === undefined) {
+            return yield* failure("The sign-in state is unknown, used or expired.")
+          }
           const server = yield* Effect.tryPromise({
-            try: () => serverOf(provider, spec),
+            try: () =>
+              serverOf(provider, spec),
             catch: (error) => failure(`The provider ${provider} could not be reached: ${reason(error)}`)
           })
           const challenge = yield* Effect.promise(() => oauth.calculatePKCECodeChallenge(row.verifier))
@@ -193,11 +243,7 @@ export class OAuth extends Context.Service<OAuth, {
           url.searchParams.set("client_id", spec.client_id)
           url.searchParams.set("redirect_uri", redirectUri(redirectBase, provider))
           url.searchParams.set("response_type", "code")
-          url.searchParams.set(
-            "scope",
-            (spec.scopes ?? (spec.type === "oidc" ? ["openid", "email", "profile"] : ["read:user", "user:email"]))
-              .join(" ")
-          )
+          url.searchParams.set("scope", scopeOf(spec))
           url.searchParams.set("state", state)
           url.searchParams.set("code_challenge", challenge)
           url.searchParams.set("code_challenge_method", "S256")
@@ -213,7 +259,9 @@ export class OAuth extends Context.Service<OAuth, {
           state: string,
           nonce: string,
           verifier: string,
-          redirectBase: string
+          redirectBase: string,
+          /** The state came from `/start`: PKCE and (OIDC) a nonce were sent. */
+          started: boolean
         ): Promise<Identity> =>
           (async () => {
             const server = await serverOf(provider, spec)
@@ -233,12 +281,12 @@ export class OAuth extends Context.Service<OAuth, {
               authentication,
               params,
               redirectUri(redirectBase, provider),
-              verifier,
+              started ? verifier : oauth.nopkce,
               options
             )
             if (spec.type === "oidc") {
               const result = await oauth.processAuthorizationCodeResponse(server, client, response, {
-                expectedNonce: nonce,
+                expectedNonce: started ? nonce : oauth.expectNoNonce,
                 requireIdToken: true
               })
               await oauth.validateApplicationLevelSignature(server, response, options)
@@ -295,13 +343,21 @@ export class OAuth extends Context.Service<OAuth, {
           const state = query.get("state") ?? ""
           if (state === "" || state.length > 128) return yield* failure("The sign-in state is missing.")
           // Taken (deleted) whatever happens next: a state works once.
+          // A state bound by `/start` to this provider, or one bound to none (the front end built the URL).
           const rows = yield* sql<
-            { userId: bigint | null; sessionHash: string | null; nonce: string; verifier: string; browser: string }
+            {
+              userId: bigint | null
+              sessionHash: string | null
+              nonce: string
+              verifier: string
+              browser: string
+              bound: string | null
+            }
           >`
             DELETE FROM oauth_states
-            WHERE state_hash = ${hashKey(state)} AND expires_at > now() AND provider = ${provider}
+            WHERE state_hash = ${hashKey(state)} AND expires_at > now() AND (provider = ${provider} OR provider IS NULL)
             RETURNING user_id AS "userId", session_hash AS "sessionHash", nonce, code_verifier AS verifier,
-                      browser_hash AS browser`.pipe(
+                      browser_hash AS browser, provider AS bound`.pipe(
             Effect.orDie
           )
           const row = rows[0]
@@ -321,7 +377,8 @@ export class OAuth extends Context.Service<OAuth, {
             }
           }
           const identity = yield* Effect.tryPromise({
-            try: () => identify(provider, spec, query, state, row.nonce, row.verifier, redirectBase),
+            try: () =>
+              identify(provider, spec, query, state, row.nonce, row.verifier, redirectBase, row.bound !== null),
             catch: (error) => failure(`The sign-in with ${provider} failed: ${reason(error)}`)
           })
           const [bound] = yield* sql<{ userId: bigint }>`
@@ -400,7 +457,8 @@ export class OAuth extends Context.Service<OAuth, {
           authorizeUrl,
           callback,
           unlink,
-          publicUrl: file?.oauth?.public_url
+          publicUrl: file?.oauth?.public_url,
+          clients
         })
       })
     )

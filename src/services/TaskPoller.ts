@@ -213,7 +213,8 @@ export class TaskPoller extends Context.Service<TaskPoller, {
                     seconds: state.seconds,
                     width: state.width,
                     height: state.height,
-                    fps: state.fps
+                    fps: state.fps,
+                    usage: state.usage
                   },
                   cost
                 })

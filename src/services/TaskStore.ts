@@ -97,6 +97,8 @@ export interface TaskResult {
   readonly width?: number | undefined
   readonly height?: number | undefined
   readonly fps?: number | undefined
+  /** The usage the vendor billed, in its own unit, when it says (passed through to the video object). */
+  readonly usage?: number | undefined
 }
 
 /** One task as stored. @category models */

@@ -114,7 +114,9 @@ export const readBounded = (
 /**
  * A vendor's answer whose 2xx body is JSON: its text and parsed value, read within `limit` bytes. Fails with
  * `UpstreamFailed`: a non-2xx status as `classify` reads the vendor's error (with `channelId`), `bad-body` for a
- * 2xx answer that is not JSON or is over the limit. Every one-answer call reads its answer here.
+ * 2xx answer that is not JSON or is over the limit; with `copyFailed`, an accepted answer that breaks off while it
+ * is read is `copy-failed` (the spec's `bad_response`: a video submit the vendor may hold). Every one-answer call
+ * reads its answer here.
  *
  * @category upstream
  */
@@ -122,10 +124,23 @@ export const readJsonAnswer = (
   response: UpstreamResponse,
   classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string },
   channelId: number,
-  limit: number
+  limit: number,
+  options: { readonly copyFailed?: boolean | undefined } = {}
 ): Effect.Effect<{ readonly text: string; readonly json: unknown }, UpstreamFailed> =>
   Effect.gen(function* () {
-    const text = yield* readBounded(response, limit)
+    const accepted = response.status >= 200 && response.status < 300
+    const text = yield* readBounded(response, limit).pipe(
+      Effect.mapError((error) =>
+        accepted && options.copyFailed === true
+          ? new UpstreamFailed({
+            kind: "copy-failed",
+            status: response.status,
+            message: "The upstream's answer broke off while it was copied.",
+            channelId
+          })
+          : error
+      )
+    )
     if (response.status < 200 || response.status >= 300) {
       const classified = classify(response.status, text ?? "")
       return yield* new UpstreamFailed({

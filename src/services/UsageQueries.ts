@@ -85,10 +85,32 @@ interface LogRow {
   readonly error: string | null
 }
 
+/**
+ * What one owner spent on one UTC day on one model (`date` `YYYY-MM-DD`,
+ * `quota` in quota units).
+ *
+ * @category models
+ */
+export interface DailyCost {
+  readonly date: string
+  readonly model: string
+  readonly quota: bigint
+}
+
 /** @category services */
 export class UsageQueries extends Context.Service<UsageQueries, {
   /** The user's usage for the last `days` UTC days (today included), by day and model. */
   readonly daily: (userId: bigint, days: number) => Effect.Effect<ReadonlyArray<DailyUsage>>
+  /**
+   * What `owner` spent from `from` (inclusive) to `to` (exclusive), by UTC day
+   * and model, oldest first: the token's own rows when `tokenId` is given,
+   * else all of the user's.
+   */
+  readonly costs: (
+    owner: { readonly userId: bigint; readonly tokenId?: bigint | undefined },
+    from: Date,
+    to: Date
+  ) => Effect.Effect<ReadonlyArray<DailyCost>>
   /** Log rows, newest first; `admin` adds the channel and the username to each. */
   readonly logs: (filter: LogFilter, page: PageRequest, admin: boolean) => Effect.Effect<Page<LogView>>
 }>()("sluice/services/UsageQueries") {
@@ -120,6 +142,19 @@ export class UsageQueries extends Context.Service<UsageQueries, {
           completion_tokens: Number(row.completion ?? 0),
           quota: Number(row.quota ?? 0)
         }))
+      })
+
+      const costs = Effect.fn("UsageQueries.costs")(function* (
+        owner: { readonly userId: bigint; readonly tokenId?: bigint | undefined },
+        from: Date,
+        to: Date
+      ) {
+        const whose = owner.tokenId === undefined ? sql`user_id = ${owner.userId}` : sql`token_id = ${owner.tokenId}`
+        const rows = yield* sql<{ day: string; model: string; quota: bigint | string | null }>`
+          SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, model, sum(cost) AS quota
+          FROM usage_logs WHERE ${whose} AND created_at >= ${from} AND created_at < ${to}
+          GROUP BY 1, 2 ORDER BY 1, 2`.pipe(Effect.orDie)
+        return rows.map((row): DailyCost => ({ date: row.day, model: row.model, quota: BigInt(row.quota ?? 0) }))
       })
 
       const where = (filter: LogFilter): Statement.Fragment => {
@@ -177,7 +212,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         return { items, total: Number(total), page: page.page, page_size: page.size }
       })
 
-      return UsageQueries.of({ daily, logs })
+      return UsageQueries.of({ daily, costs, logs })
     })
   )
 }

@@ -86,8 +86,9 @@ export const sendVideoCall = (
 /**
  * One call whose 2xx answer is JSON: the parsed value. A non-2xx answer is
  * an `UpstreamFailed` as `wire.classifyError` reads it; a 2xx answer that is
- * not JSON is `bad-body`. Answers are read up to 4 MiB (a task object is a
- * few hundred bytes).
+ * not JSON is `bad-body`; a 2xx answer that breaks off while it is read is
+ * `copy-failed` (500 `bad_response` on a submit). Answers are read up to 4 MiB
+ * (a task object is a few hundred bytes).
  *
  * @category upstream
  */
@@ -101,6 +102,9 @@ export const callVideoJson = (
 ): Effect.Effect<unknown, UpstreamFailed> =>
   Effect.gen(function* () {
     const response = yield* sendVideoCall(client, settings, target, call, { withKey: true, timeouts })
-    const { json } = yield* readJsonAnswer(response, wire.classifyError, target.channel.id, 4 * 1024 * 1024)
+    const { json } = yield* readJsonAnswer(response, wire.classifyError, target.channel.id, 4 * 1024 * 1024, {
+      // An accepted answer that breaks off while it is read: the vendor may hold a task whose id never arrived.
+      copyFailed: true
+    })
     return json
   })

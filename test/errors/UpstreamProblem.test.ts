@@ -46,4 +46,8 @@ Deno.test("upstream problems: statuses and codes stay as the spec's table has th
   strictEqual(of("quota", 429).status, 502)
   strictEqual(of("timeout").status, 504)
   strictEqual(of("bad-body", 200).code, "bad_response_body")
+  strictEqual(of("copy-failed", 200).status, 500)
+  strictEqual(of("copy-failed", 200).code, "bad_response")
+  strictEqual(of("copy-failed", 200).type, "platform_api_error")
+  strictEqual(new UpstreamFailed({ kind: "copy-failed", status: 200, message: "m" }).retryable, false)
 })

@@ -463,3 +463,77 @@ Deno.test("videoFormFields: wrong file types, files in text fields, oversized an
   if (result._tag !== "Success") throw new Error(result.failure.message)
   deepStrictEqual(result.success, { model: "mini-2.0", images: [IMAGE_URL, ASSET_URI], metadata: { style: "noir" } })
 })
+
+Deno.test('media fields take a public http:// URL as well as https:// (the spec\'s "public URL"), every family', () => {
+  const http = "http://media.example.com/frame.png"
+  deepStrictEqual(accepted({ model: "videoa-2-0-260128", prompt: "p", first_image: http }, "videos").references, [
+    { kind: "image", role: "first_frame", ref: http, param: "first_image" }
+  ])
+  deepStrictEqual(
+    accepted(
+      { model: "mini-2.0", prompt: "p", duration: 5, ratio: "16:9", resolution: "480p", images: [http] },
+      "videos"
+    ).references,
+    [{ kind: "image", role: "reference_image", ref: http, param: "images[0]" }]
+  )
+  deepStrictEqual(accepted({ model: "sora-2", prompt: "p", image: http }, "unified").references, [
+    { kind: "image", role: "first_frame", ref: http, param: "image" }
+  ])
+  for (const other of ["ftp://media.example.com/a.png", "file:///etc/passwd", "gopher://media.example.com/"]) {
+    strictEqual(refused({ model: "videoa-2-0-260128", prompt: "p", first_image: other }, "videos").param, "first_image")
+  }
+})
+
+Deno.test("the first family's duration: whole seconds 4 to 15 (Seedance 2.0's range), the message names them", () => {
+  for (const duration of [4, 5, 15]) {
+    strictEqual(accepted({ model: "videoa-2-0-260128", prompt: "p", duration }, "videos").seconds, duration)
+  }
+  for (const duration of [5.5, 3, 16]) {
+    const error = refused({ model: "videoa-2-0-260128", prompt: "p", duration }, "videos")
+    strictEqual(error.param, "duration")
+    ok(error.message.includes("from 4 to 15"), error.message)
+  }
+  // The unified route applies the same family rule.
+  strictEqual(refused({ model: "videoa-2-0-260128", prompt: "p", duration: 5.5 }, "unified").param, "duration")
+  strictEqual(accepted({ model: "videoa-2-0-260128", prompt: "p", duration: 12 }, "unified").seconds, 12)
+})
+
+Deno.test("unified: each family's own fields — mini-2.0's ratio, the first family's aspect_ratio, Base64 images", () => {
+  const png = PNG_DATA_URI.slice("data:image/png;base64,".length)
+  deepStrictEqual(accepted({ model: "mini-2.0", prompt: "boat", duration: 8, ratio: "9:16" }, "unified"), {
+    model: "mini-2.0",
+    prompt: "boat",
+    seconds: 8,
+    aspectRatio: "9:16",
+    resolution: "480p",
+    references: []
+  })
+  strictEqual(
+    accepted({ model: "mini-2.0", prompt: "boat", duration: 8, ratio: "9:16", size: "9:16" }, "unified").aspectRatio,
+    "9:16"
+  )
+  strictEqual(
+    accepted({ model: "videoa-2-0-260128", prompt: "w", aspect_ratio: "21:9" }, "unified").aspectRatio,
+    "21:9"
+  )
+  for (const model of ["videoa-2-0-260128", "mini-2.0"]) {
+    const body = { model, prompt: "p", duration: 5, size: "16:9" }
+    deepStrictEqual(accepted({ ...body, image: png }, "unified").references, [
+      { kind: "image", role: "first_frame", ref: PNG_DATA_URI, param: "image" }
+    ])
+    deepStrictEqual(accepted({ ...body, image: PNG_DATA_URI }, "unified").references[0].ref, PNG_DATA_URI)
+  }
+  strictEqual(
+    refused({ model: "videoa-2-0-260128", prompt: "p", image: IMAGE_URL, images: [IMAGE_URL] }, "unified").param,
+    "images"
+  )
+  // mini-2.0 keeps image and images together (all are references to it).
+  strictEqual(
+    accepted(
+      { model: "mini-2.0", prompt: "p", duration: 5, ratio: "16:9", image: IMAGE_URL, images: [IMAGE_URL] },
+      "unified"
+    )
+      .references.length,
+    2
+  )
+})

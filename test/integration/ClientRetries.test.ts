@@ -3,11 +3,15 @@
  * official `openai` and `@anthropic-ai/sdk` clients (default `maxRetries`, 2)
  * send such a request once; a 429 or 5xx still gets retried. Requests are
  * counted in front of the gateway. Generate-content errors are Google's own
- * shape (numeric `code`, RPC `status`).
+ * shape (numeric `code`, RPC `status`). With `unknown_model_status: 404`, an
+ * unknown model answers 404 (OpenAI's `model_not_found`), which no client
+ * retries.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
+import { APICallError, generateText } from "ai"
+import { createOpenAI } from "@ai-sdk/openai"
 import { countingFrontDoor } from "../support/CountingFrontDoor.ts"
 import { basicConfig, startGateway } from "../support/Gateway.ts"
 
@@ -156,6 +160,47 @@ Deno.test("generate-content errors: Google's body (numeric code, RPC status), no
       ok(violation.fieldViolations[0].field.startsWith("contents[0]"), JSON.stringify(invalid))
     }
   } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("unknown_model_status 404: model_not_found answers 404 as OpenAI does; the SDKs send it once", async (t) => {
+  const gateway = await startGateway({
+    config: (url) => ({ ...config(url), settings: { ...config(url).settings, unknown_model_status: 404 } })
+  })
+  const front = countingFrontDoor(gateway)
+  try {
+    await t.step("openai SDK: NotFoundError with code model_not_found, param model, one request", async () => {
+      front.paths.length = 0
+      const client = new OpenAI({ baseURL: `${front.url}/v1`, apiKey: KEY })
+      const error = await failure(() =>
+        client.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "hi" }] })
+      ) as InstanceType<typeof OpenAI.APIError>
+      ok(error instanceof OpenAI.NotFoundError, String(error))
+      strictEqual(error.code, "model_not_found")
+      strictEqual(error.param, "model")
+      strictEqual(error.type, "invalid_request_error")
+      strictEqual(front.paths.length, 1)
+    })
+    await t.step("AI SDK (3 retries by default on a 5xx): one request", async () => {
+      front.paths.length = 0
+      const provider = createOpenAI({ baseURL: `${front.url}/v1`, apiKey: KEY })
+      const error = await failure(() => generateText({ model: provider.chat("no-such-model"), prompt: "hi" }))
+      ok(APICallError.isInstance(error), String(error))
+      strictEqual((error as APICallError).statusCode, 404)
+      strictEqual(front.paths.length, 1)
+    })
+    await t.step("a known model still answers", async () => {
+      const client = new OpenAI({ baseURL: `${front.url}/v1`, apiKey: KEY })
+      const answer = await client.chat.completions.create({
+        model: "gpt-test",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 20
+      })
+      ok(answer.choices[0]?.message.content?.startsWith("Echo:"))
+    })
+  } finally {
+    await front.close()
     await gateway.close()
   }
 })

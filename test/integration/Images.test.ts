@@ -6,11 +6,13 @@
  * `/api/usage/token` (ceil(ratio × images returned × per_image × 10⁶)).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { toFile } from "openai"
+import OpenAI, { toFile } from "openai"
+import { generateImage } from "ai"
+import { createOpenAI } from "@ai-sdk/openai"
 import { pngFor, seedOf } from "../../src/emulator/Png.ts"
 import { startGateway } from "../support/Gateway.ts"
 import { lastBodyTo } from "../support/EveryChannelType.ts"
-import { expectedCost, imageClient, imageConfig, usageOf } from "../support/ImageGateway.ts"
+import { expectedCost, IMAGE_KEY, imageClient, imageConfig, usageOf } from "../support/ImageGateway.ts"
 
 const PNG_MAGIC = "iVBORw0KGgo"
 
@@ -55,14 +57,15 @@ Deno.test("images.generate and images.edit through the SDK on every image channe
     })
 
     await t.step(
-      "openai: gpt-image-1 gets no response_format; url asked → a data URI; quality default auto",
+      "openai: gpt-image-1 gets no response_format; none asked → b64_json as OpenAI answers; quality default auto",
       async () => {
         const result = await client.images.generate({
           model: "gpt-image-1",
           prompt: "a lamp",
           background: "transparent"
         })
-        ok(result.data![0].url!.startsWith(`data:image/png;base64,${PNG_MAGIC}`))
+        ok(result.data![0].b64_json!.startsWith(PNG_MAGIC))
+        strictEqual(result.data![0].url, undefined)
         const sent = lastBodyTo(gateway, "/v1/images/generations")
         strictEqual(sent.response_format, undefined)
         strictEqual(sent.quality, "auto")
@@ -73,8 +76,17 @@ Deno.test("images.generate and images.edit through the SDK on every image channe
           response_format: "b64_json"
         })
         ok(b64.data![0].b64_json!.startsWith(PNG_MAGIC))
+        const dallE = await client.images.generate({ model: "dall-e-2", prompt: "a lamp", size: "256x256" })
+        ok(dallE.data![0].url!.includes("/_emulator/images/"), "dall-e answers a url by default, as OpenAI does")
       }
     )
+
+    await t.step("openai: the AI SDK's OpenAI image provider reads a gpt-image-1 answer", async () => {
+      const provider = createOpenAI({ baseURL: `${gateway.url}/v1`, apiKey: IMAGE_KEY })
+      const result = await generateImage({ model: provider.image("gpt-image-1"), prompt: "a kite", maxRetries: 0 })
+      strictEqual(result.images.length, 1)
+      deepStrictEqual([...result.images[0].uint8Array.slice(0, 4)], [0x89, 0x50, 0x4e, 0x47])
+    })
 
     await t.step("openai: images.edit sends the upload as a multipart form upstream", async () => {
       const png = pngFor(seedOf("input"))
@@ -86,7 +98,7 @@ Deno.test("images.generate and images.edit through the SDK on every image channe
         n: 2
       })
       strictEqual(result.data?.length, 2)
-      ok(result.data![0].url!.startsWith("data:image/png;base64,"))
+      ok(result.data![0].b64_json!.startsWith(PNG_MAGIC))
       const sent = lastBodyTo(gateway, "/v1/images/edits") as Record<string, unknown>
       strictEqual(sent.prompt, "make it green")
       strictEqual(sent.n, "2")
@@ -140,6 +152,48 @@ Deno.test("images.generate and images.edit through the SDK on every image channe
       strictEqual((await usageOf(gateway)).used - before.used, expectedCost("seedream", 2))
     })
 
+    await t.step(
+      "ark (flare): a bare Base64 image is sent as a data URI of its type; text that is no image is a 400",
+      async () => {
+        const jpeg = btoa(String.fromCharCode(0xff, 0xd8, 0xff, 0xe0, ...new Array(28).fill(7)))
+        const png = btoa(String.fromCharCode(...pngFor(seedOf("ref"))))
+        const result = await client.images.generate({
+          model: "seedream",
+          prompt: "the same, at dusk",
+          // @ts-expect-error: the spec's reference image field
+          image: [png, jpeg]
+        })
+        strictEqual(result.data?.length, 1)
+        deepStrictEqual(lastBodyTo(gateway, "/api/v3/images/generations").image, [
+          `data:image/png;base64,${png}`,
+          `data:image/jpeg;base64,${jpeg}`
+        ])
+        const one = await client.images.generate({
+          model: "seedream",
+          prompt: "one reference",
+          // @ts-expect-error: the spec's reference image field
+          image: png
+        })
+        strictEqual(one.data?.length, 1)
+        strictEqual(lastBodyTo(gateway, "/api/v3/images/generations").image, `data:image/png;base64,${png}`)
+
+        const before = await usageOf(gateway)
+        const calls = gateway.emulator.requests.length
+        for (const bad of [btoa("just some text, not an image at all"), "not base64 at all!"]) {
+          const error = await client.images.generate({
+            model: "seedream",
+            prompt: "x",
+            // @ts-expect-error: the spec's reference image field
+            image: bad
+          }).then(() => undefined, (caught) => caught as InstanceType<typeof OpenAI.APIError>)
+          strictEqual(error?.status, 400)
+          strictEqual((error?.error as { param?: string }).param, "image")
+        }
+        strictEqual(gateway.emulator.requests.length, calls, "no upstream call")
+        strictEqual((await usageOf(gateway)).used, before.used, "nothing charged")
+      }
+    )
+
     await t.step("ark: images.edit sends the upload as a data-URI reference", async () => {
       const png = pngFor(seedOf("input"))
       const result = await client.images.edit({
@@ -153,7 +207,7 @@ Deno.test("images.generate and images.edit through the SDK on every image channe
     })
 
     await t.step(
-      "gemini: IMAGE modality asked, inlineData answered as b64_json and as a data URI; n calls",
+      "gemini: IMAGE modality asked, inlineData answered as b64_json and as a gateway URL; n calls",
       async () => {
         const before = await usageOf(gateway)
         const result = await client.images.generate({
@@ -172,7 +226,7 @@ Deno.test("images.generate and images.edit through the SDK on every image channe
         })
         deepStrictEqual(sent.contents, [{ role: "user", parts: [{ text: "a green hill" }] }])
         const url = await client.images.generate({ model: "gemini-image", prompt: "a hill" })
-        ok(url.data![0].url!.startsWith("data:image/png;base64,"))
+        ok(url.data![0].url!.startsWith(`${gateway.url}/v1/images/content/img_`), url.data![0].url!)
         strictEqual((await usageOf(gateway)).used - before.used, expectedCost("gemini-image", 3))
       }
     )

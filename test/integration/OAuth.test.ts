@@ -32,9 +32,10 @@ const identities = (gateway: TestGateway) =>
 
 const withOidc = async (
   run: (gateway: TestGateway, provider: TestProvider) => Promise<void>,
-  overrides: Partial<BootstrapFile> = {}
+  overrides: Partial<BootstrapFile> = {},
+  pkceRequired = true
 ) => {
-  const front = await startOpenIdProvider()
+  const front = await startOpenIdProvider({ pkceRequired })
   const gateway = await startGateway({
     store: "postgres",
     config: (url) =>
@@ -238,6 +239,119 @@ Deno.test("oauth github: code exchange with PKCE against a fake, the user API, a
     // The code was issued for the second state's PKCE challenge; the third state's verifier does not match it.
     deepStrictEqual(github.refused, ["bad_verification_code"])
     strictEqual((await identities(gateway)).length, 1)
+  } finally {
+    await gateway.close()
+    await github.close()
+  }
+})
+
+/** One provider's public parameters as `GET /api/status` publishes them. */
+interface PublishedClient {
+  readonly name: string
+  readonly type: string
+  readonly client_id: string
+  readonly authorization_endpoint: string | null
+  readonly scope: string
+  readonly redirect_uri: string
+}
+
+/**
+ * The spec's flow, as new-api's front ends run it: a state from
+ * `/api/oauth/state`, the provider's URL built from `/api/status` (no
+ * `/start`, so no PKCE and no nonce), the provider's redirect to the callback.
+ */
+const frontEndBegin = async (gateway: TestGateway, client: Browser, provider: string) => {
+  const status = await (await fetch(`${gateway.url}/api/status`)).json()
+  const published = (status.data.oauth_clients as Array<PublishedClient>).find((item) => item.name === provider)!
+  ok(!JSON.stringify(status).includes("secret"), "no client secret is published")
+  const issued = await client.call<string>("GET", "/api/oauth/state")
+  const url = new URL(published.authorization_endpoint!)
+  url.searchParams.set("client_id", published.client_id)
+  url.searchParams.set("redirect_uri", published.redirect_uri)
+  url.searchParams.set("response_type", "code")
+  url.searchParams.set("scope", published.scope)
+  url.searchParams.set("state", issued.data)
+  return { published, state: issued.data, authorizeUrl: url.href }
+}
+
+Deno.test("oauth oidc, the spec's flow: a state from /api/oauth/state, the URL from /api/status, the callback", async () => {
+  await withOidc(
+    async (gateway, provider) => {
+      const client = browser(gateway.url)
+      const { published, authorizeUrl } = await frontEndBegin(gateway, client, "corp")
+      deepStrictEqual(published, {
+        name: "corp",
+        type: "oidc",
+        client_id: "sluice-test-client",
+        authorization_endpoint: `${provider.issuer}/auth`,
+        scope: "openid email profile",
+        redirect_uri: `${gateway.url}/api/oauth/corp`
+      })
+      const back = await provider.authorize(authorizeUrl, "bob-sso")
+      const done = await client.call<{ username: string }>("GET", callbackPath(back))
+      strictEqual(done.success, true, done.message)
+      strictEqual(done.data.username, "bob-sso")
+      strictEqual((await client.call("GET", "/api/user/self")).status, 200)
+      // Still single use, and still tied to the browser it was issued to.
+      const replay = browser(gateway.url)
+      for (const [name, value] of client.cookies) replay.cookies.set(name, value)
+      replay.cookies.delete("sluice_session")
+      deepStrictEqual(
+        (await replay.call("GET", callbackPath(back))).message,
+        "The sign-in state is unknown, used or expired."
+      )
+      const other = await frontEndBegin(gateway, browser(gateway.url), "corp")
+      const stranger = await browser(gateway.url).call(
+        "GET",
+        callbackPath(await provider.authorize(other.authorizeUrl, "bob-sso"))
+      )
+      deepStrictEqual([stranger.success, stranger.message], [false, "The sign-in was started in another browser."])
+      // A state bound by /start to a provider is not taken at another provider's callback (only one here: a wrong name).
+      const started = await begin(client, "corp")
+      const wrong = await client.call("GET", `/api/oauth/nosuch?code=x&state=${encodeURIComponent(started.state)}`)
+      strictEqual(wrong.success, false)
+      deepStrictEqual(await identities(gateway), [{ provider: "corp", subject: "bob-sso", username: "bob-sso" }])
+    },
+    {},
+    false
+  )
+})
+
+Deno.test("oauth github, the spec's flow: a state from /api/oauth/state at the callback, without /start", async () => {
+  const github = startFakeGitHub()
+  const gateway = await startGateway({
+    store: "postgres",
+    config: (url) =>
+      basicConfig(url, {
+        oauth: {
+          providers: {
+            github: {
+              type: "github",
+              client_id: github.clientId,
+              client_secret: github.clientSecret,
+              authorize_url: `${github.url}/login/oauth/authorize`,
+              token_url: `${github.url}/login/oauth/access_token`,
+              api_url: github.url,
+              allow_insecure_http: true
+            }
+          }
+        }
+      })
+  })
+  try {
+    const client = browser(gateway.url)
+    const { published, authorizeUrl } = await frontEndBegin(gateway, client, "github")
+    deepStrictEqual(
+      [published.authorization_endpoint, published.scope, published.redirect_uri],
+      [`${github.url}/login/oauth/authorize`, "read:user user:email", `${gateway.url}/api/oauth/github`]
+    )
+    const consent = await fetch(authorizeUrl, { redirect: "manual" })
+    await consent.body?.cancel()
+    const done = await client.call<{ username: string }>("GET", callbackPath(new URL(consent.headers.get("location")!)))
+    strictEqual(done.success, true, done.message)
+    strictEqual(done.data.username, "octo")
+    deepStrictEqual(github.refused, [])
+    deepStrictEqual(await identities(gateway), [{ provider: "github", subject: "4242", username: "octo" }])
   } finally {
     await gateway.close()
     await github.close()

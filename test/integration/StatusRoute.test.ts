@@ -22,7 +22,7 @@ Deno.test("api/status: anonymous callers see no channel; the status token shows 
     deepStrictEqual(JSON.parse(text), {
       success: true,
       message: "",
-      data: { version: "0.1.0", system_name: "Sluice", status: "ok", oauth_providers: [] }
+      data: { version: "0.1.0", system_name: "Sluice", status: "ok", oauth_providers: [], oauth_clients: [] }
     })
 
     const operator = await (await status(`Bearer ${STATUS_TOKEN}`)).json()

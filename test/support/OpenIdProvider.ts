@@ -25,7 +25,10 @@ export interface TestProvider {
 }
 
 /** Starts the front first (so the issuer URL is known), the provider once `redirectUri()` can be answered. */
-export const startOpenIdProvider = async () => {
+export const startOpenIdProvider = async (options: {
+  /** Whether the provider requires PKCE of every authorization (default true; false: as most providers, optional). */
+  readonly pkceRequired?: boolean
+} = {}) => {
   const clientId = "sluice-test-client"
   const clientSecret = "sluice-test-client-secret-0123456789"
   const { privateKey } = await jose.generateKeyPair("RS256", { extractable: true })
@@ -90,7 +93,7 @@ export const startOpenIdProvider = async () => {
       }],
       jwks: { keys: [jwk] },
       cookies: { keys: ["test-cookie-signing-key"] },
-      pkce: { required: () => true },
+      pkce: { required: () => options.pkceRequired ?? true },
       claims: { openid: ["sub"], profile: ["name", "preferred_username"], email: ["email"] },
       conformIdTokenClaims: false,
       ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600 },

@@ -115,14 +115,21 @@ export const VIDEO_RULES: ReadonlyArray<VideoRule> = [
   mini("resolution missing (required)", { resolution: undefined }, "resolution"),
   mini("more than 9 images", { images: urls(10) }, "images"),
   mini("an image as a data URI", { images: [PNG_DATA_URI] }, "images"),
-  mini("an image not a public https URL", { images: ["http://media.example.com/a.png"] }, "images"),
+  mini("an image not an http(s) URL", { images: ["ftp://media.example.com/a.png"] }, "images"),
   mini("images as a content array (objects)", { images: [{ type: "image_url", image_url: IMAGE_URL }] }, "images"),
   mini("images not an array", { images: IMAGE_URL }, "images"),
   gateway("mini-2.0: prompt missing", VIDEOS, without(MINI, "prompt"), "prompt"),
   mini("unified: duration above 15", { duration: 20, size: "16:9" }, "duration", UNIFIED),
-  mini("unified: size not 16:9 or 9:16", { size: "1:1" }, "size", UNIFIED),
-  mini("unified: a data URI image", { size: "9:16", image: PNG_DATA_URI }, "image", UNIFIED),
-  mini("unified: more than 9 images in all", { size: "9:16", image: IMAGE_URL, images: urls(9) }, "images", UNIFIED),
+  mini("unified: size not 16:9 or 9:16", { ratio: undefined, size: "1:1" }, "size", UNIFIED),
+  mini("unified: ratio (mini-2.0's own name) not 16:9 or 9:16", { ratio: "1:1" }, "ratio", UNIFIED),
+  mini("unified: size and ratio disagree", { size: "9:16", ratio: "16:9" }, "ratio", UNIFIED),
+  mini("unified: neither size nor ratio", { ratio: undefined }, "size", UNIFIED),
+  mini(
+    "unified: more than 9 images in all",
+    { ratio: undefined, size: "9:16", image: IMAGE_URL, images: urls(9) },
+    "images",
+    UNIFIED
+  ),
   mini("remix: seconds above 15", { seconds: "16" }, "seconds", REMIX),
 
   // Limits and "Video: first video family": aspect_ratio, size, last_image, media fields, the flat variant.
@@ -134,6 +141,10 @@ export const VIDEO_RULES: ReadonlyArray<VideoRule> = [
   videoa("size not WxH", { size: "large" }, "size"),
   videoa("duration not a number", { duration: "long" }, "duration"),
   videoa("duration not whole", { duration: 4.5 }, "duration"),
+  videoa("duration 5.5: the vendor takes whole seconds", { duration: 5.5 }, "duration"),
+  videoa("duration below the vendor's 4", { duration: 3 }, "duration"),
+  videoa("duration above the vendor's 15", { duration: 16 }, "duration"),
+  videoa("seconds above the vendor's 15", { duration: undefined, seconds: "20" }, "seconds"),
   videoa("duration zero", { duration: 0 }, "duration"),
   videoa("duration above the gateway's bound", { duration: 61 }, "duration"),
   videoa("resolution not a tier", { resolution: "ultra" }, "resolution"),
@@ -141,7 +152,7 @@ export const VIDEO_RULES: ReadonlyArray<VideoRule> = [
   videoa("generate_audio not a boolean", { generate_audio: 1 }, "generate_audio"),
   videoa("last_image without first_image", { last_image: IMAGE_URL }, "last_image"),
   videoa("first_image as a data URI (no binary)", { first_image: PNG_DATA_URI }, "first_image"),
-  videoa("first_image over plain http", { first_image: "http://media.example.com/a.png" }, "first_image"),
+  videoa("first_image over ftp", { first_image: "ftp://media.example.com/a.png" }, "first_image"),
   videoa("first_image with credentials", { first_image: "https://user:pw@media.example.com/a.png" }, "first_image"),
   videoa("first_image a malformed asset URI", { first_image: "asset://../../etc/passwd" }, "first_image"),
   videoa("first_image not a URL", { first_image: "frame.png" }, "first_image"),
@@ -206,7 +217,20 @@ export const VIDEO_RULES: ReadonlyArray<VideoRule> = [
   gateway("unified: seconds not digits", UNIFIED, { ...GENERIC, seconds: "ten" }, "seconds"),
   gateway("unified: size neither WxH nor a ratio", UNIFIED, { ...GENERIC, size: "wide" }, "size"),
   gateway("unified: metadata a string", UNIFIED, { ...GENERIC, metadata: "x" }, "metadata"),
-  gateway("unified: videoa with a data URI image", UNIFIED, { ...VIDEOA, image: PNG_DATA_URI }, "image"),
+  gateway("unified: videoa with image and images (two modes)", UNIFIED, {
+    ...VIDEOA,
+    image: IMAGE_URL,
+    images: [IMAGE_URL]
+  }, "images"),
+  gateway("unified: videoa with aspect_ratio and a different size", UNIFIED, {
+    ...VIDEOA,
+    size: "16:9",
+    aspect_ratio: "9:16"
+  }, "aspect_ratio"),
+  gateway("unified: videoa with a data URI that is no image", UNIFIED, {
+    ...VIDEOA,
+    image: "data:text/plain;base64,aGVsbG8="
+  }, "image"),
   gateway("unified: videoa with a ratio outside the six", UNIFIED, { ...VIDEOA, size: "2:1" }, "size"),
 
   // Hostile input, every route.

@@ -17,6 +17,8 @@ import {
   resolveSize
 } from "../../domain/ImageFamilies.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
+import { toDataUri } from "../../canonical/DataUri.ts"
+import { imageTypeOfBase64, isHttpUrl } from "./ImageData.ts"
 
 /** A decoded request, or the first rule it breaks. @category models */
 export type ImageDecoded = { readonly ok: true; readonly value: ImageRequest } | {
@@ -89,6 +91,19 @@ const referencesOf = (value: unknown): ReadonlyArray<string> | undefined => {
 }
 
 /**
+ * A reference as the vendors take it: a URL, a `data:` URI or an asset URI
+ * as sent; bare Base64 (the spec's "usually Base64 or an array of Base64")
+ * wrapped as a `data:` URI of the image type its bytes show, since Ark takes
+ * only URLs and data URIs. `undefined` when bare text is not an image.
+ */
+const referenceOf = (reference: string): string | undefined => {
+  if (isHttpUrl(reference) || reference.startsWith("data:") || reference.startsWith("asset://")) return reference
+  const bare = reference.replace(/\s+/g, "")
+  const mediaType = imageTypeOfBase64(bare)
+  return mediaType === undefined ? undefined : toDataUri(mediaType, bare)
+}
+
+/**
  * Decodes an image request for a model of `family` (`undefined` = no family
  * rules). `edit` carries an edit's uploaded images and mask (the form's files);
  * without it the body is a generation.
@@ -136,9 +151,16 @@ export const decodeImageRequest = (
   const user = stringField(raw, "user")
   if (user instanceof InvalidRequest) return { ok: false, error: user }
 
-  const references = edit === undefined ? referencesOf(raw.image) : []
-  if (references === undefined) {
+  const given = edit === undefined ? referencesOf(raw.image) : []
+  if (given === undefined) {
     return invalid("image must be a non-empty string, an array of strings, or an object with a url.", "image")
+  }
+  const references = given.map(referenceOf)
+  if (references.some((reference) => reference === undefined)) {
+    return invalid(
+      "image must be an http(s) URL, a data: URI, or Base64 of a PNG, JPEG, GIF, WebP, BMP or TIFF image.",
+      "image"
+    )
   }
   if (edit !== undefined && edit.images.length === 0) return invalid("image is required for an edit.", "image")
   if (edit !== undefined && family === "dall-e-3") return invalid("dall-e-3 models cannot edit images.", "model")
@@ -155,12 +177,13 @@ export const decodeImageRequest = (
       size: size?.size === "auto" ? undefined : size?.size,
       tier: size?.tier,
       quality: quality.quality,
-      b64: responseFormat === "b64_json" || responseFormat === "base64",
+      // No response_format: what the model's vendor answers by default (GPT image models: b64_json only).
+      b64: responseFormat === undefined ? family === "gpt-image" : responseFormat !== "url",
       style: raw.style ?? undefined,
       background: raw.background ?? undefined,
       watermark,
       user,
-      references,
+      references: references as ReadonlyArray<string>,
       edit
     }
   }

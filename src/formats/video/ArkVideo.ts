@@ -155,7 +155,8 @@ const Task = Schema.Struct({
   content: Optional(Schema.Struct({ video_url: Optional(Schema.String) })),
   updated_at: Optional(Schema.Number),
   duration: Optional(Schema.Number),
-  framespersecond: Optional(Schema.Number)
+  framespersecond: Optional(Schema.Number),
+  usage: Optional(Schema.Struct({ completion_tokens: Optional(Schema.Number) }))
 })
 const decodeTask = Schema.decodeUnknownOption(Task)
 
@@ -180,7 +181,14 @@ export const decodeArkTask = (json: unknown): UpstreamTaskState | UpstreamFailed
   if (status === undefined) return badBody("The upstream's task answer has an unknown status.")
   const seconds = within(decoded.duration, 0.1, 3600)
   const fps = within(decoded.framespersecond, 1, 240)
-  const facts = { ...(seconds === undefined ? {} : { seconds }), ...(fps === undefined ? {} : { fps }) }
+  // The vendor's billed usage (tokens), passed through to the first family's video object.
+  const tokens = within(decoded.usage?.completion_tokens, 0, Number.MAX_SAFE_INTEGER)
+  const usage = tokens !== undefined && Number.isInteger(tokens) ? tokens : undefined
+  const facts = {
+    ...(seconds === undefined ? {} : { seconds }),
+    ...(fps === undefined ? {} : { fps }),
+    ...(usage === undefined ? {} : { usage })
+  }
   if (status === "queued") return { status, progress: 0 }
   if (status === "in_progress") return { status }
   if (status === "failed") {

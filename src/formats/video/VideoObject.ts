@@ -35,6 +35,8 @@ export interface TaskView {
     readonly width?: number | undefined
     readonly height?: number | undefined
     readonly fps?: number | undefined
+    /** The usage the vendor billed, in its own unit (Ark: tokens). */
+    readonly usage?: number | undefined
   }
   /** The public id of the task this one remixes. */
   readonly remixOf: string | undefined
@@ -67,7 +69,8 @@ const sizeParts = (size: string | undefined): { width?: number; height?: number 
  * `task_id` the public id, `seconds` and `size` as requested, `url` and
  * `video_url` the content route once completed (else `null`), `error {message,
  * code}` when failed, `metadata` `{}`; `duration` (whole seconds, the actual
- * length when known) on mini-2.0 and on every finished video.
+ * length when known) on mini-2.0 and on every finished video; `usage` (an
+ * integer, the vendor's billed usage, Ark's tokens) when the vendor reported it.
  *
  * @category encoding
  */
@@ -93,7 +96,9 @@ export const encodeVideoObject = (view: TaskView): Record<string, unknown> => {
     error: view.status === "failed" && view.error !== null
       ? { message: view.error.message, code: view.error.code }
       : null,
-    ...((view.mini || view.status === "completed") && duration !== undefined ? { duration } : {})
+    ...((view.mini || view.status === "completed") && duration !== undefined ? { duration } : {}),
+    // The spec's first-family extra field "billed usage (integer, passed through when returned)".
+    ...(view.actual.usage === undefined ? {} : { usage: view.actual.usage })
   }
 }
 

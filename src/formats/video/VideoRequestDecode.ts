@@ -14,7 +14,13 @@
  * - `remix`: `POST /v1/videos/{video_id}/remix`: model and prompt (required),
  *   image, seconds, size, metadata.
  * - `unified`: `POST /v1/video/generations`: model, prompt, image, images,
- *   input_reference, duration, seconds, size (`WxH` or a ratio), metadata.
+ *   input_reference, duration, seconds, size (`WxH` or a ratio), metadata;
+ *   `image` and the other references a URL or Base64 (bare or a data URI)
+ *   for every family, as the unified table has it; and each family's own
+ *   name of the ratio (mini-2.0's `ratio`, the first family's
+ *   `aspect_ratio`), which must agree with a ratio `size`. On the first
+ *   family `image` (the first frame) and `images` (references) are two modes
+ *   its vendor cannot mix: both is a 400 naming `images`.
  *
  * Where both `duration` and `seconds` are given, `duration` wins (both must be
  * valid): it is the first family's recommended field and the canonical
@@ -42,6 +48,7 @@ import {
   MINI_RATIOS,
   MINI_RESOLUTION,
   VIDEOA_ASPECT_RATIOS,
+  VIDEOA_DURATION,
   type VideoFamily
 } from "../../domain/VideoFamilies.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
@@ -93,13 +100,21 @@ const text = (raw: Record<string, unknown>, name: string, max: number, code?: st
   return value
 }
 
-/** A whole number of seconds: a JSON integer, or (forms, OpenAI's `seconds`) a string of digits. */
-const secondsField = (raw: Record<string, unknown>, name: string, code?: string): number | undefined => {
+/**
+ * A whole number of seconds: a JSON integer, or (forms, OpenAI's `seconds`) a
+ * string of digits. `values` says which values the family takes, for the message.
+ */
+const secondsField = (
+  raw: Record<string, unknown>,
+  name: string,
+  code?: string,
+  values = ""
+): number | undefined => {
   const value = raw[name]
   if (value === undefined || value === null) return undefined
   if (typeof value === "number" && Number.isSafeInteger(value)) return value
   if (typeof value === "string" && /^\s*\d{1,6}\s*$/.test(value)) return Number(value)
-  return reject(`${name} must be a whole number of seconds.`, name, code)
+  return reject(`${name} must be a whole number of seconds${values}.`, name, code)
 }
 
 /** A boolean field (a form's `true` / `false` too). */
@@ -127,7 +142,7 @@ const metadataField = (raw: Record<string, unknown>): Readonly<Record<string, un
   return value as Record<string, unknown>
 }
 
-/** What a media field of a family accepts besides public `https://` URLs and asset URIs. */
+/** What a media field of a family accepts besides public `http(s)://` URLs and asset URIs. */
 interface MediaPolicy {
   /** Images inline as a `data:image/…;base64,` URI (or, on the unified route, bare Base64). */
   readonly inline: boolean
@@ -147,7 +162,9 @@ const sniffBase64 = (value: string): string | undefined =>
     : undefined
 
 /**
- * One media reference checked: a public `https://` URL (no credentials), an
+ * One media reference checked: a public `http://` or `https://` URL (no
+ * credentials; the spec's "public URL"; its host is checked against
+ * non-public addresses by `Assets.resolveRequest` before any vendor call), an
  * asset URI `asset://<id>`, or, where `policy.inline`, an image data URI
  * (bare Base64 when `bareBase64`, made a data URI). `name` is the field,
  * `label` how the message names the item.
@@ -168,7 +185,7 @@ const mediaRef = (
   if (value.startsWith("data:") || (bareBase64 && sniffBase64(value) !== undefined)) {
     if (!policy.inline || kind !== "image") {
       return reject(
-        `${label} must be a public https:// URL or ${ASSET_URI_PREFIX}<id>; data URIs and uploads are not accepted.`,
+        `${label} must be a public http(s):// URL or ${ASSET_URI_PREFIX}<id>; data URIs and uploads are not accepted.`,
         name,
         code
       )
@@ -196,11 +213,12 @@ const mediaRef = (
   try {
     url = new URL(value)
   } catch {
-    return reject(`${label} must be a public https:// URL or ${ASSET_URI_PREFIX}<id>.`, name, code)
+    return reject(`${label} must be a public http(s):// URL or ${ASSET_URI_PREFIX}<id>.`, name, code)
   }
-  if (url.protocol !== "https:" || url.hostname === "" || url.username !== "" || url.password !== "") {
+  const web = url.protocol === "https:" || url.protocol === "http:"
+  if (!web || url.hostname === "" || url.username !== "" || url.password !== "") {
     return reject(
-      `${label} must be a public https:// URL (without credentials) or ${ASSET_URI_PREFIX}<id>.`,
+      `${label} must be a public http(s):// URL (without credentials) or ${ASSET_URI_PREFIX}<id>.`,
       name,
       code
     )
@@ -304,8 +322,15 @@ const durationOf = (
 ): number | undefined => {
   const mini = family === "mini-2.0"
   const code = mini ? MINI_CODE : undefined
-  const duration = secondsField(raw, "duration", code)
-  const seconds = secondsField(raw, "seconds", code)
+  const [min, max] = mini
+    ? [MINI_DURATION.min, MINI_DURATION.max]
+    : family === "videoa"
+    ? [VIDEOA_DURATION.min, VIDEOA_DURATION.max]
+    : [1, MAX_VIDEO_SECONDS]
+  const which = mini ? " for mini-2.0" : family === "videoa" ? " for the first video family (its vendor's range)" : ""
+  const values = ` from ${min} to ${max}${which}`
+  const duration = secondsField(raw, "duration", code, values)
+  const seconds = secondsField(raw, "seconds", code, values)
   const chosen = duration ?? seconds
   const param = duration !== undefined ? "duration" : "seconds"
   if (chosen === undefined) {
@@ -313,10 +338,9 @@ const durationOf = (
       ? reject("duration is required: a whole number of seconds from 4 to 15.", "duration", code)
       : undefined
   }
-  const [min, max] = mini ? [MINI_DURATION.min, MINI_DURATION.max] : [1, MAX_VIDEO_SECONDS]
   for (const [name, value] of [["duration", duration], ["seconds", seconds]] as const) {
     if (value !== undefined && (value < min || value > max)) {
-      reject(`${name} must be from ${min} to ${max} seconds${mini ? " for mini-2.0" : ""}; got ${value}.`, name, code)
+      reject(`${name} must be a whole number of seconds${values}; got ${value}.`, name, code)
     }
   }
   return param === "duration" ? duration : seconds
@@ -442,9 +466,15 @@ const openAiBody = (raw: Record<string, unknown>, base: Base, family: VideoFamil
 const unifiedBody = (raw: Record<string, unknown>, base: Base, family: VideoFamily): VideoRequest => {
   const mini = family === "mini-2.0"
   const code = mini ? MINI_CODE : undefined
-  const policy: MediaPolicy = { inline: family === "openai-video", code }
+  const policy: MediaPolicy = { inline: true, code }
   const references = new References()
-  references.one(raw, "image", "image", "first_frame", policy, true)
+  const hasImage = references.one(raw, "image", "image", "first_frame", policy, true)
+  if (family === "videoa" && hasImage && raw.images !== undefined && raw.images !== null) {
+    reject(
+      "Give image (the first frame) or images (references), not both: the first video family cannot mix them.",
+      "images"
+    )
+  }
   references.many(raw, "images", "image", "reference_image", policy, { bareBase64: true })
   references.many(raw, "input_reference", "image", "reference_image", policy, { single: true, bareBase64: true })
   if (mini && references.list.length > MINI_MAX_IMAGES) {
@@ -453,28 +483,42 @@ const unifiedBody = (raw: Record<string, unknown>, base: Base, family: VideoFami
   if (base.prompt.length === 0 && references.list.length === 0) {
     reject("prompt is required (or an image to animate).", "prompt")
   }
-  const sizeText = text(raw, "size", 32, code)
+  // The family's own ratio field (mini-2.0's `ratio`, the first family's `aspect_ratio`) stands for a ratio `size`.
+  const ratioField = mini ? "ratio" : family === "videoa" ? "aspect_ratio" : undefined
+  const familyRatio = ratioField === undefined ? undefined : text(raw, ratioField, 16, code)
+  const givenSize = text(raw, "size", 32, code)
+  if (familyRatio !== undefined && givenSize !== undefined && givenSize !== familyRatio) {
+    reject(`Give size or ${ratioField}, not two different values.`, ratioField!, code)
+  }
+  const sizeText = givenSize ?? familyRatio
+  const sizeParam = givenSize !== undefined ? "size" : ratioField ?? "size"
   let size: string | undefined
   let aspectRatio: string | undefined
   if (sizeText !== undefined) {
     size = pixelSize(sizeText)
     if (size === undefined) {
       aspectRatio = ratioOf(sizeText) ??
-        reject(`Invalid size ${quote(sizeText)}: use <width>x<height> or a ratio such as 16:9.`, "size", code)
+        reject(
+          `Invalid ${sizeParam} ${quote(sizeText)}: use <width>x<height> or a ratio such as 16:9.`,
+          sizeParam,
+          code
+        )
     }
     if (family === "videoa" && aspectRatio !== undefined) {
       if (!(VIDEOA_ASPECT_RATIOS as ReadonlyArray<string>).includes(aspectRatio)) {
         reject(
-          `Invalid size ${quote(sizeText)}: use <width>x<height> or one of ${VIDEOA_ASPECT_RATIOS.join(", ")}.`,
-          "size"
+          `Invalid ${sizeParam} ${quote(sizeText)}: use <width>x<height> or one of ${VIDEOA_ASPECT_RATIOS.join(", ")}.`,
+          sizeParam
         )
       }
     }
     if (mini && !(MINI_RATIOS as ReadonlyArray<string | undefined>).includes(aspectRatio)) {
-      reject(`Invalid size ${quote(sizeText)}: mini-2.0 takes the ratio 16:9 or 9:16.`, "size", code)
+      reject(`Invalid ${sizeParam} ${quote(sizeText)}: mini-2.0 takes the ratio 16:9 or 9:16.`, sizeParam, code)
     }
   }
-  if (mini && aspectRatio === undefined) reject("size is required for mini-2.0: the ratio 16:9 or 9:16.", "size", code)
+  if (mini && aspectRatio === undefined) {
+    reject("size (or ratio) is required for mini-2.0: the ratio 16:9 or 9:16.", "size", code)
+  }
   return {
     ...base,
     seconds: durationOf(raw, family, mini),
@@ -638,7 +682,7 @@ export const videoFormFields = (
           if (rules !== "openai-video" || !UPLOAD_FIELDS.includes(field) || path!.length > 1) {
             reject(
               `${field} cannot be an uploaded file${
-                rules === "openai-video" ? "" : ": give a public https:// URL or asset://<id>"
+                rules === "openai-video" ? "" : ": give a public http(s):// URL or asset://<id>"
               }.`,
               field,
               rules === "mini-2.0" ? MINI_CODE : undefined

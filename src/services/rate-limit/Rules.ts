@@ -152,19 +152,33 @@ export const retryAfterSeconds = (milliseconds: number): number => Math.max(1, M
 
 const describeWindow = (windowMs: number): string => windowMs === defaultWindowMs ? "minute" : `${windowMs / 1_000} s`
 
+/**
+ * Whose limit a counter key is, as a caller may read it: the kind of subject
+ * (`token:12` → "this API key", `user:3` → "this account"), never the
+ * internal id in the key.
+ *
+ * @category errors
+ */
+export const subjectLabel = (key: string): string => {
+  const kind = key.slice(0, key.indexOf(":"))
+  return kind === "token" ? "this API key" : kind === "user" ? "this account" : "this caller"
+}
+
 const describe = (refusal: Refusal, windowMs: number): string => {
+  const whose = subjectLabel(refusal.key)
   switch (refusal.limit) {
     case "rpm":
-      return `${refusal.allowed} requests per ${describeWindow(windowMs)} for "${refusal.key}"`
+      return `${refusal.allowed} requests per ${describeWindow(windowMs)} for ${whose}`
     case "tpm":
-      return `${refusal.allowed} tokens per ${describeWindow(windowMs)} for "${refusal.key}"`
+      return `${refusal.allowed} tokens per ${describeWindow(windowMs)} for ${whose}`
     case "concurrency":
-      return `${refusal.allowed} concurrent requests for "${refusal.key}"`
+      return `${refusal.allowed} concurrent requests for ${whose}`
   }
 }
 
 /**
- * The error for a refused request: the message names every limit hit, and
+ * The error for a refused request: the message names every limit hit (whose
+ * it is by kind, never by internal id), and
  * `retryAfterSeconds` is the longest wait among them (the request needs all
  * of them to admit it). `refusals` must not be empty.
  *
