@@ -24,7 +24,11 @@ import { startGateway, type TestGateway } from "../support/Gateway.ts" // The AI
 
 const KEY = "sk-test-audio-0001"
 
-const config = (emulatorUrl: string, ttsPrice: Record<string, number> = { per_1m_characters: 12 }) => {
+const config = (
+  emulatorUrl: string,
+  ttsPrice: Record<string, number> = { per_1m_characters: 12 },
+  geminiTtsPrice: Record<string, number> = { per_1m_characters: 20 }
+) => {
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1.5 } },
@@ -34,7 +38,7 @@ const config = (emulatorUrl: string, ttsPrice: Record<string, number> = { per_1m
         "whisper-1": { per_second: 0.0001 },
         "gpt-4o-transcribe": { input: 2.5, output: 10 },
         "omni-moderation-priced": { input: 4 },
-        "gemini-2.5-flash-preview-tts": { per_1m_characters: 20 },
+        "gemini-2.5-flash-preview-tts": geminiTtsPrice,
         "gemini-2.5-flash": { input: 1, output: 2.5 }
       },
       channels: [{
@@ -553,7 +557,9 @@ Deno.test("audio: the AI SDK's generateSpeech and transcribe through the gateway
 const speechTokenCost = (input: number, output: number) => Math.ceil(1.5 * (input * 0.6 + output * 12))
 
 Deno.test("audio: token-priced speech (gpt-4o-mini-tts) billed the reported usage, or the raw audio's estimate", async (t) => {
-  const gateway = await startGateway({ config: (url: string) => config(url, { input: 0.6, output: 12 }) })
+  const gateway = await startGateway({
+    config: (url: string) => config(url, { input: 0.6, output: 12 }, { input: 0.6, output: 12 })
+  })
   const client = new OpenAI({ apiKey: KEY, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
   try {
     await t.step("sse: billed exactly the usage of speech.audio.done", async () => {
@@ -634,6 +640,25 @@ Deno.test("audio: token-priced speech (gpt-4o-mini-tts) billed the reported usag
       } finally {
         gateway.emulator.setFaults([])
       }
+    })
+
+    await t.step("gemini channel: billed the usageMetadata of the generate-content answer", async () => {
+      const input = "Read by the generate-content voice, priced by tokens."
+      const response = await charged(gateway, -1, () =>
+        client.audio.speech.create({
+          model: "gemini-2.5-flash-preview-tts",
+          voice: "Kore",
+          input,
+          response_format: "wav"
+        }))
+      const { bytes } = await readAll(response.body!)
+      strictEqual(ascii(bytes, 0, 4), "RIFF")
+      const upstream = gateway.emulator.requests.at(-1)!
+      ok(upstream.path.endsWith(":generateContent"), upstream.path)
+      const reported = upstream.usage!
+      ok(reported.input > 0 && reported.output > 0)
+      strictEqual(lastCharge, speechTokenCost(reported.input, reported.output))
+      strictEqual(response.headers.get("x-sluice-cost"), (lastCharge / 1e6).toFixed(6))
     })
 
     await t.step("a failed token-priced speech call costs nothing", async () => {
