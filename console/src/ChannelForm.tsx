@@ -8,6 +8,7 @@
  */
 import { useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
+import { CHANNEL_TYPES } from "./channelTypes.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** A channel's fields as the admin API lists them (keys masked, so not here). */
@@ -25,8 +26,8 @@ export interface ChannelFields {
   readonly status: "enabled" | "disabled"
 }
 
-/** The channel types the gateway speaks. */
-const TYPES = ["openai", "anthropic", "gemini", "ark"] as const
+/** The channel types the gateway speaks (every one, rerank-only `cohere` and `jina` included). */
+const TYPES = CHANNEL_TYPES
 
 const listOf = (text: string): Array<string> =>
   text.split(/[,\n]/).map((item) => item.trim()).filter((item) => item !== "")

@@ -1,8 +1,10 @@
 /**
  * Brings channels back: on a schedule, each disabled key and each channel in
- * cooldown is tested with a cheap request (one short user message, at most a
- * few output tokens) to its test model; a 2xx answer re-enables the key or
- * ends the cooldown. Every change is logged with its reason.
+ * cooldown is tested with a cheap request to its test model, one its type
+ * serves: a rerank of one tiny document on the rerank types (`cohere`,
+ * `jina`: `upstreams/RerankAdapter.ts`), else one short user message with at
+ * most a few output tokens; a 2xx answer re-enables the key or ends the
+ * cooldown. Every change is logged with its reason.
  *
  * @since 0.1.0
  */
@@ -10,7 +12,9 @@ import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { formatOf } from "../formats/registry.ts"
 import { toProblem } from "../errors/Envelope.ts"
 import type { Channel } from "../storage/Catalog.ts"
+import { encodeRerankRequest } from "../formats/rerank/Rerank.ts"
 import { adapters } from "../upstreams/Adapter.ts"
+import { rerankAdapters } from "../upstreams/RerankAdapter.ts"
 import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
 import { UpstreamClient } from "./UpstreamClient.ts"
 
@@ -27,7 +31,10 @@ export interface ChannelTest {
 export class HealthProber extends Context.Service<HealthProber, {
   /** Probes every unhealthy channel and key once, now. */
   readonly probeOnce: Effect.Effect<void>
-  /** Sends one test request to `channel` (its first enabled key, its test model) and times it; changes no state. */
+  /**
+   * Sends one test request to `channel` (its first enabled key, its test model; a rerank on the rerank types, else
+   * a chat call) and times it; changes no state.
+   */
   readonly test: (channel: Channel) => Effect.Effect<ChannelTest>
 }>()("sluice/services/HealthProber") {
   /** Probes every `intervalSeconds` in the background while the layer lives. */
@@ -38,7 +45,25 @@ export class HealthProber extends Context.Service<HealthProber, {
         const router = yield* ChannelRouter
         const client = yield* UpstreamClient
 
+        const timeouts = { firstByteMs: 30_000, idleMs: 30_000, totalMs: 60_000 }
+
+        /** A rerank of one tiny document (one search unit at Cohere, a few tokens at Jina). */
+        const sendRerank = (candidate: Candidate) => {
+          const rerank = rerankAdapters[candidate.channel.type]!
+          const target = rerank.target(candidate.channel, candidate.key.key)
+          const body = encodeRerankRequest(rerank.wire, {
+            model: candidate.upstreamModel,
+            query: "ping",
+            documents: ["pong"],
+            topN: 1,
+            returnDocuments: false,
+            maxTokensPerDoc: undefined
+          }, candidate.upstreamModel)
+          return client.post(target.url, target.headers, JSON.stringify(body), timeouts)
+        }
+
         const send = (candidate: Candidate) => {
+          if (rerankAdapters[candidate.channel.type] !== undefined) return sendRerank(candidate)
           const wire = formatOf(adapters[candidate.channel.type].nativeFormat)
           const adapter = adapters[candidate.channel.type]
           const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)
@@ -48,11 +73,7 @@ export class HealthProber extends Context.Service<HealthProber, {
             maxOutputTokens: 8,
             stream: false
           }).body
-          return client.post(target.url, target.headers, JSON.stringify(body), {
-            firstByteMs: 30_000,
-            idleMs: 30_000,
-            totalMs: 60_000
-          })
+          return client.post(target.url, target.headers, JSON.stringify(body), timeouts)
         }
 
         const probe = (candidate: Candidate) =>

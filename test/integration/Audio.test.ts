@@ -5,7 +5,9 @@
  * with a WAV file, `moderations.create`) and the AI SDK
  * (`generateSpeech`, `transcribe`). Billing is
  * checked against `/api/usage/token` and `x-sluice-cost` with the price
- * fields' rules: speech ceil(ratio × characters × `per_1m_characters`),
+ * fields' rules: speech ceil(ratio × characters × `per_1m_characters`), or,
+ * priced by tokens, the usage of `speech.audio.done` (raw audio and a cut
+ * stream: the documented estimate),
  * whisper ceil(ratio × reported seconds × `per_second`), gpt-4o-transcribe
  * the reported tokens, moderations free unless priced. Bad input (a 30 MB
  * file, an unknown format, a wrong MIME type, bytes that are not audio) is a
@@ -22,17 +24,21 @@ import { startGateway, type TestGateway } from "../support/Gateway.ts" // The AI
 
 const KEY = "sk-test-audio-0001"
 
-const config = (emulatorUrl: string) => {
+const config = (
+  emulatorUrl: string,
+  ttsPrice: Record<string, number> = { per_1m_characters: 12 },
+  geminiTtsPrice: Record<string, number> = { per_1m_characters: 20 }
+) => {
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1.5 } },
       models: {
         "tts-1": { per_1m_characters: 15 },
-        "gpt-4o-mini-tts": { per_1m_characters: 12 },
+        "gpt-4o-mini-tts": ttsPrice,
         "whisper-1": { per_second: 0.0001 },
         "gpt-4o-transcribe": { input: 2.5, output: 10 },
         "omni-moderation-priced": { input: 4 },
-        "gemini-2.5-flash-preview-tts": { per_1m_characters: 20 },
+        "gemini-2.5-flash-preview-tts": geminiTtsPrice,
         "gemini-2.5-flash": { input: 1, output: 2.5 }
       },
       channels: [{
@@ -542,6 +548,131 @@ Deno.test("audio: the AI SDK's generateSpeech and transcribe through the gateway
     )
     strictEqual(transcript.text, transcriptSegments(2).map((s) => s.text).join(" "))
     strictEqual(transcript.segments.length, 2)
+  } finally {
+    await gateway.close()
+  }
+})
+
+/** Token-priced speech cost: ceil(1.5 × (input × 0.6 + output × 12)) quota units (USD per 1M tokens). */
+const speechTokenCost = (input: number, output: number) => Math.ceil(1.5 * (input * 0.6 + output * 12))
+
+Deno.test("audio: token-priced speech (gpt-4o-mini-tts) billed the reported usage, or the raw audio's estimate", async (t) => {
+  const gateway = await startGateway({
+    config: (url: string) => config(url, { input: 0.6, output: 12 }, { input: 0.6, output: 12 })
+  })
+  const client = new OpenAI({ apiKey: KEY, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
+  try {
+    await t.step("sse: billed exactly the usage of speech.audio.done", async () => {
+      const input = "Billed by the tokens the vendor reports. ".repeat(3)
+      const response = await charged(gateway, -1, async () => {
+        const answer = await client.audio.speech.create({
+          model: "gpt-4o-mini-tts",
+          voice: "coral",
+          input,
+          instructions: "Slow and warm.",
+          response_format: "pcm",
+          stream_format: "sse"
+        })
+        return new TextDecoder().decode((await readAll(answer.body!)).bytes)
+      })
+      const events = response.split("\n\n").filter((frame) => frame.startsWith("data: ")).map((frame) =>
+        JSON.parse(frame.slice(6))
+      )
+      const done = events.at(-1)
+      strictEqual(done.type, "speech.audio.done")
+      const usage = done.usage as { input_tokens: number; output_tokens: number; total_tokens: number }
+      ok(usage.input_tokens > 0 && usage.output_tokens > 0)
+      strictEqual(usage.total_tokens, usage.input_tokens + usage.output_tokens)
+      strictEqual(lastCharge, speechTokenCost(usage.input_tokens, usage.output_tokens))
+    })
+
+    await t.step("raw pcm: billed the estimate (characters / 4 in, 1250 audio tokens a minute out)", async () => {
+      const input = "Raw audio carries no usage."
+      const instructions = "Bright."
+      const { bytes } = await charged(gateway, -1, async () => {
+        const answer = await client.audio.speech.create({
+          model: "gpt-4o-mini-tts",
+          voice: "alloy",
+          input,
+          instructions,
+          response_format: "pcm"
+        })
+        strictEqual(answer.headers.get("content-type"), "audio/pcm")
+        return await readAll(answer.body!)
+      })
+      strictEqual(bytes.length, Math.round(24 * speechMillis(input, 1)) * 2)
+      const inputTokens = Math.ceil((input.length + instructions.length) / 4)
+      const outputTokens = Math.ceil(bytes.length / 48_000 * 1250 / 60)
+      strictEqual(lastCharge, speechTokenCost(inputTokens, outputTokens))
+    })
+
+    await t.step("sse cut before speech.audio.done: billed the estimate of the audio delivered", async () => {
+      gateway.emulator.setFaults([{ match: { path: "/v1/audio/speech" }, breakAfterEvents: 2 }])
+      try {
+        const input = "Cut short after two events of audio, long enough for more than two. ".repeat(2)
+        const received = await charged(gateway, -1, async () => {
+          const answer = await client.audio.speech.create({
+            model: "gpt-4o-mini-tts",
+            voice: "coral",
+            input,
+            response_format: "pcm",
+            stream_format: "sse"
+          })
+          const decoder = new TextDecoder()
+          let text = ""
+          try {
+            for await (const chunk of answer.body!) text += decoder.decode(chunk, { stream: true })
+          } catch {
+            // the cut reaches the caller as a failed body
+          }
+          return text
+        })
+        const events = received.split("\n\n").filter((frame) => frame.startsWith("data: ")).map((frame) =>
+          JSON.parse(frame.slice(6))
+        )
+        strictEqual(events.length, 2)
+        ok(events.every((event) => event.type === "speech.audio.delta"))
+        const audioBytes = events.reduce((sum, event) => sum + atob(event.audio).length, 0)
+        strictEqual(
+          lastCharge,
+          speechTokenCost(Math.ceil(input.length / 4), Math.ceil(audioBytes / 48_000 * 1250 / 60))
+        )
+      } finally {
+        gateway.emulator.setFaults([])
+      }
+    })
+
+    await t.step("gemini channel: billed the usageMetadata of the generate-content answer", async () => {
+      const input = "Read by the generate-content voice, priced by tokens."
+      const response = await charged(gateway, -1, () =>
+        client.audio.speech.create({
+          model: "gemini-2.5-flash-preview-tts",
+          voice: "Kore",
+          input,
+          response_format: "wav"
+        }))
+      const { bytes } = await readAll(response.body!)
+      strictEqual(ascii(bytes, 0, 4), "RIFF")
+      const upstream = gateway.emulator.requests.at(-1)!
+      ok(upstream.path.endsWith(":generateContent"), upstream.path)
+      const reported = upstream.usage!
+      ok(reported.input > 0 && reported.output > 0)
+      strictEqual(lastCharge, speechTokenCost(reported.input, reported.output))
+      strictEqual(response.headers.get("x-sluice-cost"), (lastCharge / 1e6).toFixed(6))
+    })
+
+    await t.step("a failed token-priced speech call costs nothing", async () => {
+      gateway.emulator.setFaults([{ match: { path: "/v1/audio/speech" }, status: 500 }])
+      try {
+        await charged(gateway, 0, async () => {
+          const error = await client.audio.speech.create({ model: "gpt-4o-mini-tts", voice: "alloy", input: "No." })
+            .then(() => undefined, (error) => error)
+          ok(error instanceof OpenAI.APIError, String(error))
+        })
+      } finally {
+        gateway.emulator.setFaults([])
+      }
+    })
   } finally {
     await gateway.close()
   }

@@ -8,7 +8,8 @@
  * reported (and shown in `meta.billed_units`), one unit per 100 documents on
  * Jina, or a token-priced Jina model billed the tokens Jina counted. Bad
  * input is a 400 naming the field; an upstream refusal and bad input cost
- * nothing.
+ * nothing. A jina channel in cooldown, and a jina key the vendor refused,
+ * come back through the health prober's rerank of one tiny document.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { rerank } from "ai"
@@ -212,6 +213,84 @@ Deno.test("rerank: the AI SDK on a cohere channel, /v1/rerank on jina, billed pe
       )
       ok(response.status === 503 || response.status === 404, `status ${response.status}`)
       await response.body?.cancel()
+    })
+  } finally {
+    await gateway.close()
+  }
+})
+
+const STATUS_TOKEN = "sk-test-status-rerank"
+
+/** The health view of channel `name` from `/api/status` (its state and its keys' flags). */
+const healthOf = async (gateway: TestGateway, name: string) => {
+  const status = await (await fetch(`${gateway.url}/api/status`, {
+    headers: { authorization: `Bearer ${STATUS_TOKEN}` }
+  })).json()
+  return status.data.channels.find((channel: { name: string }) => channel.name === name) as {
+    state: string
+    keys: Array<{ enabled: boolean }>
+  }
+}
+
+/** Waits (up to 6 s) until `check` holds. */
+const eventually = async (check: () => Promise<boolean>): Promise<boolean> => {
+  const deadline = Date.now() + 6000
+  while (Date.now() < deadline) {
+    if (await check()) return true
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+  return false
+}
+
+Deno.test("rerank health: a jina channel in cooldown and a refused jina key come back through a rerank probe", async (t) => {
+  const gateway = await startGateway({
+    config: (url) => {
+      const file = config(url)
+      return {
+        ...file,
+        settings: {
+          ...file.settings,
+          probe_interval_seconds: 1,
+          cooldown_failures: 1,
+          cooldown_seconds: 600,
+          retry_times: 0,
+          status_token: STATUS_TOKEN
+        }
+      }
+    }
+  })
+  const rerankJina = () =>
+    post(gateway, "/v1/rerank", { model: "jina-reranker-v2-base-multilingual", query: QUERY, documents: DOCUMENTS })
+  try {
+    await t.step("a failure puts the channel in cooldown; the prober's rerank ends it", async () => {
+      gateway.emulator.setFaults([{ match: { path: "/v1/rerank" }, status: 500 }])
+      const failed = await rerankJina()
+      ok(failed.status >= 500, `status ${failed.status}`)
+      await failed.body?.cancel()
+      strictEqual((await healthOf(gateway, "jina")).state, "cooling")
+      gateway.emulator.setFaults([])
+      const since = gateway.emulator.requests.length
+      ok(await eventually(async () => (await healthOf(gateway, "jina")).state === "healthy"), "the cooldown ended")
+      const probes = gateway.emulator.requests.slice(since).filter((request) => request.key === "sk-test-jina")
+      ok(probes.length > 0)
+      for (const probe of probes) {
+        strictEqual(probe.path, "/v1/rerank")
+        deepStrictEqual((probe.body as { documents: unknown }).documents, ["pong"])
+      }
+      strictEqual((await rerankJina()).status, 200)
+    })
+
+    await t.step("a key the vendor refused is disabled; the prober's rerank re-enables it", async () => {
+      gateway.emulator.setValidKeys(["sk-test-co"])
+      const refused = await rerankJina()
+      ok(refused.status >= 400, `status ${refused.status}`)
+      await refused.body?.cancel()
+      strictEqual((await healthOf(gateway, "jina")).keys[0].enabled, false)
+      gateway.emulator.setValidKeys(undefined)
+      ok(await eventually(async () => (await healthOf(gateway, "jina")).keys[0].enabled), "the key was re-enabled")
+      const last = gateway.emulator.requests.filter((request) => request.key === "sk-test-jina").at(-1)!
+      strictEqual(last.path, "/v1/rerank")
+      strictEqual((await rerankJina()).status, 200)
     })
   } finally {
     await gateway.close()
