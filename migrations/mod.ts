@@ -13,6 +13,7 @@ import exactlyOnce from "./0004_exactly_once.ts"
 import accounts from "./0005_accounts.ts"
 import tasks from "./0006_tasks.ts"
 import assets from "./0007_assets.ts"
+import budgets from "./0012_budgets.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -22,5 +23,6 @@ export const loader = Migrator.fromRecord({
   "0004_exactly_once": exactlyOnce,
   "0005_accounts": accounts,
   "0006_tasks": tasks,
-  "0007_assets": assets
+  "0007_assets": assets,
+  "0012_budgets": budgets
 })

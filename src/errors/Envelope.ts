@@ -82,6 +82,7 @@ export const toProblem = (error: GatewayError): Problem =>
         "insufficient_user_quota",
         `The ${e.scope} quota is insufficient: ${e.remaining} quota units remain, this request needs up to ${e.required}.`
       ),
+    BudgetExceeded: (e) => problem(429, "platform_api_error", "budget_exceeded", e.message),
     ModelNotFound: (e) =>
       problem(503, "", "model_not_found", `Model "${e.model}" is not available for this key.`, "model"),
     ModelNotPriced: (e) =>

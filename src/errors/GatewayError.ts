@@ -43,6 +43,19 @@ export class InsufficientQuota extends Schema.TaggedError<InsufficientQuota>()("
 }) {}
 
 /**
+ * A budget that applies to the request (the key's or its user's, for one
+ * period) cannot cover its hold: 429 `budget_exceeded`. `message` names the
+ * budget and when it resets; `retryAfterSeconds` (the wait until that reset)
+ * feeds `Retry-After`, absent for a `total` budget, which never resets.
+ *
+ * @category errors
+ */
+export class BudgetExceeded extends Schema.TaggedError<BudgetExceeded>()("BudgetExceeded", {
+  message: Schema.String,
+  retryAfterSeconds: Schema.optional(Schema.Number)
+}) {}
+
+/**
  * The model is not available to the caller's group or token (spec: 503
  * `model_not_found`).
  *
@@ -193,6 +206,7 @@ export type GatewayError =
   | InvalidRequest
   | InvalidApiKey
   | InsufficientQuota
+  | BudgetExceeded
   | ModelNotFound
   | ModelNotPriced
   | RateLimited
