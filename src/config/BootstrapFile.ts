@@ -11,6 +11,7 @@ import { Yaml } from "effect/encoding"
 import { IMAGE_FAMILIES } from "../domain/ImageFamilies.ts"
 import { VIDEO_FAMILIES } from "../domain/VideoFamilies.ts"
 import { makeDecoder } from "../domain/SchemaDecode.ts"
+import { BudgetList } from "../domain/BudgetPeriod.ts"
 
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -107,7 +108,12 @@ export const ChannelSpec = Schema.Struct({
   enabled: Schema.optional(Schema.Boolean)
 })
 
-/** `expires_at`: an ISO 8601 date-time, or epoch seconds. @category models */
+/**
+ * `expires_at`: an ISO 8601 date-time, or epoch seconds. `budgets`: `[{amount (USD), period: day | week | month |
+ * total, timezone?}]`, at most one per period.
+ *
+ * @category models
+ */
 export const TokenSpec = Schema.Struct({
   name: NonEmpty,
   key: NonEmpty.check(Schema.isMinLength(8)),
@@ -115,10 +121,11 @@ export const TokenSpec = Schema.Struct({
   models: Schema.optional(Schema.Array(NonEmpty)),
   group: Schema.optional(NonEmpty),
   expires_at: Schema.optional(Schema.Union([Schema.String, Count])),
-  limits: Schema.optional(LimitsSpec)
+  limits: Schema.optional(LimitsSpec),
+  budgets: Schema.optional(BudgetList)
 })
 
-/** @category models */
+/** `budgets`: as a token's (`TokenSpec`), applying to all of the user's keys together. @category models */
 export const UserSpec = Schema.Struct({
   username: NonEmpty,
   password: Schema.optional(NonEmpty),
@@ -126,7 +133,8 @@ export const UserSpec = Schema.Struct({
   group: NonEmpty,
   quota: QuotaAmount,
   tokens: Schema.optional(Schema.Array(TokenSpec)),
-  limits: Schema.optional(LimitsSpec)
+  limits: Schema.optional(LimitsSpec),
+  budgets: Schema.optional(BudgetList)
 })
 
 /**

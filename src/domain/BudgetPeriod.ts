@@ -10,6 +10,7 @@
  */
 import { TZDate } from "@date-fns/tz"
 import { addDays, addMonths, addWeeks, startOfDay, startOfISOWeek, startOfMonth } from "date-fns"
+import { Schema } from "effect"
 
 /** How often a budget's spend starts again from zero. @category models */
 export type BudgetPeriod = "day" | "week" | "month" | "total"
@@ -138,3 +139,62 @@ export const budgetsJson = (budgets: ReadonlyArray<Budget>): string | null =>
   budgets.length === 0 ? null : JSON.stringify(
     budgets.map((budget) => ({ amount: String(budget.amount), period: budget.period, timezone: budget.timezone }))
   )
+
+/** The largest budget in USD: its micro-USD stay a safe integer. */
+const MAX_USD = Math.floor(Number.MAX_SAFE_INTEGER / 1_000_000)
+
+/**
+ * One budget as written in the bootstrap file and the API: `amount` in USD
+ * (at most six decimals count), `period`, and an optional IANA `timezone`
+ * (default `UTC`).
+ *
+ * @category schemas
+ */
+export const BudgetSpec = Schema.Struct({
+  amount: Schema.Number.check(
+    Schema.isFinite(),
+    Schema.isGreaterThanOrEqualTo(0),
+    Schema.isLessThanOrEqualTo(MAX_USD)
+  ),
+  period: Schema.Literals(["day", "week", "month", "total"]),
+  timezone: Schema.optional(
+    Schema.String.check(
+      Schema.makeFilter((value: string) => isTimeZone(value) ? true : "must be an IANA time zone such as Europe/Paris")
+    )
+  )
+})
+
+/**
+ * A list of budgets: at most one per period.
+ *
+ * @category schemas
+ */
+export const BudgetList = Schema.Array(BudgetSpec).check(
+  Schema.makeFilter((list: ReadonlyArray<{ readonly period: string }>) =>
+    new Set(list.map((budget) => budget.period)).size === list.length ? true : "must have at most one budget per period"
+  )
+)
+
+/**
+ * Budgets as stored, from their written form (USD to quota units, rounded to
+ * the micro-USD).
+ *
+ * @category decoding
+ */
+export const fromSpec = (list: typeof BudgetList.Type): ReadonlyArray<Budget> =>
+  list.map((budget) => ({
+    amount: BigInt(Math.round(budget.amount * 1_000_000)),
+    period: budget.period,
+    timezone: budget.timezone ?? "UTC"
+  }))
+
+/**
+ * A stored budget in its written form (quota units to USD).
+ *
+ * @category encoding
+ */
+export const toSpec = (budget: Budget): { amount: number; period: BudgetPeriod; timezone: string } => ({
+  amount: Number(budget.amount) / 1_000_000,
+  period: budget.period,
+  timezone: budget.timezone
+})
