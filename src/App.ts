@@ -37,6 +37,7 @@ import { ChannelAdmin } from "./services/ChannelAdmin.ts"
 import { ChannelRouter } from "./services/ChannelRouter.ts"
 import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
 import { HealthProber } from "./services/HealthProber.ts"
+import { BudgetMetrics } from "./services/BudgetMetrics.ts"
 import { MediaFetcher } from "./services/MediaFetcher.ts"
 import { OAuth } from "./services/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
@@ -140,7 +141,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     Accounts.layer(settings).pipe(Layer.provideMerge(sessions)),
     Tokens.layer,
     UsageQueries.layer,
-    AuditLog.layer
+    AuditLog.layer,
+    BudgetMetrics.layer()
   ).pipe(Layer.provideMerge(services))
   const relay = Layer.mergeAll(
     Relay.layer,

@@ -5,13 +5,15 @@
  * to the next midnight UTC, no charge for the refusal); the key listing and
  * `GET /api/user/self` show each budget's spend this period (equal to the
  * logged costs) and its reset; owners change their keys' budgets within the
- * user's and admins the user's, with bad input refused naming the field.
+ * user's and admins the user's, with bad input refused naming the field;
+ * `/metrics` reports the key's utilisation among the top N.
  */
 import { ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { browser } from "../support/Browser.ts"
+import { scrape } from "../observability/Support.ts"
 
 const KEY = "sk-test-budget-0001"
 const PASSWORD = "alice-password-1"
@@ -101,6 +103,15 @@ Deno.test("budgets: a key's daily budget refuses with 429 budget_exceeded, shows
     strictEqual(daily.spent_quota, token.used_quota, "the day's spend is every charge of the key (a refusal is free)")
     ok(daily.spent_quota <= 2_000, `spent ${daily.spent_quota} of 2,000`)
     strictEqual(daily.resets_at, nextMidnightUtc())
+
+    // /metrics: the key's daily window among the top N, refreshed from the database every 15 s.
+    const labels = { subject: "token", id: String(token.id), period: "day" }
+    let ratio = 0
+    for (let waited = 0; waited < 25_000 && ratio === 0; waited += 500) {
+      ratio = (await scrape(gateway.url)).value("sluice_budget_utilization_ratio", labels)
+      if (ratio === 0) await new Promise((resolve) => setTimeout(resolve, 500))
+    }
+    strictEqual(ratio, daily.spent_quota / 2_000, "utilisation = spent ÷ budget")
 
     const self = await alice.call<{ used_quota: number; budgets: Array<BudgetView> }>("GET", "/api/user/self")
     const [monthly] = self.data.budgets
