@@ -49,6 +49,7 @@ import { CurrentMetrics } from "../observability/Metrics.ts"
 import { BudgetExceeded, InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../errors/GatewayError.ts"
 import { type AppliedBudget, type BudgetPeriod, storedBudgets, usd, windowOf } from "../domain/BudgetPeriod.ts"
 import type { Principal } from "./Auth.ts"
+import { enqueueBudgetThresholds } from "./WebhookOutbox.ts"
 
 /** The largest amount a ledger operation accepts (PostgreSQL BIGINT). @category models */
 export const MAX_AMOUNT = 9_223_372_036_854_775_807n
@@ -265,15 +266,51 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             return [{ balance: (budget === undefined ? MAX_AMOUNT : budget.amount) - period.spent }]
           })
 
-        /** Adds the charges of budget accounts to their windows' `spent` (the same transaction as the usage rows). */
+        /**
+         * Adds the charges of budget accounts to their windows' `spent` (the same transaction as the usage rows),
+         * and raises a `budget.threshold` webhook event for each threshold the spend crossed, in that transaction too.
+         */
         const writeBudgetSpend = (taken: ReadonlyArray<{ readonly account: Account; readonly charged: bigint }>) =>
           Effect.suspend(() => {
             const spent = taken.filter((entry) => entry.account.subject === "budget" && entry.charged > 0n)
             if (spent.length === 0) return Effect.void
-            return sql`UPDATE budget_periods p SET spent = p.spent + d.charged
+            return sql<
+              {
+                readonly id: bigint
+                readonly subject: "token" | "user"
+                readonly subjectId: bigint
+                readonly userId: bigint
+                readonly period: string
+                readonly periodStart: Date
+                readonly periodEnd: Date | null
+                readonly before: bigint
+                readonly after: bigint
+              }
+            >`UPDATE budget_periods p SET spent = p.spent + d.charged
               FROM unnest(${spent.map((entry) => String(entry.account.id))}::bigint[],
                 ${spent.map((entry) => String(entry.charged))}::bigint[]) AS d(id, charged)
-              WHERE p.id = d.id`.pipe(Effect.asVoid)
+              WHERE p.id = d.id
+              RETURNING p.id, p.subject, p.subject_id AS "subjectId", p.period, p.period_start AS "periodStart",
+                p.period_end AS "periodEnd", p.spent - d.charged AS before, p.spent AS after,
+                CASE p.subject WHEN 'user' THEN p.subject_id
+                  ELSE (SELECT user_id FROM tokens WHERE id = p.subject_id) END AS "userId"`.pipe(
+              Effect.flatMap((rows) =>
+                enqueueBudgetThresholds(
+                  sql,
+                  rows.filter((row) => row.userId !== null).map((row) => ({
+                    periodId: BigInt(row.id),
+                    subject: row.subject,
+                    subjectId: BigInt(row.subjectId),
+                    userId: BigInt(row.userId),
+                    period: row.period,
+                    periodStart: new Date(row.periodStart),
+                    periodEnd: row.periodEnd === null ? null : new Date(row.periodEnd),
+                    before: BigInt(row.before),
+                    after: BigInt(row.after)
+                  }))
+                )
+              )
+            )
           })
 
         /**
@@ -484,10 +521,18 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
         // --- Budgets: holds and settlements on the budget windows, around the balance's own ---
 
         /** A budget's window and its account, per `owner:id:period:timezone`, reused until the window ends. */
-        const windows = new Map<
-          string,
-          { readonly start: number; readonly end: number | undefined; account: Account }
-        >()
+        const windows = new Map<string, { readonly start: number; readonly end: number | undefined; id: bigint }>()
+
+        /**
+         * The live account of a budget window: `accountOf`'s, so one that `prune` dropped (nothing leased, held
+         * or pending) is made again rather than used detached, where its charges would never be committed.
+         */
+        const windowAccount = (id: bigint, budget: AppliedBudget, end: number | undefined) => {
+          const account = accountOf("budget", id, true)
+          account.budget = { owner: budget.owner, period: budget.period, amount: budget.amount, end }
+          account.target = budgetTarget(budget.amount)
+          return account
+        }
         /** The budget accounts a hold took, so its settlement books them (the `Hold` shape stays the balance's). */
         const budgetHolds = new WeakMap<Hold, ReadonlyArray<Account>>()
 
@@ -518,9 +563,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
               const key = `${budget.owner}:${ownerId}:${budget.period}:${budget.timezone}`
               const known = windows.get(key)
               if (known !== undefined && now >= known.start && (known.end === undefined || now < known.end)) {
-                // The amount may have changed since the window was first seen.
-                known.account.budget = { ...known.account.budget!, amount: budget.amount }
-                found.push(known.account)
+                found.push(windowAccount(known.id, budget, known.end))
                 continue
               }
               const { start, end } = windowOf(budget.period, budget.timezone, now)
@@ -529,10 +572,8 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             if (missing.length === 0) return Effect.succeed(found)
             return Effect.forEach(missing, ({ key, budget, start, end }) =>
               periodRow(principal, budget, start, end).pipe(Effect.map((id) => {
-                const account = accountOf("budget", id, true)
-                account.budget = { owner: budget.owner, period: budget.period, amount: budget.amount, end }
-                windows.set(key, { start, end, account })
-                return account
+                windows.set(key, { start, end, id })
+                return windowAccount(id, budget, end)
               }))).pipe(
                 Effect.map((made) => [...found, ...made]),
                 Effect.catchTag(
@@ -544,6 +585,13 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
                 )
               )
           })
+
+        /**
+         * The lease a budget window tops up to: an eighth of the budget (beyond the shortfall of a hold), so that
+         * with several instances most of a small budget stays in the table for whichever instance needs it, rather
+         * than idle in one instance's lease while another refuses.
+         */
+        const budgetTarget = (amount: bigint) => amount / 8n > 0n ? amount / 8n : 1n
 
         const periodNames: Record<BudgetPeriod, string> = {
           day: "daily",
@@ -587,7 +635,6 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
               for (const account of accounts) {
                 while (!covers(account, amount)) {
                   const shortfall = amount - account.free
-                  if (amount * 64n > account.target) account.target = min(amount * 64n, MAX_AMOUNT)
                   const { taken, available } = yield* topUp(
                     account,
                     shortfall,
@@ -652,7 +699,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
               yield* gate.withPermits(1)(Effect.forEach(accounts, (account) =>
                 account.free >= excess
                   ? Effect.void
-                  : topUp(account, 0n, min(excess - account.free + chunk, MAX_AMOUNT)).pipe(
+                  : topUp(account, 0n, min(excess - account.free + account.target, MAX_AMOUNT)).pipe(
                     Effect.catch((error) => Effect.logWarning("Could not top a budget lease up", error.message))
                   ), { discard: true }))
             }

@@ -28,9 +28,9 @@ const principal = (ids: { userId: bigint; tokenId: bigint }, budgets: ReadonlyAr
 })
 
 /** A ledger instance of its own on `url`, reading budget windows from `clock`. */
-const instance = (url: string, clock: () => number = () => Date.now()) =>
+const instance = (url: string, clock: () => number = () => Date.now(), idleMillis = 60_000) =>
   Layer.build(
-    QuotaLedger.layer({ chunk: 20_000n, idleMillis: 60_000, clock }).pipe(Layer.provideMerge(layerPostgres(url, 4)))
+    QuotaLedger.layer({ chunk: 20_000n, idleMillis, clock }).pipe(Layer.provideMerge(layerPostgres(url, 4)))
   ).pipe(
     Effect.map((context) => ({
       ledger: Context.get(context, QuotaLedger),
@@ -208,6 +208,32 @@ Deno.test(
       strictEqual(spent[1].spent, chargedBy.get("after"), "the late ones to the new day")
       ok(spent[0].spent <= budget && spent[1].spent <= budget, `each day ≤ ${budget}: ${spent.map((w) => w.spent)}`)
       ok(spent[0].spent > 0n && spent[1].spent > 0n, "both windows were used")
+    })
+  )
+)
+
+Deno.test(
+  "budgets: a window whose account was pruned between commits (lease handed back) still gets every charge",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      const { ledger, sql } = yield* instance(url, () => Date.now(), 5)
+      const ids = yield* seed(sql, 10_000_000n, { token: JSON.stringify([{ amount: "100000", period: "day" }]) })
+      const who = principal(ids, [day(100_000n)])
+      let charged = 0n
+      for (let round = 0; round < 4; round++) {
+        const hold = yield* ledger.reserve(who, 2_000n)
+        charged += yield* ledger.settle(hold, 1_500n)
+        yield* ledger.commit(Effect.void)
+        // Idle past idleMillis: the next commit hands the lease back and forgets the account.
+        yield* Effect.sleep("20 millis")
+        yield* ledger.commit(Effect.void)
+        const [leases] = yield* sql<{ count: bigint }>`SELECT count(*)::bigint AS count FROM quota_leases
+          WHERE subject = 'budget'`
+        strictEqual(BigInt(leases.count), 0n, "the budget lease went back")
+      }
+      const [spent] = yield* windows(sql, "token", ids.tokenId)
+      strictEqual(spent.spent, charged)
+      strictEqual(charged, 6_000n)
     })
   )
 )

@@ -1,0 +1,122 @@
+/**
+ * Raising webhook events: one `webhook_outbox` row per subscribed endpoint,
+ * written with the statement's own client so it joins the transaction of the
+ * change that raised the event (nothing is sent from here; `Webhooks`
+ * delivers the outbox). The body is the Standard Webhooks payload
+ * `{type, timestamp, data}` (https://www.standardwebhooks.com, "Payload
+ * structure"), fixed when the row is written so every attempt sends, and
+ * signs, the same bytes under the same `webhook-id`.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import type { SqlClient, SqlError } from "effect/sql"
+import { storedBudgets } from "../domain/BudgetPeriod.ts"
+
+/**
+ * Every event type: the user's own (`budget.threshold`, `balance.low`,
+ * `key.expiring`) and the operator's (`channel.*`, admins only), plus
+ * `webhook.test` (the "send test event" button, never subscribed to).
+ *
+ * @category models
+ */
+export const USER_EVENTS = ["budget.threshold", "balance.low", "key.expiring"] as const
+
+/** @category models */
+export const OPERATOR_EVENTS = ["channel.key_disabled", "channel.unhealthy", "channel.recovered"] as const
+
+/** @category models */
+export type WebhookEvent = typeof USER_EVENTS[number] | typeof OPERATOR_EVENTS[number] | "webhook.test"
+
+/** A fresh message id (`msg_` and 32 hex digits), the `webhook-id` every attempt of one row sends. @category ids */
+export const messageId = (): string => `msg_${crypto.randomUUID().replaceAll("-", "")}`
+
+/** The body of an event as sent and signed. @category encoding */
+export const payloadOf = (type: WebhookEvent, data: Record<string, unknown>, at: Date = new Date()): string =>
+  JSON.stringify({ type, timestamp: at.toISOString(), data })
+
+/**
+ * One budget window's spend as the ledger commit moved it: `before` and
+ * `after` in quota units.
+ *
+ * @category models
+ */
+export interface SpendMove {
+  readonly periodId: bigint
+  readonly subject: "token" | "user"
+  readonly subjectId: bigint
+  readonly userId: bigint
+  readonly period: string
+  readonly periodStart: Date
+  readonly periodEnd: Date | null
+  readonly before: bigint
+  readonly after: bigint
+}
+
+/**
+ * Writes a `budget.threshold` event for every fraction of a budget (an
+ * endpoint's `thresholds`, default 0.5, 0.8 and 1) that `moves` crossed, to
+ * each endpoint of the budget's user subscribed to it; at most once per
+ * window, fraction and endpoint (`event_key`), however often the commit is
+ * re-run. One query when no endpoint subscribes.
+ *
+ * @category events
+ */
+export const enqueueBudgetThresholds = (
+  sql: SqlClient.SqlClient,
+  moves: ReadonlyArray<SpendMove>
+): Effect.Effect<void, SqlError.SqlError> =>
+  Effect.gen(function* () {
+    if (moves.length === 0) return
+    const userIds = [...new Set(moves.map((move) => String(move.userId)))]
+    const endpoints = yield* sql<{ readonly id: bigint; readonly userId: bigint; readonly thresholds: Array<string> }>`
+      SELECT id, user_id AS "userId", thresholds::text[] AS thresholds FROM webhook_endpoints
+      WHERE 'budget.threshold' = ANY(events) AND user_id = ANY(${userIds}::bigint[])`
+    if (endpoints.length === 0) return
+    const owners = yield* sql<{ readonly subject: string; readonly id: bigint; readonly budgets: unknown }>`
+      SELECT 'token' AS subject, id, budgets FROM tokens
+      WHERE id = ANY(${
+      moves.filter((move) => move.subject === "token").map((move) => String(move.subjectId))
+    }::bigint[])
+      UNION ALL SELECT 'user', id, budgets FROM users
+      WHERE id = ANY(${
+      moves.filter((move) => move.subject === "user").map((move) => String(move.subjectId))
+    }::bigint[])`
+    const rows: Array<Record<string, string>> = []
+    for (const move of moves) {
+      const stored = owners.find((owner) => owner.subject === move.subject && BigInt(owner.id) === move.subjectId)
+      const budget = storedBudgets(stored?.budgets).find((entry) => entry.period === move.period)
+      if (budget === undefined || budget.amount === 0n) continue
+      for (const endpoint of endpoints) {
+        if (BigInt(endpoint.userId) !== move.userId) continue
+        for (const text of endpoint.thresholds) {
+          // Fractions are stored with up to 4 decimals: compare in ten-thousandths, exactly.
+          const parts = Math.round(Number(text) * 10_000)
+          const mark = (budget.amount * BigInt(parts) + 9_999n) / 10_000n
+          if (!(move.before < mark && move.after >= mark)) continue
+          rows.push({
+            id: messageId(),
+            endpoint_id: String(endpoint.id),
+            event_key: `budget.threshold:${move.periodId}:${parts}`,
+            event_type: "budget.threshold",
+            payload: payloadOf("budget.threshold", {
+              subject: move.subject,
+              [move.subject === "token" ? "token_id" : "user_id"]: Number(move.subjectId),
+              period: move.period,
+              timezone: budget.timezone,
+              threshold: parts / 10_000,
+              amount: Number(budget.amount) / 1_000_000,
+              spent: Number(move.after) / 1_000_000,
+              period_start: move.periodStart.toISOString(),
+              resets_at: move.periodEnd === null ? null : move.periodEnd.toISOString()
+            })
+          })
+        }
+      }
+    }
+    const [first, ...rest] = rows
+    if (first === undefined) return
+    yield* sql`INSERT INTO webhook_outbox ${
+      sql.insert([first, ...rest])
+    } ON CONFLICT (endpoint_id, event_key) DO NOTHING`
+  })
