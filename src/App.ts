@@ -17,6 +17,8 @@ import { LogRoutes } from "./routes/api/LogRoutes.ts"
 import { OAuthRoutes } from "./routes/api/OAuthRoutes.ts"
 import { TaskRoutes } from "./routes/api/TaskRoutes.ts"
 import { TokenRoutes } from "./routes/api/TokenRoutes.ts"
+import { WebhookRoutes } from "./routes/api/WebhookRoutes.ts"
+import { Webhooks } from "./services/Webhooks.ts"
 import { UserRoutes } from "./routes/api/UserRoutes.ts"
 import { CompactRoute } from "./routes/CompactRoute.ts"
 import { ConsoleRoutes } from "./routes/ConsoleRoutes.ts"
@@ -142,7 +144,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     Tokens.layer,
     UsageQueries.layer,
     AuditLog.layer,
-    BudgetMetrics.layer()
+    BudgetMetrics.layer(),
+    Webhooks.layer({ allowHosts: options.file?.settings?.webhook_allow_hosts ?? [] })
   ).pipe(Layer.provideMerge(services))
   const relay = Layer.mergeAll(
     Relay.layer,
@@ -168,6 +171,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     AccountRoutes,
     UserRoutes,
     TokenRoutes,
+    WebhookRoutes,
     LogRoutes,
     TaskRoutes,
     AdminUserRoutes,

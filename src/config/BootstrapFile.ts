@@ -174,6 +174,8 @@ export const GatewaySettings = Schema.Struct({
   media_max_bytes: Schema.optional(Count),
   media_timeout_ms: Schema.optional(Count),
   media_allow_hosts: Schema.optional(Schema.Array(NonEmpty)),
+  /** Host names webhook deliveries may reach although they resolve to non-public addresses (the SSRF guard's). */
+  webhook_allow_hosts: Schema.optional(Schema.Array(NonEmpty)),
   status_token: Schema.optional(NonEmpty),
   media_max_count: Schema.optional(Count),
   media_max_total_bytes: Schema.optional(Count),

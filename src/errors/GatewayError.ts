@@ -161,7 +161,7 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
  * @category errors
  */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset"]),
+  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset", "webhook"]),
   id: Schema.String,
   param: Schema.optional(Schema.String)
 }) {}
