@@ -120,3 +120,23 @@ export const enqueueBudgetThresholds = (
       sql.insert([first, ...rest])
     } ON CONFLICT (endpoint_id, event_key) DO NOTHING`
   })
+
+/**
+ * Writes an operator event (`channel.*`) to every operator endpoint
+ * subscribed to it, once per `key` (`event_key`): call it in the transaction
+ * of the change, and only when the change happened (a row updated), so two
+ * instances seeing the same failure raise one event.
+ *
+ * @category events
+ */
+export const enqueueOperatorEvent = (
+  sql: SqlClient.SqlClient,
+  type: typeof OPERATOR_EVENTS[number],
+  key: string,
+  data: Record<string, unknown>
+): Effect.Effect<void, SqlError.SqlError> =>
+  sql`INSERT INTO webhook_outbox (id, endpoint_id, event_key, event_type, payload)
+    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, ${`${type}:${key}`}, ${type},
+      ${payloadOf(type, data)}
+    FROM webhook_endpoints e WHERE e.operator AND ${type} = ANY(e.events)
+    ON CONFLICT (endpoint_id, event_key) DO NOTHING`.pipe(Effect.asVoid)

@@ -11,7 +11,8 @@
 import { ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { Webhook } from "standardwebhooks"
-import { basicConfig, freshPostgres, startGateway, type TestGateway } from "../support/Gateway.ts"
+import { basicConfig, freshPostgres, ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
+import { startEmulator } from "../../src/emulator/Emulator.ts"
 import { browser } from "../support/Browser.ts"
 
 const KEY = "sk-test-alerts-0001"
@@ -167,6 +168,54 @@ Deno.test({
       await gateway?.close().catch(() => {})
       await receiver.shutdown()
       await database.drop()
+    }
+  }
+})
+
+Deno.test({
+  name: "webhooks: an upstream refusing a channel key raises one channel.key_disabled event to operator endpoints",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    let secret = ""
+    const received: Array<Received> = []
+    const receiver = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+      const body = await request.text()
+      const event = new Webhook(secret).verify(body, Object.fromEntries(request.headers)) as Received
+      received.push({ id: request.headers.get("webhook-id")!, type: event.type, data: event.data })
+      return new Response(null, { status: 204 })
+    })
+    const emulator = startEmulator()
+    emulator.setFaults([{ match: { key: "sk-test-upstream-1" }, status: 401, message: "Incorrect API key provided." }])
+    const gateway = await startGateway({
+      emulator,
+      config: (url) => basicConfig(url, { settings: { webhook_allow_hosts: ["127.0.0.1"] } })
+    })
+    try {
+      const root = browser(gateway.url)
+      await root.login("root", ROOT_PASSWORD)
+      const made = await root.call<{ id: number; secret: string }>("POST", "/api/webhook/", {
+        url: `http://127.0.0.1:${receiver.addr.port}/ops`,
+        events: ["channel.key_disabled"]
+      })
+      strictEqual(made.success, true, made.message)
+      secret = made.data.secret
+      const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: "sk-test-alice-0001", maxRetries: 0 })
+      for (let index = 0; index < 2; index++) {
+        await openai.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
+          .catch(() => {})
+      }
+      await until("the channel.key_disabled event", () => received.length > 0, 30_000)
+      await new Promise((resolve) => setTimeout(resolve, 1_500))
+      strictEqual(received.length, 1, JSON.stringify(received))
+      strictEqual(received[0].type, "channel.key_disabled")
+      strictEqual(received[0].data.channel, "emu-openai")
+      strictEqual(received[0].data.key_position, 0)
+      ok(!JSON.stringify(received[0]).includes("sk-test-upstream-1"), "no upstream key in the event")
+    } finally {
+      await gateway.close()
+      await emulator.close()
+      await receiver.shutdown()
     }
   }
 })
