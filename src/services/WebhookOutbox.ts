@@ -140,3 +140,26 @@ export const enqueueOperatorEvent = (
       ${payloadOf(type, data)}
     FROM webhook_endpoints e WHERE e.operator AND ${type} = ANY(e.events)
     ON CONFLICT (endpoint_id, event_key) DO NOTHING`.pipe(Effect.asVoid)
+
+/**
+ * Writes a `key.expiring` event for every enabled key that expires within
+ * `withinDays` (default 3) to its owner's endpoints subscribed to it: once
+ * per key and expiry time (`event_key`), so running it on every instance
+ * and every minute raises each warning once. One statement.
+ *
+ * @category events
+ */
+export const enqueueExpiringKeys = (
+  sql: SqlClient.SqlClient,
+  withinDays = 3
+): Effect.Effect<void, SqlError.SqlError> =>
+  sql`INSERT INTO webhook_outbox (id, endpoint_id, event_key, event_type, payload)
+    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id,
+      'key.expiring:' || t.id || ':' || extract(epoch FROM t.expires_at)::bigint, 'key.expiring',
+      json_build_object('type', 'key.expiring', 'timestamp', to_char(now() AT TIME ZONE 'UTC',
+          'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+        'data', json_build_object('token_id', t.id, 'name', t.name,
+          'expires_at', to_char(t.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))::text
+    FROM tokens t JOIN webhook_endpoints e ON e.user_id = t.user_id AND 'key.expiring' = ANY(e.events)
+    WHERE t.enabled AND t.expires_at > now() AND t.expires_at <= now() + ${withinDays} * interval '1 day'
+    ON CONFLICT (endpoint_id, event_key) DO NOTHING`.pipe(Effect.asVoid)

@@ -10,6 +10,8 @@
  * an attempt claims its row for a minute before sending, so a gateway that
  * dies mid-attempt leaves it to the next one (on any instance); a receiver
  * deduplicates by `webhook-id`, the same on every attempt of one event.
+ * Every minute it also writes `key.expiring` events (keys expiring within
+ * three days, once per key and expiry).
  *
  * @since 0.1.0
  */
@@ -18,7 +20,7 @@ import { SqlClient } from "effect/sql"
 import { Webhook } from "standardwebhooks"
 import { Forbidden, InvalidRequest, NotFound } from "../errors/GatewayError.ts"
 import { safeFetch } from "../http/SafeFetch.ts"
-import { messageId, OPERATOR_EVENTS, payloadOf, USER_EVENTS } from "./WebhookOutbox.ts"
+import { enqueueExpiringKeys, messageId, OPERATOR_EVENTS, payloadOf, USER_EVENTS } from "./WebhookOutbox.ts"
 
 /** An endpoint as listed: the secret only when made. @category models */
 export interface EndpointView {
@@ -60,6 +62,8 @@ export interface WebhookOptions {
   readonly pollMillis?: number | undefined
   /** One attempt's time limit (default 10,000 ms). */
   readonly timeoutMs?: number | undefined
+  /** How often keys about to expire are looked for (default 60,000 ms). */
+  readonly scanMillis?: number | undefined
 }
 
 /** How long a delivery is retried from its event. */
@@ -288,6 +292,12 @@ export class Webhooks extends Context.Service<Webhooks, {
 
         yield* deliverDue.pipe(
           Effect.repeat(Schedule.spaced(Duration.millis(options.pollMillis ?? 1_000))),
+          Effect.forkScoped
+        )
+        // Keys expiring within three days: looked for every minute (each warning is written once).
+        yield* enqueueExpiringKeys(sql).pipe(
+          Effect.catch((error) => Effect.logWarning("Could not look for expiring keys", error.message)),
+          Effect.repeat(Schedule.spaced(Duration.millis(options.scanMillis ?? 60_000))),
           Effect.forkScoped
         )
 
