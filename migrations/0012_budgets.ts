@@ -47,6 +47,7 @@ export default Effect.gen(function* () {
       url        TEXT NOT NULL,
       events     TEXT[] NOT NULL,
       thresholds NUMERIC[] NOT NULL DEFAULT '{0.5,0.8,1}',
+      balance_below BIGINT CHECK (balance_below >= 0),
       secret     TEXT NOT NULL,
       created_at TIMESTAMPTZ NOT NULL DEFAULT now()
     )`

@@ -49,7 +49,7 @@ import { CurrentMetrics } from "../observability/Metrics.ts"
 import { BudgetExceeded, InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../errors/GatewayError.ts"
 import { type AppliedBudget, type BudgetPeriod, storedBudgets, usd, windowOf } from "../domain/BudgetPeriod.ts"
 import type { Principal } from "./Auth.ts"
-import { enqueueBudgetThresholds } from "./WebhookOutbox.ts"
+import { enqueueBudgetThresholds, enqueueLowBalances } from "./WebhookOutbox.ts"
 
 /** The largest amount a ledger operation accepts (PostgreSQL BIGINT). @category models */
 export const MAX_AMOUNT = 9_223_372_036_854_775_807n
@@ -783,6 +783,10 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
                 WHERE t.id = d.id`
             }
             yield* writeBudgetSpend(taken)
+            yield* enqueueLowBalances(
+              sql,
+              users.map((entry) => ({ userId: entry.account.id, charged: entry.charged }))
+            )
             if (leases.length > 0) {
               yield* sql`UPDATE quota_leases l SET amount = GREATEST(l.amount - d.delta, 0)
                 FROM unnest(${leases.map((entry) => entry.account.subject)}::text[], ${ids(leases)}::bigint[],

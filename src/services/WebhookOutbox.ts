@@ -163,3 +163,31 @@ export const enqueueExpiringKeys = (
     FROM tokens t JOIN webhook_endpoints e ON e.user_id = t.user_id AND 'key.expiring' = ANY(e.events)
     WHERE t.enabled AND t.expires_at > now() AND t.expires_at <= now() + ${withinDays} * interval '1 day'
     ON CONFLICT (endpoint_id, event_key) DO NOTHING`.pipe(Effect.asVoid)
+
+/**
+ * Writes a `balance.low` event for every user whose balance a commit's
+ * charges (`charges`: user id and amount, quota units) took from at least an
+ * endpoint's `balance_below` to under it, to that user's endpoints
+ * subscribed to it. Run in the ledger commit after the users' balances were
+ * written; once per crossing (`event_key` holds the user's `used_quota`,
+ * which only grows). One statement.
+ *
+ * @category events
+ */
+export const enqueueLowBalances = (
+  sql: SqlClient.SqlClient,
+  charges: ReadonlyArray<{ readonly userId: bigint; readonly charged: bigint }>
+): Effect.Effect<void, SqlError.SqlError> =>
+  charges.length === 0 ? Effect.void : sql`INSERT INTO webhook_outbox (id, endpoint_id, event_key, event_type, payload)
+    SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, 'balance.low:' || u.id || ':' || u.used_quota,
+      'balance.low',
+      json_build_object('type', 'balance.low', 'timestamp', to_char(now() AT TIME ZONE 'UTC',
+          'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+        'data', json_build_object('user_id', u.id, 'balance', u.quota::float8 / 1000000,
+          'below', e.balance_below::float8 / 1000000))::text
+    FROM unnest(${charges.map((charge) => String(charge.userId))}::bigint[],
+      ${charges.map((charge) => String(charge.charged))}::bigint[]) AS d(id, charged)
+    JOIN users u ON u.id = d.id
+    JOIN webhook_endpoints e ON e.user_id = u.id AND 'balance.low' = ANY(e.events) AND e.balance_below IS NOT NULL
+    WHERE u.quota < e.balance_below AND u.quota + d.charged >= e.balance_below
+    ON CONFLICT (endpoint_id, event_key) DO NOTHING`.pipe(Effect.asVoid)

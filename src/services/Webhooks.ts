@@ -30,6 +30,8 @@ export interface EndpointView {
   /** The fractions of a budget at which `budget.threshold` fires (default 0.5, 0.8, 1). */
   readonly thresholds: ReadonlyArray<number>
   readonly operator: boolean
+  /** USD, for `balance.low`; `null` when not set. */
+  readonly balance_below: number | null
   readonly created_at: number
   /** Deliveries by status. */
   readonly deliveries: { readonly pending: number; readonly delivered: number; readonly failed: number }
@@ -52,6 +54,8 @@ export interface NewEndpoint {
   readonly url: string
   readonly events: ReadonlyArray<string>
   readonly thresholds?: ReadonlyArray<number> | undefined
+  /** USD: `balance.low` fires when the user's balance falls under it (required with that event). */
+  readonly balance_below?: number | undefined
 }
 
 /** Delivery settings. @category models */
@@ -118,12 +122,14 @@ export class Webhooks extends Context.Service<Webhooks, {
             readonly events: Array<string>
             readonly thresholds: Array<string>
             readonly operator: boolean
+            readonly balanceBelow: bigint | null
             readonly createdAt: Date
             readonly pending: bigint
             readonly delivered: bigint
             readonly failed: bigint
           }>`
-            SELECT e.id, e.url, e.events, e.thresholds::text[] AS thresholds, e.operator, e.created_at AS "createdAt",
+            SELECT e.id, e.url, e.events, e.thresholds::text[] AS thresholds, e.operator, e.balance_below AS "balanceBelow",
+              e.created_at AS "createdAt",
               (SELECT count(*) FROM webhook_outbox o WHERE o.endpoint_id = e.id AND o.status = 'pending') AS pending,
               (SELECT count(*) FROM webhook_outbox o WHERE o.endpoint_id = e.id AND o.status = 'delivered')
                 AS delivered,
@@ -139,6 +145,7 @@ export class Webhooks extends Context.Service<Webhooks, {
                 events: row.events,
                 thresholds: row.thresholds.map(Number),
                 operator: row.operator,
+                balance_below: row.balanceBelow === null ? null : Number(row.balanceBelow) / 1_000_000,
                 created_at: secondsOf(row.createdAt) ?? 0,
                 deliveries: {
                   pending: Number(row.pending),
@@ -178,12 +185,21 @@ export class Webhooks extends Context.Service<Webhooks, {
           if (operator && !caller.admin) {
             return yield* new Forbidden({ message: "Only an admin may subscribe to the operator's events." })
           }
+          if (input.events.includes("balance.low") && input.balance_below === undefined) {
+            return yield* new InvalidRequest({
+              message: "balance_below: the balance (USD) under which balance.low fires is required with that event.",
+              param: "balance_below"
+            })
+          }
+          const balanceBelow = input.balance_below === undefined
+            ? null
+            : String(Math.round(input.balance_below * 1_000_000))
           const secret = newSecret()
           const thresholds = [...new Set(input.thresholds ?? [0.5, 0.8, 1])].sort().map((value) => value.toFixed(4))
           const [row] = yield* sql<{ readonly id: bigint }>`
-            INSERT INTO webhook_endpoints (user_id, operator, url, events, thresholds, secret)
+            INSERT INTO webhook_endpoints (user_id, operator, url, events, thresholds, balance_below, secret)
             VALUES (${caller.id}, ${operator}, ${url.href}, ${[...new Set(input.events)]}::text[],
-              ${thresholds}::numeric[], ${secret})
+              ${thresholds}::numeric[], ${balanceBelow}::bigint, ${secret})
             RETURNING id`.pipe(Effect.orDie)
           const view = yield* owned(caller, BigInt(row.id)).pipe(Effect.orDie)
           return { ...view, secret }

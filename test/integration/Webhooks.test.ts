@@ -1,6 +1,6 @@
 /**
  * Alerts end to end: a user's endpoint receives `budget.threshold` events
- * (50% and 80% of a key's daily budget) signed as Standard Webhooks says
+ * (50% and 80% of a key's daily budget) and one `balance.low` signed as Standard Webhooks says
  * (checked by the `standardwebhooks` package's own `verify`), written with
  * the spend and delivered at least once across a gateway restart while the
  * receiver was down (nothing lost; a repeat carries the same `webhook-id`);
@@ -83,13 +83,16 @@ Deno.test({
       const badUrl = await alice.call("POST", "/api/webhook/", { url: "ftp://example.com/x", events: ["key.expiring"] })
       strictEqual(badUrl.success, false)
       ok(badUrl.message.includes("url"), badUrl.message)
+      const noLevel = await alice.call("POST", "/api/webhook/", { url: receiverUrl, events: ["balance.low"] })
+      strictEqual(noLevel.success, false)
+      ok(noLevel.message.includes("balance_below"), noLevel.message)
       const operator = await alice.call("POST", "/api/webhook/", { url: receiverUrl, events: ["channel.unhealthy"] })
       strictEqual(operator.status, 403)
 
       const made = await alice.call<{ id: number; secret: string; thresholds: Array<number> }>(
         "POST",
         "/api/webhook/",
-        { url: receiverUrl, events: ["budget.threshold"] }
+        { url: receiverUrl, events: ["budget.threshold", "balance.low"], balance_below: 9.9995 }
       )
       strictEqual(made.success, true, made.message)
       ok(made.data.secret.startsWith("whsec_"))
@@ -152,6 +155,13 @@ Deno.test({
       ok(Number(half.data.spent) >= 0.001, `spent ${half.data.spent} at the 50% mark`)
       strictEqual(refusedSignatures, 0)
       ok(downAnswers >= 2, `${downAnswers} attempts while the receiver was down`)
+
+      // The balance went from 10 USD to under 9.9995 once: one balance.low.
+      await until("the balance.low event", () => received.some((event) => event.type === "balance.low"))
+      const low = received.filter((event) => event.type === "balance.low")
+      strictEqual(new Set(low.map((event) => event.id)).size, 1, JSON.stringify(low))
+      strictEqual(low[0].data.below, 9.9995)
+      ok(Number(low[0].data.balance) < 9.9995, JSON.stringify(low[0].data))
 
       // The test button.
       const test = await again.call<{ id: string }>("POST", `/api/webhook/${made.data.id}/test`)

@@ -1,5 +1,6 @@
 /**
- * Alert endpoints: `POST /api/webhook/` (`{url, events, thresholds?}` →
+ * Alert endpoints: `POST /api/webhook/` (`{url, events, thresholds?,
+ * balance_below?}` (USD, required with `balance.low`) →
  * `{id, url, events, thresholds, secret, …}`, the Standard Webhooks secret
  * shown once), `GET /api/webhook/` (the caller's endpoints with delivery
  * counts), `DELETE /api/webhook/{id}`, `GET /api/webhook/{id}/deliveries`
@@ -27,6 +28,9 @@ const NewEndpointBody = Schema.Struct({
       Schema.isMinLength(1),
       Schema.isMaxLength(10)
     )
+  ),
+  balance_below: Schema.optional(
+    Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(9_000_000_000))
   )
 })
 
