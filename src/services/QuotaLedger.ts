@@ -529,9 +529,42 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
          */
         const windowAccount = (id: bigint, budget: AppliedBudget, end: number | undefined) => {
           const account = accountOf("budget", id, true)
-          account.budget = { owner: budget.owner, period: budget.period, amount: budget.amount, end }
-          account.target = budgetTarget(budget.amount)
+          const slot = account.budget
+          if (slot === undefined || slot.amount !== budget.amount || slot.end !== end) {
+            account.budget = { owner: budget.owner, period: budget.period, amount: budget.amount, end }
+            account.target = budgetTarget(budget.amount)
+          }
           return account
+        }
+
+        /** The window keys of a principal's budgets (`owner:id:period:timezone`), made once per principal object. */
+        const windowKeys = new WeakMap<Principal, ReadonlyArray<string>>()
+        const keysOf = (principal: Principal): ReadonlyArray<string> => {
+          let keys = windowKeys.get(principal)
+          if (keys === undefined) {
+            keys = (principal.budgets ?? []).map((budget) =>
+              `${budget.owner}:${
+                budget.owner === "token" ? principal.tokenId : principal.userId
+              }:${budget.period}:${budget.timezone}`
+            )
+            windowKeys.set(principal, keys)
+          }
+          return keys
+        }
+
+        /** The accounts of the principal's current windows when each is known (no database), else `undefined`. */
+        const knownAccounts = (principal: Principal, now: number): Array<Account> | undefined => {
+          const budgets = principal.budgets ?? []
+          const keys = keysOf(principal)
+          const found: Array<Account> = []
+          for (let index = 0; index < budgets.length; index++) {
+            const known = windows.get(keys[index])
+            if (known === undefined || now < known.start || (known.end !== undefined && now >= known.end)) {
+              return undefined
+            }
+            found.push(windowAccount(known.id, budgets[index], known.end))
+          }
+          return found
         }
         /** The budget accounts a hold took, so its settlement books them (the `Hold` shape stays the balance's). */
         const budgetHolds = new WeakMap<Hold, ReadonlyArray<Account>>()
@@ -558,9 +591,9 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             const now = clock()
             const found: Array<Account> = []
             const missing: Array<{ key: string; budget: AppliedBudget; start: number; end: number | undefined }> = []
-            for (const budget of principal.budgets ?? []) {
-              const ownerId = budget.owner === "token" ? principal.tokenId : principal.userId
-              const key = `${budget.owner}:${ownerId}:${budget.period}:${budget.timezone}`
+            const keys = keysOf(principal)
+            for (const [index, budget] of (principal.budgets ?? []).entries()) {
+              const key = keys[index]
               const known = windows.get(key)
               if (known !== undefined && now >= known.start && (known.end === undefined || now < known.end)) {
                 found.push(windowAccount(known.id, budget, known.end))
@@ -679,6 +712,26 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
         ): Effect.Effect<Hold, InsufficientQuota | BudgetExceeded | InvalidRequest | LedgerUnavailable> => {
           if (principal.budgets === undefined || principal.budgets.length === 0 || amount < 0n || amount > MAX_AMOUNT) {
             return reserveBalances(principal, amount)
+          }
+          // The steady state: every window known and covered by its lease, so the budget holds are taken here.
+          const known = knownAccounts(principal, clock())
+          if (known !== undefined && !fenced() && known.every((account) => covers(account, amount))) {
+            for (const account of known) {
+              account.holds += 1
+              take(account, amount)
+            }
+            const balance = reserveBalances(principal, amount).pipe(
+              Effect.map((hold) => {
+                budgetHolds.set(hold, known)
+                return hold
+              }),
+              Effect.onError(() => releaseBudgets(known, amount))
+            )
+            return Effect.uninterruptible(
+              known.some(wantsRefill)
+                ? Effect.andThen(Effect.forEach(known, refillLater, { discard: true }), balance)
+                : balance
+            )
           }
           return Effect.uninterruptible(Effect.gen(function* () {
             const accounts = yield* budgetAccounts(principal)
