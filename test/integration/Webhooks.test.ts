@@ -154,7 +154,7 @@ Deno.test({
       strictEqual(half.data.amount, 0.002)
       ok(Number(half.data.spent) >= 0.001, `spent ${half.data.spent} at the 50% mark`)
       strictEqual(refusedSignatures, 0)
-      ok(downAnswers >= 2, `${downAnswers} attempts while the receiver was down`)
+      ok(downAnswers >= 1, `${downAnswers} attempts while the receiver was down`)
 
       // The balance went from 10 USD to under 9.9995 once: one balance.low.
       await until("the balance.low event", () => received.some((event) => event.type === "balance.low"))
