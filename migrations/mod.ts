@@ -13,9 +13,10 @@ import exactlyOnce from "./0004_exactly_once.ts"
 import accounts from "./0005_accounts.ts"
 import tasks from "./0006_tasks.ts"
 import assets from "./0007_assets.ts"
-import accountHardening from "./0009_account_hardening.ts"
-import audioPrices from "./0013_audio_prices.ts"
-import imageContents from "./0011_image_contents.ts"
+import accountHardening from "./0008_account_hardening.ts"
+import imageContents from "./0009_image_contents.ts"
+import budgets from "./0010_budgets.ts"
+import audioPrices from "./0011_audio_prices.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -26,7 +27,8 @@ export const loader = Migrator.fromRecord({
   "0005_accounts": accounts,
   "0006_tasks": tasks,
   "0007_assets": assets,
-  "0009_account_hardening": accountHardening,
-  "0013_audio_prices": audioPrices,
-  "0011_image_contents": imageContents
+  "0008_account_hardening": accountHardening,
+  "0009_image_contents": imageContents,
+  "0010_budgets": budgets,
+  "0011_audio_prices": audioPrices
 })

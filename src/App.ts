@@ -18,6 +18,8 @@ import { LogRoutes } from "./routes/api/LogRoutes.ts"
 import { OAuthRoutes } from "./routes/api/OAuthRoutes.ts"
 import { TaskRoutes } from "./routes/api/TaskRoutes.ts"
 import { TokenRoutes } from "./routes/api/TokenRoutes.ts"
+import { WebhookRoutes } from "./routes/api/WebhookRoutes.ts"
+import { Webhooks } from "./services/Webhooks.ts"
 import { UserRoutes } from "./routes/api/UserRoutes.ts"
 import { CompactRoute } from "./routes/CompactRoute.ts"
 import { ConsoleRoutes } from "./routes/ConsoleRoutes.ts"
@@ -40,6 +42,7 @@ import { ChannelRouter } from "./services/ChannelRouter.ts"
 import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
 import { HealthProber } from "./services/HealthProber.ts"
 import { LoginThrottle } from "./services/LoginThrottle.ts"
+import { BudgetMetrics } from "./services/BudgetMetrics.ts"
 import { MediaFetcher } from "./services/MediaFetcher.ts"
 import { PasswordHasher } from "./services/PasswordHasher.ts"
 import { ImageContents } from "./services/ImageContents.ts"
@@ -168,7 +171,9 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     Accounts.layer(settings).pipe(Layer.provideMerge(Layer.mergeAll(sessions, throttle, hasher))),
     Tokens.layer,
     UsageQueries.layer,
-    AuditLog.layer
+    AuditLog.layer,
+    BudgetMetrics.layer(),
+    Webhooks.layer({ allowHosts: options.file?.settings?.webhook_allow_hosts ?? [] })
   ).pipe(Layer.provideMerge(services))
   const relay = Layer.mergeAll(
     Relay.layer,
@@ -200,6 +205,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     AccountRoutes,
     UserRoutes,
     TokenRoutes,
+    WebhookRoutes,
     LogRoutes,
     TaskRoutes,
     AdminUserRoutes,

@@ -24,7 +24,28 @@ interface Key {
   readonly expires_at: number | null
   readonly limits: Limits | null
   readonly kind?: "api" | "playground"
+  /** Spend budgets with this period's spend (USD) and reset (epoch seconds; `null` for `total`). */
+  readonly budgets?: ReadonlyArray<Budget> | null
 }
+
+/** A key's budget as listed. */
+interface Budget {
+  readonly amount: number
+  readonly period: string
+  readonly spent: number
+  readonly resets_at: number | null
+}
+
+/** "$0.40 of $5 per day, resets 2026-11-28 00:00:00 UTC" for each budget, or "none". */
+const budgetsText = (budgets: ReadonlyArray<Budget> | null | undefined): string =>
+  budgets === null || budgets === undefined || budgets.length === 0
+    ? "none"
+    : budgets.map((budget) =>
+      `$${budget.spent.toFixed(2)} of $${budget.amount} ${
+        budget.period === "total" ? "in total" : `per ${budget.period}`
+      }` +
+      (budget.resets_at === null ? "" : `, resets ${timeText(budget.resets_at)}`)
+    ).join("; ")
 
 /** A key's rate limits (absent: none). */
 interface Limits {
@@ -233,6 +254,7 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
       <td>{item.models === null ? "all" : item.models.join(", ")}</td>
       <td>{timeText(item.expires_at)}</td>
       <td data-testid="key-limits">{limitsText(item.limits)}</td>
+      <td data-testid="key-budgets">{budgetsText(item.budgets)}</td>
       <td>
         {editing
           ? (
@@ -327,6 +349,7 @@ export const Keys = () => {
             <th scope="col">Models</th>
             <th scope="col">Expires</th>
             <th scope="col">Rate limits</th>
+            <th scope="col">Budgets</th>
             <th scope="col">Actions</th>
           </tr>
         </thead>

@@ -9,6 +9,7 @@ import bcrypt from "bcryptjs"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { hashKey, keyPrefix } from "../domain/KeyHash.ts"
+import { budgetsJson, fromSpec } from "../domain/BudgetPeriod.ts"
 import type { BootstrapFile } from "./BootstrapFile.ts"
 
 const toTimestamp = (value: string | number | undefined): Date | null => {
@@ -72,21 +73,27 @@ export const applyBootstrap = Effect.fn("applyBootstrap")(function* (file: Boots
     for (const user of file.users ?? []) {
       const passwordHash = user.password === undefined ? null : bcrypt.hashSync(user.password, 10)
       const userLimits = user.limits === undefined ? null : JSON.stringify(user.limits)
-      yield* sql`INSERT INTO users (username, password_hash, role, group_name, quota, limits)
-        VALUES (${user.username}, ${passwordHash}, ${user.role ?? "user"}, ${user.group}, ${user.quota}, ${userLimits})
-        ON CONFLICT (username) DO UPDATE SET limits = EXCLUDED.limits`
+      // Budgets stated in the file are set (their spend is kept: it lives in budget_periods); unstated, left alone.
+      const userBudgets = user.budgets === undefined ? null : budgetsJson(fromSpec(user.budgets))
+      yield* sql`INSERT INTO users (username, password_hash, role, group_name, quota, limits, budgets)
+        VALUES (${user.username}, ${passwordHash}, ${user.role ?? "user"}, ${user.group}, ${user.quota}, ${userLimits},
+                ${userBudgets}::jsonb)
+        ON CONFLICT (username) DO UPDATE SET limits = EXCLUDED.limits,
+          budgets = CASE WHEN ${user.budgets !== undefined} THEN EXCLUDED.budgets ELSE users.budgets END`
       const [{ id: userId }] = yield* sql<
         { readonly id: bigint }
       >`SELECT id FROM users WHERE username = ${user.username}`
       for (const token of user.tokens ?? []) {
         const keyHash = hashKey(token.key)
         const tokenLimits = token.limits === undefined ? null : JSON.stringify(token.limits)
+        const tokenBudgets = token.budgets === undefined ? null : budgetsJson(fromSpec(token.budgets))
         yield* sql`INSERT INTO tokens
-            (user_id, name, key_hash, key_prefix, remain_quota, models, group_name, expires_at, limits)
+            (user_id, name, key_hash, key_prefix, remain_quota, models, group_name, expires_at, limits, budgets)
           VALUES (${userId}, ${token.name}, ${keyHash}, ${keyPrefix(token.key)}, ${token.quota ?? null},
                   ${token.models === undefined ? null : [...token.models]}::text[], ${token.group ?? null},
-                  ${toTimestamp(token.expires_at)}, ${tokenLimits})
-          ON CONFLICT (key_hash) DO UPDATE SET limits = EXCLUDED.limits`
+                  ${toTimestamp(token.expires_at)}, ${tokenLimits}, ${tokenBudgets}::jsonb)
+          ON CONFLICT (key_hash) DO UPDATE SET limits = EXCLUDED.limits,
+            budgets = CASE WHEN ${token.budgets !== undefined} THEN EXCLUDED.budgets ELSE tokens.budgets END`
       }
     }
   })

@@ -12,6 +12,7 @@ import { IMAGE_FAMILIES } from "../domain/ImageFamilies.ts"
 import { VIDEO_FAMILIES } from "../domain/VideoFamilies.ts"
 import { makeDecoder } from "../domain/SchemaDecode.ts"
 import ipaddr from "ipaddr.js"
+import { BudgetList } from "../domain/BudgetPeriod.ts"
 
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -113,7 +114,12 @@ export const ChannelSpec = Schema.Struct({
   enabled: Schema.optional(Schema.Boolean)
 })
 
-/** `expires_at`: an ISO 8601 date-time, or epoch seconds. @category models */
+/**
+ * `expires_at`: an ISO 8601 date-time, or epoch seconds. `budgets`: `[{amount (USD), period: day | week | month |
+ * total, timezone?}]`, at most one per period.
+ *
+ * @category models
+ */
 export const TokenSpec = Schema.Struct({
   name: NonEmpty,
   key: NonEmpty.check(Schema.isMinLength(8)),
@@ -121,10 +127,11 @@ export const TokenSpec = Schema.Struct({
   models: Schema.optional(Schema.Array(NonEmpty)),
   group: Schema.optional(NonEmpty),
   expires_at: Schema.optional(Schema.Union([Schema.String, Count])),
-  limits: Schema.optional(LimitsSpec)
+  limits: Schema.optional(LimitsSpec),
+  budgets: Schema.optional(BudgetList)
 })
 
-/** @category models */
+/** `budgets`: as a token's (`TokenSpec`), applying to all of the user's keys together. @category models */
 export const UserSpec = Schema.Struct({
   username: NonEmpty,
   password: Schema.optional(NonEmpty),
@@ -132,7 +139,8 @@ export const UserSpec = Schema.Struct({
   group: NonEmpty,
   quota: QuotaAmount,
   tokens: Schema.optional(Schema.Array(TokenSpec)),
-  limits: Schema.optional(LimitsSpec)
+  limits: Schema.optional(LimitsSpec),
+  budgets: Schema.optional(BudgetList)
 })
 
 /**
@@ -192,6 +200,8 @@ export const GatewaySettings = Schema.Struct({
   media_max_bytes: Schema.optional(Count),
   media_timeout_ms: Schema.optional(Count),
   media_allow_hosts: Schema.optional(Schema.Array(NonEmpty)),
+  /** Host names webhook deliveries may reach although they resolve to non-public addresses (the SSRF guard's). */
+  webhook_allow_hosts: Schema.optional(Schema.Array(NonEmpty)),
   status_token: Schema.optional(NonEmpty),
   media_max_count: Schema.optional(Count),
   media_max_total_bytes: Schema.optional(Count),

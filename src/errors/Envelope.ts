@@ -89,6 +89,7 @@ export const toProblem = (error: GatewayError): Problem =>
         "insufficient_user_quota",
         `The ${e.scope} quota is insufficient: ${e.remaining} quota units remain, this request needs up to ${e.required}.`
       ),
+    BudgetExceeded: (e) => problem(429, "platform_api_error", "budget_exceeded", e.message),
     ModelNotFound: (e) =>
       e.status === 404
         ? problem(

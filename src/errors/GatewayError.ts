@@ -43,6 +43,19 @@ export class InsufficientQuota extends Schema.TaggedError<InsufficientQuota>()("
 }) {}
 
 /**
+ * A budget that applies to the request (the key's or its user's, for one
+ * period) cannot cover its hold: 429 `budget_exceeded`. `message` names the
+ * budget and when it resets; `retryAfterSeconds` (the wait until that reset)
+ * feeds `Retry-After`, absent for a `total` budget, which never resets.
+ *
+ * @category errors
+ */
+export class BudgetExceeded extends Schema.TaggedError<BudgetExceeded>()("BudgetExceeded", {
+  message: Schema.String,
+  retryAfterSeconds: Schema.optional(Schema.Number)
+}) {}
+
+/**
  * The model is not available to the caller's group or token (spec: 503
  * `model_not_found`). `status` is the HTTP status it answers with, the
  * gateway's `unknown_model_status` setting: 503 (the spec's, the default) or
@@ -156,7 +169,7 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
  * @category errors
  */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset", "image"]),
+  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset", "image", "webhook"]),
   id: Schema.String,
   param: Schema.optional(Schema.String)
 }) {}
@@ -201,6 +214,7 @@ export type GatewayError =
   | InvalidRequest
   | InvalidApiKey
   | InsufficientQuota
+  | BudgetExceeded
   | ModelNotFound
   | ModelNotPriced
   | RateLimited

@@ -27,6 +27,7 @@ export const isRetryable = (error: GatewayError): boolean =>
     InvalidRequest: () => false,
     InvalidApiKey: () => false,
     InsufficientQuota: () => false,
+    BudgetExceeded: () => false,
     ModelNotFound: () => false,
     ModelNotPriced: () => false,
     RateLimited: () => true,
@@ -41,7 +42,7 @@ export const isRetryable = (error: GatewayError): boolean =>
 
 /**
  * The headers an error answer carries besides its body: `retry-after`
- * (whole seconds, at least 1) on `RateLimited`, and `x-should-retry: false`
+ * (whole seconds, at least 1) on `RateLimited` and on a `BudgetExceeded` that resets, and `x-should-retry: false`
  * when `isRetryable` says a retry cannot help. The official `openai` and
  * `@anthropic-ai/sdk` clients obey `x-should-retry` before their status rules
  * (`shouldRetry` in their `client.ts`), so a caller's default retries are not
@@ -52,6 +53,9 @@ export const isRetryable = (error: GatewayError): boolean =>
 export const errorHeaders = (error: GatewayError): Record<string, string> => {
   const headers: Record<string, string> = {}
   if (error._tag === "RateLimited") {
+    headers["retry-after"] = String(Math.max(1, Math.ceil(error.retryAfterSeconds)))
+  }
+  if (error._tag === "BudgetExceeded" && error.retryAfterSeconds !== undefined) {
     headers["retry-after"] = String(Math.max(1, Math.ceil(error.retryAfterSeconds)))
   }
   if (!isRetryable(error)) headers["x-should-retry"] = "false"

@@ -74,6 +74,8 @@ export type SafeFetchFailure =
 export class SafeFetchError extends Data.TaggedError("SafeFetchError")<{
   readonly reason: SafeFetchFailure
   readonly message: string
+  /** The HTTP status of an `http-status` failure. */
+  readonly status?: number | undefined
 }> {}
 
 /** One resolved address. @category models */
@@ -143,6 +145,11 @@ export interface SafeFetchOptions {
   readonly resolve?: Resolver | undefined
   /** Read only the first `maxBytes` bytes (see the module doc); default false. */
   readonly head?: boolean | undefined
+  /**
+   * Sends a POST with this body and these headers instead of a GET (a webhook
+   * delivery); the answer is read as a download's, under the same guard.
+   */
+  readonly post?: { readonly body: string; readonly headers: Readonly<Record<string, string>> } | undefined
 }
 
 /**
@@ -316,14 +323,15 @@ const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, sign
   new Promise<Hop>((resolve, reject) => {
     const client = url.protocol === "https:" ? https : http
     const request = client.request(url, {
-      method: "GET",
+      method: options.post === undefined ? "GET" : "POST",
       agent: false,
       signal,
       headers: {
         accept: options.accept ?? "*/*",
         "accept-encoding": "identity",
-        "user-agent": "Sluice-MediaFetcher/0.1",
-        ...(options.head === true ? { range: `bytes=0-${Math.max(0, options.maxBytes - 1)}` } : {})
+        "user-agent": options.post === undefined ? "Sluice-MediaFetcher/0.1" : "Sluice-Webhooks/0.1",
+        ...(options.head === true ? { range: `bytes=0-${Math.max(0, options.maxBytes - 1)}` } : {}),
+        ...options.post?.headers
       },
       lookup: guardedLookup(url, options.resolve ?? systemResolver, trusted) as never
     }, (response) => {
@@ -334,7 +342,13 @@ const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, sign
       }
       if (status < 200 || status >= 300) {
         response.resume()
-        return reject(fail("http-status", `The URL ${display(url)} answered HTTP ${status}.`))
+        return reject(
+          new SafeFetchError({
+            reason: "http-status",
+            message: `The URL ${display(url)} answered HTTP ${status}.`,
+            status
+          })
+        )
       }
       const tooLarge = () =>
         fail("too-large", `The download from ${display(url)} is larger than the limit of ${options.maxBytes} bytes.`)
@@ -401,7 +415,8 @@ const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, sign
       response.on("end", () => resolve({ _tag: "Body", contentType, bytes: join(), totalBytes }))
     })
     request.on("error", reject)
-    request.end()
+    if (options.post !== undefined) request.end(options.post.body)
+    else request.end()
   })
 
 const asFailure = (url: URL) => (error: unknown): SafeFetchError => {

@@ -176,6 +176,20 @@ export class Metrics {
     })
     return registration.remove
   }
+
+  /**
+   * Registers a gauge with labels (`attributes`) read when metrics are
+   * scraped; the returned function unregisters it, so a source can keep its
+   * series bounded (the budget utilisation's top N).
+   */
+  pullLabelled(name: string, description: string, attributes: Record<string, string>, get: () => number): () => void {
+    const registration = Metric.registerUnsafe(Metric.gauge(name, { description, attributes }), this.context, {
+      get: () => ({ value: get() }),
+      update: () => {},
+      modify: () => {}
+    })
+    return registration.remove
+  }
 }
 
 /**

@@ -15,7 +15,9 @@ import { SqlClient, type Statement } from "effect/sql"
 import { Forbidden, InvalidRequest, NotFound, type RateLimited } from "../errors/GatewayError.ts"
 import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
 import { generatePassword, passwordProblem } from "../domain/Password.ts"
+import { type BudgetList, budgetsJson, fromSpec } from "../domain/BudgetPeriod.ts"
 import { writeAudit } from "./AuditLog.ts"
+import { type BudgetView, budgetViews } from "./BudgetViews.ts"
 import { Auth } from "./Auth.ts"
 import { LoginThrottle } from "./LoginThrottle.ts"
 import { PasswordHasher } from "./PasswordHasher.ts"
@@ -36,6 +38,8 @@ export interface UserView {
   /** Providers of the linked OAuth identities. */
   readonly oauth: ReadonlyArray<string>
   readonly created_at: number
+  /** The user's spend budgets (set by an admin) with this period's spend and reset; `null` = none. */
+  readonly budgets: ReadonlyArray<BudgetView> | null
 }
 
 /** What registration and an admin's create take. @category models */
@@ -57,6 +61,8 @@ export interface UserPatch {
   readonly group?: string | undefined
   readonly status?: "enabled" | "disabled" | undefined
   readonly password?: string | undefined
+  /** The user's budgets (replacing the list; `null` or `[]` removes them). Spend already charged is kept. */
+  readonly budgets?: typeof BudgetList.Type | null | undefined
 }
 
 /** What the caller may change of itself. @category models */
@@ -86,6 +92,8 @@ interface UserRow {
   readonly enabled: boolean
   readonly oauth: Array<string> | null
   readonly createdAt: Date
+  readonly budgets: unknown
+  readonly budgetViews?: ReadonlyArray<BudgetView> | null
 }
 
 const roleOf = (role: string): Role => role === "root" || role === "admin" ? role : "user"
@@ -102,7 +110,8 @@ const viewOf = (row: UserRow): UserView => ({
   request_count: Number(row.requestCount),
   status: row.enabled ? "enabled" : "disabled",
   oauth: row.oauth ?? [],
-  created_at: epochSeconds(row.createdAt) ?? 0
+  created_at: epochSeconds(row.createdAt) ?? 0,
+  budgets: row.budgetViews ?? null
 })
 
 const SAME_ANSWER = "Invalid username or password."
@@ -183,8 +192,16 @@ export class Accounts extends Context.Service<Accounts, {
                    u.quota, u.used_quota AS "usedQuota", u.request_count AS "requestCount", u.enabled,
                    (SELECT array_agg(o.provider ORDER BY o.provider) FROM oauth_identities o WHERE o.user_id = u.id)
                      AS oauth,
-                   u.created_at AS "createdAt"
-            FROM users u WHERE ${where}`.pipe(Effect.orDie)
+                   u.created_at AS "createdAt", u.budgets
+            FROM users u WHERE ${where}`.pipe(
+            Effect.orDie,
+            Effect.flatMap((rows) =>
+              Effect.map(
+                budgetViews(sql, "user", rows),
+                (views) => rows.map((row) => ({ ...row, budgetViews: views.get(BigInt(row.id)) ?? null }))
+              )
+            )
+          )
 
         const find = (id: bigint) =>
           Effect.map(select(sql`u.id = ${id}`), (rows) => Option.map(Option.fromNullishOr(rows[0]), viewOf))
@@ -368,6 +385,11 @@ export class Accounts extends Context.Service<Accounts, {
               yield* sql`UPDATE users SET enabled = ${patch.status === "enabled"} WHERE id = ${id}`
             }
             if (hash !== undefined) yield* sql`UPDATE users SET password_hash = ${hash} WHERE id = ${id}`
+            if (patch.budgets !== undefined) {
+              yield* sql`UPDATE users SET budgets = ${
+                budgetsJson(fromSpec(patch.budgets ?? []))
+              }::jsonb WHERE id = ${id}`
+            }
             const { password: _password, ...shown } = patch
             yield* writeAudit(sql, {
               actor: caller,

@@ -12,6 +12,7 @@ import { InvalidApiKey } from "../errors/GatewayError.ts"
 import type { Limits } from "../storage/Catalog.ts"
 import { hashKey } from "../domain/KeyHash.ts"
 import { isAllowed } from "../http/ClientAddress.ts"
+import { type AppliedBudget, storedBudgets } from "../domain/BudgetPeriod.ts"
 
 /**
  * The authenticated caller. Ids are database ids; `unlimitedQuota` means the
@@ -33,6 +34,8 @@ export interface Principal {
   readonly userLimits: Limits | undefined
   /** The addresses and CIDR ranges the key may be used from; `undefined` = anywhere. */
   readonly allowIps?: ReadonlyArray<string> | undefined
+  /** The key's and its user's spend budgets (each hold must fit all of them); absent or empty = none. */
+  readonly budgets?: ReadonlyArray<AppliedBudget> | undefined
 }
 
 interface Row {
@@ -49,6 +52,8 @@ interface Row {
   readonly tokenLimits: Limits | null
   readonly userLimits: Limits | null
   readonly allowIps?: Array<string> | null
+  readonly tokenBudgets?: unknown
+  readonly userBudgets?: unknown
 }
 
 /**
@@ -61,6 +66,14 @@ export interface ResolvedKey {
   readonly principal: Principal
   /** Both the token and its user are enabled. */
   readonly enabled: boolean
+}
+
+const appliedBudgets = (row: Row): ReadonlyArray<AppliedBudget> | undefined => {
+  const budgets = [
+    ...storedBudgets(row.tokenBudgets).map((budget) => ({ ...budget, owner: "token" as const })),
+    ...storedBudgets(row.userBudgets).map((budget) => ({ ...budget, owner: "user" as const }))
+  ]
+  return budgets.length === 0 ? undefined : budgets
 }
 
 const resolve = (row: Row): ResolvedKey => {
@@ -79,7 +92,8 @@ const resolve = (row: Row): ResolvedKey => {
       userLimits: row.userLimits ?? undefined,
       allowIps: row.allowIps === null || row.allowIps === undefined || row.allowIps.length === 0
         ? undefined
-        : row.allowIps
+        : row.allowIps,
+      budgets: appliedBudgets(row)
     }
   }
 }
@@ -149,7 +163,8 @@ export class Auth extends Context.Service<Auth, {
               SELECT t.id AS "tokenId", t.name AS "tokenName", u.id AS "userId", u.group_name AS "userGroup",
                      t.group_name AS "tokenGroup", t.models, t.remain_quota AS "remainQuota",
                      t.expires_at AS "expiresAt", t.enabled AS "tokenEnabled", u.enabled AS "userEnabled",
-                     t.limits AS "tokenLimits", u.limits AS "userLimits", t.allow_ips AS "allowIps"
+                     t.limits AS "tokenLimits", u.limits AS "userLimits", t.allow_ips AS "allowIps",
+                     t.budgets AS "tokenBudgets", u.budgets AS "userBudgets"
               FROM tokens t JOIN users u ON u.id = t.user_id
               WHERE t.key_hash = ${keyHash}`.pipe(
               Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), resolve)),

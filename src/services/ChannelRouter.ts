@@ -15,6 +15,7 @@ import { ModelNotFound } from "../errors/GatewayError.ts"
 import { CurrentMetrics } from "../observability/Metrics.ts"
 import { type Ability, Catalog, type Channel, type ChannelKey } from "../storage/Catalog.ts"
 import type { Principal } from "./Auth.ts"
+import { enqueueOperatorEvent } from "./WebhookOutbox.ts"
 
 /** One attempt: a channel, one of its keys, and the model name the upstream gets. @category models */
 export interface Candidate {
@@ -196,8 +197,27 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
                   )
                 }
                 metrics?.keyDisabled(candidate.channel.name)
-                return sql`UPDATE channel_keys SET enabled = FALSE, disabled_reason = ${outcome.reason}
-                  WHERE channel_id = ${candidate.channel.id} AND position = ${candidate.key.position}`.pipe(
+                // The event (channel.key_disabled) goes to the outbox in the same transaction, once per disabling.
+                return sql.withTransaction(
+                  sql<{ readonly position: number }>`UPDATE channel_keys SET enabled = FALSE,
+                    disabled_reason = ${outcome.reason}
+                    WHERE channel_id = ${candidate.channel.id} AND position = ${candidate.key.position} AND enabled
+                    RETURNING position`.pipe(
+                    Effect.flatMap((rows) =>
+                      rows.length === 0 ? Effect.void : enqueueOperatorEvent(
+                        sql,
+                        "channel.key_disabled",
+                        `${candidate.channel.id}:${candidate.key.position}:${crypto.randomUUID()}`,
+                        {
+                          channel_id: candidate.channel.id,
+                          channel: candidate.channel.name,
+                          key_position: candidate.key.position,
+                          reason: outcome.reason
+                        }
+                      )
+                    )
+                  )
+                ).pipe(
                   Effect.andThen(catalog.reload),
                   Effect.andThen(
                     Effect.logWarning("Channel key disabled").pipe(

@@ -46,15 +46,25 @@
 import { Cause, Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { CurrentMetrics } from "../observability/Metrics.ts"
-import { InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../errors/GatewayError.ts"
+import { BudgetExceeded, InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../errors/GatewayError.ts"
+import { type AppliedBudget, type BudgetPeriod, storedBudgets, usd, windowOf } from "../domain/BudgetPeriod.ts"
 import { insertUsageRows, isRowRejection } from "../storage/UsageRowsSql.ts"
 import type { Principal } from "./Auth.ts"
+import { enqueueBudgetThresholds, enqueueLowBalances, lowBalanceEvents } from "./WebhookOutbox.ts"
 
 /** The largest amount a ledger operation accepts (PostgreSQL BIGINT). @category models */
 export const MAX_AMOUNT = 9_223_372_036_854_775_807n
 
-/** Whose balance an account leases from. */
-type Subject = "user" | "token"
+/** Whose balance an account leases from: a user's, a token's, or one window of a budget (a `budget_periods` row). */
+type Subject = "user" | "token" | "budget"
+
+/** What a budget account stands for: whose budget, which period, and the window it leases from. */
+interface BudgetSlot {
+  readonly owner: "token" | "user"
+  readonly period: BudgetPeriod
+  readonly amount: bigint
+  readonly end: number | undefined
+}
 
 /**
  * One balance as this instance sees it. `free` is leased and not held;
@@ -75,6 +85,8 @@ interface Account {
   target: bigint
   /** A background refill is running. */
   refilling: boolean
+  /** Set on a budget account (subject `budget`). */
+  budget?: BudgetSlot
 }
 
 /**
@@ -141,9 +153,11 @@ export interface LeaseOptions {
    * instance that has not renewed its own for this long stops serving holds from them (fencing).
    */
   readonly staleMillis: number
+  /** The time budgets' periods are read from (epoch ms; default `Date.now`): tests move it across a rollover. */
+  readonly clock: () => number
 }
 
-const defaults: LeaseOptions = { chunk: 1_000_000n, idleMillis: 1_000, staleMillis: 120_000 }
+const defaults: LeaseOptions = { chunk: 1_000_000n, idleMillis: 1_000, staleMillis: 120_000, clock: () => Date.now() }
 
 const min = (left: bigint, right: bigint) => left < right ? left : right
 
@@ -164,7 +178,9 @@ const sqlErrorOf = <E>(cause: Cause.Cause<E>): Effect.Effect<never, E | SqlError
 export class QuotaLedger extends Context.Service<QuotaLedger, {
   /**
    * Holds `amount` of the token's (unless unlimited) and the user's balance,
-   * or fails with `InsufficientQuota` naming which balance is short. A
+   * or fails with `InsufficientQuota` naming which balance is short; and of
+   * the current window of every budget of the principal (`budgets`), or fails
+   * with `BudgetExceeded` naming the budget and its reset. A
    * negative or oversized amount is an `InvalidRequest`. Fails with
    * `LedgerUnavailable` when the lease needs the database (a top-up, or a
    * renewal overdue by `staleMillis`) and the database cannot be reached.
@@ -172,7 +188,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
   readonly reserve: (
     principal: Principal,
     amount: bigint
-  ) => Effect.Effect<Hold, InsufficientQuota | InvalidRequest | LedgerUnavailable>
+  ) => Effect.Effect<Hold, InsufficientQuota | BudgetExceeded | InvalidRequest | LedgerUnavailable>
   /**
    * Charges `cost` against the hold: refunds `amount - cost`, or takes the
    * excess when the cost is higher (never below zero: the excess is capped at
@@ -233,7 +249,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
       QuotaLedger,
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        const { chunk, idleMillis, staleMillis } = { ...defaults, ...options }
+        const { chunk, idleMillis, staleMillis, clock } = { ...defaults, ...options }
         const instance = crypto.randomUUID()
         const accounts = new Map<string, Account>()
         // Serializes lease top-ups, commits and balance reads, so each sees the lease rows and the
@@ -263,6 +279,80 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           return account
         }
 
+        // --- Budgets (separate from the balance functions above and below, which only branch on the subject) ---
+
+        /**
+         * The room of one budget window, locked for the top-up's transaction:
+         * the budget's amount (read from its owner's `budgets` now, so an edit
+         * applies at once) less what was charged in the window. A budget no
+         * longer set has no cap: its room is the largest amount.
+         */
+        const budgetBalance = (periodId: bigint) =>
+          Effect.gen(function* () {
+            const [period] = yield* sql<
+              {
+                readonly subject: "token" | "user"
+                readonly subjectId: bigint
+                readonly period: string
+                readonly spent: bigint
+              }
+            >`SELECT subject, subject_id AS "subjectId", period, spent FROM budget_periods WHERE id = ${periodId}
+              FOR UPDATE`
+            if (period === undefined) return [{ balance: 0n }]
+            const [owner] = period.subject === "token"
+              ? yield* sql<{ readonly budgets: unknown }>`SELECT budgets FROM tokens WHERE id = ${period.subjectId}`
+              : yield* sql<{ readonly budgets: unknown }>`SELECT budgets FROM users WHERE id = ${period.subjectId}`
+            const budget = storedBudgets(owner?.budgets).find((entry) => entry.period === period.period)
+            return [{ balance: (budget === undefined ? MAX_AMOUNT : budget.amount) - period.spent }]
+          })
+
+        /**
+         * Adds the charges of budget accounts to their windows' `spent` (the same transaction as the usage rows),
+         * and raises a `budget.threshold` webhook event for each threshold the spend crossed, in that transaction too.
+         */
+        const writeBudgetSpend = (taken: ReadonlyArray<{ readonly account: Account; readonly charged: bigint }>) =>
+          Effect.suspend(() => {
+            const spent = taken.filter((entry) => entry.account.subject === "budget" && entry.charged > 0n)
+            if (spent.length === 0) return Effect.void
+            return sql<
+              {
+                readonly id: bigint
+                readonly subject: "token" | "user"
+                readonly subjectId: bigint
+                readonly userId: bigint
+                readonly period: string
+                readonly periodStart: Date
+                readonly periodEnd: Date | null
+                readonly before: bigint
+                readonly after: bigint
+              }
+            >`UPDATE budget_periods p SET spent = p.spent + d.charged
+              FROM unnest(${spent.map((entry) => String(entry.account.id))}::bigint[],
+                ${spent.map((entry) => String(entry.charged))}::bigint[]) AS d(id, charged)
+              WHERE p.id = d.id
+              RETURNING p.id, p.subject, p.subject_id AS "subjectId", p.period, p.period_start AS "periodStart",
+                p.period_end AS "periodEnd", p.spent - d.charged AS before, p.spent AS after,
+                CASE p.subject WHEN 'user' THEN p.subject_id
+                  ELSE (SELECT user_id FROM tokens WHERE id = p.subject_id) END AS "userId"`.pipe(
+              Effect.flatMap((rows) =>
+                enqueueBudgetThresholds(
+                  sql,
+                  rows.filter((row) => row.userId !== null).map((row) => ({
+                    periodId: BigInt(row.id),
+                    subject: row.subject,
+                    subjectId: BigInt(row.subjectId),
+                    userId: BigInt(row.userId),
+                    period: row.period,
+                    periodStart: new Date(row.periodStart),
+                    periodEnd: row.periodEnd === null ? null : new Date(row.periodEnd),
+                    before: BigInt(row.before),
+                    after: BigInt(row.after)
+                  }))
+                )
+              )
+            )
+          })
+
         /**
          * Takes up to `want` more into the account's lease if at least `need`
          * is available (`balance − live leases`, this instance's uncommitted
@@ -270,7 +360,9 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
          */
         const topUp = (account: Account, need: bigint, want: bigint) =>
           sql.withTransaction(Effect.gen(function* () {
-            const [row] = account.subject === "user"
+            const [row] = account.subject === "budget"
+              ? yield* budgetBalance(account.id)
+              : account.subject === "user"
               ? yield* sql<{ readonly balance: bigint | null }>`
                 SELECT quota AS balance FROM users WHERE id = ${account.id} FOR UPDATE`
               : yield* sql<{ readonly balance: bigint | null }>`
@@ -360,7 +452,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
                   return yield* new InsufficientQuota({
                     required: amount,
                     remaining: (available > 0n ? available : 0n) + account.free,
-                    scope: account.subject
+                    scope: account.subject === "user" ? "user" : "token"
                   })
                 }
               }
@@ -374,7 +466,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
 
         // Synchronous when both leases already cover the amount (the steady state) and the lease rows were renewed
         // within `staleMillis`; otherwise reaches the database first.
-        const reserve = (
+        const reserveBalances = (
           principal: Principal,
           amount: bigint
         ): Effect.Effect<Hold, InsufficientQuota | InvalidRequest | LedgerUnavailable> =>
@@ -442,7 +534,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
         }
 
         // Synchronous when the cost is within the hold (the usual case); an excess is taken from the leases.
-        const settle = (
+        const settleBalances = (
           hold: Hold,
           requested: bigint,
           onBooked?: (charged: bigint) => void
@@ -462,6 +554,282 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             if (cost <= hold.amount) return Effect.succeed(booked(cost, 0n))
             return takeExcess(token, user, cost - hold.amount).pipe(
               Effect.map((extra) => booked(hold.amount + extra, extra)),
+              Effect.uninterruptible
+            )
+          })
+
+        // --- Budgets: holds and settlements on the budget windows, around the balance's own ---
+
+        /** A budget's window and its account, per `owner:id:period:timezone`, reused until the window ends. */
+        const windows = new Map<string, { readonly start: number; readonly end: number | undefined; id: bigint }>()
+
+        /**
+         * The live account of a budget window: `accountOf`'s, so one that `prune` dropped (nothing leased, held
+         * or pending) is made again rather than used detached, where its charges would never be committed.
+         */
+        const windowAccount = (id: bigint, budget: AppliedBudget, end: number | undefined) => {
+          const account = accountOf("budget", id, true)
+          const slot = account.budget
+          if (slot === undefined || slot.amount !== budget.amount || slot.end !== end) {
+            account.budget = { owner: budget.owner, period: budget.period, amount: budget.amount, end }
+            account.target = budgetTarget(budget.amount)
+          }
+          return account
+        }
+
+        /** The window keys of a principal's budgets (`owner:id:period:timezone`), made once per principal object. */
+        const windowKeys = new WeakMap<Principal, ReadonlyArray<string>>()
+        const keysOf = (principal: Principal): ReadonlyArray<string> => {
+          let keys = windowKeys.get(principal)
+          if (keys === undefined) {
+            keys = (principal.budgets ?? []).map((budget) =>
+              `${budget.owner}:${
+                budget.owner === "token" ? principal.tokenId : principal.userId
+              }:${budget.period}:${budget.timezone}`
+            )
+            windowKeys.set(principal, keys)
+          }
+          return keys
+        }
+
+        /** The accounts of the principal's current windows when each is known (no database), else `undefined`. */
+        const knownAccounts = (principal: Principal, now: number): Array<Account> | undefined => {
+          const budgets = principal.budgets ?? []
+          const keys = keysOf(principal)
+          const found: Array<Account> = []
+          for (let index = 0; index < budgets.length; index++) {
+            const known = windows.get(keys[index])
+            if (known === undefined || now < known.start || (known.end !== undefined && now >= known.end)) {
+              return undefined
+            }
+            found.push(windowAccount(known.id, budgets[index], known.end))
+          }
+          return found
+        }
+        /** The budget accounts a hold took, so its settlement books them (the `Hold` shape stays the balance's). */
+        const budgetHolds = new WeakMap<Hold, ReadonlyArray<Account>>()
+
+        /** The `budget_periods` row of a window, made on first use (idempotent across instances). */
+        const periodRow = (principal: Principal, budget: AppliedBudget, start: number, end: number | undefined) =>
+          sql<{ readonly id: bigint }>`
+            INSERT INTO budget_periods (subject, subject_id, period, period_start, period_end)
+            VALUES (${budget.owner}, ${
+            budget.owner === "token" ? principal.tokenId : principal.userId
+          }, ${budget.period},
+              ${new Date(start)}, ${end === undefined ? null : new Date(end)})
+            ON CONFLICT (subject, subject_id, period, period_start) DO UPDATE SET period = EXCLUDED.period
+            RETURNING id`.pipe(Effect.map(([row]) => BigInt(row.id)))
+
+        /**
+         * The accounts of the windows of `principal`'s budgets that contain
+         * now: synchronous while each window is known, else one statement per
+         * new window. Spend is charged to these windows, the ones the request
+         * started in.
+         */
+        const budgetAccounts = (principal: Principal) =>
+          Effect.suspend(() => {
+            const now = clock()
+            const found: Array<Account> = []
+            const missing: Array<{ key: string; budget: AppliedBudget; start: number; end: number | undefined }> = []
+            const keys = keysOf(principal)
+            for (const [index, budget] of (principal.budgets ?? []).entries()) {
+              const key = keys[index]
+              const known = windows.get(key)
+              if (known !== undefined && now >= known.start && (known.end === undefined || now < known.end)) {
+                found.push(windowAccount(known.id, budget, known.end))
+                continue
+              }
+              const { start, end } = windowOf(budget.period, budget.timezone, now)
+              missing.push({ key, budget, start, end })
+            }
+            if (missing.length === 0) return Effect.succeed(found)
+            return Effect.forEach(missing, ({ key, budget, start, end }) =>
+              periodRow(principal, budget, start, end).pipe(Effect.map((id) => {
+                windows.set(key, { start, end, id })
+                return windowAccount(id, budget, end)
+              }))).pipe(
+                Effect.map((made) => [...found, ...made]),
+                Effect.catchTag(
+                  "SqlError",
+                  (error) =>
+                    Effect.logWarning("Quota ledger cannot reach the database", error.reason._tag).pipe(
+                      Effect.andThen(Effect.fail(new LedgerUnavailable()))
+                    )
+                )
+              )
+          })
+
+        /**
+         * The lease a budget window tops up to: an eighth of the budget (beyond the shortfall of a hold), so that
+         * with several instances most of a small budget stays in the table for whichever instance needs it, rather
+         * than idle in one instance's lease while another refuses.
+         */
+        const budgetTarget = (amount: bigint) => amount / 8n > 0n ? amount / 8n : 1n
+
+        const periodNames: Record<BudgetPeriod, string> = {
+          day: "daily",
+          week: "weekly",
+          month: "monthly",
+          total: "total"
+        }
+
+        /** The refusal for a budget window that cannot cover `amount` (`remaining` counted by the caller). */
+        const exceeded = (account: Account, amount: bigint, remaining: bigint) => {
+          const slot = account.budget!
+          const whose = slot.owner === "token" ? "key's" : "user's"
+          const left = remaining > 0n ? remaining : 0n
+          const resets = slot.end === undefined
+            ? "it does not reset"
+            : `it resets at ${new Date(slot.end).toISOString()}`
+          return new BudgetExceeded({
+            message: `The ${whose} ${periodNames[slot.period]} budget of ${usd(slot.amount)} is used up: ` +
+              `${usd(left)} of it is left and this request needs up to ${usd(amount)}; ${resets}.`,
+            ...(slot.end === undefined
+              ? {}
+              : { retryAfterSeconds: Math.max(1, Math.ceil((slot.end - clock()) / 1000)) })
+          })
+        }
+
+        /**
+         * Holds `amount` in every budget account, as the balance's holds do:
+         * synchronously when each lease covers it, else under the gate with
+         * top-ups (the amount is taken under the gate too). Fails with
+         * `BudgetExceeded` for the first window that cannot cover it.
+         */
+        const holdBudgets = (accounts: ReadonlyArray<Account>, amount: bigint) =>
+          Effect.suspend((): Effect.Effect<void, BudgetExceeded | LedgerUnavailable> => {
+            for (const account of accounts) account.holds += 1
+            if (accounts.every((account) => covers(account, amount)) && !fenced()) {
+              for (const account of accounts) take(account, amount)
+              return Effect.forEach(accounts, refillLater, { discard: true })
+            }
+            return gate.withPermits(1)(Effect.gen(function* () {
+              if (fenced()) yield* renewNow
+              for (const account of accounts) {
+                while (!covers(account, amount)) {
+                  const shortfall = amount - account.free
+                  const { taken, available } = yield* topUp(
+                    account,
+                    shortfall,
+                    min(shortfall + account.target, MAX_AMOUNT)
+                  )
+                    .pipe(Effect.andThen((result) => Effect.as(renewNow, result)))
+                  if (taken === 0n) {
+                    return yield* exceeded(account, amount, (available > 0n ? available : 0n) + account.free)
+                  }
+                }
+              }
+              for (const account of accounts) take(account, amount)
+            })).pipe(
+              Effect.catchTag(
+                "SqlError",
+                (error) =>
+                  Effect.logWarning("Quota ledger cannot reach the database", error.reason._tag).pipe(
+                    Effect.andThen(Effect.fail(new LedgerUnavailable()))
+                  )
+              ),
+              Effect.onError(() =>
+                Effect.sync(() => {
+                  for (const account of accounts) account.holds -= 1
+                })
+              )
+            )
+          })
+
+        /** Gives a budget hold back whole (the balance's hold failed after it was taken). */
+        const releaseBudgets = (accounts: ReadonlyArray<Account>, amount: bigint) =>
+          Effect.sync(() => {
+            for (const account of accounts) {
+              account.free += amount
+              account.holds -= 1
+            }
+          })
+
+        // The balance's hold unchanged when the principal has no budget; else the budgets' first, then the balance's.
+        const reserve = (
+          principal: Principal,
+          amount: bigint
+        ): Effect.Effect<Hold, InsufficientQuota | BudgetExceeded | InvalidRequest | LedgerUnavailable> => {
+          if (principal.budgets === undefined || principal.budgets.length === 0 || amount < 0n || amount > MAX_AMOUNT) {
+            return reserveBalances(principal, amount)
+          }
+          // The steady state: every window known and covered by its lease, so the budget holds are taken here.
+          const known = knownAccounts(principal, clock())
+          if (known !== undefined && !fenced() && known.every((account) => covers(account, amount))) {
+            for (const account of known) {
+              account.holds += 1
+              take(account, amount)
+            }
+            const balance = reserveBalances(principal, amount).pipe(
+              Effect.map((hold) => {
+                budgetHolds.set(hold, known)
+                return hold
+              }),
+              Effect.onError(() => releaseBudgets(known, amount))
+            )
+            return Effect.uninterruptible(
+              known.some(wantsRefill)
+                ? Effect.andThen(Effect.forEach(known, refillLater, { discard: true }), balance)
+                : balance
+            )
+          }
+          return Effect.uninterruptible(Effect.gen(function* () {
+            const accounts = yield* budgetAccounts(principal)
+            yield* holdBudgets(accounts, amount)
+            const hold = yield* reserveBalances(principal, amount).pipe(
+              Effect.onError(() => releaseBudgets(accounts, amount))
+            )
+            budgetHolds.set(hold, accounts)
+            return hold
+          }))
+        }
+
+        /** Takes `excess` beyond a hold from the budget windows' leases (topping them up if needed), capped at what remains. */
+        const takeBudgetExcess = (accounts: ReadonlyArray<Account>, excess: bigint) =>
+          Effect.gen(function* () {
+            const room = () => accounts.reduce((least, account) => min(least, account.free), MAX_AMOUNT)
+            if (room() < excess) {
+              yield* gate.withPermits(1)(Effect.forEach(accounts, (account) =>
+                account.free >= excess
+                  ? Effect.void
+                  : topUp(account, 0n, min(excess - account.free + account.target, MAX_AMOUNT)).pipe(
+                    Effect.catch((error) => Effect.logWarning("Could not top a budget lease up", error.message))
+                  ), { discard: true }))
+            }
+            const extra = min(excess, room() > 0n ? room() : 0n)
+            for (const account of accounts) account.free -= extra
+            return extra
+          })
+
+        /**
+         * Books a settled charge on the budget windows of its hold: refunds
+         * the rest of the hold and of any excess taken; called in the step the
+         * balance's charge is booked, so a commit takes both or neither.
+         */
+        const bookBudgets = (accounts: ReadonlyArray<Account>, held: bigint, charged: bigint) => {
+          for (const account of accounts) {
+            account.free += held - charged
+            account.charged += charged
+            account.holds -= 1
+            account.lastUsed = Date.now()
+          }
+        }
+
+        // The balance's settlement unchanged for a hold without budgets; else the budgets bound the excess and are
+        // booked with the balance's charge, in the same synchronous step.
+        const settle = (hold: Hold, requested: bigint, onBooked?: (charged: bigint) => void): Effect.Effect<bigint> =>
+          Effect.suspend(() => {
+            const accounts = budgetHolds.get(hold)
+            if (accounts === undefined || hold.settled) return settleBalances(hold, requested, onBooked)
+            budgetHolds.delete(hold)
+            const cost = requested < 0n ? 0n : requested > MAX_AMOUNT ? MAX_AMOUNT : requested
+            const withBudgets = (held: bigint) => (charged: bigint) => {
+              bookBudgets(accounts, held, charged)
+              onBooked?.(charged)
+            }
+            if (cost <= hold.amount) return settleBalances(hold, cost, withBudgets(hold.amount))
+            return takeBudgetExcess(accounts, cost - hold.amount).pipe(
+              Effect.flatMap((extra) => settleBalances(hold, hold.amount + extra, withBudgets(hold.amount + extra))),
               Effect.uninterruptible
             )
           })
@@ -507,6 +875,11 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
                   AS d(id, charged)
                 WHERE t.id = d.id`
             }
+            yield* writeBudgetSpend(taken)
+            yield* enqueueLowBalances(
+              sql,
+              users.map((entry) => ({ userId: entry.account.id, charged: entry.charged }))
+            )
             if (leases.length > 0) {
               yield* sql`UPDATE quota_leases l SET amount = GREATEST(l.amount - d.delta, 0)
                 FROM unnest(${leases.map((entry) => entry.account.subject)}::text[], ${ids(leases)}::bigint[],
@@ -598,7 +971,9 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
          */
         const runBatch = (batch: Batch) => {
           const rows = batch.alongside !== undefined && isRows(batch.alongside) ? batch.alongside : undefined
-          const single = !batch.final && (batch.alongside === undefined || rows?.tuples !== undefined)
+          // Budget spend comes back to raise its threshold events: such a batch takes the statements.
+          const single = !batch.final && (batch.alongside === undefined || rows?.tuples !== undefined) &&
+            !batch.taken.some((entry) => entry.account.subject === "budget" && entry.charged > 0n)
           return (single
             ? singleStatement(batch, rows?.tuples).pipe(
               // A row the database refused: the statements, which set it aside alone.
@@ -658,7 +1033,8 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
               FROM unnest(${param(ids(users))}::bigint[], ${
               param(users.map((entry) => String(entry.charged)))
             }::bigint[], ${param(users.map((entry) => entry.requests))}::bigint[]) AS d(id, charged, requests)
-              WHERE u.id = d.id AND ${claimed} RETURNING 1)`)
+              WHERE u.id = d.id AND ${claimed} RETURNING u.id, u.quota, u.used_quota, d.charged)`)
+            parts.push(`low_balances AS (${lowBalanceEvents("charged_users")} RETURNING 1)`)
           }
           if (tokens.length > 0) {
             parts.push(`charged_tokens AS (UPDATE tokens t SET remain_quota = CASE WHEN t.remain_quota IS NULL THEN NULL

@@ -17,7 +17,9 @@ import type { LimitsSpec } from "../config/BootstrapFile.ts"
 import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
 import { generateKey, hashKey, keyPrefix } from "../domain/KeyHash.ts"
 import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
+import { type BudgetList, budgetsJson, fromSpec, storedBudgets, usd } from "../domain/BudgetPeriod.ts"
 import { Auth } from "./Auth.ts"
+import { type BudgetView, budgetViews } from "./BudgetViews.ts"
 
 /**
  * The stored digest of a user's playground token: not a SHA-256 hex digest,
@@ -52,6 +54,8 @@ export interface TokenView {
   readonly limits: TokenLimits | null
   /** `api` for a key a caller presents; `playground` for the console's internal token, used by the session only. */
   readonly kind: "api" | "playground"
+  /** The key's spend budgets with this period's spend and reset; `null` = none. */
+  readonly budgets: ReadonlyArray<BudgetView> | null
 }
 
 /** A new key's settings. `expires_at` in epoch seconds. @category models */
@@ -62,6 +66,8 @@ export interface NewToken {
   readonly models?: ReadonlyArray<string> | null | undefined
   readonly allow_ips?: ReadonlyArray<string> | null | undefined
   readonly limits?: TokenLimits | null | undefined
+  /** The key's budgets, each within the user's budget of the same period (`null` or `[]` = none). */
+  readonly budgets?: typeof BudgetList.Type | null | undefined
 }
 
 /** A change to a key: `id` and any of the rest (`null` clears a limit). @category models */
@@ -84,9 +90,10 @@ interface Row {
   readonly createdAt: Date
   readonly limits: TokenLimits | null
   readonly keyHash: string
+  readonly budgets: unknown
 }
 
-const viewOf = (row: Row): TokenView => ({
+const viewOf = (row: Row, budgets: ReadonlyArray<BudgetView> | null): TokenView => ({
   id: Number(row.id),
   name: row.name,
   key: row.prefix,
@@ -99,7 +106,8 @@ const viewOf = (row: Row): TokenView => ({
   expires_at: epochSeconds(row.expiresAt),
   created_at: epochSeconds(row.createdAt) ?? 0,
   limits: row.limits === null || Object.keys(row.limits).length === 0 ? null : row.limits,
-  kind: row.keyHash.startsWith("playground:") ? "playground" : "api"
+  kind: row.keyHash.startsWith("playground:") ? "playground" : "api",
+  budgets
 })
 
 /** Limits as stored: `null` for none (an empty object is none too). */
@@ -138,7 +146,41 @@ export class Tokens extends Context.Service<Tokens, {
       const auth = yield* Auth
       const columns = sql`t.id, t.name, t.key_prefix AS prefix, t.enabled, t.remain_quota AS remain,
         t.used_quota AS used, t.models, t.allow_ips AS "allowIps", t.group_name AS "group", t.expires_at AS "expiresAt",
-        t.created_at AS "createdAt", t.limits, t.key_hash AS "keyHash"`
+        t.created_at AS "createdAt", t.limits, t.key_hash AS "keyHash", t.budgets`
+
+      /** The views of `rows`, with their budgets' spend this period. */
+      const viewsOf = (rows: ReadonlyArray<Row>) =>
+        Effect.map(
+          budgetViews(sql, "token", rows),
+          (budgets) => rows.map((row) => viewOf(row, budgets.get(BigInt(row.id)) ?? null))
+        )
+
+      /**
+       * Fails unless each budget is within the user's budget of the same period (an admin sets those); `param`
+       * names the first one that is not.
+       */
+      const withinUser = (userId: bigint, budgets: typeof BudgetList.Type | null | undefined) =>
+        budgets === undefined || budgets === null || budgets.length === 0 ? Effect.void : sql<{ budgets: unknown }>`
+          SELECT budgets FROM users WHERE id = ${userId}`.pipe(
+          Effect.orDie,
+          Effect.flatMap(([row]) => {
+            const caps = storedBudgets(row?.budgets)
+            const wanted = fromSpec(budgets)
+            const index = wanted.findIndex((budget) =>
+              caps.some((cap) => cap.period === budget.period && budget.amount > cap.amount)
+            )
+            if (index < 0) return Effect.void
+            const cap = caps.find((entry) => entry.period === wanted[index].period)!
+            return Effect.fail(
+              new InvalidRequest({
+                message: `budgets[${index}].amount: a key's ${wanted[index].period} budget cannot exceed the user's (${
+                  usd(cap.amount)
+                }).`,
+                param: `budgets[${index}].amount`
+              })
+            )
+          })
+        )
 
       const one = (userId: bigint, id: bigint) =>
         sql<Row>`SELECT ${columns} FROM tokens t WHERE t.id = ${id} AND t.user_id = ${userId}`.pipe(
@@ -146,7 +188,7 @@ export class Tokens extends Context.Service<Tokens, {
           Effect.flatMap((rows) =>
             Option.match(Option.fromNullishOr(rows[0]), {
               onNone: () => Effect.fail(new NotFound({ what: "token", id: String(id), param: "id" })),
-              onSome: (row) => Effect.succeed(viewOf(row))
+              onSome: (row) => Effect.map(viewsOf([row]), ([view]) => view)
             })
           )
         )
@@ -170,19 +212,21 @@ export class Tokens extends Context.Service<Tokens, {
           .pipe(Effect.orDie)
         const rows = yield* sql<Row>`SELECT ${columns} FROM tokens t WHERE t.user_id = ${userId}
           ORDER BY t.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(Effect.orDie)
-        return { items: rows.map(viewOf), total: Number(total), page: page.page, page_size: page.size }
+        return { items: yield* viewsOf(rows), total: Number(total), page: page.page, page_size: page.size }
       })
 
       const create = Effect.fn("Tokens.create")(function* (userId: bigint, input: NewToken) {
         yield* nameTaken(userId, input.name, -1n)
+        yield* withinUser(userId, input.budgets)
         const key = generateKey()
         const [row] = yield* sql<{ id: bigint }>`
-          INSERT INTO tokens (user_id, name, key_hash, key_prefix, remain_quota, models, expires_at, allow_ips, limits)
+          INSERT INTO tokens
+            (user_id, name, key_hash, key_prefix, remain_quota, models, expires_at, allow_ips, limits, budgets)
           VALUES (${userId}, ${input.name}, ${hashKey(key)}, ${keyPrefix(key)}, ${input.remain_quota ?? null},
                   ${input.models === undefined || input.models === null ? null : [...input.models]}::text[],
                   ${toDate(input.expires_at)},
                   ${input.allow_ips === undefined || input.allow_ips === null ? null : [...input.allow_ips]}::text[],
-                  ${limitsJson(input.limits)}::jsonb)
+                  ${limitsJson(input.limits)}::jsonb, ${budgetsJson(fromSpec(input.budgets ?? []))}::jsonb)
           RETURNING id`.pipe(Effect.orDie)
         yield* auth.invalidate
         return { token: yield* one(userId, row.id).pipe(Effect.orDie), key }
@@ -192,6 +236,7 @@ export class Tokens extends Context.Service<Tokens, {
         const id = BigInt(patch.id)
         yield* one(userId, id)
         if (patch.name !== undefined) yield* nameTaken(userId, patch.name, id)
+        yield* withinUser(userId, patch.budgets)
         yield* sql.withTransaction(Effect.gen(function* () {
           if (patch.name !== undefined) yield* sql`UPDATE tokens SET name = ${patch.name} WHERE id = ${id}`
           if (patch.status !== undefined) {
@@ -213,6 +258,11 @@ export class Tokens extends Context.Service<Tokens, {
           }
           if (patch.limits !== undefined) {
             yield* sql`UPDATE tokens SET limits = ${limitsJson(patch.limits)}::jsonb WHERE id = ${id}`
+          }
+          if (patch.budgets !== undefined) {
+            yield* sql`UPDATE tokens SET budgets = ${
+              budgetsJson(fromSpec(patch.budgets ?? []))
+            }::jsonb WHERE id = ${id}`
           }
         })).pipe(Effect.orDie)
         yield* auth.invalidate

@@ -137,6 +137,26 @@ Deno.test("parseBootstrap: a bad field is reported with its path", () => {
     [variant((f) => (f.settings.retry_times = -1)), "settings.retry_times: "],
     [variant((f) => Object.assign(f.users[0], { role: "owner" })), "users[0].role: "],
     [
+      variant((f) =>
+        Object.assign(f.users[0].tokens[0], { budgets: [{ amount: 5, period: "day", timezone: "Mars/Base" }] })
+      ),
+      "users[0].tokens[0].budgets[0].timezone: "
+    ],
+    [
+      variant((f) => Object.assign(f.users[0], { budgets: [{ amount: 5, period: "year" }] })),
+      "users[0].budgets[0].period: "
+    ],
+    [
+      variant((f) => Object.assign(f.users[0], { budgets: [{ amount: -1, period: "day" }] })),
+      "users[0].budgets[0].amount: "
+    ],
+    [
+      variant((f) =>
+        Object.assign(f.users[0], { budgets: [{ amount: 1, period: "day" }, { amount: 2, period: "day" }] })
+      ),
+      "users[0].budgets: "
+    ],
+    [
       variant((f) => Object.assign(f.channels[0].settings ?? {}, { forward_store: "no" })),
       "channels[0].settings.forward_store: "
     ]

@@ -53,6 +53,13 @@ const onUserA = adminOnly
 /** The target is root: nobody changes it through the admin routes. */
 const onRoot: Record<Role, Outcome> = { anonymous: 401, userA: 403, userB: 403, admin: 403, root: 403 }
 
+/** A new webhook endpoint of A's (to an address that is never called: it raises no event). */
+const aEndpoint = async (world: World) =>
+  (await world.aClient.call<{ id: number }>("POST", "/api/webhook/", {
+    url: "https://example.com/hook",
+    events: ["budget.threshold"]
+  })).data.id
+
 let serial = 0
 const unique = (prefix: string) => `${prefix}${++serial}`
 
@@ -106,6 +113,32 @@ const ROUTES: ReadonlyArray<Route> = [
   {
     name: "DELETE /api/token/{id} (a key of A's, made for this call)",
     call: async (c, w) => c.call("DELETE", `/api/token/${await w.ownToken(w.aClient)}`),
+    expect: { anonymous: 401, userA: "ok", userB: "fail", admin: "fail", root: "fail" }
+  },
+  { name: "GET /api/webhook/", call: (c) => c.call("GET", "/api/webhook/"), expect: signedIn },
+  {
+    name: "POST /api/webhook/ (the user's events)",
+    call: (c) => c.call("POST", "/api/webhook/", { url: "https://example.com/hook", events: ["budget.threshold"] }),
+    expect: signedIn
+  },
+  {
+    name: "POST /api/webhook/ (the operator's events)",
+    call: (c) => c.call("POST", "/api/webhook/", { url: "https://example.com/hook", events: ["channel.unhealthy"] }),
+    expect: adminOnly
+  },
+  {
+    name: "GET /api/webhook/{id}/deliveries (an endpoint of A's)",
+    call: async (c, w) => c.call("GET", `/api/webhook/${await aEndpoint(w)}/deliveries`),
+    expect: { anonymous: 401, userA: "ok", userB: "fail", admin: "fail", root: "fail" }
+  },
+  {
+    name: "POST /api/webhook/{id}/test (an endpoint of A's)",
+    call: async (c, w) => c.call("POST", `/api/webhook/${await aEndpoint(w)}/test`),
+    expect: { anonymous: 401, userA: "ok", userB: "fail", admin: "fail", root: "fail" }
+  },
+  {
+    name: "DELETE /api/webhook/{id} (an endpoint of A's, made for this call)",
+    call: async (c, w) => c.call("DELETE", `/api/webhook/${await aEndpoint(w)}`),
     expect: { anonymous: 401, userA: "ok", userB: "fail", admin: "fail", root: "fail" }
   },
   { name: "GET /api/log/self", call: (c) => c.call("GET", "/api/log/self"), expect: signedIn },

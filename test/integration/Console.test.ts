@@ -251,6 +251,7 @@ Deno.test("console: root sets up a channel and a user; the user's key, playgroun
     ok(/^sk-[A-Za-z0-9]{48}$/.test(key), `a full key: ${key.slice(0, 5)}…`)
     await carol.page.getByRole("cell", { name: "2.500000 USD" }).waitFor()
     strictEqual(await carol.page.getByTestId("key-limits").first().textContent(), "1000 requests/min")
+    strictEqual(await carol.page.getByTestId("key-budgets").first().textContent(), "none")
     await scan(carol.page, "keys-new")
     await carol.page.getByRole("button", { name: "Done" }).click()
     await scan(carol.page, "keys")

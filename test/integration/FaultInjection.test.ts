@@ -148,10 +148,35 @@ const faults: ReadonlyArray<Fault> = [
   ])
 ]
 
+interface BudgetGrant {
+  readonly amount: number
+  readonly period: "day" | "week" | "month" | "total"
+  readonly timezone?: string
+}
+
 interface Grant {
   readonly username: string
   readonly quota: number
-  readonly tokens: ReadonlyArray<{ readonly name: string; readonly key: string; readonly quota?: number }>
+  readonly tokens: ReadonlyArray<
+    {
+      readonly name: string
+      readonly key: string
+      readonly quota?: number
+      readonly budgets?: ReadonlyArray<BudgetGrant>
+    }
+  >
+  readonly budgets?: ReadonlyArray<BudgetGrant>
+}
+
+/**
+ * Budgets that run out mid-run (each key spends some 0.015 to 0.03 USD in the run): a daily one on user0's limited
+ * key (and a monthly one that does not), a weekly one in New York time on user1's open key, and a total one on
+ * user2 (both its keys together).
+ */
+const BUDGETS: Record<string, { readonly user?: ReadonlyArray<BudgetGrant>; readonly [token: string]: unknown }> = {
+  user0: { limited: [{ amount: 0.01, period: "day" }, { amount: 5, period: "month" }] },
+  user1: { open: [{ amount: 0.008, period: "week", timezone: "America/New_York" }] },
+  user2: { user: [{ amount: 0.015, period: "total" }] }
 }
 
 /** Five users with a limited and an unlimited token each; `poor` and its tokens run out during the run. */
@@ -160,9 +185,19 @@ const GRANTS: ReadonlyArray<Grant> = [
     username: `user${index}`,
     quota: 40_000_000,
     tokens: [
-      { name: "limited", key: `sk-test-user${index}-limited-0001`, quota: 15_000_000 },
-      { name: "open", key: `sk-test-user${index}-open-0001` }
-    ]
+      {
+        name: "limited",
+        key: `sk-test-user${index}-limited-0001`,
+        quota: 15_000_000,
+        budgets: BUDGETS[`user${index}`]?.limited as ReadonlyArray<BudgetGrant> | undefined
+      },
+      {
+        name: "open",
+        key: `sk-test-user${index}-open-0001`,
+        budgets: BUDGETS[`user${index}`]?.open as ReadonlyArray<BudgetGrant> | undefined
+      }
+    ],
+    budgets: BUDGETS[`user${index}`]?.user
   })),
   {
     username: "poor",
@@ -210,7 +245,13 @@ const config = (emulatorUrl: string): BootstrapFile => {
         username: grant.username,
         group: "default",
         quota: grant.quota,
-        tokens: grant.tokens.map((token) => ({ name: token.name, key: token.key, quota: token.quota }))
+        budgets: grant.budgets,
+        tokens: grant.tokens.map((token) => ({
+          name: token.name,
+          key: token.key,
+          quota: token.quota,
+          budgets: token.budgets
+        }))
       }))
     }),
     "fault-injection.json"
@@ -357,6 +398,8 @@ interface Tally {
   leakCounts: Map<string, number>
   /** 400 answers carrying the vendor's own 400 message (upstream parameter rejections pass through, spec rule 4). */
   passedThrough400: number
+  /** 429 answers whose code is `budget_exceeded`. */
+  budgetRefusals: number
 }
 
 const LEAK_MARKERS: ReadonlyArray<readonly [string, string]> = [
@@ -376,6 +419,7 @@ const judge = (tally: Tally, plan: Plan, body: string) => {
     }
   }
   if (body.includes(VENDOR_400)) tally.passedThrough400++
+  if (body.includes("budget_exceeded") || body.includes(" budget of $")) tally.budgetRefusals++
 }
 
 const run = async (baseUrl: string, plan: Plan, tally: Tally): Promise<void> => {
@@ -448,7 +492,8 @@ Deno.test({
       complete: 0,
       leaks: [],
       leakCounts: new Map(),
-      passedThrough400: 0
+      passedThrough400: 0,
+      budgetRefusals: 0
     }
     let killed = 0
     let heapBefore = 0
@@ -548,6 +593,56 @@ Deno.test({
             return problems.length === 0 ? [] : [`${row.username}/${row.name}: ${problems.join("; ")}`]
           })
           ok(wrong.length === 0, `${wrong.length} of ${rows.length} tokens off:\n${wrong.join("\n")}`)
+        }
+      )
+
+      const windows = await query(`
+        SELECT p.subject, p.subject_id, p.period, p.period_start, p.spent,
+               (CASE p.subject WHEN 'token' THEN t.budgets ELSE u.budgets END) AS budgets,
+               coalesce(t.name, '') AS token_name, coalesce(u.username, tu.username) AS username
+        FROM budget_periods p
+        LEFT JOIN tokens t ON p.subject = 'token' AND t.id = p.subject_id
+        LEFT JOIN users tu ON tu.id = t.user_id
+        LEFT JOIN users u ON p.subject = 'user' AND u.id = p.subject_id
+        ORDER BY p.subject, p.subject_id, p.period, p.period_start`)
+      const logged = await query(`
+        SELECT 'token' AS subject, token_id AS id, sum(cost) AS cost FROM usage_logs GROUP BY token_id
+        UNION ALL SELECT 'user', user_id, sum(cost) FROM usage_logs GROUP BY user_id`)
+      const loggedOf = new Map(logged.map((row) => [`${row.subject}:${row.id}`, big(row.cost)]))
+      const problems: Array<string> = []
+      const totals = new Map<string, bigint>()
+      for (const row of windows) {
+        const stored = (row.budgets as Array<{ amount: string; period: string }> | null) ?? []
+        const budget = stored.find((entry) => entry.period === row.period)
+        const who = `${row.username}${row.token_name === "" ? "" : "/" + row.token_name} ${row.period}`
+        if (budget === undefined) problems.push(`${who}: a window without its budget`)
+        else if (big(row.spent) > BigInt(budget.amount)) {
+          problems.push(`${who}: spent ${big(row.spent)} > budget ${budget.amount}`)
+        }
+        const key = `${row.subject}:${row.subject_id}:${row.period}`
+        totals.set(key, (totals.get(key) ?? 0n) + big(row.spent))
+      }
+      for (const [key, spent] of totals) {
+        const [subject, id] = key.split(":")
+        const cost = loggedOf.get(`${subject}:${id}`) ?? 0n
+        if (spent !== cost) problems.push(`${key}: windows spent ${spent}, logged costs ${cost}`)
+      }
+      const utilisation = windows.map((row) => {
+        const budget = ((row.budgets as Array<{ amount: string; period: string }> | null) ?? [])
+          .find((entry) => entry.period === row.period)
+        return budget === undefined ? 0 : Number(big(row.spent)) / Number(budget.amount)
+      })
+      const budgetReport = `${windows.length} windows spent to ` +
+        utilisation.map((ratio) => `${(ratio * 100).toFixed(1)}%`).join(", ") +
+        `; ${tally.budgetRefusals} refusals with budget_exceeded`
+      await t.step(
+        "every budget window: spent ≤ its budget, and the windows' spent = SUM(usage_logs.cost) of their key or user; " +
+          `the budgets ran out (${budgetReport})`,
+        () => {
+          ok(problems.length === 0, `${problems.length} problems:\n${problems.join("\n")}`)
+          ok(windows.length >= 4, `${windows.length} budget windows (expected one per budget)`)
+          const full = utilisation.filter((ratio) => ratio >= 0.75).length
+          ok(tally.budgetRefusals > 0 && full >= 3, "three of the four windows spent to 75% or more")
         }
       )
 

@@ -7,7 +7,12 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { Context, Effect, Layer, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import type { InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../../src/errors/GatewayError.ts"
+import type {
+  BudgetExceeded,
+  InsufficientQuota,
+  InvalidRequest,
+  LedgerUnavailable
+} from "../../src/errors/GatewayError.ts"
 import type { Principal } from "../../src/services/Auth.ts"
 import { type Hold, QuotaLedger } from "../../src/services/QuotaLedger.ts"
 import { layerPostgres } from "../../src/storage/Database.ts"
@@ -65,8 +70,9 @@ const balances = (sql: SqlClient.SqlClient, userId: bigint) =>
     return { ...row, leases: BigInt(leases.count) }
   })
 
-const attempt = (effect: Effect.Effect<Hold, InsufficientQuota | InvalidRequest | LedgerUnavailable>) =>
-  Effect.result(effect)
+const attempt = (
+  effect: Effect.Effect<Hold, InsufficientQuota | BudgetExceeded | InvalidRequest | LedgerUnavailable>
+) => Effect.result(effect)
 
 const withDatabase = (test: (url: string) => Effect.Effect<void, unknown, Scope.Scope>) => async () => {
   const database = await freshPostgres()

@@ -3,7 +3,8 @@
  * (paginated, `keyword` filters names; only the users the caller manages,
  * and itself), `GET /api/user/{id}`,
  * `POST /api/user/` (create), `PUT /api/user/` (`id` and any of
- * display_name, email, role, group, status, password), `DELETE
+ * display_name, email, role, group, status, password, budgets: `[{amount (USD),
+ * period: day | week | month | total, timezone?}]` or `null`), `DELETE
  * /api/user/{id}` and `POST /api/user/topup` (`{id, amount, note?}`, a
  * quota top-up recorded as its own row). A caller manages only users ranked
  * below it and grants only roles below its own: an admin manages users, root
@@ -15,6 +16,7 @@ import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { Accounts } from "../../services/Accounts.ts"
 import { Sessions } from "../../services/Sessions.ts"
+import { BudgetList } from "../../domain/BudgetPeriod.ts"
 import { decodeBody, idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
 import { DisplayName, Email, Id, Name, Password, Quota, RoleField, Status, Text, Username } from "./Fields.ts"
 
@@ -34,7 +36,8 @@ const UpdateBody = Schema.Struct({
   role: Schema.optional(RoleField),
   group: Schema.optional(Name),
   status: Schema.optional(Status),
-  password: Schema.optional(Password)
+  password: Schema.optional(Password),
+  budgets: Schema.optional(Schema.NullOr(BudgetList))
 })
 
 const TopUpBody = Schema.Struct({

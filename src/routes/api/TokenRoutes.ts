@@ -2,7 +2,10 @@
  * The caller's own API keys: `GET /api/token/` (paginated, keys masked),
  * `POST /api/token/` (the full key in `data.key`, once), `PUT /api/token/`
  * (`id` and any of name, status, remain_quota, expires_at, models,
- * allow_ips, limits: `{rpm?, tpm?, concurrency?}` or `null`) and
+ * allow_ips, limits: `{rpm?, tpm?, concurrency?}` or `null`, budgets: `[{amount
+ * (USD), period: day | week | month | total, timezone?}]` or `null`, each within
+ * the user's budget of the same period; listed with each budget's spend this
+ * period and `resets_at`) and
  * `DELETE /api/token/{id}`. Another user's key id is "not found".
  *
  * @since 0.1.0
@@ -10,6 +13,7 @@
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { LimitsSpec } from "../../config/BootstrapFile.ts"
+import { BudgetList } from "../../domain/BudgetPeriod.ts"
 import { Sessions } from "../../services/Sessions.ts"
 import { Tokens } from "../../services/Tokens.ts"
 import { decodeBody, idOf, makeGuards, ok, pageOf, respondApi } from "./Api.ts"
@@ -21,7 +25,8 @@ const NewTokenBody = Schema.Struct({
   expires_at: Schema.optional(Schema.NullOr(EpochSeconds)),
   models: Schema.optional(Schema.NullOr(ModelList)),
   allow_ips: Schema.optional(Schema.NullOr(IpList)),
-  limits: Schema.optional(Schema.NullOr(LimitsSpec))
+  limits: Schema.optional(Schema.NullOr(LimitsSpec)),
+  budgets: Schema.optional(Schema.NullOr(BudgetList))
 })
 
 const TokenPatchBody = Schema.Struct({
@@ -32,7 +37,8 @@ const TokenPatchBody = Schema.Struct({
   expires_at: Schema.optional(Schema.NullOr(EpochSeconds)),
   models: Schema.optional(Schema.NullOr(ModelList)),
   allow_ips: Schema.optional(Schema.NullOr(IpList)),
-  limits: Schema.optional(Schema.NullOr(LimitsSpec))
+  limits: Schema.optional(Schema.NullOr(LimitsSpec)),
+  budgets: Schema.optional(Schema.NullOr(BudgetList))
 })
 
 /** @category routes */
