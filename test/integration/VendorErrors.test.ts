@@ -140,7 +140,9 @@ Deno.test("vendor errors: quoted key and credit words never disable a key; a 401
         const [row] = await gateway.query<{ reason: string }>(
           `SELECT disabled_reason AS reason FROM channel_keys WHERE key = '${UP.openai}'`
         )
-        ok(row.reason.startsWith("unauthorized: Incorrect API key provided: sk-[redacted]"), row.reason)
+        // The channel's own key is masked by value, whole (not only its key-like tail).
+        ok(row.reason.startsWith("unauthorized: Incorrect API key provided: [redacted]"), row.reason)
+        ok(!row.reason.includes(UP.openai), row.reason)
       }
     )
 
