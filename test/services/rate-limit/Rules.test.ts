@@ -37,7 +37,7 @@ Deno.test("toRules merges a repeated key with the stricter limit and drops subje
   )
 })
 
-Deno.test("rateLimited names every limit and takes the longest wait", () => {
+Deno.test("rateLimited names every limit (in the caller's words, never an internal id) and takes the longest wait", () => {
   const error = rateLimited([
     { key: "token:1", limit: "rpm", allowed: 5, retryAfterMs: 2_500 },
     { key: "user:1", limit: "concurrency", allowed: 2, retryAfterMs: 1_000 }
@@ -46,7 +46,7 @@ Deno.test("rateLimited names every limit and takes the longest wait", () => {
   strictEqual(error.retryAfterSeconds, 3)
   strictEqual(
     error.message,
-    'Rate limit reached: 5 requests per minute for "token:1"; 2 concurrent requests for "user:1"'
+    "Rate limit reached: 5 requests per minute for this API key; 2 concurrent requests for this account"
   )
 })
 
