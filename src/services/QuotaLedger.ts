@@ -155,9 +155,20 @@ export interface LeaseOptions {
   readonly staleMillis: number
   /** The time budgets' periods are read from (epoch ms; default `Date.now`): tests move it across a rollover. */
   readonly clock: () => number
+  /**
+   * Write a commit as one statement when it can be (default true; see `runBatch`); false always uses the
+   * transaction of several statements (tests of what happens inside it).
+   */
+  readonly singleStatement: boolean
 }
 
-const defaults: LeaseOptions = { chunk: 1_000_000n, idleMillis: 1_000, staleMillis: 120_000, clock: () => Date.now() }
+const defaults: LeaseOptions = {
+  chunk: 1_000_000n,
+  idleMillis: 1_000,
+  staleMillis: 120_000,
+  clock: () => Date.now(),
+  singleStatement: true
+}
 
 const min = (left: bigint, right: bigint) => left < right ? left : right
 
@@ -249,7 +260,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
       QuotaLedger,
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        const { chunk, idleMillis, staleMillis, clock } = { ...defaults, ...options }
+        const { chunk, idleMillis, staleMillis, clock, singleStatement: oneStatement } = { ...defaults, ...options }
         const instance = crypto.randomUUID()
         const accounts = new Map<string, Account>()
         // Serializes lease top-ups, commits and balance reads, so each sees the lease rows and the
@@ -972,7 +983,8 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
         const runBatch = (batch: Batch) => {
           const rows = batch.alongside !== undefined && isRows(batch.alongside) ? batch.alongside : undefined
           // Budget spend comes back to raise its threshold events: such a batch takes the statements.
-          const single = !batch.final && (batch.alongside === undefined || rows?.tuples !== undefined) &&
+          const single = oneStatement && !batch.final &&
+            (batch.alongside === undefined || rows?.tuples !== undefined) &&
             !batch.taken.some((entry) => entry.account.subject === "budget" && entry.charged > 0n)
           return (single
             ? singleStatement(batch, rows?.tuples).pipe(

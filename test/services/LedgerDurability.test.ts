@@ -34,8 +34,8 @@ const principal = (userId: bigint, tokenId: bigint, unlimitedQuota = false): Pri
 })
 
 /**
- * `sql` whose outermost transactions fail once after committing while `seam.armed` is set: what the gateway
- * sees when the connection is lost right after the server committed.
+ * `sql` whose outermost transactions (and the ledger's single-statement commits) fail once after committing while
+ * `seam.armed` is set: what the gateway sees when the connection is lost right after the server committed.
  */
 const lostAtCommit = (sql: SqlClient.SqlClient, seam: { armed: boolean; tripped: number }): SqlClient.SqlClient => {
   let depth = 0
@@ -58,9 +58,28 @@ const lostAtCommit = (sql: SqlClient.SqlClient, seam: { armed: boolean; tripped:
         })
       )
     })
+  // The ledger's single-statement commit commits on its own: its outcome is lost the same way.
+  const unsafe = (text: string, params?: ReadonlyArray<unknown>) =>
+    sql.unsafe(text, params as Array<unknown>).pipe(
+      Effect.tap(() => {
+        if (!text.startsWith("WITH claim AS") || !seam.armed) return Effect.void
+        seam.armed = false
+        seam.tripped += 1
+        const message = "Connection terminated unexpectedly"
+        return Effect.fail(
+          new SqlError.SqlError({
+            reason: new SqlError.ConnectionError({ cause: new Error(message), message, operation: "commit" })
+          })
+        )
+      })
+    )
   return new Proxy(sql, {
     get: (target, property, receiver) =>
-      property === "withTransaction" ? withTransaction : Reflect.get(target, property, receiver)
+      property === "withTransaction"
+        ? withTransaction
+        : property === "unsafe"
+        ? unsafe
+        : Reflect.get(target, property, receiver)
   })
 }
 
@@ -260,7 +279,8 @@ Deno.test(
       const real = Context.get(database, SqlClient.SqlClient)
       const built = yield* Layer.build(
         UsageLog.layer(20).pipe(
-          Layer.provideMerge(QuotaLedger.layer({ chunk: 50_000n })),
+          // A death inside the transaction of several statements.
+          Layer.provideMerge(QuotaLedger.layer({ chunk: 50_000n, singleStatement: false })),
           Layer.provide(Layer.succeed(SqlClient.SqlClient, seamed(real, seam)))
         )
       )
@@ -302,7 +322,8 @@ Deno.test(
       // Ticks far apart: the test drives the writes.
       const built = yield* Layer.build(
         UsageLog.layer(60_000).pipe(
-          Layer.provideMerge(QuotaLedger.layer({ chunk: 1_000n })),
+          // The seam waits inside the transaction of several statements.
+          Layer.provideMerge(QuotaLedger.layer({ chunk: 1_000n, singleStatement: false })),
           Layer.provide(Layer.succeed(SqlClient.SqlClient, seamed(real, seam, observe)))
         )
       )

@@ -1,6 +1,7 @@
 /**
  * A TCP proxy in front of PostgreSQL that can make a transaction's outcome
- * unknown: once armed, it forwards the next `COMMIT` of a connection that
+ * unknown: once armed, it forwards the next `COMMIT` (or the ledger's
+ * single-statement commit, which commits on its own) of a connection that
  * sent `marker` (e.g. a table name) since its last `COMMIT` to the server and
  * then drops both sides of that connection before the server's answer comes
  * back. The server commits; the client sees a
@@ -19,6 +20,8 @@ export interface CommitCutter {
 }
 
 const COMMIT = new TextEncoder().encode("COMMIT")
+/** The ledger's single-statement commit (`QuotaLedger`): a statement that commits on its own. */
+const SINGLE_STATEMENT_COMMIT = new TextEncoder().encode("WITH claim AS (INSERT INTO ledger_commits")
 
 const contains = (haystack: Uint8Array, needle: Uint8Array): boolean => {
   outer: for (let start = 0; start + needle.length <= haystack.length; start++) {
@@ -74,7 +77,7 @@ export const startCommitCutter = (databaseUrl: string): CommitCutter => {
         if (read === null) break
         const chunk = buffer.subarray(0, read)
         if (marker.length > 0 && contains(chunk, marker)) marked = true
-        const committing = contains(chunk, COMMIT)
+        const committing = contains(chunk, COMMIT) || contains(chunk, SINGLE_STATEMENT_COMMIT)
         const cutting = armed > 0 && committing && (marked || marker.length === 0)
         if (committing) marked = false
         if (cutting) {
