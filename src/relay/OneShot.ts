@@ -21,16 +21,10 @@ import { RateLimiter } from "../services/RateLimiter.ts"
 import { channelTimeouts, readJsonAnswer, type UpstreamClient } from "../services/UpstreamClient.ts"
 import { UsageLog } from "../services/UsageLog.ts"
 import type { Catalog, Channel, Limits } from "../storage/Catalog.ts"
-import { runBilled } from "./BilledPipeline.ts"
+import { type PipelineServices, runBilled } from "./BilledPipeline.ts"
 
-/** The services a one-answer relay runs on. @category models */
-export interface OneShotServices {
-  readonly router: typeof ChannelRouter.Service
-  readonly ledger: typeof QuotaLedger.Service
-  readonly usageLog: typeof UsageLog.Service
-  readonly limiter: typeof RateLimiter.Service
-  readonly settings: Settings
-}
+/** The services a one-answer relay runs on: the billed pipeline's. @category models */
+export type OneShotServices = PipelineServices
 
 /**
  * The services a one-answer relay runs on, taken from the context (a relay's

@@ -14,18 +14,15 @@ import { holdPrice, isTextPriced, textCost } from "../domain/Pricing.ts"
 import { type GatewayError, InvalidRequest, ModelNotPriced } from "../errors/GatewayError.ts"
 import { formatOf } from "../formats/registry.ts"
 import { readableBody } from "../http/ReadableBody.ts"
-import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
-import { GatewaySettings } from "../services/GatewaySettings.ts"
+import type { Candidate } from "../services/ChannelRouter.ts"
 import { MediaFetcher } from "../services/MediaFetcher.ts"
-import { QuotaLedger } from "../services/QuotaLedger.ts"
-import { RateLimiter } from "../services/RateLimiter.ts"
 import { UpstreamClient } from "../services/UpstreamClient.ts"
-import { UsageLog } from "../services/UsageLog.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { CurrentMetrics } from "../observability/Metrics.ts"
 import { TracingEnabled } from "../observability/Tracing.ts"
 import { type JsonAnswer, makeAttempts, type StreamHead } from "./Attempts.ts"
-import { type PipelineServices, runBilled } from "./BilledPipeline.ts"
+import { runBilled } from "./BilledPipeline.ts"
+import { oneShotServices } from "./OneShot.ts"
 import { traced } from "./Traced.ts"
 import type { RelayInput } from "./RelayInput.ts"
 import { costUsd } from "./Settlement.ts"
@@ -44,16 +41,9 @@ export class Relay extends Context.Service<Relay, {
   static readonly layer = Layer.effect(
     Relay,
     Effect.gen(function* () {
-      const router = yield* ChannelRouter
+      const services = yield* oneShotServices
+      const { router, settings } = services
       const client = yield* UpstreamClient
-      const settings = yield* GatewaySettings
-      const services: PipelineServices = {
-        router,
-        ledger: yield* QuotaLedger,
-        usageLog: yield* UsageLog,
-        limiter: yield* RateLimiter,
-        settings
-      }
       const media = yield* MediaFetcher
       const catalog = yield* Catalog
       const metrics = yield* CurrentMetrics
