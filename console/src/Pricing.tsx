@@ -7,7 +7,7 @@
  * bootstrap file's groups and models over what was set here.
  */
 import { useEffect, useState } from "preact/hooks"
-import { IMAGE_FAMILIES } from "../../src/domain/ImageFamilies.ts"
+import { IMAGE_FAMILIES } from "../../src/formats/images/ImageFamilies.ts"
 import { api, wordsOf } from "./api.ts"
 import { ErrorText, Field } from "./ui.tsx"
 

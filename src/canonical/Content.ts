@@ -75,7 +75,7 @@ export type ReasoningOrigin = "anthropic" | "gemini" | "openai"
  * encrypted block the vendor returned instead of text. `origin` names the
  * vendor family that minted `signature`/`redacted` (undefined: not known);
  * translators use it so a token only ever goes back to the family that made it
- * (src/formats/ReasoningOrigin.ts).
+ * (src/formats/shared/ReasoningOrigin.ts).
  */
 export interface ReasoningPart {
   readonly type: "reasoning"

@@ -8,8 +8,8 @@
  */
 import { Schema } from "effect"
 import { Yaml } from "effect/encoding"
-import { IMAGE_FAMILIES } from "../domain/ImageFamilies.ts"
-import { VIDEO_FAMILIES } from "../domain/VideoFamilies.ts"
+import { IMAGE_FAMILIES } from "../formats/images/ImageFamilies.ts"
+import { VIDEO_FAMILIES } from "../formats/videos/VideoFamilies.ts"
 import { makeDecoder } from "../domain/SchemaDecode.ts"
 import ipaddr from "ipaddr.js"
 import { BudgetList } from "../domain/BudgetPeriod.ts"
@@ -62,8 +62,8 @@ export const ModelSpec = Schema.Struct({
   /** USD per search unit (rerank). */
   per_search: Schema.optional(NonNegative),
   /**
-   * The validation rules a model follows: an image family (`domain/ImageFamilies.ts`) or a video family
-   * (`domain/VideoFamilies.ts`); default from its name.
+   * The validation rules a model follows: an image family (`formats/images/ImageFamilies.ts`) or a video family
+   * (`formats/videos/VideoFamilies.ts`); default from its name.
    */
   family: Schema.optional(Schema.Literals([...IMAGE_FAMILIES, ...VIDEO_FAMILIES])),
   free: Schema.optional(Schema.Boolean)

@@ -14,7 +14,7 @@ import type { Response } from "../canonical/Response.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
 import type { Problem } from "../domain/Problem.ts"
 import type { InvalidRequest, UpstreamFailed, UpstreamFailureKind } from "../errors/GatewayError.ts"
-import type { MediaParam } from "./MediaLocation.ts"
+import type { MediaParam } from "./shared/MediaLocation.ts"
 
 /**
  * The wire formats Sluice speaks.

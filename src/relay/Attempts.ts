@@ -20,13 +20,18 @@ import type { Request } from "../canonical/Request.ts"
 import type { Usage } from "../canonical/Usage.ts"
 import { type GatewayError, InvalidRequest, UpstreamFailed } from "../errors/GatewayError.ts"
 import type { DecodeStep, Format } from "../formats/Format.ts"
-import { hasForeignReasoning } from "../formats/ReasoningOrigin.ts"
-import { formatOf } from "../formats/registry.ts"
-import { sseReader } from "../http/SseEvents.ts"
+import { hasForeignReasoning } from "../formats/shared/ReasoningOrigin.ts"
+import { formatOf } from "../formats/Formats.ts"
+import { sseReader } from "../upstreams/transport/SseEvents.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
-import { downloadsFor, type InlineMedia, type MediaFetcher, toInvalidRequest } from "../services/MediaFetcher.ts"
-import { channelTimeouts, type UpstreamClient, type UpstreamResponse } from "../services/UpstreamClient.ts"
+import {
+  downloadsFor,
+  type InlineMedia,
+  type MediaFetcher,
+  toInvalidRequest
+} from "../upstreams/transport/MediaFetcher.ts"
+import { channelTimeouts, type UpstreamClient, type UpstreamResponse } from "../upstreams/transport/UpstreamClient.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import type { RelayInput } from "./RelayInput.ts"
 

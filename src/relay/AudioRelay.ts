@@ -34,17 +34,22 @@
 import { Cause, Context, Effect, Layer, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
-import { wavOf } from "../domain/AudioFile.ts"
+import { wavOf } from "../formats/audio/AudioFile.ts"
 import { readableBody } from "../http/ReadableBody.ts"
 import { CurrentRequest, usageRequestId } from "../observability/RequestRecord.ts"
 import { audioCost, characterCost, holdPrice, type Price, textCost } from "../domain/Pricing.ts"
 import { type GatewayError, InvalidRequest, ModelNotFound, UpstreamFailed } from "../errors/GatewayError.ts"
-import { classifyGeminiError } from "../formats/gemini/GeminiError.ts"
-import { classifyOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
+import { classifyGeminiError } from "../formats/gemini/generate-content/ErrorBody.ts"
+import { classifyOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import type { Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-import { channelTimeouts, encodeForm, UpstreamClient, type UpstreamResponse } from "../services/UpstreamClient.ts"
+import {
+  channelTimeouts,
+  encodeForm,
+  UpstreamClient,
+  type UpstreamResponse
+} from "../upstreams/transport/UpstreamClient.ts"
 import { Catalog, type Limits } from "../storage/Catalog.ts"
 import { audioAdapters, type AudioOperation } from "../upstreams/AudioAdapter.ts"
 import { runBilled } from "./BilledPipeline.ts"

@@ -18,10 +18,10 @@ import {
   type EmbeddingWire,
   embeddingWires,
   encodeEmbeddingAnswer
-} from "../formats/embeddings/mod.ts"
+} from "../formats/embeddings/Wires.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
-import type { UpstreamClient } from "../services/UpstreamClient.ts"
+import type { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 import { embeddingAdapters } from "../upstreams/EmbeddingAdapter.ts"
 import { postForJson } from "./OneShot.ts"
 

@@ -17,7 +17,7 @@ import type { Usage } from "../canonical/Usage.ts"
 import { utf8Length } from "../canonical/Estimate.ts"
 import { type Price, searchCost, textCost } from "../domain/Pricing.ts"
 import { type GatewayError, ModelNotFound, UpstreamFailed } from "../errors/GatewayError.ts"
-import { classifyOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
+import { classifyOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import {
   decodeRerankAnswer,
   encodeRerankAnswer,
@@ -25,11 +25,11 @@ import {
   type RerankRequest,
   searchUnitsBound,
   searchUnitsMeasured
-} from "../formats/rerank/Rerank.ts"
+} from "../formats/rerank/Codec.ts"
 import type { Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-import { UpstreamClient } from "../services/UpstreamClient.ts"
+import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { rerankAdapters } from "../upstreams/RerankAdapter.ts"
 import { oneShotServices, postForJson, priceFor, runOneShot } from "./OneShot.ts"

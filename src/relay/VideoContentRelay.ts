@@ -5,7 +5,7 @@
  * the same path as the billed calls: the candidate is the task's own channel
  * and key (the vendor holds the bytes there, so no other channel can serve
  * them); the call is made by the channel type's video adapter and wire
- * (`services/VideoCalls.ts`: URL, key, the vendor's content call, the
+ * (`tasks/VideoCalls.ts`: URL, key, the vendor's content call, the
  * channel's timeouts), as one `failover` attempt, so its outcome reaches the
  * channel's health (`ChannelRouter.report`) as every relay's does: a 200/206
  * counts as a success, a timeout, a lost connection or a 5xx towards a
@@ -20,9 +20,9 @@ import { Context, Effect, Layer, Stream } from "effect"
 import { InvalidRequest, UpstreamFailed } from "../errors/GatewayError.ts"
 import { type AttemptOutcome, type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-import type { Task } from "../services/TaskStore.ts"
-import { UpstreamClient, type UpstreamResponse } from "../services/UpstreamClient.ts"
-import { sendVideoCall, videoWireOf } from "../services/VideoCalls.ts"
+import type { Task } from "../tasks/TaskStore.ts"
+import { UpstreamClient, type UpstreamResponse } from "../upstreams/transport/UpstreamClient.ts"
+import { sendVideoCall, videoWireOf } from "../tasks/VideoCalls.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { failover } from "./Failover.ts"
 

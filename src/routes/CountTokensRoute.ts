@@ -30,7 +30,7 @@
 import { Context, Effect, Layer } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { promptTokensTypical } from "../canonical/Estimate.ts"
-import { formatOf } from "../formats/registry.ts"
+import { formatOf } from "../formats/Formats.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { credentialOf, headerOf } from "../http/Credentials.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"

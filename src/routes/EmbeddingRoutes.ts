@@ -11,9 +11,9 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
-import { decodeGeminiEmbedRequest } from "../formats/embeddings/GeminiEmbeddings.ts"
-import { embeddingErrorBody } from "../formats/embeddings/mod.ts"
-import { decodeOpenAiEmbeddingRequest } from "../formats/embeddings/OpenAiEmbeddings.ts"
+import { decodeGeminiEmbedRequest } from "../formats/gemini/embeddings/Wire.ts"
+import { embeddingErrorBody } from "../formats/embeddings/Wires.ts"
+import { decodeOpenAiEmbeddingRequest } from "../formats/openai/embeddings/Wire.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"

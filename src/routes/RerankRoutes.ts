@@ -1,14 +1,14 @@
 /**
  * `POST /v1/rerank` and `POST /v2/rerank`: Cohere's v2 rerank shape (see
- * `formats/rerank/Rerank.ts`), a Bearer key, errors in the gateway envelope
+ * `formats/rerank/Codec.ts`), a Bearer key, errors in the gateway envelope
  * with `param` naming the field.
  *
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
-import { encodeOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
-import { decodeRerankRequest } from "../formats/rerank/Rerank.ts"
+import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
+import { decodeRerankRequest } from "../formats/rerank/Codec.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"

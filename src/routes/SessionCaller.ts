@@ -23,8 +23,8 @@ import { Forbidden, type InvalidApiKey, Unauthenticated } from "../errors/Gatewa
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
-import type { Sessions } from "../services/Sessions.ts"
-import type { Tokens } from "../services/Tokens.ts"
+import type { Sessions } from "../accounts/Sessions.ts"
+import type { Tokens } from "../accounts/Tokens.ts"
 import { csrfProblem, sessionCookieOf } from "./api/Api.ts"
 
 /**

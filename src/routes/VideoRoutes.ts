@@ -20,18 +20,18 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { DEFAULT_VIDEO_SECONDS, videoErrorEnvelope, type VideoFamily } from "../domain/VideoFamilies.ts"
+import { DEFAULT_VIDEO_SECONDS, videoErrorEnvelope, type VideoFamily } from "../formats/videos/VideoFamilies.ts"
 import { InvalidApiKey, InvalidRequest, NotFound } from "../errors/GatewayError.ts"
-import { encodeOpenAiError } from "../formats/openai-shared/OpenAiError.ts"
+import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import {
   encodeUnifiedError,
   encodeUnifiedSubmit,
   encodeUnifiedTask,
   encodeVideoObject,
   type TaskView
-} from "../formats/video/VideoObject.ts"
-import { decodeVideoRequest, videoFormFields, type VideoRoute } from "../formats/video/VideoRequestDecode.ts"
-import { encodeVideoError } from "../formats/video/VideoErrors.ts"
+} from "../formats/videos/VideoObject.ts"
+import { decodeVideoRequest, videoFormFields, type VideoRoute } from "../formats/videos/RequestDecoder.ts"
+import { encodeVideoError } from "../formats/videos/ErrorBody.ts"
 import { readFormData, readJsonObject } from "../http/Body.ts"
 import { clientAddressOf, hostOf, schemeOf } from "../http/ClientAddress.ts"
 import { credentialOf, headerOf } from "../http/Credentials.ts"
@@ -40,12 +40,12 @@ import { VideoContentRelay } from "../relay/VideoContentRelay.ts"
 import { VideoRelay } from "../relay/VideoRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-import { Sessions } from "../services/Sessions.ts"
-import { Tokens } from "../services/Tokens.ts"
-import { TaskPoller } from "../services/TaskPoller.ts"
-import type { Task } from "../services/TaskStore.ts"
-import { TaskStore } from "../services/TaskStore.ts"
-import { VideoListing } from "../services/VideoListing.ts"
+import { Sessions } from "../accounts/Sessions.ts"
+import { Tokens } from "../accounts/Tokens.ts"
+import { TaskPoller } from "../tasks/TaskPoller.ts"
+import type { Task } from "../tasks/TaskStore.ts"
+import { TaskStore } from "../tasks/TaskStore.ts"
+import { VideoListing } from "../tasks/VideoListing.ts"
 import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
 import { sessionCookieOf } from "./api/Api.ts"
 import { UserCaps } from "../services/UserCaps.ts"

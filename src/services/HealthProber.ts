@@ -9,14 +9,14 @@
  * @since 0.1.0
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
-import { formatOf } from "../formats/registry.ts"
+import { formatOf } from "../formats/Formats.ts"
 import { toProblem } from "../errors/Envelope.ts"
 import type { Channel } from "../storage/Catalog.ts"
-import { encodeRerankRequest } from "../formats/rerank/Rerank.ts"
+import { encodeRerankRequest } from "../formats/rerank/Codec.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import { rerankAdapters } from "../upstreams/RerankAdapter.ts"
 import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
-import { UpstreamClient } from "./UpstreamClient.ts"
+import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 
 /** The outcome of a channel test: the upstream's status (0 when none), the time to its whole answer. @category models */
 export interface ChannelTest {

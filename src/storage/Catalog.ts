@@ -12,17 +12,17 @@
 import { Context, Duration, Effect, Layer, Ref, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import type { ChannelSettings, LimitsSpec } from "../config/BootstrapFile.ts"
-import { defaultImageFamily, type ImageFamily, isImageFamily } from "../domain/ImageFamilies.ts"
+import { defaultImageFamily, type ImageFamily, isImageFamily } from "../formats/images/ImageFamilies.ts"
 import { type Price, toFixed } from "../domain/Pricing.ts"
 import { registerKnownSecrets } from "../domain/Redact.ts"
-import { defaultVideoFamily, isVideoFamily, type VideoFamily } from "../domain/VideoFamilies.ts"
+import { defaultVideoFamily, isVideoFamily, type VideoFamily } from "../formats/videos/VideoFamilies.ts"
 
 /** Rate limits as configured. @category models */
 export type Limits = typeof LimitsSpec.Type
 
 /** The channel types, each with an adapter in `src/upstreams/`. @category models */
-export type { ChannelType } from "../upstreams/Adapter.ts"
-import type { ChannelType } from "../upstreams/Adapter.ts"
+export type { ChannelType } from "../domain/ChannelType.ts"
+import type { ChannelType } from "../domain/ChannelType.ts"
 
 /** One upstream key of a channel (`position` is its place in the file's list). @category models */
 export interface ChannelKey {

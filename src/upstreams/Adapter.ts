@@ -6,10 +6,10 @@
  *
  * @since 0.1.0
  */
+import type { ChannelType } from "../domain/ChannelType.ts"
 import type { FormatName } from "../formats/Format.ts"
 
-/** The channel types Sluice has adapters for. @category models */
-export type ChannelType = "openai" | "anthropic" | "gemini" | "ark" | "cohere" | "jina"
+export type { ChannelType } from "../domain/ChannelType.ts"
 
 /** What an adapter reads of a channel (the catalog's channel has more). @category models */
 export interface Channel {

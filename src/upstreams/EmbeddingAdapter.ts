@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { EmbeddingFormatName } from "../formats/embeddings/mod.ts"
+import type { EmbeddingFormatName } from "../formats/embeddings/Wires.ts"
 import { adapters, type Channel, type ChannelType, type UpstreamTarget } from "./Adapter.ts"
 
 /** A channel type's embedding endpoint. @category models */

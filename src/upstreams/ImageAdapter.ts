@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { ImageFormatName } from "../formats/images/mod.ts"
+import type { ImageFormatName } from "../formats/images/Wires.ts"
 import { adapters, arkRoot, type Channel, type ChannelType, root, type UpstreamTarget } from "./Adapter.ts"
 
 /** A channel type's image endpoint. @category models */

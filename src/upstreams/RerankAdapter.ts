@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import type { RerankWireName } from "../formats/rerank/Rerank.ts"
+import type { RerankWireName } from "../formats/rerank/Codec.ts"
 import { type Channel, type ChannelType, root, type UpstreamTarget, withExtraHeaders } from "./Adapter.ts"
 
 /** A channel type's rerank endpoint. @category models */

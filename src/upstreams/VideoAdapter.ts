@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { VideoCall, VideoFormatName } from "../formats/video/VideoWire.ts"
+import type { VideoCall, VideoFormatName } from "../formats/videos/VideoWire.ts"
 import { arkRoot, type Channel, type ChannelType, root, type UpstreamTarget, withExtraHeaders } from "./Adapter.ts"
 
 /** A channel type's video task API. @category models */

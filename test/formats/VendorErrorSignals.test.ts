@@ -5,9 +5,9 @@
  * caller's field) is a request error, and a 400 is always `rejected`.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
-import { classifyError, kindOfErrorBody } from "../../src/formats/anthropic/ErrorBody.ts"
-import { classifyGeminiError } from "../../src/formats/gemini/GeminiError.ts"
-import { classifyOpenAiError } from "../../src/formats/openai-shared/OpenAiError.ts"
+import { classifyError, kindOfErrorBody } from "../../src/formats/anthropic/messages/ErrorBody.ts"
+import { classifyGeminiError } from "../../src/formats/gemini/generate-content/ErrorBody.ts"
+import { classifyOpenAiError } from "../../src/formats/openai/shared/ErrorBody.ts"
 
 const hostile = [
   "Your credit balance is too low to access the Anthropic API.",

@@ -8,7 +8,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import { promptTokensTypical } from "../../src/canonical/Estimate.ts"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { formatOf } from "../../src/formats/registry.ts"
+import { formatOf } from "../../src/formats/Formats.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-claude-0001"

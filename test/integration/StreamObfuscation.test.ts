@@ -6,7 +6,7 @@
  * an OpenAI upstream in its own `stream_options`).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { PAD_BLOCK } from "../../src/formats/openai-shared/Obfuscation.ts"
+import { PAD_BLOCK } from "../../src/formats/openai/shared/Obfuscation.ts"
 import { startGateway } from "../support/Gateway.ts"
 import { everyChannelType, lastBodyTo, sdkClients } from "../support/EveryChannelType.ts"
 

@@ -4,7 +4,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { ResponseMeta } from "../../src/formats/Format.ts"
-import { formatOf } from "../../src/formats/registry.ts"
+import { formatOf } from "../../src/formats/Formats.ts"
 import {
   type BridgeConfig,
   bridgeEnd,

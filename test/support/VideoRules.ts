@@ -10,7 +10,7 @@
  * `{error: {message, type, param, code}}` or `flat` `{code, message}`, the
  * first video family's variant), the code, and the `param` named (for `flat`
  * rows it is the decoder's `param`; the flat body has none). The decoder test
- * (`test/formats/VideoRequestDecode.test.ts`) checks every row against
+ * (`test/formats/videos/RequestDecoder.test.ts`) checks every row against
  * `decodeVideoRequest`; the route test posts every row through the routes.
  * Bodies are JSON; the multipart rules (uploads) are tested beside
  * `videoFormFields`.

@@ -5,7 +5,7 @@
  */
 import type { UpstreamTaskState, VideoRequest } from "../../src/canonical/Video.ts"
 import { UpstreamFailed } from "../../src/errors/GatewayError.ts"
-import type { VideoCall, VideoWire } from "../../src/formats/video/VideoWire.ts"
+import type { VideoCall, VideoWire } from "../../src/formats/videos/VideoWire.ts"
 import type { Channel } from "../../src/upstreams/Adapter.ts"
 import { videoAdapters } from "../../src/upstreams/VideoAdapter.ts"
 

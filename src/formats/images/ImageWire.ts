@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { ImageRequest, ImageResponse } from "../../canonical/Image.ts"
-import type { ImageFamily } from "../../domain/ImageFamilies.ts"
+import type { ImageFamily } from "./ImageFamilies.ts"
 import type { UpstreamFailed, UpstreamFailureKind } from "../../errors/GatewayError.ts"
 
 /** The image wire formats. @category models */

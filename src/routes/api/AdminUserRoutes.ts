@@ -14,8 +14,8 @@
  */
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
-import { Accounts } from "../../services/Accounts.ts"
-import { Sessions } from "../../services/Sessions.ts"
+import { Accounts } from "../../accounts/Accounts.ts"
+import { Sessions } from "../../accounts/Sessions.ts"
 import { BudgetList } from "../../domain/BudgetPeriod.ts"
 import { decodeBody, idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
 import { DisplayName, Email, Id, Name, Password, Quota, RoleField, Status, Text, Username } from "./Fields.ts"

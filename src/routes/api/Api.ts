@@ -31,7 +31,7 @@ import { readJsonObject } from "../../http/Body.ts"
 import { hostOf, schemeOf } from "../../http/ClientAddress.ts"
 import { headerOf } from "../../http/Credentials.ts"
 import { errorHeaders } from "../../http/Respond.ts"
-import { roleRank, type Sessions, type SessionUser } from "../../services/Sessions.ts"
+import { roleRank, type Sessions, type SessionUser } from "../../accounts/Sessions.ts"
 
 /** The session cookie's name. @category constants */
 export const SESSION_COOKIE = "sluice_session"

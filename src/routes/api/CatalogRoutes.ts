@@ -10,9 +10,9 @@
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { GroupSpec, ModelSpec } from "../../config/BootstrapFile.ts"
-import { AuditLog } from "../../services/AuditLog.ts"
-import { CatalogAdmin } from "../../services/CatalogAdmin.ts"
-import { Sessions } from "../../services/Sessions.ts"
+import { AuditLog } from "../../accounts/AuditLog.ts"
+import { CatalogAdmin } from "../../accounts/CatalogAdmin.ts"
+import { Sessions } from "../../accounts/Sessions.ts"
 import { decodeBody, makeGuards, ok, pageOf, respondApi } from "./Api.ts"
 import { Name } from "./Fields.ts"
 

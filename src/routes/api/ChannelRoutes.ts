@@ -12,8 +12,8 @@
 import { Effect, Schema } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { ChannelSettings, ChannelType } from "../../config/BootstrapFile.ts"
-import { ChannelAdmin } from "../../services/ChannelAdmin.ts"
-import { Sessions } from "../../services/Sessions.ts"
+import { ChannelAdmin } from "../../accounts/ChannelAdmin.ts"
+import { Sessions } from "../../accounts/Sessions.ts"
 import { decodeBody, idOf, makeGuards, ok, respondApi } from "./Api.ts"
 import { Id, ModelList, Name, Text } from "./Fields.ts"
 

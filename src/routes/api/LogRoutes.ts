@@ -12,8 +12,8 @@
 import { Effect } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
-import { Sessions } from "../../services/Sessions.ts"
-import { type LogFilter, UsageQueries } from "../../services/UsageQueries.ts"
+import { Sessions } from "../../accounts/Sessions.ts"
+import { type LogFilter, UsageQueries } from "../../accounts/UsageQueries.ts"
 import { idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
 
 const filterOf = (request: HttpServerRequest.HttpServerRequest, admin: boolean) =>

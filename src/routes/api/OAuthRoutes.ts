@@ -23,8 +23,8 @@ import { toProblem } from "../../errors/Envelope.ts"
 import { generateSecret } from "../../domain/KeyHash.ts"
 import { hostOf, schemeOf } from "../../http/ClientAddress.ts"
 import { headerOf } from "../../http/Credentials.ts"
-import { OAuth, STATE_TTL_MILLIS } from "../../services/OAuth.ts"
-import { Sessions } from "../../services/Sessions.ts"
+import { OAuth, STATE_TTL_MILLIS } from "../../accounts/OAuth.ts"
+import { Sessions } from "../../accounts/Sessions.ts"
 import { makeGuards, ok, queryOf, respondApi, sessionCookieOf, withSession } from "./Api.ts"
 
 /** The cookie that ties a state to the browser it was issued to. @category constants */

@@ -12,8 +12,8 @@
  */
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
-import { Sessions } from "../../services/Sessions.ts"
-import { type Task, TaskStore } from "../../services/TaskStore.ts"
+import { Sessions } from "../../accounts/Sessions.ts"
+import { type Task, TaskStore } from "../../tasks/TaskStore.ts"
 import { makeGuards, ok, pageOf, respondApi } from "./Api.ts"
 
 /**

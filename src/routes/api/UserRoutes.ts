@@ -11,9 +11,9 @@ import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { Forbidden, InvalidRequest } from "../../errors/GatewayError.ts"
 import { clientAddressOf } from "../../http/ClientAddress.ts"
-import { Accounts } from "../../services/Accounts.ts"
-import { Sessions } from "../../services/Sessions.ts"
-import { UsageQueries } from "../../services/UsageQueries.ts"
+import { Accounts } from "../../accounts/Accounts.ts"
+import { Sessions } from "../../accounts/Sessions.ts"
+import { UsageQueries } from "../../accounts/UsageQueries.ts"
 import {
   csrfProblem,
   decodeBody,

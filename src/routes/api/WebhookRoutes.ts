@@ -15,8 +15,8 @@
  */
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
-import { roleRank, Sessions, type SessionUser } from "../../services/Sessions.ts"
-import { Webhooks } from "../../services/Webhooks.ts"
+import { roleRank, Sessions, type SessionUser } from "../../accounts/Sessions.ts"
+import { Webhooks } from "../../accounts/Webhooks.ts"
 import { decodeBody, idOf, makeGuards, ok, respondApi } from "./Api.ts"
 import { Text } from "./Fields.ts"
 

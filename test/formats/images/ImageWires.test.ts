@@ -9,7 +9,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { ImageRequest } from "../../../src/canonical/Image.ts"
 import { UpstreamFailed } from "../../../src/errors/GatewayError.ts"
-import { encodeImagesAnswer, imageWires } from "../../../src/formats/images/mod.ts"
+import { encodeImagesAnswer, imageWires } from "../../../src/formats/images/Wires.ts"
 
 const request = (over: Partial<ImageRequest> = {}): ImageRequest => ({
   model: "m",
