@@ -99,3 +99,37 @@ Deno.test("imports: nothing under src/routes/ imports the upstream client, the v
   }
   deepStrictEqual(wrong, [])
 })
+
+/** The modules a module imports, by path under `src/` (relative imports only). */
+const importGraph = async (): Promise<Map<string, Array<string>>> => {
+  const graph = new Map<string, Array<string>>()
+  for await (const path of modules(root)) {
+    const from = new URL(path, root)
+    const text = await Deno.readTextFile(from)
+    const targets: Array<string> = []
+    for (const match of text.matchAll(IMPORT)) {
+      const target = new URL(match[1] ?? match[2], from).href
+      if (target.startsWith(root.href)) targets.push(target.slice(root.href.length))
+    }
+    graph.set(path, targets)
+  }
+  return graph
+}
+
+/** Every import circle among the modules under `folder` (each reported once, from its smallest path). */
+const circlesUnder = (graph: Map<string, Array<string>>, folder: string): Array<string> => {
+  const found = new Set<string>()
+  const walk = (start: string, at: string, trail: Array<string>) => {
+    for (const next of graph.get(at) ?? []) {
+      if (!next.startsWith(folder)) continue
+      if (next === start) found.add([...trail, start].join(" -> "))
+      else if (!trail.includes(next) && next > start) walk(start, next, [...trail, next])
+    }
+  }
+  for (const path of graph.keys()) if (path.startsWith(folder)) walk(path, path, [path])
+  return [...found]
+}
+
+Deno.test("imports: no module in src/ imports itself through others (no import circle)", async () => {
+  deepStrictEqual(circlesUnder(await importGraph(), ""), [])
+})

@@ -64,7 +64,9 @@
  *
  * @since 0.1.0
  */
-import { type ArmedFault, armFaults, echoMessage, type EchoSource, takeFault, vendorErrorBody } from "./Faults.ts"
+import { type ArmedFault, armFaults, echoMessage, type Fault, takeFault, vendorErrorBody } from "./Faults.ts"
+
+export type { Fault } from "./Faults.ts"
 import { inBandErrorFrame, malformedBody, requestKey, resolveRoute, unauthorizedMessage } from "./Routes.ts"
 import { pngFor } from "./Png.ts"
 import { type ReportedUsage, reportedUsage } from "./ReportedUsage.ts"
@@ -72,48 +74,6 @@ import { makeVideoTasks } from "./VideoTasks.ts"
 import { arkVideoBytes } from "./VideosArk.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
 import { isObject, type JsonObject, makeIds, stringOr } from "./Wire.ts"
-
-/** A scripted failure applied to matching requests before normal handling. @category models */
-export interface Fault {
-  readonly match?: {
-    /** Substring of the URL path. */
-    readonly path?: string
-    readonly model?: string
-    readonly key?: string
-  }
-  /** How many matching requests it applies to (default: unlimited). */
-  readonly times?: number
-  /**
-   * Answer this HTTP status with an error body in the vendor's own error shape. With `breakAfterEvents`
-   * on a stream request: 200, N events, then this error as the vendor's in-band stream error event.
-   */
-  readonly status?: number
-  /** Override that error body (JSON). */
-  readonly body?: unknown
-  /** Error message used in the vendor-shaped body. */
-  readonly message?: string
-  /** Delay before the first byte (status line), in milliseconds. */
-  readonly delayMs?: number
-  /** Never answer (until the client aborts or the emulator closes). */
-  readonly hang?: boolean
-  /** Stream: send N events, then break the connection (no end marker). Non-stream: half the JSON, then break. */
-  readonly breakAfterEvents?: number
-  /** Stream: send N events, then go silent with the connection open (until the client aborts). */
-  readonly stallAfterEvents?: number
-  /** 200 with a body that is not valid JSON / not valid events. */
-  readonly malformed?: boolean
-  /**
-   * With `status`: the error message quotes a value the caller sent, as vendors do (see `Faults.echoedValue`):
-   * `"text"` the longest string in the body, `"field"` the first top-level field name that is not a plain
-   * identifier, `"key"` the API key of the request. `{echo}` in `message` marks where; without it the value is
-   * appended to the message.
-   */
-  readonly echo?: EchoSource
-  /** Stream: pause this many milliseconds between events (this request only; overrides the emulator's pacing). */
-  readonly paceMs?: number
-  /** Stream: send N events, then end the body cleanly without the format's end marker (a stream cut short). */
-  readonly endAfterEvents?: number
-}
 
 /** One request as the emulator saw it. @category models */
 export interface RecordedRequest {

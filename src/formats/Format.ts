@@ -13,7 +13,8 @@ import type { Request } from "../canonical/Request.ts"
 import type { Response } from "../canonical/Response.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
 import type { Problem } from "../domain/Problem.ts"
-import type { InvalidRequest, UpstreamFailed, UpstreamFailureKind } from "../errors/GatewayError.ts"
+import type { UpstreamFailed, UpstreamFailureKind } from "../errors/GatewayError.ts"
+import type { Decoded } from "./shared/Decoded.ts"
 import type { MediaParam } from "./shared/MediaLocation.ts"
 
 /**
@@ -23,15 +24,7 @@ import type { MediaParam } from "./shared/MediaLocation.ts"
  */
 export type FormatName = "openai-chat" | "openai-responses" | "anthropic" | "gemini" | "completions"
 
-/**
- * The result of a translation that may fail on the caller's input.
- *
- * @category models
- */
-export type Decoded<A> = { readonly ok: true; readonly value: A } | {
-  readonly ok: false
-  readonly error: InvalidRequest
-}
+export type { Decoded } from "./shared/Decoded.ts"
 
 /**
  * What an outbound request encoder produced: the JSON body for the upstream

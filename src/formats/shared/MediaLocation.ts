@@ -19,7 +19,7 @@
  * @since 0.1.0
  */
 import type { Request } from "../../canonical/Request.ts"
-import type { Decoded } from "../Format.ts"
+import type { Decoded } from "./Decoded.ts"
 
 /**
  * Where a media item sits in a canonical request: `message` and `part` index
