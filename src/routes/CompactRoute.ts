@@ -22,7 +22,7 @@ import type { ResponseMeta } from "../formats/Format.ts"
 import { OpenAiResponsesFormat } from "../formats/openai/responses/Format.ts"
 import { encodeResponsesRequest } from "../formats/openai/responses/RequestEncoder.ts"
 import { usageFromWire } from "../formats/openai/responses/WireSchema.ts"
-import { makeDecoder } from "../formats/shared/WireDecode.ts"
+import { makeWireDecoder } from "../formats/shared/WireDecode.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
@@ -50,7 +50,7 @@ const Body = Schema.Struct({
   previous_response_id: Schema.optional(Schema.NullOr(Schema.String))
 })
 
-const decodeBody = makeDecoder(Body)
+const decodeBody = makeWireDecoder(Body)
 
 /**
  * The compact endpoint as the relay sees it: `{responses URL}/compact` on

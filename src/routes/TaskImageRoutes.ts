@@ -28,7 +28,7 @@ import { TaskStore } from "../tasks/TaskStore.ts"
 import { Catalog, imageFamilyOf } from "../storage/Catalog.ts"
 import { UserCaps } from "../services/UserCaps.ts"
 import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
-import { taskViewOf } from "./VideoRoutes.ts"
+import { taskViewOf } from "../tasks/TaskView.ts"
 
 /** @category services */
 export class ImageTasks extends Context.Service<ImageTasks, {

@@ -43,8 +43,8 @@ import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { Sessions } from "../accounts/Sessions.ts"
 import { Tokens } from "../accounts/Tokens.ts"
 import { TaskPoller } from "../tasks/TaskPoller.ts"
-import type { Task } from "../tasks/TaskStore.ts"
-import { TaskStore } from "../tasks/TaskStore.ts"
+import { taskViewOf } from "../tasks/TaskView.ts"
+import { type Task, TaskStore } from "../tasks/TaskStore.ts"
 import { VideoListing } from "../tasks/VideoListing.ts"
 import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
 import { sessionCookieOf } from "./api/Api.ts"
@@ -64,42 +64,6 @@ const originOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: strin
     return request.source instanceof Request ? new URL(request.source.url).origin : ""
   } catch {
     return ""
-  }
-}
-
-/**
- * A stored task as the public shapes read it; the URL is this gateway's
- * content route (never the vendor's).
- *
- * @category views
- */
-export const taskViewOf = (task: Task, origin: string): TaskView => {
-  const request = task.request
-  return {
-    id: task.publicId,
-    model: task.model,
-    status: task.status,
-    progress: task.progress,
-    createdAt: Math.floor(task.createdAt / 1000),
-    completedAt: task.completedAt === null ? null : Math.floor(task.completedAt / 1000),
-    seconds: typeof request.seconds === "number" ? request.seconds : undefined,
-    size: typeof request.size === "string"
-      ? request.size
-      : typeof request.aspectRatio === "string"
-      ? request.aspectRatio
-      : undefined,
-    prompt: typeof request.prompt === "string" ? request.prompt : undefined,
-    url: task.status === "completed" ? `${origin}/v1/videos/${task.publicId}/content` : null,
-    error: task.errorCode === null ? null : { code: task.errorCode, message: task.errorMessage ?? "" },
-    actual: {
-      seconds: task.result?.seconds,
-      width: task.result?.width,
-      height: task.result?.height,
-      fps: task.result?.fps,
-      usage: task.result?.usage
-    },
-    remixOf: typeof request.remixOf === "string" ? request.remixOf : undefined,
-    mini: task.model === "mini-2.0" || task.publicId.startsWith("mini-2.0_")
   }
 }
 

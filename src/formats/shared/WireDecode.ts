@@ -28,7 +28,7 @@ export const invalidAt = (path: ReadonlyArray<PropertyKey>, detail: string): Inv
  *
  * @category decoding
  */
-export const makeDecoder = <A, I>(
+export const makeWireDecoder = <A, I>(
   schema: Schema.Codec<A, I>
 ): (input: unknown, prefix?: ReadonlyArray<PropertyKey>) => Decoded<A> => {
   const decode = makeFieldDecoder(schema)

@@ -7,7 +7,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Schema } from "effect"
 import { InvalidRequest } from "../../../src/errors/GatewayError.ts"
 import { plainExpectation } from "../../../src/domain/SchemaDecode.ts"
-import { makeDecoder, rebase } from "../../../src/formats/shared/WireDecode.ts"
+import { makeWireDecoder, rebase } from "../../../src/formats/shared/WireDecode.ts"
 
 const Part = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
@@ -18,7 +18,7 @@ const Body = Schema.Struct({
   content: Schema.Array(Part),
   choice: Schema.optional(Schema.Union([Schema.Literals(["auto", "none"]), Part]))
 })
-const decode = makeDecoder(Body)
+const decode = makeWireDecoder(Body)
 
 const errorOf = (input: unknown, prefix?: ReadonlyArray<PropertyKey>) => {
   const decoded = decode(input, prefix)

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-export { invalidAt, makeDecoder as wireDecoder } from "../../shared/WireDecode.ts"
+export { invalidAt, makeWireDecoder as wireDecoder } from "../../shared/WireDecode.ts"
 
 /**
  * A path inside a JSON value: object keys and array indexes.

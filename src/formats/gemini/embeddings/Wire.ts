@@ -19,7 +19,7 @@ import type { Usage } from "../../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../../errors/GatewayError.ts"
 import type { Decoded } from "../../Format.ts"
 import { classifyGeminiError } from "../generate-content/ErrorBody.ts"
-import { invalidAt, makeDecoder } from "../../shared/WireDecode.ts"
+import { invalidAt, makeWireDecoder } from "../../shared/WireDecode.ts"
 import type { EmbeddingWire } from "../../embeddings/EmbeddingWire.ts"
 
 /**
@@ -55,9 +55,9 @@ const EmbedRequest = Schema.Struct({
   title: Schema.optional(Schema.NullOr(Schema.String)),
   outputDimensionality: Schema.optional(Schema.NullOr(Schema.Int))
 })
-const decodeEmbedRequest = makeDecoder(EmbedRequest)
+const decodeEmbedRequest = makeWireDecoder(EmbedRequest)
 const Batch = Schema.Struct({ requests: Schema.Array(Schema.Unknown) })
-const decodeBatch = makeDecoder(Batch)
+const decodeBatch = makeWireDecoder(Batch)
 
 /**
  * One `EmbedContentRequest` at `prefix` as an input and its dimensionality, or what is wrong with it; in a batch

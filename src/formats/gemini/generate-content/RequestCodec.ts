@@ -27,7 +27,7 @@ import type { Decoded, EncodedRequest } from "../../Format.ts"
 import { checksCallSignatures, SKIP_SIGNATURE_VALIDATOR } from "../Models.ts"
 import { isForeignReasoning } from "../../shared/ReasoningOrigin.ts"
 import { fitThinkingBudget } from "../../shared/ThinkingBudget.ts"
-import { makeDecoder, rebase } from "../../shared/WireDecode.ts"
+import { makeWireDecoder, rebase } from "../../shared/WireDecode.ts"
 import {
   clientSignature,
   decodeFunctionResponse,
@@ -192,8 +192,8 @@ const Body = Schema.Struct({
 })
 type Body = typeof Body.Type
 
-const decodeBody = makeDecoder(Body)
-const decodeDeclaration = makeDecoder(FunctionDeclaration)
+const decodeBody = makeWireDecoder(Body)
+const decodeDeclaration = makeWireDecoder(FunctionDeclaration)
 
 // ---------------------------------------------------------------------------
 // decoding

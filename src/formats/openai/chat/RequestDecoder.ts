@@ -36,7 +36,7 @@ import type {
 import { safeVendorText } from "../../../domain/Redact.ts"
 import { InvalidRequest } from "../../../errors/GatewayError.ts"
 import type { Decoded } from "../../Format.ts"
-import { makeDecoder, rebase } from "../../shared/WireDecode.ts"
+import { makeWireDecoder, rebase } from "../../shared/WireDecode.ts"
 import { setAsideNewValues, type ValuePosition, withNewValues } from "../../shared/NewValues.ts"
 import { signaturePartOf } from "./CallSignatures.ts"
 
@@ -70,10 +70,10 @@ type UserContentPart =
 
 /** The user content parts the canonical form models, each checked by its own schema. */
 const userPartDecoders: Record<string, (input: unknown) => Decoded<UserContentPart>> = {
-  text: makeDecoder(TextContentPart),
-  image_url: makeDecoder(ImageContentPart),
-  input_audio: makeDecoder(AudioContentPart),
-  file: makeDecoder(FileContentPart)
+  text: makeWireDecoder(TextContentPart),
+  image_url: makeWireDecoder(ImageContentPart),
+  input_audio: makeWireDecoder(AudioContentPart),
+  file: makeWireDecoder(FileContentPart)
 }
 
 /** A user content part as the caller sent it (all its fields): checked by `userPart`. */
@@ -135,12 +135,12 @@ type ChatMessage =
  * mismatch against the wrong member, so messages are dispatched on `role`.
  */
 const messageDecoders: Record<string, (input: unknown) => Decoded<ChatMessage>> = {
-  system: makeDecoder(SystemMessage),
-  developer: makeDecoder(SystemMessage),
-  user: makeDecoder(UserMessage),
-  assistant: makeDecoder(AssistantMessage),
-  tool: makeDecoder(ToolMessage),
-  function: makeDecoder(FunctionMessage)
+  system: makeWireDecoder(SystemMessage),
+  developer: makeWireDecoder(SystemMessage),
+  user: makeWireDecoder(UserMessage),
+  assistant: makeWireDecoder(AssistantMessage),
+  tool: makeWireDecoder(ToolMessage),
+  function: makeWireDecoder(FunctionMessage)
 }
 
 const FunctionDefinition = Schema.Struct({
@@ -228,7 +228,7 @@ const Body = Schema.Struct({
 })
 type Body = typeof Body.Type
 
-const decodeBody = makeDecoder(Body)
+const decodeBody = makeWireDecoder(Body)
 
 /** Thrown inside this module only, turned into `Decoded` at its edge. */
 class Rejection {

@@ -9,7 +9,7 @@ import { Schema } from "effect"
 import type { Request } from "../../../canonical/Request.ts"
 import { InvalidRequest } from "../../../errors/GatewayError.ts"
 import type { Decoded, EncodedRequest } from "../../Format.ts"
-import { makeDecoder } from "../../shared/WireDecode.ts"
+import { makeWireDecoder } from "../../shared/WireDecode.ts"
 
 const optionalNullable = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
 
@@ -28,7 +28,7 @@ const Body = Schema.Struct({
   stream: optionalNullable(Schema.Boolean)
 })
 
-const decodeBody = makeDecoder(Body)
+const decodeBody = makeWireDecoder(Body)
 
 const rejected = (message: string, param: string): Decoded<Request> => ({
   ok: false,

@@ -17,7 +17,7 @@ import type { Usage } from "../../../canonical/Usage.ts"
 import { InvalidRequest, UpstreamFailed } from "../../../errors/GatewayError.ts"
 import type { Decoded } from "../../Format.ts"
 import { classifyOpenAiError } from "../shared/ErrorBody.ts"
-import { invalidAt, makeDecoder } from "../../shared/WireDecode.ts"
+import { invalidAt, makeWireDecoder } from "../../shared/WireDecode.ts"
 import type { EmbeddingWire } from "../../embeddings/EmbeddingWire.ts"
 import { decodeFloat32Base64, encodeFloat32Base64 } from "../../embeddings/Float32Base64.ts"
 
@@ -36,7 +36,7 @@ const Body = Schema.Struct({
   encoding_format: Schema.optional(Schema.NullOr(Schema.Literals(["float", "base64"]))),
   user: Schema.optional(Schema.NullOr(Schema.String))
 })
-const decodeBody = makeDecoder(Body)
+const decodeBody = makeWireDecoder(Body)
 
 const isTokenId = (value: unknown): value is number =>
   typeof value === "number" && Number.isSafeInteger(value) && value >= 0

@@ -76,7 +76,7 @@ import { safeVendorText } from "../../../domain/Redact.ts"
 import { InvalidRequest } from "../../../errors/GatewayError.ts"
 import type { Decoded } from "../../Format.ts"
 import { reasoningFromOpaqueToken } from "../../shared/ReasoningOrigin.ts"
-import { makeDecoder, rebase } from "../../shared/WireDecode.ts"
+import { makeWireDecoder, rebase } from "../../shared/WireDecode.ts"
 import { setAsideNewValues, type ValuePosition, withNewValues } from "../../shared/NewValues.ts"
 import { effortFromWire, mediaSourceOf } from "./WireSchema.ts"
 
@@ -172,23 +172,23 @@ const JsonSchemaFormat = Schema.Struct({
 })
 
 const decoders = {
-  body: makeDecoder(Body),
-  typed: makeDecoder(Typed),
-  message: makeDecoder(MessageItem),
-  functionCall: makeDecoder(FunctionCallItem),
-  functionCallOutput: makeDecoder(FunctionCallOutputItem),
-  customToolCall: makeDecoder(CustomToolCallItem),
-  customTool: makeDecoder(CustomToolDefinition),
-  reasoning: makeDecoder(ReasoningItem),
-  text: makeDecoder(TextContent),
-  refusal: makeDecoder(RefusalContent),
-  image: makeDecoder(ImageContent),
-  file: makeDecoder(FileContent),
-  audio: makeDecoder(AudioContent),
-  functionTool: makeDecoder(FunctionToolDefinition),
-  object: makeDecoder(ObjectValue),
-  namedChoice: makeDecoder(NamedChoice),
-  jsonSchema: makeDecoder(JsonSchemaFormat)
+  body: makeWireDecoder(Body),
+  typed: makeWireDecoder(Typed),
+  message: makeWireDecoder(MessageItem),
+  functionCall: makeWireDecoder(FunctionCallItem),
+  functionCallOutput: makeWireDecoder(FunctionCallOutputItem),
+  customToolCall: makeWireDecoder(CustomToolCallItem),
+  customTool: makeWireDecoder(CustomToolDefinition),
+  reasoning: makeWireDecoder(ReasoningItem),
+  text: makeWireDecoder(TextContent),
+  refusal: makeWireDecoder(RefusalContent),
+  image: makeWireDecoder(ImageContent),
+  file: makeWireDecoder(FileContent),
+  audio: makeWireDecoder(AudioContent),
+  functionTool: makeWireDecoder(FunctionToolDefinition),
+  object: makeWireDecoder(ObjectValue),
+  namedChoice: makeWireDecoder(NamedChoice),
+  jsonSchema: makeWireDecoder(JsonSchemaFormat)
 }
 
 /** Raised inside this module only; `decodeResponsesRequest` turns it into a `Decoded` failure. */

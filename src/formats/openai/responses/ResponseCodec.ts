@@ -16,7 +16,7 @@ import { emptyUsage, type Usage } from "../../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../../errors/GatewayError.ts"
 import type { ResponseMeta } from "../../Format.ts"
 import { forClient, redactedToken } from "../../shared/ReasoningOrigin.ts"
-import { makeDecoder } from "../../shared/WireDecode.ts"
+import { makeWireDecoder } from "../../shared/WireDecode.ts"
 import { finishOfStatus, itemId, statusOfFinish, usageFromWire, usageToWire, type WireUsage } from "./WireSchema.ts"
 import { echoedRequestFields } from "./Echo.ts"
 
@@ -54,11 +54,11 @@ const ReasoningOutput = Schema.Struct({
 })
 
 const decoders = {
-  body: makeDecoder(Body),
-  typed: makeDecoder(Typed),
-  message: makeDecoder(MessageOutput),
-  functionCall: makeDecoder(FunctionCallOutput),
-  reasoning: makeDecoder(ReasoningOutput)
+  body: makeWireDecoder(Body),
+  typed: makeWireDecoder(Typed),
+  message: makeWireDecoder(MessageOutput),
+  functionCall: makeWireDecoder(FunctionCallOutput),
+  reasoning: makeWireDecoder(ReasoningOutput)
 }
 
 /**

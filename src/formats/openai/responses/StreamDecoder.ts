@@ -31,7 +31,7 @@ import type { StreamPart } from "../../../canonical/StreamPart.ts"
 import { emptyUsage } from "../../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../../errors/GatewayError.ts"
 import type { DecodeStep, StreamDecoder } from "../../Format.ts"
-import { makeDecoder } from "../../shared/WireDecode.ts"
+import { makeWireDecoder } from "../../shared/WireDecode.ts"
 import { failureKindOfCode } from "./ResponseCodec.ts"
 import { finishOfStatus, usageFromWire } from "./WireSchema.ts"
 
@@ -107,11 +107,11 @@ const ErrorEvent = Schema.Struct({
 })
 
 const decoders = {
-  envelope: makeDecoder(Envelope),
-  item: makeDecoder(ItemEvent),
-  delta: makeDecoder(DeltaEvent),
-  lifecycle: makeDecoder(LifecycleEvent),
-  error: makeDecoder(ErrorEvent)
+  envelope: makeWireDecoder(Envelope),
+  item: makeWireDecoder(ItemEvent),
+  delta: makeWireDecoder(DeltaEvent),
+  lifecycle: makeWireDecoder(LifecycleEvent),
+  error: makeWireDecoder(ErrorEvent)
 }
 
 type Step = DecodeStep<ResponsesDecoderState>
