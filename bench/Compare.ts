@@ -11,7 +11,7 @@
  * rotated by one each round so that every target takes every place equally often (with as many rounds as a
  * multiple of the targets); CPU per request is the target's CPU time (`Cpu.ts`) over the run ÷ the requests wrk
  * completed. Prints each round and the median ratio of each build. Used for the before/after figures of a change
- * to the request path (README, "Benchmark"); it writes no report.
+ * to the request path (bench/RESULTS.md); it writes no report.
  *
  * @since 0.1.0
  */

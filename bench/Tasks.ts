@@ -149,7 +149,7 @@ const mib = (kib: number | undefined): string => kib === undefined ? "n/a" : `${
 const whole = (value: number): string => Math.round(value).toLocaleString("en-US")
 
 /**
- * One table row of `run` (the README's summary uses the same).
+ * One table row of `run` (the tasks table in bench/RESULTS.md uses the same).
  *
  * @category rendering
  */

@@ -1,5 +1,5 @@
 /**
- * Every import in `src/` points down the layers (DESIGN.md, "Layout"), and
+ * Every import in `src/` points down the layers (docs/ARCHITECTURE.md, "Layers": the same table), and
  * only the demo imports the emulator. Reads the import lines of every module;
  * a new folder must be given its layer here.
  */
@@ -71,8 +71,8 @@ Deno.test("imports: every import in src/ points down the layers; only src/demo.t
 })
 
 /**
- * Routes reach vendors only through the relays (DESIGN.md, "The billed pipeline": candidates, adapters and health
- * are the relay's), so nothing under `routes/` imports the upstream client, the video calls or an adapter.
+ * Routes reach vendors only through the relays (docs/ARCHITECTURE.md, "The billed pipeline": candidates, adapters
+ * and health are the relay's), so nothing under `routes/` imports the upstream client, the video calls or an adapter.
  */
 const UPSTREAM_MODULES = [
   { target: "upstreams/transport/UpstreamClient.ts", exact: true },

@@ -1,7 +1,7 @@
 /**
  * Content parts of the canonical representation: what a message, a response or
  * a tool result can hold, in no vendor's format. Every wire format decodes into
- * these and encodes from them (DESIGN.md, "Formats and the canonical form").
+ * these and encodes from them (docs/ARCHITECTURE.md, "Formats and the canonical form").
  *
  * @since 0.1.0
  */

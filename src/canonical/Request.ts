@@ -1,6 +1,6 @@
 /**
  * A generation request in canonical form: the superset of what the inbound
- * formats can say (DESIGN.md, "Formats and the canonical form").
+ * formats can say (docs/ARCHITECTURE.md, "Formats and the canonical form").
  *
  * @since 0.1.0
  */

@@ -48,7 +48,7 @@ export type StreamPart =
    * Usage known so far (cumulative); may come several times. `final` marks the format's final usage (chat and
    * completions: usage after a `finish_reason`; Messages: `message_delta`; Responses: `response.completed` /
    * `incomplete` / `failed`; generate-content: the chunk with `finishReason`): from then on the answer's bill is
-   * this usage, whatever the caller or the upstream connection does next (DESIGN.md, "Billing truth").
+   * this usage, whatever the caller or the upstream connection does next (docs/ARCHITECTURE.md, "Billing truth").
    */
   | { readonly _tag: "UsageUpdate"; readonly usage: Usage; readonly final?: true | undefined }
   | {

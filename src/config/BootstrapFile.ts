@@ -1,5 +1,5 @@
 /**
- * The bootstrap file (YAML or JSON) of the outer contract (DESIGN.md): groups,
+ * The bootstrap file (YAML or JSON) of the outer contract (docs/ARCHITECTURE.md, "Outer contract"): groups,
  * model prices, channels, users with their tokens, plus gateway settings and
  * rate limits. Decoded with `Schema`; a bad file is reported with the path of
  * the first bad field (`channels[1].type: …`).

@@ -1,5 +1,5 @@
 /**
- * The environment settings of the outer contract (DESIGN.md): `PORT` (3000),
+ * The environment settings of the outer contract (docs/ARCHITECTURE.md, "Outer contract"): `PORT` (3000),
  * `HOST` (0.0.0.0), `DATABASE_URL` (unset → embedded PGlite in
  * `SLUICE_DATA_DIR`, default `./data`), `SLUICE_CONFIG` (bootstrap file),
  * `REDIS_URL` (shared rate limits), `SLUICE_ROOT_PASSWORD` (the root user's

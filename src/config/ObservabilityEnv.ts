@@ -1,5 +1,5 @@
 /**
- * The environment settings of operating Sluice (README, "Operating"):
+ * The environment settings of operating Sluice (docs/OPERATING.md):
  * `LOG_FORMAT` (`json`, `text`, or unset: `text` when stdout is a terminal,
  * else `json`), `LOG_LEVEL` (`debug`, `info` (default), `warn`, `error`),
  * `SLUICE_ACCESS_LOG` and `SLUICE_METRICS` (`off` turns the access log or the

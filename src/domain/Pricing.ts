@@ -1,6 +1,6 @@
 /**
  * Exact cost arithmetic in quota units (1 unit = 1 micro-USD), per the outer
- * contract (DESIGN.md): text cost = ceil(group_ratio × (prompt_tokens × input +
+ * contract (docs/ARCHITECTURE.md, "Outer contract"): text cost = ceil(group_ratio × (prompt_tokens × input +
  * completion_tokens × output)) where `input` and `output` are USD per 1M tokens
  * (so USD per 1M tokens × tokens = micro-USD). The prompt tokens read from a
  * vendor's cache are priced at `cached_input` and those written to it at

@@ -156,7 +156,7 @@ export const internalProblem: Problem = problem(500, "platform_api_error", "inte
 export const apiStatus = (p: Problem): number =>
   p.status === 401 || p.status === 403 || p.status === 429 || p.status >= 500 ? p.status : 200
 
-/** The envelopes of DESIGN.md. @category models */
+/** The envelopes of docs/ARCHITECTURE.md ("Errors"). @category models */
 export type EnvelopeKind = "gateway" | "flat" | "api"
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The contract every wire format implements: translators to and from the
  * canonical representation, for requests, responses, stream events and errors,
- * in both directions (DESIGN.md, "Formats and the canonical form"). Routes use
+ * in both directions (docs/ARCHITECTURE.md, "Formats and the canonical form"). Routes use
  * the inbound half, upstream adapters the outbound half, so no wire schema is
  * written twice. Translators are pure functions; the stream ones are `step`
  * functions driven by `Stream.mapAccum` in `StreamPipeline.ts`.
@@ -122,7 +122,7 @@ export interface PassthroughTarget {
 }
 
 /**
- * The passthrough half of a format (DESIGN.md, "The relay in parts"): a
+ * The passthrough half of a format (docs/ARCHITECTURE.md, "Formats and the canonical form"): a
  * same-format request is forwarded as the caller sent it but for what the
  * gateway needs, and a same-format stream is forwarded event by event but for
  * what the caller did not ask to see.

@@ -1,5 +1,5 @@
 /**
- * The gateway's metrics (README, "Operating"), as Effect `Metric`s in a
+ * The gateway's metrics (docs/OPERATING.md, "Metrics"), as Effect `Metric`s in a
  * registry of their own, exported by `effect/observability`'s
  * `PrometheusMetrics`. Every label comes from a bounded set: route names
  * (`routeOf`), format names, configured model, channel and group names (a

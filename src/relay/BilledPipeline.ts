@@ -1,5 +1,5 @@
 /**
- * The billed pipeline (DESIGN.md, "The billed pipeline"), written once for
+ * The billed pipeline (docs/ARCHITECTURE.md, "The billed pipeline"), written once for
  * every route that calls a vendor: permit (RateLimiter) → settlement → hold
  * (QuotaLedger; uninterruptible, so a hold taken is always settled) →
  * `failover` over the candidates (one attempt each until one is accepted,

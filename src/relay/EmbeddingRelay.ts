@@ -1,6 +1,6 @@
 /**
  * The relay of the embedding routes: the same parts as the text relay
- * (DESIGN.md, "The relay in parts") with an embedding attempt in place of a
+ * (docs/ARCHITECTURE.md, "The billed pipeline") with an embedding attempt in place of a
  * text one. Candidates (ChannelRouter, kept to channel types that can embed,
  * and to openai channels for token-array inputs) → limits (RateLimiter) →
  * hold (QuotaLedger, the whole batch's prompt upper bound) → `Failover` over

@@ -1,6 +1,6 @@
 /**
  * Failover: one attempt per candidate, in the router's order, until one is
- * accepted (README, "Routing, health, timeouts, limits"). Generic over what an
+ * accepted (docs/OPERATING.md, "Routing, health, timeouts, limits"). Generic over what an
  * attempt is (a JSON answer, a stream's head, a task submit): a retryable
  * failure (connection, timeout, 429, 5xx, unreadable answer, a key refused)
  * moves on, at most `maxAttempts` in all and no new attempt after `deadline`;

@@ -1,6 +1,6 @@
 /**
  * The relay of the image routes: the same parts as the text and embedding
- * relays (DESIGN.md, "The relay in parts") with an image attempt. Candidates
+ * relays (docs/ARCHITECTURE.md, "The billed pipeline") with an image attempt. Candidates
  * (ChannelRouter, kept to channel types that make images) → limits
  * (RateLimiter) → hold (QuotaLedger: ceil(ratio × n × per_image) quota units,
  * the images asked for) → `Failover` over image attempts (one per candidate

@@ -1,7 +1,7 @@
 /**
  * The video content download (`GET /v1/videos/{task_id}/content`): the bytes
  * of a completed video task, fetched from the vendor that made them and
- * handed on as they arrive. Not billed (DESIGN.md, "The billed pipeline"), but
+ * handed on as they arrive. Not billed (docs/ARCHITECTURE.md, "The billed pipeline"), but
  * the same path as the billed calls: the candidate is the task's own channel
  * and key (the vendor holds the bytes there, so no other channel can serve
  * them); the call is made by the channel type's video adapter and wire

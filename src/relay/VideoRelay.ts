@@ -6,7 +6,7 @@
  * row". Candidates are the router's, kept to channel types with a video wire.
  * The hold, charged in full when the upstream accepts, is the pre-charge:
  * ceil(ratio × seconds × `per_second` × 10⁶) quota units, `seconds` the
- * requested duration or the family's default (DESIGN.md, "Outer contract");
+ * requested duration or the family's default (docs/ARCHITECTURE.md, "Outer contract");
  * the poller refunds it if the task fails and re-prices it on the actual
  * duration. A model with neither `per_second` nor `free` is refused
  * (`ModelNotPriced`), as text models without a price are. Media references are

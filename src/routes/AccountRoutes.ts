@@ -4,9 +4,9 @@
  * sign-in page's buttons, and each provider's public parameters
  * (`oauth_clients`: client id, authorization endpoint, scope, redirect URI)
  * for a front end that builds the provider's URL itself, for anyone; per-channel health with the
- * operator's status token or an admin's browser session), `GET /api/usage/token` (outer contract, DESIGN.md) and the OpenAI legacy
- * billing shapes `GET /dashboard/billing/subscription` and
- * `GET /dashboard/billing/usage` (amounts in USD; `total_usage` in cents, as
+ * operator's status token or an admin's browser session), `GET /api/usage/token`
+ * (docs/ARCHITECTURE.md, "Outer contract") and the OpenAI legacy billing shapes
+ * `GET /dashboard/billing/subscription` and `GET /dashboard/billing/usage` (amounts in USD; `total_usage` in cents, as
  * OpenAI's legacy endpoint reported it; with `start_date` and `end_date`
  * (`YYYY-MM-DD`, UTC, the end exclusive, as OpenAI's took them) the usage of
  * those days only, with OpenAI's `daily_costs`).

@@ -1,5 +1,5 @@
 /**
- * Deno Deploy mode (README, "Operating"): with `DATABASE_URL` set, the
+ * Deno Deploy mode (docs/OPERATING.md, "Deploy targets"): with `DATABASE_URL` set, the
  * gateway runs without writing files, without subprocesses and without FFI
  * (`--deny-write --deny-run --deny-ffi`; the one worker thread Sluice has is
  * PGlite's, which PostgreSQL does not need). `src/main.ts` is started that

@@ -1,5 +1,5 @@
 /**
- * Exact cost arithmetic (outer contract, DESIGN.md): fixed-point prices and
+ * Exact cost arithmetic (docs/ARCHITECTURE.md, "Outer contract"): fixed-point prices and
  * ratios, ceil per request, free models, and `toFixed` rounding up past 9
  * decimals.
  */

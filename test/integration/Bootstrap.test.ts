@@ -1,5 +1,5 @@
 /**
- * The bootstrap file of the outer contract (DESIGN.md): YAML and JSON files
+ * The bootstrap file of the outer contract (docs/ARCHITECTURE.md, "Outer contract"): YAML and JSON files
  * start the gateway (in-process, and `src/main.ts` as `deno task start` runs
  * it); a bad file exits non-zero naming the bad field and writes nothing; a
  * restart re-applies the file (prices upserted) without resetting usage or

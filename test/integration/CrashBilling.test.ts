@@ -1,6 +1,6 @@
 /**
- * The ledger agrees with the vendor under crashes (DESIGN.md, "Billing
- * truth"): two `src/main.ts` processes share one fresh PostgreSQL database in
+ * The ledger agrees with the vendor under crashes (docs/ARCHITECTURE.md,
+ * "Billing truth"): two `src/main.ts` processes share one fresh PostgreSQL database in
  * front of one emulator and take a seeded mix of requests in all five text
  * formats over openai, anthropic and gemini channels, streamed and not. Every
  * streamed answer is read the way the SDKs read it: up to the format's end

@@ -1,5 +1,5 @@
 /**
- * The ledger agrees with the vendor (DESIGN.md, "Billing truth"): a caller that
+ * The ledger agrees with the vendor (docs/ARCHITECTURE.md, "Billing truth"): a caller that
  * leaves at any byte after the final usage is billed exactly what the upstream
  * reported; the cost rides on every billed answer (`x-sluice-cost`, and a
  * stream's final usage when asked) and equals the usage row's and the access

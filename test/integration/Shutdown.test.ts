@@ -1,5 +1,5 @@
 /**
- * Graceful shutdown of `src/main.ts` (outer contract, DESIGN.md): on SIGTERM
+ * Graceful shutdown of `src/main.ts` (docs/ARCHITECTURE.md, "Outer contract"): on SIGTERM
  * the process stops accepting, lets in-flight requests and streams finish,
  * flushes the usage log and exits 0 — so no usage row is lost, not even for
  * requests that answered a moment before the signal.

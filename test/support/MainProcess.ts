@@ -6,7 +6,10 @@
 const ROOT = new URL("../../", import.meta.url).pathname
 const MAIN = `${ROOT}src/main.ts`
 
-/** The variables of the outer contract (DESIGN.md) plus the ones `src/config/Env.ts` reads. */
+/**
+ * The variables of the outer contract (docs/ARCHITECTURE.md, "Outer contract") plus the ones `src/config/Env.ts`
+ * reads.
+ */
 const GATEWAY_VARIABLES = ["PORT", "HOST", "DATABASE_URL", "DATABASE_POOL_SIZE", "REDIS_URL"]
 
 /** This process's environment without the gateway's own variables, plus `env`. */

@@ -1,9 +1,9 @@
 /**
  * New values of known fields: a role, a reasoning effort, a tool or format type that a format's decoder does not
  * model (the vendor added it after Sluice was written). A same-format channel must still take them as sent (the
- * caller's body is forwarded, DESIGN.md "Formats and the canonical form"), so a decoder sets them aside before
- * decoding instead of refusing them: the value's element or field is left out of a copy of the body, and a note
- * (`Request.untranslatable`) names it, so a translation is refused by name.
+ * caller's body is forwarded, docs/ARCHITECTURE.md "Formats and the canonical form"), so a decoder sets them aside
+ * before decoding instead of refusing them: the value's element or field is left out of a copy of the body, and a
+ * note (`Request.untranslatable`) names it, so a translation is refused by name.
  *
  * @since 0.1.0
  */

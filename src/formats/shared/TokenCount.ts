@@ -1,6 +1,6 @@
 /**
  * Counting tokens of text the gateway delivered, for the one bill that is an
- * estimate: a stream cut before its final usage (DESIGN.md, "Billing truth").
+ * estimate: a stream cut before its final usage (docs/ARCHITECTURE.md, "Billing truth").
  * Where the vendor's tokenizer is public — OpenAI's `o200k_base` (GPT-4o,
  * GPT-4.1, GPT-5, o-series) and `cl100k_base` (GPT-4, GPT-3.5), through the
  * `gpt-tokenizer` package (github.com/openai/tiktoken encodings) — text is
