@@ -18,6 +18,15 @@ const EXACT: ReadonlySet<string> = new Set([
   "/v1/embeddings",
   "/v1/images/generations",
   "/v1/images/edits",
+  "/v1/images/generations/async",
+  "/v1/audio/speech",
+  "/v1/audio/transcriptions",
+  "/v1/audio/translations",
+  "/v1/moderations",
+  "/v1/rerank",
+  "/v2/rerank",
+  "/v1/videos",
+  "/v1/video/generations",
   "/api/usage/token",
   "/api/status",
   "/dashboard/billing/subscription",
@@ -41,10 +50,28 @@ const modelRoute = (routes: ReadonlyMap<string, string>, fallback: string, path:
   return colon === -1 ? fallback : routes.get(path.slice(colon + 1)) ?? fallback
 }
 
+/** `{prefix}{id}` plus the one known sub-resource after it (`/content`, `/remix`), or the prefix's pattern alone. */
+const idRoute = (prefix: string, path: string, tails: ReadonlyArray<string>): string => {
+  const slash = path.indexOf("/", prefix.length)
+  if (slash === -1) return `${prefix}{id}`
+  const tail = path.slice(slash)
+  return tails.includes(tail) ? `${prefix}{id}${tail}` : `${prefix}{id}`
+}
+
+/** The task routes with an id in the path, and the prefixes their sub-resources may follow. */
+const ID_ROUTES: ReadonlyArray<readonly [prefix: string, tails: ReadonlyArray<string>]> = [
+  ["/v1/videos/", ["/content", "/remix"]],
+  ["/v1/video/generations/", []],
+  ["/v1/images/generations/async/", []],
+  ["/v1/images/content/", []]
+]
+
 /**
  * The label of the route serving `url` (a path with an optional query):
- * the path itself for a fixed route, a pattern for the model routes,
- * `/api/*` for the other account routes, and `other` for anything else.
+ * the path itself for a fixed route, a pattern for the model routes and the
+ * task routes with an id (`/v1/videos/{id}/content`), `/mj/*` and
+ * `/kling/v1/*` for the vendor-native task families, `/api/*` for the
+ * account routes, and `other` for anything else.
  *
  * @category labels
  */
@@ -54,6 +81,9 @@ export const routeOf = (url: string): string => {
   if (EXACT.has(path)) return path
   if (path.startsWith("/v1beta/models/")) return modelRoute(V1BETA, "/v1beta/models/{model}", path)
   if (path.startsWith("/v1/models/")) return modelRoute(V1, "/v1/models/{model}", path)
+  for (const [prefix, tails] of ID_ROUTES) if (path.startsWith(prefix)) return idRoute(prefix, path, tails)
+  if (path.startsWith("/mj/")) return "/mj/*"
+  if (path.startsWith("/kling/v1/")) return "/kling/v1/*"
   if (path.startsWith("/api/")) return "/api/*"
   return "other"
 }

@@ -20,6 +20,16 @@ Deno.test("route labels: fixed routes, model-route patterns, catch-alls", () => 
   strictEqual(routeOf("/v1/images/generations"), "/v1/images/generations")
   strictEqual(routeOf("/v1/images/edits"), "/v1/images/edits")
   strictEqual(routeOf("/api/user/self"), "/api/*")
+  strictEqual(routeOf("/v1/audio/speech"), "/v1/audio/speech")
+  strictEqual(routeOf("/v2/rerank"), "/v2/rerank")
+  strictEqual(routeOf("/v1/videos/video_abc/content?variant=thumbnail"), "/v1/videos/{id}/content")
+  strictEqual(routeOf("/v1/videos/video_abc/remix"), "/v1/videos/{id}/remix")
+  strictEqual(routeOf("/v1/videos/sk-secret/evil"), "/v1/videos/{id}")
+  strictEqual(routeOf("/v1/video/generations/task_1"), "/v1/video/generations/{id}")
+  strictEqual(routeOf("/v1/images/generations/async/img_1"), "/v1/images/generations/async/{id}")
+  strictEqual(routeOf("/v1/images/content/img_1"), "/v1/images/content/{id}")
+  strictEqual(routeOf("/mj/submit/imagine"), "/mj/*")
+  strictEqual(routeOf("/kling/v1/videos/text2video/t1"), "/kling/v1/*")
   strictEqual(routeOf("/%00\u0000/evil"), "other")
 })
 
@@ -28,7 +38,7 @@ Deno.test("route labels: any path maps into a small fixed set", () => {
   fc.assert(
     fc.property(
       fc.string({ maxLength: 200 }),
-      fc.constantFrom("", "/v1beta/models/", "/v1/models/", "/api/"),
+      fc.constantFrom("", "/v1beta/models/", "/v1/models/", "/api/", "/v1/videos/", "/v1/images/content/", "/mj/"),
       (rest, prefix) => {
         known.add(routeOf(prefix + rest))
       }
@@ -36,7 +46,8 @@ Deno.test("route labels: any path maps into a small fixed set", () => {
   )
   for (const label of known) {
     strictEqual(
-      /^(\/v1beta\/models\/\{model\}(:\w+)?|\/v1\/models\/\{model\}(:\w+)?|\/api\/\*|other|\/[a-z/]+)$/.test(label),
+      /^(\/v1beta\/models\/\{model\}(:\w+)?|\/v1\/models\/\{model\}(:\w+)?|\/api\/\*|\/mj\/\*|other|\/[a-z0-9/_]+(\{id\}(\/[a-z]+)?)?)$/
+        .test(label),
       true,
       label
     )
