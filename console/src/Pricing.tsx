@@ -27,6 +27,8 @@ interface Price {
   readonly cache_write?: number
   readonly per_image?: number
   readonly per_second?: number
+  readonly per_1m_characters?: number
+  readonly per_search?: number
   readonly family?: string
   readonly free?: boolean
 }
@@ -38,7 +40,9 @@ const PRICE_FIELDS = [
   { name: "cached_input", label: "Cached input (USD per 1M tokens)" },
   { name: "cache_write", label: "Cache write (USD per 1M tokens)" },
   { name: "per_image", label: "Per image (USD per image)" },
-  { name: "per_second", label: "Per second (USD per second of video)" }
+  { name: "per_second", label: "Per second (USD per second of video or audio)" },
+  { name: "per_1m_characters", label: "Per 1M characters (USD, speech input)" },
+  { name: "per_search", label: "Per search unit (USD, rerank)" }
 ] as const
 
 type PriceField = typeof PRICE_FIELDS[number]["name"]
@@ -141,7 +145,9 @@ const PriceForm = (props: { price: Price | null; onSaved: () => void }) => {
     cached_input: textOf(start?.cached_input),
     cache_write: textOf(start?.cache_write),
     per_image: textOf(start?.per_image),
-    per_second: textOf(start?.per_second)
+    per_second: textOf(start?.per_second),
+    per_1m_characters: textOf(start?.per_1m_characters),
+    per_search: textOf(start?.per_search)
   })
   const [family, setFamily] = useState(start?.family ?? "")
   const [free, setFree] = useState(start?.free === true)
@@ -283,6 +289,8 @@ export const Pricing = () => {
             <th scope="col">Cache write</th>
             <th scope="col">Per image</th>
             <th scope="col">Per second</th>
+            <th scope="col">Per 1M characters</th>
+            <th scope="col">Per search</th>
             <th scope="col">Family</th>
             <th scope="col">Actions</th>
           </tr>
@@ -297,6 +305,8 @@ export const Pricing = () => {
               <td>{money(item.cache_write, "USD / 1M")}</td>
               <td>{money(item.per_image, "USD / image")}</td>
               <td>{money(item.per_second, "USD / s")}</td>
+              <td>{money(item.per_1m_characters, "USD / 1M chars")}</td>
+              <td>{money(item.per_search, "USD / search")}</td>
               <td>{item.family ?? "from the name"}</td>
               <td>
                 <button

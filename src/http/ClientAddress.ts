@@ -176,3 +176,26 @@ export const isAllowed = (entries: ReadonlyArray<string>, address: string | unde
 export const isLoopback = (address: string | undefined): boolean =>
   address !== undefined &&
   (address === "::1" || address.startsWith("127.") || address.startsWith("::ffff:127.") || address === "localhost")
+
+/**
+ * The gateway's base address as the caller reaches it, for the URLs the
+ * gateway answers with (video and image content): the configured public URL
+ * (`settings.public_url`, for a gateway behind a proxy), else the scheme and
+ * host a trusted proxy forwarded (`hostOf`, `schemeOf`), else the request's
+ * own origin; `""` when none is known. No trailing `/`.
+ *
+ * @category addresses
+ */
+export const gatewayOriginOf = (
+  request: HttpServerRequest.HttpServerRequest,
+  publicUrl: string | undefined
+): string => {
+  if (publicUrl !== undefined) return publicUrl
+  const host = hostOf(request)
+  if (host !== undefined && /^[A-Za-z0-9.:[\]-]{1,255}$/.test(host)) return `${schemeOf(request)}://${host}`
+  try {
+    return request.source instanceof Request ? new URL(request.source.url).origin : ""
+  } catch {
+    return ""
+  }
+}

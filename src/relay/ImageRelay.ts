@@ -35,8 +35,8 @@ const CALLS_IN_FLIGHT = 4
  * What an image route hands the relay: the decoded request, its model's
  * family, the caller, and the gateway's address as the caller reaches it
  * (`contentBase`, no trailing `/`): where Base64 images are served when the
- * caller asked for a `url` (`ImageContents`); without it (the async image
- * task, whose result is kept on its row) such images stay `data:` URIs.
+ * caller asked for a `url` (`ImageContents`); without it such images stay
+ * `data:` URIs.
  *
  * @category models
  */

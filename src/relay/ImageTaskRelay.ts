@@ -22,6 +22,7 @@ import { type GatewayError, ModelNotFound, type UpstreamFailed } from "../errors
 import { encodeImagesAnswer } from "../formats/images/Wires.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { ImageContents } from "../tasks/ImageContents.ts"
 import { failureKindOf } from "../tasks/TaskPoller.ts"
 import { type Task, TaskStore } from "../tasks/TaskStore.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
@@ -62,6 +63,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
       const catalog = yield* Catalog
       const store = yield* TaskStore
       const usageLog = yield* UsageLog
+      const contents = yield* ImageContents
       const services = yield* oneShotServices
       const scope = yield* Effect.scope
 
@@ -111,7 +113,12 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
             if (outcome._tag === "Failure") {
               return yield* finish(task, { status: "failed", error: errorOf(outcome.failure), cost: 0n })
             }
-            const answer = outcome.success.value
+            const generated = outcome.success.value
+            // A caller who asked for a URL gets one: Base64 images are kept and served by the gateway.
+            const answer = request.b64 || input.contentBase === undefined ||
+                generated.images.every((image) => "url" in image)
+              ? generated
+              : { ...generated, images: yield* contents.keep(principal.userId, generated.images, input.contentBase) }
             const data = encodeImagesAnswer(answer, request.b64, Math.floor(Date.now() / 1000)).data
             if (JSON.stringify(data).length > MAX_RESULT_CHARS) {
               return yield* finish(task, {

@@ -18,7 +18,7 @@ import { InvalidRequest } from "../errors/GatewayError.ts"
 import { decodeImageRequest } from "../formats/images/Wires.ts"
 import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import { readFormData, readJsonObject } from "../http/Body.ts"
-import { clientAddressOf } from "../http/ClientAddress.ts"
+import { clientAddressOf, gatewayOriginOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { ImageRelay } from "../relay/ImageRelay.ts"
@@ -102,15 +102,9 @@ export class Images extends Context.Service<Images, {
       const catalog = yield* Catalog
       const relay = yield* ImageRelay
       const contents = yield* ImageContents
-      /** The gateway's address for a kept image's URL: `settings.public_url`, else the origin the caller reached. */
-      const baseOf = (httpRequest: HttpServerRequest.HttpServerRequest): string => {
-        if (settings.publicUrl !== undefined) return settings.publicUrl
-        try {
-          return httpRequest.source instanceof Request ? new URL(httpRequest.source.url).origin : ""
-        } catch {
-          return ""
-        }
-      }
+      /** The gateway's address for a kept image's URL (`gatewayOriginOf`). */
+      const baseOf = (httpRequest: HttpServerRequest.HttpServerRequest): string =>
+        gatewayOriginOf(httpRequest, settings.publicUrl)
       const callerOf = bearerOrSession(auth, makeSessionCaller(yield* Sessions, yield* Tokens, auth))
 
       const familyOf = (raw: Record<string, unknown>) =>

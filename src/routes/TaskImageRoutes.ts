@@ -17,6 +17,7 @@ import { NotFound } from "../errors/GatewayError.ts"
 import { decodeImageRequest } from "../formats/images/Wires.ts"
 import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import { encodeImageTask } from "../formats/videos/VideoObject.ts"
+import { gatewayOriginOf } from "../http/ClientAddress.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { respondWith } from "../http/Respond.ts"
 import { ImageTaskRelay } from "../relay/ImageTaskRelay.ts"
@@ -64,7 +65,12 @@ export class ImageTasks extends Context.Service<ImageTasks, {
           return yield* caps.task(
             principal.userId,
             relay.submit(
-              { request: decoded.value, family, principal },
+              {
+                request: decoded.value,
+                family,
+                principal,
+                contentBase: gatewayOriginOf(request, settings.publicUrl)
+              },
               (task) => HttpServerResponse.jsonUnsafe({ id: task.publicId, task_id: task.publicId })
             )
           )

@@ -33,7 +33,7 @@ import {
 import { decodeVideoRequest, videoFormFields, type VideoRoute } from "../formats/videos/RequestDecoder.ts"
 import { encodeVideoError } from "../formats/videos/ErrorBody.ts"
 import { readFormData, readJsonObject } from "../http/Body.ts"
-import { clientAddressOf, hostOf, schemeOf } from "../http/ClientAddress.ts"
+import { clientAddressOf, gatewayOriginOf } from "../http/ClientAddress.ts"
 import { credentialOf, headerOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { VideoContentRelay } from "../relay/VideoContentRelay.ts"
@@ -50,22 +50,6 @@ import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
 import { sessionCookieOf } from "./api/Api.ts"
 import { UserCaps } from "../services/UserCaps.ts"
 import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
-
-/**
- * The gateway's base address for the content URL: the configured public URL
- * (`settings.public_url`, for a gateway behind a proxy), else the scheme and
- * host a trusted proxy forwarded, else the request's own origin.
- */
-const originOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string => {
-  if (publicUrl !== undefined) return publicUrl
-  const host = hostOf(request)
-  if (host !== undefined && /^[A-Za-z0-9.:[\]-]{1,255}$/.test(host)) return `${schemeOf(request)}://${host}`
-  try {
-    return request.source instanceof Request ? new URL(request.source.url).origin : ""
-  } catch {
-    return ""
-  }
-}
 
 /** A single `bytes=` range as the caller sent it, when it is one we forward. */
 const rangeOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
@@ -169,7 +153,7 @@ export class Videos extends Context.Service<Videos, {
           family = familyOf(raw.model)
           const decoded = decodeVideoRequest(raw, family, route)
           if (!decoded.ok) return yield* decoded.error
-          const origin = originOf(request, settings.publicUrl)
+          const origin = gatewayOriginOf(request, settings.publicUrl)
           const input = {
             request: decoded.value,
             defaultSeconds: DEFAULT_VIDEO_SECONDS[family ?? "openai-video"],
@@ -210,7 +194,7 @@ export class Videos extends Context.Service<Videos, {
           const principal = yield* principalOf(request)
           const task = yield* readTask(principal.userId, taskId)
           return HttpServerResponse.jsonUnsafe(
-            encodeVideoObject(taskViewOf(task, originOf(request, settings.publicUrl)))
+            encodeVideoObject(taskViewOf(task, gatewayOriginOf(request, settings.publicUrl)))
           )
         }).pipe(respondWith(encodeOpenAiError))
 
@@ -219,7 +203,7 @@ export class Videos extends Context.Service<Videos, {
           const principal = yield* principalOf(request)
           const task = yield* readTask(principal.userId, taskId)
           return HttpServerResponse.jsonUnsafe(
-            encodeUnifiedTask(taskViewOf(task, originOf(request, settings.publicUrl)))
+            encodeUnifiedTask(taskViewOf(task, gatewayOriginOf(request, settings.publicUrl)))
           )
         }).pipe(respondWith((problem) => encodeUnifiedError(problem)))
 
@@ -275,7 +259,7 @@ export class Videos extends Context.Service<Videos, {
           }
           const after = query.get("after") ?? undefined
           const page = yield* listing.page(principal.userId, { after, limit, order })
-          const origin = originOf(request, settings.publicUrl)
+          const origin = gatewayOriginOf(request, settings.publicUrl)
           const data = yield* Effect.forEach(page.ids, (id) =>
             store.find(id, principal.userId).pipe(Effect.map((task) =>
               encodeVideoObject(taskViewOf(task, origin))

@@ -144,6 +144,8 @@ Deno.test("console: root sets up a channel and a user; the user's key, playgroun
     await priceForm.getByLabel("Model", { exact: true }).fill("gpt-console")
     await priceForm.getByLabel("Input (USD per 1M tokens)", { exact: true }).fill("3")
     await priceForm.getByLabel("Output (USD per 1M tokens)").fill("12")
+    await priceForm.getByLabel("Per 1M characters (USD, speech input)").fill("15")
+    await priceForm.getByLabel("Per search unit (USD, rerank)").fill("0.002")
     await priceForm.getByRole("button", { name: "Save prices" }).click()
     await root.page.getByRole("cell", { name: "gpt-console", exact: true }).waitFor()
     deepStrictEqual(
@@ -156,7 +158,7 @@ Deno.test("console: root sets up a channel and a user; the user's key, playgroun
       (await pageCall(root.page, "GET", "/api/pricing")).json.data.find((price: { model: string }) =>
         price.model === "gpt-console"
       ),
-      { model: "gpt-console", input: 3, output: 12, free: false }
+      { model: "gpt-console", input: 3, output: 12, per_1m_characters: 15, per_search: 0.002, free: false }
     )
     await scan(root.page, "pricing")
 

@@ -4,7 +4,8 @@
  * `GET /v1/images/content/{id}?token=…`, which a plain HTTP client fetches
  * without a key (the way clients read OpenAI's image URLs); the owner's
  * Bearer key reads it without the token; anyone else, a wrong token, or an
- * expired image gets 404, and expired rows are pruned.
+ * expired image gets 404, and expired rows are pruned. The async image task
+ * (`POST /v1/images/generations/async`) answers the same URLs.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { startGateway } from "../support/Gateway.ts"
@@ -53,6 +54,31 @@ Deno.test("image content: a url asked of a Base64-only model is a gateway URL th
       await expired.body?.cancel()
       await client.images.generate({ model: "gpt-image-1", prompt: "another lamp", response_format: "url" })
       strictEqual((await gateway.query(`SELECT id FROM image_contents WHERE id = '${id}'`)).length, 0)
+    })
+
+    await t.step("the async image task answers the same kind of URL once it completes", async () => {
+      const submitted = await fetch(`${gateway.url}/v1/images/generations/async`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${IMAGE_KEY}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-image-1", prompt: "a lamp", response_format: "url" })
+      })
+      strictEqual(submitted.status, 200)
+      const { id: taskId } = await submitted.json()
+      let task: { status?: string; data?: Array<{ url?: string; b64_json?: string }> } = {}
+      for (let tries = 0; tries < 300 && task.status !== "completed" && task.status !== "failed"; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+        const response = await fetch(`${gateway.url}/v1/images/generations/async/${taskId}`, {
+          headers: { authorization: `Bearer ${IMAGE_KEY}` }
+        })
+        task = await response.json()
+      }
+      strictEqual(task.status, "completed")
+      const kept = task.data![0]
+      strictEqual(kept.b64_json, undefined)
+      ok(kept.url!.startsWith(`${gateway.url}/v1/images/content/img_`) && kept.url!.includes("?token="), kept.url)
+      const image = await fetch(kept.url!)
+      strictEqual(image.status, 200)
+      deepStrictEqual([...new Uint8Array(await image.arrayBuffer()).slice(0, 4)], [0x89, 0x50, 0x4e, 0x47])
     })
 
     await t.step("b64_json and upstream URLs are answered as before, nothing kept", async () => {
