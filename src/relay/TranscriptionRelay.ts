@@ -43,9 +43,15 @@ export interface TranscriptionInput {
   readonly model: string
   /** The caller's form, forwarded with only `model` replaced. */
   readonly form: FormData
-  /** The duration read from the file's header (milliseconds), when it has one that tells. */
+  /**
+   * The duration read from the file's bytes (milliseconds, `formats/audio/AudioFile.ts`: its WAV header, else
+   * `music-metadata`), when they tell it.
+   */
   readonly measuredMillis: number | undefined
-  /** A duration the file does not exceed (milliseconds): the hold's. */
+  /**
+   * A duration the bill is not expected to exceed (milliseconds): the hold's. The measured duration rounded up to
+   * a whole second, else the size bound (`durationBoundMillis`).
+   */
   readonly boundMillis: number
   /** The file's media type, as its bytes show it (`audio/wav`, …). */
   readonly mimeType: string

@@ -403,6 +403,41 @@ Deno.test("audio: speech, transcription, translation and moderations through the
       }
     )
 
+    await t.step(
+      "transcription: an mp3 (the emulator's own speech) held and billed by the duration read from its bytes",
+      async () => {
+        const speech = await client.audio.speech.create({
+          model: "tts-1",
+          voice: "alloy",
+          input: "Seventy characters of speech, read aloud and then heard back again...",
+          response_format: "mp3"
+        })
+        const mp3 = new Uint8Array(await speech.arrayBuffer())
+        const heard = () => (gateway.emulator.requests.at(-1)!.body as { file: { seconds: number } }).file.seconds
+        // `text` reports no usage: billed the duration the gateway read, which must be what the emulator heard.
+        await charged(gateway, -1, () =>
+          client.audio.transcriptions.create({
+            file: new File([mp3], "speech.mp3", { type: "audio/mpeg" }),
+            model: "whisper-1",
+            response_format: "text"
+          }))
+        const seconds = heard()
+        ok(seconds > 4 && seconds < 4.3, `the emulator heard ${seconds} s`)
+        // ceil(1.5 × ceil(ms) × 0.0001 USD/s × 10⁶ / 1000) in integers.
+        strictEqual(lastCharge, Math.ceil(15 * Math.ceil(seconds * 1000) / 100))
+        // `json` reports `usage.seconds` (whole seconds): billed that.
+        const answer = await charged(gateway, -1, () =>
+          client.audio.transcriptions.create({
+            file: new File([mp3], "speech.mp3", { type: "audio/mpeg" }),
+            model: "whisper-1"
+          }))
+        strictEqual(answer.text, transcriptSegments(heard()).map((segment) => segment.text).join(" "))
+        const usage = (answer as unknown as { usage: { type: string; seconds: number } }).usage
+        strictEqual(usage.type, "duration")
+        strictEqual(lastCharge, whisperCost(usage.seconds))
+      }
+    )
+
     await t.step("translation: whisper-1 text", async () => {
       const text = await charged(
         gateway,
