@@ -87,3 +87,48 @@ export const safeHeader = (value: string | undefined, fallback: string): string 
 /** A finite, non-negative number (a usage field a vendor sent). @category billing */
 export const isCount = (value: unknown): value is number =>
   typeof value === "number" && Number.isFinite(value) && value >= 0
+
+/** The most of an SSE line kept while waiting for its end (a longer one is skipped). */
+const SSE_LINE_LIMIT = 4 * 1024 * 1024
+
+/**
+ * Reads an SSE body as it passes, chunk by chunk: `push` returns the `data:`
+ * payloads of the lines the chunk completed (OpenAI's audio events are one
+ * `data:` line each). A line longer than 4 MB is skipped, so a hostile
+ * stream cannot grow the buffer without bound.
+ *
+ * @category streams
+ */
+export const sseDataReader = (): { readonly push: (chunk: Uint8Array) => ReadonlyArray<string> } => {
+  const decoder = new TextDecoder()
+  let pending = ""
+  let skipping = false
+  return {
+    push: (chunk) => {
+      const lines = (pending + decoder.decode(chunk, { stream: true })).split("\n")
+      pending = lines.pop() ?? ""
+      const data: Array<string> = []
+      for (const line of lines) {
+        if (skipping) skipping = false
+        else if (line.startsWith("data:")) data.push(line.slice(5).trim())
+      }
+      if (pending.length > SSE_LINE_LIMIT) {
+        pending = ""
+        skipping = true
+      }
+      return data
+    }
+  }
+}
+
+/** The JSON object of an SSE `data:` payload, or `undefined` when it is not one. @category streams */
+export const eventOf = (data: string): Record<string, unknown> | undefined => {
+  try {
+    const parsed: unknown = JSON.parse(data)
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? parsed as Record<string, unknown>
+      : undefined
+  } catch {
+    return undefined
+  }
+}

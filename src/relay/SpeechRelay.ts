@@ -14,6 +14,25 @@
  * `stream_format: "sse"`, else (raw audio, which carries no usage) from
  * `speechEstimate`. A failed call costs nothing.
  *
+ * A speech answer cut short (the caller leaves mid-stream, or the upstream
+ * breaks mid-way) is billed by the pipeline's cut rule — the input is due in
+ * full once the upstream has delivered output, the output as delivered,
+ * never above the hold — with what the vendor charges for speech: OpenAI
+ * bills a speech request by its input (characters for `tts-1`, input tokens
+ * for `gpt-4o-mini-tts`, platform.openai.com/docs/pricing) once it renders
+ * audio, and does not prorate by the audio a caller read. So:
+ *
+ * - the first chunk of the answer is read inside the attempt: an upstream
+ *   that fails (or ends) before any audio is a failed attempt — the next
+ *   candidate is tried, and nothing is charged;
+ * - priced `per_1m_characters`: once audio has arrived the characters are
+ *   due whole (the bill is made then, durably, and its `x-sluice-cost` is
+ *   on the answer), whatever happens to the rest of the stream;
+ * - priced by tokens: the input tokens are due whole (the reported ones, or
+ *   the estimate of `speechEstimate`) and the output tokens of the audio
+ *   that reached the caller (`speech.audio.done`'s when it arrived), never
+ *   more than the output the hold was sized for.
+ *
  * @since 0.1.0
  */
 import { Cause, Effect, Stream } from "effect"
@@ -34,9 +53,12 @@ import {
   audioCandidates,
   type AudioServices,
   audioTarget,
+  eventOf,
+  isCount,
   isGeminiWire,
   isTokenPriced,
-  safeHeader
+  safeHeader,
+  sseDataReader
 } from "./AudioShared.ts"
 import { runBilled } from "./BilledPipeline.ts"
 import { postForJson, priceFor, runOneShot } from "./OneShot.ts"
@@ -82,9 +104,6 @@ const SPEECH_CHARACTERS_PER_SECOND = 15
 /** Bytes a second of OpenAI's `pcm` and `wav` speech: 24 kHz, 16-bit, mono. */
 const SPEECH_PCM_BYTES_PER_SECOND = 48_000
 
-/** The most of an SSE line kept while waiting for its end (a longer one is skipped). */
-const SSE_LINE_LIMIT = 4 * 1024 * 1024
-
 /** UTF-8 bytes of `text`. */
 const utf8Length = (text: string): number => new TextEncoder().encode(text).length
 
@@ -126,41 +145,21 @@ export const speechEstimate = (options: {
  * of its `speech.audio.delta` events so far.
  */
 const speechEventReader = () => {
-  const decoder = new TextDecoder()
-  let pending = ""
-  let skipping = false
+  const reader = sseDataReader()
   let usage: Usage | undefined
   let audioBytes = 0
-  const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value) && value >= 0
-  const line = (text: string) => {
-    if (!text.startsWith("data:")) return
-    let event: { type?: unknown; audio?: unknown; usage?: { input_tokens?: unknown; output_tokens?: unknown } }
-    try {
-      event = JSON.parse(text.slice(5))
-    } catch {
-      return
-    }
-    if (typeof event !== "object" || event === null) return
-    if (event.type === "speech.audio.delta" && typeof event.audio === "string") {
-      audioBytes += Math.floor(event.audio.replace(/=+$/, "").length * 3 / 4)
-    } else if (event.type === "speech.audio.done" && typeof event.usage === "object" && event.usage !== null) {
-      const { input_tokens, output_tokens } = event.usage
-      if (finite(input_tokens) && finite(output_tokens)) {
-        usage = { inputTokens: Math.trunc(input_tokens), outputTokens: Math.trunc(output_tokens) }
-      }
-    }
-  }
   return {
     push: (chunk: Uint8Array) => {
-      const lines = (pending + decoder.decode(chunk, { stream: true })).split("\n")
-      pending = lines.pop() ?? ""
-      for (const text of lines) {
-        if (skipping) skipping = false
-        else line(text.trim())
-      }
-      if (pending.length > SSE_LINE_LIMIT) {
-        pending = ""
-        skipping = true
+      for (const data of reader.push(chunk)) {
+        const event = eventOf(data)
+        if (event?.type === "speech.audio.delta" && typeof event.audio === "string") {
+          audioBytes += Math.floor(event.audio.replace(/=+$/, "").length * 3 / 4)
+        } else if (event?.type === "speech.audio.done" && typeof event.usage === "object" && event.usage !== null) {
+          const { input_tokens, output_tokens } = event.usage as { input_tokens?: unknown; output_tokens?: unknown }
+          if (isCount(input_tokens) && isCount(output_tokens)) {
+            usage = { inputTokens: Math.trunc(input_tokens), outputTokens: Math.trunc(output_tokens) }
+          }
+        }
       }
     },
     usage: () => usage,
@@ -255,7 +254,8 @@ export const makeSpeechRelay = (deps: AudioServices) => {
   const targetOf = audioTarget
   /** The upstream's answer, streamed on (OpenAI), or PCM made whole into the asked container (generate-content). */
   type SpeechAnswer =
-    | { readonly _tag: "stream"; readonly response: UpstreamResponse }
+    /** The upstream's answer and its first chunk of audio (or of events), read before the answer was accepted. */
+    | { readonly _tag: "stream"; readonly response: UpstreamResponse; readonly first: Uint8Array }
     | {
       readonly _tag: "bytes"
       readonly bytes: Uint8Array
@@ -285,7 +285,19 @@ export const makeSpeechRelay = (deps: AudioServices) => {
           channelId: candidate.channel.id
         })
       }
-      return { _tag: "stream" as const, response }
+      // The first audio is read before the answer is accepted: an upstream that fails before any audio is a failed
+      // attempt (the next candidate is tried, nothing is charged), and from here the vendor is making the speech.
+      const first = yield* response.read
+      if (first === undefined || first.length === 0) {
+        response.abort()
+        return yield* new UpstreamFailed({
+          kind: "bad-body",
+          status: 200,
+          message: "The speech answer ended before any audio.",
+          channelId: candidate.channel.id
+        })
+      }
+      return { _tag: "stream" as const, response, first }
     })
 
   const geminiSpeech = (input: SpeechInput, candidate: Candidate): Effect.Effect<SpeechAnswer, UpstreamFailed> =>
@@ -361,9 +373,12 @@ export const makeSpeechRelay = (deps: AudioServices) => {
             return HttpServerResponse.uint8Array(answer.bytes, { contentType: answer.contentType })
           }
           const upstream = answer.response
-          const body = Stream.unfold(
-            undefined,
-            () => Effect.map(upstream.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
+          const body = Stream.concat(
+            Stream.make(answer.first),
+            Stream.unfold(
+              undefined,
+              () => Effect.map(upstream.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
+            )
           ).pipe(Stream.ensuring(Effect.sync(upstream.abort)))
           return HttpServerResponse.stream(body, {
             contentType: safeHeader(upstream.headers["content-type"], input.contentType),
@@ -434,21 +449,43 @@ export const makeSpeechRelay = (deps: AudioServices) => {
             const upstream = answer.response
             const events = input.body.stream_format === "sse" ? speechEventReader() : undefined
             let deliveredBytes = 0
-            const pull: Effect.Effect<ReadonlyArray<Uint8Array>, Cause.Done> = Effect.flatMap(
-              Effect.orDie(upstream.read),
-              (chunk) => {
+            let pending: Uint8Array | undefined = answer.first
+            let failure: UpstreamFailed | undefined
+            const next = Effect.suspend(() => {
+              if (pending === undefined) return upstream.read
+              const chunk = pending
+              pending = undefined
+              return Effect.succeed(chunk)
+            })
+            const pull: Effect.Effect<ReadonlyArray<Uint8Array>, Cause.Done> = next.pipe(
+              Effect.tapError((error) =>
+                Effect.sync(() => {
+                  failure = error
+                })
+              ),
+              Effect.orDie,
+              Effect.flatMap((chunk) => {
                 if (chunk === undefined) return Cause.done()
                 deliveredBytes += chunk.length
                 events?.push(chunk)
                 return Effect.succeed([chunk])
-              }
+              })
             )
             const finalizer = Effect.suspend(() => {
               upstream.abort()
               const usage = events === undefined
                 ? estimate(deliveredBytes)
                 : events.usage() ?? estimate(events.audioBytes())
-              context.settlement.update((meter) => ({ ...meter, usage, final: usage !== undefined, status: 200 }))
+              context.settlement.update((meter) => ({
+                ...meter,
+                usage,
+                final: usage !== undefined,
+                // What reached the caller (audio bytes here): a broken stream that delivered some is billed, not dropped.
+                deliveredCharacters: deliveredBytes,
+                ...(failure === undefined
+                  ? { status: 200 }
+                  : { status: 502, error: `stream-broken: ${failure.message}` })
+              }))
               return Effect.andThen(
                 context.settle(accepted.candidate, accepted.attempt),
                 context.settlement.durable

@@ -1,22 +1,23 @@
 /**
  * The transcription and translation relay (`POST /v1/audio/transcriptions`,
- * `/v1/audio/translations`) on the one-answer billed sequence: the caller's
- * form forwarded with the model mapped on openai channels; on gemini
- * channels (transcription) a generate-content call with the audio inline.
- * A streamed transcription (`stream=true`) is read whole before it is
- * passed on, since its bill is in its last event. Billed `per_second` × the
- * duration: held from the WAV header, or from the file size at 8 kbit/s for
- * other containers; settled from the vendor's `usage: {type: "duration",
- * seconds}` (or verbose_json's `duration`, or a stream's
- * `transcript.text.done` usage) when reported, else the duration measured
- * from the header, else the hold. A token-priced model is billed the
- * vendor's `usage: {type: "tokens"}` (held at the hold's duration × 50 audio
- * tokens a second and the most output the held text can be). A failed call
- * costs nothing.
+ * `/v1/audio/translations`) on the billed pipeline: the caller's form
+ * forwarded with the model mapped on openai channels; on gemini channels
+ * (transcription) a generate-content call with the audio inline. A streamed
+ * transcription (`stream=true` on a model that streams, answered as
+ * `text/event-stream`) is passed on event by event as it arrives and billed
+ * at its `transcript.text.done` event (`streamTranscript`). Billed
+ * `per_second` × the duration: held for the duration read from the file's
+ * bytes rounded up to a second (else the file size at 8 kbit/s: see
+ * `formats/audio/AudioFile.ts`); settled from the vendor's `usage: {type:
+ * "duration", seconds}` (or verbose_json's `duration`, or a stream's
+ * `transcript.text.done` usage) when reported, else the duration read from
+ * the bytes, else the hold. A token-priced model is billed the vendor's
+ * `usage: {type: "tokens"}` (held at the hold's duration × 50 audio tokens a
+ * second and 20 text tokens a second). A failed call costs nothing.
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Cause, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
 import { audioCost, holdPrice, type Price, textCost } from "../domain/Pricing.ts"
@@ -25,16 +26,22 @@ import { classifyGeminiError } from "../formats/gemini/generate-content/ErrorBod
 import { classifyOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
-import { channelTimeouts, encodeForm } from "../upstreams/transport/UpstreamClient.ts"
+import { channelTimeouts, encodeForm, type UpstreamResponse } from "../upstreams/transport/UpstreamClient.ts"
+import { readableBody } from "../http/ReadableBody.ts"
+import { CurrentRequest, type RequestRecord, usageRequestId } from "../observability/RequestRecord.ts"
 import {
   audioCandidates,
   type AudioServices,
   audioTarget,
+  eventOf,
   isGeminiWire,
   isTokenPriced,
-  safeHeader
+  safeHeader,
+  sseDataReader
 } from "./AudioShared.ts"
-import { postForJson, priceFor, runOneShot } from "./OneShot.ts"
+import { type PipelineContext, runBilled } from "./BilledPipeline.ts"
+import type { Accepted } from "./Failover.ts"
+import { postForJson, priceFor } from "./OneShot.ts"
 
 /** A transcription or translation request, checked by the route. @category models */
 export interface TranscriptionInput {
@@ -65,13 +72,17 @@ const TEXT_TOKENS_PER_SECOND = 20
 
 const isDurationPriced = (price: Price): boolean => price.free || price.perSecond !== undefined || isTokenPriced(price)
 
-/** An answer a transcription attempt accepted: the text as it came, its type, and what it bills. */
-interface TranscriptionAnswer {
-  readonly text: string
-  readonly contentType: string
-  readonly usage: Usage
-  readonly cost: bigint
-}
+/** An answer a transcription attempt accepted: the text as it came, its type, and what it bills; or a stream. */
+type TranscriptionAnswer =
+  | {
+    readonly _tag: "text"
+    readonly text: string
+    readonly contentType: string
+    readonly usage: Usage
+    readonly cost: bigint
+  }
+  /** A streamed transcript (`stream=true` on a model that streams): passed on as it arrives, billed at its end. */
+  | { readonly _tag: "stream"; readonly response: UpstreamResponse }
 
 /**
  * The data of a streamed transcription's `transcript.text.done` event (which
@@ -241,14 +252,20 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
           boundSeconds * TEXT_TOKENS_PER_SECOND
         )
         : audioCost(ratio, price, input.boundMillis)
-      const billed = (
-        text: string,
-        reported: { seconds?: number; tokens?: Usage } = reportedUsage(text)
+      /**
+       * The usage and cost of an answer that reported `reported` and holds `outputCharacters` of text: the
+       * reported tokens or seconds; else (nothing reported, or a stream cut before its usage) the held audio
+       * tokens and the text's tokens (characters / 4, at most the hold's), or the measured duration (else the
+       * hold's).
+       */
+      const billedOf = (
+        reported: { seconds?: number; tokens?: Usage },
+        outputCharacters: number
       ): { usage: Usage; cost: bigint } => {
         if (byTokens) {
           const usage = reported.tokens ?? {
             inputTokens: boundSeconds * AUDIO_TOKENS_PER_SECOND,
-            outputTokens: Math.ceil(text.length / 4)
+            outputTokens: Math.min(Math.ceil(outputCharacters / 4), boundSeconds * TEXT_TOKENS_PER_SECOND)
           }
           return { usage, cost: textCost(ratio, price, usage.inputTokens, usage.outputTokens) }
         }
@@ -257,6 +274,8 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
           : input.measuredMillis ?? input.boundMillis
         return { usage: reported.tokens ?? emptyUsage, cost: audioCost(ratio, price, millis) }
       }
+      const billed = (text: string, reported: { seconds?: number; tokens?: Usage } = reportedUsage(text)) =>
+        billedOf(reported, text.length)
       const geminiAttempt = (candidate: Candidate): Effect.Effect<TranscriptionAnswer, UpstreamFailed> =>
         Effect.gen(function* () {
           const target = targetOf(candidate, input.operation)
@@ -286,8 +305,9 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
             total_tokens: usage.inputTokens + usage.outputTokens
           }
           return input.form.get("response_format") === "text"
-            ? { text: `${heard.text}\n`, contentType: "text/plain; charset=utf-8", usage, cost }
+            ? { _tag: "text" as const, text: `${heard.text}\n`, contentType: "text/plain; charset=utf-8", usage, cost }
             : {
+              _tag: "text" as const,
               text: JSON.stringify({ text: heard.text, usage: usageField }),
               contentType: "application/json",
               usage,
@@ -312,8 +332,8 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
             body,
             channelTimeouts(candidate.channel, settings)
           )
-          const text = yield* response.text
           if (response.status < 200 || response.status >= 300) {
+            const text = yield* Effect.orElseSucceed(response.text, () => "")
             const classified = classifyOpenAiError(response.status, text)
             return yield* new UpstreamFailed({
               kind: classified.kind,
@@ -322,13 +342,88 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
               channelId: candidate.channel.id
             })
           }
+          if (/^text\/event-stream\b/i.test(response.headers["content-type"] ?? "")) {
+            return { _tag: "stream" as const, response }
+          }
+          const text = yield* response.text
           return {
+            _tag: "text" as const,
             text,
             contentType: safeHeader(response.headers["content-type"], "application/json"),
             ...billed(text)
           }
         })
-      return yield* runOneShot(services, {
+
+      /**
+       * A streamed transcript passed on event by event as the upstream sends it (`transcript.text.delta` …
+       * `transcript.text.done`: platform.openai.com/docs/api-reference/audio/transcript-text-done-event). The
+       * chunk carrying `transcript.text.done` is held until the request is billed from its `usage` (`billedOf`)
+       * and the charge is durable, so no byte of the answer's end leaves unbilled. A stream that ends or is cut
+       * before it (the upstream broke, the caller left) is billed by `billedOf` with nothing reported and the
+       * delta text delivered so far, and costs nothing when no text was delivered.
+       */
+      const streamTranscript = (
+        accepted: Accepted<TranscriptionAnswer>,
+        upstream: UpstreamResponse,
+        context: PipelineContext,
+        record: RequestRecord | undefined
+      ) =>
+        Effect.gen(function* () {
+          const events = sseDataReader()
+          let deliveredCharacters = 0
+          let settled = false
+          let failure: UpstreamFailed | undefined
+          const settleWith = (bill: { usage: Usage; cost: bigint } | undefined) => {
+            settled = true
+            billedCost = bill?.cost ?? 0n
+            context.settlement.update((meter) => ({
+              ...meter,
+              usage: bill?.usage,
+              final: bill !== undefined,
+              deliveredCharacters,
+              ...(failure === undefined ? { status: 200 } : { status: 502, error: `stream-broken: ${failure.message}` })
+            }))
+            return Effect.andThen(context.settle(accepted.candidate, accepted.attempt), context.settlement.durable)
+          }
+          const pull: Effect.Effect<ReadonlyArray<Uint8Array>, Cause.Done> = upstream.read.pipe(
+            Effect.tapError((error) =>
+              Effect.sync(() => {
+                failure = error
+              })
+            ),
+            Effect.orDie,
+            Effect.flatMap((chunk) => {
+              if (chunk === undefined) return Cause.done()
+              let done: Record<string, unknown> | undefined
+              for (const data of events.push(chunk)) {
+                const event = eventOf(data)
+                if (event?.type === "transcript.text.delta" && typeof event.delta === "string") {
+                  deliveredCharacters += event.delta.length
+                } else if (event?.type === "transcript.text.done") done = event
+              }
+              if (done === undefined || settled) return Effect.succeed([chunk])
+              const text = typeof done.text === "string" ? done.text : ""
+              return Effect.as(settleWith(billedOf(reportedUsage(JSON.stringify(done)), text.length)), [chunk])
+            })
+          )
+          const finalizer = Effect.suspend(() => {
+            upstream.abort()
+            if (settled) return Effect.void
+            return settleWith(deliveredCharacters > 0 ? billedOf({}, deliveredCharacters) : undefined)
+          })
+          const body = readableBody(pull, Effect.asVoid(finalizer), yield* Effect.context<never>())
+          context.handOff()
+          record?.defer()
+          return HttpServerResponse.raw(body, {
+            contentType: safeHeader(upstream.headers["content-type"], "text/event-stream"),
+            headers: { "cache-control": "no-cache" }
+          })
+        })
+
+      const record = yield* CurrentRequest
+      /** The cost of the accepted answer: what `deliver` (a whole answer) or the stream's end billed. */
+      let billedCost = 0n
+      return yield* runBilled(services, {
         principal: input.principal,
         groupLimits: limits,
         model: input.model,
@@ -336,12 +431,22 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
         ratio,
         promptTokens: 0,
         started,
+        stream: input.form.get("stream") === "true",
+        requestId: usageRequestId(record),
+        cost: () => billedCost,
         hold,
         candidates,
-        attempt,
-        usageOf: (answer) => answer.usage,
-        costOf: (answer) => answer.cost,
-        respond: (answer) => HttpServerResponse.text(answer.text, { contentType: answer.contentType })
+        attempt: () => attempt,
+        deliver: (accepted, context) => {
+          const answer = accepted.value
+          if (answer._tag === "stream") return streamTranscript(accepted, answer.response, context, record)
+          billedCost = answer.cost
+          return context.answerJson(
+            accepted,
+            { usage: answer.usage },
+            HttpServerResponse.text(answer.text, { contentType: answer.contentType })
+          )
+        }
       })
     })
 
