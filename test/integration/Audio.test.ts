@@ -25,11 +25,15 @@ import { generateSpeech, transcribe } from "ai"
 import { createOpenAI } from "@ai-sdk/openai"
 import OpenAI, { toFile } from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { durationBoundMillis } from "../../src/formats/audio/AudioFile.ts"
 import { speechMillis, transcriptSegments, wavFile } from "../../src/emulator/Audio.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts" // The AI SDK's notes on its experimental audio functions are noise here.
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false
 
 const KEY = "sk-test-audio-0001"
+
+/** A key with 2,000 quota units (0.002 USD) of its own. */
+const SMALL_KEY = "sk-test-audio-small-0001"
 
 const config = (
   emulatorUrl: string,
@@ -69,7 +73,12 @@ const config = (
         keys: ["sk-test-gem"],
         models: ["gemini-2.5-flash-preview-tts", "gemini-2.5-flash"]
       }],
-      users: [{ username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: KEY }] }]
+      users: [{
+        username: "alice",
+        group: "default",
+        quota: 100_000_000,
+        tokens: [{ name: "main", key: KEY }, { name: "small", key: SMALL_KEY, quota: 2000 }]
+      }]
     }),
     "audio.json"
   )
@@ -490,6 +499,16 @@ Deno.test("audio: speech, transcription, translation and moderations through the
         const usage = (answer as unknown as { usage: { type: string; seconds: number } }).usage
         strictEqual(usage.type, "duration")
         strictEqual(lastCharge, whisperCost(usage.seconds))
+        // The hold is the duration read rounded up (5 s: 750 units), not the size bound (the file at 8 kbit/s, over a
+        // minute: more than 10,000 units), so a key with 2,000 units left is served.
+        ok(whisperCost(durationBoundMillis(mp3.length) / 1000) > 2000)
+        const small = new OpenAI({ apiKey: SMALL_KEY, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
+        const served = await small.audio.transcriptions.create({
+          file: new File([mp3], "speech.mp3", { type: "audio/mpeg" }),
+          model: "whisper-1",
+          response_format: "text"
+        })
+        strictEqual(served.trim(), transcriptSegments(heard()).map((segment) => segment.text).join(" "))
       }
     )
 
