@@ -16,7 +16,7 @@
  *   `speech.audio.done` event with token usage.
  * - `POST /v1/audio/transcriptions` and `/v1/audio/translations` (multipart,
  *   parsed by the emulator, which reads a WAV file's duration from its
- *   header): `file` (flac, mp3, mp4, mpeg, mpga, m4a, ogg, wav, webm; at most
+ *   header and an MP3's by counting its frames: `mp3Seconds`): `file` (flac, mp3, mp4, mpeg, mpga, m4a, ogg, wav, webm; at most
  *   25 MB), `model` (`whisper-1`; transcription also `gpt-4o-transcribe`,
  *   `gpt-4o-mini-transcribe`), `response_format` (json, text, srt, vtt,
  *   verbose_json; the gpt-4o models json and text only). One segment per
@@ -30,7 +30,7 @@
  * @since 0.1.0
  */
 import { vendorErrorBody } from "./Faults.ts"
-import { bytesReply, dataFrame, jsonReply, type Reply, sseReply } from "./Sse.ts"
+import { bytesReply, dataFrame, jsonReply, type Reply, sseReply, streamedBytesReply } from "./Sse.ts"
 import { arrayOr, isObject, type JsonObject, numberOr, type RouteContext, stringOr } from "./Wire.ts"
 
 const bad = (message: string, param: string | null, status = 400): Reply =>
@@ -119,6 +119,51 @@ const mp3Silence = (millis: number): Uint8Array<ArrayBuffer> => {
     bytes.set([0xff, 0xfb, 0x90, 0xc4], frame * MP3_FRAME_BYTES)
   }
   return bytes
+}
+
+/** Layer III bit rates (kbit/s) by index: MPEG-1, and MPEG-2 / 2.5 (ISO/IEC 11172-3 and 13818-3). */
+const MP3_BITRATES = {
+  mpeg1: [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320],
+  mpeg2: [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+}
+
+/** Sample rates (Hz) by index: MPEG-1, MPEG-2, MPEG-2.5. */
+const MP3_RATES = { mpeg1: [44_100, 48_000, 32_000], mpeg2: [22_050, 24_000, 16_000], mpeg25: [11_025, 12_000, 8_000] }
+
+/**
+ * The duration in seconds of an MPEG Layer III stream, as the emulator
+ * "hears" an uploaded mp3: an ID3v2 tag skipped, then frame after frame
+ * counted by its own header (length 144000 × kbit/s ÷ rate + padding, 1152
+ * samples, for MPEG-1; 72000 × … and 576 samples for MPEG-2 and 2.5) until
+ * the bytes stop being frames. `undefined` when no frame is found. The
+ * gateway reads durations with a library of its own, so a billing test
+ * compares two readings.
+ *
+ * @category audio
+ */
+export const mp3Seconds = (bytes: Uint8Array): number | undefined => {
+  let offset = 0
+  if (bytes.length >= 10 && bytes[0] === 0x49 && bytes[1] === 0x44 && bytes[2] === 0x33) {
+    const size = ((bytes[6] & 0x7f) << 21) | ((bytes[7] & 0x7f) << 14) | ((bytes[8] & 0x7f) << 7) | (bytes[9] & 0x7f)
+    offset = 10 + size + ((bytes[5] & 0x10) !== 0 ? 10 : 0)
+  }
+  let samples = 0
+  let rate = 0
+  while (offset + 4 <= bytes.length) {
+    const [b0, b1, b2] = [bytes[offset], bytes[offset + 1], bytes[offset + 2]]
+    if (b0 !== 0xff || (b1 & 0xe0) !== 0xe0 || ((b1 >> 1) & 3) !== 1) break
+    const version = (b1 >> 3) & 3
+    if (version === 1) break
+    const mpeg1 = version === 3
+    const kbits = (mpeg1 ? MP3_BITRATES.mpeg1 : MP3_BITRATES.mpeg2)[b2 >> 4]
+    const frameRate = (mpeg1 ? MP3_RATES.mpeg1 : version === 2 ? MP3_RATES.mpeg2 : MP3_RATES.mpeg25)[(b2 >> 2) & 3]
+    if (kbits === undefined || kbits === 0 || frameRate === undefined) break
+    const length = Math.floor((mpeg1 ? 144_000 : 72_000) * kbits / frameRate) + ((b2 >> 1) & 1)
+    samples += mpeg1 ? 1152 : 576
+    rate = frameRate
+    offset += length
+  }
+  return samples === 0 ? undefined : samples / rate
 }
 
 /** A FLAC stream: `fLaC` and a last STREAMINFO block declaring `millis` of 24 kHz 16-bit mono (no frames). */
@@ -212,7 +257,7 @@ export const openAiSpeech = (context: RouteContext): Reply => {
     frames.push(dataFrame({ type: "speech.audio.done", usage: speechUsage(input, millis) }))
     return sseReply(frames)
   }
-  return bytesReply(bytes, SPEECH_CONTENT_TYPES[format])
+  return streamedBytesReply(bytes, SPEECH_CONTENT_TYPES[format])
 }
 
 /** The extensions OpenAI's transcription accepts. */
@@ -519,11 +564,20 @@ const wavSecondsOfBase64 = (data: string): number | undefined => {
   return byteRate === 0 ? undefined : view.getUint32(40, true) / byteRate
 }
 
+/** The duration of an MP3 file given as base64 (`mp3Seconds`), or `undefined`. */
+const mp3SecondsOfBase64 = (data: string): number | undefined => {
+  try {
+    return mp3Seconds(Uint8Array.from(atob(data), (char) => char.charCodeAt(0)))
+  } catch {
+    return undefined
+  }
+}
+
 /**
  * Generate-content with audio as inline data in the last user turn (not a
  * TTS model): the emulator "hears" the audio and answers the transcript
- * `transcriptSegments` gives for its duration (a WAV header's; 1 second for
- * other containers), as Gemini answers a transcription prompt
+ * `transcriptSegments` gives for its duration (a WAV header's, or an MP3's
+ * frames counted by `mp3Seconds`; 1 second for other containers), as Gemini answers a transcription prompt
  * (ai.google.dev/gemini-api/docs/audio). Usage: 32 tokens a second of audio
  * (Gemini's published rate) plus the text's, output ceil(text / 4).
  * `undefined` when the request carries no audio or streams.
@@ -549,7 +603,12 @@ export const geminiTranscriptAnswer = (context: RouteContext): Reply | undefined
     }
   }
   if (audio === undefined) return undefined
-  const seconds = (mimeType.includes("wav") ? wavSecondsOfBase64(audio) : undefined) ?? 1
+  const seconds =
+    (mimeType.includes("wav")
+      ? wavSecondsOfBase64(audio)
+      : /mpeg|mp3/.test(mimeType)
+      ? mp3SecondsOfBase64(audio)
+      : undefined) ?? 1
   const text = transcriptSegments(seconds).map((segment) => segment.text).join(" ")
   const promptTokens = Math.ceil(seconds * 32) + Math.ceil(textLength / 4)
   const outputTokens = Math.ceil(text.length / 4)

@@ -72,6 +72,7 @@ import { pngFor } from "./Png.ts"
 import { type ReportedUsage, reportedUsage } from "./ReportedUsage.ts"
 import { makeVideoTasks } from "./VideoTasks.ts"
 import { arkVideoBytes } from "./VideosArk.ts"
+import { mp3Seconds } from "./Audio.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
 import { isObject, type JsonObject, makeIds, stringOr } from "./Wire.ts"
 
@@ -148,7 +149,7 @@ const wavSeconds = (head: Uint8Array): number | undefined => {
 
 /**
  * A multipart body as a JSON object, as the image edit route reads it: text fields as strings, files as
- * `{filename, type, size}` (and `seconds`, a WAV file's duration from its header), a name sent more than once (`image[]`) as an array; `undefined` when unparsable.
+ * `{filename, type, size}` (and `seconds`, a WAV file's duration from its header, or an MP3's from its frames), a name sent more than once (`image[]`) as an array; `undefined` when unparsable.
  */
 const formBody = async (request: Request): Promise<JsonObject | undefined> => {
   const form = await request.formData().catch(() => undefined)
@@ -157,7 +158,8 @@ const formBody = async (request: Request): Promise<JsonObject | undefined> => {
   for (const [name, value] of form.entries()) {
     const seconds = typeof value === "string"
       ? undefined
-      : wavSeconds(new Uint8Array(await value.slice(0, 64).arrayBuffer()))
+      : wavSeconds(new Uint8Array(await value.slice(0, 64).arrayBuffer())) ??
+        mp3Seconds(new Uint8Array(await value.arrayBuffer()))
     const item = typeof value === "string"
       ? value
       : { filename: value.name, type: value.type, size: value.size, ...(seconds === undefined ? {} : { seconds }) }

@@ -102,7 +102,8 @@ export const resolveRoute = (
       case "/v1/audio/speech":
         return route("openai", openAiSpeech, true, body.stream_format === "sse")
       case "/v1/audio/transcriptions":
-        return route("openai", openAiTranscriptions, true)
+        // A multipart form: its `stream` field is the text "true".
+        return route("openai", openAiTranscriptions, true, body.stream === "true")
       case "/v1/audio/translations":
         return route("openai", openAiTranslations, true)
       case "/v1/moderations":
@@ -116,6 +117,9 @@ export const resolveRoute = (
         return route("openai", openAiImageEdits, true)
       // Ark's OpenAI-compatible chat, and its image generation (errors in the same `{error: {…}}` shape).
       case "/api/v3/chat/completions":
+        return route("openai", chatCompletions, true, stream)
+      // Cohere's OpenAI-compatible chat (docs.cohere.com/docs/compatibility-api), a Bearer key as OpenAI's.
+      case "/compatibility/v1/chat/completions":
         return route("openai", chatCompletions, true, stream)
       case "/api/v3/images/generations":
         return route("openai", arkImageGenerations, true)

@@ -27,6 +27,8 @@ export interface BytesReply {
   readonly contentType: string
   readonly bytes: Uint8Array<ArrayBuffer>
   readonly headers: Record<string, string>
+  /** Made as it is sent (speech audio): under pacing, sent in pieces with a pause between them. */
+  readonly streamed?: boolean
 }
 
 /** What a route answers. @category models */
@@ -42,6 +44,12 @@ export const bytesReply = (
   status = 200,
   headers: Record<string, string> = {}
 ): BytesReply => ({ _tag: "Bytes", status, contentType, bytes, headers })
+
+/** A binary reply the vendor streams as it makes it (speech audio): paced in pieces. @category constructors */
+export const streamedBytesReply = (bytes: Uint8Array<ArrayBuffer>, contentType: string): BytesReply => ({
+  ...bytesReply(bytes, contentType),
+  streamed: true
+})
 
 /** An SSE reply from frames built with `dataFrame` / `eventFrame`. @category constructors */
 export const sseReply = (frames: ReadonlyArray<string>): Reply => ({
@@ -124,17 +132,32 @@ export const deliver = (reply: Reply, delivery: Delivery): Response => {
   return streamed(reply.frames, reply.contentType, 200, delivery)
 }
 
+/** The piece of a paced binary reply sent per pause (as an audio stream comes, a few KB at a time). */
+const PACED_BYTES_CHUNK = 4096
+
 /**
- * A binary reply: whole, or under `breakAfterEvents` the first half of the
- * bytes and then a broken connection (a download cut short).
+ * A binary reply: whole; under `breakAfterEvents` the first half of the
+ * bytes (none with `breakAfterEvents: 0`) and then a broken connection (a
+ * download cut short); a `streamed` reply under pacing (`pacingMs`) in
+ * pieces of 4096 bytes with a pause between them, as speech audio comes.
  */
 const deliverBytes = (reply: BytesReply, delivery: Delivery): Response => {
   const headers = { ...delivery.headers, ...reply.headers, "content-type": reply.contentType }
+  if (reply.streamed === true && delivery.pacingMs > 0 && delivery.breakAfterEvents === undefined) {
+    const frames: Array<Uint8Array<ArrayBuffer>> = []
+    for (let offset = 0; offset < reply.bytes.length; offset += PACED_BYTES_CHUNK) {
+      frames.push(reply.bytes.slice(offset, offset + PACED_BYTES_CHUNK))
+    }
+    return streamed(frames, reply.contentType, reply.status, {
+      ...delivery,
+      headers: { ...delivery.headers, ...reply.headers }
+    })
+  }
   if (delivery.breakAfterEvents === undefined) {
     delivery.onComplete()
     return new Response(reply.bytes, { status: reply.status, headers })
   }
-  let sent = false
+  let sent = delivery.breakAfterEvents === 0
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
       if (sent) {
@@ -158,7 +181,7 @@ const deliverBytes = (reply: BytesReply, delivery: Delivery): Response => {
  * finished answer in memory until the emulator closes.
  */
 const streamed = (
-  frames: ReadonlyArray<string>,
+  frames: ReadonlyArray<string | Uint8Array<ArrayBuffer>>,
   contentType: string,
   status: number,
   delivery: Delivery
@@ -202,7 +225,8 @@ const streamed = (
         controller.close()
         return
       }
-      controller.enqueue(encoder.encode(frames[index++]))
+      const frame = frames[index++]
+      controller.enqueue(typeof frame === "string" ? encoder.encode(frame) : frame)
     },
     cancel() {
       release()

@@ -22,7 +22,7 @@
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { fileTypeFromBuffer } from "file-type"
-import { durationBoundMillis, wavMillis } from "../formats/audio/AudioFile.ts"
+import { audioMillis, durationBoundMillis, wavMillis } from "../formats/audio/AudioFile.ts"
 import { InvalidRequest } from "../errors/GatewayError.ts"
 import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import { readFormData, readJsonObject } from "../http/Body.ts"
@@ -179,11 +179,16 @@ const checkTranscription = (form: FormData, translate: boolean) =>
       return yield* invalid("`stream` must be true or false.", "stream")
     }
     if (stream === "true" && translate) return yield* invalid("Translations do not stream.", "stream")
-    const measuredMillis = sniffed.mime.includes("wav") ? wavMillis(bytes) : undefined
+    // A WAV file's own header first (exact, and a `data` chunk cut short is measured as it is), else the library.
+    const measuredMillis = (sniffed.mime.includes("wav") ? wavMillis(bytes) : undefined) ??
+      (yield* Effect.promise(() => audioMillis(bytes, sniffed.mime)))
     return {
       model,
       measuredMillis,
-      boundMillis: measuredMillis ?? durationBoundMillis(file.size),
+      // Vendors report whole seconds (`usage.seconds`): the hold is the measured duration rounded up to one.
+      boundMillis: measuredMillis === undefined
+        ? durationBoundMillis(file.size)
+        : Math.ceil(measuredMillis / 1000) * 1000,
       mimeType: sniffed.mime
     }
   })

@@ -1,17 +1,20 @@
 /**
  * Brings channels back: on a schedule, each disabled key and each channel in
- * cooldown is tested with a cheap request to its test model, one its type
- * serves: a rerank of one tiny document on the rerank types (`cohere`,
- * `jina`: `upstreams/RerankAdapter.ts`), else one short user message with at
- * most a few output tokens; a 2xx answer re-enables the key or ends the
- * cooldown. Every change is logged with its reason.
+ * cooldown is tested with a cheap request to its test model, one that model
+ * serves (`probesRerank`): a rerank of one tiny document when the channel's
+ * type reranks (`cohere`, `jina`: `upstreams/RerankAdapter.ts`) and the
+ * model is a rerank model by its price, else one short user message with at
+ * most a few output tokens (so a chat-only cohere channel is probed with
+ * chat); a 2xx answer re-enables the key or ends the cooldown. Every change
+ * is logged with its reason.
  *
  * @since 0.1.0
  */
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { formatOf } from "../formats/Formats.ts"
 import { toProblem } from "../errors/Envelope.ts"
-import type { Channel } from "../storage/Catalog.ts"
+import type { Price } from "../domain/Pricing.ts"
+import { Catalog, type Channel } from "../storage/Catalog.ts"
 import { encodeRerankRequest } from "../formats/rerank/Codec.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import { rerankAdapters } from "../upstreams/RerankAdapter.ts"
@@ -27,23 +30,48 @@ export interface ChannelTest {
   readonly message: string
 }
 
+/**
+ * Whether a channel probe of `model` (its public name) is a rerank: the
+ * channel's type reranks (`rerank`), and the model's price says it is a
+ * rerank model: priced per search unit, or not priced (a rerank type's
+ * default), or priced by tokens on a type whose reranks the vendor bills by
+ * tokens (Jina). A model priced by tokens alone on a type that bills reranks
+ * per search unit (Cohere) is a chat model, probed with chat.
+ *
+ * @category probes
+ */
+export const probesRerank = (
+  rerank: { readonly billedBy: "search-units" | "tokens" } | undefined,
+  price: Price | undefined
+): boolean => {
+  if (rerank === undefined) return false
+  if (price === undefined || price.perSearch !== undefined) return true
+  const byTokens = price.input !== undefined || price.output !== undefined
+  return !byTokens || rerank.billedBy === "tokens"
+}
+
+/** The public name of `upstreamModel` on `channel` (the model mapped to it, else itself). */
+const publicModelOf = (channel: Channel, upstreamModel: string): string =>
+  channel.models.find((model) => (channel.modelMapping[model] ?? model) === upstreamModel) ?? upstreamModel
+
 /** @category services */
 export class HealthProber extends Context.Service<HealthProber, {
   /** Probes every unhealthy channel and key once, now. */
   readonly probeOnce: Effect.Effect<void>
   /**
-   * Sends one test request to `channel` (its first enabled key, its test model; a rerank on the rerank types, else
-   * a chat call) and times it; changes no state.
+   * Sends one test request to `channel` (its first enabled key, its test model; a rerank when the model reranks
+   * (`probesRerank`), else a chat call) and times it; changes no state.
    */
   readonly test: (channel: Channel) => Effect.Effect<ChannelTest>
 }>()("sluice/services/HealthProber") {
-  /** Probes every `intervalSeconds` in the background while the layer lives. */
+  /** Probes every `intervalSeconds` in the background while the layer lives; needs `Catalog` for the models' prices. */
   static readonly layer = (intervalSeconds: number) =>
     Layer.effect(
       HealthProber,
       Effect.gen(function* () {
         const router = yield* ChannelRouter
         const client = yield* UpstreamClient
+        const catalog = yield* Catalog
 
         const timeouts = { firstByteMs: 30_000, idleMs: 30_000, totalMs: 60_000 }
 
@@ -63,7 +91,8 @@ export class HealthProber extends Context.Service<HealthProber, {
         }
 
         const send = (candidate: Candidate) => {
-          if (rerankAdapters[candidate.channel.type] !== undefined) return sendRerank(candidate)
+          const price = catalog.snapshot().prices.get(publicModelOf(candidate.channel, candidate.upstreamModel))
+          if (probesRerank(rerankAdapters[candidate.channel.type], price)) return sendRerank(candidate)
           const wire = formatOf(adapters[candidate.channel.type].nativeFormat)
           const adapter = adapters[candidate.channel.type]
           const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)

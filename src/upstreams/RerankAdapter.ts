@@ -11,6 +11,12 @@ import { type Channel, type ChannelType, root, type UpstreamTarget, withExtraHea
 /** A channel type's rerank endpoint. @category models */
 export interface RerankAdapter {
   readonly wire: RerankWireName
+  /**
+   * What the vendor bills a rerank by: Cohere per search unit
+   * (docs.cohere.com/docs/how-does-cohere-pricing-work), so a model priced by tokens on its channel is a chat model;
+   * Jina per token (jina.ai/reranker, "API": `usage.total_tokens`), so its token-priced models may rerank.
+   */
+  readonly billedBy: "search-units" | "tokens"
   /** URL and headers of a rerank call with `key` (the channel's extra headers included). */
   readonly target: (channel: Channel, key: string) => UpstreamTarget
 }
@@ -23,12 +29,14 @@ const bearer = (url: string, channel: Channel, key: string): UpstreamTarget => (
 /** Cohere: `POST {root}/v2/rerank` with a Bearer key (docs.cohere.com/v2/reference/rerank); the base URL may end in `/v1` or `/v2`. */
 const cohere: RerankAdapter = {
   wire: "cohere",
+  billedBy: "search-units",
   target: (channel, key) => bearer(channel.baseUrl.replace(/\/v[12]\/?$/, "") + "/v2/rerank", channel, key)
 }
 
 /** Jina: `POST {root}/v1/rerank` with a Bearer key (jina.ai/reranker, "API"). */
 const jina: RerankAdapter = {
   wire: "jina",
+  billedBy: "tokens",
   target: (channel, key) => bearer(root(channel) + "/v1/rerank", channel, key)
 }
 

@@ -9,7 +9,14 @@
  * priced by tokens, the usage of `speech.audio.done` (raw audio and a cut
  * stream: the documented estimate),
  * whisper ceil(ratio × reported seconds × `per_second`), gpt-4o-transcribe
- * the reported tokens, moderations free unless priced. Bad input (a 30 MB
+ * the reported tokens, moderations free unless priced. An mp3 upload is held
+ * and billed by the duration the gateway reads from its bytes, checked against
+ * the emulator's own frame count. A streamed transcription reaches the caller
+ * before the upstream has sent its end and is billed its done event's usage
+ * (a cut one: the held audio and the text delivered). Cut speech: an upstream
+ * failing before any audio costs nothing; after audio (broken upstream, or the
+ * caller leaving) the characters are due, or the input tokens and the audio
+ * passed on, below the hold. Bad input (a 30 MB
  * file, an unknown format, a wrong MIME type, bytes that are not audio) is a
  * 400 naming the field and costs nothing.
  */
@@ -18,11 +25,15 @@ import { generateSpeech, transcribe } from "ai"
 import { createOpenAI } from "@ai-sdk/openai"
 import OpenAI, { toFile } from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { durationBoundMillis } from "../../src/formats/audio/AudioFile.ts"
 import { speechMillis, transcriptSegments, wavFile } from "../../src/emulator/Audio.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts" // The AI SDK's notes on its experimental audio functions are noise here.
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false
 
 const KEY = "sk-test-audio-0001"
+
+/** A key with 2,000 quota units (0.002 USD) of its own. */
+const SMALL_KEY = "sk-test-audio-small-0001"
 
 const config = (
   emulatorUrl: string,
@@ -62,7 +73,12 @@ const config = (
         keys: ["sk-test-gem"],
         models: ["gemini-2.5-flash-preview-tts", "gemini-2.5-flash"]
       }],
-      users: [{ username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: KEY }] }]
+      users: [{
+        username: "alice",
+        group: "default",
+        quota: 100_000_000,
+        tokens: [{ name: "main", key: KEY }, { name: "small", key: SMALL_KEY, quota: 2000 }]
+      }]
     }),
     "audio.json"
   )
@@ -112,6 +128,18 @@ const readAll = async (body: ReadableStream<Uint8Array>): Promise<{ bytes: Uint8
 
 const ascii = (bytes: Uint8Array, start: number, end: number) => String.fromCharCode(...bytes.subarray(start, end))
 
+/** Waits (up to 10 s) until `check` holds. */
+const eventually = async (check: () => boolean | Promise<boolean>, what: string): Promise<void> => {
+  const deadline = Date.now() + 10_000
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting: ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+/** The emulator's last speech request. */
+const lastSpeech = (gateway: TestGateway) => gateway.emulator.requests.findLast((r) => r.path === "/v1/audio/speech")!
+
 Deno.test("audio: speech, transcription, translation and moderations through the openai SDK, billed exactly", async (t) => {
   const gateway = await startGateway({ config })
   const client = new OpenAI({ apiKey: KEY, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
@@ -151,6 +179,42 @@ Deno.test("audio: speech, transcription, translation and moderations through the
         deepStrictEqual([...bytes.subarray(frame * 417, frame * 417 + 2)], [0xff, 0xfb])
       }
     })
+
+    await t.step(
+      "speech cut (per character): broken before any audio costs nothing; after audio, or the caller leaving, the characters are due",
+      async () => {
+        const input = "Cut speech, long enough to stream in many pieces. ".repeat(8)
+        const speak = () =>
+          client.audio.speech.create({ model: "tts-1", voice: "alloy", input, response_format: "mp3" })
+        try {
+          // The upstream answers 200 and breaks before its first byte: a failed attempt, nothing charged.
+          gateway.emulator.setFaults([{ match: { path: "/v1/audio/speech" }, breakAfterEvents: 0 }])
+          await charged(gateway, 0, async () => {
+            const error = await speak().then(() => undefined, (error) => error)
+            ok(error instanceof OpenAI.APIError, String(error))
+          })
+          // Half the audio, then a broken connection: the vendor rendered the input, so the characters are due.
+          gateway.emulator.setFaults([{ match: { path: "/v1/audio/speech" }, breakAfterEvents: 1 }])
+          await charged(gateway, speechCost(input.length, 15), async () => {
+            const response = await speak()
+            strictEqual(response.headers.get("x-sluice-cost"), (speechCost(input.length, 15) / 1e6).toFixed(6))
+            strictEqual(await readAll(response.body!).then(() => "whole", () => "cut"), "cut")
+          })
+          // Paced audio, and the caller leaves after its first piece: charged the characters, the upstream aborted.
+          gateway.emulator.setFaults([{ match: { path: "/v1/audio/speech" }, paceMs: 25 }])
+          await charged(gateway, speechCost(input.length, 15), async () => {
+            const response = await speak()
+            const reader = response.body!.getReader()
+            ok(!(await reader.read()).done)
+            await reader.cancel()
+            await eventually(() => lastSpeech(gateway).aborted, "the gateway aborts the upstream call")
+            strictEqual(lastSpeech(gateway).completed, false)
+          })
+        } finally {
+          gateway.emulator.setFaults([])
+        }
+      }
+    )
 
     await t.step("speech: stream_format sse passes the speech.audio events through", async () => {
       const input = "Streamed as events."
@@ -403,6 +467,134 @@ Deno.test("audio: speech, transcription, translation and moderations through the
       }
     )
 
+    await t.step(
+      "transcription: an mp3 (the emulator's own speech) held and billed by the duration read from its bytes",
+      async () => {
+        const speech = await client.audio.speech.create({
+          model: "tts-1",
+          voice: "alloy",
+          input: "Seventy characters of speech, read aloud and then heard back again...",
+          response_format: "mp3"
+        })
+        const mp3 = new Uint8Array(await speech.arrayBuffer())
+        const heard = () => (gateway.emulator.requests.at(-1)!.body as { file: { seconds: number } }).file.seconds
+        // `text` reports no usage: billed the duration the gateway read, which must be what the emulator heard.
+        await charged(gateway, -1, () =>
+          client.audio.transcriptions.create({
+            file: new File([mp3], "speech.mp3", { type: "audio/mpeg" }),
+            model: "whisper-1",
+            response_format: "text"
+          }))
+        const seconds = heard()
+        ok(seconds > 4 && seconds < 4.3, `the emulator heard ${seconds} s`)
+        // ceil(1.5 × ceil(ms) × 0.0001 USD/s × 10⁶ / 1000) in integers.
+        strictEqual(lastCharge, Math.ceil(15 * Math.ceil(seconds * 1000) / 100))
+        // `json` reports `usage.seconds` (whole seconds): billed that.
+        const answer = await charged(gateway, -1, () =>
+          client.audio.transcriptions.create({
+            file: new File([mp3], "speech.mp3", { type: "audio/mpeg" }),
+            model: "whisper-1"
+          }))
+        strictEqual(answer.text, transcriptSegments(heard()).map((segment) => segment.text).join(" "))
+        const usage = (answer as unknown as { usage: { type: string; seconds: number } }).usage
+        strictEqual(usage.type, "duration")
+        strictEqual(lastCharge, whisperCost(usage.seconds))
+        // The hold is the duration read rounded up (5 s: 750 units), not the size bound (the file at 8 kbit/s, over a
+        // minute: more than 10,000 units), so a key with 2,000 units left is served.
+        ok(whisperCost(durationBoundMillis(mp3.length) / 1000) > 2000)
+        const small = new OpenAI({ apiKey: SMALL_KEY, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
+        const served = await small.audio.transcriptions.create({
+          file: new File([mp3], "speech.mp3", { type: "audio/mpeg" }),
+          model: "whisper-1",
+          response_format: "text"
+        })
+        strictEqual(served.trim(), transcriptSegments(heard()).map((segment) => segment.text).join(" "))
+      }
+    )
+
+    await t.step(
+      "transcription: stream=true events reach the caller as the upstream sends them, billed the done event's usage",
+      async () => {
+        gateway.emulator.setFaults([{ match: { path: "/v1/audio/transcriptions" }, paceMs: 150 }])
+        try {
+          const upstream = () => gateway.emulator.requests.findLast((r) => r.path === "/v1/audio/transcriptions")!
+          const { firstWhileSending, deltas, done } = await charged(gateway, -1, async () => {
+            const stream = await client.audio.transcriptions.create({
+              file: new File([wavOf(5)], "a.wav", { type: "audio/wav" }),
+              model: "gpt-4o-transcribe",
+              stream: true
+            })
+            let firstWhileSending: boolean | undefined
+            const deltas: Array<string> = []
+            let done: { text: string; usage?: { input_tokens: number; output_tokens: number } } | undefined
+            for await (const event of stream) {
+              if (event.type === "transcript.text.delta") {
+                // The emulator has not sent its last event yet when the first one reaches the caller.
+                firstWhileSending ??= !upstream().completed
+                deltas.push(event.delta)
+              }
+              if (event.type === "transcript.text.done") done = event
+            }
+            return { firstWhileSending, deltas, done }
+          })
+          strictEqual(firstWhileSending, true, "the first delta arrived before the upstream sent the last event")
+          strictEqual(deltas.length, 5)
+          strictEqual(deltas.join(""), done?.text)
+          const usage = done!.usage!
+          const reported = upstream().usage!
+          deepStrictEqual([reported.input, reported.output], [usage.input_tokens, usage.output_tokens])
+          strictEqual(lastCharge, Math.ceil(1.5 * (usage.input_tokens * 2.5 + usage.output_tokens * 10)))
+        } finally {
+          gateway.emulator.setFaults([])
+        }
+      }
+    )
+
+    await t.step(
+      "transcription: a stream cut before transcript.text.done is billed the held audio and the text delivered",
+      async () => {
+        gateway.emulator.setFaults([{ match: { path: "/v1/audio/transcriptions" }, breakAfterEvents: 2 }])
+        try {
+          const deltas = await charged(gateway, -1, async () => {
+            const stream = await client.audio.transcriptions.create({
+              file: new File([wavOf(5)], "a.wav", { type: "audio/wav" }),
+              model: "gpt-4o-transcribe",
+              stream: true
+            })
+            const deltas: Array<string> = []
+            try {
+              for await (const event of stream) {
+                if (event.type === "transcript.text.delta") deltas.push(event.delta)
+              }
+            } catch {
+              // the cut reaches the caller as a failed stream
+            }
+            return deltas
+          })
+          strictEqual(deltas.length, 2)
+          // 5 s held (the WAV header's duration): 50 audio tokens a second in, the delivered text / 4 out.
+          const output = Math.ceil(deltas.join("").length / 4)
+          strictEqual(lastCharge, Math.ceil(1.5 * (5 * 50 * 2.5 + output * 10)))
+          // Broken before any event: nothing delivered, nothing charged.
+          gateway.emulator.setFaults([{ match: { path: "/v1/audio/transcriptions" }, breakAfterEvents: 0 }])
+          await charged(gateway, 0, async () => {
+            const stream = await client.audio.transcriptions.create({
+              file: new File([wavOf(5)], "a.wav", { type: "audio/wav" }),
+              model: "gpt-4o-transcribe",
+              stream: true
+            })
+            try {
+              for await (const _ of stream) { /* nothing arrives */ }
+            } catch {
+              // the cut
+            }
+          })
+        } finally {
+          gateway.emulator.setFaults([])
+        }
+      }
+    )
+
     await t.step("translation: whisper-1 text", async () => {
       const text = await charged(
         gateway,
@@ -637,6 +829,61 @@ Deno.test("audio: token-priced speech (gpt-4o-mini-tts) billed the reported usag
           lastCharge,
           speechTokenCost(Math.ceil(input.length / 4), Math.ceil(audioBytes / 48_000 * 1250 / 60))
         )
+      } finally {
+        gateway.emulator.setFaults([])
+      }
+    })
+
+    await t.step(
+      "sse cut by the caller: billed the input and the audio the gateway passed on, below the hold",
+      async () => {
+        gateway.emulator.setFaults([{ match: { path: "/v1/audio/speech" }, paceMs: 25 }])
+        try {
+          const input = "A long passage for a caller who leaves early. ".repeat(6)
+          const before = await totalUsed(gateway)
+          const answer = await client.audio.speech.create({
+            model: "gpt-4o-mini-tts",
+            voice: "coral",
+            input,
+            response_format: "pcm",
+            stream_format: "sse"
+          })
+          const reader = answer.body!.getReader()
+          ok(!(await reader.read()).done)
+          await reader.cancel()
+          await eventually(() => lastSpeech(gateway).aborted, "the gateway aborts the upstream call")
+          await eventually(async () => (await totalUsed(gateway)) > before, "the cut stream is billed")
+          const charge = (await totalUsed(gateway)) - before
+          // The emulator's events carry 4096 bytes of 24 kHz 16-bit PCM each: k of them were passed on, 0 < k < all.
+          const events = Math.ceil(Math.round(24 * speechMillis(input, 1)) * 2 / 4096)
+          const possible = Array.from(
+            { length: events - 1 },
+            (_, k) => speechTokenCost(Math.ceil(input.length / 4), Math.ceil((k + 1) * 4096 / 48_000 * 1250 / 60))
+          )
+          ok(possible.includes(charge), `charged ${charge}, not the estimate of a whole number of events`)
+          // Below the hold: the input's UTF-8 bytes + 32 and 2 audio tokens a character.
+          ok(charge < speechTokenCost(input.length + 32, input.length * 2))
+        } finally {
+          gateway.emulator.setFaults([])
+        }
+      }
+    )
+
+    await t.step("a token-priced speech stream broken before any audio costs nothing", async () => {
+      gateway.emulator.setFaults([{ match: { path: "/v1/audio/speech" }, breakAfterEvents: 0 }])
+      try {
+        for (const stream_format of ["sse", "audio"] as const) {
+          await charged(gateway, 0, async () => {
+            const error = await client.audio.speech.create({
+              model: "gpt-4o-mini-tts",
+              voice: "alloy",
+              input: "Never heard.",
+              response_format: "pcm",
+              stream_format
+            }).then(() => undefined, (error) => error)
+            ok(error instanceof OpenAI.APIError, `${stream_format}: ${error}`)
+          })
+        }
       } finally {
         gateway.emulator.setFaults([])
       }

@@ -9,7 +9,8 @@
  * Jina, or a token-priced Jina model billed the tokens Jina counted. Bad
  * input is a 400 naming the field; an upstream refusal and bad input cost
  * nothing. A jina channel in cooldown, and a jina key the vendor refused,
- * come back through the health prober's rerank of one tiny document.
+ * come back through the health prober's rerank of one tiny document; a
+ * chat-only cohere channel is tested with a chat call, not a rerank.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { rerank } from "ai"
@@ -30,7 +31,8 @@ const config = (emulatorUrl: string) => {
         "rerank-v3.5": { per_search: 0.002 },
         "jina-reranker-v2-base-multilingual": { per_search: 0.001 },
         "jina-by-tokens": { input: 0.02 },
-        "cohere-missing": { per_search: 0.002 }
+        "cohere-missing": { per_search: 0.002 },
+        "command-a-03-2025": { input: 2.5, output: 10 }
       },
       channels: [
         {
@@ -49,7 +51,15 @@ const config = (emulatorUrl: string) => {
           model_mapping: { "jina-by-tokens": "jina-reranker-v2-base-multilingual" }
         },
         // A model name the emulator's Cohere does not know: its 404 must reach the caller and cost nothing.
-        { name: "cohere-2", type: "cohere", base_url: emulatorUrl, keys: ["sk-test-co"], models: ["cohere-missing"] }
+        { name: "cohere-2", type: "cohere", base_url: emulatorUrl, keys: ["sk-test-co"], models: ["cohere-missing"] },
+        // A chat-only cohere channel (its compatibility API): probed and tested with chat, never a rerank.
+        {
+          name: "cohere-chat",
+          type: "cohere",
+          base_url: `${emulatorUrl}/v2`,
+          keys: ["sk-test-co-chat"],
+          models: ["command-a-03-2025"]
+        }
       ],
       users: [{ username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: KEY }] }]
     }),
@@ -278,6 +288,21 @@ Deno.test("rerank health: a jina channel in cooldown and a refused jina key come
         deepStrictEqual((probe.body as { documents: unknown }).documents, ["pong"])
       }
       strictEqual((await rerankJina()).status, 200)
+    })
+
+    await t.step("a chat-only cohere channel is tested with a chat call, a rerank channel with a rerank", async () => {
+      const root = browser(gateway.url)
+      await root.login("root", ROOT_PASSWORD)
+      const channels = (await root.call<Array<{ id: number; name: string }>>("GET", "/api/channel/")).data
+      const idOf = (name: string) => channels.find((channel) => channel.name === name)!.id
+      const tested = await root.call<{ status: number }>("POST", `/api/channel/test/${idOf("cohere-chat")}`)
+      deepStrictEqual([tested.success, tested.data?.status], [true, 200])
+      const chat = gateway.emulator.requests.filter((request) => request.key === "sk-test-co-chat")
+      deepStrictEqual(chat.map((request) => request.path), ["/compatibility/v1/chat/completions"])
+      strictEqual((chat[0].body as { model: string }).model, "command-a-03-2025")
+      const since = gateway.emulator.requests.length
+      strictEqual((await root.call("POST", `/api/channel/test/${idOf("cohere")}`)).success, true)
+      deepStrictEqual(gateway.emulator.requests.slice(since).map((request) => request.path), ["/v2/rerank"])
     })
 
     await t.step("a key the vendor refused is disabled; the prober's rerank re-enables it", async () => {
