@@ -6,6 +6,7 @@ import { geminiGenerate } from "../../src/emulator/Gemini.ts"
 import { chatCompletions } from "../../src/emulator/OpenAiChat.ts"
 import { legacyCompletions } from "../../src/emulator/OpenAiCompletions.ts"
 import { compactResponse, createResponse } from "../../src/emulator/OpenAiResponses.ts"
+import { makeMjTasks } from "../../src/emulator/Midjourney.ts"
 import { makeVideoTasks } from "../../src/emulator/VideoTasks.ts"
 import { arkVideoCreate } from "../../src/emulator/VideosArk.ts"
 import { geminiVideoCreate } from "../../src/emulator/VideosGemini.ts"
@@ -102,7 +103,8 @@ Deno.test("property: every route handler answers arbitrary JSON bodies without t
           model: "m",
           ids,
           created: 0,
-          videos
+          videos,
+          midjourney: makeMjTasks(1, 100)
         })
         return reply._tag === "Events" || (reply.status >= 200 && reply.status < 500)
       }),
@@ -145,7 +147,8 @@ Deno.test("property: structured shapes with arbitrary content never throw", () =
           model: "m",
           ids,
           created: 0,
-          videos
+          videos,
+          midjourney: makeMjTasks(1, 100)
         })
       }
       return true
