@@ -14,6 +14,7 @@ import { toProblem } from "../errors/Envelope.ts"
 import type { Channel } from "../storage/Catalog.ts"
 import { encodeRerankRequest } from "../formats/rerank/Codec.ts"
 import { adapters } from "../upstreams/Adapter.ts"
+import { type MidjourneyAdapter, midjourneyAdapters } from "../upstreams/MidjourneyAdapter.ts"
 import { rerankAdapters } from "../upstreams/RerankAdapter.ts"
 import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
@@ -62,8 +63,16 @@ export class HealthProber extends Context.Service<HealthProber, {
           return client.post(target.url, target.headers, JSON.stringify(body), timeouts)
         }
 
+        /** A Midjourney proxy's cheapest authenticated call: a task list of no ids. */
+        const sendMidjourney = (candidate: Candidate, adapter: MidjourneyAdapter) => {
+          const target = adapter.target(candidate.channel, candidate.key.key, "/mj/task/list-by-condition", true)
+          return client.post(target.url, target.headers, JSON.stringify({ ids: [] }), timeouts)
+        }
+
         const send = (candidate: Candidate) => {
           if (rerankAdapters[candidate.channel.type] !== undefined) return sendRerank(candidate)
+          const midjourney = midjourneyAdapters[candidate.channel.type]
+          if (midjourney !== undefined) return sendMidjourney(candidate, midjourney)
           const wire = formatOf(adapters[candidate.channel.type].nativeFormat)
           const adapter = adapters[candidate.channel.type]
           const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)
