@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Stream } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { emptyUsage } from "../canonical/Usage.ts"
 import { imageCost, isImagePriced } from "../domain/Pricing.ts"
@@ -42,7 +42,7 @@ import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { callMidjourney, runsMidjourney } from "../tasks/MidjourneyCalls.ts"
 import { type Task, TaskStore } from "../tasks/TaskStore.ts"
-import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
+import { channelTimeouts, UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 import { oneShotServices, priceFor, runOneShot } from "./OneShot.ts"
 
 /** A submit that makes a task (every kind but `modal`). @category models */
@@ -68,6 +68,16 @@ export interface MjSubmitInput {
   readonly principal: Principal
   readonly respond: (submitted: MjSubmitted) => HttpServerResponse.HttpServerResponse
 }
+
+/** A finished task's image as the caller is to get it: a safe content type and the bytes as they arrive. @category models */
+export interface MjImage {
+  /** `image/png`, `image/jpeg`, `image/webp` or `image/gif` as the upstream said; else `application/octet-stream`. */
+  readonly contentType: string
+  readonly body: Stream.Stream<Uint8Array, UpstreamFailed>
+}
+
+/** The image types served as themselves; anything else the upstream sends is served as bytes to download. */
+const IMAGE_TYPES = /^image\/(png|jpeg|webp|gif)$/
 
 /** The action a submit asks for. */
 const actionOf = (submit: MjTaskSubmit): MjAction => {
@@ -109,6 +119,13 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
    * refusal.
    */
   readonly modal: (submit: MjModalSubmit, principal: Principal) => Effect.Effect<Task, GatewayError>
+  /**
+   * Opens the image of the Midjourney task `taskId`, whoever owns it (the id
+   * is the capability: 128 random bits). Fails with `NotFound` (image) when
+   * there is no such finished task with an image, and with `UpstreamFailed`
+   * when the upstream no longer serves it (`rejected` for 404/410).
+   */
+  readonly image: (taskId: string) => Effect.Effect<MjImage, NotFound | UpstreamFailed>
 }>()("sluice/relay/MidjourneyRelay") {
   /** Needs the one-shot relay's services and the `TaskStore`. */
   static readonly layer = Layer.effect(
@@ -292,7 +309,44 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
         return original
       }) as MidjourneyRelay["Service"]["modal"]
 
-      return MidjourneyRelay.of({ submit, modal })
+      const image = Effect.fnUntraced(function* (taskId: string) {
+        const task = yield* store.findAnyOwner(taskId).pipe(
+          Effect.mapError(() => new NotFound({ what: "image", id: taskId.slice(0, 100) }))
+        )
+        const url = task.result?.url
+        if (task.kind !== "midjourney" || task.status !== "completed" || url === undefined) {
+          return yield* new NotFound({ what: "image", id: taskId.slice(0, 100) })
+        }
+        const channel = catalog.snapshot().channels.get(task.channelId)
+        // The upstream's image URL is fetched without the channel key: it is a CDN's, or the proxy's public one.
+        const upstream = yield* client.send(
+          "GET",
+          url,
+          { accept: "image/*" },
+          undefined,
+          channelTimeouts(channel ?? { settings: {} }, settings)
+        )
+        if (upstream.status !== 200) {
+          upstream.abort()
+          const gone = upstream.status === 404 || upstream.status === 410
+          return yield* new UpstreamFailed({
+            kind: gone ? "rejected" : "server",
+            status: upstream.status,
+            message: gone ? "The image is no longer held by the upstream." : "The upstream failed to send the image.",
+            channelId: task.channelId
+          })
+        }
+        const type = (upstream.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase()
+        return {
+          contentType: IMAGE_TYPES.test(type) ? type : "application/octet-stream",
+          body: Stream.unfold(
+            undefined,
+            () => Effect.map(upstream.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
+          ).pipe(Stream.ensuring(Effect.sync(upstream.abort)))
+        }
+      }) as MidjourneyRelay["Service"]["image"]
+
+      return MidjourneyRelay.of({ submit, modal, image })
     })
   )
 }

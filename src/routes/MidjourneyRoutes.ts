@@ -25,9 +25,9 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Stream } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { InvalidRequest, NotFound, UpstreamFailed } from "../errors/GatewayError.ts"
+import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
 import {
   decodeMjSubmit,
   encodeMjError,
@@ -43,17 +43,12 @@ import { MidjourneyRelay, type MjSubmitted } from "../relay/MidjourneyRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { UserCaps } from "../services/UserCaps.ts"
-import { Catalog } from "../storage/Catalog.ts"
 import { TaskPoller } from "../tasks/TaskPoller.ts"
 import { type Task, TaskStore } from "../tasks/TaskStore.ts"
-import { channelTimeouts, UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 import { originOf } from "./VideoRoutes.ts"
 
 /** The most ids one `list-by-condition` reads. @category constants */
 export const MAX_LIST_IDS = 100
-
-/** The image types served as themselves; anything else the proxy sends is served as bytes to download. */
-const IMAGE_TYPES = /^image\/(png|jpeg|webp|gif)$/
 
 /** The public task object of `task` (the caller's own), its image URL the gateway's. */
 const taskObjectOf = (task: Task, origin: string): Record<string, unknown> => {
@@ -95,18 +90,16 @@ export class Midjourney extends Context.Service<Midjourney, {
   /** `GET /mj/image/{id}`. Never fails. */
   readonly image: (taskId: string) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/MidjourneyRoutes/Midjourney") {
-  /** Needs Auth, GatewaySettings, UserCaps, Catalog, MidjourneyRelay, TaskStore, TaskPoller and UpstreamClient. */
+  /** Needs Auth, GatewaySettings, UserCaps, MidjourneyRelay, TaskStore and TaskPoller. */
   static readonly layer = Layer.effect(
     Midjourney,
     Effect.gen(function* () {
       const auth = yield* Auth
       const settings = yield* GatewaySettings
       const caps = yield* UserCaps
-      const catalog = yield* Catalog
       const relay = yield* MidjourneyRelay
       const store = yield* TaskStore
       const poller = yield* TaskPoller
-      const client = yield* UpstreamClient
 
       const callerOf = (request: HttpServerRequest.HttpServerRequest) =>
         auth.authenticate(credentialOf("midjourney", request), clientAddressOf(request))
@@ -174,35 +167,9 @@ export class Midjourney extends Context.Service<Midjourney, {
 
       const image = (taskId: string) =>
         Effect.gen(function* () {
-          const task = yield* store.findAnyOwner(taskId)
-          const url = task.result?.url
-          if (task.kind !== "midjourney" || task.status !== "completed" || url === undefined) {
-            return yield* new NotFound({ what: "image", id: taskId.slice(0, 100) })
-          }
-          const channel = catalog.snapshot().channels.get(task.channelId)
-          // The proxy's image URL is fetched without the channel key (it is a CDN's, or the proxy's own public one).
-          const upstream = yield* client.send(
-            "GET",
-            url,
-            { accept: "image/*" },
-            undefined,
-            channelTimeouts(channel ?? { settings: {} }, settings)
-          )
-          if (upstream.status !== 200) {
-            upstream.abort()
-            return yield* new UpstreamFailed({
-              kind: upstream.status === 404 || upstream.status === 410 ? "rejected" : "server",
-              status: upstream.status,
-              message: "The image is no longer held by the upstream."
-            })
-          }
-          const type = (upstream.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase()
-          const body = Stream.unfold(
-            undefined,
-            () => Effect.map(upstream.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
-          ).pipe(Stream.ensuring(Effect.sync(upstream.abort)))
-          return HttpServerResponse.stream(body, {
-            contentType: IMAGE_TYPES.test(type) ? type : "application/octet-stream",
+          const opened = yield* relay.image(taskId)
+          return HttpServerResponse.stream(opened.body, {
+            contentType: opened.contentType,
             headers: {
               "cache-control": "private, max-age=3600",
               "x-content-type-options": "nosniff",
