@@ -5,13 +5,14 @@
  * gateway; a failed task refunded; the caller's own tasks only; bad input as
  * 400s in the proxy's envelope naming the field, charging nothing; each
  * action billed at its price in the price table, as the emulator saw the
- * actions; a modal; and two gateway instances on one PostgreSQL sharing the
+ * actions; a modal; a channel made and tested through the admin API; and two gateway instances on one PostgreSQL sharing the
  * tasks, each failure refunded once.
  */
 import { deepStrictEqual, notStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startEmulator } from "../../src/emulator/Emulator.ts"
-import { startGateway, type Store, type TestGateway } from "../support/Gateway.ts"
+import { browser } from "../support/Browser.ts"
+import { ROOT_PASSWORD, startGateway, type Store, type TestGateway } from "../support/Gateway.ts"
 
 const ALICE = "sk-test-mj-alice-00001"
 const BOB = "sk-test-mj-bob-0000001"
@@ -446,5 +447,50 @@ Deno.test("mj: two instances on one PostgreSQL share the tasks: submitted on one
     await second.stop()
     await first.close()
     await emulator.close()
+  }
+})
+
+Deno.test("mj: the admin API makes a midjourney channel, its test reaches the proxy with the secret, and it serves at once", async () => {
+  const gateway = await start({})
+  try {
+    const root = browser(gateway.url)
+    await root.login("root", ROOT_PASSWORD)
+    const created = await root.call<{ id: number; type: string }>("POST", "/api/channel/", {
+      name: "mj-second",
+      type: "midjourney",
+      base_url: gateway.emulator.url,
+      keys: [SECRET],
+      models: ["mj_imagine"],
+      priority: 10
+    })
+    strictEqual(created.success, true, created.message)
+    strictEqual(created.data.type, "midjourney")
+    const tested = await root.call<{ status: number }>("POST", `/api/channel/test/${created.data.id}`)
+    deepStrictEqual([tested.success, tested.data.status], [true, 200])
+    const probe = gateway.emulator.requests.findLast((request) => request.path === "/mj/task/list-by-condition")!
+    strictEqual(probe.headers["mj-api-secret"], SECRET)
+    const wrong = await root.call<{ id: number }>("POST", "/api/channel/", {
+      name: "mj-wrong",
+      type: "midjourney",
+      base_url: gateway.emulator.url,
+      keys: ["sk-test-up-mj-wrong-01"],
+      models: ["mj_none"]
+    })
+    const refused = await root.call<{ status: number }>("POST", `/api/channel/test/${wrong.data.id}`)
+    strictEqual(refused.success, false)
+
+    // The new channel (higher priority) takes the next imagine.
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    const before = gateway.emulator.requests.length
+    const submit = await mj(gateway).post("/mj/submit/imagine", { prompt: "a new channel" })
+    strictEqual(submit.body.code, 1)
+    const used = gateway.emulator.requests.slice(before).find((request) => request.path === "/mj/submit/imagine")!
+    ok(used !== undefined)
+    const [row] = await gateway.query<{ name: string }>(
+      `SELECT c.name FROM tasks t JOIN channels c ON c.id = t.channel_id WHERE t.public_id = '${submit.body.result}'`
+    )
+    strictEqual(row.name, "mj-second")
+  } finally {
+    await gateway.close()
   }
 })
