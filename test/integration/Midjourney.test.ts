@@ -32,7 +32,10 @@ const PRICES: Record<string, number> = {
 /** Quota units of one action. */
 const unitsOf = (model: string): number => Math.round(PRICES[model] * 1_000_000)
 
-const config = (emulatorUrl: string): BootstrapFile => {
+/** A second proxy secret (a second channel). */
+const SECRET_B = "sk-test-up-mj-secret-2"
+
+const config = (emulatorUrl: string, extra: ReadonlyArray<Record<string, unknown>> = []): BootstrapFile => {
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1 } },
@@ -43,7 +46,7 @@ const config = (emulatorUrl: string): BootstrapFile => {
         base_url: `${emulatorUrl}/mj`,
         keys: [SECRET],
         models: Object.keys(PRICES)
-      }],
+      }, ...extra],
       users: [
         { username: "alice", group: "default", quota: 10_000_000, tokens: [{ name: "main", key: ALICE }] },
         { username: "bob", group: "default", quota: 10_000_000, tokens: [{ name: "main", key: BOB }] }
@@ -56,11 +59,18 @@ const config = (emulatorUrl: string): BootstrapFile => {
   return parsed.file
 }
 
-const start = async (options: { store?: Store; databaseUrl?: string; emulator?: ReturnType<typeof startEmulator> }) => {
-  const emulator = options.emulator ?? startEmulator({ videoStepMs: 60, validKeys: [SECRET] })
+const start = async (options: {
+  store?: Store
+  databaseUrl?: string
+  emulator?: ReturnType<typeof startEmulator>
+  /** More channels for the bootstrap file. */
+  channels?: ReadonlyArray<Record<string, unknown>>
+}) => {
+  const emulator = options.emulator ?? startEmulator({ videoStepMs: 60, validKeys: [SECRET, SECRET_B] })
   // PostgreSQL: the tests read the ledger and the usage rows with SQL.
   const gateway = await startGateway({
-    config,
+    config: (emulatorUrl) =>
+      config(emulatorUrl, options.channels?.map((channel) => ({ base_url: emulatorUrl, ...channel }))),
     store: options.databaseUrl === undefined ? options.store ?? "postgres" : undefined,
     databaseUrl: options.databaseUrl,
     emulator
@@ -490,6 +500,42 @@ Deno.test("mj: the admin API makes a midjourney channel, its test reaches the pr
       `SELECT c.name FROM tasks t JOIN channels c ON c.id = t.channel_id WHERE t.public_id = '${submit.body.result}'`
     )
     strictEqual(row.name, "mj-second")
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("mj: a proxy whose queue is full (code 23) fails over to the next channel; charged once; actions stay on the task's channel", async () => {
+  const gateway = await start({
+    channels: [{ name: "mj-backup", type: "midjourney", keys: [SECRET_B], models: Object.keys(PRICES), priority: -1 }]
+  })
+  try {
+    gateway.emulator.setFaults([{
+      match: { path: "/mj/submit/imagine", key: SECRET },
+      times: 1,
+      status: 200,
+      body: { code: 23, description: "The queue is full, please try later", result: null }
+    }])
+    const alice = mj(gateway)
+    const submit = await alice.post("/mj/submit/imagine", { prompt: "a harbour" })
+    deepStrictEqual([submit.status, submit.body.code], [200, 1])
+    const tried = gateway.emulator.requests.filter((request) => request.path === "/mj/submit/imagine")
+    deepStrictEqual(tried.map((request) => request.key), [SECRET, SECRET_B])
+    const grid = await until(alice, String(submit.body.result), "SUCCESS")
+    const upscale = await alice.post("/mj/submit/action", {
+      taskId: grid.id,
+      customId: (grid.buttons as Array<{ customId: string }>)[0].customId
+    })
+    strictEqual(upscale.body.code, 1)
+    const action = gateway.emulator.requests.find((request) => request.path === "/mj/submit/action")!
+    strictEqual(action.key, SECRET_B, "the action went to the proxy that holds the original")
+    await until(alice, String(upscale.body.result), "SUCCESS")
+    await eventually(async () => (await usedBy(gateway)) === unitsOf("mj_imagine") + unitsOf("mj_upscale"))
+    const rows = await gateway.query<{ cost: bigint; error: string | null }>(
+      "SELECT cost, error FROM usage_logs WHERE model = 'mj_imagine' ORDER BY id"
+    )
+    deepStrictEqual(rows.map((row) => Number(row.cost)), [0, unitsOf("mj_imagine")], "the failed attempt logged at 0")
+    ok(rows[0].error !== null)
   } finally {
     await gateway.close()
   }
