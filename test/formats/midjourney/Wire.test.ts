@@ -4,6 +4,7 @@
  * bounded, the public task object and the error envelope.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import fc from "fast-check"
 import { UpstreamFailed } from "../../../src/errors/GatewayError.ts"
 import {
   actionOfCustomId,
@@ -153,4 +154,25 @@ Deno.test("mj wire: the public task object and the error envelope", () => {
   strictEqual(encodeMjError({ status: 404, type: "", code: "task_not_exist", message: "", param: "" }).code, 3)
   strictEqual(encodeMjError({ status: 429, type: "", code: "too_many_requests", message: "", param: "" }).code, 23)
   strictEqual(encodeMjError({ status: 502, type: "", code: "upstream_error", message: "", param: "" }).code, 9)
+})
+
+Deno.test("property: the decoders take any JSON without throwing, and what they accept stays bounded", () => {
+  const kinds = ["imagine", "change", "action", "modal", "blend", "describe"] as const
+  fc.assert(
+    fc.property(fc.constantFrom(...kinds), fc.dictionary(fc.string(), fc.jsonValue()), (kind, body) => {
+      const decoded = decodeMjSubmit(kind, body)
+      if (!decoded.ok) return typeof decoded.error.param === "string" && decoded.error.param.length > 0
+      return JSON.stringify(encodeMjSubmit(decoded.value, "1").body).length <= JSON.stringify(body).length + 64
+    }),
+    { numRuns: 500 }
+  )
+  fc.assert(
+    fc.property(fc.jsonValue(), (json) => {
+      const poll = decodeMjTask(json)
+      const answer = decodeMjSubmitAnswer(json, 1)
+      return (poll === undefined || (poll.progress >= 0 && poll.progress <= 100)) &&
+        (answer instanceof UpstreamFailed || /^[A-Za-z0-9._-]{1,100}$/.test(answer.upstreamId))
+    }),
+    { numRuns: 500 }
+  )
 })
