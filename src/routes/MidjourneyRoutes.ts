@@ -4,7 +4,8 @@
  * gateway's own keys:
  *
  * - `POST /mj/submit/imagine`, `/mj/submit/blend`, `/mj/submit/describe`: a
- *   new task; `POST /mj/submit/change` (`{taskId, action, index}`) and
+ *   new task; `POST /mj/submit/change` (`{taskId, action, index}`, or
+ *   `/mj/submit/simple-change` `{content: "<taskId> U1"}`) and
  *   `POST /mj/submit/action` (`{taskId, customId}`, a button of a finished
  *   task): a task made from the caller's task `taskId`; answered
  *   `{code: 1, description, result: <public task id>, properties}` (code 21
@@ -190,7 +191,7 @@ export class Midjourney extends Context.Service<Midjourney, {
  */
 export const MidjourneyRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const mj = yield* Midjourney
-  for (const kind of ["imagine", "change", "action", "modal", "blend", "describe"] as const) {
+  for (const kind of ["imagine", "change", "simple-change", "action", "modal", "blend", "describe"] as const) {
     yield* router.add("POST", `/mj/submit/${kind}`, (request) => mj.submit(request, kind))
   }
   yield* router.add(

@@ -239,7 +239,7 @@ Deno.test("mj: imagine → SUCCESS with buttons → upscale by customId → fetc
   }
 })
 
-Deno.test("mj: change, reroll, blend, describe and a Vary (Region) modal; each billed once at its action's price", async () => {
+Deno.test("mj: change, simple-change, reroll, blend, describe and a Vary (Region) modal; each billed once at its action's price", async () => {
   const gateway = await start({})
   try {
     const alice = mj(gateway)
@@ -248,6 +248,9 @@ Deno.test("mj: change, reroll, blend, describe and a Vary (Region) modal; each b
     const change = await alice.post("/mj/submit/change", { taskId: grid.id, action: "VARIATION", index: 3 })
     strictEqual(change.body.code, 1)
     strictEqual((await until(alice, String(change.body.result), "SUCCESS")).action, "VARIATION")
+    const simple = await alice.post("/mj/submit/simple-change", { content: `${grid.id} U2` })
+    strictEqual(simple.body.code, 1)
+    strictEqual((await until(alice, String(simple.body.result), "SUCCESS")).action, "UPSCALE")
     const reroll = (grid.buttons as Array<{ customId: string; emoji: string }>).find((button) => button.emoji === "🔄")!
     const rerolled = await alice.post("/mj/submit/action", { taskId: grid.id, customId: reroll.customId })
     strictEqual((await until(alice, String(rerolled.body.result), "SUCCESS")).action, "REROLL")
@@ -282,6 +285,7 @@ Deno.test("mj: change, reroll, blend, describe and a Vary (Region) modal; each b
     deepStrictEqual(seen, [
       "mj_imagine",
       "mj_variation",
+      "mj_upscale",
       "mj_reroll",
       "mj_blend",
       "mj_describe",

@@ -116,8 +116,14 @@ export type MjSubmit =
     readonly maskBase64?: string | undefined
   }
 
-/** The submit routes by their last path segment. @category models */
-export type MjSubmitKind = MjSubmit["kind"]
+/**
+ * The submit routes by their last path segment: each kind of `MjSubmit`, and
+ * `simple-change` (`{content: "<taskId> U1"}`, novicezk's shorthand, decoded
+ * as the `change` it names).
+ *
+ * @category models
+ */
+export type MjSubmitKind = MjSubmit["kind"] | "simple-change"
 
 const bad = (message: string, param: string) => new InvalidRequest({ message, param })
 
@@ -196,6 +202,15 @@ export const decodeMjSubmit = (
       case "describe": {
         if (!isImageDataUri(body.base64)) throw bad("base64 must be a data:image/...;base64 URI.", "base64")
         return { ok: true, value: { kind, ...commonOf(body), base64: body.base64 } }
+      }
+      case "simple-change": {
+        // `<taskId> U1`…`U4`, `V1`…`V4` or `R` (novicezk `ConvertUtils.convertChangeParams`).
+        const content = body.content
+        const match = typeof content === "string" ? /^(\S{1,100}) (?:([UV])([1-4])|R)$/i.exec(content.trim()) : null
+        if (match === null) throw bad('content must be "<taskId> U1" to U4, V1 to V4, or R.', "content")
+        const action = match[2] === undefined ? "REROLL" : match[2].toUpperCase() === "U" ? "UPSCALE" : "VARIATION"
+        const index = match[3] === undefined ? undefined : Number(match[3])
+        return { ok: true, value: { kind: "change", ...commonOf(body), taskId: match[1], action, index } }
       }
       case "change": {
         const taskId = taskIdOf(body)

@@ -49,6 +49,20 @@ Deno.test("mj wire: submit bodies are decoded with the offending field named", (
   strictEqual(paramOf("change", { taskId: "t", action: "VARIATION", index: 1.5 }), "index")
   strictEqual(paramOf("action", { taskId: "t", customId: `MJ::JOB::upsample::1::${"h".repeat(200)}` }), "customId")
   strictEqual(paramOf("modal", { taskId: "t", prompt: 3 }), "prompt")
+  strictEqual(paramOf("simple-change", { content: "mj_1 U5" }), "content")
+  strictEqual(paramOf("simple-change", { content: 12 }), "content")
+  const simple = decodeMjSubmit("simple-change", { content: "mj_abc v3" })
+  ok(simple.ok)
+  deepStrictEqual(simple.value, {
+    kind: "change",
+    state: undefined,
+    botType: undefined,
+    taskId: "mj_abc",
+    action: "VARIATION",
+    index: 3
+  })
+  const reroll = decodeMjSubmit("simple-change", { content: "mj_abc R" })
+  ok(reroll.ok && reroll.value.kind === "change" && reroll.value.action === "REROLL")
   const imagine = decodeMjSubmit("imagine", { prompt: "cat", notifyHook: "http://169.254.169.254/", botType: null })
   ok(imagine.ok)
   // The caller's hook is never forwarded; the upstream gets its own task id in place of ours.
@@ -157,7 +171,7 @@ Deno.test("mj wire: the public task object and the error envelope", () => {
 })
 
 Deno.test("property: the decoders take any JSON without throwing, and what they accept stays bounded", () => {
-  const kinds = ["imagine", "change", "action", "modal", "blend", "describe"] as const
+  const kinds = ["imagine", "change", "simple-change", "action", "modal", "blend", "describe"] as const
   fc.assert(
     fc.property(fc.constantFrom(...kinds), fc.dictionary(fc.string(), fc.jsonValue()), (kind, body) => {
       const decoded = decodeMjSubmit(kind, body)
