@@ -35,7 +35,11 @@ const unitsOf = (model: string): number => Math.round(PRICES[model] * 1_000_000)
 /** A second proxy secret (a second channel). */
 const SECRET_B = "sk-test-up-mj-secret-2"
 
-const config = (emulatorUrl: string, extra: ReadonlyArray<Record<string, unknown>> = []): BootstrapFile => {
+const config = (
+  emulatorUrl: string,
+  extra: ReadonlyArray<Record<string, unknown>> = [],
+  settings: Record<string, unknown> = {}
+): BootstrapFile => {
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1 } },
@@ -51,7 +55,7 @@ const config = (emulatorUrl: string, extra: ReadonlyArray<Record<string, unknown
         { username: "alice", group: "default", quota: 10_000_000, tokens: [{ name: "main", key: ALICE }] },
         { username: "bob", group: "default", quota: 10_000_000, tokens: [{ name: "main", key: BOB }] }
       ],
-      settings: { task_poll_interval_ms: 100, cooldown_failures: 1000 }
+      settings: { task_poll_interval_ms: 100, cooldown_failures: 1000, ...settings }
     }),
     "midjourney.json"
   )
@@ -65,12 +69,18 @@ const start = async (options: {
   emulator?: ReturnType<typeof startEmulator>
   /** More channels for the bootstrap file. */
   channels?: ReadonlyArray<Record<string, unknown>>
+  /** More gateway settings. */
+  settings?: Record<string, unknown>
 }) => {
   const emulator = options.emulator ?? startEmulator({ videoStepMs: 60, validKeys: [SECRET, SECRET_B] })
   // PostgreSQL: the tests read the ledger and the usage rows with SQL.
   const gateway = await startGateway({
     config: (emulatorUrl) =>
-      config(emulatorUrl, options.channels?.map((channel) => ({ base_url: emulatorUrl, ...channel }))),
+      config(
+        emulatorUrl,
+        options.channels?.map((channel) => ({ base_url: emulatorUrl, ...channel })),
+        options.settings
+      ),
     store: options.databaseUrl === undefined ? options.store ?? "postgres" : undefined,
     databaseUrl: options.databaseUrl,
     emulator
@@ -540,6 +550,20 @@ Deno.test("mj: a proxy whose queue is full (code 23) fails over to the next chan
     )
     deepStrictEqual(rows.map((row) => Number(row.cost)), [0, unitsOf("mj_imagine")], "the failed attempt logged at 0")
     ok(rows[0].error !== null)
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("mj: a task still running at its deadline fails as timed out, refunded", async () => {
+  const gateway = await start({ settings: { task_deadline_seconds: 2 } })
+  try {
+    const alice = mj(gateway)
+    const submit = await alice.post("/mj/submit/imagine", { prompt: "a slow stall" })
+    strictEqual(submit.body.code, 1)
+    const failed = await until(alice, String(submit.body.result), "FAILURE")
+    ok(String(failed.failReason).includes("deadline"), String(failed.failReason))
+    await eventually(async () => (await usedBy(gateway)) === 0)
   } finally {
     await gateway.close()
   }
