@@ -28,6 +28,7 @@ import { EmbeddingRoutes, Embeddings } from "./routes/EmbeddingRoutes.ts"
 import { ImageRoutes, Images } from "./routes/ImageRoutes.ts"
 import { ImageTasks, TaskImageRoutes } from "./routes/TaskImageRoutes.ts"
 import { VideoRoutes, Videos } from "./routes/VideoRoutes.ts"
+import { Midjourney, MidjourneyRoutes } from "./routes/MidjourneyRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
@@ -55,6 +56,7 @@ import { RerankRelay } from "./relay/RerankRelay.ts"
 import { EmbeddingRelay } from "./relay/EmbeddingRelay.ts"
 import { ImageRelay } from "./relay/ImageRelay.ts"
 import { ImageTaskRelay } from "./relay/ImageTaskRelay.ts"
+import { MidjourneyRelay } from "./relay/MidjourneyRelay.ts"
 import { VideoContentRelay } from "./relay/VideoContentRelay.ts"
 import { CountTokensRelay } from "./relay/CountTokensRelay.ts"
 import { VideoRelay } from "./relay/VideoRelay.ts"
@@ -185,6 +187,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     VideoContentRelay.layer,
     CountTokensRelay.layer,
     ImageTaskRelay.layer,
+    MidjourneyRelay.layer,
     TaskPoller.layer(),
     ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),
     CatalogAdmin.layer,
@@ -199,6 +202,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     ImageRoutes,
     TaskImageRoutes,
     VideoRoutes,
+    MidjourneyRoutes,
     AssetRoutes,
     CompactRoute,
     ModelsRoutes,
@@ -224,7 +228,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
       Rerank.layer,
       Images.layer,
       ImageTasks.layer,
-      Videos.layer
+      Videos.layer,
+      Midjourney.layer
     )),
     Layer.provide(relay)
   )

@@ -24,7 +24,7 @@ import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 /** A task as `GET /api/task/self` lists it. */
 interface TaskRow {
   readonly id: string
-  readonly kind: "video" | "image"
+  readonly kind: "video" | "image" | "midjourney"
   readonly model: string
   readonly status: string
   readonly progress: number
@@ -110,7 +110,7 @@ const ImageView = (props: { item: ImageItem; alt: string }) =>
 
 const isFinal = (status: string) => status === "completed" || status === "failed"
 
-/** The preview of a finished task: its image(s) or its video. */
+/** The preview of a finished task: its image(s), its video, or its Midjourney image. */
 const Preview = (props: { task: TaskRow }) => {
   const [images, setImages] = useState<ReadonlyArray<ImageItem> | null>(null)
   const { task } = props
@@ -129,6 +129,17 @@ const Preview = (props: { task: TaskRow }) => {
         src={`/v1/videos/${encodeURIComponent(task.id)}/content`}
         aria-label={`Video of task ${task.id}`}
         data-testid="task-video"
+      />
+    )
+  }
+  if (task.kind === "midjourney") {
+    // A Midjourney task's image, through the gateway (a describe has none: the alt text stands in).
+    return (
+      <img
+        class="generated"
+        src={`/mj/image/${encodeURIComponent(task.id)}`}
+        alt={`Image of task ${task.id}`}
+        data-testid="task-mj-image"
       />
     )
   }

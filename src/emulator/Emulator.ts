@@ -27,6 +27,9 @@
  *   `GET /_emulator/videos/<token>.mp4` (no key); Gemini (`VideosGemini.ts`) `POST …/models/{model}:predictLongRunning`,
  *   `GET /v1beta/models/{model}/operations/{id}`, `GET /v1beta/files/{id}:download` (key required). Prompt words
  *   `unsafe` / `broken` / `expire` / `stall` fail a task (content policy / generic / expired) or keep it running.
+ * - Midjourney-proxy (`mj-api-secret`, see `Midjourney.ts`): `POST /mj/submit/{imagine,change,action,modal,blend,
+ *   describe}`, `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition`; images at
+ *   `GET /_emulator/mj/<id>.png` (no key); tasks move on the video step.
  * - Control: `POST /_emulator/faults` (JSON `Fault[]`), `DELETE /_emulator/faults`,
  *   `GET /_emulator/requests`, `GET /_emulator/stats` → `{requests, aborts}`, `POST /_emulator/reset`,
  *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /healthz` → 200.
@@ -70,6 +73,7 @@ export type { Fault } from "./Faults.ts"
 import { inBandErrorFrame, malformedBody, requestKey, resolveRoute, unauthorizedMessage } from "./Routes.ts"
 import { pngFor } from "./Png.ts"
 import { type ReportedUsage, reportedUsage } from "./ReportedUsage.ts"
+import { makeMjTasks, mjImageSeed } from "./Midjourney.ts"
 import { makeVideoTasks } from "./VideoTasks.ts"
 import { arkVideoBytes } from "./VideosArk.ts"
 import { mp3Seconds } from "./Audio.ts"
@@ -123,7 +127,7 @@ export interface Emulator {
   setFaults(faults: ReadonlyArray<Fault>): void
   clearFaults(): void
   setValidKeys(keys: ReadonlyArray<string> | undefined): void
-  /** Clears requests, faults, video tasks and the abort count (valid keys stay). */
+  /** Clears requests, faults, video and Midjourney tasks and the abort count (valid keys stay). */
   reset(): void
   /** Stops listening, ends hanging or streaming answers, and waits for the server to finish. */
   close(): Promise<void>
@@ -194,6 +198,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
   const closing = new AbortController()
   const ids = makeIds()
   const videos = makeVideoTasks(options.videoStepMs ?? 1000, options.maxVideoTasks ?? 50_000)
+  const midjourney = makeMjTasks(options.videoStepMs ?? 1000, options.maxVideoTasks ?? 50_000)
 
   const control = async (request: Request, path: string): Promise<Response> => {
     const route = `${request.method} ${path}`
@@ -234,6 +239,13 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     const image = /^\/_emulator\/images\/([0-9a-f]{1,8})\.png$/.exec(path)
     if (image !== null && request.method === "GET") {
       return new Response(pngFor(parseInt(image[1], 16)), { headers: { "content-type": "image/png" } })
+    }
+    const mjImage = /^\/_emulator\/mj\/(\d{1,32})\.png$/.exec(path)
+    if (mjImage !== null && request.method === "GET") {
+      const seed = mjImageSeed(midjourney, mjImage[1])
+      return seed === undefined
+        ? new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } })
+        : new Response(pngFor(seed), { headers: { "content-type": "image/png" } })
     }
     const video = /^\/_emulator\/videos\/([0-9a-f]{32})\.mp4$/.exec(path)
     if (video !== null && request.method === "GET") {
@@ -345,7 +357,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
         model: model ?? "",
         ids,
         created: Math.floor(Date.now() / 1000),
-        videos
+        videos,
+        midjourney
       })
       if (inBand && fault?.status !== undefined && reply._tag === "Events") {
         const kept = reply.frames.slice(0, fault.breakAfterEvents)
@@ -378,6 +391,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     requestCount = 0
     abortCount = 0
     videos.clear()
+    midjourney.clear()
   }
 
   return {

@@ -8,6 +8,8 @@
  *   (https://docs.anthropic.com/en/api/errors; `@anthropic-ai/sdk` `ErrorResponse` / `ErrorType`).
  * - Gemini `{error: {code, message, status}}` with google.rpc status names
  *   (https://ai.google.dev/gemini-api/docs/troubleshooting).
+ * - Midjourney-proxy `{code, description, result: null}` (novicezk/midjourney-proxy `SubmitResultVO`,
+ *   `ReturnCode`: 3 not found, 4 validation error, 9 failure, 23 queue full).
  *
  * @since 0.1.0
  */
@@ -54,8 +56,8 @@ export interface Fault {
   readonly endAfterEvents?: number
 }
 
-/** The three wire families the emulator speaks. @category models */
-export type Vendor = "openai" | "anthropic" | "gemini"
+/** The wire families the emulator speaks. @category models */
+export type Vendor = "openai" | "anthropic" | "gemini" | "midjourney"
 
 const openAiTypes: Record<number, readonly [type: string, code: string | null]> = {
   400: ["invalid_request_error", null],
@@ -147,6 +149,12 @@ export const vendorErrorBody = (vendor: Vendor, status: number, message?: string
           status: geminiStatuses[status] ?? (status >= 500 ? "INTERNAL" : "FAILED_PRECONDITION")
         }
       }
+    case "midjourney":
+      return {
+        code: status === 404 ? 3 : status === 429 ? 23 : status >= 500 ? 9 : 4,
+        description: text,
+        result: null
+      }
   }
 }
 
@@ -202,6 +210,10 @@ export const quotaExhausted = (vendor: Vendor): { readonly status: number; reado
           }
         }
       }
+    case "midjourney":
+      // The proxy answers 200 with code 3 when none of its Discord accounts can take work (new-api disables the
+      // channel on it).
+      return { status: 200, body: { code: 3, description: "No available account instance", result: null } }
   }
 }
 

@@ -10,6 +10,16 @@ import { geminiEmbed, openAiEmbeddings } from "./Embeddings.ts"
 import { type Vendor, vendorErrorBody } from "./Faults.ts"
 import { geminiCountTokens, geminiGenerate, geminiModels } from "./Gemini.ts"
 import { arkImageGenerations, openAiImageEdits, openAiImageGenerations } from "./Images.ts"
+import {
+  mjAction,
+  mjBlend,
+  mjChange,
+  mjDescribe,
+  mjFetch,
+  mjImagine,
+  mjListByCondition,
+  mjModal
+} from "./Midjourney.ts"
 import { anthropicModels, openAiModels } from "./Models.ts"
 import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
@@ -40,6 +50,9 @@ const geminiPath =
 
 /** Ark's video task by id (`GET`, `DELETE`). */
 const arkTaskPath = /^\/api\/v3\/contents\/generations\/tasks\/[^/]+$/
+
+/** A Midjourney-proxy task (`GET /mj/task/{id}/fetch`). */
+const mjFetchPath = /^\/mj\/task\/[^/]+\/fetch$/
 
 /** A Veo operation (`GET /v1beta/models/{model}/operations/{id}`). */
 const geminiOperationPath = /^\/v1(?:beta|alpha)?\/models\/[^/:]+\/operations\/[^/]+$/
@@ -127,6 +140,21 @@ export const resolveRoute = (
         return route("openai", openAiVideoCreate, true)
       case "/api/v3/contents/generations/tasks":
         return route("openai", arkVideoCreate, true)
+      // Midjourney-proxy (`mj-api-secret`).
+      case "/mj/submit/imagine":
+        return route("midjourney", mjImagine, true)
+      case "/mj/submit/change":
+        return route("midjourney", mjChange, true)
+      case "/mj/submit/action":
+        return route("midjourney", mjAction, true)
+      case "/mj/submit/modal":
+        return route("midjourney", mjModal, true)
+      case "/mj/submit/blend":
+        return route("midjourney", mjBlend, true)
+      case "/mj/submit/describe":
+        return route("midjourney", mjDescribe, true)
+      case "/mj/task/list-by-condition":
+        return route("midjourney", mjListByCondition, true)
     }
     if (openAiVideoPath.test(path) && path.endsWith("/remix")) return route("openai", openAiVideoRemix, true)
     const gemini = geminiPath.exec(path)
@@ -163,6 +191,7 @@ export const resolveRoute = (
     if (video !== null && video[2] === undefined) return route("openai", openAiVideoRetrieve, false)
     if (video !== null && video[2] === "/content") return route("openai", openAiVideoContent, false)
     if (arkTaskPath.test(path)) return route("openai", arkVideoRetrieve, false)
+    if (mjFetchPath.test(path)) return route("midjourney", mjFetch, false)
     if (geminiOperationPath.test(path)) return route("gemini", geminiOperationGet, false)
     if (geminiDownloadPath.test(path)) return route("gemini", geminiFileDownload, false)
   }
@@ -172,7 +201,7 @@ export const resolveRoute = (
 
 /**
  * The API key a request carries, per vendor: OpenAI `Authorization: Bearer`, Anthropic `x-api-key`
- * (or a bearer token), Gemini `x-goog-api-key` or `?key=`.
+ * (or a bearer token), Gemini `x-goog-api-key` or `?key=`, Midjourney-proxy `mj-api-secret`.
  *
  * @category routing
  */
@@ -185,6 +214,8 @@ export const requestKey = (vendor: Vendor, headers: Headers, query: Record<strin
       return headers.get("x-api-key") ?? bearer
     case "gemini":
       return headers.get("x-goog-api-key") ?? query.key
+    case "midjourney":
+      return headers.get("mj-api-secret") ?? undefined
   }
 }
 
@@ -192,7 +223,8 @@ export const requestKey = (vendor: Vendor, headers: Headers, query: Record<strin
 export const unauthorizedMessage: Record<Vendor, string> = {
   openai: "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.",
   anthropic: "invalid x-api-key",
-  gemini: "API key not valid. Please pass a valid API key."
+  gemini: "API key not valid. Please pass a valid API key.",
+  midjourney: "Unauthorized: mj-api-secret is wrong."
 }
 
 /** A `malformed` fault's 200 body for a route: broken JSON, or a broken stream with no end marker. @category faults */

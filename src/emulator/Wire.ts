@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import type { Reply } from "./Sse.ts"
+import type { MjTasks } from "./Midjourney.ts"
 import type { VideoTasks } from "./VideoTasks.ts"
 
 /** A JSON object (string keys, unknown values). @category models */
@@ -69,9 +70,11 @@ export interface RouteContext {
   readonly created: number
   /** The emulator's video tasks (`VideoTasks.ts`), shared by the video task APIs. */
   readonly videos: VideoTasks
+  /** The emulator's Midjourney tasks (`Midjourney.ts`). */
+  readonly midjourney: MjTasks
 }
 
-/** A route handler: one request in, one reply out. Pure apart from ids and the video task store. @category models */
+/** A route handler: one request in, one reply out. Pure apart from ids and the task stores. @category models */
 export type Handler = (context: RouteContext) => Reply
 
 /** A field read in camelCase (what SDKs send) with its snake_case spelling as fallback. @category readers */

@@ -2,14 +2,16 @@
  * Where each route family finds the caller's key (spec, "Authentication"):
  * `Authorization: Bearer` everywhere; the messages route also `x-api-key`; the
  * generate-content routes also `x-vendorb-api-key` (the vendor SDK sends
- * `x-goog-api-key`) and `?key=`.
+ * `x-goog-api-key`) and `?key=`; the Midjourney routes also `mj-api-secret`
+ * (the header Midjourney-proxy clients send, novicezk/midjourney-proxy
+ * `ApiAuthorizeInterceptor`).
  *
  * @since 0.1.0
  */
 import type { HttpServerRequest } from "effect/http"
 
 /** The credential carriers a route accepts. @category models */
-export type CredentialStyle = "bearer" | "messages" | "generate-content"
+export type CredentialStyle = "bearer" | "messages" | "generate-content" | "midjourney"
 
 /**
  * One request header (lower-case `name`), read from the web request when there is one: cheaper than building
@@ -44,5 +46,7 @@ export const credentialOf = (
     case "generate-content":
       return headerOf(request, "x-vendorb-api-key") ?? headerOf(request, "x-goog-api-key") ??
         new URL(request.url, "http://localhost").searchParams.get("key") ?? bearer(request)
+    case "midjourney":
+      return bearer(request) ?? headerOf(request, "mj-api-secret")?.trim().replace(/^Bearer\s+/i, "")
   }
 }

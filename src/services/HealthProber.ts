@@ -17,6 +17,7 @@ import type { Price } from "../domain/Pricing.ts"
 import { Catalog, type Channel } from "../storage/Catalog.ts"
 import { encodeRerankRequest } from "../formats/rerank/Codec.ts"
 import { adapters } from "../upstreams/Adapter.ts"
+import { type MidjourneyAdapter, midjourneyAdapters } from "../upstreams/MidjourneyAdapter.ts"
 import { rerankAdapters } from "../upstreams/RerankAdapter.ts"
 import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
@@ -90,9 +91,17 @@ export class HealthProber extends Context.Service<HealthProber, {
           return client.post(target.url, target.headers, JSON.stringify(body), timeouts)
         }
 
+        /** A Midjourney proxy's cheapest authenticated call: a task list of no ids. */
+        const sendMidjourney = (candidate: Candidate, adapter: MidjourneyAdapter) => {
+          const target = adapter.target(candidate.channel, candidate.key.key, "/mj/task/list-by-condition", true)
+          return client.post(target.url, target.headers, JSON.stringify({ ids: [] }), timeouts)
+        }
+
         const send = (candidate: Candidate) => {
           const price = catalog.snapshot().prices.get(publicModelOf(candidate.channel, candidate.upstreamModel))
           if (probesRerank(rerankAdapters[candidate.channel.type], price)) return sendRerank(candidate)
+          const midjourney = midjourneyAdapters[candidate.channel.type]
+          if (midjourney !== undefined) return sendMidjourney(candidate, midjourney)
           const wire = formatOf(adapters[candidate.channel.type].nativeFormat)
           const adapter = adapters[candidate.channel.type]
           const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)

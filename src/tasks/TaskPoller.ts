@@ -1,5 +1,5 @@
 /**
- * The task poller: advances unfinished video tasks by polling their upstream,
+ * The task poller: advances unfinished video and Midjourney tasks by polling their upstream,
  * on an Effect `Schedule` (every `task_poll_interval_ms`, default 5 s; spec
  * "Limits": poll every 5 to 10 seconds). Each cycle claims due tasks per
  * channel in batches (`TaskStore.claimDue`, one statement a batch,
@@ -36,6 +36,7 @@ import { type Advance, type Task, type TaskBilling, TaskStore } from "./TaskStor
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 import { videoAdapters } from "../upstreams/VideoAdapter.ts"
 import { callVideoJson, videoWireOf } from "./VideoCalls.ts"
+import { pollMidjourney, runsMidjourney } from "./MidjourneyCalls.ts"
 
 /** How the poller batches and bounds its work. @category models */
 export interface PollerOptions {
@@ -156,6 +157,54 @@ export class TaskPoller extends Context.Service<TaskPoller, {
           })
 
         /**
+         * One poll of one claimed Midjourney task (see `pollTask`): still running, the state to record; a
+         * success ends it at the charge of its submit (an action's price does not depend on what it made), with
+         * the image's location (private) and what a caller sees of it; a failure ends it refunded.
+         */
+        const pollMjTask = (task: Task, upstreamId: string) =>
+          Effect.gen(function* () {
+            const channel = catalog.snapshot().channels.get(task.channelId)
+            const key = channel?.keys.find((candidate) => candidate.position === task.keyPosition)
+            if (channel === undefined || key === undefined || !runsMidjourney(channel)) {
+              yield* store.backoff(task, backoffMillis(task))
+              return undefined
+            }
+            const poll = yield* pollMidjourney(client, settings, { channel, key: key.key }, upstreamId, POLL_TIMEOUTS)
+              .pipe(Effect.catch((error: UpstreamFailed) => Effect.succeed(error)))
+            if (poll instanceof UpstreamFailed) {
+              yield* Effect.logWarning("Task poll failed; backing off", {
+                task: task.publicId,
+                channel: channel.name,
+                kind: poll.kind,
+                status: poll.status
+              })
+              yield* store.backoff(task, backoffMillis(task))
+              return undefined
+            }
+            switch (poll.status) {
+              case "queued":
+              case "in_progress":
+                return { task, state: { status: poll.status, progress: poll.progress } }
+              case "completed":
+                yield* store.finish(task, {
+                  status: "completed",
+                  result: { url: poll.imageUrl, withKey: false },
+                  publicResult: poll.detail,
+                  cost: task.quotaCharged
+                })
+                return undefined
+              case "failed":
+                yield* store.finish(task, {
+                  status: "failed",
+                  error: { code: "generation_failed", message: poll.failReason ?? "The upstream failed the task." },
+                  publicResult: poll.detail,
+                  cost: 0n
+                })
+                return undefined
+            }
+          })
+
+        /**
          * One poll of one claimed task. An end or a failed poll is recorded here; a task still running is
          * returned, for its caller to record (with its batch, in one statement). Never fails.
          */
@@ -167,6 +216,7 @@ export class TaskPoller extends Context.Service<TaskPoller, {
               yield* expire(task)
               return undefined
             }
+            if (task.kind === "midjourney" && task.upstreamId !== null) return yield* pollMjTask(task, task.upstreamId)
             // An image task runs in the background where it was submitted: only its deadline concerns the poller.
             if (task.kind !== "video" || task.upstreamId === null) {
               yield* store.backoff(task, Math.max(0, task.deadlineAt - Date.now()))
@@ -253,7 +303,7 @@ export class TaskPoller extends Context.Service<TaskPoller, {
             discard: true
           })
           const channels = [...catalog.snapshot().channels.values()].filter((channel) =>
-            videoWireOf(channel) !== undefined
+            videoWireOf(channel) !== undefined || runsMidjourney(channel)
           )
           yield* Effect.forEach(channels, (channel) =>
             Effect.gen(function* () {

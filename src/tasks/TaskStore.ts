@@ -1,6 +1,6 @@
 /**
  * The task store: asynchronous tasks (video generations, async image
- * generations) in the `tasks` table (migrations/0006_tasks.ts). A task is
+ * generations, Midjourney tasks) in the `tasks` table (migrations/0006_tasks.ts). A task is
  * read by its public id for its owner only (anyone else: `NotFound`, the same
  * answer as for an id that does not exist, so ids cannot be probed). Pollers
  * claim due tasks with `FOR UPDATE SKIP LOCKED` and a lease (`claimed_by`,
@@ -55,8 +55,8 @@ export const CHARGE_WAIT_MILLIS = 600_000
  */
 export class TaskChargePending extends Data.TaggedError("TaskChargePending")<{ readonly task: string }> {}
 
-/** What a task makes. @category models */
-export type TaskKind = "video" | "image"
+/** What a task makes: a video, async images, or a Midjourney task (`/mj/*`). @category models */
+export type TaskKind = "video" | "image" | "midjourney"
 
 /**
  * The prices a task was charged at, kept to re-price it on completion:
@@ -266,6 +266,12 @@ export class TaskStore extends Context.Service<TaskStore, {
   /** The task `publicId` of user `userId`; `NotFound` (task) for any other user's or an unknown id. */
   readonly find: (publicId: string, userId: bigint) => Effect.Effect<Task, NotFound>
   /**
+   * The task `publicId`, whoever owns it: only for what an unguessable id may
+   * open without a key (a Midjourney task's image). `NotFound` (task) for an
+   * unknown id.
+   */
+  readonly findAnyOwner: (publicId: string) => Effect.Effect<Task, NotFound>
+  /**
    * One page of user `userId`'s own tasks, newest first, and how many the
    * user has in all. Storage failures are defects.
    */
@@ -348,6 +354,17 @@ export class TaskStore extends Context.Service<TaskStore, {
           ? sql<Row>`SELECT ${columns} FROM tasks WHERE public_id = ${publicId} AND user_id = ${userId}`.pipe(
             Effect.orDie
           )
+          : Effect.succeed([])).pipe(
+            Effect.flatMap((rows) =>
+              rows.length === 0
+                ? Effect.fail(new NotFound({ what: "task", id: publicId.slice(0, 100) }))
+                : Effect.succeed(taskOf(rows[0]))
+            )
+          )
+
+      const findAnyOwner = (publicId: string): Effect.Effect<Task, NotFound> =>
+        (plausibleId(publicId)
+          ? sql<Row>`SELECT ${columns} FROM tasks WHERE public_id = ${publicId}`.pipe(Effect.orDie)
           : Effect.succeed([])).pipe(
             Effect.flatMap((rows) =>
               rows.length === 0
@@ -504,6 +521,7 @@ export class TaskStore extends Context.Service<TaskStore, {
         instance,
         insert,
         find,
+        findAnyOwner,
         listOwn,
         claimDue,
         claimExpired,

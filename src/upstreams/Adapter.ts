@@ -177,8 +177,33 @@ const jina: Adapter = {
 }
 
 /**
+ * Midjourney-proxy servers: a channel for their task API (`/mj/*`, see
+ * `MidjourneyAdapter.ts`). Its `mj_*` models carry no token prices, so no text
+ * request is ever sent to one (it fails `ModelNotPriced` first); should one be
+ * priced for text, the call goes to the OpenAI-compatible
+ * `{root}/v1/chat/completions` that gateway-style proxy hosts serve, with the
+ * key as Bearer.
+ */
+const midjourney: Adapter = {
+  nativeFormat: "openai-chat",
+  wireFormat: () => "openai-chat",
+  target: (channel, key) => ({
+    url: root(channel).replace(/\/mj\/?$/, "") + "/v1/chat/completions",
+    headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
+  })
+}
+
+/**
  * Every adapter, by channel type.
  *
  * @category adapters
  */
-export const adapters: Record<ChannelType, Adapter> = { openai, anthropic, gemini, ark, cohere, jina }
+export const adapters: Record<ChannelType, Adapter> = {
+  openai,
+  anthropic,
+  gemini,
+  ark,
+  cohere,
+  jina,
+  midjourney
+}

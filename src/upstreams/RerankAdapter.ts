@@ -52,5 +52,6 @@ export const rerankAdapters: Record<ChannelType, RerankAdapter | undefined> = {
   gemini: undefined,
   ark: undefined,
   cohere,
-  jina
+  jina,
+  midjourney: undefined
 }

@@ -57,5 +57,6 @@ export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
   },
   ark: { wire: "ark", target: bearer(arkRoot) },
   cohere: undefined,
-  jina: undefined
+  jina: undefined,
+  midjourney: undefined
 }

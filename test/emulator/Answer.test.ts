@@ -6,6 +6,16 @@ import { geminiGenerate } from "../../src/emulator/Gemini.ts"
 import { chatCompletions } from "../../src/emulator/OpenAiChat.ts"
 import { legacyCompletions } from "../../src/emulator/OpenAiCompletions.ts"
 import { compactResponse, createResponse } from "../../src/emulator/OpenAiResponses.ts"
+import {
+  makeMjTasks,
+  mjAction,
+  mjBlend,
+  mjChange,
+  mjDescribe,
+  mjImagine,
+  mjListByCondition,
+  mjModal
+} from "../../src/emulator/Midjourney.ts"
 import { makeVideoTasks } from "../../src/emulator/VideoTasks.ts"
 import { arkVideoCreate } from "../../src/emulator/VideosArk.ts"
 import { geminiVideoCreate } from "../../src/emulator/VideosGemini.ts"
@@ -84,7 +94,14 @@ const handlers = [
   ["remix", openAiVideoRemix],
   ["video content", openAiVideoContent],
   ["ark videos", arkVideoCreate],
-  ["gemini videos", geminiVideoCreate]
+  ["gemini videos", geminiVideoCreate],
+  ["mj imagine", mjImagine],
+  ["mj change", mjChange],
+  ["mj action", mjAction],
+  ["mj modal", mjModal],
+  ["mj blend", mjBlend],
+  ["mj describe", mjDescribe],
+  ["mj list", mjListByCondition]
 ] as const
 
 Deno.test("property: every route handler answers arbitrary JSON bodies without throwing", () => {
@@ -102,7 +119,8 @@ Deno.test("property: every route handler answers arbitrary JSON bodies without t
           model: "m",
           ids,
           created: 0,
-          videos
+          videos,
+          midjourney: makeMjTasks(1, 100)
         })
         return reply._tag === "Events" || (reply.status >= 200 && reply.status < 500)
       }),
@@ -145,7 +163,8 @@ Deno.test("property: structured shapes with arbitrary content never throw", () =
           model: "m",
           ids,
           created: 0,
-          videos
+          videos,
+          midjourney: makeMjTasks(1, 100)
         })
       }
       return true

@@ -75,7 +75,7 @@ Deno.test("image content: a url asked of a Base64-only model is a gateway URL th
       strictEqual(task.status, "completed")
       const kept = task.data![0]
       strictEqual(kept.b64_json, undefined)
-      ok(kept.url!.startsWith(`${gateway.url}/v1/images/content/img_`) && kept.url!.includes("?token="), kept.url)
+      ok(kept.url!.startsWith(`${gateway.url}/v1/images/content/img_`) && kept.url!.includes("?token="), kept.url!)
       const image = await fetch(kept.url!)
       strictEqual(image.status, 200)
       deepStrictEqual([...new Uint8Array(await image.arrayBuffer()).slice(0, 4)], [0x89, 0x50, 0x4e, 0x47])

@@ -1,6 +1,6 @@
 /**
  * The signed-in user's own asynchronous tasks (video generations, async image
- * generations): `GET /api/task/self`, newest first, paginated with `page` and
+ * generations, Midjourney tasks): `GET /api/task/self`, newest first, paginated with `page` and
  * `page_size` (`domain/Page.ts`). Each row is the task's public id, kind,
  * model, status, progress (0–100), created and completed time (epoch
  * seconds), and what it was charged: `quota` in quota units (micro-USD, the
@@ -13,7 +13,7 @@
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { Sessions } from "../../accounts/Sessions.ts"
-import { type Task, TaskStore } from "../../tasks/TaskStore.ts"
+import { type Task, type TaskKind, TaskStore } from "../../tasks/TaskStore.ts"
 import { makeGuards, ok, pageOf, respondApi } from "./Api.ts"
 
 /**
@@ -23,7 +23,7 @@ import { makeGuards, ok, pageOf, respondApi } from "./Api.ts"
  */
 export interface TaskRowView {
   readonly id: string
-  readonly kind: "video" | "image"
+  readonly kind: TaskKind
   readonly model: string
   readonly status: string
   readonly progress: number
