@@ -28,6 +28,7 @@ import { EmbeddingRoutes, Embeddings } from "./routes/EmbeddingRoutes.ts"
 import { ImageRoutes, Images } from "./routes/ImageRoutes.ts"
 import { ImageTasks, TaskImageRoutes } from "./routes/TaskImageRoutes.ts"
 import { VideoRoutes, Videos } from "./routes/VideoRoutes.ts"
+import { Kling, KlingRoutes } from "./routes/KlingRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
@@ -199,6 +200,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     ImageRoutes,
     TaskImageRoutes,
     VideoRoutes,
+    KlingRoutes,
     AssetRoutes,
     CompactRoute,
     ModelsRoutes,
@@ -224,7 +226,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
       Rerank.layer,
       Images.layer,
       ImageTasks.layer,
-      Videos.layer
+      Videos.layer,
+      Kling.layer
     )),
     Layer.provide(relay)
   )

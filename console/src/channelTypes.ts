@@ -2,6 +2,7 @@
  * The channel types the gateway speaks, as the channel form offers them:
  * the same list as the server's `ChannelType` (`src/config/BootstrapFile.ts`,
  * `src/upstreams/Adapter.ts`); `test/console/ChannelTypes.test.ts` keeps the
- * two equal. `cohere` and `jina` serve rerank only.
+ * two equal. `cohere` and `jina` serve rerank only;
+ * `kling` serves video only.
  */
-export const CHANNEL_TYPES = ["openai", "anthropic", "gemini", "ark", "cohere", "jina"] as const
+export const CHANNEL_TYPES = ["openai", "anthropic", "gemini", "ark", "cohere", "jina", "kling"] as const

@@ -70,7 +70,7 @@ export const ModelSpec = Schema.Struct({
 })
 
 /** The upstream channel types. @category models */
-export const ChannelType = Schema.Literals(["openai", "anthropic", "gemini", "ark", "cohere", "jina"])
+export const ChannelType = Schema.Literals(["openai", "anthropic", "gemini", "ark", "cohere", "jina", "kling"])
 
 /**
  * Per-channel settings. Timeouts in milliseconds.

@@ -8,4 +8,4 @@
  */
 
 /** The channel types Sluice has adapters for. @category models */
-export type ChannelType = "openai" | "anthropic" | "gemini" | "ark" | "cohere" | "jina"
+export type ChannelType = "openai" | "anthropic" | "gemini" | "ark" | "cohere" | "jina" | "kling"

@@ -55,8 +55,10 @@ import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
  * The gateway's base address for the content URL: the configured public URL
  * (`settings.public_url`, for a gateway behind a proxy), else the scheme and
  * host a trusted proxy forwarded, else the request's own origin.
+ *
+ * @category views
  */
-const originOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string => {
+export const originOf = (request: HttpServerRequest.HttpServerRequest, publicUrl: string | undefined): string => {
   if (publicUrl !== undefined) return publicUrl
   const host = hostOf(request)
   if (host !== undefined && /^[A-Za-z0-9.:[\]-]{1,255}$/.test(host)) return `${schemeOf(request)}://${host}`

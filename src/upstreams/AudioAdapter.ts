@@ -68,5 +68,6 @@ export const audioAdapters: Record<ChannelType, AudioAdapter | undefined> = {
   gemini,
   ark: undefined,
   cohere: undefined,
-  jina: undefined
+  jina: undefined,
+  kling: undefined
 }

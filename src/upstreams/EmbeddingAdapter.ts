@@ -54,5 +54,6 @@ export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined
   gemini,
   ark: undefined,
   cohere: undefined,
-  jina: undefined
+  jina: undefined,
+  kling: undefined
 }

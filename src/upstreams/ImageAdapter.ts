@@ -73,5 +73,6 @@ export const imageAdapters: Record<ChannelType, ImageAdapter | undefined> = {
   gemini,
   ark,
   cohere: undefined,
-  jina: undefined
+  jina: undefined,
+  kling: undefined
 }

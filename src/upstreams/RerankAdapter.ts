@@ -44,5 +44,6 @@ export const rerankAdapters: Record<ChannelType, RerankAdapter | undefined> = {
   gemini: undefined,
   ark: undefined,
   cohere,
-  jina
+  jina,
+  kling: undefined
 }
