@@ -8,13 +8,15 @@
  *   (https://docs.anthropic.com/en/api/errors; `@anthropic-ai/sdk` `ErrorResponse` / `ErrorType`).
  * - Gemini `{error: {code, message, status}}` with google.rpc status names
  *   (https://ai.google.dev/gemini-api/docs/troubleshooting).
+ * - Kling `{code, message, request_id}` with its service codes (`VideosKling.ts`).
  *
  * @since 0.1.0
  */
 import type { Fault } from "./Emulator.ts"
+import { klingCodeOf, klingErrorBody } from "./VideosKling.ts"
 
-/** The three wire families the emulator speaks. @category models */
-export type Vendor = "openai" | "anthropic" | "gemini"
+/** The wire families the emulator speaks. @category models */
+export type Vendor = "openai" | "anthropic" | "gemini" | "kling"
 
 const openAiTypes: Record<number, readonly [type: string, code: string | null]> = {
   400: ["invalid_request_error", null],
@@ -106,6 +108,8 @@ export const vendorErrorBody = (vendor: Vendor, status: number, message?: string
           status: geminiStatuses[status] ?? (status >= 500 ? "INTERNAL" : "FAILED_PRECONDITION")
         }
       }
+    case "kling":
+      return klingErrorBody(klingCodeOf(status), text)
   }
 }
 
@@ -161,6 +165,9 @@ export const quotaExhausted = (vendor: Vendor): { readonly status: number; reado
           }
         }
       }
+    case "kling":
+      // Kling: 429 with service code 1102, "resource pack depleted or expired".
+      return { status: 429, body: klingErrorBody(1102, "Resource pack depleted or expired") }
   }
 }
 
