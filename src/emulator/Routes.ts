@@ -18,7 +18,7 @@ import { cohereRerank, jinaRerank } from "./Rerank.ts"
 import { dataFrame, eventFrame } from "./Sse.ts"
 import { arkVideoCancel, arkVideoCreate, arkVideoRetrieve } from "./VideosArk.ts"
 import { geminiFileDownload, geminiOperationGet, geminiVideoCreate } from "./VideosGemini.ts"
-import { klingVideoCreate, klingVideoRetrieve } from "./VideosKling.ts"
+import { klingVideoCreate, klingVideoList, klingVideoRetrieve } from "./VideosKling.ts"
 import { openAiVideoContent, openAiVideoCreate, openAiVideoRemix, openAiVideoRetrieve } from "./VideosOpenAi.ts"
 import { type Handler, type JsonObject, objectOr } from "./Wire.ts"
 
@@ -163,6 +163,9 @@ export const resolveRoute = (
     }
     if (path === "/v1beta/models" || path === "/v1alpha/models") return route("gemini", geminiModels, false)
     if (klingTaskPath.test(path)) return route("kling", klingVideoRetrieve, false)
+    if (path === "/v1/videos/text2video" || path === "/v1/videos/image2video") {
+      return route("kling", klingVideoList, false)
+    }
     const video = openAiVideoPath.exec(path)
     if (video !== null && video[2] === undefined) return route("openai", openAiVideoRetrieve, false)
     if (video !== null && video[2] === "/content") return route("openai", openAiVideoContent, false)

@@ -72,6 +72,8 @@ export interface VideoTasks {
   readonly add: (task: Omit<VideoTask, "contentToken" | "outcome" | "createdAt" | "seed">) => VideoTask
   /** The task `id` of `vendor`, if kept. */
   readonly get: (vendor: VideoVendor, id: string) => VideoTask | undefined
+  /** The tasks of `vendor` kept, oldest first. */
+  readonly list: (vendor: VideoVendor) => ReadonlyArray<VideoTask>
   /** The task whose bytes are named `token`, if kept. */
   readonly byToken: (token: string) => VideoTask | undefined
   /** Where `task` stands at `now` (epoch milliseconds). */
@@ -175,6 +177,7 @@ export const makeVideoTasks = (stepMs: number, maxTasks: number): VideoTasks => 
       return task
     },
     get: (vendor, id) => tasks.get(keyOf(vendor, id)),
+    list: (vendor) => [...tasks.values()].filter((task) => task.vendor === vendor),
     byToken: (token) => tokens.get(token),
     stateOf,
     cancel: (task, now) => {

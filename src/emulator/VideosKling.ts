@@ -28,6 +28,9 @@
  *   `GET /_emulator/videos/<token>.mp4` (no key, as Kling's CDN URLs).
  *   The prompt word `unsafe` fails a task as Kling's risk control does,
  *   `broken` with a generic failure.
+ * - `GET /v1/videos/{text2video|image2video}?pageNum=&pageSize=` (Kling's
+ *   "Query Task (List)"): `data` the account's tasks of that path, newest
+ *   first, `pageSize` 1–500 (default 30), `pageNum` from 1.
  *
  * @since 0.1.0
  */
@@ -263,4 +266,22 @@ export const klingVideoRetrieve = (context: RouteContext): Reply => {
     return jsonReply(klingErrorBody(1203, "The requested task does not exist"), 404)
   }
   return jsonReply(klingTaskObject(context, task, Date.now()))
+}
+
+/** `GET /v1/videos/{text2video|image2video}` (the task list, paged). @category routes */
+export const klingVideoList = (context: RouteContext): Reply => {
+  const action = actionOfPath(context.path)
+  const pageNum = Number(context.query.pageNum ?? "1")
+  const pageSize = Number(context.query.pageSize ?? "30")
+  if (!Number.isInteger(pageNum) || pageNum < 1 || pageNum > 1000) return bad("pageNum is invalid")
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 500) return bad("pageSize is invalid")
+  const now = Date.now()
+  const tasks = context.videos.list("kling").filter((task) => task.extras.action === action).reverse()
+  const page = tasks.slice((pageNum - 1) * pageSize, pageNum * pageSize)
+  return jsonReply({
+    code: 0,
+    message: "SUCCEED",
+    request_id: requestId(),
+    data: page.map((task) => klingTaskObject(context, task, now).data)
+  })
 }

@@ -2,8 +2,9 @@
  * Brings channels back: on a schedule, each disabled key and each channel in
  * cooldown is tested with a cheap request to its test model, one its type
  * serves: a rerank of one tiny document on the rerank types (`cohere`,
- * `jina`: `upstreams/RerankAdapter.ts`), else one short user message with at
- * most a few output tokens; a 2xx answer re-enables the key or ends the
+ * `jina`: `upstreams/RerankAdapter.ts`), the video adapter's free probe call
+ * on a video-only type (`kling`: its task list, `upstreams/VideoAdapter.ts`),
+ * else one short user message with at most a few output tokens; a 2xx answer re-enables the key or ends the
  * cooldown. Every change is logged with its reason.
  *
  * @since 0.1.0
@@ -15,6 +16,7 @@ import type { Channel } from "../storage/Catalog.ts"
 import { encodeRerankRequest } from "../formats/rerank/Codec.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import { rerankAdapters } from "../upstreams/RerankAdapter.ts"
+import { videoAdapters } from "../upstreams/VideoAdapter.ts"
 import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 
@@ -32,8 +34,8 @@ export class HealthProber extends Context.Service<HealthProber, {
   /** Probes every unhealthy channel and key once, now. */
   readonly probeOnce: Effect.Effect<void>
   /**
-   * Sends one test request to `channel` (its first enabled key, its test model; a rerank on the rerank types, else
-   * a chat call) and times it; changes no state.
+   * Sends one test request to `channel` (its first enabled key, its test model; a rerank on the rerank types, the
+   * video probe on a video-only type, else a chat call) and times it; changes no state.
    */
   readonly test: (channel: Channel) => Effect.Effect<ChannelTest>
 }>()("sluice/services/HealthProber") {
@@ -62,8 +64,19 @@ export class HealthProber extends Context.Service<HealthProber, {
           return client.post(target.url, target.headers, JSON.stringify(body), timeouts)
         }
 
+        /** A video-only type's probe call (signed where the type signs its calls). */
+        const sendVideoProbe = (candidate: Candidate) =>
+          Effect.gen(function* () {
+            const video = videoAdapters[candidate.channel.type]!
+            const call = video.probe!
+            const target = video.target(candidate.channel, candidate.key.key, call, true)
+            const signed = video.authorize === undefined ? {} : yield* video.authorize(candidate.key.key)
+            return yield* client.send(call.method, target.url, { ...target.headers, ...signed }, undefined, timeouts)
+          })
+
         const send = (candidate: Candidate) => {
           if (rerankAdapters[candidate.channel.type] !== undefined) return sendRerank(candidate)
+          if (videoAdapters[candidate.channel.type]?.probe !== undefined) return sendVideoProbe(candidate)
           const wire = formatOf(adapters[candidate.channel.type].nativeFormat)
           const adapter = adapters[candidate.channel.type]
           const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)

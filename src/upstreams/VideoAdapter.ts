@@ -28,6 +28,11 @@ export interface VideoAdapter {
    * when the stored key cannot make one; the message never quotes the key.
    */
   readonly authorize?: ((key: string) => Effect.Effect<Record<string, string>, UpstreamFailed>) | undefined
+  /**
+   * For a video-only type (no text API to ask): a cheap, free call that answers 2xx for a working key, which the
+   * health prober and the admin channel test send instead of a chat message.
+   */
+  readonly probe?: VideoCall | undefined
 }
 
 /** How long a Kling token is valid, in seconds (Kling's own sample: now + 1800). @category constants */
@@ -121,6 +126,8 @@ export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
       url: urlOf(root(channel), call),
       headers: withExtraHeaders(channel, contentType(call))
     }),
-    authorize: (key) => Effect.map(klingToken(key), (token) => ({ authorization: `Bearer ${token}` }))
+    authorize: (key) => Effect.map(klingToken(key), (token) => ({ authorization: `Bearer ${token}` })),
+    // Kling's task list ("Query Task (List)"), one item: free, and refused without a valid token.
+    probe: { method: "GET", path: "/v1/videos/text2video?pageNum=1&pageSize=1" }
   }
 }

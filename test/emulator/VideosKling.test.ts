@@ -155,3 +155,20 @@ Deno.test("emulator kling: bad fields are 400 code 1201", async () => {
     }
   })
 })
+
+Deno.test("emulator kling: the task list pages the tasks of its path, newest first", async () => {
+  await withEmulator({}, async (emulator) => {
+    const made: Array<string> = []
+    for (const prompt of ["one", "two", "three"]) {
+      made.push((await (await call(emulator.url, "POST", "/v1/videos/text2video", { prompt })).json()).data.task_id)
+    }
+    await call(emulator.url, "POST", "/v1/videos/image2video", { image: "https://example.com/a.png" })
+    const page = await (await call(emulator.url, "GET", "/v1/videos/text2video?pageNum=1&pageSize=2")).json()
+    strictEqual(page.code, 0)
+    deepStrictEqual(page.data.map((task: { task_id: string }) => task.task_id), [made[2], made[1]])
+    const next = await (await call(emulator.url, "GET", "/v1/videos/text2video?pageNum=2&pageSize=2")).json()
+    deepStrictEqual(next.data.map((task: { task_id: string }) => task.task_id), [made[0]])
+    strictEqual((await call(emulator.url, "GET", "/v1/videos/text2video?pageSize=0")).status, 400)
+    strictEqual((await call(emulator.url, "GET", "/v1/videos/text2video", undefined, "not-a-jwt")).status, 401)
+  })
+})

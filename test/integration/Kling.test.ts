@@ -16,7 +16,8 @@ import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
 import { KLING_TEST_ACCESS_KEY, KLING_TEST_SECRET_KEY } from "../../src/emulator/VideosKling.ts"
 import { klingToken } from "../../src/upstreams/VideoAdapter.ts"
 import { pixelPng } from "../emulator/Support.ts"
-import { startGateway, type Store, type TestGateway } from "../support/Gateway.ts"
+import { browser } from "../support/Browser.ts"
+import { ROOT_PASSWORD, startGateway, type Store, type TestGateway } from "../support/Gateway.ts"
 
 const ALICE = "sk-test-kling-alice-0001"
 const BOB = "sk-test-kling-bob-00001"
@@ -429,5 +430,52 @@ Deno.test("kling: two instances on PostgreSQL share the tasks; each completes or
     await second.stop()
     await first.close()
     await emulator.close()
+  }
+})
+
+Deno.test("kling: the admin API creates a kling channel (key masked) that serves at once; its test is signed and passes", async () => {
+  const gateway = await start()
+  try {
+    const root = browser(gateway.url)
+    await root.login("root", ROOT_PASSWORD)
+    const priced = await root.call("PUT", "/api/pricing", { model: "kling-admin", per_second: PER_SECOND })
+    strictEqual(priced.success, true, priced.message)
+    const created = await root.call<{ id: number; type: string; keys: Array<{ key: string }> }>(
+      "POST",
+      "/api/channel/",
+      {
+        name: "kling-admin",
+        type: "kling",
+        base_url: gateway.emulator.url,
+        keys: [CHANNEL_KEY],
+        models: ["kling-admin"],
+        groups: ["default"]
+      }
+    )
+    strictEqual(created.success, true, created.message)
+    strictEqual(created.data.type, "kling")
+    ok(!JSON.stringify(created.data).includes(KLING_TEST_SECRET_KEY), "the secret key is not shown back")
+
+    const tested = await root.call<{ status: number }>("POST", `/api/channel/test/${created.data.id}`)
+    deepStrictEqual([tested.success, tested.data.status], [true, 200], tested.message)
+    const probe = gateway.emulator.requests.find((request) =>
+      request.path === "/v1/videos/text2video" && request.method === "GET"
+    )
+    strictEqual(probe?.key, KLING_TEST_ACCESS_KEY, "the test call is Kling's task list, signed")
+
+    const answer =
+      await (await post(gateway, "/kling/v1/videos/text2video", { model_name: "kling-admin", prompt: "x" })).json()
+    strictEqual(answer.code, 0, JSON.stringify(answer))
+    const wrong = await root.call<{ id: number }>("POST", "/api/channel/", {
+      name: "kling-wrong",
+      type: "kling",
+      base_url: gateway.emulator.url,
+      keys: [`${KLING_TEST_ACCESS_KEY}|sk-test-not-the-secret`],
+      models: ["kling-admin-2"]
+    })
+    const failed = await root.call("POST", `/api/channel/test/${wrong.data.id}`)
+    strictEqual(failed.success, false)
+  } finally {
+    await gateway.close()
   }
 })
