@@ -367,6 +367,17 @@ Deno.test("kling: errors in Kling's envelope with its status and code, naming th
     const refusal = await refused.json()
     strictEqual(refusal.code, 1201)
     strictEqual(refusal.message, "prompt is invalid")
+    // A vendor message quoting the secret key: masked before it reaches the caller.
+    gateway.emulator.setFaults([{
+      match: { path: "/v1/videos/text2video" },
+      status: 400,
+      message: `signature of ${KLING_TEST_SECRET_KEY} is wrong`
+    }])
+    const quoted =
+      await (await post(gateway, "/kling/v1/videos/text2video", { model_name: "kling-v2-master", prompt: "x" }))
+        .json()
+    strictEqual(quoted.code, 1201)
+    ok(!JSON.stringify(quoted).includes(KLING_TEST_SECRET_KEY), JSON.stringify(quoted))
     gateway.emulator.clearFaults()
     strictEqual(await usedBy(gateway), 0)
 
