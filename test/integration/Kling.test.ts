@@ -32,7 +32,9 @@ const config = (emulatorUrl: string): BootstrapFile => {
       models: {
         "kling-v2-master": { per_second: PER_SECOND },
         "kling-v1": { per_second: PER_SECOND },
-        "kling-on-openai": { per_second: PER_SECOND }
+        "kling-on-openai": { per_second: PER_SECOND },
+        "kling-on-ark": { per_second: PER_SECOND },
+        "kling-on-gemini": { per_second: PER_SECOND }
       },
       channels: [
         {
@@ -49,6 +51,22 @@ const config = (emulatorUrl: string): BootstrapFile => {
           keys: ["sk-test-up-kling-openai"],
           models: ["kling-on-openai"],
           model_mapping: { "kling-on-openai": "video-any" }
+        },
+        {
+          name: "ark-video",
+          type: "ark",
+          base_url: `${emulatorUrl}/api/v3`,
+          keys: ["sk-test-up-kling-ark"],
+          models: ["kling-on-ark"],
+          model_mapping: { "kling-on-ark": "doubao-seedance-1-0-pro-250528" }
+        },
+        {
+          name: "gemini-video",
+          type: "gemini",
+          base_url: emulatorUrl,
+          keys: ["sk-test-up-kling-gemini"],
+          models: ["kling-on-gemini"],
+          model_mapping: { "kling-on-gemini": "veo-3.0-generate-001" }
         }
       ],
       users: [
@@ -486,6 +504,60 @@ Deno.test("kling: the admin API creates a kling channel (key masked) that serves
     })
     const failed = await root.call("POST", `/api/channel/test/${wrong.data.id}`)
     strictEqual(failed.success, false)
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("kling: a Kling-shaped request runs on ark and gemini video channels with the fields they take", async () => {
+  const gateway = await start()
+  try {
+    // Ark: ratio, resolution (from mode), duration, watermark and audio; billed the duration Ark's task reports.
+    const ark = await (await post(gateway, "/kling/v1/videos/text2video", {
+      model_name: "kling-on-ark",
+      prompt: "a kite",
+      aspect_ratio: "1:1",
+      mode: "pro",
+      duration: "10",
+      sound: "on",
+      watermark_info: { enabled: false }
+    })).json()
+    strictEqual(ark.code, 0, JSON.stringify(ark))
+    const arkSubmit = gateway.emulator.requests.find((request) =>
+      request.path === "/api/v3/contents/generations/tasks"
+    )!
+    const arkBody = arkSubmit.body as Record<string, unknown>
+    deepStrictEqual(
+      [arkBody.model, arkBody.ratio, arkBody.resolution, arkBody.duration, arkBody.watermark, arkBody.generate_audio],
+      ["doubao-seedance-1-0-pro-250528", "1:1", "1080p", 10, false, true]
+    )
+    strictEqual((await untilFinal(gateway, "text2video", ark.data.task_id)).data.task_status, "succeed")
+    const arkPoll = gateway.emulator.requests.find((request) =>
+      request.method === "GET" && request.path.startsWith("/api/v3/contents/generations/tasks/")
+    )!
+    const arkTask = await (await fetch(`${gateway.emulator.url}${arkPoll.path}`, {
+      headers: { authorization: "Bearer sk-test-up-kling-ark" }
+    })).json()
+    await eventually(async () => (await usedBy(gateway)) === costOf(arkTask.duration))
+
+    // Veo: the first frame, the negative prompt, ratio and duration as its parameters.
+    const before = await usedBy(gateway)
+    const veo = await (await post(gateway, "/kling/v1/videos/image2video", {
+      model_name: "kling-on-gemini",
+      prompt: "waves",
+      negative_prompt: "people",
+      // Veo takes images inline only: Kling's bare Base64 reaches it as bytes.
+      image: pixelPng
+    })).json()
+    strictEqual(veo.code, 0, JSON.stringify(veo))
+    const veoSubmit = gateway.emulator.requests.find((request) => request.path.endsWith(":predictLongRunning"))!
+    const veoBody = veoSubmit.body as { parameters: Record<string, unknown>; instances: Array<Record<string, unknown>> }
+    strictEqual(veoBody.parameters.negativePrompt, "people")
+    strictEqual(veoBody.parameters.durationSeconds, 5)
+    deepStrictEqual(veoBody.instances[0].image, { bytesBase64Encoded: pixelPng, mimeType: "image/png" })
+    strictEqual((await untilFinal(gateway, "image2video", veo.data.task_id)).data.task_status, "succeed")
+    // Veo reports no duration: the requested (Kling's default) 5 seconds stay billed.
+    await eventually(async () => (await usedBy(gateway)) - before === costOf(5))
   } finally {
     await gateway.close()
   }
