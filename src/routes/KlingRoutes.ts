@@ -1,6 +1,6 @@
 /**
- * Kling's own video routes, with the gateway's Bearer keys (spec "Versioning
- * and unspecified items": `/<video-vendor>/v1/*` routes use Bearer
+ * Kling's own video routes, with the gateway's Bearer keys (spec "Endpoints:
+ * Referenced but not shown": `/<video-vendor>/v1/*` routes use Bearer
  * authentication): `POST /kling/v1/videos/text2video`, `POST
  * /kling/v1/videos/image2video`, and `GET /kling/v1/videos/{text2video |
  * image2video}/{task_id}`, in Kling's `{code, message, request_id, data}`
@@ -28,7 +28,7 @@ import {
   klingErrorCode,
   type KlingTaskView
 } from "../formats/kling/videos/ResponseCodec.ts"
-import type { KlingAction } from "../formats/kling/videos/Wire.ts"
+import { KLING_DEFAULT_SECONDS, type KlingAction } from "../formats/kling/videos/Wire.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
@@ -128,7 +128,7 @@ export class Kling extends Context.Service<Kling, {
             principal.userId,
             relay.submit({
               request: decoded.value,
-              defaultSeconds: decoded.value.seconds ?? 5,
+              defaultSeconds: decoded.value.seconds ?? KLING_DEFAULT_SECONDS,
               principal,
               respond: (task) => HttpServerResponse.jsonUnsafe(encodeKlingTask(klingViewOf(task, origin), requestId))
             })

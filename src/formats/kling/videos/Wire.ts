@@ -1,7 +1,8 @@
 /**
- * Kling's video API as an upstream wire (Kling AI API reference, "Video
- * Generation": Text to Video and Image to Video; the same task shape new-api
- * reads in `relay/channel/task/kling`):
+ * Kling's video API as an upstream wire (Kling AI API reference,
+ * app.klingai.com/global/dev/document-api: "General Information" for the
+ * token and the error table, "Video Generation" for Text to Video and Image
+ * to Video; the same task shape new-api reads in `relay/channel/task/kling`):
  *
  * - `POST /v1/videos/text2video` with `{model_name, prompt, negative_prompt,
  *   cfg_scale, mode: std|pro, aspect_ratio: 16:9|9:16|1:1, duration: "5"|"10",
@@ -20,7 +21,9 @@
  *   1000–1004 authentication; 429 1100–1102 account, 1101/1102 arrears or no
  *   resource pack; 400 1200/1201 request parameters; 404 1203 resource; 400
  *   1301 content safety; 429 1302/1303 rate and concurrency; 5000–5002 the
- *   vendor's own failures), read by `classifyKlingError`.
+ *   vendor's own failures), read by `classifyKlingError`. The 1000–1102
+ *   rows are checked against the published table; for the others the HTTP
+ *   status decides as well whenever a code is not one listed here.
  *
  * A task id is only readable on the path it was made on, so the upstream id
  * the gateway keeps is `<action>:<task_id>` (`text2video:8672…`).
