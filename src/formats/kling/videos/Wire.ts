@@ -161,8 +161,9 @@ const badBody = (message: string) => new UpstreamFailed({ kind: "bad-body", stat
  * structured `code` (and the HTTP status when the body has none): 1000–1004
  * → `unauthorized`; 1101 (arrears) and 1102 (no resource pack) → `quota`;
  * 1100 (account exception) → `unauthorized`; 1302/1303/1304 → `throttled`;
- * 1200–1203 and 1300/1301 → `rejected`; 5000 and up → `server`. The message
- * is the vendor's `message` through `safeVendorText`.
+ * 1200–1203 and 1300/1301 → `rejected`; 5000–5002 → `server`; any other code
+ * (or none) by the HTTP status. The message is the vendor's `message` through
+ * `safeVendorText`.
  *
  * @category errors
  */
@@ -181,27 +182,30 @@ export const classifyKlingError = (
   const message = typeof body.message === "string" && body.message.trim() !== ""
     ? safeVendorText(body.message)
     : `Upstream answered HTTP ${status}`
+  const byStatus: UpstreamFailureKind = status === 401 || status === 403
+    ? "unauthorized"
+    : status === 429
+    ? "throttled"
+    : status === 408
+    ? "timeout"
+    : status >= 500
+    ? "server"
+    : "rejected"
   const kind: UpstreamFailureKind = code === undefined
-    ? status === 401 || status === 403
-      ? "unauthorized"
-      : status === 429
-      ? "throttled"
-      : status === 408
-      ? "timeout"
-      : status >= 500
-      ? "server"
-      : "rejected"
+    ? byStatus
     : code >= 1000 && code <= 1004
     ? "unauthorized"
     : code === 1101 || code === 1102
     ? "quota"
-    : code >= 1100 && code < 1200
+    : code === 1100
     ? "unauthorized"
     : code >= 1302 && code <= 1304
     ? "throttled"
-    : code >= 5000
+    : (code >= 1200 && code <= 1203) || code === 1300 || code === 1301
+    ? "rejected"
+    : code >= 5000 && code <= 5002
     ? "server"
-    : "rejected"
+    : byStatus
   return { kind, message }
 }
 

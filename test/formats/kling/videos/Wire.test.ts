@@ -130,6 +130,9 @@ Deno.test("kling wire: errors classified by Kling's service codes, not their tex
   strictEqual(classifyKlingError(500, body(5000)).kind, "server")
   strictEqual(classifyKlingError(502, "<html>").kind, "server")
   strictEqual(classifyKlingError(429, "").kind, "throttled")
+  // A code not in Kling's table: the HTTP status decides.
+  strictEqual(classifyKlingError(503, body(1999)).kind, "server")
+  strictEqual(classifyKlingError(400, body(4242)).kind, "rejected")
   strictEqual(classifyKlingError(400, body(1201, "duration is invalid")).message, "duration is invalid")
 })
 
