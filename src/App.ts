@@ -29,6 +29,7 @@ import { ImageRoutes, Images } from "./routes/ImageRoutes.ts"
 import { ImageTasks, TaskImageRoutes } from "./routes/TaskImageRoutes.ts"
 import { VideoRoutes, Videos } from "./routes/VideoRoutes.ts"
 import { Midjourney, MidjourneyRoutes } from "./routes/MidjourneyRoutes.ts"
+import { Kling, KlingRoutes } from "./routes/KlingRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
@@ -203,6 +204,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     TaskImageRoutes,
     VideoRoutes,
     MidjourneyRoutes,
+    KlingRoutes,
     AssetRoutes,
     CompactRoute,
     ModelsRoutes,
@@ -229,7 +231,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
       Images.layer,
       ImageTasks.layer,
       Videos.layer,
-      Midjourney.layer
+      Midjourney.layer,
+      Kling.layer
     )),
     Layer.provide(relay)
   )

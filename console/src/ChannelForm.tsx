@@ -26,7 +26,7 @@ export interface ChannelFields {
   readonly status: "enabled" | "disabled"
 }
 
-/** The channel types the gateway speaks (every one, rerank-only `cohere` and `jina` included). */
+/** The channel types the gateway speaks (every one, rerank-only `cohere` and `jina` and video-only `kling` included). */
 const TYPES = CHANNEL_TYPES
 
 const listOf = (text: string): Array<string> =>
@@ -155,9 +155,10 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
         <textarea name="settings" rows={3} value={settings} onInput={(e) => setSettings(e.currentTarget.value)} />
       </Field>
       <Field
-        label={start === null
+        label={(start === null
           ? "Keys, one a line"
-          : "New keys, one a line (empty: keep the saved keys, which are never shown)"}
+          : "New keys, one a line (empty: keep the saved keys, which are never shown)") +
+          (type === "kling" ? "; a kling key is accessKey|secretKey" : "")}
       >
         <textarea
           name="keys"

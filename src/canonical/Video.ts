@@ -47,13 +47,17 @@ export interface VideoReference {
  * duration is then billed). `size` is an actual `<W>x<H>`; `aspectRatio` a
  * ratio such as `16:9`; `resolution` a tier such as `720p` (lower case).
  * `metadata` is the caller's vendor pass-through object, forwarded as given
- * to upstreams that take extras.
+ * to upstreams that take extras. `negativePrompt` (what the video must not
+ * show) and `cfgScale` (prompt adherence, 0–1) are sent to upstreams that
+ * take them (Kling) and dropped by the others.
  *
  * @category models
  */
 export interface VideoRequest {
   readonly model: string
   readonly prompt: string
+  readonly negativePrompt?: string | undefined
+  readonly cfgScale?: number | undefined
   readonly seconds?: number | undefined
   readonly size?: string | undefined
   readonly aspectRatio?: string | undefined
@@ -62,6 +66,8 @@ export interface VideoRequest {
   readonly generateAudio?: boolean | undefined
   readonly references: ReadonlyArray<VideoReference>
   readonly metadata?: Readonly<Record<string, unknown>> | undefined
+  /** The caller's own id for the task (Kling's `external_task_id`): kept and shown back, never sent upstream. */
+  readonly externalTaskId?: string | undefined
 }
 
 /**

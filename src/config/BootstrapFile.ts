@@ -70,7 +70,16 @@ export const ModelSpec = Schema.Struct({
 })
 
 /** The upstream channel types. @category models */
-export const ChannelType = Schema.Literals(["openai", "anthropic", "gemini", "ark", "cohere", "jina", "midjourney"])
+export const ChannelType = Schema.Literals([
+  "openai",
+  "anthropic",
+  "gemini",
+  "ark",
+  "cohere",
+  "jina",
+  "midjourney",
+  "kling"
+])
 
 /**
  * Per-channel settings. Timeouts in milliseconds.

@@ -8,4 +8,12 @@
  */
 
 /** The channel types Sluice has adapters for. @category models */
-export type ChannelType = "openai" | "anthropic" | "gemini" | "ark" | "cohere" | "jina" | "midjourney"
+export type ChannelType =
+  | "openai"
+  | "anthropic"
+  | "gemini"
+  | "ark"
+  | "cohere"
+  | "jina"
+  | "midjourney"
+  | "kling"

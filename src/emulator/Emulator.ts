@@ -20,12 +20,14 @@
  *   into the body as `{filename, type, size}` per file); Ark `POST /api/v3/images/generations` and its chat
  *   completions at `POST /api/v3/chat/completions`; generate-content with `responseModalities` holding `IMAGE`;
  *   `GET /_emulator/images/<seed>.png` serves the images the URLs name.
- * - Videos, one task store (`VideoTasks.ts`) under three vendors' task APIs: OpenAI (`VideosOpenAi.ts`)
+ * - Videos, one task store (`VideoTasks.ts`) under four vendors' task APIs: OpenAI (`VideosOpenAi.ts`)
  *   `POST /v1/videos` (JSON or multipart), `GET /v1/videos/{id}`, `POST /v1/videos/{id}/remix`,
  *   `GET /v1/videos/{id}/content` (MP4 bytes, `Range` honoured); Ark (`VideosArk.ts`)
  *   `POST /api/v3/contents/generations/tasks`, `GET|DELETE …/tasks/{id}`, results at
  *   `GET /_emulator/videos/<token>.mp4` (no key); Gemini (`VideosGemini.ts`) `POST …/models/{model}:predictLongRunning`,
- *   `GET /v1beta/models/{model}/operations/{id}`, `GET /v1beta/files/{id}:download` (key required). Prompt words
+ *   `GET /v1beta/models/{model}/operations/{id}`, `GET /v1beta/files/{id}:download` (key required); Kling
+ *   (`VideosKling.ts`) `POST /v1/videos/{text2video|image2video}`, `GET …/{task_id}` (a signed token checked
+ *   with `jose`), results at `GET /_emulator/videos/<token>.mp4` (no key). Prompt words
  *   `unsafe` / `broken` / `expire` / `stall` fail a task (content policy / generic / expired) or keep it running.
  * - Midjourney-proxy (`mj-api-secret`, see `Midjourney.ts`): `POST /mj/submit/{imagine,change,action,modal,blend,
  *   describe}`, `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition`; images at
@@ -77,6 +79,7 @@ import { makeMjTasks, mjImageSeed } from "./Midjourney.ts"
 import { makeVideoTasks } from "./VideoTasks.ts"
 import { arkVideoBytes } from "./VideosArk.ts"
 import { mp3Seconds } from "./Audio.ts"
+import { KLING_TEST_ACCESS_KEY, KLING_TEST_SECRET_KEY, klingErrorBody, verifyKlingToken } from "./VideosKling.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
 import { isObject, type JsonObject, makeIds, stringOr } from "./Wire.ts"
 
@@ -114,6 +117,11 @@ export interface EmulatorOptions {
   readonly videoStepMs?: number
   /** Most video tasks kept; the oldest is forgotten beyond it (default 50,000). */
   readonly maxVideoTasks?: number
+  /**
+   * Kling accounts, access key → secret key, whose signed tokens the Kling routes take (default the one test
+   * account, `KLING_TEST_ACCESS_KEY` / `KLING_TEST_SECRET_KEY` of `VideosKling.ts`).
+   */
+  readonly klingAccounts?: Readonly<Record<string, string>>
 }
 
 /** A running emulator and its test controls. @category models */
@@ -199,6 +207,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
   const ids = makeIds()
   const videos = makeVideoTasks(options.videoStepMs ?? 1000, options.maxVideoTasks ?? 50_000)
   const midjourney = makeMjTasks(options.videoStepMs ?? 1000, options.maxVideoTasks ?? 50_000)
+  const klingAccounts = options.klingAccounts ?? { [KLING_TEST_ACCESS_KEY]: KLING_TEST_SECRET_KEY }
 
   const control = async (request: Request, path: string): Promise<Response> => {
     const route = `${request.method} ${path}`
@@ -275,7 +284,15 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     if (route === undefined) {
       return jsonResponse(vendorErrorBody("openai", 404, `Invalid URL (${request.method} ${path})`), 404)
     }
-    const key = requestKey(route.vendor, request.headers, query)
+    // Kling: the Bearer token is a JWT signed with an account's secret key; the recorded key is its access key.
+    const klingAuth = route.vendor === "kling"
+      ? await verifyKlingToken(request.headers.get("authorization"), klingAccounts)
+      : undefined
+    const key = klingAuth === undefined
+      ? requestKey(route.vendor, request.headers, query)
+      : klingAuth.ok
+      ? klingAuth.accessKey
+      : undefined
     const headers: Record<string, string> = {}
     if (record) { for (const [name, value] of request.headers) headers[name] = value }
     const recorded: RecordedRequest = {
@@ -345,7 +362,10 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     if (route.hasBody && (parseFailed || !isObject(parsed))) {
       return fail(400, "We could not parse the JSON body of your request. The body must be a JSON object.")
     }
-    if (validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
+    if (klingAuth !== undefined && !klingAuth.ok) {
+      return fail(401, klingAuth.message, klingErrorBody(klingAuth.code, klingAuth.message))
+    }
+    if (klingAuth === undefined && validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
       return fail(401, unauthorizedMessage[route.vendor])
     }
     try {

@@ -8,11 +8,14 @@
  *   (https://docs.anthropic.com/en/api/errors; `@anthropic-ai/sdk` `ErrorResponse` / `ErrorType`).
  * - Gemini `{error: {code, message, status}}` with google.rpc status names
  *   (https://ai.google.dev/gemini-api/docs/troubleshooting).
+ * - Kling `{code, message, request_id}` with its service codes (`VideosKling.ts`).
  * - Midjourney-proxy `{code, description, result: null}` (novicezk/midjourney-proxy `SubmitResultVO`,
  *   `ReturnCode`: 3 not found, 4 validation error, 9 failure, 23 queue full).
  *
  * @since 0.1.0
  */
+
+import { klingCodeOf, klingErrorBody } from "./VideosKling.ts"
 
 /** A scripted failure applied to matching requests before normal handling. @category models */
 export interface Fault {
@@ -57,7 +60,7 @@ export interface Fault {
 }
 
 /** The wire families the emulator speaks. @category models */
-export type Vendor = "openai" | "anthropic" | "gemini" | "midjourney"
+export type Vendor = "openai" | "anthropic" | "gemini" | "midjourney" | "kling"
 
 const openAiTypes: Record<number, readonly [type: string, code: string | null]> = {
   400: ["invalid_request_error", null],
@@ -155,6 +158,8 @@ export const vendorErrorBody = (vendor: Vendor, status: number, message?: string
         description: text,
         result: null
       }
+    case "kling":
+      return klingErrorBody(klingCodeOf(status), text)
   }
 }
 
@@ -214,6 +219,9 @@ export const quotaExhausted = (vendor: Vendor): { readonly status: number; reado
       // The proxy answers 200 with code 3 when none of its Discord accounts can take work (new-api disables the
       // channel on it).
       return { status: 200, body: { code: 3, description: "No available account instance", result: null } }
+    case "kling":
+      // Kling: 429 with service code 1102, "resource pack depleted or expired".
+      return { status: 429, body: klingErrorBody(1102, "Resource pack depleted or expired") }
   }
 }
 

@@ -28,6 +28,7 @@ import { cohereRerank, jinaRerank } from "./Rerank.ts"
 import { dataFrame, eventFrame } from "./Sse.ts"
 import { arkVideoCancel, arkVideoCreate, arkVideoRetrieve } from "./VideosArk.ts"
 import { geminiFileDownload, geminiOperationGet, geminiVideoCreate } from "./VideosGemini.ts"
+import { klingVideoCreate, klingVideoList, klingVideoRetrieve } from "./VideosKling.ts"
 import { openAiVideoContent, openAiVideoCreate, openAiVideoRemix, openAiVideoRetrieve } from "./VideosOpenAi.ts"
 import { type Handler, type JsonObject, objectOr } from "./Wire.ts"
 
@@ -59,6 +60,9 @@ const geminiOperationPath = /^\/v1(?:beta|alpha)?\/models\/[^/:]+\/operations\/[
 
 /** A generated file's bytes (`GET /v1beta/files/{id}:download`). */
 const geminiDownloadPath = /^\/v1(?:beta|alpha)?\/files\/[^/:]+:download$/
+
+/** Kling's task by its creation path (`GET /v1/videos/{text2video|image2video}/{task_id}`). */
+const klingTaskPath = /^\/v1\/videos\/(?:text2video|image2video)\/[^/]+$/
 
 /** `/v1/videos/{id}` with an optional `/remix` or `/content` (OpenAI videos). */
 const openAiVideoPath = /^\/v1\/videos\/([^/]+)(\/remix|\/content)?$/
@@ -155,6 +159,9 @@ export const resolveRoute = (
         return route("midjourney", mjDescribe, true)
       case "/mj/task/list-by-condition":
         return route("midjourney", mjListByCondition, true)
+      case "/v1/videos/text2video":
+      case "/v1/videos/image2video":
+        return route("kling", klingVideoCreate, true)
     }
     if (openAiVideoPath.test(path) && path.endsWith("/remix")) return route("openai", openAiVideoRemix, true)
     const gemini = geminiPath.exec(path)
@@ -187,6 +194,10 @@ export const resolveRoute = (
       )
     }
     if (path === "/v1beta/models" || path === "/v1alpha/models") return route("gemini", geminiModels, false)
+    if (klingTaskPath.test(path)) return route("kling", klingVideoRetrieve, false)
+    if (path === "/v1/videos/text2video" || path === "/v1/videos/image2video") {
+      return route("kling", klingVideoList, false)
+    }
     const video = openAiVideoPath.exec(path)
     if (video !== null && video[2] === undefined) return route("openai", openAiVideoRetrieve, false)
     if (video !== null && video[2] === "/content") return route("openai", openAiVideoContent, false)
@@ -201,7 +212,8 @@ export const resolveRoute = (
 
 /**
  * The API key a request carries, per vendor: OpenAI `Authorization: Bearer`, Anthropic `x-api-key`
- * (or a bearer token), Gemini `x-goog-api-key` or `?key=`, Midjourney-proxy `mj-api-secret`.
+ * (or a bearer token), Gemini `x-goog-api-key` or `?key=`, Midjourney-proxy `mj-api-secret`, Kling a Bearer token
+ * (checked by the emulator with `verifyKlingToken`, then recorded as its access key).
  *
  * @category routing
  */
@@ -209,6 +221,7 @@ export const requestKey = (vendor: Vendor, headers: Headers, query: Record<strin
   const bearer = headers.get("authorization")?.replace(/^Bearer\s+/i, "") ?? undefined
   switch (vendor) {
     case "openai":
+    case "kling":
       return bearer
     case "anthropic":
       return headers.get("x-api-key") ?? bearer
@@ -224,7 +237,8 @@ export const unauthorizedMessage: Record<Vendor, string> = {
   openai: "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.",
   anthropic: "invalid x-api-key",
   gemini: "API key not valid. Please pass a valid API key.",
-  midjourney: "Unauthorized: mj-api-secret is wrong."
+  midjourney: "Unauthorized: mj-api-secret is wrong.",
+  kling: "Authentication failed"
 }
 
 /** A `malformed` fault's 200 body for a route: broken JSON, or a broken stream with no end marker. @category faults */

@@ -1,7 +1,7 @@
 /**
  * The emulator's video tasks: one in-memory store and state machine shared by
- * the three vendor task APIs it speaks (`VideosOpenAi.ts`, `VideosArk.ts`,
- * `VideosGemini.ts`), each rendering a task in its own wire format.
+ * the vendor task APIs it speaks (`VideosOpenAi.ts`, `VideosArk.ts`,
+ * `VideosGemini.ts`, `VideosKling.ts`), each rendering a task in its own wire format.
  *
  * A task moves with time, one `stepMs` per phase: queued for one step, running
  * for three (progress climbing from 0 towards 99), then final at four steps
@@ -23,7 +23,7 @@
  */
 
 /** The vendor task API a task was created through; a task is only visible through its own. @category models */
-export type VideoVendor = "openai" | "ark" | "gemini"
+export type VideoVendor = "openai" | "ark" | "gemini" | "kling"
 
 /** How a task ends, chosen at creation from the prompt's marker words. @category models */
 export type VideoOutcome = "succeed" | "content_policy" | "fail" | "expire" | "stall"
@@ -72,6 +72,8 @@ export interface VideoTasks {
   readonly add: (task: Omit<VideoTask, "contentToken" | "outcome" | "createdAt" | "seed">) => VideoTask
   /** The task `id` of `vendor`, if kept. */
   readonly get: (vendor: VideoVendor, id: string) => VideoTask | undefined
+  /** The tasks of `vendor` kept, oldest first. */
+  readonly list: (vendor: VideoVendor) => ReadonlyArray<VideoTask>
   /** The task whose bytes are named `token`, if kept. */
   readonly byToken: (token: string) => VideoTask | undefined
   /** Where `task` stands at `now` (epoch milliseconds). */
@@ -175,6 +177,7 @@ export const makeVideoTasks = (stepMs: number, maxTasks: number): VideoTasks => 
       return task
     },
     get: (vendor, id) => tasks.get(keyOf(vendor, id)),
+    list: (vendor) => [...tasks.values()].filter((task) => task.vendor === vendor),
     byToken: (token) => tokens.get(token),
     stateOf,
     cancel: (task, now) => {

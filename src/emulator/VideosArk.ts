@@ -43,6 +43,7 @@ import { mp4For } from "./Mp4.ts"
 import { jsonReply, type Reply } from "./Sse.ts"
 import { bytesWithRange } from "./VideoContent.ts"
 import { randomHex, type VideoTask, type VideoTasks } from "./VideoTasks.ts"
+import { KLING_URL_LIFETIME_MS } from "./VideosKling.ts"
 import { MAX_VIDEO_PROMPT } from "./VideosOpenAi.ts"
 import { isObject, type JsonObject, objectOr, type RouteContext } from "./Wire.ts"
 
@@ -276,8 +277,8 @@ export const arkVideoCancel = (context: RouteContext): Reply => {
 
 /**
  * The bytes behind a `video_url` (`GET /_emulator/videos/<token>.mp4`), with
- * `Range`; `undefined` when the token names no succeeded Ark task, or its 24
- * hours have passed (the emulator then answers 404 and 403).
+ * `Range`; `undefined` when the token names no succeeded Ark or Kling task; 403
+ * once its URL's lifetime has passed (Ark 24 hours, Kling 30 days).
  *
  * @category routes
  */
@@ -288,10 +289,11 @@ export const arkVideoBytes = (
   now: number
 ): Response | undefined => {
   const task = videos.byToken(token)
-  if (task === undefined || task.vendor !== "ark") return undefined
+  if (task === undefined || (task.vendor !== "ark" && task.vendor !== "kling")) return undefined
   const state = videos.stateOf(task, now)
   if (state.phase !== "succeeded") return undefined
-  if (now > (state.finishedAt ?? now) + ARK_URL_LIFETIME_MS) {
+  const lifetime = task.vendor === "kling" ? KLING_URL_LIFETIME_MS : ARK_URL_LIFETIME_MS
+  if (now > (state.finishedAt ?? now) + lifetime) {
     return new Response("Request has expired", { status: 403, headers: { "content-type": "text/plain" } })
   }
   const reply = bytesWithRange(mp4For(task.seed, task.seconds), "video/mp4", range)

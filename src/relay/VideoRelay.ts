@@ -98,14 +98,15 @@ export class VideoRelay extends Context.Service<VideoRelay, {
         const attempt = (candidate: Candidate): Effect.Effect<Task, UpstreamFailed> =>
           Effect.gen(function* () {
             const wire = videoWireOf(candidate.channel)!
+            const submitCall = call(candidate, wire)
             const json = yield* callVideoJson(
               client,
               settings,
               { channel: candidate.channel, key: candidate.key.key },
               wire,
-              call(candidate, wire)
+              submitCall
             )
-            const decoded = wire.decodeSubmit(json)
+            const decoded = wire.decodeSubmit(json, submitCall)
             if (decoded instanceof UpstreamFailed) return yield* decoded
             const now = Date.now()
             const task = {

@@ -1,12 +1,14 @@
 /**
  * Brings channels back: on a schedule, each disabled key and each channel in
  * cooldown is tested with a cheap request to its test model, one that model
- * serves (`probesRerank`): a rerank of one tiny document when the channel's
- * type reranks (`cohere`, `jina`: `upstreams/RerankAdapter.ts`) and the
- * model is a rerank model by its price, else one short user message with at
- * most a few output tokens (so a chat-only cohere channel is probed with
- * chat); a 2xx answer re-enables the key or ends the cooldown. Every change
- * is logged with its reason.
+ * serves: a rerank of one tiny document when the channel's type reranks
+ * (`cohere`, `jina`: `upstreams/RerankAdapter.ts`) and the model is a rerank
+ * model by its price (`probesRerank`); an empty task list on a Midjourney
+ * proxy; the video adapter's free probe call on a video-only type (`kling`:
+ * its task list, `upstreams/VideoAdapter.ts`); else one short user message
+ * with at most a few output tokens (so a chat-only cohere channel is probed
+ * with chat); a 2xx answer re-enables the key or ends the cooldown. Every
+ * change is logged with its reason.
  *
  * @since 0.1.0
  */
@@ -19,6 +21,7 @@ import { encodeRerankRequest } from "../formats/rerank/Codec.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import { type MidjourneyAdapter, midjourneyAdapters } from "../upstreams/MidjourneyAdapter.ts"
 import { rerankAdapters } from "../upstreams/RerankAdapter.ts"
+import { videoAdapters } from "../upstreams/VideoAdapter.ts"
 import { type Candidate, ChannelRouter } from "./ChannelRouter.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 
@@ -61,7 +64,8 @@ export class HealthProber extends Context.Service<HealthProber, {
   readonly probeOnce: Effect.Effect<void>
   /**
    * Sends one test request to `channel` (its first enabled key, its test model; a rerank when the model reranks
-   * (`probesRerank`), else a chat call) and times it; changes no state.
+   * (`probesRerank`), an empty task list on a Midjourney proxy, the video probe on a video-only type, else a chat
+   * call) and times it; changes no state.
    */
   readonly test: (channel: Channel) => Effect.Effect<ChannelTest>
 }>()("sluice/services/HealthProber") {
@@ -97,11 +101,22 @@ export class HealthProber extends Context.Service<HealthProber, {
           return client.post(target.url, target.headers, JSON.stringify({ ids: [] }), timeouts)
         }
 
+        /** A video-only type's probe call (signed where the type signs its calls). */
+        const sendVideoProbe = (candidate: Candidate) =>
+          Effect.gen(function* () {
+            const video = videoAdapters[candidate.channel.type]!
+            const call = video.probe!
+            const target = video.target(candidate.channel, candidate.key.key, call, true)
+            const signed = video.authorize === undefined ? {} : yield* video.authorize(candidate.key.key)
+            return yield* client.send(call.method, target.url, { ...target.headers, ...signed }, undefined, timeouts)
+          })
+
         const send = (candidate: Candidate) => {
           const price = catalog.snapshot().prices.get(publicModelOf(candidate.channel, candidate.upstreamModel))
           if (probesRerank(rerankAdapters[candidate.channel.type], price)) return sendRerank(candidate)
           const midjourney = midjourneyAdapters[candidate.channel.type]
           if (midjourney !== undefined) return sendMidjourney(candidate, midjourney)
+          if (videoAdapters[candidate.channel.type]?.probe !== undefined) return sendVideoProbe(candidate)
           const wire = formatOf(adapters[candidate.channel.type].nativeFormat)
           const adapter = adapters[candidate.channel.type]
           const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)

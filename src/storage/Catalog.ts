@@ -175,11 +175,12 @@ export class Catalog extends Context.Service<Catalog, {
           byModel.set(row.model, list)
           abilities.set(row.group, byModel)
         }
-        // Vendor text is masked by the value of every key and header this catalog configures (Redact.ts).
+        // Vendor text is masked by the value of every key and header this catalog configures (Redact.ts), and by
+        // each half of a kling key (`accessKey|secretKey`), which the vendor could only ever quote apart.
         registerKnownSecrets(
           owner,
           [...channels.values()].flatMap((channel) => [
-            ...channel.keys.map((key) => key.key),
+            ...channel.keys.flatMap((key) => channel.type === "kling" ? [key.key, ...key.key.split("|")] : [key.key]),
             ...Object.values(channel.settings.headers ?? {})
           ])
         )

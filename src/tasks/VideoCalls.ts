@@ -73,7 +73,12 @@ export const sendVideoCall = (
     }
     const { body, contentType } = yield* encoded(call)
     const { url, headers } = adapter.target(target.channel, target.key, call, options.withKey)
-    const allHeaders = { ...headers, ...(contentType === undefined ? {} : { "content-type": contentType }) }
+    const signed = options.withKey && adapter.authorize !== undefined
+      ? yield* adapter.authorize(target.key).pipe(
+        Effect.mapError((error) => new UpstreamFailed({ ...error, channelId: target.channel.id }))
+      )
+      : {}
+    const allHeaders = { ...headers, ...signed, ...(contentType === undefined ? {} : { "content-type": contentType }) }
     return yield* client.send(
       call.method,
       url,

@@ -194,6 +194,19 @@ const midjourney: Adapter = {
 }
 
 /**
+ * Kling: a video-only channel (its task API is in `VideoAdapter.ts`; Kling has
+ * no text API). A text request routed to one goes to
+ * `{root}/v1/chat/completions` without any credential, so the account's
+ * access and secret keys are never sent where Kling's API does not take them;
+ * Kling answers 404 and the relay fails over.
+ */
+const kling: Adapter = {
+  nativeFormat: "openai-chat",
+  wireFormat: () => "openai-chat",
+  target: (channel) => ({ url: root(channel) + "/v1/chat/completions", headers: withExtraHeaders(channel, json) })
+}
+
+/**
  * Every adapter, by channel type.
  *
  * @category adapters
@@ -205,5 +218,6 @@ export const adapters: Record<ChannelType, Adapter> = {
   ark,
   cohere,
   jina,
-  midjourney
+  midjourney,
+  kling
 }

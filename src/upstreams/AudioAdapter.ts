@@ -69,5 +69,6 @@ export const audioAdapters: Record<ChannelType, AudioAdapter | undefined> = {
   ark: undefined,
   cohere: undefined,
   jina: undefined,
-  midjourney: undefined
+  midjourney: undefined,
+  kling: undefined
 }

@@ -55,5 +55,6 @@ export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined
   ark: undefined,
   cohere: undefined,
   jina: undefined,
-  midjourney: undefined
+  midjourney: undefined,
+  kling: undefined
 }

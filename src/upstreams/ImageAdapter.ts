@@ -74,5 +74,6 @@ export const imageAdapters: Record<ChannelType, ImageAdapter | undefined> = {
   ark,
   cohere: undefined,
   jina: undefined,
-  midjourney: undefined
+  midjourney: undefined,
+  kling: undefined
 }

@@ -51,5 +51,6 @@ export const midjourneyAdapters: Record<ChannelType, MidjourneyAdapter | undefin
         "mj-api-secret": key
       })
     })
-  }
+  },
+  kling: undefined
 }

@@ -53,5 +53,6 @@ export const rerankAdapters: Record<ChannelType, RerankAdapter | undefined> = {
   ark: undefined,
   cohere,
   jina,
-  midjourney: undefined
+  midjourney: undefined,
+  kling: undefined
 }

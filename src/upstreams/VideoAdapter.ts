@@ -6,6 +6,9 @@
  *
  * @since 0.1.0
  */
+import { Effect } from "effect"
+import { SignJWT } from "jose"
+import { UpstreamFailed } from "../errors/GatewayError.ts"
 import type { VideoCall, VideoFormatName } from "../formats/videos/VideoWire.ts"
 import { arkRoot, type Channel, type ChannelType, root, type UpstreamTarget, withExtraHeaders } from "./Adapter.ts"
 
@@ -19,6 +22,62 @@ export interface VideoAdapter {
    * boundary and is set by the caller).
    */
   readonly target: (channel: Channel, key: string, call: VideoCall, withKey: boolean) => UpstreamTarget
+  /**
+   * For a type whose credential is made per call rather than sent as stored (Kling's signed token): the
+   * headers that carry it, added to a call sent with the key. Fails with `UpstreamFailed` (`unauthorized`)
+   * when the stored key cannot make one; the message never quotes the key.
+   */
+  readonly authorize?: ((key: string) => Effect.Effect<Record<string, string>, UpstreamFailed>) | undefined
+  /**
+   * For a video-only type (no text API to ask): a cheap, free call that answers 2xx for a working key, which the
+   * health prober and the admin channel test send instead of a chat message.
+   */
+  readonly probe?: VideoCall | undefined
+}
+
+/** How long a Kling token is valid, in seconds (Kling's own sample: now + 1800). @category constants */
+export const KLING_TOKEN_SECONDS = 1800
+
+/** How far back a Kling token's `nbf` is set, in seconds, for clock skew (Kling's sample: now - 5). @category constants */
+export const KLING_TOKEN_SKEW_SECONDS = 5
+
+/**
+ * A Kling API token for a channel key `accessKey|secretKey`: a JWT signed
+ * HS256 with the secret key, `iss` the access key, `exp` now + 1800 s, `nbf`
+ * now − 5 s, header `{alg: HS256, typ: JWT}` (Kling AI API reference,
+ * "General Information: API Authentication"). `now` in epoch seconds.
+ * Fails with `UpstreamFailed` (`unauthorized`) when the key is not of that
+ * shape; the message does not quote it.
+ *
+ * @category adapters
+ */
+export const klingToken = (
+  key: string,
+  now = Math.floor(Date.now() / 1000)
+): Effect.Effect<string, UpstreamFailed> => {
+  const bar = key.indexOf("|")
+  const accessKey = bar < 0 ? "" : key.slice(0, bar).trim()
+  const secretKey = bar < 0 ? "" : key.slice(bar + 1).trim()
+  if (accessKey === "" || secretKey === "" || secretKey.includes("|")) {
+    return Effect.fail(
+      new UpstreamFailed({
+        kind: "unauthorized",
+        status: 0,
+        message: "The kling channel key must be accessKey|secretKey."
+      })
+    )
+  }
+  return Effect.tryPromise({
+    try: () =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+        .setIssuer(accessKey)
+        .setExpirationTime(now + KLING_TOKEN_SECONDS)
+        .setNotBefore(now - KLING_TOKEN_SKEW_SECONDS)
+        .sign(new TextEncoder().encode(secretKey)),
+    catch: () =>
+      new UpstreamFailed({ kind: "unauthorized", status: 0, message: "The kling channel key could not sign a token." })
+  })
 }
 
 const urlOf = (base: string, call: VideoCall): string => /^https?:\/\//.test(call.path) ? call.path : base + call.path
@@ -42,6 +101,9 @@ const bearer = (base: (channel: Channel) => string): VideoAdapter["target"] => (
  *   "Create a video generation task"); the result's `video_url` is fetched without the key.
  * - `gemini`: `POST /v1beta/models/{model}:predictLongRunning`, `GET /v1beta/{operation}`,
  *   `x-goog-api-key` (ai.google.dev/gemini-api/docs/video); the video `uri` is fetched with the key.
+ * - `kling`: `POST /v1/videos/{text2video|image2video}`, `GET …/{task_id}`, `Authorization: Bearer` a token
+ *   signed per call from the channel key `accessKey|secretKey` (`klingToken`); the base URL is the API's
+ *   root (`https://api-singapore.klingai.com`), with or without `/v1`; the result's URL is fetched without it.
  *
  * @category adapters
  */
@@ -58,5 +120,15 @@ export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
   ark: { wire: "ark", target: bearer(arkRoot) },
   cohere: undefined,
   jina: undefined,
-  midjourney: undefined
+  midjourney: undefined,
+  kling: {
+    wire: "kling",
+    target: (channel, _key, call) => ({
+      url: urlOf(root(channel), call),
+      headers: withExtraHeaders(channel, contentType(call))
+    }),
+    authorize: (key) => Effect.map(klingToken(key), (token) => ({ authorization: `Bearer ${token}` })),
+    // Kling's task list ("Query Task (List)"), one item: free, and refused without a valid token.
+    probe: { method: "GET", path: "/v1/videos/text2video?pageNum=1&pageSize=1" }
+  }
 }

@@ -23,7 +23,10 @@ export const collectingTelemetry = (): { readonly options: TelemetryOptions; rea
 
 /** The secrets of a bootstrap file. */
 export const secretsOf = (file: BootstrapFile): ReadonlyArray<string> => [
-  ...(file.channels ?? []).flatMap((channel) => channel.keys),
+  // A kling key is `accessKey|secretKey`: the secret key alone must not appear either.
+  ...(file.channels ?? []).flatMap((channel) =>
+    channel.type === "kling" ? channel.keys.flatMap((key) => [key, ...key.split("|").slice(1)]) : channel.keys
+  ),
   ...(file.users ?? []).flatMap((user) => [
     ...(user.password === undefined ? [] : [user.password]),
     ...(user.tokens ?? []).map((token) => token.key)

@@ -3,6 +3,7 @@
  * will: a wire's calls made into HTTP requests by the channel type's
  * `VideoAdapter`, sent with plain `fetch`, answers read back by the wire.
  */
+import { Effect } from "effect"
 import type { UpstreamTaskState, VideoRequest } from "../../src/canonical/Video.ts"
 import { UpstreamFailed } from "../../src/errors/GatewayError.ts"
 import type { VideoCall, VideoWire } from "../../src/formats/videos/VideoWire.ts"
@@ -18,7 +19,12 @@ export interface Sent {
 
 /** Sends `call` on `channel` with `key` (given to the adapter only when `withKey`). */
 export const send = async (channel: Channel, key: string, call: VideoCall, withKey = true): Promise<Sent> => {
-  const target = videoAdapters[channel.type]!.target(channel, key, call, withKey)
+  const adapter = videoAdapters[channel.type]!
+  const target = adapter.target(channel, key, call, withKey)
+  // A type whose credential is made per call (Kling's signed token) adds it as the gateway does.
+  if (withKey && adapter.authorize !== undefined) {
+    Object.assign(target.headers, await Effect.runPromise(adapter.authorize(key)))
+  }
   const body = call.body === undefined
     ? undefined
     : call.body._tag === "json"
@@ -49,11 +55,12 @@ export const runTask = async (
   model: string,
   everyMs: number
 ): Promise<TaskRun | { readonly refused: { readonly kind: string; readonly message: string } }> => {
-  const submitted = await send(channel, key, wire.submit(request, model))
+  const submitCall = wire.submit(request, model)
+  const submitted = await send(channel, key, submitCall)
   if (!submitted.response.ok) {
     return { refused: wire.classifyError(submitted.response.status, await submitted.response.text()) }
   }
-  const decoded = wire.decodeSubmit(await submitted.response.json())
+  const decoded = wire.decodeSubmit(await submitted.response.json(), submitCall)
   if (decoded instanceof UpstreamFailed) throw decoded
   const states: Array<UpstreamTaskState> = []
   for (let attempt = 0; attempt < 200; attempt++) {

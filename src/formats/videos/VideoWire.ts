@@ -13,7 +13,7 @@ import type { UpstreamTaskState, VideoRequest } from "../../canonical/Video.ts"
 import type { UpstreamFailed, UpstreamFailureKind } from "../../errors/GatewayError.ts"
 
 /** The video wire formats. @category models */
-export type VideoFormatName = "openai" | "ark" | "gemini"
+export type VideoFormatName = "openai" | "ark" | "gemini" | "kling"
 
 /** One upstream call: method, path below the channel root, and body (JSON or a multipart form). @category models */
 export interface VideoCall {
@@ -33,8 +33,11 @@ export interface VideoWire {
   readonly submit: (request: VideoRequest, model: string) => VideoCall
   /** The call that remixes upstream task `upstreamId` with `request`'s prompt, where the vendor can remix. */
   readonly remix?: ((upstreamId: string, request: VideoRequest, model: string) => VideoCall) | undefined
-  /** A 2xx submit answer (parsed JSON): the upstream task id, or `UpstreamFailed` (`bad-body`). */
-  readonly decodeSubmit: (json: unknown) => { readonly upstreamId: string } | UpstreamFailed
+  /**
+   * A 2xx submit answer (parsed JSON) to `call` (the submit or remix call made, for a vendor whose task ids are
+   * only readable on the path they were made on): the upstream task id, or `UpstreamFailed` (`bad-body`).
+   */
+  readonly decodeSubmit: (json: unknown, call?: VideoCall) => { readonly upstreamId: string } | UpstreamFailed
   /** The call that polls upstream task `upstreamId` (`model` for vendors whose path names it). */
   readonly poll: (upstreamId: string, model: string) => VideoCall
   /**

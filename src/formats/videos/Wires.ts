@@ -6,6 +6,7 @@
  */
 import { arkVideoWire } from "../ark/videos/Wire.ts"
 import { geminiVideoWire } from "../gemini/videos/Wire.ts"
+import { klingVideoWire } from "../kling/videos/Wire.ts"
 import { openAiVideoWire } from "../openai/videos/Wire.ts"
 import type { VideoFormatName, VideoWire } from "./VideoWire.ts"
 
@@ -20,5 +21,6 @@ export type { VideoCall, VideoFormatName, VideoWire } from "./VideoWire.ts"
 export const videoWires: { readonly [Name in VideoFormatName]?: VideoWire } = {
   openai: openAiVideoWire,
   ark: arkVideoWire,
-  gemini: geminiVideoWire
+  gemini: geminiVideoWire,
+  kling: klingVideoWire
 }

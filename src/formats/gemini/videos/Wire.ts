@@ -138,6 +138,7 @@ export const geminiSubmitBody = (request: VideoRequest): Record<string, unknown>
     instances: [instance],
     parameters: {
       ...extrasOf(request.metadata),
+      ...(request.negativePrompt === undefined ? {} : { negativePrompt: request.negativePrompt }),
       ...(aspectRatio === undefined ? {} : { aspectRatio }),
       ...(resolution === undefined ? {} : { resolution }),
       ...(request.seconds === undefined ? {} : { durationSeconds: request.seconds })
