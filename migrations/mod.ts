@@ -17,6 +17,7 @@ import accountHardening from "./0008_account_hardening.ts"
 import imageContents from "./0009_image_contents.ts"
 import budgets from "./0010_budgets.ts"
 import audioPrices from "./0011_audio_prices.ts"
+import channelHealth from "./0012_channel_health.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -30,5 +31,6 @@ export const loader = Migrator.fromRecord({
   "0008_account_hardening": accountHardening,
   "0009_image_contents": imageContents,
   "0010_budgets": budgets,
-  "0011_audio_prices": audioPrices
+  "0011_audio_prices": audioPrices,
+  "0012_channel_health": channelHealth
 })
