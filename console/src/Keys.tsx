@@ -185,7 +185,7 @@ const CreateKey = (props: { onCreated: (key: string) => void }) => {
         <input name="allow_ips" value={ips} onInput={(e) => setIps(e.currentTarget.value)} />
       </Field>
       <LimitFields prefix="" value={limits} onInput={setLimits} />
-      <BudgetFields owner="the new key" value={budgets} onInput={setBudgets} />
+      <BudgetFields owner="the key being created" value={budgets} onInput={setBudgets} />
       <ErrorText error={error} />
       <button type="submit">Create key</button>
     </form>
