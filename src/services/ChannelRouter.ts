@@ -117,8 +117,10 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
   /** Ends a channel's cooldown after a successful probe (announcing `channel.recovered` when it was unhealthy). */
   readonly clearCooldown: (channelId: number) => Effect.Effect<void>
   /**
-   * Marks locally as unhealthy every channel the shared `channel_health` says
-   * is, so this instance's prober tests it too (run before each probe round).
+   * Takes the shared `channel_health` state: a channel it says is unhealthy is
+   * marked so here too (this instance's prober tests it, and its first
+   * success announces the recovery), one it says is healthy is not (run
+   * before each probe round).
    */
   readonly syncHealth: Effect.Effect<void>
   /** Channels or keys that a prober should test. */
@@ -270,7 +272,11 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
           SELECT channel_id AS "channelId" FROM channel_health WHERE unhealthy`.pipe(
           Effect.tap((rows) =>
             Effect.sync(() => {
-              for (const row of rows) healthOf(Number(row.channelId)).down = true
+              // Both ways: a channel another instance brought back is no longer down here either, so this
+              // instance's next cooldown of it is a new transition (a new event).
+              const down = new Set(rows.map((row) => Number(row.channelId)))
+              for (const [channelId, health] of healthById) health.down = down.has(channelId)
+              for (const channelId of down) healthOf(channelId).down = true
             })
           ),
           Effect.asVoid,
