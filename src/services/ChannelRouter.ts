@@ -224,6 +224,12 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
               Effect.logWarning("Could not record a channel's health", error.message).pipe(
                 Effect.annotateLogs({ channel: channel.name })
               )
+            ),
+            // A connection lost mid-transaction fails its ROLLBACK too, a defect in effect/sql: never the request's.
+            Effect.catchDefect(() =>
+              Effect.logWarning("Could not record a channel's health").pipe(
+                Effect.annotateLogs({ channel: channel.name })
+              )
             )
           )
 
@@ -264,6 +270,9 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
               Effect.logWarning("Could not record a channel's health", error.message).pipe(
                 Effect.annotateLogs({ channel: name })
               )
+            ),
+            Effect.catchDefect(() =>
+              Effect.logWarning("Could not record a channel's health").pipe(Effect.annotateLogs({ channel: name }))
             )
           )
         }
