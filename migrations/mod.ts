@@ -18,6 +18,7 @@ import imageContents from "./0009_image_contents.ts"
 import budgets from "./0010_budgets.ts"
 import audioPrices from "./0011_audio_prices.ts"
 import midjourney from "./0012_midjourney.ts"
+import channelHealth from "./0013_channel_health.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -32,5 +33,6 @@ export const loader = Migrator.fromRecord({
   "0009_image_contents": imageContents,
   "0010_budgets": budgets,
   "0011_audio_prices": audioPrices,
-  "0012_midjourney": midjourney
+  "0012_midjourney": midjourney,
+  "0013_channel_health": channelHealth
 })

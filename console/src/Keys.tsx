@@ -2,13 +2,16 @@
  * API keys (`/api/token/`): the caller's keys, masked; create one (name,
  * quota in USD, expiry, model allow-list, address allow-list, rate limits)
  * and see its full key once with a copy button; change any of these or
- * disable; revoke after a confirmation. The page never stores a key. The
+ * disable; revoke after a confirmation. Budgets (USD per day, week, month or
+ * in total, each with its time zone) are set when creating or editing a key
+ * and listed with this period's spend and reset. The page never stores a key. The
  * playground's internal token lists here too, with no key text: it is used
  * only through the browser session.
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { unitsOf, usd } from "./money.ts"
+import { BudgetFields, budgetsOf, type BudgetTexts, budgetTextsOf } from "./Budgets.tsx"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A key as the listing shows it (`key` is its first characters). */
@@ -32,6 +35,7 @@ interface Key {
 interface Budget {
   readonly amount: number
   readonly period: string
+  readonly timezone?: string
   readonly spent: number
   readonly resets_at: number | null
 }
@@ -128,6 +132,7 @@ const CreateKey = (props: { onCreated: (key: string) => void }) => {
   const [models, setModels] = useState("")
   const [ips, setIps] = useState("")
   const [limits, setLimits] = useState<LimitTexts>(NO_LIMITS)
+  const [budgets, setBudgets] = useState<BudgetTexts>(budgetTextsOf(null))
   const [error, setError] = useState<string | null>(null)
   const submit = async (event: Event) => {
     event.preventDefault()
@@ -136,13 +141,16 @@ const CreateKey = (props: { onCreated: (key: string) => void }) => {
     if (units === undefined) return setError("The quota must be an amount in USD, such as 5 or 0.25.")
     const typedLimits = limitsOf(limits)
     if (typeof typedLimits === "string") return setError(typedLimits)
+    const typedBudgets = budgetsOf(budgets)
+    if (typeof typedBudgets === "string") return setError(typedBudgets)
     const body = {
       name,
       remain_quota: units,
       expires_at: expiryOf(expires),
       models: listOf(models),
       allow_ips: listOf(ips),
-      limits: typedLimits
+      limits: typedLimits,
+      budgets: typedBudgets
     }
     try {
       const created = await api<{ key: string }>("POST", "/api/token/", body)
@@ -152,6 +160,7 @@ const CreateKey = (props: { onCreated: (key: string) => void }) => {
       setModels("")
       setIps("")
       setLimits(NO_LIMITS)
+      setBudgets(budgetTextsOf(null))
       props.onCreated(created.key)
     } catch (caught) {
       setError(wordsOf(caught))
@@ -176,6 +185,7 @@ const CreateKey = (props: { onCreated: (key: string) => void }) => {
         <input name="allow_ips" value={ips} onInput={(e) => setIps(e.currentTarget.value)} />
       </Field>
       <LimitFields prefix="" value={limits} onInput={setLimits} />
+      <BudgetFields owner="the key being created" value={budgets} onInput={setBudgets} />
       <ErrorText error={error} />
       <button type="submit">Create key</button>
     </form>
@@ -213,6 +223,7 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
   const [expires, setExpires] = useState(dateOf(item.expires_at))
   const [models, setModels] = useState(item.models?.join(", ") ?? "")
   const [limits, setLimits] = useState<LimitTexts>(textsOf(item.limits))
+  const [budgets, setBudgets] = useState<BudgetTexts>(budgetTextsOf(item.budgets))
   const [error, setError] = useState<string | null>(null)
   const run = async (method: string, path: string, body?: unknown) => {
     setError(null)
@@ -231,13 +242,16 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
     if (units === undefined) return setError("The quota must be an amount in USD, such as 5 or 0.25.")
     const typedLimits = limitsOf(limits)
     if (typeof typedLimits === "string") return setError(typedLimits)
+    const typedBudgets = budgetsOf(budgets)
+    if (typeof typedBudgets === "string") return setError(typedBudgets)
     return run("PUT", "/api/token/", {
       id: item.id,
       name,
       remain_quota: units,
       expires_at: expiryOf(expires),
       models: listOf(models),
-      limits: typedLimits
+      limits: typedLimits,
+      budgets: typedBudgets
     })
   }
   return (
@@ -272,6 +286,7 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
                 <input value={models} onInput={(e) => setModels(e.currentTarget.value)} />
               </Field>
               <LimitFields prefix={`${item.name}: `} value={limits} onInput={setLimits} />
+              <BudgetFields owner={item.name} value={budgets} onInput={setBudgets} />
               <button type="submit">Save</button>{" "}
               <button type="button" onClick={() => setEditing(false)}>Cancel</button>
             </form>
@@ -356,7 +371,9 @@ export const Keys = () => {
         <tbody>
           {listing?.items.map((item) => (
             <KeyRow
-              key={`${item.id}-${item.name}-${item.status}-${JSON.stringify(item.limits)}`}
+              key={`${item.id}-${item.name}-${item.status}-${JSON.stringify(item.limits)}-${
+                JSON.stringify(item.budgets?.map((budget) => [budget.amount, budget.period, budget.timezone]))
+              }`}
               item={item}
               onChanged={load}
             />

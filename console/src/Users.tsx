@@ -1,6 +1,8 @@
 /**
  * Users, for admins (`/api/user/`): search by name, each user's role, group,
- * balance and status; add a user; change a user's role and group; enable or
+ * balance, budgets and status; add a user; change a user's role, group and
+ * budgets (USD per day, week, month or in total; each key's budgets apply
+ * within them); enable or
  * disable, and top up the balance in USD (each top-up one ledger entry,
  * `POST /api/user/topup`). The API decides who may change whom (an admin
  * manages users, root manages admins too) and says why it refuses.
@@ -8,7 +10,8 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { unitsOf, usd } from "./money.ts"
-import { ErrorText, Field, Pager } from "./ui.tsx"
+import { BudgetFields, budgetsOf, type BudgetSpec, type BudgetTexts, budgetTextsOf } from "./Budgets.tsx"
+import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A user as the admin API lists it. */
 interface User {
@@ -19,7 +22,19 @@ interface User {
   readonly quota: number
   readonly used_quota: number
   readonly status: "enabled" | "disabled"
+  /** The user's budgets with this period's spend (USD) and reset (epoch seconds); `null` or absent: none. */
+  readonly budgets?: ReadonlyArray<BudgetSpec & { readonly spent: number; readonly resets_at: number | null }> | null
 }
+
+/** Each budget as "$0.40 of $5 per day, resets …", or "none". */
+const budgetsText = (budgets: User["budgets"]): string =>
+  budgets === null || budgets === undefined || budgets.length === 0
+    ? "none"
+    : budgets.map((budget) =>
+      `$${budget.spent.toFixed(2)} of $${budget.amount} ${
+        budget.period === "total" ? "in total" : `per ${budget.period}`
+      }` + (budget.resets_at === null ? "" : `, resets ${timeText(budget.resets_at)}`)
+    ).join("; ")
 
 /** The form that adds a user (`POST /api/user/`). */
 const CreateUser = (props: { onCreated: (username: string) => void }) => {
@@ -76,12 +91,15 @@ const EditUser = (props: { item: User; onDone: (changed: boolean) => void }) => 
   const { item } = props
   const [role, setRole] = useState(item.role)
   const [group, setGroup] = useState(item.group)
+  const [budgets, setBudgets] = useState<BudgetTexts>(budgetTextsOf(item.budgets))
   const [error, setError] = useState<string | null>(null)
   const submit = async (event: Event) => {
     event.preventDefault()
     setError(null)
+    const typedBudgets = budgetsOf(budgets)
+    if (typeof typedBudgets === "string") return setError(typedBudgets)
     try {
-      await api("PUT", "/api/user/", { id: item.id, role, group })
+      await api("PUT", "/api/user/", { id: item.id, role, group, budgets: typedBudgets })
       props.onDone(true)
     } catch (caught) {
       setError(wordsOf(caught))
@@ -98,6 +116,7 @@ const EditUser = (props: { item: User; onDone: (changed: boolean) => void }) => 
       <Field label={`Group of ${item.username}`}>
         <input value={group} required onInput={(e) => setGroup(e.currentTarget.value)} />
       </Field>
+      <BudgetFields owner={item.username} value={budgets} onInput={setBudgets} />
       <ErrorText error={error} />
       <button type="submit">Save</button> <button type="button" onClick={() => props.onDone(false)}>Cancel</button>
     </form>
@@ -133,6 +152,7 @@ const UserRow = (props: { item: User; onChanged: () => void }) => {
       <td data-testid="user-group">{item.group}</td>
       <td data-testid="user-balance">{usd(item.quota)}</td>
       <td>{usd(item.used_quota)}</td>
+      <td data-testid="user-budgets">{budgetsText(item.budgets)}</td>
       <td>{item.status}</td>
       <td>
         {editing && (
@@ -218,6 +238,7 @@ export const Users = () => {
             <th scope="col">Group</th>
             <th scope="col">Balance</th>
             <th scope="col">Used</th>
+            <th scope="col">Budgets</th>
             <th scope="col">Status</th>
             <th scope="col">Actions</th>
           </tr>
@@ -225,7 +246,9 @@ export const Users = () => {
         <tbody>
           {listing?.items.map((item) => (
             <UserRow
-              key={`${item.id}-${item.quota}-${item.status}-${item.role}-${item.group}`}
+              key={`${item.id}-${item.quota}-${item.status}-${item.role}-${item.group}-${
+                JSON.stringify(item.budgets?.map((budget) => [budget.amount, budget.period, budget.timezone]))
+              }`}
               item={item}
               onChanged={load}
             />

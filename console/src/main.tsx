@@ -16,6 +16,7 @@ import { Playground } from "./Playground.tsx"
 import { Pricing } from "./Pricing.tsx"
 import { oauthError, SignIn } from "./SignIn.tsx"
 import { Users } from "./Users.tsx"
+import { Webhooks } from "./Webhooks.tsx"
 import { type Me, me, route } from "./state.ts"
 import { ErrorText } from "./ui.tsx"
 
@@ -26,6 +27,7 @@ const PAGES: ReadonlyArray<
   { name: "keys", title: "API keys" },
   { name: "logs", title: "Usage logs" },
   { name: "playground", title: "Playground" },
+  { name: "webhooks", title: "Webhooks" },
   { name: "account", title: "Account" },
   { name: "channels", title: "Channels", admin: true },
   { name: "users", title: "Users", admin: true },
@@ -62,6 +64,8 @@ const Content = (props: { user: Me }) => {
           <Dashboard />
         </>
       )
+    case "webhooks":
+      return <Webhooks admin={isAdmin(props.user)} />
     case "account":
       return <Account user={props.user} />
     case "channels":

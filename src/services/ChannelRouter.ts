@@ -7,6 +7,17 @@
  * upstream refuses (401/403, exhausted vendor quota) is disabled with its
  * reason.
  *
+ * Operator events: a channel's first cooldown raises `channel.unhealthy`, and
+ * the next success on it (a request or the prober's test) raises
+ * `channel.recovered`, once per transition, not per failed request. The
+ * transition is a conditional update of the shared `channel_health` row, in
+ * the transaction that writes the event to the outbox, so when several
+ * instances see the same failure (or the same recovery) only the one whose
+ * update moved the row raises the event (`event_key` holds the row's
+ * transition count). Every instance's prober also tests the channels another
+ * instance marked unhealthy (`syncHealth`), so a recovery is announced even
+ * when the instance that saw the failure is gone.
+ *
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
@@ -55,7 +66,12 @@ interface ChannelHealth {
   failures: number
   strikes: number
   cooldownUntil: number
+  /** This instance believes `channel.unhealthy` was announced and `channel.recovered` not yet. */
+  down: boolean
 }
+
+/** Why a channel recovered: a request succeeded on it, or the prober's test did. @category models */
+export type RecoveredBy = "request" | "probe"
 
 /**
  * Orders `items` by weighted random sampling without replacement (the first is
@@ -98,8 +114,15 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
   readonly report: (candidate: Candidate, outcome: AttemptOutcome) => Effect.Effect<void>
   /** Re-enables a key (after a successful probe). */
   readonly enableKey: (channelId: number, position: number) => Effect.Effect<void>
-  /** Ends a channel's cooldown (after a successful probe). */
-  readonly clearCooldown: (channelId: number) => void
+  /** Ends a channel's cooldown after a successful probe (announcing `channel.recovered` when it was unhealthy). */
+  readonly clearCooldown: (channelId: number) => Effect.Effect<void>
+  /**
+   * Takes the shared `channel_health` state: a channel it says is unhealthy is
+   * marked so here too (this instance's prober tests it, and its first
+   * success announces the recovery), one it says is healthy is not (run
+   * before each probe round).
+   */
+  readonly syncHealth: Effect.Effect<void>
   /** Channels or keys that a prober should test. */
   readonly unhealthy: () => ReadonlyArray<Candidate>
   readonly health: () => ReadonlyArray<HealthView>
@@ -116,7 +139,7 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
         const healthOf = (channelId: number): ChannelHealth => {
           let health = healthById.get(channelId)
           if (health === undefined) {
-            health = { failures: 0, strikes: 0, cooldownUntil: 0 }
+            health = { failures: 0, strikes: 0, cooldownUntil: 0, down: false }
             healthById.set(channelId, health)
           }
           return health
@@ -168,6 +191,107 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
           return [...byModel.keys()].filter((model) => allowed(principal, model)).sort()
         }
 
+        /**
+         * The channel's move to unhealthy (`channel.unhealthy`) in the shared row and, when this call moved it,
+         * the event in the same transaction. Never fails: a failed write is logged and retried at the next cooldown.
+         */
+        const markUnhealthy = (channel: Channel, health: ChannelHealth, reason: string) =>
+          sql.withTransaction(
+            sql<{ readonly generation: bigint; readonly changedAt: Date }>`
+              INSERT INTO channel_health (channel_id, unhealthy, generation, reason, changed_at)
+              VALUES (${channel.id}, TRUE, 1, ${reason}, now())
+              ON CONFLICT (channel_id) DO UPDATE SET unhealthy = TRUE,
+                generation = channel_health.generation + 1, reason = EXCLUDED.reason, changed_at = now()
+              WHERE NOT channel_health.unhealthy
+              RETURNING generation, changed_at AS "changedAt"`.pipe(
+              Effect.flatMap((rows) =>
+                rows.length === 0 ? Effect.void : enqueueOperatorEvent(
+                  sql,
+                  "channel.unhealthy",
+                  `${channel.id}:${rows[0].generation}`,
+                  {
+                    channel_id: channel.id,
+                    channel: channel.name,
+                    reason,
+                    changed_at: new Date(rows[0].changedAt).toISOString()
+                  }
+                )
+              )
+            )
+          ).pipe(
+            Effect.tap(() => Effect.sync(() => (health.down = true))),
+            Effect.catch((error) =>
+              Effect.logWarning("Could not record a channel's health", error.message).pipe(
+                Effect.annotateLogs({ channel: channel.name })
+              )
+            ),
+            // A connection lost mid-transaction fails its ROLLBACK too, a defect in effect/sql: never the request's.
+            Effect.catchDefect(() =>
+              Effect.logWarning("Could not record a channel's health").pipe(
+                Effect.annotateLogs({ channel: channel.name })
+              )
+            )
+          )
+
+        /**
+         * The channel's move back to healthy (`channel.recovered`), as `markUnhealthy`. Never fails: a failed
+         * write is logged and retried at the next success.
+         */
+        const markRecovered = (channelId: number, health: ChannelHealth, by: RecoveredBy) => {
+          if (!health.down) return Effect.void
+          const name = catalog.snapshot().channels.get(channelId)?.name ?? null
+          return sql.withTransaction(
+            sql<{ readonly generation: bigint; readonly changedAt: Date }>`
+              UPDATE channel_health SET unhealthy = FALSE, generation = generation + 1, reason = ${by},
+                changed_at = now()
+              WHERE channel_id = ${channelId} AND unhealthy
+              RETURNING generation, changed_at AS "changedAt"`.pipe(
+              Effect.flatMap((rows) =>
+                rows.length === 0 ? Effect.void : enqueueOperatorEvent(
+                  sql,
+                  "channel.recovered",
+                  `${channelId}:${rows[0].generation}`,
+                  {
+                    channel_id: channelId,
+                    channel: name,
+                    reason: by,
+                    changed_at: new Date(rows[0].changedAt).toISOString()
+                  }
+                ).pipe(
+                  Effect.andThen(
+                    Effect.logInfo("Channel recovered").pipe(Effect.annotateLogs({ channel: name, by }))
+                  )
+                )
+              )
+            )
+          ).pipe(
+            Effect.tap(() => Effect.sync(() => (health.down = false))),
+            Effect.catch((error) =>
+              Effect.logWarning("Could not record a channel's health", error.message).pipe(
+                Effect.annotateLogs({ channel: name })
+              )
+            ),
+            Effect.catchDefect(() =>
+              Effect.logWarning("Could not record a channel's health").pipe(Effect.annotateLogs({ channel: name }))
+            )
+          )
+        }
+
+        const syncHealth = sql<{ readonly channelId: bigint }>`
+          SELECT channel_id AS "channelId" FROM channel_health WHERE unhealthy`.pipe(
+          Effect.tap((rows) =>
+            Effect.sync(() => {
+              // Both ways: a channel another instance brought back is no longer down here either, so this
+              // instance's next cooldown of it is a new transition (a new event).
+              const down = new Set(rows.map((row) => Number(row.channelId)))
+              for (const [channelId, health] of healthById) health.down = down.has(channelId)
+              for (const channelId of down) healthOf(channelId).down = true
+            })
+          ),
+          Effect.asVoid,
+          Effect.catch((error) => Effect.logWarning("Could not read the channels' health", error.message))
+        )
+
         const metrics = yield* CurrentMetrics
         const report = (candidate: Candidate, outcome: AttemptOutcome) =>
           Effect.suspend(() => {
@@ -177,7 +301,7 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
                 health.failures = 0
                 health.strikes = 0
                 health.cooldownUntil = 0
-                return Effect.void
+                return markRecovered(candidate.channel.id, health, "request")
               case "Retryable": {
                 health.failures += 1
                 if (health.failures < settings.cooldownFailures) return Effect.void
@@ -187,7 +311,10 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
                 health.cooldownUntil = Date.now() + seconds * 1000
                 metrics?.cooldown(candidate.channel.name)
                 return Effect.logWarning("Channel put in cooldown").pipe(
-                  Effect.annotateLogs({ channel: candidate.channel.name, seconds, reason: outcome.reason })
+                  Effect.annotateLogs({ channel: candidate.channel.name, seconds, reason: outcome.reason }),
+                  Effect.andThen(
+                    health.down ? Effect.void : markUnhealthy(candidate.channel, health, outcome.reason)
+                  )
                 )
               }
               case "KeyRejected": {
@@ -244,11 +371,13 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
             Effect.orDie
           )
 
-        const clearCooldown = (channelId: number) => {
-          const health = healthOf(channelId)
-          health.cooldownUntil = 0
-          health.failures = 0
-        }
+        const clearCooldown = (channelId: number) =>
+          Effect.suspend(() => {
+            const health = healthOf(channelId)
+            health.cooldownUntil = 0
+            health.failures = 0
+            return markRecovered(channelId, health, "probe")
+          })
 
         const unhealthy = () => {
           const now = Date.now()
@@ -258,7 +387,8 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
             const upstreamModel = channel.settings.test_model ?? channel.modelMapping[channel.models[0]] ??
               channel.models[0]
             if (upstreamModel === undefined) continue
-            const cooling = (healthById.get(channel.id)?.cooldownUntil ?? 0) > now
+            const state = healthById.get(channel.id)
+            const cooling = (state?.cooldownUntil ?? 0) > now || state?.down === true
             for (const key of channel.keys) {
               if (!key.enabled || cooling) out.push({ channel, key, upstreamModel })
             }
@@ -287,7 +417,16 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
           })
         }
 
-        return ChannelRouter.of({ candidates, models, report, enableKey, clearCooldown, unhealthy, health })
+        return ChannelRouter.of({
+          candidates,
+          models,
+          report,
+          enableKey,
+          clearCooldown,
+          syncHealth,
+          unhealthy,
+          health
+        })
       })
     )
 }

@@ -7,8 +7,10 @@
  * proxy; the video adapter's free probe call on a video-only type (`kling`:
  * its task list, `upstreams/VideoAdapter.ts`); else one short user message
  * with at most a few output tokens (so a chat-only cohere channel is probed
- * with chat); a 2xx answer re-enables the key or ends the cooldown. Every
- * change is logged with its reason.
+ * with chat); a 2xx answer re-enables the key or ends the cooldown (and
+ * announces `channel.recovered` when the channel was marked unhealthy, by
+ * this instance or another: `ChannelRouter.syncHealth` runs before each
+ * round). Every change is logged with its reason.
  *
  * @since 0.1.0
  */
@@ -138,7 +140,7 @@ export class HealthProber extends Context.Service<HealthProber, {
             Effect.flatMap((healthy) => {
               if (!healthy) return Effect.void
               if (!candidate.key.enabled) return router.enableKey(candidate.channel.id, candidate.key.position)
-              return Effect.sync(() => router.clearCooldown(candidate.channel.id)).pipe(
+              return router.clearCooldown(candidate.channel.id).pipe(
                 Effect.andThen(
                   Effect.logInfo("Channel cooldown ended after a successful probe").pipe(
                     Effect.annotateLogs({ channel: candidate.channel.name })
@@ -179,8 +181,10 @@ export class HealthProber extends Context.Service<HealthProber, {
             )
           })
 
-        const probeOnce = Effect.suspend(() =>
-          Effect.forEach(router.unhealthy(), probe, { concurrency: 4, discard: true })
+        const probeOnce = router.syncHealth.pipe(
+          Effect.andThen(
+            Effect.suspend(() => Effect.forEach(router.unhealthy(), probe, { concurrency: 4, discard: true }))
+          )
         )
         if (intervalSeconds > 0) {
           yield* probeOnce.pipe(

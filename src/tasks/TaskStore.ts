@@ -17,7 +17,9 @@
  * adjusted exactly once. The bill goes through the ledger in that same
  * transaction: `QuotaLedger.adjustWithin` credits (or debits) the user's
  * `quota` and the token's `remain_quota` (unless unlimited) and their
- * `used_quota` — a debit capped at what no instance's quota lease holds — and
+ * `used_quota` — a debit capped at what no instance's quota lease holds —, a
+ * credit also returns the budget spend the submit took to the windows it was
+ * charged in (`refundBudgetSpendWithin`), and
  * `UsageLog.writeWithin` writes the usage-log row `attempt = 0` of the
  * submit's request id with the signed difference as its cost, so the logged
  * costs keep summing to `used_quota` (QuotaLedger's invariant) at every
@@ -35,6 +37,7 @@ import { SqlClient, type SqlError } from "effect/sql"
 import type { TaskStatus } from "../canonical/Video.ts"
 import { offsetOf, type PageRequest } from "../domain/Page.ts"
 import { NotFound } from "../errors/GatewayError.ts"
+import { refundBudgetSpendWithin } from "../services/BudgetRefund.ts"
 import { QuotaLedger } from "../services/QuotaLedger.ts"
 import { cleanText, UsageLog } from "../services/UsageLog.ts"
 
@@ -486,6 +489,8 @@ export class TaskStore extends Context.Service<TaskStore, {
           const cost = end.cost < 0n ? 0n : end.cost
           // The balance change and its usage row in this transaction, with the flip above: all or nothing.
           const refunded = yield* ledger.adjustWithin(task, charged - cost)
+          // A refund hands back the budget spend the submit took too, in its windows (this transaction as well).
+          yield* refundBudgetSpendWithin(sql, task, refunded, new Date(task.createdAt))
           if (refunded !== 0n) {
             yield* sql`UPDATE tasks SET refunded = ${refunded}, quota_charged = quota_charged - ${refunded}
               WHERE id = ${task.id}`

@@ -18,10 +18,20 @@
  * the usage log holds. Every page passes an `axe-core` scan with no serious or critical
  * violation, loads with no CSP violation or script error, and is
  * screenshotted under `test/screenshots/` (git-ignored).
+ *
+ * Budgets and alerts: a user sets a daily budget (with its time zone) on a
+ * key in the key's edit form, and root a monthly one on the user; the lists
+ * show them and the API holds them. On the Webhooks page the user (offered
+ * only the user's events; root also the operator's) adds an endpoint on a
+ * local receiver, sees its signing secret once, sends a test event that the
+ * receiver verifies with that secret (`standardwebhooks`), reads the
+ * delivery in the endpoint's log (delivered, one attempt), and deletes the
+ * endpoint after a confirmation.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { type Browser, chromium, type Page } from "playwright-core"
+import { Webhook } from "standardwebhooks"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { startOpenIdProvider } from "../support/OpenIdProvider.ts"
 
@@ -580,5 +590,146 @@ Deno.test("console: root sets up a channel and a user; the user's key, playgroun
     await browser.close()
     await gateway.close()
     await provider.close()
+  }
+})
+
+Deno.test("console: budgets on a key and a user; the Webhooks page adds, tests, logs and deletes an endpoint", async () => {
+  let secret = ""
+  const received: Array<{ id: string; type: string }> = []
+  const receiver = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    const body = await request.text()
+    try {
+      const event = new Webhook(secret).verify(body, Object.fromEntries(request.headers)) as { type: string }
+      received.push({ id: request.headers.get("webhook-id")!, type: event.type })
+      return new Response(null, { status: 204 })
+    } catch {
+      return new Response("bad signature", { status: 400 })
+    }
+  })
+  const gateway = await startGateway({
+    store: "postgres",
+    config: (url) =>
+      basicConfig(url, {
+        settings: { webhook_allow_hosts: ["127.0.0.1"] },
+        users: [{
+          username: "dana",
+          password: "dana-password-1",
+          group: "default",
+          quota: 10_000_000,
+          tokens: [{ name: "main", key: "sk-test-console-dana-0001" }]
+        }]
+      })
+  })
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] })
+  try {
+    // Root: a monthly budget on the user, from the user's edit form; the list shows it. (A change to a user ends
+    // the user's sessions, so root goes first.)
+    const root = await watched(browser)
+    await signIn(root.page, gateway.url, "root", ROOT_PASSWORD)
+    await root.page.getByRole("link", { name: "Users" }).click()
+    await root.page.getByRole("button", { name: "Edit dana", exact: true }).click()
+    const userForm = root.page.getByRole("form", { name: "Edit dana" })
+    await userForm.getByLabel("dana: per month budget (USD)").fill("20")
+    await userForm.getByRole("button", { name: "Save" }).click()
+    await root.page.getByTestId("user-budgets").filter({ hasText: "$0.00 of $20 per month, resets" }).waitFor()
+    const users = (await pageCall(root.page, "GET", "/api/user/?keyword=dana")).json.data.items as Array<
+      { budgets: Array<{ amount: number; period: string }> }
+    >
+    deepStrictEqual(users[0].budgets.map((budget) => [budget.amount, budget.period]), [[20, "month"]])
+    await scan(root.page, "users-budgets")
+    // Root is offered the operator's events too.
+    await root.page.getByRole("link", { name: "Webhooks" }).click()
+    await root.page.getByRole("checkbox", { name: "channel.unhealthy" }).waitFor()
+    deepStrictEqual(root.problems, [], "no script error or CSP violation for root")
+
+    // The user: a daily budget in Paris time on her key, from the key's edit form.
+    const dana = await watched(browser)
+    await signIn(dana.page, gateway.url, "dana", "dana-password-1")
+    await dana.page.getByRole("link", { name: "API keys" }).click()
+    await dana.page.getByRole("button", { name: "Edit main", exact: true }).click()
+    const edit = dana.page.getByRole("form", { name: "Edit key main" })
+    await edit.getByLabel("main: per day budget (USD)").fill("five")
+    await edit.getByRole("button", { name: "Save" }).click()
+    ok(
+      (await dana.page.getByRole("alert").textContent())?.includes("day budget"),
+      "a bad amount is said next to the form"
+    )
+    await edit.getByLabel("main: per day budget (USD)").fill("0.5")
+    await edit.getByLabel("main: day budget's time zone (empty: UTC)").fill("Europe/Paris")
+    await edit.getByRole("button", { name: "Save" }).click()
+    await dana.page.getByTestId("key-budgets").filter({ hasText: "$0.00 of $0.5 per day, resets" }).waitFor()
+    const keys = (await pageCall(dana.page, "GET", "/api/token/")).json.data.items as Array<
+      { name: string; budgets: Array<{ amount: number; period: string; timezone: string }> }
+    >
+    deepStrictEqual(
+      keys.find((item) => item.name === "main")?.budgets.map((
+        budget
+      ) => [budget.amount, budget.period, budget.timezone]),
+      [[0.5, "day", "Europe/Paris"]]
+    )
+    await scan(dana.page, "keys-budgets")
+
+    // The user's Webhooks page: only the user's events.
+    await dana.page.getByRole("link", { name: "Webhooks" }).click()
+    await dana.page.getByRole("heading", { name: "Webhooks" }).waitFor()
+    strictEqual(
+      await dana.page.getByRole("checkbox", { name: "channel.unhealthy" }).count(),
+      0,
+      "no operator event for a user"
+    )
+    const add = dana.page.getByRole("form", { name: "Add a webhook endpoint" })
+    await add.getByLabel("Endpoint URL (http or https)").fill(`http://127.0.0.1:${receiver.addr.port}/alerts`)
+    await add.getByRole("checkbox", { name: "balance.low" }).check()
+    await add.getByRole("button", { name: "Add endpoint" }).click()
+    const refusal = await add.getByRole("alert").textContent()
+    ok(refusal?.includes("balance_below"), `the API's reason, naming the field: ${refusal}`)
+    await add.getByLabel("balance.low fires under this balance (USD; required with balance.low)").fill("2")
+    await add.getByLabel("Budget thresholds in percent, comma-separated (empty: 50, 80, 100)").fill("50, 90")
+    await add.getByRole("button", { name: "Add endpoint" }).click()
+    secret = await dana.page.getByLabel("Signing secret").inputValue()
+    ok(secret.startsWith("whsec_"), "the secret is shown")
+    await scan(dana.page, "webhooks-new")
+    await dana.page.getByRole("button", { name: "Done" }).click()
+    strictEqual(await dana.page.getByLabel("Signing secret").count(), 0, "the secret is gone from the page")
+    ok(!(await dana.page.content()).includes(secret), "nowhere in the page")
+    const endpoints = (await pageCall(dana.page, "GET", "/api/webhook/")).json.data as Array<
+      { events: Array<string>; thresholds: Array<number>; balance_below: number }
+    >
+    deepStrictEqual(
+      [endpoints.length, [...endpoints[0].events].sort(), endpoints[0].thresholds, endpoints[0].balance_below],
+      [1, ["balance.low", "budget.threshold"], [0.5, 0.9], 2]
+    )
+
+    // Send a test event: the receiver verifies it; the log shows it delivered.
+    await dana.page.getByRole("button", { name: "Send test event" }).click()
+    const queued = await dana.page.getByRole("status").filter({ hasText: /^Test event msg_\w+ queued\.$/ })
+      .textContent()
+    const deadline = Date.now() + 30_000
+    while (received.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100))
+    strictEqual(received.length, 1, "the receiver verified one delivery")
+    strictEqual(received[0].type, "webhook.test")
+    ok(queued?.includes(received[0].id), "the webhook-id the page named")
+    const delivered = dana.page.getByTestId("delivery").filter({ hasText: "delivered" })
+    for (let tries = 0; tries < 50 && (await delivered.count()) === 0; tries++) {
+      await dana.page.getByRole("button", { name: "Refresh deliveries" }).click()
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+    const cells = await delivered.first().getByRole("cell").allTextContents()
+    deepStrictEqual(cells.slice(0, 4), ["webhook.test", "delivered", "1", "200"])
+    strictEqual(cells[7], received[0].id)
+    await scan(dana.page, "webhooks-log")
+
+    // Delete after a confirmation.
+    await dana.page.getByRole("button", { name: "Delete", exact: true }).click()
+    await dana.page.getByRole("group", { name: /^Confirm deleting the endpoint/ }).getByRole("button", {
+      name: "Delete"
+    }).click()
+    await dana.page.getByText("Your endpoints (0)").waitFor()
+    strictEqual((await pageCall(dana.page, "GET", "/api/webhook/")).json.data.length, 0)
+    deepStrictEqual(dana.problems, [], "no script error or CSP violation for the user")
+  } finally {
+    await browser.close()
+    await gateway.close()
+    await receiver.shutdown()
   }
 })
