@@ -44,7 +44,7 @@
  * This module is the service and its layer, which composes the parts in
  * `ledger/`: the lease arithmetic over plain values (`LeaseMath`,
  * `BudgetWindows`), the lease table's SQL (`LeaseStore`), this instance's
- * leases in memory with renewal and fencing (`Leases`), holds and
+ * leases in memory with renewal and fencing (`Leases`, `Fencing`), holds and
  * settlements on balances and budgets (`BalanceHolds`, `BudgetHolds`), the
  * exactly-once group commit (`CommitBatcher`, writing `CommitSql`'s
  * statements), `Pruning` and `LedgerMetrics`.

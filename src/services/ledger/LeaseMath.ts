@@ -2,9 +2,10 @@
  * The ledger's lease arithmetic, over plain values: what a balance's lease
  * holds in memory (`Account`), how much a top-up takes, what a hold takes,
  * what a settlement charges and gives back, what goes back to the table at a
- * commit, and when this instance may no longer serve from its leases
- * (fencing). No effect, no database: `QuotaLedger` and its lease store call
- * these at the points the module doc of `QuotaLedger.ts` describes.
+ * commit, and what a debit may take. No effect, no database: `QuotaLedger`'s
+ * parts (`Leases`, `BalanceHolds`, `BudgetHolds`, `CommitBatcher`,
+ * `LeaseStore`) call these at the points the module doc of `QuotaLedger.ts`
+ * describes; when an instance may serve from its leases is `Fencing`'s.
  *
  * Every amount is quota units (micro-USD) as a bigint, bounded to PostgreSQL
  * BIGINT (`MAX_AMOUNT`); every time is epoch milliseconds.
@@ -336,42 +337,4 @@ export const withPending = (
 export const debitCap = (wanted: bigint, userUnleased: bigint, tokenUnleased: bigint | undefined): bigint => {
   const extra = min(wanted, userUnleased)
   return tokenUnleased === undefined ? extra : min(extra, tokenUnleased)
-}
-
-/**
- * When this instance last tried to renew its lease rows (`renewedAt`) and
- * when the last renewal that succeeded started (`reachedAt`), epoch ms.
- *
- * @category models
- */
-export interface Fence {
-  renewedAt: number
-  reachedAt: number
-}
-
-/**
- * Whether this instance serves no hold from its leases: its lease rows went
- * unrenewed for more than `staleMillis` (another instance may have dropped them).
- */
-export const isFenced = (fence: Fence, now: number, staleMillis: number): boolean => now - fence.reachedAt > staleMillis
-
-/**
- * Whether a commit renews the lease rows: a quarter of `staleMillis` passed
- * since the last try (three renewals can fail before a lease may go), or the
- * instance is fenced.
- */
-export const renewalDue = (fence: Fence, now: number, staleMillis: number): boolean =>
-  now - fence.renewedAt >= staleMillis / 4 || isFenced(fence, now, staleMillis)
-
-/**
- * Zeroes the free part of every limited account whose lease row a renewal
- * did not find (`alive`: the keys of the rows it renewed): a lease gone
- * unrenewed past the stale time no longer backs what this instance holds free.
- */
-export const dropLost = (accounts: Iterable<Account>, alive: ReadonlySet<string>): void => {
-  for (const account of accounts) {
-    if (account.limited && account.free > 0n && !alive.has(accountKey(account.subject, account.id))) {
-      account.free = 0n
-    }
-  }
 }

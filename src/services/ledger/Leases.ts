@@ -10,18 +10,8 @@
  */
 import { Effect, type Scope, type Semaphore } from "effect"
 import type { SqlError } from "effect/sql"
-import {
-  type Account,
-  accountKey,
-  dropLost,
-  type Fence,
-  isFenced,
-  newAccount,
-  refillWant,
-  renewalDue,
-  type Subject,
-  wantsRefill
-} from "./LeaseMath.ts"
+import { dropLost, type Fence, isFenced, renewalDue } from "./Fencing.ts"
+import { type Account, accountKey, newAccount, refillWant, type Subject, wantsRefill } from "./LeaseMath.ts"
 import type { LeaseStore } from "./LeaseStore.ts"
 import { pruneAccounts } from "./Pruning.ts"
 

@@ -9,6 +9,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import { budgetRefusal } from "../../../src/services/ledger/BudgetWindows.ts"
+import { dropLost, isFenced, renewalDue } from "../../../src/services/ledger/Fencing.ts"
 import {
   type Account,
   balanceRoom,
@@ -20,9 +21,7 @@ import {
   budgetTarget,
   covers,
   debitCap,
-  dropLost,
   grownTarget,
-  isFenced,
   leaseGrant,
   MAX_AMOUNT,
   min,
@@ -33,7 +32,6 @@ import {
   refillWant,
   releaseBudgets,
   remainingAfter,
-  renewalDue,
   snapshot,
   take,
   takeBalanceExtra,
