@@ -34,27 +34,19 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as oauth from "oauth4webapi"
-import type { BootstrapFile, OAuthProviderSpec } from "../config/BootstrapFile.ts"
-import { generateSecret, hashKey } from "../domain/KeyHash.ts"
-import { safeVendorText } from "../domain/Redact.ts"
+import type { BootstrapFile } from "../config/BootstrapFile.ts"
+import { hashKey } from "../domain/KeyHash.ts"
 import { Forbidden, InvalidRequest } from "../errors/GatewayError.ts"
 import { Accounts, type UserView } from "./Accounts.ts"
-import { writeAudit } from "./AuditLog.ts"
+import { authorizationUrl, identify, makeDiscovery, reason, redirectUri, scopeOf } from "./OAuthProviders.ts"
+import { makeOAuthStates } from "./OAuthStates.ts"
 import { Sessions, type SessionUser } from "./Sessions.ts"
+
+/** A provider's settings and what it vouches for (defined with the provider calls, `OAuthProviders.ts`). */
+export type { Identity, ProviderSpec } from "./OAuthProviders.ts"
 
 /** How long a state may be used, in milliseconds (10 minutes). @category constants */
 export const STATE_TTL_MILLIS = 10 * 60_000
-
-/** A provider's settings from the bootstrap file. @category models */
-export type ProviderSpec = typeof OAuthProviderSpec.Type
-
-/** What a provider told us about the person. @category models */
-export interface Identity {
-  readonly subject: string
-  readonly username: string | undefined
-  readonly displayName: string | undefined
-  readonly email: string | undefined
-}
 
 /** A provider's public parameters (see `OAuth.clients`). @category models */
 export interface OAuthClient {
@@ -73,29 +65,7 @@ export interface OAuthOptions {
   readonly newUserGroup: string
 }
 
-const GITHUB = {
-  authorize: "https://github.com/login/oauth/authorize",
-  token: "https://github.com/login/oauth/access_token",
-  api: "https://api.github.com"
-}
-
 const failure = (message: string) => new InvalidRequest({ message, param: "" })
-
-/** A library error in words safe to show (no secret, no control character, bounded). */
-const reason = (error: unknown): string => safeVendorText(error instanceof Error ? error.message : String(error), 200)
-
-const httpOptions = (spec: ProviderSpec) =>
-  spec.allow_insecure_http === true ? { [oauth.allowInsecureRequests]: true } : {}
-
-/** A username made from what the provider said: the allowed characters only, at most 24 of them. */
-const baseUsername = (identity: Identity): string => {
-  const raw = identity.username ?? identity.email?.split("@")[0] ?? "user"
-  const cleaned = raw.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 24)
-  return cleaned === "" ? "user" : cleaned
-}
-
-const text = (value: unknown, max: number): string | undefined =>
-  typeof value === "string" && value !== "" ? safeVendorText(value, max) : undefined
 
 /** @category services */
 export class OAuth extends Context.Service<OAuth, {
@@ -143,31 +113,11 @@ export class OAuth extends Context.Service<OAuth, {
     Layer.effect(
       OAuth,
       Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
+        const states = makeOAuthStates(yield* SqlClient.SqlClient)
         const accounts = yield* Accounts
         const sessions = yield* Sessions
         const specs = new Map(Object.entries(file?.oauth?.providers ?? {}))
-        const discovered = new Map<string, Promise<oauth.AuthorizationServer>>()
-
-        const serverOf = (name: string, spec: ProviderSpec): Promise<oauth.AuthorizationServer> => {
-          if (spec.type === "github") {
-            return Promise.resolve({
-              issuer: "https://github.com",
-              authorization_endpoint: spec.authorize_url ?? GITHUB.authorize,
-              token_endpoint: spec.token_url ?? GITHUB.token
-            })
-          }
-          let found = discovered.get(name)
-          if (found === undefined) {
-            const issuer = new URL(spec.issuer!)
-            found = oauth.discoveryRequest(issuer, { algorithm: "oidc", ...httpOptions(spec) })
-              .then((response) => oauth.processDiscoveryResponse(issuer, response))
-            // A failed discovery is tried again on the next login.
-            found.catch(() => discovered.delete(name))
-            discovered.set(name, found)
-          }
-          return found
-        }
+        const serverOf = makeDiscovery()
 
         const specOf = (provider: string) => {
           const spec = specs.get(provider)
@@ -177,13 +127,6 @@ export class OAuth extends Context.Service<OAuth, {
             )
             : Effect.succeed(spec)
         }
-
-        const redirectUri = (redirectBase: string, provider: string) =>
-          `${redirectBase.replace(/\/+$/, "")}/api/oauth/${provider}`
-
-        const scopeOf = (spec: ProviderSpec): string =>
-          (spec.scopes ?? (spec.type === "oidc" ? ["openid", "email", "profile"] : ["read:user", "user:email"]))
-            .join(" ")
 
         const clients = (redirectBase: string) =>
           Effect.forEach([...specs], ([name, spec]) =>
@@ -205,16 +148,7 @@ export class OAuth extends Context.Service<OAuth, {
           browserId: string,
           linker: { readonly userId: bigint; readonly sessionHash: string } | undefined
         ) {
-          const state = generateSecret()
-          yield* sql`DELETE FROM oauth_states WHERE expires_at < now()`.pipe(Effect.orDie)
-          yield* sql`INSERT INTO oauth_states (state_hash, browser_hash, user_id, session_hash, nonce, code_verifier,
-                                               expires_at)
-            VALUES (${hashKey(state)}, ${hashKey(browserId)}, ${linker?.userId ?? null}, ${linker?.sessionHash ?? null},
-                    ${oauth.generateRandomNonce()}, ${oauth.generateRandomCodeVerifier()},
-                    ${new Date(Date.now() + STATE_TTL_MILLIS)})`.pipe(
-            Effect.orDie
-          )
-          return state
+          return yield* states.issue(browserId, linker, Date.now() + STATE_TTL_MILLIS)
         })
 
         const authorizeUrl = Effect.fn("OAuth.authorizeUrl")(function* (
@@ -224,12 +158,7 @@ export class OAuth extends Context.Service<OAuth, {
           redirectBase: string
         ) {
           const spec = yield* specOf(provider)
-          const rows = yield* sql<{ nonce: string; verifier: string }>`
-            UPDATE oauth_states SET provider = ${provider}
-            WHERE state_hash = ${hashKey(state)} AND browser_hash = ${hashKey(browserId)} AND expires_at > now()
-              AND provider IS NULL
-            RETURNING nonce, code_verifier AS verifier`.pipe(Effect.orDie)
-          const row = rows[0]
+          const row = yield* states.bind(provider, state, browserId)
           if (row === undefined) {
             return yield* failure("The sign-in state is unknown, used or expired.")
           }
@@ -239,98 +168,24 @@ export class OAuth extends Context.Service<OAuth, {
             catch: (error) => failure(`The provider ${provider} could not be reached: ${reason(error)}`)
           })
           const challenge = yield* Effect.promise(() => oauth.calculatePKCECodeChallenge(row.verifier))
-          const url = new URL(server.authorization_endpoint!)
-          url.searchParams.set("client_id", spec.client_id)
-          url.searchParams.set("redirect_uri", redirectUri(redirectBase, provider))
-          url.searchParams.set("response_type", "code")
-          url.searchParams.set("scope", scopeOf(spec))
-          url.searchParams.set("state", state)
-          url.searchParams.set("code_challenge", challenge)
-          url.searchParams.set("code_challenge_method", "S256")
-          if (spec.type === "oidc") url.searchParams.set("nonce", row.nonce)
-          return url.href
+          return authorizationUrl(server, spec, { provider, redirectBase, state, challenge, nonce: row.nonce })
         })
 
-        /** The identity the provider vouches for, after every check `oauth4webapi` makes. */
-        const identify = (
-          provider: string,
-          spec: ProviderSpec,
-          query: URLSearchParams,
-          state: string,
-          nonce: string,
-          verifier: string,
-          redirectBase: string,
-          /** The state came from `/start`: PKCE and (OIDC) a nonce were sent. */
-          started: boolean
-        ): Promise<Identity> =>
-          (async () => {
-            const server = await serverOf(provider, spec)
-            const client: oauth.Client = { client_id: spec.client_id }
-            const options = httpOptions(spec)
-            const params = oauth.validateAuthResponse(server, client, query, state)
-            const basic = spec.type === "oidc" &&
-              (server.token_endpoint_auth_methods_supported ?? ["client_secret_basic"]).includes(
-                "client_secret_basic"
-              )
-            const authentication = basic
-              ? oauth.ClientSecretBasic(spec.client_secret)
-              : oauth.ClientSecretPost(spec.client_secret)
-            const response = await oauth.authorizationCodeGrantRequest(
-              server,
-              client,
-              authentication,
-              params,
-              redirectUri(redirectBase, provider),
-              started ? verifier : oauth.nopkce,
-              options
-            )
-            if (spec.type === "oidc") {
-              const result = await oauth.processAuthorizationCodeResponse(server, client, response, {
-                expectedNonce: started ? nonce : oauth.expectNoNonce,
-                requireIdToken: true
-              })
-              await oauth.validateApplicationLevelSignature(server, response, options)
-              const claims = oauth.getValidatedIdTokenClaims(result)!
-              return {
-                subject: claims.sub,
-                username: text(claims.preferred_username, 64),
-                displayName: text(claims.name, 64),
-                email: text(claims.email, 254)
-              }
-            }
-            const result = await oauth.processAuthorizationCodeResponse(server, client, response)
-            const user = await oauth.protectedResourceRequest(
-              result.access_token,
-              "GET",
-              new URL(`${(spec.api_url ?? GITHUB.api).replace(/\/+$/, "")}/user`),
-              new Headers({ accept: "application/vnd.github+json" }),
-              null,
-              options
-            )
-            if (!user.ok) throw new Error(`the user API answered ${user.status}`)
-            const body = await user.json() as { id?: unknown; login?: unknown; name?: unknown; email?: unknown }
-            if (typeof body.id !== "number" && typeof body.id !== "string") throw new Error("the user has no id")
-            return {
-              subject: String(body.id),
-              username: text(body.login, 64),
-              displayName: text(body.name, 64),
-              email: text(body.email, 254)
-            }
-          })()
-
-        const createUser = (identity: Identity) =>
+        /** The user the identity signs in as: the linking user (linked now), the one it is linked to, or a new one. */
+        const userOf = (provider: string, identity: { readonly subject: string }, linking: bigint | null) =>
           Effect.gen(function* () {
-            const base = baseUsername(identity)
-            for (let attempt = 0; attempt < 8; attempt++) {
-              const candidate = attempt === 0 ? base : `${base}-${crypto.getRandomValues(new Uint16Array(1))[0]}`
-              const rows = yield* sql<{ id: bigint }>`
-                INSERT INTO users (username, password_hash, role, group_name, quota, display_name, email)
-                VALUES (${candidate}, NULL, 'user', ${options.newUserGroup}, ${options.newUserQuota},
-                        ${identity.displayName ?? ""}, ${identity.email ?? null})
-                ON CONFLICT DO NOTHING RETURNING id`.pipe(Effect.orDie)
-              if (rows.length > 0) return rows[0].id
+            const bound = yield* states.linkedUser(provider, identity.subject)
+            if (linking !== null) {
+              // Someone logged in asked to link this identity to their account.
+              if (bound !== undefined && bound !== BigInt(linking)) {
+                return yield* failure(`This ${provider} account is already linked to another user.`)
+              }
+              if (bound === undefined && !(yield* states.link(provider, identity.subject, BigInt(linking)))) {
+                return yield* failure(`Your account is already linked to another ${provider} account.`)
+              }
+              return BigInt(linking)
             }
-            return yield* failure("No free username could be found for this account.")
+            return bound
           })
 
         const callback = Effect.fn("OAuth.callback")(function* (
@@ -344,72 +199,31 @@ export class OAuth extends Context.Service<OAuth, {
           if (state === "" || state.length > 128) return yield* failure("The sign-in state is missing.")
           // Taken (deleted) whatever happens next: a state works once.
           // A state bound by `/start` to this provider, or one bound to none (the front end built the URL).
-          const rows = yield* sql<
-            {
-              userId: bigint | null
-              sessionHash: string | null
-              nonce: string
-              verifier: string
-              browser: string
-              bound: string | null
-            }
-          >`
-            DELETE FROM oauth_states
-            WHERE state_hash = ${hashKey(state)} AND expires_at > now() AND (provider = ${provider} OR provider IS NULL)
-            RETURNING user_id AS "userId", session_hash AS "sessionHash", nonce, code_verifier AS verifier,
-                      browser_hash AS browser, provider AS bound`.pipe(
-            Effect.orDie
-          )
-          const row = rows[0]
+          const row = yield* states.take(provider, state)
           if (row === undefined) return yield* failure("The sign-in state is unknown, used or expired.")
-          if (row.browser !== hashKey(browserId)) {
-            return yield* failure("The sign-in was started in another browser.")
-          }
-          if (row.userId !== null) {
-            // A link completes only while the session that asked for it lives (not logged out, its user's password
-            // and role unchanged, the user enabled): a stolen cookie that has since died cannot finish one.
-            const live = yield* sql<{ n: bigint }>`
-              SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id
-              WHERE s.id_hash = ${row.sessionHash ?? ""} AND s.user_id = ${row.userId} AND s.expires_at > now()
-                AND u.enabled`.pipe(Effect.orDie)
-            if (Number(live[0]?.n ?? 0) === 0) {
-              return yield* failure("The session that asked for this link has ended; sign in and link again.")
-            }
+          if (row.browser !== hashKey(browserId)) return yield* failure("The sign-in was started in another browser.")
+          // A link completes only while the session that asked for it lives (not logged out, its user's password
+          // and role unchanged, the user enabled): a stolen cookie that has since died cannot finish one.
+          if (row.userId !== null && !(yield* states.sessionLive(row.userId, row.sessionHash ?? ""))) {
+            return yield* failure("The session that asked for this link has ended; sign in and link again.")
           }
           const identity = yield* Effect.tryPromise({
             try: () =>
-              identify(provider, spec, query, state, row.nonce, row.verifier, redirectBase, row.bound !== null),
+              identify(serverOf, spec, {
+                provider,
+                query,
+                state,
+                nonce: row.nonce,
+                verifier: row.verifier,
+                redirectBase,
+                started: row.bound !== null
+              }),
             catch: (error) => failure(`The sign-in with ${provider} failed: ${reason(error)}`)
           })
-          const [bound] = yield* sql<{ userId: bigint }>`
-            SELECT user_id AS "userId" FROM oauth_identities WHERE provider = ${provider} AND subject = ${identity.subject}`
-            .pipe(Effect.orDie)
-          let userId: bigint
-          if (row.userId !== null) {
-            // Someone logged in asked to link this identity to their account.
-            if (bound !== undefined && BigInt(bound.userId) !== BigInt(row.userId)) {
-              return yield* failure(`This ${provider} account is already linked to another user.`)
-            }
-            userId = BigInt(row.userId)
-            if (bound === undefined) {
-              const linked = yield* sql`INSERT INTO oauth_identities (provider, subject, user_id)
-                VALUES (${provider}, ${identity.subject}, ${userId}) ON CONFLICT DO NOTHING RETURNING user_id`.pipe(
-                Effect.orDie
-              )
-              if (linked.length === 0) {
-                return yield* failure(`Your account is already linked to another ${provider} account.`)
-              }
-            }
-          } else if (bound !== undefined) {
-            userId = BigInt(bound.userId)
-          } else {
+          let userId = yield* userOf(provider, identity, row.userId)
+          if (userId === undefined) {
             if (!options.registration) return yield* new Forbidden({ message: "Registration is closed." })
-            userId = yield* sql.withTransaction(Effect.gen(function* () {
-              const id = yield* createUser(identity)
-              yield* sql`INSERT INTO oauth_identities (provider, subject, user_id)
-                VALUES (${provider}, ${identity.subject}, ${id})`.pipe(Effect.orDie)
-              return id
-            })).pipe(Effect.catchTag("SqlError", Effect.die))
+            userId = yield* states.open(provider, identity, options.newUserGroup, options.newUserQuota)
           }
           const user = yield* accounts.view(userId).pipe(Effect.orDie)
           if (user.status === "disabled") return yield* failure("This account is disabled.")
@@ -418,37 +232,21 @@ export class OAuth extends Context.Service<OAuth, {
         })
 
         const unlink = Effect.fn("OAuth.unlink")(function* (caller: SessionUser, provider: string) {
-          const userId = caller.id
-          const [user] = yield* sql<{ hash: string | null; links: bigint }>`
-            SELECT password_hash AS hash, (SELECT count(*) FROM oauth_identities o WHERE o.user_id = u.id) AS links
-            FROM users u WHERE u.id = ${userId}`.pipe(Effect.orDie)
-          const [linked] = yield* sql<{ n: bigint }>`
-            SELECT count(*) AS n FROM oauth_identities WHERE user_id = ${userId} AND provider = ${provider}`.pipe(
-            Effect.orDie
-          )
-          if (user === undefined || Number(linked.n) === 0) {
+          const user = yield* states.signIns(caller.id)
+          if (user === undefined || !(yield* states.isLinked(caller.id, provider))) {
             return yield* new InvalidRequest({
               message: "Your account is not linked to this provider.",
               param: "provider"
             })
           }
-          if (user.hash === null && Number(user.links) <= 1) {
+          if (!user.hasPassword && user.links <= 1) {
             return yield* new InvalidRequest({
               message: "This is your only way to sign in; set a password before unlinking it.",
               param: "provider"
             })
           }
-          yield* sql.withTransaction(Effect.gen(function* () {
-            yield* sql`DELETE FROM oauth_identities WHERE user_id = ${userId} AND provider = ${provider}`
-            yield* writeAudit(sql, {
-              actor: caller,
-              action: "user.oauth_unlink",
-              target: `user:${userId}`,
-              before: { provider },
-              after: null
-            })
-          })).pipe(Effect.orDie)
-          return yield* accounts.view(userId).pipe(Effect.orDie)
+          yield* states.unlink(caller, provider)
+          return yield* accounts.view(caller.id).pipe(Effect.orDie)
         })
 
         return OAuth.of({
