@@ -31,7 +31,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as oauth from "oauth4webapi"
 import type { BootstrapFile, OAuthProviderSpec } from "../config/BootstrapFile.ts"
@@ -206,12 +206,13 @@ export class OAuth extends Context.Service<OAuth, {
           linker: { readonly userId: bigint; readonly sessionHash: string } | undefined
         ) {
           const state = generateSecret()
+          const now = yield* Clock.currentTimeMillis
           yield* sql`DELETE FROM oauth_states WHERE expires_at < now()`.pipe(Effect.orDie)
           yield* sql`INSERT INTO oauth_states (state_hash, browser_hash, user_id, session_hash, nonce, code_verifier,
                                                expires_at)
             VALUES (${hashKey(state)}, ${hashKey(browserId)}, ${linker?.userId ?? null}, ${linker?.sessionHash ?? null},
                     ${oauth.generateRandomNonce()}, ${oauth.generateRandomCodeVerifier()},
-                    ${new Date(Date.now() + STATE_TTL_MILLIS)})`.pipe(
+                    ${new Date(now + STATE_TTL_MILLIS)})`.pipe(
             Effect.orDie
           )
           return state
@@ -368,9 +369,10 @@ export class OAuth extends Context.Service<OAuth, {
           if (row.userId !== null) {
             // A link completes only while the session that asked for it lives (not logged out, its user's password
             // and role unchanged, the user enabled): a stolen cookie that has since died cannot finish one.
+            const now = new Date(yield* Clock.currentTimeMillis)
             const live = yield* sql<{ n: bigint }>`
               SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id
-              WHERE s.id_hash = ${row.sessionHash ?? ""} AND s.user_id = ${row.userId} AND s.expires_at > now()
+              WHERE s.id_hash = ${row.sessionHash ?? ""} AND s.user_id = ${row.userId} AND s.expires_at > ${now}
                 AND u.enabled`.pipe(Effect.orDie)
             if (Number(live[0]?.n ?? 0) === 0) {
               return yield* failure("The session that asked for this link has ended; sign in and link again.")

@@ -31,7 +31,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Effect, Layer, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Layer, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
 import { wavOf } from "../formats/audio/AudioFile.ts"
@@ -551,7 +551,7 @@ export class AudioRelay extends Context.Service<AudioRelay, {
 
       const speech = (input: SpeechInput) =>
         Effect.gen(function* () {
-          const started = Date.now()
+          const started = yield* Clock.currentTimeMillis
           const serving = yield* candidatesFor(input.principal, input.model, "speech")
           const refusal = geminiSpeechRefusal(input.body)
           const candidates = refusal === undefined
@@ -697,7 +697,7 @@ export class AudioRelay extends Context.Service<AudioRelay, {
 
       const transcription = (input: TranscriptionInput) =>
         Effect.gen(function* () {
-          const started = Date.now()
+          const started = yield* Clock.currentTimeMillis
           const serving = yield* candidatesFor(input.principal, input.model, input.operation)
           const refusal = geminiTranscriptionRefusal(input)
           const candidates = refusal === undefined
@@ -828,7 +828,7 @@ export class AudioRelay extends Context.Service<AudioRelay, {
 
       const moderation = (input: ModerationInput) =>
         Effect.gen(function* () {
-          const started = Date.now()
+          const started = yield* Clock.currentTimeMillis
           const candidates = yield* candidatesFor(input.principal, input.model, "moderations")
           // Free unless priced: a model the catalog does not price is served at no cost.
           const priced = yield* Effect.option(priceFor(catalog, input.model, input.principal.group, () => true))

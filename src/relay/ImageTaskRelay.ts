@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { emptyUsage } from "../canonical/Usage.ts"
 import { imageCost, isImagePriced } from "../domain/Pricing.ts"
@@ -103,7 +103,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
             const outcome = yield* failover({
               candidates: tried,
               maxAttempts: Math.min(tried.length, 1 + settings.retryTimes),
-              deadline: Date.now() + settings.requestDeadlineMs,
+              deadline: (yield* Clock.currentTimeMillis) + settings.requestDeadlineMs,
               report: router.report,
               logFailed: () => undefined,
               attempt: imageAttempt
@@ -112,7 +112,8 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
               return yield* finish(task, { status: "failed", error: errorOf(outcome.failure), cost: 0n })
             }
             const answer = outcome.success.value
-            const data = encodeImagesAnswer(answer, request.b64, Math.floor(Date.now() / 1000)).data
+            const data =
+              encodeImagesAnswer(answer, request.b64, Math.floor((yield* Clock.currentTimeMillis) / 1000)).data
             if (JSON.stringify(data).length > MAX_RESULT_CHARS) {
               return yield* finish(task, {
                 status: "failed",
@@ -129,7 +130,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
 
         const attempt = (candidate: Candidate): Effect.Effect<Task, UpstreamFailed> =>
           Effect.gen(function* () {
-            const now = Date.now()
+            const now = yield* Clock.currentTimeMillis
             const fields = {
               publicId: newImageTaskId(),
               kind: "image" as const,
@@ -180,7 +181,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
           price,
           ratio,
           promptTokens: 0,
-          started: Date.now(),
+          started: yield* Clock.currentTimeMillis,
           hold,
           candidates,
           attempt,

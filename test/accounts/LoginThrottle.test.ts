@@ -82,8 +82,8 @@ Deno.test("login throttle: registrations per address are capped", async () => {
 Deno.test("login throttle: two instances on one Redis share their counts", async () => {
   const url = Deno.env.get("SLUICE_TEST_REDIS") ?? "redis://127.0.0.1:6379"
   const prefix = `sluice-test:${crypto.randomUUID()}:`
-  const first = redisCounters(url, prefix, memoryCounters())
-  const second = redisCounters(url, prefix, memoryCounters())
+  const first = redisCounters(url, prefix, memoryCounters(Date.now))
+  const second = redisCounters(url, prefix, memoryCounters(Date.now))
   try {
     const a = LoginThrottle.make(OPTIONS, first)
     const b = LoginThrottle.make(OPTIONS, second)
