@@ -15,39 +15,17 @@ import { SqlClient } from "effect/sql"
 import { Forbidden, InvalidRequest, type NotFound, type RateLimited } from "../errors/GatewayError.ts"
 import { offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
 import { generatePassword, passwordProblem } from "../domain/Password.ts"
-import type { BudgetList } from "../domain/BudgetPeriod.ts"
 import { Auth } from "../services/Auth.ts"
 import { LoginThrottle } from "./LoginThrottle.ts"
 import { PasswordHasher } from "./PasswordHasher.ts"
 import { type Role, roleRank, Sessions, type SessionUser } from "./Sessions.ts"
-import { grantRefusal, manageRefusal, type UserView } from "./UserRoles.ts"
+import { grantRefusal, manageRefusal, type NewUser, type UserPatch, type UserView } from "./UserRoles.ts"
 import { makeUserStore } from "./UserStore.ts"
 
 /** A user as `/api/*` shows it (defined with the row it is read from, `UserRoles.ts`). @category models */
 export type { UserView } from "./UserRoles.ts"
 
-/** What registration and an admin's create take. @category models */
-export interface NewUser {
-  readonly username: string
-  readonly password: string
-  readonly display_name?: string | undefined
-  readonly email?: string | undefined
-  readonly role?: Role | undefined
-  readonly group?: string | undefined
-}
-
-/** What an admin's update takes (`id` and any of the rest). @category models */
-export interface UserPatch {
-  readonly id: number
-  readonly display_name?: string | undefined
-  readonly email?: string | null | undefined
-  readonly role?: Role | undefined
-  readonly group?: string | undefined
-  readonly status?: "enabled" | "disabled" | undefined
-  readonly password?: string | undefined
-  /** The user's budgets (replacing the list; `null` or `[]` removes them). Spend already charged is kept. */
-  readonly budgets?: typeof BudgetList.Type | null | undefined
-}
+export type { NewUser, UserPatch } from "./UserRoles.ts"
 
 /** What the caller may change of itself. @category models */
 export interface SelfPatch {

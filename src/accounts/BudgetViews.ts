@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import { type Budget, type BudgetPeriod, storedBudgets, windowOf } from "../domain/BudgetPeriod.ts"
 
@@ -31,50 +31,54 @@ export interface BudgetView {
 /**
  * The views of the budgets stored for each of `owners` (their ids and
  * `budgets` JSON), by owner id; an owner without budgets maps to `null`.
- * One query for all of them. Storage failures are defects.
+ * One query for all of them; the periods are those current at the time of
+ * Effect's `Clock`. Storage failures are defects.
  *
  * @category queries
  */
 export const budgetViews = (
   sql: SqlClient.SqlClient,
   subject: "token" | "user",
-  owners: ReadonlyArray<{ readonly id: bigint; readonly budgets: unknown }>,
-  now: number = Date.now()
+  owners: ReadonlyArray<{ readonly id: bigint; readonly budgets: unknown }>
 ): Effect.Effect<Map<bigint, ReadonlyArray<BudgetView> | null>> => {
   const parsed = owners.map((owner) => ({ id: BigInt(owner.id), budgets: storedBudgets(owner.budgets) }))
   const withBudgets = parsed.filter((owner) => owner.budgets.length > 0)
   const empty = new Map(parsed.map((owner) => [owner.id, null] as const))
   if (withBudgets.length === 0) return Effect.succeed(empty)
-  return sql<{ readonly subjectId: bigint; readonly period: string; readonly start: Date; readonly spent: bigint }>`
+  return Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) =>
+      sql<{ readonly subjectId: bigint; readonly period: string; readonly start: Date; readonly spent: bigint }>`
     SELECT subject_id AS "subjectId", period, period_start AS start, spent FROM budget_periods
     WHERE subject = ${subject} AND subject_id = ANY(${withBudgets.map((owner) => String(owner.id))}::bigint[])
       AND (period_end IS NULL OR period_end > ${new Date(now)})`.pipe(
-    Effect.map((rows) => {
-      const spentOf = (id: bigint, budget: Budget, start: number) =>
-        rows.find((row) =>
-          BigInt(row.subjectId) === id && row.period === budget.period && new Date(row.start).getTime() === start
-        )?.spent ?? 0n
-      const views = new Map<bigint, ReadonlyArray<BudgetView> | null>(empty)
-      for (const owner of withBudgets) {
-        views.set(
-          owner.id,
-          owner.budgets.map((budget) => {
-            const window = windowOf(budget.period, budget.timezone, now)
-            const spent = BigInt(spentOf(owner.id, budget, window.start))
-            return {
-              amount: Number(budget.amount) / 1_000_000,
-              period: budget.period,
-              timezone: budget.timezone,
-              spent: Number(spent) / 1_000_000,
-              spent_quota: Number(spent),
-              period_start: Math.floor(window.start / 1000),
-              resets_at: window.end === undefined ? null : Math.floor(window.end / 1000)
-            }
-          })
-        )
-      }
-      return views
-    }),
-    Effect.orDie
+        Effect.map((rows) => {
+          const spentOf = (id: bigint, budget: Budget, start: number) =>
+            rows.find((row) =>
+              BigInt(row.subjectId) === id && row.period === budget.period && new Date(row.start).getTime() === start
+            )?.spent ?? 0n
+          const views = new Map<bigint, ReadonlyArray<BudgetView> | null>(empty)
+          for (const owner of withBudgets) {
+            views.set(
+              owner.id,
+              owner.budgets.map((budget) => {
+                const window = windowOf(budget.period, budget.timezone, now)
+                const spent = BigInt(spentOf(owner.id, budget, window.start))
+                return {
+                  amount: Number(budget.amount) / 1_000_000,
+                  period: budget.period,
+                  timezone: budget.timezone,
+                  spent: Number(spent) / 1_000_000,
+                  spent_quota: Number(spent),
+                  period_start: Math.floor(window.start / 1000),
+                  resets_at: window.end === undefined ? null : Math.floor(window.end / 1000)
+                }
+              })
+            )
+          }
+          return views
+        }),
+        Effect.orDie
+      )
   )
 }

@@ -21,7 +21,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import ipaddr from "ipaddr.js"
 import { Redis } from "ioredis"
 import { RateLimited } from "../errors/GatewayError.ts"
@@ -65,11 +65,13 @@ export interface CounterStore {
 const MAX_TRACKED = 50_000
 
 /**
- * Counters in this process; `now` is the clock in milliseconds (tests pass their own).
+ * Counters in this process; `now` reads the time in epoch milliseconds (the
+ * layers pass their Effect `Clock`'s, so `TestClock` drives the windows;
+ * tests may pass their own).
  *
  * @category constructors
  */
-export const memoryCounters = (now: () => number = Date.now): CounterStore => {
+export const memoryCounters = (now: () => number): CounterStore => {
   const entries = new Map<string, { ends: number; count: number }>()
   const live = (key: string) => {
     const entry = entries.get(key)
@@ -280,20 +282,26 @@ export class LoginThrottle extends Context.Service<LoginThrottle, {
     })
   }
 
-  /** Counters in this process. */
+  /** Counters in this process, timed by the `Clock` the layer is built with. */
   static readonly layerMemory = (options: ThrottleOptions) =>
-    Layer.sync(LoginThrottle, () => LoginThrottle.make(options, memoryCounters()))
+    Layer.effect(
+      LoginThrottle,
+      Effect.map(Clock.Clock, (clock) =>
+        LoginThrottle.make(options, memoryCounters(() => clock.currentTimeMillisUnsafe())))
+    )
 
   /**
    * Counters shared through Redis at `url` (keys under `prefix`, default
-   * `sluice:login:`), this instance's own while Redis does not answer.
+   * `sluice:login:`), this instance's own while Redis does not answer (timed by
+   * the `Clock` the layer is built with; Redis keeps its own time).
    */
   static readonly layerRedis = (options: ThrottleOptions, url: string, prefix = "sluice:login:") =>
     Layer.effect(
       LoginThrottle,
       Effect.gen(function* () {
+        const clock = yield* Clock.Clock
         const store = yield* Effect.acquireRelease(
-          Effect.sync(() => redisCounters(url, prefix, memoryCounters())),
+          Effect.sync(() => redisCounters(url, prefix, memoryCounters(() => clock.currentTimeMillisUnsafe()))),
           (opened) => Effect.promise(() => opened.close())
         )
         return LoginThrottle.make(options, store)

@@ -31,7 +31,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as oauth from "oauth4webapi"
 import type { BootstrapFile } from "../config/BootstrapFile.ts"
@@ -148,7 +148,7 @@ export class OAuth extends Context.Service<OAuth, {
           browserId: string,
           linker: { readonly userId: bigint; readonly sessionHash: string } | undefined
         ) {
-          return yield* states.issue(browserId, linker, Date.now() + STATE_TTL_MILLIS)
+          return yield* states.issue(browserId, linker, (yield* Clock.currentTimeMillis) + STATE_TTL_MILLIS)
         })
 
         const authorizeUrl = Effect.fn("OAuth.authorizeUrl")(function* (
@@ -204,7 +204,10 @@ export class OAuth extends Context.Service<OAuth, {
           if (row.browser !== hashKey(browserId)) return yield* failure("The sign-in was started in another browser.")
           // A link completes only while the session that asked for it lives (not logged out, its user's password
           // and role unchanged, the user enabled): a stolen cookie that has since died cannot finish one.
-          if (row.userId !== null && !(yield* states.sessionLive(row.userId, row.sessionHash ?? ""))) {
+          if (
+            row.userId !== null &&
+            !(yield* states.sessionLive(row.userId, row.sessionHash ?? "", yield* Clock.currentTimeMillis))
+          ) {
             return yield* failure("The session that asked for this link has ended; sign in and link again.")
           }
           const identity = yield* Effect.tryPromise({

@@ -55,7 +55,8 @@ export interface OAuthStates {
   /** Takes (deletes) a live state bound to `provider` or to none; `undefined` when there is none. */
   readonly take: (provider: string, state: string) => Effect.Effect<TakenState | undefined>
   /** Whether the session with digest `sessionHash` of `userId` is live and its user enabled. */
-  readonly sessionLive: (userId: bigint, sessionHash: string) => Effect.Effect<boolean>
+  /** The session still lives at `now` (epoch milliseconds, the gateway's `Clock`, as `Sessions` writes expiries). */
+  readonly sessionLive: (userId: bigint, sessionHash: string, now: number) => Effect.Effect<boolean>
   /** The user an identity of `provider` is linked to, if any. */
   readonly linkedUser: (provider: string, subject: string) => Effect.Effect<bigint | undefined>
   /** Links an identity to `userId`; false when the user already has another identity of `provider`. */
@@ -112,10 +113,10 @@ export const makeOAuthStates = (sql: SqlClient.SqlClient): OAuthStates => {
       RETURNING user_id AS "userId", session_hash AS "sessionHash", nonce, code_verifier AS verifier,
                 browser_hash AS browser, provider AS bound`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
-  const sessionLive = (userId: bigint, sessionHash: string) =>
+  const sessionLive = (userId: bigint, sessionHash: string, now: number) =>
     sql<{ n: bigint }>`
       SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id
-      WHERE s.id_hash = ${sessionHash} AND s.user_id = ${userId} AND s.expires_at > now()
+      WHERE s.id_hash = ${sessionHash} AND s.user_id = ${userId} AND s.expires_at > ${new Date(now)}
         AND u.enabled`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0) > 0), Effect.orDie)
 
   const linkedUser = (provider: string, subject: string) =>

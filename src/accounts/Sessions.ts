@@ -5,11 +5,13 @@
  * its absolute expiry, after `idleMillis` without a request, on logout, when
  * its user changes password, and when its user is disabled or deleted; the
  * OAuth link states a session asked for end with it (logout ends that
- * session's, the others end all of the user's).
+ * session's, the others end all of the user's). Every time a session is
+ * stamped with or compared against is read from Effect's `Clock` (not the
+ * database's `now()`), so `TestClock` drives idle and absolute expiry.
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { generateSecret, hashKey } from "../domain/KeyHash.ts"
 
@@ -72,27 +74,29 @@ export class Sessions extends Context.Service<Sessions, {
 
         const create = Effect.fn("Sessions.create")(function* (userId: bigint) {
           const id = generateSecret()
-          const expires = new Date(Date.now() + options.maxMillis)
-          yield* sql`INSERT INTO sessions (id_hash, user_id, expires_at) VALUES (${hashKey(id)}, ${userId}, ${expires})`
-            .pipe(Effect.orDie)
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const expires = new Date(now.getTime() + options.maxMillis)
+          yield* sql`INSERT INTO sessions (id_hash, user_id, created_at, last_seen_at, expires_at)
+            VALUES (${hashKey(id)}, ${userId}, ${now}, ${now}, ${expires})`.pipe(Effect.orDie)
           // Expired rows of everyone are pruned now and then, on a login rather than on a timer.
-          yield* sql`DELETE FROM sessions WHERE expires_at < now()`.pipe(Effect.orDie)
+          yield* sql`DELETE FROM sessions WHERE expires_at < ${now}`.pipe(Effect.orDie)
           return id
         })
 
         const resolve = Effect.fn("Sessions.resolve")(function* (sessionId: string) {
           if (sessionId === "" || sessionId.length > MAX_SESSION_ID) return Option.none<SessionUser>()
           const digest = hashKey(sessionId)
-          const idleSince = new Date(Date.now() - options.idleMillis)
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const idleSince = new Date(now.getTime() - options.idleMillis)
           const rows = yield* sql<Row>`
             SELECT u.id, u.username, u.role, u.group_name AS "group", s.last_seen_at AS "lastSeen"
             FROM sessions s JOIN users u ON u.id = s.user_id
-            WHERE s.id_hash = ${digest} AND s.expires_at > now() AND s.last_seen_at > ${idleSince} AND u.enabled`
+            WHERE s.id_hash = ${digest} AND s.expires_at > ${now} AND s.last_seen_at > ${idleSince} AND u.enabled`
             .pipe(Effect.orDie)
           const row = rows[0]
           if (row === undefined) return Option.none<SessionUser>()
-          if (Date.now() - new Date(row.lastSeen).getTime() > TOUCH_MILLIS) {
-            yield* sql`UPDATE sessions SET last_seen_at = now() WHERE id_hash = ${digest}`.pipe(Effect.orDie)
+          if (now.getTime() - new Date(row.lastSeen).getTime() > TOUCH_MILLIS) {
+            yield* sql`UPDATE sessions SET last_seen_at = ${now} WHERE id_hash = ${digest}`.pipe(Effect.orDie)
           }
           const role: Role = row.role === "root" || row.role === "admin" ? row.role : "user"
           return Option.some<SessionUser>({

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
 
@@ -121,7 +121,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
       const sql = yield* SqlClient.SqlClient
 
       const daily = Effect.fn("UsageQueries.daily")(function* (userId: bigint, days: number) {
-        const today = new Date()
+        const today = new Date(yield* Clock.currentTimeMillis)
         const since = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - days + 1))
         const rows = yield* sql<{
           day: string

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import { epochSeconds } from "../domain/Page.ts"
+import type { BudgetList } from "../domain/BudgetPeriod.ts"
 import type { BudgetView } from "./BudgetViews.ts"
 import { type Role, roleRank } from "./Sessions.ts"
 
@@ -93,3 +94,26 @@ export const grantRefusal = (callerRole: Role, role: Role | undefined): string |
   role !== undefined && roleRank(role) >= roleRank(callerRole)
     ? `A ${callerRole} cannot grant the role ${role}.`
     : undefined
+
+/** What registration and an admin's create take. @category models */
+export interface NewUser {
+  readonly username: string
+  readonly password: string
+  readonly display_name?: string | undefined
+  readonly email?: string | undefined
+  readonly role?: Role | undefined
+  readonly group?: string | undefined
+}
+
+/** What an admin's update takes (`id` and any of the rest). @category models */
+export interface UserPatch {
+  readonly id: number
+  readonly display_name?: string | undefined
+  readonly email?: string | null | undefined
+  readonly role?: Role | undefined
+  readonly group?: string | undefined
+  readonly status?: "enabled" | "disabled" | undefined
+  readonly password?: string | undefined
+  /** The user's budgets (replacing the list; `null` or `[]` removes them). Spend already charged is kept. */
+  readonly budgets?: typeof BudgetList.Type | null | undefined
+}

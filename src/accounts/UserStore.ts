@@ -11,11 +11,10 @@ import { Effect } from "effect"
 import type { SqlClient, Statement } from "effect/sql"
 import { budgetsJson, fromSpec } from "../domain/BudgetPeriod.ts"
 import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
-import type { NewUser, UserPatch } from "./Accounts.ts"
 import { writeAudit } from "./AuditLog.ts"
 import { budgetViews } from "./BudgetViews.ts"
 import type { Role, SessionUser } from "./Sessions.ts"
-import { type UserRow, type UserView, viewOf } from "./UserRoles.ts"
+import { type NewUser, type UserPatch, type UserRow, type UserView, viewOf } from "./UserRoles.ts"
 
 /**
  * The account service's SQL. Storage failures are defects (`Effect.orDie`).

@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { Webhook } from "standardwebhooks"
 import { Forbidden, InvalidRequest, NotFound } from "../errors/GatewayError.ts"
@@ -242,9 +242,10 @@ export class Webhooks extends Context.Service<Webhooks, {
         const sendTest = Effect.fn("Webhooks.sendTest")(function* (caller: WebhookCaller, id: bigint) {
           yield* owned(caller, id)
           const message = messageId()
+          const at = new Date(yield* Clock.currentTimeMillis)
           yield* sql`INSERT INTO webhook_outbox (id, endpoint_id, event_key, event_type, payload)
             VALUES (${message}, ${id}, ${`webhook.test:${message}`}, 'webhook.test',
-              ${payloadOf("webhook.test", { endpoint_id: Number(id) })})`.pipe(Effect.orDie)
+              ${payloadOf("webhook.test", { endpoint_id: Number(id) }, at)})`.pipe(Effect.orDie)
           return message
         })
 
@@ -270,7 +271,7 @@ export class Webhooks extends Context.Service<Webhooks, {
             : never
         ) =>
           Effect.gen(function* () {
-            const now = new Date()
+            const now = new Date(yield* Clock.currentTimeMillis)
             const signature = new Webhook(row.secret).sign(row.id, now, row.payload)
             const result = yield* safeFetch(row.url, {
               maxBytes: 64 * 1024,

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { Reply } from "./Sse.ts"
-import type { MjTasks } from "./Midjourney.ts"
+import type { MjTasks } from "./MidjourneyTasks.ts"
 import type { VideoTasks } from "./VideoTasks.ts"
 
 /** A JSON object (string keys, unknown values). @category models */

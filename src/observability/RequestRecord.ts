@@ -59,13 +59,14 @@ export class RequestRecord {
   #pending = 1
   #deferred = false
 
-  constructor(owner: RecordOwner, requestId: string, madeId: boolean, method: string, url: string) {
+  /** `startedAt`: epoch milliseconds the request arrived, by the request's Effect `Clock`. */
+  constructor(owner: RecordOwner, requestId: string, madeId: boolean, method: string, url: string, startedAt: number) {
     this.owner = owner
     this.requestId = requestId
     this.madeId = madeId
     this.method = method
     this.url = url
-    this.startedAt = Date.now()
+    this.startedAt = startedAt
     this.started = performance.now()
   }
 

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Logger, References } from "effect"
+import { Clock, Context, Effect, Layer, Logger, References } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { LogLevelName } from "../config/ObservabilityEnv.ts"
 import { headerOf } from "../http/Credentials.ts"
@@ -65,10 +65,17 @@ export class Telemetry implements RecordOwner {
     this.#logRank = options.accessLog ? levelRank[options.level] : Number.POSITIVE_INFINITY
   }
 
-  /** A record for a request arriving now. */
-  open(request: HttpServerRequest.HttpServerRequest): RequestRecord {
+  /** A record for a request arriving at `startedAt` (epoch milliseconds). */
+  open(request: HttpServerRequest.HttpServerRequest, startedAt: number): RequestRecord {
     const given = callerRequestId(headerOf(request, "x-request-id"))
-    return new RequestRecord(this, given ?? makeRequestId(), given === undefined, request.method, request.url)
+    return new RequestRecord(
+      this,
+      given ?? makeRequestId(),
+      given === undefined,
+      request.method,
+      request.url,
+      startedAt
+    )
   }
 
   attempt(channel: string, outcome: string, failover: boolean): void {
@@ -117,8 +124,10 @@ export class Telemetry implements RecordOwner {
   get middlewareLayer(): Layer.Layer<never, never, HttpRouter.HttpRouter> {
     return HttpRouter.middleware(
       (app) =>
-        Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-          const record = this.open(request)
+        // One step reads both the request and the time it arrived (by the fiber's `Clock`).
+        Effect.withFiber((fiber) => {
+          const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
+          const record = this.open(request, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
           attachRecord(request, record)
           return Effect.matchCauseEffect(app, {
             onSuccess: (response) => {

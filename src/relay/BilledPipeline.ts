@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { Usage } from "../canonical/Usage.ts"
 import type { Price } from "../domain/Pricing.ts"
@@ -131,6 +131,7 @@ export const runBilled = <A>(
         promptTokens: request.promptTokens,
         outputCap: request.outputCap,
         started: request.started,
+        clock: yield* Clock.Clock,
         permit,
         onAnswer: request.onAnswer,
         record: request.record,

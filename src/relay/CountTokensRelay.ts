@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Predicate } from "effect"
+import { Clock, Context, Effect, Layer, Predicate } from "effect"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
 import type { FormatName } from "../formats/Format.ts"
 import { formatOf } from "../formats/Formats.ts"
@@ -166,20 +166,21 @@ export class CountTokensRelay extends Context.Service<CountTokensRelay, {
       ): Effect.Effect<Record<string, unknown> | undefined, UpstreamFailed> => {
         const own = candidates.filter((candidate) => candidate.channel.type === wire.type)
         if (own.length === 0) return Effect.succeed(undefined)
-        return failover({
-          candidates: own,
-          maxAttempts: Math.min(own.length, 1 + settings.retryTimes),
-          deadline: Date.now() + settings.requestDeadlineMs,
-          report: router.report,
-          // A count is free: a failed attempt is logged (by kind and status), never a usage row.
-          logFailed: (candidate, _attempt, error) =>
-            Effect.runFork(
-              Effect.logWarning("countTokens attempt failed").pipe(
-                Effect.annotateLogs({ channel: candidate.channel.name, kind: error.kind, status: error.status })
-              )
-            ),
-          attempt: attempt(raw, wire, headers)
-        }).pipe(Effect.map((accepted) => accepted.value))
+        return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+          failover({
+            candidates: own,
+            maxAttempts: Math.min(own.length, 1 + settings.retryTimes),
+            deadline: now + settings.requestDeadlineMs,
+            report: router.report,
+            // A count is free: a failed attempt is logged (by kind and status), never a usage row.
+            logFailed: (candidate, _attempt, error) =>
+              Effect.runFork(
+                Effect.logWarning("countTokens attempt failed").pipe(
+                  Effect.annotateLogs({ channel: candidate.channel.name, kind: error.kind, status: error.status })
+                )
+              ),
+            attempt: attempt(raw, wire, headers)
+          }).pipe(Effect.map((accepted) => accepted.value)))
       }
 
       return CountTokensRelay.of({ count })

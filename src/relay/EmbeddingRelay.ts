@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { type EmbeddingRequest, embeddingTokensTypical, embeddingTokensUpperBound } from "../canonical/Embedding.ts"
 import { type Price, textCost } from "../domain/Pricing.ts"
@@ -57,7 +57,7 @@ export class EmbeddingRelay extends Context.Service<EmbeddingRelay, {
 
       const run = Effect.fnUntraced(function* (input: EmbeddingRelayInput) {
         const { principal, request } = input
-        const started = Date.now()
+        const started = yield* Clock.currentTimeMillis
         const routed = yield* router.candidates(principal, request.model)
         const embedding = routed.filter((candidate) => embeddingWireOf(candidate) !== undefined)
         if (embedding.length === 0) {

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { safeVendorText } from "../domain/Redact.ts"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
 import type { AttemptOutcome, Candidate } from "../services/ChannelRouter.ts"
@@ -42,7 +42,7 @@ export interface FailoverOptions<A, E> {
   readonly candidates: ReadonlyArray<Candidate>
   /** Attempts at most (the first and `retry_times` more, never more than the candidates). */
   readonly maxAttempts: number
-  /** Epoch milliseconds after which no new attempt starts. */
+  /** Epoch milliseconds (of Effect's `Clock`) after which no new attempt starts. */
   readonly deadline: number
   /**
    * One attempt on `candidate`. Failing with `UpstreamFailed` is the
@@ -66,12 +66,14 @@ export interface FailoverOptions<A, E> {
 export const failover = <A, E>(options: FailoverOptions<A, E>): Effect.Effect<Accepted<A>, UpstreamFailed | E> => {
   const success: AttemptOutcome = { _tag: "Success" }
   // A recursion over `matchEffect` rather than a generator: the accepted first attempt (the usual case) costs
-  // two effect steps.
+  // two effect steps. `failedAt` is the `Clock`'s time when the previous attempt failed (read only then, before
+  // its outcome is reported); the first attempt always starts.
   const from = (
     index: number,
-    lastError: UpstreamFailed | undefined
+    lastError: UpstreamFailed | undefined,
+    failedAt: number
   ): Effect.Effect<Accepted<A>, UpstreamFailed | E> => {
-    if (index >= options.maxAttempts || (index > 0 && Date.now() > options.deadline)) {
+    if (index >= options.maxAttempts || (index > 0 && failedAt > options.deadline)) {
       return Effect.fail(lastError ?? new UpstreamFailed({ kind: "server", status: 503, message: "No channel left." }))
     }
     const candidate = options.candidates[index]
@@ -82,10 +84,13 @@ export const failover = <A, E>(options: FailoverOptions<A, E>): Effect.Effect<Ac
         if (!(error instanceof UpstreamFailed)) return Effect.fail(error)
         options.logFailed(candidate, attempt, error)
         const outcome = outcomeOf(error)
-        const next = error.retryable ? from(index + 1, error) : Effect.fail(error)
-        return outcome === undefined ? next : Effect.andThen(options.report(candidate, outcome), next)
+        const then = (next: Effect.Effect<Accepted<A>, UpstreamFailed | E>) =>
+          outcome === undefined ? next : Effect.andThen(options.report(candidate, outcome), next)
+        return error.retryable
+          ? Effect.flatMap(Clock.currentTimeMillis, (now) => then(from(index + 1, error, now)))
+          : then(Effect.fail(error))
       }
     })
   }
-  return Effect.suspend(() => from(0, undefined))
+  return Effect.suspend(() => from(0, undefined, 0))
 }

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { GeneratedImage, ImageRequest, ImageResponse } from "../canonical/Image.ts"
 import { emptyUsage } from "../canonical/Usage.ts"
@@ -129,7 +129,9 @@ export class ImageRelay extends Context.Service<ImageRelay, {
 
       const run = Effect.fnUntraced(function* (input: ImageRelayInput) {
         const { principal, request } = input
-        const started = Date.now()
+        // The answer's `created` is read when it is encoded, outside any effect: from the request's clock.
+        const clock = yield* Clock.Clock
+        const started = clock.currentTimeMillisUnsafe()
         const routed = yield* router.candidates(principal, request.model)
         const candidates = routed.filter((candidate) => imageWireOf(candidate) !== undefined)
         if (candidates.length === 0) {
@@ -162,7 +164,9 @@ export class ImageRelay extends Context.Service<ImageRelay, {
           usageOf: () => emptyUsage,
           costOf: (answer) => imageCost(ratio, price, answer.images.length),
           respond: (answer) =>
-            HttpServerResponse.jsonUnsafe(encodeImagesAnswer(answer, request.b64, Math.floor(Date.now() / 1000)))
+            HttpServerResponse.jsonUnsafe(
+              encodeImagesAnswer(answer, request.b64, Math.floor(clock.currentTimeMillisUnsafe() / 1000))
+            )
         })
       }) as (input: ImageRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
 

@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { emptyUsage } from "../canonical/Usage.ts"
 import { imageCost, isImagePriced } from "../domain/Pricing.ts"
@@ -105,7 +105,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
             const outcome = yield* failover({
               candidates: tried,
               maxAttempts: Math.min(tried.length, 1 + settings.retryTimes),
-              deadline: Date.now() + settings.requestDeadlineMs,
+              deadline: (yield* Clock.currentTimeMillis) + settings.requestDeadlineMs,
               report: router.report,
               logFailed: () => undefined,
               attempt: imageAttempt
@@ -119,7 +119,8 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
                 generated.images.every((image) => "url" in image)
               ? generated
               : { ...generated, images: yield* contents.keep(principal.userId, generated.images, input.contentBase) }
-            const data = encodeImagesAnswer(answer, request.b64, Math.floor(Date.now() / 1000)).data
+            const data =
+              encodeImagesAnswer(answer, request.b64, Math.floor((yield* Clock.currentTimeMillis) / 1000)).data
             if (JSON.stringify(data).length > MAX_RESULT_CHARS) {
               return yield* finish(task, {
                 status: "failed",
@@ -136,7 +137,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
 
         const attempt = (candidate: Candidate): Effect.Effect<Task, UpstreamFailed> =>
           Effect.gen(function* () {
-            const now = Date.now()
+            const now = yield* Clock.currentTimeMillis
             const fields = {
               publicId: newImageTaskId(),
               kind: "image" as const,
@@ -187,7 +188,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
           price,
           ratio,
           promptTokens: 0,
-          started: Date.now(),
+          started: yield* Clock.currentTimeMillis,
           hold,
           candidates,
           attempt,

@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Stream } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { emptyUsage } from "../canonical/Usage.ts"
 import { imageCost, isImagePriced } from "../domain/Pricing.ts"
@@ -205,7 +205,7 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
             )
             const accepted = decodeMjSubmitAnswer(json, candidate.channel.id)
             if (accepted instanceof UpstreamFailed) return yield* accepted
-            const now = Date.now()
+            const now = yield* Clock.currentTimeMillis
             const fields = {
               publicId: newMidjourneyTaskId(),
               kind: "midjourney" as const,
@@ -266,7 +266,7 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
           price,
           ratio,
           promptTokens: 0,
-          started: Date.now(),
+          started: yield* Clock.currentTimeMillis,
           hold,
           candidates,
           attempt,

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { Usage } from "../canonical/Usage.ts"
 import { type Price, textCost } from "../domain/Pricing.ts"
@@ -39,7 +39,7 @@ export const makeModerationRelay = (deps: AudioServices) => {
   const targetOf = audioTarget
   const moderation = (input: ModerationInput) =>
     Effect.gen(function* () {
-      const started = Date.now()
+      const started = yield* Clock.currentTimeMillis
       const candidates = yield* candidatesFor(input.principal, input.model)
       // Free unless priced: a model the catalog does not price is served at no cost.
       const priced = yield* Effect.option(priceFor(catalog, input.model, input.principal.group, () => true))

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { promptTokensTypical, promptTokensUpperBound } from "../canonical/Estimate.ts"
 import { holdPrice, isTextPriced, textCost } from "../domain/Pricing.ts"
@@ -53,7 +53,7 @@ export class Relay extends Context.Service<Relay, {
 
       const run = Effect.fnUntraced(function* (input: RelayInput) {
         const { principal, request, endpoint } = input
-        const started = Date.now()
+        const started = yield* Clock.currentTimeMillis
         const record = input.record
         record?.relayed(input.inbound, request.model)
         const routed = yield* router.candidates(principal, request.model)

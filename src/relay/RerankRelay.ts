@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { Usage } from "../canonical/Usage.ts"
 import { utf8Length } from "../canonical/Estimate.ts"
@@ -83,7 +83,7 @@ export class RerankRelay extends Context.Service<RerankRelay, {
       const run = (input: RerankRelayInput): Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError> =>
         Effect.gen(function* () {
           const { request, principal } = input
-          const started = Date.now()
+          const started = yield* Clock.currentTimeMillis
           const routed = yield* router.candidates(principal, request.model)
           const candidates = routed.filter((candidate) => rerankAdapters[candidate.channel.type] !== undefined)
           if (candidates.length === 0) return yield* new ModelNotFound({ model: request.model })

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { type Clock, Effect } from "effect"
 import type { OutputPart } from "../canonical/Content.ts"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
 import { type Price, textCost } from "../domain/Pricing.ts"
@@ -140,8 +140,10 @@ export interface SettlementInput {
   readonly promptTokens: number
   /** The output tokens the hold was sized for: a cut stream's delivered estimate is never billed above it. */
   readonly outputCap?: number | undefined
-  /** Epoch milliseconds the request started (latency). */
+  /** Epoch milliseconds the request started (latency), by `clock`. */
   readonly started: number
+  /** The clock the usage rows' latencies are read from (the request's Effect `Clock`). */
+  readonly clock: Clock.Clock
   readonly permit: Permit
   readonly onAnswer?: ((id: string, content: ReadonlyArray<OutputPart>) => Effect.Effect<void>) | undefined
   /** The request's telemetry record: told of each failed attempt and of the bill (tokens, charged quota). */
@@ -218,7 +220,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     channelId: candidate?.channel.id ?? null,
     model: input.model,
     upstreamModel: candidate?.upstreamModel ?? null,
-    latencyMs: Date.now() - input.started,
+    latencyMs: input.clock.currentTimeMillisUnsafe() - input.started,
     stream: input.stream
   })
 

@@ -35,7 +35,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Effect, Stream } from "effect"
+import { Cause, Clock, Effect, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
 import { characterCost, holdPrice, type Price, textCost } from "../domain/Pricing.ts"
@@ -338,7 +338,7 @@ export const makeSpeechRelay = (deps: AudioServices) => {
 
   const speech = (input: SpeechInput) =>
     Effect.gen(function* () {
-      const started = Date.now()
+      const started = yield* Clock.currentTimeMillis
       const serving = yield* candidatesFor(input.principal, input.model)
       const refusal = geminiSpeechRefusal(input.body)
       const candidates = refusal === undefined ? serving : serving.filter((candidate) => !isGeminiWire(candidate))

@@ -17,7 +17,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Effect } from "effect"
+import { Cause, Clock, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
 import { audioCost, holdPrice, type Price, textCost } from "../domain/Pricing.ts"
@@ -231,7 +231,7 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
   const targetOf = audioTarget
   const transcription = (input: TranscriptionInput) =>
     Effect.gen(function* () {
-      const started = Date.now()
+      const started = yield* Clock.currentTimeMillis
       const serving = yield* candidatesFor(input.principal, input.model, input.operation)
       const refusal = geminiTranscriptionRefusal(input)
       const candidates = refusal === undefined ? serving : serving.filter((candidate) => !isGeminiWire(candidate))

@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Stream } from "effect"
 import { InvalidRequest, UpstreamFailed } from "../errors/GatewayError.ts"
 import { type AttemptOutcome, type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
@@ -139,7 +139,7 @@ export class VideoContentRelay extends Context.Service<VideoContentRelay, {
         const accepted = yield* failover({
           candidates: [candidate],
           maxAttempts: 1,
-          deadline: Date.now() + settings.requestDeadlineMs,
+          deadline: (yield* Clock.currentTimeMillis) + settings.requestDeadlineMs,
           attempt,
           report,
           // Not billed: no usage row for a failed download; the failure is logged below.

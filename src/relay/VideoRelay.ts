@@ -19,7 +19,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { emptyUsage } from "../canonical/Usage.ts"
 import type { VideoRequest } from "../canonical/Video.ts"
@@ -108,7 +108,7 @@ export class VideoRelay extends Context.Service<VideoRelay, {
             )
             const decoded = wire.decodeSubmit(json, submitCall)
             if (decoded instanceof UpstreamFailed) return yield* decoded
-            const now = Date.now()
+            const now = yield* Clock.currentTimeMillis
             const task = {
               publicId: newVideoTaskId(videoFamilyOf(catalog.snapshot(), request.model)),
               kind: "video" as const,
@@ -157,22 +157,23 @@ export class VideoRelay extends Context.Service<VideoRelay, {
               completedAt: null
             } satisfies Task
           })
-        return runOneShot(services, {
-          principal,
-          groupLimits: billed.limits,
-          model: request.model,
-          price: billed.price,
-          ratio: billed.ratio,
-          promptTokens: 0,
-          started: Date.now(),
-          hold,
-          candidates,
-          attempt,
-          usageOf: () => emptyUsage,
-          costOf: () => hold,
-          respond: input.respond,
-          requestId
-        })
+        return Effect.flatMap(Clock.currentTimeMillis, (started) =>
+          runOneShot(services, {
+            principal,
+            groupLimits: billed.limits,
+            model: request.model,
+            price: billed.price,
+            ratio: billed.ratio,
+            promptTokens: 0,
+            started,
+            hold,
+            candidates,
+            attempt,
+            usageOf: () => emptyUsage,
+            costOf: () => hold,
+            respond: input.respond,
+            requestId
+          }))
       }
 
       const submit = Effect.fnUntraced(function* (input: VideoSubmitInput) {

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Predicate, Schema } from "effect"
+import { Clock, Effect, Predicate, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
 import { parseDataUri } from "../canonical/DataUri.ts"
 import { promptTokensTypical } from "../canonical/Estimate.ts"
@@ -132,7 +132,7 @@ export const CompactRoute = HttpRouter.use(Effect.fnUntraced(function* (router) 
       const meta: ResponseMeta = {
         id: "resp_" + requestId,
         model: body.model,
-        created: Math.floor(Date.now() / 1000),
+        created: Math.floor((yield* Clock.currentTimeMillis) / 1000),
         promptTokensEstimate: promptTokensTypical(request)
       }
       return yield* relay.run({

@@ -32,7 +32,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { isEmbeddingModel } from "../formats/embeddings/EmbeddingModels.ts"
 import { envelopeBody } from "../errors/Envelope.ts"
@@ -82,7 +82,7 @@ export const ModelsRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) 
   const channels = yield* ChannelRouter
   const sessionCaller = makeSessionCaller(yield* Sessions, yield* Tokens, auth)
   const catalog = yield* Catalog
-  const started = Math.floor(Date.now() / 1000)
+  const started = Math.floor((yield* Clock.currentTimeMillis) / 1000)
   /** What a model is for, from its price: video (`per_second`), image (`per_image`), embedding, else text. */
   const kindOf = (id: string): "video" | "image" | "embedding" | "text" => {
     const price = catalog.snapshot().prices.get(id)

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { promptTokensTypical } from "../canonical/Estimate.ts"
 import type { OutputPart } from "../canonical/Content.ts"
@@ -95,7 +95,7 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
       const meta: ResponseMeta = {
         id: options.idPrefix + requestId,
         model: request.model,
-        created: Math.floor(Date.now() / 1000),
+        created: Math.floor((yield* Clock.currentTimeMillis) / 1000),
         // The cost travels in the usage: a chat caller that asks for it sees the usage chunk.
         includeUsage: includeCost || format.passthrough.wantsStreamUsage(raw),
         promptTokensEstimate: promptTokensTypical(request),

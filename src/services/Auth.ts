@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Cache, Context, Duration, Effect, Layer, Option } from "effect"
+import { Cache, Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { InvalidApiKey } from "../errors/GatewayError.ts"
 import type { Limits } from "../storage/Catalog.ts"
@@ -206,16 +206,24 @@ const makeAuth = Effect.fnUntraced(function* (lookup: KeyLookup, ttlMillis: numb
     return digest
   }
 
+  const admit = (principal: Principal, clientAddress: string | undefined): Effect.Effect<Principal, InvalidApiKey> =>
+    principal.allowIps !== undefined && !isAllowed(principal.allowIps, clientAddress)
+      ? Effect.fail(new InvalidApiKey({ reason: "address" }))
+      : Effect.succeed(principal)
+
+  // A key with an expiry is compared with Effect's `Clock` (so `TestClock` drives it); one without reads no clock.
   const check = (found: ResolvedKey, clientAddress: string | undefined): Effect.Effect<Principal, InvalidApiKey> => {
     const { principal, enabled } = found
     if (!enabled) return Effect.fail(new InvalidApiKey({ reason: "disabled" }))
-    if (principal.expiresAt !== undefined && principal.expiresAt * 1000 <= Date.now()) {
-      return Effect.fail(new InvalidApiKey({ reason: "expired" }))
-    }
-    if (principal.allowIps !== undefined && !isAllowed(principal.allowIps, clientAddress)) {
-      return Effect.fail(new InvalidApiKey({ reason: "address" }))
-    }
-    return Effect.succeed(principal)
+    const expiresAt = principal.expiresAt
+    if (expiresAt === undefined) return admit(principal, clientAddress)
+    return Effect.flatMap(
+      Clock.currentTimeMillis,
+      (now) =>
+        expiresAt * 1000 <= now
+          ? Effect.fail(new InvalidApiKey({ reason: "expired" }))
+          : admit(principal, clientAddress)
+    )
   }
 
   const authenticate = (key: string | undefined, clientAddress?: string): Effect.Effect<Principal, InvalidApiKey> => {

@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Random } from "effect"
 import { SqlClient } from "effect/sql"
 import { ModelNotFound } from "../errors/GatewayError.ts"
 import { CurrentMetrics } from "../observability/Metrics.ts"
@@ -76,13 +76,15 @@ export type RecoveredBy = "request" | "probe"
 /**
  * Orders `items` by weighted random sampling without replacement (the first is
  * picked with probability weight / total, and so on). Zero weights go last.
+ * `random` draws a number in [0, 1): the router passes its Effect `Random`'s
+ * `nextDoubleUnsafe`, so a seeded `Random` makes the order reproducible.
  *
  * @category routing
  */
 export const weightedOrder = <A>(
   items: ReadonlyArray<A>,
   weight: (item: A) => number,
-  random: () => number = Math.random
+  random: () => number
 ): Array<A> => {
   const pool = items.filter((item) => weight(item) > 0)
   const zero = items.filter((item) => weight(item) <= 0)
@@ -127,13 +129,20 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
   readonly unhealthy: () => ReadonlyArray<Candidate>
   readonly health: () => ReadonlyArray<HealthView>
 }>()("sluice/services/ChannelRouter") {
-  /** Needs `Catalog` and `SqlClient` (key disabling is persisted). */
+  /**
+   * Needs `Catalog` and `SqlClient` (key disabling is persisted). Cooldowns are
+   * timed by the `Clock`, and the weighted order drawn from the `Random`, that
+   * the layer is built with (so `TestClock` and `Random.withSeed` drive them).
+   */
   static readonly layer = (settings: HealthSettings) =>
     Layer.effect(
       ChannelRouter,
       Effect.gen(function* () {
         const catalog = yield* Catalog
         const sql = yield* SqlClient.SqlClient
+        const clock = yield* Clock.Clock
+        const random = yield* Random.Random
+        const draw = () => random.nextDoubleUnsafe()
         const healthById = new Map<number, ChannelHealth>()
         const keyCursor = new Map<number, number>()
         const healthOf = (channelId: number): ChannelHealth => {
@@ -160,7 +169,7 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
           Effect.suspend(() => {
             const snapshot = catalog.snapshot()
             const abilities = allowed(principal, model) ? snapshot.abilities.get(principal.group)?.get(model) ?? [] : []
-            const now = Date.now()
+            const now = clock.currentTimeMillisUnsafe()
             const tiers = new Map<number, Array<Ability>>()
             for (const ability of abilities) {
               const channel = snapshot.channels.get(ability.channelId)
@@ -172,7 +181,7 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
             const ready: Array<Candidate> = []
             const cooling: Array<Candidate> = []
             for (const priority of [...tiers.keys()].sort((a, b) => b - a)) {
-              for (const ability of weightedOrder(tiers.get(priority)!, (a) => a.weight)) {
+              for (const ability of weightedOrder(tiers.get(priority)!, (a) => a.weight, draw)) {
                 const channel = snapshot.channels.get(ability.channelId)!
                 const upstreamModel = channel.modelMapping[model] ?? model
                 const target = (healthById.get(channel.id)?.cooldownUntil ?? 0) > now ? cooling : ready
@@ -308,7 +317,7 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
                 const seconds = Math.min(settings.cooldownSeconds * 2 ** health.strikes, settings.cooldownMaxSeconds)
                 health.strikes += 1
                 health.failures = 0
-                health.cooldownUntil = Date.now() + seconds * 1000
+                health.cooldownUntil = clock.currentTimeMillisUnsafe() + seconds * 1000
                 metrics?.cooldown(candidate.channel.name)
                 return Effect.logWarning("Channel put in cooldown").pipe(
                   Effect.annotateLogs({ channel: candidate.channel.name, seconds, reason: outcome.reason }),
@@ -380,7 +389,7 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
           })
 
         const unhealthy = () => {
-          const now = Date.now()
+          const now = clock.currentTimeMillisUnsafe()
           const out: Array<Candidate> = []
           for (const channel of catalog.snapshot().channels.values()) {
             if (!channel.enabled) continue
@@ -397,7 +406,7 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
         }
 
         const health = () => {
-          const now = Date.now()
+          const now = clock.currentTimeMillisUnsafe()
           return [...catalog.snapshot().channels.values()].map((channel): HealthView => {
             const state = healthById.get(channel.id)
             const cooling = (state?.cooldownUntil ?? 0) > now

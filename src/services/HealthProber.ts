@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { formatOf } from "../formats/Formats.ts"
 import { toProblem } from "../errors/Envelope.ts"
 import type { Price } from "../domain/Pricing.ts"
@@ -158,27 +158,23 @@ export class HealthProber extends Context.Service<HealthProber, {
             if (key === undefined || upstreamModel === undefined) {
               return { ok: false, status: 0, latencyMs: 0, message: "The channel has no key or no model to test." }
             }
-            const started = Date.now()
-            return yield* send({ channel, key, upstreamModel }).pipe(
+            const started = yield* Clock.currentTimeMillis
+            const outcome = yield* send({ channel, key, upstreamModel }).pipe(
               Effect.flatMap((response) =>
-                Effect.map(response.text, (): ChannelTest => ({
+                Effect.map(response.text, () => ({
                   ok: response.status >= 200 && response.status < 300,
                   status: response.status,
-                  latencyMs: Date.now() - started,
                   message: response.status >= 200 && response.status < 300
                     ? ""
                     : `The upstream answered ${response.status}.`
                 }))
               ),
               Effect.catch((error) =>
-                Effect.succeed<ChannelTest>({
-                  ok: false,
-                  status: error.status,
-                  latencyMs: Date.now() - started,
-                  message: toProblem(error).message
-                })
+                Effect.succeed({ ok: false, status: error.status, message: toProblem(error).message })
               )
             )
+            const latencyMs = (yield* Clock.currentTimeMillis) - started
+            return { ok: outcome.ok, status: outcome.status, latencyMs, message: outcome.message } satisfies ChannelTest
           })
 
         const probeOnce = router.syncHealth.pipe(

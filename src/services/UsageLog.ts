@@ -30,7 +30,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Deferred, Duration, Effect, Layer } from "effect"
+import { Cause, Clock, Context, Deferred, Duration, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { CurrentMetrics } from "../observability/Metrics.ts"
 import { insertUsageRows, isRowRejection, sqlStateOf } from "../storage/UsageRowsSql.ts"
@@ -208,9 +208,11 @@ export class UsageLog extends Context.Service<UsageLog, {
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const ledger = yield* QuotaLedger
+        // The last-commit age is a metric read outside any effect: the clock is the one the layer is built with.
+        const clock = yield* Clock.Clock
         let pending: Array<UsageRow> = []
         /** When a commit last succeeded (epoch ms). */
-        let committedAt = Date.now()
+        let committedAt = clock.currentTimeMillisUnsafe()
         /** Fields adjusted by `record` since the last report, by name. */
         let adjusted = new Map<string, number>()
         let dropped = { rows: 0, cost: 0n }
@@ -319,7 +321,7 @@ export class UsageLog extends Context.Service<UsageLog, {
         const writeQueued: Effect.Effect<boolean> = report.pipe(
           Effect.andThen(Effect.suspend(() => pending.length === 0 ? commit : tracedCommit)),
           Effect.map(() => {
-            committedAt = Date.now()
+            committedAt = clock.currentTimeMillisUnsafe()
             return true
           }),
           Effect.catchCause((cause) => {
@@ -344,7 +346,7 @@ export class UsageLog extends Context.Service<UsageLog, {
             metrics.pull(
               "sluice_usage_log_last_commit_age_seconds",
               "Seconds since the usage log last committed (or found nothing to commit)",
-              () => (Date.now() - committedAt) / 1000
+              () => (clock.currentTimeMillisUnsafe() - committedAt) / 1000
             )
           ]
           yield* Effect.addFinalizer(() => Effect.sync(() => unregister.forEach((remove) => remove())))

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import { storedBudgets } from "../domain/BudgetPeriod.ts"
 
@@ -31,8 +31,8 @@ export type WebhookEvent = typeof USER_EVENTS[number] | typeof OPERATOR_EVENTS[n
 /** A fresh message id (`msg_` and 32 hex digits), the `webhook-id` every attempt of one row sends. @category ids */
 export const messageId = (): string => `msg_${crypto.randomUUID().replaceAll("-", "")}`
 
-/** The body of an event as sent and signed. @category encoding */
-export const payloadOf = (type: WebhookEvent, data: Record<string, unknown>, at: Date = new Date()): string =>
+/** The body of an event as sent and signed; `at` is the event's time (read from Effect's `Clock`). @category encoding */
+export const payloadOf = (type: WebhookEvent, data: Record<string, unknown>, at: Date): string =>
   JSON.stringify({ type, timestamp: at.toISOString(), data })
 
 /**
@@ -73,6 +73,7 @@ export const enqueueBudgetThresholds = (
       SELECT id, user_id AS "userId", thresholds::text[] AS thresholds FROM webhook_endpoints
       WHERE 'budget.threshold' = ANY(events) AND user_id = ANY(${userIds}::bigint[])`
     if (endpoints.length === 0) return
+    const at = new Date(yield* Clock.currentTimeMillis)
     const owners = yield* sql<{ readonly subject: string; readonly id: bigint; readonly budgets: unknown }>`
       SELECT 'token' AS subject, id, budgets FROM tokens
       WHERE id = ANY(${
@@ -109,7 +110,7 @@ export const enqueueBudgetThresholds = (
               spent: Number(move.after) / 1_000_000,
               period_start: move.periodStart.toISOString(),
               resets_at: move.periodEnd === null ? null : move.periodEnd.toISOString()
-            })
+            }, at)
           })
         }
       }
@@ -135,11 +136,15 @@ export const enqueueOperatorEvent = (
   key: string,
   data: Record<string, unknown>
 ): Effect.Effect<void, SqlError.SqlError> =>
-  sql`INSERT INTO webhook_outbox (id, endpoint_id, event_key, event_type, payload)
+  Effect.flatMap(
+    Clock.currentTimeMillis,
+    (now) =>
+      sql`INSERT INTO webhook_outbox (id, endpoint_id, event_key, event_type, payload)
     SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, ${`${type}:${key}`}, ${type},
-      ${payloadOf(type, data)}
+      ${payloadOf(type, data, new Date(now))}
     FROM webhook_endpoints e WHERE e.operator AND ${type} = ANY(e.events)
     ON CONFLICT (endpoint_id, event_key) DO NOTHING`.pipe(Effect.asVoid)
+  )
 
 /**
  * Writes a `key.expiring` event for every enabled key that expires within

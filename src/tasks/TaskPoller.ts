@@ -26,7 +26,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Context, Duration, Effect, Layer, Schedule, Semaphore, Stream } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Layer, Schedule, Semaphore, Stream } from "effect"
 import { SqlError } from "effect/sql"
 import { type Price, videoCost } from "../domain/Pricing.ts"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
@@ -212,14 +212,14 @@ export class TaskPoller extends Context.Service<TaskPoller, {
           task: Task
         ): Effect.Effect<{ readonly task: Task; readonly state: Advance } | undefined> =>
           Effect.gen(function* () {
-            if (Date.now() >= task.deadlineAt) {
+            if ((yield* Clock.currentTimeMillis) >= task.deadlineAt) {
               yield* expire(task)
               return undefined
             }
             if (task.kind === "midjourney" && task.upstreamId !== null) return yield* pollMjTask(task, task.upstreamId)
             // An image task runs in the background where it was submitted: only its deadline concerns the poller.
             if (task.kind !== "video" || task.upstreamId === null) {
-              yield* store.backoff(task, Math.max(0, task.deadlineAt - Date.now()))
+              yield* store.backoff(task, Math.max(0, task.deadlineAt - (yield* Clock.currentTimeMillis)))
               return undefined
             }
             const channel = catalog.snapshot().channels.get(task.channelId)

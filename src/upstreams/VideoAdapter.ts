@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import { SignJWT } from "jose"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
 import type { VideoCall, VideoFormatName } from "../formats/videos/VideoWire.ts"
@@ -53,7 +53,7 @@ export const KLING_TOKEN_SKEW_SECONDS = 5
  */
 export const klingToken = (
   key: string,
-  now = Math.floor(Date.now() / 1000)
+  now: number
 ): Effect.Effect<string, UpstreamFailed> => {
   const bar = key.indexOf("|")
   const accessKey = bar < 0 ? "" : key.slice(0, bar).trim()
@@ -127,7 +127,11 @@ export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
       url: urlOf(root(channel), call),
       headers: withExtraHeaders(channel, contentType(call))
     }),
-    authorize: (key) => Effect.map(klingToken(key), (token) => ({ authorization: `Bearer ${token}` })),
+    authorize: (key) =>
+      Clock.currentTimeMillis.pipe(
+        Effect.flatMap((millis) => klingToken(key, Math.floor(millis / 1000))),
+        Effect.map((token) => ({ authorization: `Bearer ${token}` }))
+      ),
     // Kling's task list ("Query Task (List)"), one item: free, and refused without a valid token.
     probe: { method: "GET", path: "/v1/videos/text2video?pageNum=1&pageSize=1" }
   }

@@ -5,10 +5,13 @@
  * name's count and hands back the address's slot only; names are compared
  * without case; IPv6 addresses count by their /64. The Redis store shares
  * its counts between two stores (two instances). The password hasher runs
- * bcrypt in a worker and refuses past its queue.
+ * bcrypt in a worker and refuses past its queue. The memory layer's windows
+ * run on Effect's `Clock`, driven here by `TestClock`.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import type { RateLimited } from "../../src/errors/GatewayError.ts"
 import {
   addressKey,
   LoginThrottle,
@@ -82,8 +85,8 @@ Deno.test("login throttle: registrations per address are capped", async () => {
 Deno.test("login throttle: two instances on one Redis share their counts", async () => {
   const url = Deno.env.get("SLUICE_TEST_REDIS") ?? "redis://127.0.0.1:6379"
   const prefix = `sluice-test:${crypto.randomUUID()}:`
-  const first = redisCounters(url, prefix, memoryCounters())
-  const second = redisCounters(url, prefix, memoryCounters())
+  const first = redisCounters(url, prefix, memoryCounters(Date.now))
+  const second = redisCounters(url, prefix, memoryCounters(Date.now))
   try {
     const a = LoginThrottle.make(OPTIONS, first)
     const b = LoginThrottle.make(OPTIONS, second)
@@ -119,3 +122,27 @@ Deno.test("password hasher: hashes and checks off the main thread; past its queu
     }).pipe(Effect.provide(PasswordHasher.layer({ workers: 1, queue: 2 })), Effect.scoped)
   )
 })
+
+Deno.test("login throttle (layerMemory): the windows follow Effect's Clock to the millisecond (TestClock)", () =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const throttle = yield* LoginThrottle
+      const waitOf = (effect: Effect.Effect<unknown, RateLimited>) =>
+        Effect.match(effect, { onFailure: (error) => error.retryAfterSeconds, onSuccess: () => 0 })
+      for (let attempt = 0; attempt < 3; attempt++) yield* throttle.attempt("dave", "10.0.0.1")
+      strictEqual(yield* waitOf(throttle.attempt("dave", "10.0.0.2")), 60)
+      yield* TestClock.adjust(45_000)
+      strictEqual(yield* waitOf(throttle.attempt("dave", "10.0.0.2")), 15)
+      yield* TestClock.adjust(14_999)
+      strictEqual(yield* waitOf(throttle.attempt("dave", "10.0.0.2")), 1, "1 ms before the window ends: refused")
+      yield* TestClock.adjust(1)
+      strictEqual(yield* waitOf(throttle.attempt("dave", "10.0.0.2")), 0, "the window ended: admitted")
+      // Registrations: 2 per address per window, never handed back.
+      yield* throttle.register("198.51.100.7")
+      yield* TestClock.adjust(30_000)
+      yield* throttle.register("198.51.100.7")
+      strictEqual(yield* waitOf(throttle.register("198.51.100.7")), 30, "the window opened by the first sign-up")
+      yield* TestClock.adjust(30_000)
+      strictEqual(yield* waitOf(throttle.register("198.51.100.7")), 0)
+    }).pipe(Effect.provide(LoginThrottle.layerMemory(OPTIONS)), Effect.provide(TestClock.layer()))
+  ))

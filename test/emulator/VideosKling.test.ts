@@ -18,7 +18,7 @@ const CHANNEL_KEY = `${KLING_TEST_ACCESS_KEY}|${KLING_TEST_SECRET_KEY}`
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const token = () => Effect.runPromise(klingToken(CHANNEL_KEY))
+const token = () => Effect.runPromise(klingToken(CHANNEL_KEY, Math.floor(Date.now() / 1000)))
 
 const call = async (url: string, method: string, path: string, body?: unknown, bearer?: string) =>
   fetch(`${url}${path}`, {

@@ -141,7 +141,7 @@ const costOf = (seconds: number): number => Math.round(seconds * PER_SECOND * 1_
 
 /** What the emulator itself reports of a Kling task (queried with a freshly signed token). */
 const klingReported = async (emulator: Emulator, action: string, upstreamId: string) => {
-  const token = await Effect.runPromise(klingToken(CHANNEL_KEY))
+  const token = await Effect.runPromise(klingToken(CHANNEL_KEY, Math.floor(Date.now() / 1000)))
   const response = await fetch(`${emulator.url}/v1/videos/${action}/${upstreamId}`, {
     headers: { authorization: `Bearer ${token}` }
   })

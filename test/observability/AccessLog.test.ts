@@ -171,7 +171,14 @@ Deno.test("access log: known requests read back field by field; x-request-id tak
 
 Deno.test("access log: the readable form holds the same facts on one line; a hostile model name is masked", () => {
   const owner = { attempt: () => {}, finished: () => {} }
-  const record = new RequestRecord(owner, "req-1", false, "POST", "/v1beta/models/x:generateContent?key=sk-secret")
+  const record = new RequestRecord(
+    owner,
+    "req-1",
+    false,
+    "POST",
+    "/v1beta/models/x:generateContent?key=sk-secret",
+    Date.now()
+  )
   record.relayed("gemini", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz\u0000\nhostile")
   record.responded(503)
   const json = JSON.parse(jsonLine(record))
@@ -188,9 +195,16 @@ Deno.test("access log: the readable form holds the same facts on one line; a hos
 Deno.test("access log: the JSON line is exactly JSON.stringify of the line's fields, hostile text included", () => {
   const owner = { attempt: () => {}, finished: () => {} }
   const hostile = 'a"b\\c\u0000d\ud800e\u2028f\n' + "sk-test-" + "x".repeat(40)
-  const plain = new RequestRecord(owner, "req-2", false, "GET", "/healthz")
+  const plain = new RequestRecord(owner, "req-2", false, "GET", "/healthz", Date.now())
   plain.responded(200)
-  const billed = new RequestRecord(owner, "0123456789abcdef0123456789abcdef", true, "POST", "/v1/chat/completions")
+  const billed = new RequestRecord(
+    owner,
+    "0123456789abcdef0123456789abcdef",
+    true,
+    "POST",
+    "/v1/chat/completions",
+    Date.now()
+  )
   billed.relayed("openai-chat", hostile)
   billed.priced('group "x"')
   billed.attemptFailed("first\u0000channel", "server", true)

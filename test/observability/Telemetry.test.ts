@@ -61,7 +61,7 @@ const telemetry = (overrides: Partial<TelemetryOptions>) => {
 }
 
 const finish = (owner: Telemetry, status: number) => {
-  const record = new RequestRecord(owner, makeRequestId(), true, "GET", "/healthz")
+  const record = new RequestRecord(owner, makeRequestId(), true, "GET", "/healthz", Date.now())
   record.responded(status)
 }
 

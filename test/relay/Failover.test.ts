@@ -1,10 +1,12 @@
 /**
  * The attempt loop: retryable failures move on, a request error stops, the
- * caller's own error ends the loop at once, and what each attempt tells the
- * health state.
+ * caller's own error ends the loop at once, what each attempt tells the
+ * health state, and no retry past the deadline (Effect's `Clock`, driven by
+ * `TestClock`).
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import { InvalidRequest, UpstreamFailed } from "../../src/errors/GatewayError.ts"
 import { failover, outcomeOf } from "../../src/relay/Failover.ts"
 import type { AttemptOutcome, Candidate } from "../../src/services/ChannelRouter.ts"
@@ -58,3 +60,26 @@ Deno.test("outcomeOf: refused keys disable, other retryable failures cool, reque
   strictEqual(outcomeOf(failed("server", 503))?._tag, "Retryable")
   strictEqual(outcomeOf(failed("rejected", 400)), undefined)
 })
+
+Deno.test("failover: no new attempt once the deadline has passed, by Effect's Clock to the millisecond (TestClock)", () =>
+  Effect.runPromise(
+    Effect.gen(function* () {
+      const started: Array<number> = []
+      const effect = failover({
+        candidates: [candidate(1), candidate(2), candidate(3)],
+        maxAttempts: 3,
+        deadline: 1_000,
+        // The first attempt fails at the deadline (a retry may still start), the second 1 ms past it.
+        attempt: (_candidate, attempt) =>
+          Effect.andThen(
+            Effect.sync(() => void started.push(attempt)),
+            Effect.andThen(TestClock.adjust(attempt === 1 ? 1_000 : 1), Effect.fail(failed("server", 500)))
+          ),
+        report: () => Effect.void,
+        logFailed: () => undefined
+      })
+      const result = yield* Effect.result(effect)
+      strictEqual(result._tag, "Failure")
+      deepStrictEqual(started, [1, 2])
+    }).pipe(Effect.provide(TestClock.layer()))
+  ))

@@ -3,7 +3,7 @@
  * end, and that a settlement runs once.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { Principal } from "../../src/services/Auth.ts"
 import type { Hold, QuotaLedger } from "../../src/services/QuotaLedger.ts"
 import type { UsageLog, UsageRow } from "../../src/services/UsageLog.ts"
@@ -92,6 +92,7 @@ Deno.test("makeSettlement: settles once, refunds extensions first, logs one row 
     ratio: 1_000_000_000n,
     promptTokens: 5,
     started: Date.now(),
+    clock: Clock.Clock.defaultValue(),
     permit: { release: (tokens: number) => Effect.sync(() => void released.push(tokens)) },
     onAnswer: undefined
   })
@@ -120,6 +121,7 @@ Deno.test("makeSettlement: absorb takes a stream delta into the meter as applyDe
     ratio: 1_000_000_000n,
     promptTokens: 5,
     started: Date.now(),
+    clock: Clock.Clock.defaultValue(),
     permit: { release: () => Effect.void },
     onAnswer: undefined
   })

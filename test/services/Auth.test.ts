@@ -1,10 +1,12 @@
 /**
  * `Auth` bounds what a caller's key can cost it: an over-long key is refused
  * before it is hashed, cached or looked up, and made-up keys are remembered
- * apart from the known ones, so a flood of them cannot evict a busy key.
+ * apart from the known ones, so a flood of them cannot evict a busy key; a
+ * key's expiry is read from Effect's `Clock` (driven here by `TestClock`).
  */
 import { strictEqual } from "node:assert/strict"
 import { Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { Auth, type KeyLookup, MAX_KEY_LENGTH, type ResolvedKey } from "../../src/services/Auth.ts"
 import { hashKey } from "../../src/domain/KeyHash.ts"
 
@@ -75,4 +77,22 @@ Deno.test("Auth: unknown keys are remembered and cannot evict a known key", asyn
       strictEqual(yield* reasonOf(auth, undefined), "missing")
       strictEqual(yield* reasonOf(auth, ""), "missing")
     }))
+})
+
+Deno.test("Auth: a key expires at its expires_at second exactly, by Effect's Clock (TestClock)", () => {
+  const expiresAt = 1_800_000_000
+  const expiring: ResolvedKey = { ...resolved, principal: { ...resolved.principal, expiresAt } }
+  const lookup: KeyLookup = (keyHash) =>
+    Effect.succeed(keyHash === hashKey(KNOWN) ? Option.some(expiring) : Option.none())
+  return Effect.runPromise(
+    Effect.gen(function* () {
+      const auth = yield* Auth
+      yield* TestClock.setTime(expiresAt * 1000 - 60_000)
+      strictEqual(yield* reasonOf(auth, KNOWN), "ok")
+      yield* TestClock.adjust(59_999)
+      strictEqual(yield* reasonOf(auth, KNOWN), "ok", "1 ms before its expiry the key still works")
+      yield* TestClock.adjust(1)
+      strictEqual(yield* reasonOf(auth, KNOWN), "expired")
+    }).pipe(Effect.provide(Auth.layerLookup(lookup, 60_000)), Effect.provide(TestClock.layer()))
+  )
 })
