@@ -75,7 +75,7 @@ const fail = async (message: string, code: number): Promise<never> => {
   Deno.exit(code)
 }
 // Startup, 2 cases × (3 warm-ups + rounds × 3 runs), each run plus its pause, and the settling reads.
-const limitSeconds = 180 + 2 * (3 * 4 + rounds * 3 * (seconds + 2))
+const limitSeconds = 420 + 2 * (3 * 4 + rounds * 3 * (seconds + 2))
 const watchdog = setTimeout(
   () => fail(`The peers bench ran past its ${limitSeconds} s limit; stopped.`, 1),
   limitSeconds * 1000
@@ -249,7 +249,8 @@ const main = async () => {
   ]
   await waitHealthy(emulator.managed, `${emulator.url}/healthz`, 60_000)
   await waitHealthy(proxy.managed, `${proxy.url}/healthz`, 60_000)
-  await waitHealthy(sluice, `${targets[1].url}/healthz`, 60_000)
+  // A fresh PGlite store runs `initdb` first: a minute or more on a busy machine.
+  await waitHealthy(sluice, `${targets[1].url}/healthz`, 300_000)
   await waitHealthy(peer.managed, `${peer.url}/`, 60_000)
   await sleep(settleMillis)
   const idle = await rssOf(targets)
