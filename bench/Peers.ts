@@ -10,9 +10,10 @@
  *
  * Portkey is routed to the emulator per request by headers
  * (portkey.ai/docs/api-reference/inference-api/headers): `x-portkey-provider:
- * openai` and `x-portkey-custom-host: <emulator>/v1` (127.0.0.1 is in its
- * default list of trusted custom hosts); the caller's bearer token is sent to
- * the provider as its key.
+ * openai` and `x-portkey-custom-host: <emulator>/v1`
+ * (portkey.ai/docs/product/ai-gateway/custom-hosts: 127.0.0.1 is in the
+ * self-hosted gateway's default `TRUSTED_CUSTOM_HOSTS`); the caller's bearer
+ * token is sent to the provider as its key.
  *
  * @since 0.1.0
  */
