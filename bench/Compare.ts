@@ -92,8 +92,9 @@ try {
   }
   await waitHealthy(emulator, `${emulatorUrl}/healthz`, 60_000)
   for (const target of targets) {
-    // The proxy forwards `/healthz` to the emulator.
-    await waitHealthy(target.managed, `${target.url}/healthz`, 60_000)
+    // The proxy forwards `/healthz` to the emulator; a gateway on a fresh PGlite store runs `initdb` first (a minute or
+    // more on a busy machine).
+    await waitHealthy(target.managed, `${target.url}/healthz`, 300_000)
   }
   const body = caseName === "messages" ? messagesBody() : chatBody(caseName === "stream")
   const path = caseName === "messages" ? "/v1/messages" : "/v1/chat/completions"

@@ -68,9 +68,14 @@ const timeLimitSeconds = Deno.args.includes("--telemetry") ? 480 : 300
 const firstByteRounds = 200
 const firstByteWarmupRounds = 10
 
-const usage = "Usage: deno task bench [--postgres] [--telemetry] | --tasks"
+const usage =
+  "Usage: deno task bench [--postgres] [--telemetry] | --tasks | --peers [--postgres] [--rounds=N] [--seconds=S] | " +
+  "--memory [--postgres] [--streams=N]"
 // `--tasks`: the video tasks case alone, on PostgreSQL (`TasksRun.ts`); it exits when done.
 if (Deno.args.length === 1 && Deno.args[0] === "--tasks") await import("./TasksRun.ts")
+// `--peers`: proxy, Sluice and Portkey side by side (`PeersRun.ts`); `--memory`: the gateway's RSS (`Memory.ts`).
+if (Deno.args.includes("--peers")) await import("./PeersRun.ts")
+if (Deno.args.includes("--memory")) await import("./Memory.ts")
 const unknown = Deno.args.filter((arg) => arg !== "--postgres" && arg !== "--telemetry")
 if (unknown.length > 0) {
   console.error(`Unknown argument ${unknown.map((arg) => `"${arg}"`).join(", ")}. ${usage}`)

@@ -27,33 +27,55 @@ export const layerPostgres = (
     Layer.provideMerge(PgClient.layer({ url: Redacted.make(url), maxConnections, applicationName: "sluice" }))
   )
 
+type Opened = { readonly worker: Worker; readonly host: string; readonly port: number }
+
 /**
- * Starts the PGlite worker (`PgliteWorker.ts`) on `dataDir` and waits for its
- * socket; closing stops the server and the database, then the worker.
+ * Starts one PGlite worker (`PgliteWorker.ts`) on `dataDir`: `Opened` once it
+ * serves, or `"initialized"` when it has just created the database there (the
+ * worker is then ended: the next one serves).
+ */
+const startWorker = (dataDir: string) =>
+  Effect.callback<Opened | "initialized", SqlError.SqlError>((resume) => {
+    const worker = new Worker(new URL("./PgliteWorker.ts", import.meta.url), { type: "module" })
+    const fail = (message: string) => {
+      worker.terminate()
+      resume(Effect.fail(
+        new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error(message), message }) })
+      ))
+    }
+    worker.onerror = (event) => {
+      event.preventDefault()
+      fail(`The embedded database could not start: ${event.message}`)
+    }
+    worker.onmessage = (message: MessageEvent<PgliteWorkerEvent>) => {
+      const event = message.data
+      if (event.type === "ready") resume(Effect.succeed({ worker, host: event.host, port: event.port }))
+      else if (event.type === "initialized") {
+        // Ending the worker hands back the memory the creation used (see `PgliteWorker.ts`).
+        worker.terminate()
+        resume(Effect.succeed("initialized"))
+      } else if (event.type === "failed") fail(`The embedded database could not open ${dataDir}: ${event.message}`)
+    }
+    worker.postMessage({ type: "open", dataDir } satisfies PgliteWorkerCommand)
+  })
+
+/**
+ * Starts the PGlite worker on `dataDir` and waits for its socket (when the
+ * directory held no database, a first worker creates it and is ended, and a
+ * second one serves); closing stops the server and the database, then the
+ * worker.
  */
 const pgliteWorker = (dataDir: string) =>
   Effect.acquireRelease(
-    Effect.callback<{ readonly worker: Worker; readonly host: string; readonly port: number }, SqlError.SqlError>(
-      (resume) => {
-        const worker = new Worker(new URL("./PgliteWorker.ts", import.meta.url), { type: "module" })
-        const fail = (message: string) => {
-          worker.terminate()
-          resume(Effect.fail(
-            new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error(message), message }) })
-          ))
-        }
-        worker.onerror = (event) => {
-          event.preventDefault()
-          fail(`The embedded database could not start: ${event.message}`)
-        }
-        worker.onmessage = (message: MessageEvent<PgliteWorkerEvent>) => {
-          const event = message.data
-          if (event.type === "ready") resume(Effect.succeed({ worker, host: event.host, port: event.port }))
-          else if (event.type === "failed") fail(`The embedded database could not open ${dataDir}: ${event.message}`)
-        }
-        worker.postMessage({ type: "open", dataDir } satisfies PgliteWorkerCommand)
-      }
-    ),
+    Effect.gen(function* () {
+      const first = yield* startWorker(dataDir)
+      const opened = first === "initialized" ? yield* startWorker(dataDir) : first
+      if (opened !== "initialized") return opened
+      const message = `The embedded database in ${dataDir} was created but could not be opened.`
+      return yield* Effect.fail(
+        new SqlError.SqlError({ reason: new SqlError.ConnectionError({ cause: new Error(message), message }) })
+      )
+    }),
     ({ worker }) =>
       Effect.callback<void>((resume) => {
         worker.onmessage = (message: MessageEvent<PgliteWorkerEvent>) => {
