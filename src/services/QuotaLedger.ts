@@ -51,7 +51,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Semaphore } from "effect"
+import { Clock, Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { BudgetExceeded, InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../errors/GatewayError.ts"
 import type { Principal } from "./Auth.ts"
@@ -86,8 +86,11 @@ export interface LeaseOptions {
    * instance that has not renewed its own for this long stops serving holds from them (fencing).
    */
   readonly staleMillis: number
-  /** The time budgets' periods are read from (epoch ms; default `Date.now`): tests move it across a rollover. */
-  readonly clock: () => number
+  /**
+   * The time budgets' periods are read from (epoch ms; default the layer's `Clock`, as every other time the ledger
+   * reads): tests move it across a rollover.
+   */
+  readonly clock: (() => number) | undefined
   /**
    * Write a commit as one statement when it can be (default true; see `ledger/CommitBatcher.ts`); false always uses the
    * transaction of several statements (tests of what happens inside it).
@@ -99,7 +102,7 @@ const defaults: LeaseOptions = {
   chunk: 1_000_000n,
   idleMillis: 1_000,
   staleMillis: 120_000,
-  clock: () => Date.now(),
+  clock: undefined,
   singleStatement: true
 }
 
@@ -178,13 +181,16 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
       QuotaLedger,
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
-        const { chunk, idleMillis, staleMillis, clock, singleStatement } = { ...defaults, ...options }
+        const { chunk, idleMillis, staleMillis, singleStatement, ...rest } = { ...defaults, ...options }
+        const effectClock = yield* Clock.Clock
+        const now = () => effectClock.currentTimeMillisUnsafe()
+        const clock = rest.clock ?? now
         const instance = crypto.randomUUID()
         const store = makeLeaseStore(sql, instance, staleMillis)
         // Serializes lease top-ups, commits and balance reads, so each sees the lease rows and the
         // in-memory deltas in agreement.
         const gate = yield* Semaphore.make(1)
-        const leases = makeLeases({ store, gate, scope: yield* Effect.scope, chunk, staleMillis })
+        const leases = makeLeases({ store, gate, scope: yield* Effect.scope, chunk, staleMillis, now })
         const balanceHolds = makeBalanceHolds(leases, chunk)
         const holds = makeBudgetHolds({ leases, store, balances: balanceHolds, clock })
         const batcher = makeCommitBatcher({ sql, instance, leases, idleMillis, oneStatement: singleStatement })

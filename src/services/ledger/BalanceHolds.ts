@@ -65,7 +65,7 @@ export const makeBalanceHolds = (leases: Leases, chunk: bigint): BalanceHolds =>
 
   /** Takes a covered hold out of both leases; starts a background refill where one runs low. */
   const holdOf = (principal: Principal, amount: bigint, token: Account, user: Account): Effect.Effect<Hold> => {
-    const now = Date.now()
+    const now = leases.now()
     take(token, amount, now)
     take(user, amount, now)
     const hold: Hold = { tokenId: principal.tokenId, userId: principal.userId, amount, settled: false }
@@ -157,7 +157,7 @@ export const makeBalanceHolds = (leases: Leases, chunk: bigint): BalanceHolds =>
       const user = leases.accounts.get(accountKey("user", hold.userId))!
       // Booking and `onBooked` in one synchronous step: no commit can take the charge without its row.
       const booked = (charged: bigint, extra: bigint) => {
-        bookBalances(hold.amount, token, user, charged, extra, Date.now())
+        bookBalances(hold.amount, token, user, charged, extra, leases.now())
         onBooked?.(charged)
         return charged
       }

@@ -144,7 +144,7 @@ export const makeBudgetHolds = (options: {
     Effect.suspend((): Effect.Effect<void, BudgetExceeded | LedgerUnavailable> => {
       for (const account of accounts) account.holds += 1
       if (accounts.every((account) => covers(account, amount)) && !fenced()) {
-        const now = Date.now()
+        const now = leases.now()
         for (const account of accounts) take(account, amount, now)
         return Effect.forEach(accounts, refillLater, { discard: true })
       }
@@ -160,7 +160,7 @@ export const makeBudgetHolds = (options: {
             }
           }
         }
-        const now = Date.now()
+        const now = leases.now()
         for (const account of accounts) take(account, amount, now)
       })).pipe(
         Effect.catchTag("SqlError", unavailable),
@@ -186,7 +186,7 @@ export const makeBudgetHolds = (options: {
     // The steady state: every window known and covered by its lease, so the budget holds are taken here.
     const known = knownAccounts(principal, clock())
     if (known !== undefined && !fenced() && known.every((account) => covers(account, amount))) {
-      const now = Date.now()
+      const now = leases.now()
       for (const account of known) {
         account.holds += 1
         take(account, amount, now)
@@ -238,7 +238,7 @@ export const makeBudgetHolds = (options: {
       budgetHolds.delete(hold)
       const cost = boundCost(requested)
       const withBudgets = (held: bigint) => (charged: bigint) => {
-        bookBudgets(accounts, held, charged, Date.now())
+        bookBudgets(accounts, held, charged, leases.now())
         onBooked?.(charged)
       }
       if (cost <= hold.amount) return balances.settle(hold, cost, withBudgets(hold.amount))

@@ -84,7 +84,7 @@ export const makeCommitBatcher = (options: {
   readonly oneStatement: boolean
 }): CommitBatcher => {
   const { sql, instance, leases, idleMillis, oneStatement } = options
-  const pruneCommitIds = makeCommitIdPruner(sql)
+  const pruneCommitIds = makeCommitIdPruner(sql, leases.now)
   /** The commit whose transaction failed, to be re-run first. */
   const state: {
     retry: Batch | undefined
@@ -144,7 +144,7 @@ export const makeCommitBatcher = (options: {
       if (collectNow !== undefined) state.collector = collectNow
       if (state.retry !== undefined) yield* runBatch(state.retry) as Effect.Effect<void, E | SqlError.SqlError>
       // The charges and (through a function `alongside`) the rows of this batch, taken in one step.
-      const taken = snapshot(leases.accounts.values(), final, Date.now(), idleMillis)
+      const taken = snapshot(leases.accounts.values(), final, leases.now(), idleMillis)
       const collect = collectNow ?? (final ? state.collector : undefined)
       const alongside = (collect === undefined ? given : collect()) as
         | Effect.Effect<void, E>

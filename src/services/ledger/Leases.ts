@@ -21,6 +21,8 @@ import { pruneAccounts } from "./Pruning.ts"
  * @category models
  */
 export interface Leases {
+  /** The time, epoch milliseconds, from the `Clock` the ledger's layer was built with. */
+  readonly now: () => number
   /** Every account of this instance, by `LeaseMath.accountKey`. */
   readonly accounts: Map<string, Account>
   /** Serializes lease top-ups, commits and balance reads (one permit). */
@@ -66,12 +68,14 @@ export const makeLeases = (options: {
   readonly scope: Scope.Scope
   readonly chunk: bigint
   readonly staleMillis: number
+  /** The time, epoch milliseconds (the layer's `Clock`). */
+  readonly now: () => number
 }): Leases => {
-  const { store, gate, scope, chunk, staleMillis } = options
+  const { store, gate, scope, chunk, staleMillis, now } = options
   const accounts = new Map<string, Account>()
   // From the start, since a lease row is fresh when made: every row is renewed within a quarter of `staleMillis`
   // (and a commit tick) of its making or last renewal.
-  const fence: Fence = { renewedAt: Date.now(), reachedAt: Date.now() }
+  const fence: Fence = { renewedAt: now(), reachedAt: now() }
 
   const accountOf = (subject: Subject, id: bigint, limited: boolean): Account => {
     const key = accountKey(subject, id)
@@ -83,10 +87,10 @@ export const makeLeases = (options: {
     return account
   }
 
-  const fenced = () => isFenced(fence, Date.now(), staleMillis)
+  const fenced = () => isFenced(fence, now(), staleMillis)
 
   const renewNow: Effect.Effect<void, SqlError.SqlError> = Effect.suspend(() => {
-    const started = Date.now()
+    const started = now()
     fence.renewedAt = started
     if (accounts.size === 0) {
       fence.reachedAt = started
@@ -99,7 +103,7 @@ export const makeLeases = (options: {
   })
 
   const renew = Effect.suspend(() =>
-    !renewalDue(fence, Date.now(), staleMillis) ? Effect.void : renewNow.pipe(
+    !renewalDue(fence, now(), staleMillis) ? Effect.void : renewNow.pipe(
       Effect.catch((error) => Effect.logWarning("Could not renew the quota leases", error.message))
     )
   )
@@ -131,5 +135,5 @@ export const makeLeases = (options: {
 
   const prune = () => pruneAccounts(accounts)
 
-  return { accounts, gate, accountOf, fenced, renewNow, renew, topUp, refillLater, prune }
+  return { now, accounts, gate, accountOf, fenced, renewNow, renew, topUp, refillLater, prune }
 }

@@ -19,14 +19,14 @@ const PRUNE_EVERY = 3_600_000
 
 /**
  * An effect that deletes the commit ids older than seven days from `sql`'s
- * `ledger_commits`, at most once an hour (in between it does nothing); a
+ * `ledger_commits`, at most once an hour by `now` (epoch ms) (in between it does nothing); a
  * failure is logged, not failed.
  */
-export const makeCommitIdPruner = (sql: SqlClient.SqlClient): Effect.Effect<void> => {
+export const makeCommitIdPruner = (sql: SqlClient.SqlClient, now: () => number): Effect.Effect<void> => {
   const last = { at: 0 }
   return Effect.suspend(() => {
-    if (Date.now() - last.at < PRUNE_EVERY) return Effect.void
-    last.at = Date.now()
+    if (now() - last.at < PRUNE_EVERY) return Effect.void
+    last.at = now()
     return sql`DELETE FROM ledger_commits WHERE committed_at < now() - interval '7 days'`.pipe(
       Effect.catch((error) => Effect.logWarning("Could not prune ledger commit ids", error.message)),
       Effect.asVoid
