@@ -116,7 +116,11 @@ Deno.test(
       strictEqual(stateOf(), "cooling", "1 ms before the cooldown ends")
       yield* TestClock.adjust(1)
       strictEqual(stateOf(), "healthy")
-      deepStrictEqual(built.unhealthy(), [])
+      deepStrictEqual(
+        built.unhealthy().map((candidate) => candidate.channel.name),
+        ["c"],
+        "the prober still tests it: a channel is unhealthy until a success announces its recovery"
+      )
 
       // The second cooldown in a row lasts twice as long.
       yield* fail
@@ -126,6 +130,7 @@ Deno.test(
       strictEqual(stateOf(), "healthy")
       // A success forgets the strikes: the next cooldown is the first length again.
       yield* built.report(c, { _tag: "Success" })
+      deepStrictEqual(built.unhealthy(), [], "a success ends it")
       yield* fail
       yield* TestClock.adjust(30_000)
       strictEqual(stateOf(), "healthy")
