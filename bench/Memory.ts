@@ -27,8 +27,9 @@
  */
 // deno-lint-ignore-file no-console
 import { benchKey, chatBody, chatHeaders, gatewayConfig } from "./Config.ts"
-import { type BenchDatabase, createBenchDatabase } from "./Postgres.ts"
-import { freePort, type Managed, startEmulator, Supervisor, waitHealthy } from "./Processes.ts"
+import { openHarness } from "./Harness.ts"
+import { createBenchDatabase } from "./Postgres.ts"
+import { freePort, type Managed, startEmulator, waitHealthy } from "./Processes.ts"
 import { memoryOf, mib, type TreeMemory, treeOf } from "./Rss.ts"
 import { runWrk, wrkVersion } from "./Wrk.ts"
 
@@ -57,30 +58,8 @@ if (wrk === undefined) {
 }
 
 const root = new URL("..", import.meta.url).pathname
-const started = Date.now()
 const [loadAverage] = Deno.loadavg()
-const workDir = await Deno.makeTempDir({ prefix: "sluice-bench-memory-" })
-const supervisor = new Supervisor(workDir)
-const databases: Array<BenchDatabase> = []
-const progress = (message: string) =>
-  console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}`)
-const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds))
-
-let cleaned: Promise<void> | undefined
-const cleanup = (): Promise<void> =>
-  cleaned ??= (async () => {
-    await supervisor.stopAll()
-    for (const database of databases) await database.drop().catch(() => {})
-  })()
-const fail = async (message: string, code: number): Promise<never> => {
-  console.error(message)
-  await cleanup()
-  console.error(`Subprocess logs kept in ${workDir}`)
-  Deno.exit(code)
-}
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  Deno.addSignalListener(signal, () => fail(`Interrupted (${signal}).`, 130))
-}
+const { workDir, supervisor, databases, progress, sleep, cleanup, fail } = await openHarness("sluice-bench-memory-")
 
 /** A gateway started with `deno task start`, its URL and its process tree (launcher and server). */
 interface Gateway {

@@ -22,8 +22,9 @@
 import { benchKey, chatBody, gatewayConfig } from "./Config.ts"
 import { CpuClock } from "./Cpu.ts"
 import { ensurePortkey, nodeVersion, portkeyHeaders, portkeyVersion, startPortkey } from "./Peers.ts"
-import { type BenchDatabase, createBenchDatabase } from "./Postgres.ts"
-import { freePort, type Managed, startBareProxy, startEmulator, Supervisor, waitHealthy } from "./Processes.ts"
+import { openHarness } from "./Harness.ts"
+import { createBenchDatabase } from "./Postgres.ts"
+import { freePort, type Managed, startBareProxy, startEmulator, waitHealthy } from "./Processes.ts"
 import { memoryOf, mib, treeMemory, treeOf } from "./Rss.ts"
 import { median } from "./Telemetry.ts"
 import { runWrk, wrkVersion } from "./Wrk.ts"
@@ -52,37 +53,15 @@ if (wrk === undefined) {
 }
 
 const root = new URL("..", import.meta.url).pathname
-const started = Date.now()
 const [loadAverage] = Deno.loadavg()
-const workDir = await Deno.makeTempDir({ prefix: "sluice-bench-peers-" })
-const supervisor = new Supervisor(workDir)
-const databases: Array<BenchDatabase> = []
 const cpu = await CpuClock.make()
-const progress = (message: string) =>
-  console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${message}`)
-const sleep = (milliseconds: number) => new Promise((resolve) => setTimeout(resolve, milliseconds))
-
-let cleaned: Promise<void> | undefined
-const cleanup = (): Promise<void> =>
-  cleaned ??= (async () => {
-    await supervisor.stopAll()
-    for (const database of databases) await database.drop().catch(() => {})
-  })()
-const fail = async (message: string, code: number): Promise<never> => {
-  console.error(message)
-  await cleanup()
-  console.error(`Subprocess logs kept in ${workDir}`)
-  Deno.exit(code)
-}
+const { workDir, supervisor, databases, progress, sleep, cleanup, fail } = await openHarness("sluice-bench-peers-")
 // Startup, 2 cases × (3 warm-ups + rounds × 3 runs), each run plus its pause, and the settling reads.
 const limitSeconds = 420 + 2 * (3 * 4 + rounds * 3 * (seconds + 2))
 const watchdog = setTimeout(
   () => fail(`The peers bench ran past its ${limitSeconds} s limit; stopped.`, 1),
   limitSeconds * 1000
 )
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  Deno.addSignalListener(signal, () => fail(`Interrupted (${signal}).`, 130))
-}
 
 interface Target {
   readonly name: string

@@ -24,7 +24,7 @@ import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { ImageContents } from "../tasks/ImageContents.ts"
 import { failureKindOf } from "../tasks/TaskPoller.ts"
-import { type Task, TaskStore } from "../tasks/TaskStore.ts"
+import { insertedTask, type Task, TaskStore } from "../tasks/TaskStore.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 import { UsageLog } from "../services/UsageLog.ts"
 import { Catalog } from "../storage/Catalog.ts"
@@ -163,20 +163,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
               deadlineAt: now + settings.taskDeadlineMillis
             }
             const id = yield* store.insert(fields)
-            const task: Task = {
-              ...fields,
-              id,
-              progress: 0,
-              result: null,
-              publicResult: null,
-              errorCode: null,
-              errorMessage: null,
-              settled: false,
-              refunded: 0n,
-              pollFailures: 0,
-              createdAt: now,
-              completedAt: null
-            }
+            const task = insertedTask(fields, id, now)
             yield* Effect.forkIn(generate(task, candidate), scope)
             return task
           })

@@ -41,7 +41,7 @@ import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { callMidjourney, runsMidjourney } from "../tasks/MidjourneyCalls.ts"
-import { type Task, TaskStore } from "../tasks/TaskStore.ts"
+import { insertedTask, type Task, TaskStore } from "../tasks/TaskStore.ts"
 import { channelTimeouts, UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 import { oneShotServices, priceFor, runOneShot } from "./OneShot.ts"
 
@@ -242,20 +242,7 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
               deadlineAt: now + settings.taskDeadlineMillis
             }
             const id = yield* store.insert(fields)
-            const task: Task = {
-              ...fields,
-              id,
-              progress: 0,
-              result: null,
-              publicResult: null,
-              errorCode: null,
-              errorMessage: null,
-              settled: false,
-              refunded: 0n,
-              pollFailures: 0,
-              createdAt: now,
-              completedAt: null
-            }
+            const task = insertedTask(fields, id, now)
             return { task, code: accepted.code === 21 && MODAL_ACTIONS.has(action) ? 21 : 1 }
           })
 

@@ -31,7 +31,7 @@ import type { Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { Assets } from "../tasks/Assets.ts"
-import { type Task, TaskStore } from "../tasks/TaskStore.ts"
+import { insertedTask, type Task, TaskStore } from "../tasks/TaskStore.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 import { Catalog, type Limits, videoFamilyOf } from "../storage/Catalog.ts"
 import { oneShotServices, priceFor, runOneShot } from "./OneShot.ts"
@@ -142,20 +142,7 @@ export class VideoRelay extends Context.Service<VideoRelay, {
               deadlineAt: now + settings.taskDeadlineMillis
             }
             const id = yield* store.insert(task)
-            return {
-              ...task,
-              id,
-              progress: 0,
-              result: null,
-              publicResult: null,
-              errorCode: null,
-              errorMessage: null,
-              settled: false,
-              refunded: 0n,
-              pollFailures: 0,
-              createdAt: now,
-              completedAt: null
-            } satisfies Task
+            return insertedTask(task, id, now)
           })
         return Effect.flatMap(Clock.currentTimeMillis, (started) =>
           runOneShot(services, {

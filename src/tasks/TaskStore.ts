@@ -161,6 +161,28 @@ export interface NewTask {
   readonly deadlineAt: number
 }
 
+/**
+ * The task `insert` just stored as row `id` at `createdAt` (epoch ms): what a
+ * relay hands on without reading the row back (no progress, result or error
+ * yet, nothing refunded).
+ *
+ * @category constructors
+ */
+export const insertedTask = (task: NewTask, id: bigint, createdAt: number): Task => ({
+  ...task,
+  id,
+  progress: 0,
+  result: null,
+  publicResult: null,
+  errorCode: null,
+  errorMessage: null,
+  settled: false,
+  refunded: 0n,
+  pollFailures: 0,
+  createdAt,
+  completedAt: null
+})
+
 /** How a task ends. @category models */
 export interface TaskEnd {
   readonly status: "completed" | "failed"
