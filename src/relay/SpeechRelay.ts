@@ -48,7 +48,7 @@ import { CurrentRequest, usageRequestId } from "../observability/RequestRecord.t
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
 import type { Limits } from "../storage/Catalog.ts"
-import { channelTimeouts, type UpstreamResponse } from "../upstreams/transport/UpstreamClient.ts"
+import { channelTimeouts, failIfRefused, type UpstreamResponse } from "../upstreams/transport/UpstreamClient.ts"
 import {
   audioCandidates,
   type AudioServices,
@@ -275,16 +275,7 @@ export const makeSpeechRelay = (deps: AudioServices) => {
         JSON.stringify(body),
         channelTimeouts(candidate.channel, settings)
       )
-      if (response.status < 200 || response.status >= 300) {
-        const text = yield* Effect.orElseSucceed(response.text, () => "")
-        const classified = classifyOpenAiError(response.status, text)
-        return yield* new UpstreamFailed({
-          kind: classified.kind,
-          status: response.status,
-          message: classified.message,
-          channelId: candidate.channel.id
-        })
-      }
+      yield* failIfRefused(response, classifyOpenAiError, candidate.channel.id)
       // The first audio is read before the answer is accepted: an upstream that fails before any audio is a failed
       // attempt (the next candidate is tried, nothing is charged), and from here the vendor is making the speech.
       const first = yield* response.read

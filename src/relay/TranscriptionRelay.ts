@@ -26,7 +26,12 @@ import { classifyGeminiError } from "../formats/gemini/generate-content/ErrorBod
 import { classifyOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
-import { channelTimeouts, encodeForm, type UpstreamResponse } from "../upstreams/transport/UpstreamClient.ts"
+import {
+  channelTimeouts,
+  encodeForm,
+  failIfRefused,
+  type UpstreamResponse
+} from "../upstreams/transport/UpstreamClient.ts"
 import { readableBody } from "../http/ReadableBody.ts"
 import { CurrentRequest, type RequestRecord, usageRequestId } from "../observability/RequestRecord.ts"
 import {
@@ -332,16 +337,7 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
             body,
             channelTimeouts(candidate.channel, settings)
           )
-          if (response.status < 200 || response.status >= 300) {
-            const text = yield* Effect.orElseSucceed(response.text, () => "")
-            const classified = classifyOpenAiError(response.status, text)
-            return yield* new UpstreamFailed({
-              kind: classified.kind,
-              status: response.status,
-              message: classified.message,
-              channelId: candidate.channel.id
-            })
-          }
+          yield* failIfRefused(response, classifyOpenAiError, candidate.channel.id)
           if (/^text\/event-stream\b/i.test(response.headers["content-type"] ?? "")) {
             return { _tag: "stream" as const, response }
           }

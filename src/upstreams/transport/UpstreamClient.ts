@@ -111,6 +111,32 @@ export const readBounded = (
     return new TextDecoder().decode(bytes)
   })
 
+/** The most of a refused answer's body read for its error, in bytes (vendors' error bodies are a few hundred). */
+const MAX_ERROR_BODY_BYTES = 1024 * 1024
+
+/**
+ * Fails with `UpstreamFailed` when `response` is not 2xx: its body (at most `MAX_ERROR_BODY_BYTES`; none if it
+ * breaks off or is larger) read as `classify` reads the vendor's error, with `channelId`. A 2xx answer is left
+ * unread, for the caller to stream.
+ *
+ * @category upstream
+ */
+export const failIfRefused = (
+  response: UpstreamResponse,
+  classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string },
+  channelId: number
+): Effect.Effect<void, UpstreamFailed> =>
+  response.status >= 200 && response.status < 300 ? Effect.void : Effect.gen(function* () {
+    const text = yield* readBounded(response, MAX_ERROR_BODY_BYTES).pipe(Effect.orElseSucceed(() => undefined))
+    const classified = classify(response.status, text ?? "")
+    return yield* new UpstreamFailed({
+      kind: classified.kind,
+      status: response.status,
+      message: classified.message,
+      channelId
+    })
+  })
+
 /**
  * A vendor's answer whose 2xx body is JSON: its text and parsed value, read within `limit` bytes. Fails with
  * `UpstreamFailed`: a non-2xx status as `classify` reads the vendor's error (with `channelId`), `bad-body` for a
