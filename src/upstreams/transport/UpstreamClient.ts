@@ -15,6 +15,8 @@
  *
  * @since 0.1.0
  */
+// First: undici takes its `assert` when it loads (see the module).
+import "./UndiciAssert.ts"
 import { Buffer } from "node:buffer"
 import type { Readable } from "node:stream"
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib"
