@@ -44,13 +44,13 @@ export interface NewValues {
 const objectOf = (value: unknown): Record<string, unknown> | undefined =>
   typeof value === "object" && value !== null && !Array.isArray(value) ? value as Record<string, unknown> : undefined
 
-/** The value at `path` inside `value` (objects only). */
-const at = (value: unknown, path: ReadonlyArray<string>): unknown => {
+/** The value at `path` (from its element `from` on) inside `value` (objects only). */
+const at = (value: unknown, path: ReadonlyArray<string>, from = 0): unknown => {
   let current = value
-  for (const key of path) {
+  for (let index = from; index < path.length; index++) {
     const object = objectOf(current)
     if (object === undefined) return undefined
-    current = object[key]
+    current = object[path[index]]
   }
   return current
 }
@@ -90,6 +90,19 @@ export const newValueNote = (param: string, value: string, format: string): Untr
     "which cannot carry it."
 })
 
+/** The value an array position reads in one element (`undefined` when the element is not one it holds for). */
+const elementValue = (position: ValuePosition, element: unknown): unknown => {
+  const object = objectOf(element)
+  return object !== undefined && (position.when?.(object) ?? true) ? at(object, position.path, 2) : undefined
+}
+
+const same = (text: string): string => text
+const asDecoded = <A>(decoded: Decoded<A>): Decoded<A> => decoded
+const noNotes: ReadonlyArray<Untranslatable> = []
+
+/** `body` as it is: nothing set aside. */
+const unchanged = (body: unknown): NewValues => ({ body, notes: noNotes, renumber: same, restore: asDecoded })
+
 /**
  * Sets aside the new values of `positions` in `body` (see the module doc). `format` names the format in the notes.
  *
@@ -100,48 +113,43 @@ export const setAsideNewValues = (
   positions: ReadonlyArray<ValuePosition>,
   format: string
 ): NewValues => {
-  const unchanged: NewValues = {
-    body,
-    notes: [],
-    renumber: (text) => text,
-    restore: (decoded) => decoded
-  }
   let copy: Record<string, unknown> | undefined = objectOf(body)
-  if (copy === undefined) return unchanged
-  const notes: Array<Untranslatable> = []
+  if (copy === undefined) return unchanged(body)
+  // Nothing is allocated until a new value is found: most bodies hold none (the hot path).
+  let notes: Array<Untranslatable> | undefined
   /** Per top-level array, the caller's index of each kept element. */
-  const kept = new Map<string, ReadonlyArray<number>>()
+  let kept: Map<string, ReadonlyArray<number>> | undefined
   for (const position of positions) {
-    const [name, star, ...rest] = position.path
-    if (star === "*" && name !== undefined) {
+    const path = position.path
+    const name = path[0]
+    if (path[1] === "*" && name !== undefined) {
       const elements: unknown = copy[name]
       if (!Array.isArray(elements)) continue
+      if (!elements.some((element) => isNew(position.known, elementValue(position, element)))) continue
       const keep: Array<number> = []
-      const before = kept.get(name) ?? elements.map((_, index) => index)
+      const before = kept?.get(name) ?? elements.map((_, index) => index)
       elements.forEach((element, index) => {
-        const object = objectOf(element)
-        const value = object !== undefined && (position.when?.(object) ?? true) ? at(object, rest) : undefined
+        const value = elementValue(position, element)
         if (isNew(position.known, value)) {
-          notes.push(newValueNote(param(position.path, before[index]), value, format))
+          ;(notes ??= []).push(newValueNote(param(path, before[index]), value, format))
         } else keep.push(index)
       })
-      if (keep.length < elements.length) {
-        const list: ReadonlyArray<unknown> = elements
-        copy = { ...copy, [name]: keep.map((index): unknown => list[index]) }
-        kept.set(name, keep.map((index) => before[index]))
-      }
+      const list: ReadonlyArray<unknown> = elements
+      copy = { ...copy, [name]: keep.map((index): unknown => list[index]) }
+      ;(kept ??= new Map()).set(name, keep.map((index) => before[index]))
       continue
     }
-    const value = at(copy, position.path)
+    const value = at(copy, path)
     if (isNew(position.known, value)) {
-      notes.push(newValueNote(param(position.path), value, format))
-      copy = without(copy, position.path.slice(0, position.cut))
+      ;(notes ??= []).push(newValueNote(param(path), value, format))
+      copy = without(copy, path.slice(0, position.cut))
     }
   }
-  if (notes.length === 0) return unchanged
+  if (notes === undefined) return unchanged(body)
+  const indexesOf = kept ?? new Map<string, ReadonlyArray<number>>()
   const renumber = (text: string): string => {
     let out = text
-    for (const [name, indexes] of kept) {
+    for (const [name, indexes] of indexesOf) {
       out = out.replace(
         new RegExp(`\\b${name}\\[(\\d+)\\]`, "g"),
         (whole, index: string) => indexes[Number(index)] === undefined ? whole : `${name}[${indexes[Number(index)]}]`
