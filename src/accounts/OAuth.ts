@@ -38,7 +38,16 @@ import type { BootstrapFile } from "../config/BootstrapFile.ts"
 import { hashKey } from "../domain/KeyHash.ts"
 import { Forbidden, InvalidRequest } from "../errors/GatewayError.ts"
 import { Accounts, type UserView } from "./Accounts.ts"
-import { authorizationUrl, identify, makeDiscovery, reason, redirectUri, scopeOf } from "./OAuthProviders.ts"
+import { authorizationUrl, identify, makeDiscovery, reason } from "./OAuthProviders.ts"
+import {
+  linkPlan,
+  linkTakenMessage,
+  type OAuthClient,
+  publicClient,
+  stateRefusal,
+  takenState,
+  unlinkRefusal
+} from "./OAuthRules.ts"
 import { makeOAuthStates } from "./OAuthStates.ts"
 import { Sessions, type SessionUser } from "./Sessions.ts"
 
@@ -48,15 +57,8 @@ export type { Identity, ProviderSpec } from "./OAuthProviders.ts"
 /** How long a state may be used, in milliseconds (10 minutes). @category constants */
 export const STATE_TTL_MILLIS = 10 * 60_000
 
-/** A provider's public parameters (see `OAuth.clients`). @category models */
-export interface OAuthClient {
-  readonly name: string
-  readonly type: "oidc" | "github"
-  readonly client_id: string
-  readonly authorization_endpoint: string | null
-  readonly scope: string
-  readonly redirect_uri: string
-}
+/** A provider's public parameters (defined with the login's rules, `OAuthRules.ts`). */
+export type { OAuthClient } from "./OAuthRules.ts"
 
 /** Registration settings used when a login creates an account. @category models */
 export interface OAuthOptions {
@@ -66,6 +68,12 @@ export interface OAuthOptions {
 }
 
 const failure = (message: string) => new InvalidRequest({ message, param: "" })
+
+/** The logged-in user asking for a state, and the digest of its session. */
+type Linker = { readonly userId: bigint; readonly sessionHash: string }
+
+const unknownProvider = (provider: string) =>
+  new InvalidRequest({ message: `No OAuth provider is named "${provider}".`, param: "provider" })
 
 /** @category services */
 export class OAuth extends Context.Service<OAuth, {
@@ -121,11 +129,7 @@ export class OAuth extends Context.Service<OAuth, {
 
         const specOf = (provider: string) => {
           const spec = specs.get(provider)
-          return spec === undefined
-            ? Effect.fail(
-              new InvalidRequest({ message: `No OAuth provider is named "${provider}".`, param: "provider" })
-            )
-            : Effect.succeed(spec)
+          return spec === undefined ? Effect.fail(unknownProvider(provider)) : Effect.succeed(spec)
         }
 
         const clients = (redirectBase: string) =>
@@ -133,21 +137,9 @@ export class OAuth extends Context.Service<OAuth, {
             Effect.promise(() =>
               serverOf(name, spec).then((server) =>
                 server.authorization_endpoint ?? null, () => null)
-            ).pipe(
-              Effect.map((endpoint): OAuthClient => ({
-                name,
-                type: spec.type,
-                client_id: spec.client_id,
-                authorization_endpoint: endpoint,
-                scope: scopeOf(spec),
-                redirect_uri: redirectUri(redirectBase, name)
-              }))
-            ))
+            ).pipe(Effect.map((endpoint) => publicClient(name, spec, endpoint, redirectBase))))
 
-        const issueState = Effect.fn("OAuth.issueState")(function* (
-          browserId: string,
-          linker: { readonly userId: bigint; readonly sessionHash: string } | undefined
-        ) {
+        const issueState = Effect.fn("OAuth.issueState")(function* (browserId: string, linker: Linker | undefined) {
           return yield* states.issue(browserId, linker, (yield* Clock.currentTimeMillis) + STATE_TTL_MILLIS)
         })
 
@@ -174,18 +166,12 @@ export class OAuth extends Context.Service<OAuth, {
         /** The user the identity signs in as: the linking user (linked now), the one it is linked to, or a new one. */
         const userOf = (provider: string, identity: { readonly subject: string }, linking: bigint | null) =>
           Effect.gen(function* () {
-            const bound = yield* states.linkedUser(provider, identity.subject)
-            if (linking !== null) {
-              // Someone logged in asked to link this identity to their account.
-              if (bound !== undefined && bound !== BigInt(linking)) {
-                return yield* failure(`This ${provider} account is already linked to another user.`)
-              }
-              if (bound === undefined && !(yield* states.link(provider, identity.subject, BigInt(linking)))) {
-                return yield* failure(`Your account is already linked to another ${provider} account.`)
-              }
-              return BigInt(linking)
+            const plan = linkPlan(provider, yield* states.linkedUser(provider, identity.subject), linking)
+            if (plan._tag === "refused") return yield* failure(plan.message)
+            if (plan._tag === "link" && !(yield* states.link(provider, identity.subject, plan.userId))) {
+              return yield* failure(linkTakenMessage(provider))
             }
-            return bound
+            return plan.userId
           })
 
         const callback = Effect.fn("OAuth.callback")(function* (
@@ -196,12 +182,12 @@ export class OAuth extends Context.Service<OAuth, {
         ) {
           const spec = yield* specOf(provider)
           const state = query.get("state") ?? ""
-          if (state === "" || state.length > 128) return yield* failure("The sign-in state is missing.")
+          const missing = stateRefusal(state)
+          if (missing !== undefined) return yield* failure(missing)
           // Taken (deleted) whatever happens next: a state works once.
           // A state bound by `/start` to this provider, or one bound to none (the front end built the URL).
-          const row = yield* states.take(provider, state)
-          if (row === undefined) return yield* failure("The sign-in state is unknown, used or expired.")
-          if (row.browser !== hashKey(browserId)) return yield* failure("The sign-in was started in another browser.")
+          const row = takenState(yield* states.take(provider, state), hashKey(browserId))
+          if (typeof row === "string") return yield* failure(row)
           // A link completes only while the session that asked for it lives (not logged out, its user's password
           // and role unchanged, the user enabled): a stolen cookie that has since died cannot finish one.
           if (
@@ -236,18 +222,8 @@ export class OAuth extends Context.Service<OAuth, {
 
         const unlink = Effect.fn("OAuth.unlink")(function* (caller: SessionUser, provider: string) {
           const user = yield* states.signIns(caller.id)
-          if (user === undefined || !(yield* states.isLinked(caller.id, provider))) {
-            return yield* new InvalidRequest({
-              message: "Your account is not linked to this provider.",
-              param: "provider"
-            })
-          }
-          if (!user.hasPassword && user.links <= 1) {
-            return yield* new InvalidRequest({
-              message: "This is your only way to sign in; set a password before unlinking it.",
-              param: "provider"
-            })
-          }
+          const refusal = unlinkRefusal(user, user !== undefined && (yield* states.isLinked(caller.id, provider)))
+          if (refusal !== undefined) return yield* new InvalidRequest({ message: refusal, param: "provider" })
           yield* states.unlink(caller, provider)
           return yield* accounts.view(caller.id).pipe(Effect.orDie)
         })

@@ -11,111 +11,22 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { LimitsSpec } from "../config/BootstrapFile.ts"
 import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
-import { generateKey, hashKey, keyPrefix } from "../domain/KeyHash.ts"
-import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
-import { type BudgetList, budgetsJson, fromSpec, storedBudgets, usd } from "../domain/BudgetPeriod.ts"
+import { generateKey } from "../domain/KeyHash.ts"
+import type { BudgetList } from "../domain/BudgetPeriod.ts"
+import type { Page, PageRequest } from "../domain/Page.ts"
 import { Auth } from "../services/Auth.ts"
-import { type BudgetView, budgetViews } from "./BudgetViews.ts"
+import { budgetRefusal, playgroundDigest, playgroundName } from "./tokens/TokenRules.ts"
+import { makeTokenStore } from "./tokens/TokenStore.ts"
+import type { NewToken, TokenPatch, TokenView } from "./tokens/TokenViews.ts"
 
-/**
- * The stored digest of a user's playground token: not a SHA-256 hex digest,
- * so no key a caller presents can ever match it (the token has no key), and
- * unique per user (`tokens.key_hash` is unique).
- *
- * @category constants
- */
-export const playgroundDigest = (userId: bigint): string => `playground:${userId}`
+/** The playground token's digest and listed prefix (defined with the key rules, `tokens/TokenRules.ts`). */
+export { PLAYGROUND_PREFIX, playgroundDigest } from "./tokens/TokenRules.ts"
 
-/** The masked text the playground token lists instead of a key prefix. @category constants */
-export const PLAYGROUND_PREFIX = "no key: console only"
-
-/** A token's rate limits: requests and tokens per minute, requests at once (absent = no limit). @category models */
-export type TokenLimits = typeof LimitsSpec.Type
-
-/** A key as listed: `key` is the masked prefix; `remain_quota` `null` = unlimited; times in epoch seconds. @category models */
-export interface TokenView {
-  readonly id: number
-  readonly name: string
-  readonly key: string
-  readonly status: "enabled" | "disabled"
-  readonly remain_quota: number | null
-  readonly used_quota: number
-  readonly models: ReadonlyArray<string> | null
-  /** Addresses and CIDR ranges the key may be used from; `null` = anywhere. */
-  readonly allow_ips: ReadonlyArray<string> | null
-  readonly group: string | null
-  readonly expires_at: number | null
-  readonly created_at: number
-  /** Rate limits of this key; `null` = the user's and group's only. */
-  readonly limits: TokenLimits | null
-  /** `api` for a key a caller presents; `playground` for the console's internal token, used by the session only. */
-  readonly kind: "api" | "playground"
-  /** The key's spend budgets with this period's spend and reset; `null` = none. */
-  readonly budgets: ReadonlyArray<BudgetView> | null
-}
-
-/** A new key's settings. `expires_at` in epoch seconds. @category models */
-export interface NewToken {
-  readonly name: string
-  readonly remain_quota?: number | null | undefined
-  readonly expires_at?: number | null | undefined
-  readonly models?: ReadonlyArray<string> | null | undefined
-  readonly allow_ips?: ReadonlyArray<string> | null | undefined
-  readonly limits?: TokenLimits | null | undefined
-  /** The key's budgets, each within the user's budget of the same period (`null` or `[]` = none). */
-  readonly budgets?: typeof BudgetList.Type | null | undefined
-}
-
-/** A change to a key: `id` and any of the rest (`null` clears a limit). @category models */
-export interface TokenPatch extends Partial<NewToken> {
-  readonly id: number
-  readonly status?: "enabled" | "disabled" | undefined
-}
-
-interface Row {
-  readonly id: bigint
-  readonly name: string
-  readonly prefix: string
-  readonly enabled: boolean
-  readonly remain: bigint | null
-  readonly used: bigint
-  readonly models: Array<string> | null
-  readonly allowIps: Array<string> | null
-  readonly group: string | null
-  readonly expiresAt: Date | null
-  readonly createdAt: Date
-  readonly limits: TokenLimits | null
-  readonly keyHash: string
-  readonly budgets: unknown
-}
-
-const viewOf = (row: Row, budgets: ReadonlyArray<BudgetView> | null): TokenView => ({
-  id: Number(row.id),
-  name: row.name,
-  key: row.prefix,
-  status: row.enabled ? "enabled" : "disabled",
-  remain_quota: row.remain === null ? null : Number(row.remain),
-  used_quota: Number(row.used),
-  models: row.models,
-  allow_ips: row.allowIps === null || row.allowIps.length === 0 ? null : row.allowIps,
-  group: row.group,
-  expires_at: epochSeconds(row.expiresAt),
-  created_at: epochSeconds(row.createdAt) ?? 0,
-  limits: row.limits === null || Object.keys(row.limits).length === 0 ? null : row.limits,
-  kind: row.keyHash.startsWith("playground:") ? "playground" : "api",
-  budgets
-})
-
-/** Limits as stored: `null` for none (an empty object is none too). */
-const limitsJson = (limits: TokenLimits | null | undefined) =>
-  limits === null || limits === undefined || Object.keys(limits).length === 0 ? null : JSON.stringify(limits)
-
-const toDate = (seconds: number | null | undefined) =>
-  seconds === null || seconds === undefined ? null : new Date(seconds * 1000)
+/** A key as listed, a new key, a change and rate limits (defined with the row, `tokens/TokenViews.ts`). */
+export type { NewToken, TokenLimits, TokenPatch, TokenView } from "./tokens/TokenViews.ts"
 
 /** @category services */
 export class Tokens extends Context.Service<Tokens, {
@@ -142,94 +53,46 @@ export class Tokens extends Context.Service<Tokens, {
   static readonly layer = Layer.effect(
     Tokens,
     Effect.gen(function* () {
-      const sql = yield* SqlClient.SqlClient
+      const store = makeTokenStore(yield* SqlClient.SqlClient)
       const auth = yield* Auth
-      const columns = sql`t.id, t.name, t.key_prefix AS prefix, t.enabled, t.remain_quota AS remain,
-        t.used_quota AS used, t.models, t.allow_ips AS "allowIps", t.group_name AS "group", t.expires_at AS "expiresAt",
-        t.created_at AS "createdAt", t.limits, t.key_hash AS "keyHash", t.budgets`
 
-      /** The views of `rows`, with their budgets' spend this period. */
-      const viewsOf = (rows: ReadonlyArray<Row>) =>
-        Effect.map(
-          budgetViews(sql, "token", rows),
-          (budgets) => rows.map((row) => viewOf(row, budgets.get(BigInt(row.id)) ?? null))
-        )
+      const refused = (refusal: { readonly message: string; readonly param: string } | undefined) =>
+        refusal === undefined ? Effect.void : Effect.fail(new InvalidRequest(refusal))
 
-      /**
-       * Fails unless each budget is within the user's budget of the same period (an admin sets those); `param`
-       * names the first one that is not.
-       */
+      /** Fails unless each budget is within the user's budget of the same period (an admin sets those). */
       const withinUser = (userId: bigint, budgets: typeof BudgetList.Type | null | undefined) =>
-        budgets === undefined || budgets === null || budgets.length === 0 ? Effect.void : sql<{ budgets: unknown }>`
-          SELECT budgets FROM users WHERE id = ${userId}`.pipe(
-          Effect.orDie,
-          Effect.flatMap(([row]) => {
-            const caps = storedBudgets(row?.budgets)
-            const wanted = fromSpec(budgets)
-            const index = wanted.findIndex((budget) =>
-              caps.some((cap) => cap.period === budget.period && budget.amount > cap.amount)
-            )
-            if (index < 0) return Effect.void
-            const cap = caps.find((entry) => entry.period === wanted[index].period)!
-            return Effect.fail(
-              new InvalidRequest({
-                message: `budgets[${index}].amount: a key's ${wanted[index].period} budget cannot exceed the user's (${
-                  usd(cap.amount)
-                }).`,
-                param: `budgets[${index}].amount`
-              })
-            )
-          })
-        )
+        budgets === undefined || budgets === null || budgets.length === 0
+          ? Effect.void
+          : Effect.flatMap(store.userBudgets(userId), (stored) => refused(budgetRefusal(stored, budgets)))
 
       const one = (userId: bigint, id: bigint) =>
-        sql<Row>`SELECT ${columns} FROM tokens t WHERE t.id = ${id} AND t.user_id = ${userId}`.pipe(
-          Effect.orDie,
-          Effect.flatMap((rows) =>
-            Option.match(Option.fromNullishOr(rows[0]), {
-              onNone: () => Effect.fail(new NotFound({ what: "token", id: String(id), param: "id" })),
-              onSome: (row) => Effect.map(viewsOf([row]), ([view]) => view)
-            })
-          )
+        Effect.flatMap(
+          store.one(userId, id),
+          (view) =>
+            view === undefined
+              ? Effect.fail(new NotFound({ what: "token", id: String(id), param: "id" }))
+              : Effect.succeed(view)
         )
 
       const nameTaken = (userId: bigint, name: string, except: bigint) =>
-        sql<{ n: bigint }>`SELECT count(*) AS n FROM tokens WHERE user_id = ${userId} AND name = ${name}
-          AND id <> ${except}`.pipe(
-          Effect.map(([row]) => Number(row.n) > 0),
-          Effect.orDie,
-          Effect.flatMap((taken) =>
-            taken
-              ? Effect.fail(new InvalidRequest({ message: "You already have a key with this name.", param: "name" }))
-              : Effect.void
-          )
+        Effect.flatMap(
+          store.nameTaken(userId, name, except),
+          (taken) => refused(taken ? { message: "You already have a key with this name.", param: "name" } : undefined)
         )
 
       const list = Effect.fn("Tokens.list")(function* (userId: bigint, page: PageRequest) {
-        const [{ total }] = yield* sql<
-          { total: bigint }
-        >`SELECT count(*) AS total FROM tokens WHERE user_id = ${userId}`
-          .pipe(Effect.orDie)
-        const rows = yield* sql<Row>`SELECT ${columns} FROM tokens t WHERE t.user_id = ${userId}
-          ORDER BY t.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(Effect.orDie)
-        return { items: yield* viewsOf(rows), total: Number(total), page: page.page, page_size: page.size }
+        const total = yield* store.count(userId)
+        const items = yield* store.page(userId, page)
+        return { items, total, page: page.page, page_size: page.size } satisfies Page<TokenView>
       })
 
       const create = Effect.fn("Tokens.create")(function* (userId: bigint, input: NewToken) {
         yield* nameTaken(userId, input.name, -1n)
         yield* withinUser(userId, input.budgets)
         const key = generateKey()
-        const [row] = yield* sql<{ id: bigint }>`
-          INSERT INTO tokens
-            (user_id, name, key_hash, key_prefix, remain_quota, models, expires_at, allow_ips, limits, budgets)
-          VALUES (${userId}, ${input.name}, ${hashKey(key)}, ${keyPrefix(key)}, ${input.remain_quota ?? null},
-                  ${input.models === undefined || input.models === null ? null : [...input.models]}::text[],
-                  ${toDate(input.expires_at)},
-                  ${input.allow_ips === undefined || input.allow_ips === null ? null : [...input.allow_ips]}::text[],
-                  ${limitsJson(input.limits)}::jsonb, ${budgetsJson(fromSpec(input.budgets ?? []))}::jsonb)
-          RETURNING id`.pipe(Effect.orDie)
+        const id = yield* store.insert(userId, input, key)
         yield* auth.invalidate
-        return { token: yield* one(userId, row.id).pipe(Effect.orDie), key }
+        return { token: yield* one(userId, id).pipe(Effect.orDie), key }
       })
 
       const update = Effect.fn("Tokens.update")(function* (userId: bigint, patch: TokenPatch) {
@@ -237,61 +100,23 @@ export class Tokens extends Context.Service<Tokens, {
         yield* one(userId, id)
         if (patch.name !== undefined) yield* nameTaken(userId, patch.name, id)
         yield* withinUser(userId, patch.budgets)
-        yield* sql.withTransaction(Effect.gen(function* () {
-          if (patch.name !== undefined) yield* sql`UPDATE tokens SET name = ${patch.name} WHERE id = ${id}`
-          if (patch.status !== undefined) {
-            yield* sql`UPDATE tokens SET enabled = ${patch.status === "enabled"} WHERE id = ${id}`
-          }
-          if (patch.remain_quota !== undefined) {
-            yield* sql`UPDATE tokens SET remain_quota = ${patch.remain_quota} WHERE id = ${id}`
-          }
-          if (patch.expires_at !== undefined) {
-            yield* sql`UPDATE tokens SET expires_at = ${toDate(patch.expires_at)} WHERE id = ${id}`
-          }
-          if (patch.models !== undefined) {
-            const models = patch.models === null ? null : [...patch.models]
-            yield* sql`UPDATE tokens SET models = ${models}::text[] WHERE id = ${id}`
-          }
-          if (patch.allow_ips !== undefined) {
-            const allowed = patch.allow_ips === null ? null : [...patch.allow_ips]
-            yield* sql`UPDATE tokens SET allow_ips = ${allowed}::text[] WHERE id = ${id}`
-          }
-          if (patch.limits !== undefined) {
-            yield* sql`UPDATE tokens SET limits = ${limitsJson(patch.limits)}::jsonb WHERE id = ${id}`
-          }
-          if (patch.budgets !== undefined) {
-            yield* sql`UPDATE tokens SET budgets = ${
-              budgetsJson(fromSpec(patch.budgets ?? []))
-            }::jsonb WHERE id = ${id}`
-          }
-        })).pipe(Effect.orDie)
+        yield* store.update(id, patch)
         yield* auth.invalidate
         return yield* one(userId, id).pipe(Effect.orDie)
       })
 
       const remove = Effect.fn("Tokens.remove")(function* (userId: bigint, id: bigint) {
         yield* one(userId, id)
-        yield* sql`DELETE FROM tokens WHERE id = ${id} AND user_id = ${userId}`.pipe(Effect.orDie)
+        yield* store.remove(userId, id)
         yield* auth.invalidate
       })
 
       const playground = Effect.fn("Tokens.playground")(function* (userId: bigint) {
         const digest = playgroundDigest(userId)
-        const found = () =>
-          sql<{ n: bigint }>`SELECT count(*) AS n FROM tokens WHERE key_hash = ${digest}`.pipe(
-            Effect.map(([row]) => Number(row.n) > 0),
-            Effect.orDie
-          )
-        for (let attempt = 1; attempt <= 10 && !(yield* found()); attempt++) {
-          const name = attempt === 1
-            ? "Playground"
-            : attempt < 10
-            ? `Playground ${attempt}`
-            : `Playground ${crypto.randomUUID().slice(0, 8)}`
+        for (let attempt = 1; attempt <= 10 && !(yield* store.digestExists(digest)); attempt++) {
           // A concurrent first use, or a key already named so, makes this insert nothing; the loop looks again.
           // No cache to clear: `Auth` keeps no answer for a digest it did not find.
-          yield* sql`INSERT INTO tokens (user_id, name, key_hash, key_prefix)
-            VALUES (${userId}, ${name}, ${digest}, ${PLAYGROUND_PREFIX}) ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
+          yield* store.insertPlayground(userId, playgroundName(attempt, () => crypto.randomUUID().slice(0, 8)), digest)
         }
         return digest
       })

@@ -1,0 +1,158 @@
+/**
+ * An admin's channel change decided over plain values: base URL checks, a
+ * new channel's defaults, masked values sent back keeping what is stored,
+ * keys and headers needed again when the keys would go elsewhere, and the
+ * audit rows showing no secret.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import {
+  type ChannelPatch,
+  createdAudit,
+  isRefusal,
+  mergeHeaders,
+  newChannelFields,
+  type PlannedChange,
+  planUpdate,
+  sameHeaders,
+  updatedAudit,
+  urlRefusal
+} from "../../../src/accounts/channels/ChannelChanges.ts"
+import { MASKED } from "../../../src/accounts/channels/ChannelMasking.ts"
+import type { ChannelRow } from "../../../src/accounts/channels/ChannelViews.ts"
+
+const KEY = "sk-stored-0123456789abcdef"
+
+const stored: ChannelRow = {
+  id: 3n,
+  name: "main",
+  type: "openai",
+  baseUrl: "https://user:pw@api.example.com/v1?k=1",
+  models: ["gpt-4o"],
+  groups: ["default"],
+  priority: 0,
+  weight: 1,
+  modelMapping: {},
+  settings: { headers: { "x-token": "header-secret" } },
+  enabled: true,
+  testedAt: null,
+  testLatencyMs: null,
+  testError: null
+}
+
+const planned = (patch: Omit<ChannelPatch, "id">, current: ChannelRow = stored): PlannedChange => {
+  const outcome = planUpdate(current, { id: 3, ...patch }, [KEY])
+  if (isRefusal(outcome)) throw new Error(`refused: ${outcome.message}`)
+  return outcome
+}
+
+const refusedParam = (patch: Omit<ChannelPatch, "id">, current: ChannelRow = stored, keys = [KEY]) => {
+  const outcome = planUpdate(current, { id: 3, ...patch }, keys)
+  return isRefusal(outcome) ? outcome.param : undefined
+}
+
+Deno.test("ChannelChanges: a base URL must be http or https; none given is no problem", () => {
+  strictEqual(urlRefusal(undefined), undefined)
+  strictEqual(urlRefusal("https://api.example.com"), undefined)
+  strictEqual(urlRefusal("http://10.0.0.1:8080/v1"), undefined)
+  strictEqual(urlRefusal("ftp://api.example.com")?.param, "base_url")
+  strictEqual(urlRefusal("api.example.com")?.param, "base_url")
+})
+
+Deno.test("ChannelChanges: a new channel defaults to the default group, priority 0, weight 1, enabled", () => {
+  const fields = newChannelFields({
+    name: "n",
+    type: "openai",
+    base_url: "https://api.example.com",
+    keys: [KEY],
+    models: ["m"]
+  })
+  deepStrictEqual(fields, {
+    name: "n",
+    type: "openai",
+    baseUrl: "https://api.example.com",
+    models: ["m"],
+    groups: ["default"],
+    priority: 0,
+    weight: 1,
+    modelMapping: {},
+    settings: {},
+    enabled: true
+  })
+})
+
+Deno.test("ChannelChanges: a header sent back masked keeps its stored value; headers compare in any order", () => {
+  deepStrictEqual(mergeHeaders({ a: MASKED, b: "new" }, { a: "old-a" }), { a: "old-a", b: "new" })
+  deepStrictEqual(mergeHeaders({ c: MASKED }, undefined), { c: "" })
+  strictEqual(mergeHeaders(undefined, { a: "x" }), undefined)
+  ok(sameHeaders({ a: "1", b: "2" }, { b: "2", a: "1" }))
+  ok(sameHeaders(undefined, {}))
+  ok(!sameHeaders({ a: "1" }, { a: "2" }))
+  ok(!sameHeaders({ a: "1" }, { a: "1", b: "2" }))
+})
+
+Deno.test("ChannelChanges: a patch keeps every field it does not name, and the stored keys", () => {
+  const change = planned({ priority: 5, models: ["a", "b"] })
+  deepStrictEqual(change.keys, [KEY])
+  deepStrictEqual(change.fields, {
+    name: "main",
+    type: "openai",
+    baseUrl: stored.baseUrl,
+    models: ["a", "b"],
+    groups: ["default"],
+    priority: 5,
+    weight: 1,
+    modelMapping: {},
+    settings: stored.settings,
+    enabled: true
+  })
+})
+
+Deno.test("ChannelChanges: the base URL and headers sent back masked are no change", () => {
+  const change = planned({
+    base_url: "https://…@api.example.com/v1?k=…",
+    settings: { headers: { "x-token": MASKED }, auto_disable: false }
+  })
+  strictEqual(change.fields.baseUrl, stored.baseUrl)
+  deepStrictEqual(change.fields.settings, { headers: { "x-token": "header-secret" }, auto_disable: false })
+})
+
+Deno.test("ChannelChanges: moving the keys elsewhere needs them (and the headers) given again", () => {
+  // A new host or wire format with the stored header values kept: the headers first.
+  strictEqual(refusedParam({ base_url: "https://attacker.example" }), "settings.headers")
+  strictEqual(refusedParam({ type: "anthropic", settings: { headers: { "x-token": MASKED } } }), "settings.headers")
+  // Headers given again, keys not.
+  strictEqual(refusedParam({ base_url: "https://attacker.example", settings: { headers: {} } }), "keys")
+  // New headers are a move too.
+  strictEqual(refusedParam({ settings: { headers: { "x-token": "other" } } }), "keys")
+  // Everything given again: allowed.
+  const change = planned({ base_url: "https://other.example", settings: { headers: {} }, keys: ["sk-new"] })
+  deepStrictEqual(change.keys, ["sk-new"])
+  strictEqual(change.fields.baseUrl, "https://other.example")
+  // Without stored headers, a new host needs only the keys.
+  const bare = { ...stored, settings: {} }
+  strictEqual(refusedParam({ base_url: "https://other.example" }, bare), "keys")
+  strictEqual(refusedParam({ base_url: "https://other.example", keys: ["sk-new"] }, bare), undefined)
+})
+
+Deno.test("ChannelChanges: a channel keeps at least one key", () => {
+  strictEqual(refusedParam({ priority: 1 }, stored, []), "keys")
+  strictEqual(refusedParam({ keys: [] }), "keys")
+})
+
+Deno.test("ChannelChanges: the audit rows show no key, header value or URL credential", () => {
+  const input = {
+    name: "n",
+    type: "openai" as const,
+    base_url: "https://user:secret-pass@api.example.com/v1?key=secret-query",
+    keys: ["sk-secret-0123456789abcdef"],
+    models: ["m"],
+    settings: { headers: { "x-token": "secret-header" } }
+  }
+  for (const audit of [createdAudit(input), updatedAudit({ id: 1, ...input })]) {
+    const text = JSON.stringify(audit)
+    for (const secret of ["secret-pass", "secret-query", "sk-secret-0123456789abcdef", "secret-header"]) {
+      ok(!text.includes(secret), text)
+    }
+  }
+  deepStrictEqual(updatedAudit({ id: 1, priority: 2 }), { id: 1, priority: 2 })
+})
