@@ -49,6 +49,7 @@ import { MediaFetcher } from "./upstreams/transport/MediaFetcher.ts"
 import { PasswordHasher } from "./accounts/PasswordHasher.ts"
 import { ImageContents } from "./tasks/ImageContents.ts"
 import { VideoListing } from "./tasks/VideoListing.ts"
+import { CallerTasks } from "./tasks/CallerTasks.ts"
 import { OAuth } from "./accounts/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
@@ -234,7 +235,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
       Midjourney.layer,
       Kling.layer
     )),
-    Layer.provide(relay)
+    // The caller's task reads poll a stale task on the spot, so they sit above the poller.
+    Layer.provide(CallerTasks.layer.pipe(Layer.provideMerge(relay)))
   )
 }
 

@@ -10,8 +10,8 @@
  * that serves the model (a `kling` channel, or `openai`, `ark`, `gemini`),
  * billed as every video task. The task id is the gateway's public id: the
  * same task reads through `GET /v1/videos/{id}`, the unified route, and
- * either Kling query path (the caller's own tasks only: another's id is 404
- * code 1203). Errors leave in Kling's envelope with Kling's HTTP status and
+ * either Kling query path (the caller's own tasks only, read through
+ * `CallerTasks`: another's id is 404 code 1203). Errors leave in Kling's envelope with Kling's HTTP status and
  * service code, and `param` naming the field.
  *
  * @since 0.1.0
@@ -20,14 +20,8 @@ import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { GatewayError } from "../errors/GatewayError.ts"
 import { internalProblem, toProblem } from "../errors/Envelope.ts"
-import { NotFound } from "../errors/GatewayError.ts"
 import { decodeKlingRequest } from "../formats/kling/videos/RequestDecoder.ts"
-import {
-  encodeKlingError,
-  encodeKlingTask,
-  klingErrorCode,
-  type KlingTaskView
-} from "../formats/kling/videos/ResponseCodec.ts"
+import { encodeKlingError, encodeKlingTask, klingErrorCode } from "../formats/kling/videos/ResponseCodec.ts"
 import { KLING_DEFAULT_SECONDS, type KlingAction } from "../formats/kling/videos/Wire.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { clientAddressOf, gatewayOriginOf } from "../http/ClientAddress.ts"
@@ -37,28 +31,8 @@ import { VideoRelay } from "../relay/VideoRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { UserCaps } from "../services/UserCaps.ts"
-import { TaskPoller } from "../tasks/TaskPoller.ts"
-import { type Task, TaskStore } from "../tasks/TaskStore.ts"
-
-/**
- * A stored video task as the Kling-shaped routes show it; the URL is the
- * gateway's content route.
- *
- * @category views
- */
-export const klingViewOf = (task: Task, origin: string): KlingTaskView => {
-  const request = task.request
-  return {
-    id: task.publicId,
-    status: task.status,
-    statusMessage: task.errorMessage ?? "",
-    createdAtMs: task.createdAt,
-    updatedAtMs: task.completedAt ?? task.createdAt,
-    url: task.status === "completed" ? `${origin}/v1/videos/${task.publicId}/content` : null,
-    seconds: task.result?.seconds ?? (typeof request.seconds === "number" ? request.seconds : undefined),
-    externalTaskId: typeof request.externalTaskId === "string" ? request.externalTaskId : undefined
-  }
-}
+import { CallerTasks } from "../tasks/CallerTasks.ts"
+import { klingViewOf } from "../tasks/TaskView.ts"
 
 /** A fresh id for one request, as Kling's `request_id`. */
 const newRequestId = (): string => crypto.randomUUID()
@@ -101,7 +75,7 @@ export class Kling extends Context.Service<Kling, {
     taskId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/KlingRoutes/Kling") {
-  /** Needs Auth, GatewaySettings, UserCaps, VideoRelay, TaskStore and TaskPoller. */
+  /** Needs Auth, GatewaySettings, UserCaps, VideoRelay and CallerTasks. */
   static readonly layer = Layer.effect(
     Kling,
     Effect.gen(function* () {
@@ -109,8 +83,7 @@ export class Kling extends Context.Service<Kling, {
       const settings = yield* GatewaySettings
       const caps = yield* UserCaps
       const relay = yield* VideoRelay
-      const store = yield* TaskStore
-      const poller = yield* TaskPoller
+      const tasks = yield* CallerTasks
 
       const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
         auth.authenticate(credentialOf("bearer", request), clientAddressOf(request))
@@ -139,9 +112,7 @@ export class Kling extends Context.Service<Kling, {
         const requestId = newRequestId()
         return Effect.gen(function* () {
           const principal = yield* principalOf(request)
-          const found = yield* store.find(taskId, principal.userId)
-          if (found.kind !== "video") return yield* new NotFound({ what: "task", id: taskId.slice(0, 100) })
-          const task = yield* poller.refresh(found)
+          const task = yield* tasks.read(principal.userId, taskId, "video")
           return HttpServerResponse.jsonUnsafe(
             encodeKlingTask(klingViewOf(task, gatewayOriginOf(request, settings.publicUrl)), requestId)
           )

@@ -28,14 +28,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
-import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
-import {
-  decodeMjSubmit,
-  encodeMjError,
-  encodeMjTask,
-  type MjSubmitKind,
-  type MjTaskDetail
-} from "../formats/midjourney/Wire.ts"
+import { decodeMjSubmit, encodeMjError, encodeMjTask, type MjSubmitKind } from "../formats/midjourney/Wire.ts"
+import { decodeMjListIds } from "../formats/midjourney/TaskList.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { clientAddressOf, gatewayOriginOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
@@ -44,34 +38,8 @@ import { MidjourneyRelay, type MjSubmitted } from "../relay/MidjourneyRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { UserCaps } from "../services/UserCaps.ts"
-import { TaskPoller } from "../tasks/TaskPoller.ts"
-import { type Task, TaskStore } from "../tasks/TaskStore.ts"
-
-/** The most ids one `list-by-condition` reads. @category constants */
-export const MAX_LIST_IDS = 100
-
-/** The public task object of `task` (the caller's own), its image URL the gateway's. */
-const taskObjectOf = (task: Task, origin: string): Record<string, unknown> => {
-  const request = task.request
-  const string = (value: unknown) => typeof value === "string" ? value : ""
-  return encodeMjTask({
-    id: task.publicId,
-    action: string(request.action),
-    customId: string(request.customId),
-    botType: string(request.botType) || "MID_JOURNEY",
-    prompt: string(request.prompt),
-    state: string(request.state),
-    status: task.status,
-    progress: task.progress,
-    submitTime: task.createdAt,
-    finishTime: task.completedAt,
-    imageUrl: task.status === "completed" && task.result?.url !== undefined
-      ? `${origin}/mj/image/${task.publicId}`
-      : "",
-    failReason: task.status === "failed" ? task.errorMessage ?? "" : "",
-    detail: task.publicResult === null ? undefined : task.publicResult as MjTaskDetail
-  })
-}
+import { CallerTasks } from "../tasks/CallerTasks.ts"
+import { mjTaskViewOf } from "../tasks/TaskView.ts"
 
 /** @category services */
 export class Midjourney extends Context.Service<Midjourney, {
@@ -90,7 +58,7 @@ export class Midjourney extends Context.Service<Midjourney, {
   /** `GET /mj/image/{id}`. Never fails. */
   readonly image: (taskId: string) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/MidjourneyRoutes/Midjourney") {
-  /** Needs Auth, GatewaySettings, UserCaps, MidjourneyRelay, TaskStore and TaskPoller. */
+  /** Needs Auth, GatewaySettings, UserCaps, MidjourneyRelay and CallerTasks. */
   static readonly layer = Layer.effect(
     Midjourney,
     Effect.gen(function* () {
@@ -98,8 +66,7 @@ export class Midjourney extends Context.Service<Midjourney, {
       const settings = yield* GatewaySettings
       const caps = yield* UserCaps
       const relay = yield* MidjourneyRelay
-      const store = yield* TaskStore
-      const poller = yield* TaskPoller
+      const tasks = yield* CallerTasks
 
       const callerOf = (request: HttpServerRequest.HttpServerRequest) =>
         auth.authenticate(credentialOf("midjourney", request), clientAddressOf(request))
@@ -132,37 +99,21 @@ export class Midjourney extends Context.Service<Midjourney, {
       const fetch = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
         Effect.gen(function* () {
           const principal = yield* callerOf(request)
-          const found = yield* store.find(taskId, principal.userId)
-          if (found.kind !== "midjourney") return yield* new NotFound({ what: "task", id: taskId.slice(0, 100) })
-          const task = yield* poller.refresh(found)
-          return HttpServerResponse.jsonUnsafe(taskObjectOf(task, gatewayOriginOf(request, settings.publicUrl)))
+          const task = yield* tasks.read(principal.userId, taskId, "midjourney")
+          return HttpServerResponse.jsonUnsafe(
+            encodeMjTask(mjTaskViewOf(task, gatewayOriginOf(request, settings.publicUrl)))
+          )
         }).pipe(respondWith(encodeMjError))
 
       const list = (request: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
           const principal = yield* callerOf(request)
           const body = yield* readJsonObject(request, settings.maxBodyBytes)
-          const ids = body.ids
-          if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) {
-            return yield* new InvalidRequest({ message: "ids must be an array of task ids.", param: "ids" })
-          }
-          if (ids.length > MAX_LIST_IDS) {
-            return yield* new InvalidRequest({
-              message: `ids may hold at most ${MAX_LIST_IDS} task ids.`,
-              param: "ids"
-            })
-          }
+          const ids = decodeMjListIds(body)
+          if (!ids.ok) return yield* ids.error
           const origin = gatewayOriginOf(request, settings.publicUrl)
-          const tasks = yield* Effect.forEach(
-            [...new Set(ids as ReadonlyArray<string>)],
-            (id) => Effect.option(store.find(id, principal.userId)),
-            { concurrency: 8 }
-          )
-          return HttpServerResponse.jsonUnsafe(
-            tasks.flatMap((task) =>
-              task._tag === "Some" && task.value.kind === "midjourney" ? [taskObjectOf(task.value, origin)] : []
-            )
-          )
+          const found = yield* tasks.readMany(principal.userId, ids.value, "midjourney")
+          return HttpServerResponse.jsonUnsafe(found.map((task) => encodeMjTask(mjTaskViewOf(task, origin))))
         }).pipe(respondWith(encodeMjError))
 
       const image = (taskId: string) =>

@@ -9,6 +9,9 @@
  * `kind: "playground"`), with every check of that token (enabled, expiry,
  * model allow-list, quota, rate limits) and of the user.
  *
+ * The video content route takes the session's own user instead
+ * (`bearerOrSessionUser`): a read, billed to no token.
+ *
  * Cross-site use is refused as on `/api/*` (`csrfProblem`): a change needs an
  * `Origin` of this host, or, with no `Origin`, the `X-Sluice-CSRF` header,
  * which a page of another origin cannot send without a CORS preflight that
@@ -19,7 +22,7 @@
  */
 import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
-import { Forbidden, type InvalidApiKey, Unauthenticated } from "../errors/GatewayError.ts"
+import { Forbidden, InvalidApiKey, Unauthenticated } from "../errors/GatewayError.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
@@ -80,3 +83,26 @@ export const bearerOrSession = (auth: Auth["Service"], sessionCaller: SessionCal
   const viaSession = key === undefined ? sessionCaller(request) : undefined
   return viaSession ?? auth.authenticate(key, clientAddressOf(request))
 }
+
+/**
+ * The user of a read that the browser may make without a key (the video
+ * content route, which a `<video>` tag opens): the Bearer key's user, else the
+ * browser session's own user (no playground token: nothing is billed, and a
+ * read needs no same-origin proof). With neither, `InvalidApiKey` (`missing`);
+ * a cookie of no live session, `InvalidApiKey` (`expired`).
+ *
+ * @category auth
+ */
+export const bearerOrSessionUser = (auth: Auth["Service"], sessions: Sessions["Service"]) =>
+(
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<bigint, InvalidApiKey> =>
+  Effect.gen(function* () {
+    const key = credentialOf("bearer", request)
+    if (key !== undefined) return (yield* auth.authenticate(key, clientAddressOf(request))).userId
+    const cookie = sessionCookieOf(request)
+    if (cookie === "") return yield* new InvalidApiKey({ reason: "missing" })
+    const session = yield* sessions.resolve(cookie)
+    if (session._tag === "None") return yield* new InvalidApiKey({ reason: "expired" })
+    return session.value.id
+  })

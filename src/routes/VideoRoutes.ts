@@ -4,7 +4,7 @@
  * it), `GET /v1/videos/{task_id}`, `POST /v1/videos/{video_id}/remix`,
  * `GET /v1/videos` and `DELETE /v1/videos/{video_id}` (the caller's own
  * video tasks, as the `openai` SDK's `videos.list` and `videos.delete` reach
- * them, `VideoListing`),
+ * them),
  * `GET /v1/videos/{task_id}/content` (the bytes streamed from the vendor,
  * `Range` honoured, by the `VideoContentRelay`; `HEAD` answers the same status and headers without a body), `POST /v1/video/generations`
  * and `GET /v1/video/generations/{task_id}` (the unified shapes). Every route
@@ -12,8 +12,8 @@
  * playground: `SessionCaller.ts`, same-origin proof on a submit, billed to the
  * playground token; the content route reads the session's own tasks). Thin: the
  * body is decoded with the model family's rules, the `VideoRelay` submits,
- * the `TaskStore` reads (the caller's own tasks only: anyone else's id is
- * 404 `task_not_exist`), the `TaskPoller` refreshes a stale task on read.
+ * `CallerTasks` reads, lists and deletes (the caller's own tasks only: anyone
+ * else's id is 404 `task_not_exist`; a stale task is polled on read).
  * Errors leave in the envelope the spec gives each route and family.
  *
  * @since 0.1.0
@@ -21,7 +21,7 @@
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { DEFAULT_VIDEO_SECONDS, videoErrorEnvelope, type VideoFamily } from "../formats/videos/VideoFamilies.ts"
-import { InvalidApiKey, InvalidRequest, NotFound } from "../errors/GatewayError.ts"
+import type { Problem } from "../domain/Problem.ts"
 import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import {
   encodeUnifiedError,
@@ -30,26 +30,25 @@ import {
   encodeVideoObject,
   type TaskView
 } from "../formats/videos/VideoObject.ts"
+import { decodeVideoListQuery, encodeVideoDeleted, encodeVideoList } from "../formats/videos/VideoList.ts"
 import { decodeVideoRequest, videoFormFields, type VideoRoute } from "../formats/videos/RequestDecoder.ts"
 import { encodeVideoError } from "../formats/videos/ErrorBody.ts"
 import { readFormData, readJsonObject } from "../http/Body.ts"
-import { clientAddressOf, gatewayOriginOf } from "../http/ClientAddress.ts"
-import { credentialOf, headerOf } from "../http/Credentials.ts"
+import { gatewayOriginOf } from "../http/ClientAddress.ts"
+import { headerOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
-import { VideoContentRelay } from "../relay/VideoContentRelay.ts"
+import { type VideoContent, VideoContentRelay } from "../relay/VideoContentRelay.ts"
 import { VideoRelay } from "../relay/VideoRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { Sessions } from "../accounts/Sessions.ts"
 import { Tokens } from "../accounts/Tokens.ts"
-import { TaskPoller } from "../tasks/TaskPoller.ts"
+import { CallerTasks } from "../tasks/CallerTasks.ts"
 import { taskViewOf } from "../tasks/TaskView.ts"
-import { type Task, TaskStore } from "../tasks/TaskStore.ts"
-import { VideoListing } from "../tasks/VideoListing.ts"
+import type { Task } from "../tasks/TaskStore.ts"
 import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
-import { sessionCookieOf } from "./api/Api.ts"
 import { UserCaps } from "../services/UserCaps.ts"
-import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
+import { bearerOrSession, bearerOrSessionUser, makeSessionCaller } from "./SessionCaller.ts"
 
 /** A single `bytes=` range as the caller sent it, when it is one we forward. */
 const rangeOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
@@ -58,6 +57,54 @@ const rangeOf = (request: HttpServerRequest.HttpServerRequest): string | undefin
     ? range.trim()
     : undefined
 }
+
+/**
+ * The content answer as the caller gets it: the vendor's status and byte
+ * headers, never cached by a shared cache; for a `HEAD`, the same status and
+ * headers without a body (the upstream's answer is not read but aborted).
+ */
+const contentResponse = (answer: VideoContent, head: boolean): HttpServerResponse.HttpServerResponse => {
+  const headers = { ...answer.headers, "cache-control": "private, no-store" }
+  if (head) {
+    answer.abort()
+    return HttpServerResponse.empty({ status: answer.status, headers })
+  }
+  return HttpServerResponse.stream(answer.body, {
+    status: answer.status,
+    headers,
+    contentType: answer.headers["content-type"],
+    contentLength: answer.contentLength
+  })
+}
+
+/**
+ * The submit body as the raw record the decoder reads: JSON, or (when
+ * `allowForm`, on `POST /v1/videos`) a `multipart/form-data` form read with
+ * the rules of its model's family (`familyOf`), within `maxBytes`.
+ */
+const rawBodyOf = (
+  request: HttpServerRequest.HttpServerRequest,
+  maxBytes: number,
+  allowForm: boolean,
+  familyOf: (model: unknown) => VideoFamily | undefined
+) =>
+  Effect.gen(function* () {
+    if (allowForm && /^multipart\/form-data/i.test(headerOf(request, "content-type") ?? "")) {
+      const form = yield* readFormData(request, maxBytes)
+      return yield* videoFormFields(form, familyOf(form.get("model")))
+    }
+    return yield* readJsonObject(request, maxBytes)
+  })
+
+/**
+ * A submit's error body: in the family's envelope (`videoErrorEnvelope`) once
+ * the body named a model, the gateway's before; the unified submit's rate
+ * limit in the flat `{code, message, data: null}` (spec "Errors").
+ */
+const submitErrorBody = (problem: Problem, family: VideoFamily | undefined, route: VideoRoute): unknown =>
+  route === "unified" && problem.status === 429
+    ? encodeUnifiedError(problem)
+    : encodeVideoError(videoErrorEnvelope(family, route))(problem)
 
 /** @category services */
 export class Videos extends Context.Service<Videos, {
@@ -97,7 +144,10 @@ export class Videos extends Context.Service<Videos, {
     taskId: string
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/VideoRoutes/Videos") {
-  /** Needs Auth, Sessions, Tokens, GatewaySettings, Catalog, VideoRelay, VideoContentRelay, TaskStore and TaskPoller. */
+  /**
+   * Needs Auth, Sessions, Tokens, GatewaySettings, Catalog, UserCaps, VideoRelay, VideoContentRelay and
+   * CallerTasks.
+   */
   static readonly layer = Layer.effect(
     Videos,
     Effect.gen(function* () {
@@ -106,34 +156,18 @@ export class Videos extends Context.Service<Videos, {
       const settings = yield* GatewaySettings
       const catalog = yield* Catalog
       const relay = yield* VideoRelay
-      const store = yield* TaskStore
+      const tasks = yield* CallerTasks
       const caps = yield* UserCaps
-      const poller = yield* TaskPoller
       const contentRelay = yield* VideoContentRelay
-
+      const principalOf = bearerOrSession(auth, makeSessionCaller(sessions, yield* Tokens, auth))
+      const userOf = bearerOrSessionUser(auth, sessions)
+      const originOf = (request: HttpServerRequest.HttpServerRequest) => gatewayOriginOf(request, settings.publicUrl)
       const familyOf = (model: unknown): VideoFamily | undefined =>
         typeof model === "string" ? videoFamilyOf(catalog.snapshot(), model) : undefined
 
-      /** The body as the raw record the decoder reads (JSON, or a form on `POST /v1/videos`). */
-      const rawBody = (request: HttpServerRequest.HttpServerRequest, allowForm: boolean) =>
-        Effect.gen(function* () {
-          const contentType = headerOf(request, "content-type") ?? ""
-          if (allowForm && /^multipart\/form-data/i.test(contentType)) {
-            const form = yield* readFormData(request, settings.maxBodyBytes)
-            const model = form.get("model")
-            return yield* videoFormFields(form, familyOf(typeof model === "string" ? model : undefined))
-          }
-          return yield* readJsonObject(request, settings.maxBodyBytes)
-        })
-
-      const principalOf = bearerOrSession(auth, makeSessionCaller(sessions, yield* Tokens, auth))
-
       /**
        * Authenticates, reads and decodes a submit body, and hands the request
-       * to the relay with `respond` for the task made. Errors leave in the
-       * route's envelope: the family's (`videoErrorEnvelope`) once the body
-       * names a model, the gateway's before; the unified submit's rate limit
-       * in the flat `{code, message, data: null}` (spec "Errors").
+       * to the relay with `respond` for the task made; errors by `submitErrorBody`.
        */
       const submitting = (
         request: HttpServerRequest.HttpServerRequest,
@@ -144,143 +178,69 @@ export class Videos extends Context.Service<Videos, {
         let family: VideoFamily | undefined
         return Effect.gen(function* () {
           const principal = yield* principalOf(request)
-          const raw = yield* rawBody(request, route === "videos")
+          const raw = yield* rawBodyOf(request, settings.maxBodyBytes, route === "videos", familyOf)
           // The `openai` SDK's `videos.remix` sends only `prompt`: the model is then the original task's (and an
           // original that is not the caller's is 404 `task_not_exist`, as with a model given).
           if (videoId !== undefined && raw.model === undefined) {
-            raw.model = (yield* store.find(videoId, principal.userId)).model
+            raw.model = yield* tasks.modelOf(principal.userId, videoId)
           }
           family = familyOf(raw.model)
           const decoded = decodeVideoRequest(raw, family, route)
           if (!decoded.ok) return yield* decoded.error
-          const origin = gatewayOriginOf(request, settings.publicUrl)
           const input = {
             request: decoded.value,
             defaultSeconds: DEFAULT_VIDEO_SECONDS[family ?? "openai-video"],
             principal,
-            respond: (task: Task) => HttpServerResponse.jsonUnsafe(respond(taskViewOf(task, origin)))
+            respond: (task: Task) => HttpServerResponse.jsonUnsafe(respond(taskViewOf(task, originOf(request))))
           }
           return yield* caps.task(
             principal.userId,
             videoId === undefined ? relay.submit(input) : relay.remix(videoId, input)
           )
-        }).pipe(
-          respondWith((problem) =>
-            route === "unified" && problem.status === 429
-              ? encodeUnifiedError(problem)
-              : encodeVideoError(videoErrorEnvelope(family, route))(problem)
-          )
-        )
+        }).pipe(respondWith((problem) => submitErrorBody(problem, family, route)))
       }
 
-      const create = (request: HttpServerRequest.HttpServerRequest) => submitting(request, "videos", encodeVideoObject)
-
-      const remix = (request: HttpServerRequest.HttpServerRequest, videoId: string) =>
-        submitting(request, "remix", encodeVideoObject, videoId)
-
-      const unifiedSubmit = (request: HttpServerRequest.HttpServerRequest) =>
-        submitting(request, "unified", encodeUnifiedSubmit)
-
-      /** The caller's video task `taskId`, polled first when its poll is due. */
-      const readTask = (userId: bigint, taskId: string) =>
-        Effect.gen(function* () {
-          const task = yield* store.find(taskId, userId)
-          if (task.kind !== "video") return yield* new NotFound({ what: "task", id: taskId.slice(0, 100) })
-          return yield* poller.refresh(task)
-        })
-
-      const retrieve = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
+      /** The caller's video task `taskId` (polled when due) encoded by `encode`; errors by `encodeError`. */
+      const reading = (
+        request: HttpServerRequest.HttpServerRequest,
+        taskId: string,
+        encode: (view: TaskView) => unknown,
+        encodeError: (problem: Problem) => unknown
+      ) =>
         Effect.gen(function* () {
           const principal = yield* principalOf(request)
-          const task = yield* readTask(principal.userId, taskId)
-          return HttpServerResponse.jsonUnsafe(
-            encodeVideoObject(taskViewOf(task, gatewayOriginOf(request, settings.publicUrl)))
-          )
-        }).pipe(respondWith(encodeOpenAiError))
+          const task = yield* tasks.read(principal.userId, taskId, "video")
+          return HttpServerResponse.jsonUnsafe(encode(taskViewOf(task, originOf(request))))
+        }).pipe(respondWith(encodeError))
 
-      const unifiedRetrieve = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
-        Effect.gen(function* () {
-          const principal = yield* principalOf(request)
-          const task = yield* readTask(principal.userId, taskId)
-          return HttpServerResponse.jsonUnsafe(
-            encodeUnifiedTask(taskViewOf(task, gatewayOriginOf(request, settings.publicUrl)))
-          )
-        }).pipe(respondWith((problem) => encodeUnifiedError(problem)))
-
-      /** The caller of the content route: the Bearer key's user, else the browser session's. */
-      const ownerOf = (request: HttpServerRequest.HttpServerRequest) =>
-        Effect.gen(function* () {
-          const key = credentialOf("bearer", request)
-          if (key !== undefined) return (yield* auth.authenticate(key, clientAddressOf(request))).userId
-          const cookie = sessionCookieOf(request)
-          if (cookie === "") return yield* new InvalidApiKey({ reason: "missing" })
-          const session = yield* sessions.resolve(cookie)
-          if (session._tag === "None") return yield* new InvalidApiKey({ reason: "expired" })
-          return session.value.id
-        })
-
-      const content = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
-        Effect.gen(function* () {
-          // HEAD: the GET's answer without its body (which is not read upstream either).
-          const head = request.method === "HEAD"
-          const userId = yield* ownerOf(request)
-          const task = yield* readTask(userId, taskId)
-          const answer = yield* contentRelay.open(task, rangeOf(request))
-          if (head) {
-            // HEAD: the same status and headers, no body; the upstream's answer is not read.
-            answer.abort()
-            return HttpServerResponse.empty({
-              status: answer.status,
-              headers: { ...answer.headers, "cache-control": "private, no-store" }
-            })
-          }
-          return HttpServerResponse.stream(answer.body, {
-            status: answer.status,
-            headers: { ...answer.headers, "cache-control": "private, no-store" },
-            contentType: answer.headers["content-type"],
-            contentLength: answer.contentLength
-          })
-        }).pipe(respondWith(encodeOpenAiError))
-
-      const listing = yield* VideoListing
-
-      const list = (request: HttpServerRequest.HttpServerRequest) =>
-        Effect.gen(function* () {
-          const principal = yield* principalOf(request)
-          const query = new URL(request.url, "http://gateway").searchParams
-          const limitText = query.get("limit") ?? "20"
-          const limit = /^\d{1,3}$/.test(limitText) ? Number(limitText) : NaN
-          if (!(limit >= 1 && limit <= 100)) {
-            return yield* new InvalidRequest({ message: "limit must be a whole number from 1 to 100.", param: "limit" })
-          }
-          const order = query.get("order") ?? "desc"
-          if (order !== "asc" && order !== "desc") {
-            return yield* new InvalidRequest({ message: "order must be asc or desc.", param: "order" })
-          }
-          const after = query.get("after") ?? undefined
-          const page = yield* listing.page(principal.userId, { after, limit, order })
-          const origin = gatewayOriginOf(request, settings.publicUrl)
-          const data = yield* Effect.forEach(page.ids, (id) =>
-            store.find(id, principal.userId).pipe(Effect.map((task) =>
-              encodeVideoObject(taskViewOf(task, origin))
-            )))
-          return HttpServerResponse.jsonUnsafe({
-            object: "list",
-            data,
-            first_id: page.ids[0] ?? null,
-            last_id: page.ids.at(-1) ?? null,
-            has_more: page.hasMore
-          })
-        }).pipe(respondWith(encodeOpenAiError))
-
-      const remove = (request: HttpServerRequest.HttpServerRequest, videoId: string) =>
-        Effect.gen(function* () {
-          const principal = yield* principalOf(request)
-          yield* listing.remove(principal.userId, videoId)
-          return HttpServerResponse.jsonUnsafe({ id: videoId, object: "video.deleted", deleted: true })
-        }).pipe(respondWith(encodeOpenAiError))
-
-      return Videos.of({ create, retrieve, remix, content, list, remove, unifiedSubmit, unifiedRetrieve })
+      return Videos.of({
+        create: (request) => submitting(request, "videos", encodeVideoObject),
+        remix: (request, videoId) => submitting(request, "remix", encodeVideoObject, videoId),
+        unifiedSubmit: (request) => submitting(request, "unified", encodeUnifiedSubmit),
+        retrieve: (request, taskId) => reading(request, taskId, encodeVideoObject, encodeOpenAiError),
+        unifiedRetrieve: (request, taskId) => reading(request, taskId, encodeUnifiedTask, encodeUnifiedError),
+        content: (request, taskId) =>
+          Effect.gen(function* () {
+            const task = yield* tasks.read(yield* userOf(request), taskId, "video")
+            return contentResponse(yield* contentRelay.open(task, rangeOf(request)), request.method === "HEAD")
+          }).pipe(respondWith(encodeOpenAiError)),
+        list: (request) =>
+          Effect.gen(function* () {
+            const principal = yield* principalOf(request)
+            const query = decodeVideoListQuery(new URL(request.url, "http://gateway").searchParams)
+            if (!query.ok) return yield* query.error
+            const page = yield* tasks.videoPage(principal.userId, query.value)
+            const origin = originOf(request)
+            const views = page.tasks.map((task) => taskViewOf(task, origin))
+            return HttpServerResponse.jsonUnsafe(encodeVideoList(views, page.hasMore))
+          }).pipe(respondWith(encodeOpenAiError)),
+        remove: (request, videoId) =>
+          Effect.gen(function* () {
+            const principal = yield* principalOf(request)
+            yield* tasks.removeVideo(principal.userId, videoId)
+            return HttpServerResponse.jsonUnsafe(encodeVideoDeleted(videoId))
+          }).pipe(respondWith(encodeOpenAiError))
+      })
     })
   )
 }
