@@ -133,6 +133,13 @@ export const isTextPriced = (price: Price): boolean =>
 export const isImagePriced = (price: Price): boolean => price.free || price.perImage !== undefined
 
 /**
+ * Whether `price` can bill videos: `per_second`, or a free model.
+ *
+ * @category billing
+ */
+export const isVideoPriced = (price: Price): boolean => price.free || price.perSecond !== undefined
+
+/**
  * The cost of reading `characters` characters aloud (`per_1m_characters` USD
  * per million) in quota units: ceil(ratio × characters × price), since USD per
  * 1M × count is micro-USD, as with tokens.

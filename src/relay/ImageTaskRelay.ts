@@ -1,8 +1,8 @@
 /**
  * The async image task (`POST /v1/images/generations/async`): the request is
  * decoded and priced as the sync route's, charged at submit through the
- * one-shot billed sequence (hold = ceil(ratio × n × `per_image` × 10⁶), the
- * attempt inserting the task row), and answered with the task's public id at
+ * task submit (`TaskSubmit.ts`; hold = ceil(ratio × n × `per_image` × 10⁶),
+ * the attempt inserting the task row), and answered with the task's public id at
  * once. The generation itself runs in the background: the image relay's own
  * attempt (`makeImageAttempt`) with failover over the candidates; its answer
  * (the sync route's `data[]`, at most `MAX_RESULT_CHARS` of JSON) is stored
@@ -15,22 +15,20 @@
  */
 import { Clock, Context, Deferred, Duration, Effect, Layer, Schedule } from "effect"
 import type { HttpServerResponse } from "effect/http"
-import { emptyUsage } from "../canonical/Usage.ts"
 import { imageCost, isImagePriced } from "../domain/Pricing.ts"
 import { newImageTaskId } from "../domain/TaskIds.ts"
-import { type GatewayError, ModelNotFound, type UpstreamFailed } from "../errors/GatewayError.ts"
+import type { GatewayError, UpstreamFailed } from "../errors/GatewayError.ts"
 import { encodeImagesAnswer } from "../formats/images/Wires.ts"
-import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
-import { GatewaySettings } from "../services/GatewaySettings.ts"
+import type { Candidate } from "../services/ChannelRouter.ts"
 import { ImageContents } from "../tasks/ImageContents.ts"
 import { failureKindOf } from "../tasks/TaskPoller.ts"
-import { insertedTask, type Task, TaskStore } from "../tasks/TaskStore.ts"
+import type { Task } from "../tasks/TaskStore.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
-import { UsageLog } from "../services/UsageLog.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { failover } from "./Failover.ts"
 import { type ImageRelayInput, imageWireOf, makeImageAttempt } from "./ImageRelay.ts"
-import { oneShotServices, priceFor, runOneShot } from "./OneShot.ts"
+import { priceFor } from "./OneShot.ts"
+import { perImageBilling, submitTask, taskCandidates, taskSubmitServices } from "./TaskSubmit.ts"
 
 /** The largest stored result, in characters of its `data[]` JSON (Base64 images included). @category constants */
 export const MAX_RESULT_CHARS = 32 * 1024 * 1024
@@ -40,6 +38,9 @@ const errorOf = (error: UpstreamFailed): { readonly code: string; readonly messa
   error.kind === "rejected"
     ? { code: "invalid_request", message: error.message.slice(0, 500) }
     : { code: "upstream_error", message: "No upstream channel could make the images." }
+
+/** Whether `candidate`'s channel type has an image wire. */
+const runsImages = (candidate: Candidate): boolean => imageWireOf(candidate) !== undefined
 
 /** @category services */
 export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
@@ -53,18 +54,18 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
     respond: (task: Task) => HttpServerResponse.HttpServerResponse
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
 }>()("sluice/relay/ImageTaskRelay") {
-  /** Needs the image relay's services and the `TaskStore`; generations run in the layer's scope. */
+  /**
+   * Needs the task submit's services (`TaskSubmit.ts`), the `Catalog`, the `UpstreamClient` and `ImageContents`;
+   * generations run in the layer's scope.
+   */
   static readonly layer = Layer.effect(
     ImageTaskRelay,
     Effect.gen(function* () {
-      const router = yield* ChannelRouter
+      const services = yield* taskSubmitServices
+      const { router, settings, store, usageLog } = services
       const client = yield* UpstreamClient
-      const settings = yield* GatewaySettings
       const catalog = yield* Catalog
-      const store = yield* TaskStore
-      const usageLog = yield* UsageLog
       const contents = yield* ImageContents
-      const services = yield* oneShotServices
       const scope = yield* Effect.scope
 
       /** Ends `task`, retrying while its charge is not yet committed (see `TaskStore.finish`). */
@@ -85,14 +86,9 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
         respond: (task: Task) => HttpServerResponse.HttpServerResponse
       ) {
         const { principal, request } = input
-        const routed = yield* router.candidates(principal, request.model)
-        const candidates = routed.filter((candidate) => imageWireOf(candidate) !== undefined)
-        if (candidates.length === 0) {
-          return yield* new ModelNotFound({ model: request.model, status: settings.unknownModelStatus })
-        }
-        const { price, ratio, limits } = yield* priceFor(catalog, request.model, principal.group, isImagePriced)
-        const hold = imageCost(ratio, price, request.n)
-        const requestId = crypto.randomUUID().replaceAll("-", "")
+        const candidates = yield* taskCandidates(services, principal, request.model, runsImages)
+        const priced = yield* priceFor(catalog, request.model, principal.group, isImagePriced)
+        const { price, ratio } = priced
         const settled = yield* Deferred.make<void>()
         const imageAttempt = makeImageAttempt(request, input.family, client, settings)
 
@@ -135,57 +131,27 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
             })
           })
 
-        const attempt = (candidate: Candidate): Effect.Effect<Task, UpstreamFailed> =>
-          Effect.gen(function* () {
-            const now = yield* Clock.currentTimeMillis
-            const fields = {
-              publicId: newImageTaskId(),
-              kind: "image" as const,
-              userId: principal.userId,
-              tokenId: principal.tokenId,
-              channelId: candidate.channel.id,
-              keyPosition: candidate.key.position,
-              upstreamId: null,
-              model: request.model,
-              upstreamModel: candidate.upstreamModel,
-              request: { model: request.model, prompt: request.prompt, n: request.n, size: request.size },
-              status: "in_progress" as const,
-              requestId,
-              billing: {
-                ratio: String(ratio),
-                perImage: price.perImage === undefined ? undefined : String(price.perImage),
-                free: price.free,
-                n: request.n
-              },
-              quotaCharged: hold,
-              // Only its deadline concerns the poller.
-              nextPollAt: now + settings.taskDeadlineMillis,
-              deadlineAt: now + settings.taskDeadlineMillis
-            }
-            const id = yield* store.insert(fields)
-            const task = insertedTask(fields, id, now)
-            yield* Effect.forkIn(generate(task, candidate), scope)
-            return task
-          })
-
-        return yield* runOneShot(services, {
+        return yield* submitTask(services, {
           principal,
-          groupLimits: limits,
           model: request.model,
-          price,
-          ratio,
-          promptTokens: 0,
-          started: yield* Clock.currentTimeMillis,
-          hold,
+          priced,
+          hold: imageCost(ratio, price, request.n),
           candidates,
-          attempt,
-          usageOf: () => emptyUsage,
-          costOf: () => hold,
+          attempt: (candidate, insert) =>
+            insert(candidate, {
+              publicId: newImageTaskId(),
+              kind: "image",
+              upstreamId: null,
+              request: { model: request.model, prompt: request.prompt, n: request.n, size: request.size },
+              status: "in_progress",
+              billing: perImageBilling(priced, request.n),
+              // Only its deadline concerns the poller.
+              firstPollAfter: settings.taskDeadlineMillis
+            }).pipe(Effect.tap((task) => Effect.forkIn(generate(task, candidate), scope))),
           respond: (task) => {
             Deferred.doneUnsafe(settled, Effect.void)
             return respond(task)
-          },
-          requestId
+          }
         })
       }) as ImageTaskRelay["Service"]["submit"]
 

@@ -1,8 +1,8 @@
 /**
- * The relay of the Midjourney submit routes (`POST /mj/submit/*`): the billed
- * sequence of one-answer requests (`runOneShot`: permit → hold → failover →
- * settle) where an attempt is "submit the task to the channel's proxy, read
- * its task id, insert the task row". Each action is billed at the price of
+ * The relay of the Midjourney submit routes (`POST /mj/submit/*`): the task
+ * submit (`TaskSubmit.ts`: permit → hold → failover → settle) where an attempt
+ * is "submit the task to the channel's proxy, read its task id, insert the
+ * task row". Each action is billed at the price of
  * its model, `mj_<action>` (`modelOfAction`: `mj_imagine`, `mj_upscale`,
  * `mj_variation`, `mj_reroll`, `mj_blend`, `mj_describe`, …; an action that
  * opens a modal is `mj_modal`): ceil(ratio × `per_image` × 10⁶) quota units,
@@ -20,9 +20,8 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Layer, Stream } from "effect"
+import { Context, Effect, Layer, Stream } from "effect"
 import type { HttpServerResponse } from "effect/http"
-import { emptyUsage } from "../canonical/Usage.ts"
 import { imageCost, isImagePriced } from "../domain/Pricing.ts"
 import { newMidjourneyTaskId } from "../domain/TaskIds.ts"
 import { type GatewayError, InvalidRequest, ModelNotFound, NotFound, UpstreamFailed } from "../errors/GatewayError.ts"
@@ -37,13 +36,14 @@ import {
   modelOfAction
 } from "../formats/midjourney/Wire.ts"
 import type { Principal } from "../services/Auth.ts"
-import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
-import { GatewaySettings } from "../services/GatewaySettings.ts"
+import type { Candidate } from "../services/ChannelRouter.ts"
+import type { Settings } from "../services/GatewaySettings.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { callMidjourney, runsMidjourney } from "../tasks/MidjourneyCalls.ts"
-import { insertedTask, type Task, TaskStore } from "../tasks/TaskStore.ts"
+import type { Task, TaskStore } from "../tasks/TaskStore.ts"
 import { channelTimeouts, UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
-import { oneShotServices, priceFor, runOneShot } from "./OneShot.ts"
+import { priceFor } from "./OneShot.ts"
+import { homeOf, perImageBilling, submitTask, taskCandidates, taskSubmitServices } from "./TaskSubmit.ts"
 
 /** A submit that makes a task (every kind but `modal`). @category models */
 export type MjTaskSubmit = Exclude<MjSubmit, { readonly kind: "modal" }>
@@ -102,6 +102,109 @@ const buttonsOf = (task: Task): ReadonlyArray<{ readonly customId: string }> => 
   return Array.isArray(detail?.buttons) ? detail.buttons : []
 }
 
+/**
+ * `original` when a change or an action may be made from it: finished, and
+ * for an action, the `customId` one of its buttons; else `InvalidRequest`
+ * naming the field.
+ */
+const actionable = (original: Task, submit: MjTaskSubmit): Effect.Effect<Task, InvalidRequest> => {
+  if (original.status !== "completed") {
+    return Effect.fail(
+      new InvalidRequest({
+        message:
+          `The task ${original.publicId} is not finished (it is ${original.status}): no action can be taken on it yet.`,
+        param: "taskId"
+      })
+    )
+  }
+  if (submit.kind === "action" && !buttonsOf(original).some((button) => button.customId === submit.customId)) {
+    return Effect.fail(
+      new InvalidRequest({
+        message: `customId is not one of the buttons of task ${original.publicId}.`,
+        param: "customId"
+      })
+    )
+  }
+  return Effect.succeed(original)
+}
+
+/** What the public task object shows before the proxy says more (no images: they can be megabytes). */
+const shownRequest = (submit: MjTaskSubmit, action: MjAction, original: Task | undefined) => ({
+  action,
+  prompt: submit.kind === "imagine"
+    ? submit.prompt
+    : typeof original?.request.prompt === "string"
+    ? original.request.prompt
+    : "",
+  ...(submit.state === undefined ? {} : { state: submit.state }),
+  ...(submit.botType === undefined ? {} : { botType: submit.botType }),
+  ...(submit.kind === "action" ? { customId: submit.customId } : {}),
+  ...(original === undefined ? {} : { parent: original.publicId })
+})
+
+/** Posts a submit (`encodeMjSubmit`) to `candidate`'s proxy; the proxy's acceptance, or `UpstreamFailed`. */
+const postSubmit = (
+  client: typeof UpstreamClient.Service,
+  settings: Settings,
+  candidate: Candidate,
+  call: ReturnType<typeof encodeMjSubmit>
+) =>
+  callMidjourney(client, settings, { channel: candidate.channel, key: candidate.key.key }, "POST", call.path, call.body)
+    .pipe(Effect.flatMap((json) => {
+      const accepted = decodeMjSubmitAnswer(json, candidate.channel.id)
+      return accepted instanceof UpstreamFailed ? Effect.fail(accepted) : Effect.succeed(accepted)
+    }))
+
+/** Whether `candidate`'s channel type runs Midjourney tasks. */
+const runsMj = (candidate: Candidate): boolean => runsMidjourney(candidate.channel)
+
+/**
+ * Opens the image of the finished Midjourney task `taskId` (see
+ * `MidjourneyRelay.image`): the upstream's image URL fetched without the
+ * channel key, since it is a CDN's or the proxy's public one.
+ */
+const openImage = (
+  store: typeof TaskStore.Service,
+  catalog: typeof Catalog.Service,
+  client: typeof UpstreamClient.Service,
+  settings: Settings
+) =>
+  Effect.fnUntraced(function* (taskId: string) {
+    const task = yield* store.findAnyOwner(taskId).pipe(
+      Effect.mapError(() => new NotFound({ what: "image", id: taskId.slice(0, 100) }))
+    )
+    const url = task.result?.url
+    if (task.kind !== "midjourney" || task.status !== "completed" || url === undefined) {
+      return yield* new NotFound({ what: "image", id: taskId.slice(0, 100) })
+    }
+    const channel = catalog.snapshot().channels.get(task.channelId)
+    const upstream = yield* client.send(
+      "GET",
+      url,
+      { accept: "image/*" },
+      undefined,
+      channelTimeouts(channel ?? { settings: {} }, settings)
+    )
+    if (upstream.status !== 200) {
+      upstream.abort()
+      const gone = upstream.status === 404 || upstream.status === 410
+      return yield* new UpstreamFailed({
+        kind: gone ? "rejected" : "server",
+        status: upstream.status,
+        message: gone ? "The image is no longer held by the upstream." : "The upstream failed to send the image.",
+        channelId: task.channelId
+      })
+    }
+    const type = (upstream.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase()
+    return {
+      contentType: IMAGE_TYPES.test(type) ? type : "application/octet-stream",
+      body: Stream.unfold(
+        undefined,
+        () => Effect.map(upstream.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
+      ).pipe(Stream.ensuring(Effect.sync(upstream.abort)))
+    }
+  }) as MidjourneyRelay["Service"]["image"]
+
 /** @category services */
 export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
   /**
@@ -127,16 +230,14 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
    */
   readonly image: (taskId: string) => Effect.Effect<MjImage, NotFound | UpstreamFailed>
 }>()("sluice/relay/MidjourneyRelay") {
-  /** Needs the one-shot relay's services and the `TaskStore`. */
+  /** Needs the task submit's services (`TaskSubmit.ts`), the `Catalog` and the `UpstreamClient`. */
   static readonly layer = Layer.effect(
     MidjourneyRelay,
     Effect.gen(function* () {
-      const router = yield* ChannelRouter
+      const services = yield* taskSubmitServices
+      const { router, settings, store } = services
       const client = yield* UpstreamClient
-      const settings = yield* GatewaySettings
       const catalog = yield* Catalog
-      const store = yield* TaskStore
-      const services = yield* oneShotServices
 
       /** The caller's Midjourney task `taskId`, or `NotFound` naming `taskId`. */
       const originalOf = (taskId: string, principal: Principal) =>
@@ -149,118 +250,63 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
         )
 
       /** The original's channel and key, still configured; else a 503. */
-      const homeOf = (original: Task): Effect.Effect<Candidate, UpstreamFailed> => {
-        const channel = catalog.snapshot().channels.get(original.channelId)
-        const key = channel?.keys.find((candidate) => candidate.position === original.keyPosition) ??
-          channel?.keys.find((candidate) => candidate.enabled)
-        return channel === undefined || key === undefined || !runsMidjourney(channel)
+      const homeIn = (original: Task): Effect.Effect<Candidate, UpstreamFailed> => {
+        const home = homeOf(catalog, original)
+        return home === undefined || !runsMidjourney(home.channel)
           ? Effect.fail(
             new UpstreamFailed({ kind: "server", status: 503, message: "The task's channel is no longer configured." })
           )
-          : Effect.succeed({ channel, key, upstreamModel: original.upstreamModel })
+          : Effect.succeed(home)
       }
+
+      /**
+       * Where a submit runs: the router's Midjourney candidates for a new task; the original's home, if it serves
+       * `model`, for one made from another (the router is still asked: the caller's group and token must reach the
+       * action's model). Else `ModelNotFound`.
+       */
+      const candidatesFor = (principal: Principal, model: string, original: Task | undefined) =>
+        original === undefined
+          ? taskCandidates(services, principal, model, runsMj)
+          : router.candidates(principal, model).pipe(
+            Effect.andThen(homeIn(original)),
+            Effect.filterOrFail(
+              (home) => home.channel.models.includes(model),
+              () => new ModelNotFound({ model, status: settings.unknownModelStatus })
+            ),
+            Effect.map((home) => [home])
+          )
 
       const submit = Effect.fnUntraced(function* (input: MjSubmitInput) {
         const { principal, submit } = input
         const action = actionOf(submit)
         const model = modelOfAction(action)
-        let original: Task | undefined
-        if (submit.kind === "change" || submit.kind === "action") {
-          const found = yield* originalOf(submit.taskId, principal)
-          if (found.status !== "completed") {
-            return yield* new InvalidRequest({
-              message:
-                `The task ${found.publicId} is not finished (it is ${found.status}): no action can be taken on it yet.`,
-              param: "taskId"
-            })
-          }
-          if (submit.kind === "action" && !buttonsOf(found).some((button) => button.customId === submit.customId)) {
-            return yield* new InvalidRequest({
-              message: `customId is not one of the buttons of task ${found.publicId}.`,
-              param: "customId"
-            })
-          }
-          original = found
-        }
-        // The caller's group and token must reach the action's model; an action runs where its original ran.
-        const routed = yield* router.candidates(principal, model)
-        const candidates = original === undefined
-          ? routed.filter((candidate) => runsMidjourney(candidate.channel))
-          : [yield* homeOf(original)].filter((home) => home.channel.models.includes(model))
-        if (candidates.length === 0) return yield* new ModelNotFound({ model, status: settings.unknownModelStatus })
-        const { price, ratio, limits } = yield* priceFor(catalog, model, principal.group, isImagePriced)
-        const hold = imageCost(ratio, price, 1)
-        const requestId = crypto.randomUUID().replaceAll("-", "")
+        const original = submit.kind === "change" || submit.kind === "action"
+          ? yield* Effect.flatMap(originalOf(submit.taskId, principal), (found) => actionable(found, submit))
+          : undefined
+        const candidates = yield* candidatesFor(principal, model, original)
+        const priced = yield* priceFor(catalog, model, principal.group, isImagePriced)
         const call = encodeMjSubmit(submit, original?.upstreamId ?? undefined)
-
-        const attempt = (candidate: Candidate): Effect.Effect<MjSubmitted, UpstreamFailed> =>
-          Effect.gen(function* () {
-            const json = yield* callMidjourney(
-              client,
-              settings,
-              { channel: candidate.channel, key: candidate.key.key },
-              "POST",
-              call.path,
-              call.body
-            )
-            const accepted = decodeMjSubmitAnswer(json, candidate.channel.id)
-            if (accepted instanceof UpstreamFailed) return yield* accepted
-            const now = yield* Clock.currentTimeMillis
-            const fields = {
-              publicId: newMidjourneyTaskId(),
-              kind: "midjourney" as const,
-              userId: principal.userId,
-              tokenId: principal.tokenId,
-              channelId: candidate.channel.id,
-              keyPosition: candidate.key.position,
-              upstreamId: accepted.upstreamId,
-              model,
-              upstreamModel: candidate.upstreamModel,
-              // What the public task object shows before the proxy says more (no images: they can be megabytes).
-              request: {
-                action,
-                prompt: submit.kind === "imagine"
-                  ? submit.prompt
-                  : typeof original?.request.prompt === "string"
-                  ? original.request.prompt
-                  : "",
-                ...(submit.state === undefined ? {} : { state: submit.state }),
-                ...(submit.botType === undefined ? {} : { botType: submit.botType }),
-                ...(submit.kind === "action" ? { customId: submit.customId } : {}),
-                ...(original === undefined ? {} : { parent: original.publicId })
-              },
-              status: "queued" as const,
-              requestId,
-              billing: {
-                ratio: String(ratio),
-                perImage: price.perImage === undefined ? undefined : String(price.perImage),
-                free: price.free,
-                n: 1
-              },
-              quotaCharged: hold,
-              nextPollAt: now + settings.taskPollMillis,
-              deadlineAt: now + settings.taskDeadlineMillis
-            }
-            const id = yield* store.insert(fields)
-            const task = insertedTask(fields, id, now)
-            return { task, code: accepted.code === 21 && MODAL_ACTIONS.has(action) ? 21 : 1 }
-          })
-
-        return yield* runOneShot(services, {
+        return yield* submitTask(services, {
           principal,
-          groupLimits: limits,
           model,
-          price,
-          ratio,
-          promptTokens: 0,
-          started: yield* Clock.currentTimeMillis,
-          hold,
+          priced,
+          hold: imageCost(priced.ratio, priced.price, 1),
           candidates,
-          attempt,
-          usageOf: () => emptyUsage,
-          costOf: () => hold,
-          respond: input.respond,
-          requestId
+          attempt: (candidate, insert) =>
+            Effect.gen(function* () {
+              const accepted = yield* postSubmit(client, settings, candidate, call)
+              const task = yield* insert(candidate, {
+                publicId: newMidjourneyTaskId(),
+                kind: "midjourney",
+                upstreamId: accepted.upstreamId,
+                request: shownRequest(submit, action, original),
+                status: "queued",
+                billing: perImageBilling(priced, 1)
+              })
+              const code: MjSubmitted["code"] = accepted.code === 21 && MODAL_ACTIONS.has(action) ? 21 : 1
+              return { task, code }
+            }),
+          respond: input.respond
         })
       }) as MidjourneyRelay["Service"]["submit"]
 
@@ -273,18 +319,13 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
             param: "taskId"
           })
         }
-        const home = yield* homeOf(original)
-        const call = encodeMjSubmit(submit, original.upstreamId ?? undefined)
-        const json = yield* callMidjourney(
+        const home = yield* homeIn(original)
+        const accepted = yield* postSubmit(
           client,
           settings,
-          { channel: home.channel, key: home.key.key },
-          "POST",
-          call.path,
-          call.body
+          home,
+          encodeMjSubmit(submit, original.upstreamId ?? undefined)
         )
-        const accepted = decodeMjSubmitAnswer(json, home.channel.id)
-        if (accepted instanceof UpstreamFailed) return yield* accepted
         if (accepted.upstreamId !== original.upstreamId) {
           return yield* new UpstreamFailed({
             kind: "bad-body",
@@ -296,44 +337,7 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
         return original
       }) as MidjourneyRelay["Service"]["modal"]
 
-      const image = Effect.fnUntraced(function* (taskId: string) {
-        const task = yield* store.findAnyOwner(taskId).pipe(
-          Effect.mapError(() => new NotFound({ what: "image", id: taskId.slice(0, 100) }))
-        )
-        const url = task.result?.url
-        if (task.kind !== "midjourney" || task.status !== "completed" || url === undefined) {
-          return yield* new NotFound({ what: "image", id: taskId.slice(0, 100) })
-        }
-        const channel = catalog.snapshot().channels.get(task.channelId)
-        // The upstream's image URL is fetched without the channel key: it is a CDN's, or the proxy's public one.
-        const upstream = yield* client.send(
-          "GET",
-          url,
-          { accept: "image/*" },
-          undefined,
-          channelTimeouts(channel ?? { settings: {} }, settings)
-        )
-        if (upstream.status !== 200) {
-          upstream.abort()
-          const gone = upstream.status === 404 || upstream.status === 410
-          return yield* new UpstreamFailed({
-            kind: gone ? "rejected" : "server",
-            status: upstream.status,
-            message: gone ? "The image is no longer held by the upstream." : "The upstream failed to send the image.",
-            channelId: task.channelId
-          })
-        }
-        const type = (upstream.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase()
-        return {
-          contentType: IMAGE_TYPES.test(type) ? type : "application/octet-stream",
-          body: Stream.unfold(
-            undefined,
-            () => Effect.map(upstream.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
-          ).pipe(Stream.ensuring(Effect.sync(upstream.abort)))
-        }
-      }) as MidjourneyRelay["Service"]["image"]
-
-      return MidjourneyRelay.of({ submit, modal, image })
+      return MidjourneyRelay.of({ submit, modal, image: openImage(store, catalog, client, settings) })
     })
   )
 }

@@ -47,6 +47,18 @@ export const oneShotServices: Effect.Effect<
 })
 
 /**
+ * A model's price as a request is billed at: the catalog's price, the group
+ * ratio (fixed-point ×10⁹, see `domain/Pricing.ts`) and the group's limits.
+ *
+ * @category models
+ */
+export interface Priced {
+  readonly price: Price
+  readonly ratio: bigint
+  readonly limits: Limits | undefined
+}
+
+/**
  * The catalog's price of `model`, the ratio (fixed-point ×10⁹, 1 when the
  * group has none) and limits of `group`. Fails with `ModelNotPriced` when the
  * model has no price, or one `priced` does not accept (no price for its kind).
@@ -58,10 +70,7 @@ export const priceFor = (
   model: string,
   group: string,
   priced: (price: Price) => boolean
-): Effect.Effect<
-  { readonly price: Price; readonly ratio: bigint; readonly limits: Limits | undefined },
-  ModelNotPriced
-> => {
+): Effect.Effect<Priced, ModelNotPriced> => {
   const snapshot = catalog.snapshot()
   const price = snapshot.prices.get(model)
   const groupOf = snapshot.groups.get(group)

@@ -1,9 +1,8 @@
 /**
  * The relay of the video submit routes (`POST /v1/videos`, its remix, `POST
- * /v1/video/generations`): the billed sequence of one-answer requests
- * (`runOneShot`: permit → hold → failover → settle) where an attempt is
- * "submit the task upstream, read the upstream's task id, insert the task
- * row". Candidates are the router's, kept to channel types with a video wire.
+ * /v1/video/generations`): the task submit (`TaskSubmit.ts`: permit → hold →
+ * failover → settle) where an attempt is "submit the task upstream, read the
+ * upstream's task id, insert the task row". Candidates are the router's, kept to channel types with a video wire.
  * The hold, charged in full when the upstream accepts, is the pre-charge:
  * ceil(ratio × seconds × `per_second` × 10⁶) quota units, `seconds` the
  * requested duration or the family's default (docs/ARCHITECTURE.md, "Outer contract");
@@ -19,22 +18,21 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { HttpServerResponse } from "effect/http"
-import { emptyUsage } from "../canonical/Usage.ts"
 import type { VideoRequest } from "../canonical/Video.ts"
-import { type Price, videoCost } from "../domain/Pricing.ts"
+import { isVideoPriced, videoCost } from "../domain/Pricing.ts"
 import { newVideoTaskId } from "../formats/videos/VideoFamilies.ts"
-import { type GatewayError, InvalidRequest, ModelNotFound, NotFound, UpstreamFailed } from "../errors/GatewayError.ts"
+import { type GatewayError, InvalidRequest, NotFound, UpstreamFailed } from "../errors/GatewayError.ts"
 import type { VideoCall, VideoWire } from "../formats/videos/Wires.ts"
 import type { Principal } from "../services/Auth.ts"
-import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
-import { GatewaySettings } from "../services/GatewaySettings.ts"
+import type { Candidate } from "../services/ChannelRouter.ts"
 import { Assets } from "../tasks/Assets.ts"
-import { insertedTask, type Task, TaskStore } from "../tasks/TaskStore.ts"
+import type { Task } from "../tasks/TaskStore.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
-import { Catalog, type Limits, videoFamilyOf } from "../storage/Catalog.ts"
-import { oneShotServices, priceFor, runOneShot } from "./OneShot.ts"
+import { Catalog, videoFamilyOf } from "../storage/Catalog.ts"
+import { type Priced, priceFor } from "./OneShot.ts"
+import { homeOf, perSecondBilling, submitTask, taskCandidates, taskSubmitServices } from "./TaskSubmit.ts"
 import { callVideoJson, videoWireOf } from "../tasks/VideoCalls.ts"
 
 /** What a video route hands the relay. @category models */
@@ -46,6 +44,24 @@ export interface VideoSubmitInput {
   /** The caller's answer for the task just made. */
   readonly respond: (task: Task) => HttpServerResponse.HttpServerResponse
 }
+
+/** Whether `candidate`'s channel type has a video wire. */
+const runsVideo = (candidate: Candidate): boolean => videoWireOf(candidate.channel) !== undefined
+
+/**
+ * The request a video task keeps, as the caller gave it (asset refs
+ * unresolved), for the object and for a remix: an inline image (up to
+ * megabytes of data URI) is not kept; `seconds` as billed; `remixOf` the
+ * original's public id.
+ */
+const keptRequest = (request: VideoRequest, seconds: number, remixOf: string | undefined) => ({
+  ...request,
+  references: request.references.map((reference) =>
+    reference.ref.startsWith("data:") ? { ...reference, ref: "data:" } : reference
+  ),
+  seconds,
+  ...(remixOf === undefined ? {} : { remixOf })
+})
 
 /** @category services */
 export class VideoRelay extends Context.Service<VideoRelay, {
@@ -66,116 +82,69 @@ export class VideoRelay extends Context.Service<VideoRelay, {
     input: VideoSubmitInput
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
 }>()("sluice/relay/VideoRelay") {
-  /** Needs the one-shot relay's services, the `TaskStore` and `Assets` (media references). */
+  /** Needs the task submit's services (`TaskSubmit.ts`), the `Catalog`, the `UpstreamClient` and `Assets` (media references). */
   static readonly layer = Layer.effect(
     VideoRelay,
     Effect.gen(function* () {
-      const router = yield* ChannelRouter
+      const services = yield* taskSubmitServices
+      const { settings, store } = services
       const client = yield* UpstreamClient
-      const settings = yield* GatewaySettings
       const catalog = yield* Catalog
-      const store = yield* TaskStore
       const assets = yield* Assets
-      const services = yield* oneShotServices
 
-      /** The price of `model` for videos, or `ModelNotPriced`. */
-      const priceOf = (model: string, group: string) =>
-        priceFor(catalog, model, group, (price: Price) => price.free || price.perSecond !== undefined)
-
-      /** The billed sequence around attempts that each make `call(candidate, wire)` and insert the task. */
+      /** The task submit whose attempts each make `call(candidate, wire)` and insert the task. */
       const run = (
         input: VideoSubmitInput,
         request: VideoRequest,
         candidates: ReadonlyArray<Candidate>,
-        billed: { readonly price: Price; readonly ratio: bigint; readonly limits: Limits | undefined },
+        priced: Priced,
         call: (candidate: Candidate, wire: VideoWire) => VideoCall,
         remixOf: string | undefined
       ) => {
-        const { principal } = input
         const seconds = request.seconds ?? input.defaultSeconds
-        const hold = videoCost(billed.ratio, billed.price, seconds)
-        const requestId = crypto.randomUUID().replaceAll("-", "")
-        const attempt = (candidate: Candidate): Effect.Effect<Task, UpstreamFailed> =>
-          Effect.gen(function* () {
-            const wire = videoWireOf(candidate.channel)!
-            const submitCall = call(candidate, wire)
-            const json = yield* callVideoJson(
-              client,
-              settings,
-              { channel: candidate.channel, key: candidate.key.key },
-              wire,
-              submitCall
-            )
-            const decoded = wire.decodeSubmit(json, submitCall)
-            if (decoded instanceof UpstreamFailed) return yield* decoded
-            const now = yield* Clock.currentTimeMillis
-            const task = {
-              publicId: newVideoTaskId(videoFamilyOf(catalog.snapshot(), request.model)),
-              kind: "video" as const,
-              userId: principal.userId,
-              tokenId: principal.tokenId,
-              channelId: candidate.channel.id,
-              keyPosition: candidate.key.position,
-              upstreamId: decoded.upstreamId,
-              model: request.model,
-              upstreamModel: candidate.upstreamModel,
-              // The request as the caller gave it (asset refs unresolved), for the object and for a remix; an
-              // inline image (up to megabytes of data URI) is not kept.
-              request: {
-                ...input.request,
-                references: input.request.references.map((reference) =>
-                  reference.ref.startsWith("data:") ? { ...reference, ref: "data:" } : reference
-                ),
-                seconds,
-                ...(remixOf === undefined ? {} : { remixOf })
-              },
-              status: "queued" as const,
-              requestId,
-              billing: {
-                ratio: String(billed.ratio),
-                perSecond: billed.price.perSecond === undefined ? undefined : String(billed.price.perSecond),
-                free: billed.price.free,
-                seconds
-              },
-              quotaCharged: hold,
-              nextPollAt: now + settings.taskPollMillis,
-              deadlineAt: now + settings.taskDeadlineMillis
-            }
-            const id = yield* store.insert(task)
-            return insertedTask(task, id, now)
-          })
-        return Effect.flatMap(Clock.currentTimeMillis, (started) =>
-          runOneShot(services, {
-            principal,
-            groupLimits: billed.limits,
-            model: request.model,
-            price: billed.price,
-            ratio: billed.ratio,
-            promptTokens: 0,
-            started,
-            hold,
-            candidates,
-            attempt,
-            usageOf: () => emptyUsage,
-            costOf: () => hold,
-            respond: input.respond,
-            requestId
-          }))
+        return submitTask(services, {
+          principal: input.principal,
+          model: request.model,
+          priced,
+          hold: videoCost(priced.ratio, priced.price, seconds),
+          candidates,
+          attempt: (candidate, insert) =>
+            Effect.gen(function* () {
+              const wire = videoWireOf(candidate.channel)!
+              const submitCall = call(candidate, wire)
+              const json = yield* callVideoJson(
+                client,
+                settings,
+                { channel: candidate.channel, key: candidate.key.key },
+                wire,
+                submitCall
+              )
+              const decoded = wire.decodeSubmit(json, submitCall)
+              if (decoded instanceof UpstreamFailed) return yield* decoded
+              return yield* insert(candidate, {
+                publicId: newVideoTaskId(videoFamilyOf(catalog.snapshot(), request.model)),
+                kind: "video",
+                upstreamId: decoded.upstreamId,
+                request: keptRequest(input.request, seconds, remixOf),
+                status: "queued",
+                billing: perSecondBilling(priced, seconds)
+              })
+            }),
+          respond: input.respond
+        })
       }
 
       const submit = Effect.fnUntraced(function* (input: VideoSubmitInput) {
         const { principal } = input
         const model = input.request.model
-        const routed = yield* router.candidates(principal, model)
-        const candidates = routed.filter((candidate) => videoWireOf(candidate.channel) !== undefined)
-        if (candidates.length === 0) return yield* new ModelNotFound({ model, status: settings.unknownModelStatus })
-        const billed = yield* priceOf(model, principal.group)
+        const candidates = yield* taskCandidates(services, principal, model, runsVideo)
+        const priced = yield* priceFor(catalog, model, principal.group, isVideoPriced)
         const request = yield* assets.resolveRequest(input.request, principal.userId)
         return yield* run(
           input,
           request,
           candidates,
-          billed,
+          priced,
           (candidate, wire) => wire.submit(request, candidate.upstreamModel),
           undefined
         )
@@ -194,11 +163,9 @@ export class VideoRelay extends Context.Service<VideoRelay, {
             param: "model"
           })
         }
-        const channel = catalog.snapshot().channels.get(original.channelId)
-        const wire = channel === undefined ? undefined : videoWireOf(channel)
-        const key = channel?.keys.find((candidate) => candidate.position === original.keyPosition) ??
-          channel?.keys.find((candidate) => candidate.enabled)
-        if (channel === undefined || wire === undefined || key === undefined) {
+        const home = homeOf(catalog, original)
+        const wire = home === undefined ? undefined : videoWireOf(home.channel)
+        if (home === undefined || wire === undefined) {
           return yield* new UpstreamFailed({
             kind: "server",
             status: 503,
@@ -218,14 +185,14 @@ export class VideoRelay extends Context.Service<VideoRelay, {
           model: original.model,
           seconds: input.request.seconds ?? originalSeconds
         }
-        const billed = yield* priceOf(original.model, principal.group)
+        const priced = yield* priceFor(catalog, original.model, principal.group, isVideoPriced)
         const resolved = yield* assets.resolveRequest(request, principal.userId)
         const upstreamId = original.upstreamId
         return yield* run(
           { ...input, request },
           resolved,
-          [{ channel, key, upstreamModel: original.upstreamModel }],
-          billed,
+          [home],
+          priced,
           () => remixCall(upstreamId, resolved, original.upstreamModel),
           original.publicId
         )
