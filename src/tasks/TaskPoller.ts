@@ -24,94 +24,32 @@
  * exactly once. A read of a stale task (its poll due, or its state a second
  * old) polls it at once (`refresh`). The schedule starts with the layer and stops when it closes.
  *
+ * This module is the service and a thin layer over `poller/`:
+ * `PollerOptions.ts` (options and limits), `PollSchedule.ts` (backoff,
+ * on-demand age, claim sizes; pure), `PollPlan.ts` (the deadline and what a
+ * poll does; pure but for the `Clock`), `PollOutcome.ts` (what an answer
+ * means, the re-pricing; pure), `UpstreamPoll.ts` (the poll call),
+ * `ChannelBatches.ts` (a channel's batches in a cycle) and `FailureKind.ts`
+ * (what a log line says of a failure).
+ *
  * @since 0.1.0
  */
-import { Cause, Clock, Context, Duration, Effect, Layer, Schedule, Semaphore, Stream } from "effect"
-import { SqlError } from "effect/sql"
-import { type Price, videoCost } from "../domain/Pricing.ts"
-import { UpstreamFailed } from "../errors/GatewayError.ts"
+import { Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
 import { Catalog } from "../storage/Catalog.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-import { type Advance, type Task, type TaskBilling, TaskStore } from "./TaskStore.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
-import { videoAdapters } from "../upstreams/VideoAdapter.ts"
-import { callVideoJson, videoWireOf } from "./VideoCalls.ts"
-import { pollMidjourney, runsMidjourney } from "./MidjourneyCalls.ts"
+import { pollInBatches, type Running } from "./poller/ChannelBatches.ts"
+import { failureKindOf } from "./poller/FailureKind.ts"
+import { DEFAULT_POLLER_OPTIONS, type PollerOptions } from "./poller/PollerOptions.ts"
+import { currentPlan, TIMEOUT_END } from "./poller/PollPlan.ts"
+import { backoffMillis, onDemandAgeMillis } from "./poller/PollSchedule.ts"
+import { askMidjourney, askVideo, pollsTasks, type UpstreamAnswer } from "./poller/UpstreamPoll.ts"
+import { type Task, TaskStore } from "./TaskStore.ts"
 
-/** How the poller batches and bounds its work. @category models */
-export interface PollerOptions {
-  /** Tasks claimed per statement, per channel (default 100). */
-  readonly batchPerChannel: number
-  /** Tasks polled per channel per cycle at most, batch after batch while due tasks remain (default 5,000). */
-  readonly cyclePerChannel: number
-  /** Upstream polls in flight per channel (default 4). */
-  readonly concurrencyPerChannel: number
-  /** Upstream polls in flight in all (default 32). */
-  readonly globalConcurrency: number
-  /** How long a claim holds before another instance may take the task (default 2 min). */
-  readonly leaseMillis: number
-  /** The longest backoff after failed polls (default 5 min). */
-  readonly maxBackoffMillis: number
-}
-
-/**
- * A read polls a task on demand once its state is this old (1 s), or the
- * poll interval when shorter; never while a failed poll's backoff runs.
- *
- * @category constants
- */
-export const ON_DEMAND_AGE_MILLIS = 1000
-
-/**
- * The limits of one poll call, in milliseconds: well inside the claim's lease
- * (default 2 min), so a slow upstream cannot let another instance claim a
- * task whose poll is still in flight.
- *
- * @category constants
- */
-export const POLL_TIMEOUTS = { firstByteMs: 30_000, idleMs: 30_000, totalMs: 60_000 } as const
-
-/**
- * What a log line may say of a failure: its tag (and a SQL failure's reason
- * and SQLSTATE), never its text, which can quote a row (a database error's
- * detail) or a vendor's words.
- *
- * @category logging
- */
-export const failureKindOf = (cause: Cause.Cause<unknown>): string => {
-  const error = Cause.squash(cause)
-  if (typeof error !== "object" || error === null || !("_tag" in error)) return "defect"
-  if (SqlError.isSqlError(error)) {
-    const code = (error.reason.cause as { readonly code?: unknown } | undefined)?.code
-    return `SqlError/${error.reason._tag}${typeof code === "string" ? `/${code}` : ""}`
-  }
-  return String(error._tag).slice(0, 64)
-}
-
-/** How long the poller gathers running tasks' polls before recording them in one statement (50 ms). */
-const RECORD_WITHIN = Duration.millis(50)
-
-const defaults: PollerOptions = {
-  batchPerChannel: 100,
-  cyclePerChannel: 5_000,
-  concurrencyPerChannel: 4,
-  globalConcurrency: 32,
-  leaseMillis: 120_000,
-  maxBackoffMillis: 300_000
-}
-
-/**
- * The cost in quota units of a finished video of `seconds` (the upstream's
- * actual duration) at the prices the task was charged at; `undefined` when it
- * cannot be re-priced (no duration reported, or no per-second price).
- *
- * @category billing
- */
-export const repriced = (billing: TaskBilling, seconds: number | undefined): bigint | undefined => {
-  if (seconds === undefined || billing.perSecond === undefined) return undefined
-  const price: Price = { perSecond: BigInt(billing.perSecond), free: billing.free }
-  return videoCost(BigInt(billing.ratio), price, seconds)
-}
+// The poller's options, limits and pure helpers, where the routes, the relays and the tests import them.
+export { failureKindOf } from "./poller/FailureKind.ts"
+export { ON_DEMAND_AGE_MILLIS, POLL_TIMEOUTS, type PollerOptions } from "./poller/PollerOptions.ts"
+export { repriced } from "./poller/PollOutcome.ts"
 
 /** @category services */
 export class TaskPoller extends Context.Service<TaskPoller, {
@@ -133,150 +71,50 @@ export class TaskPoller extends Context.Service<TaskPoller, {
         const catalog = yield* Catalog
         const client = yield* UpstreamClient
         const settings = yield* GatewaySettings
-        const {
-          batchPerChannel,
-          cyclePerChannel,
-          concurrencyPerChannel,
-          globalConcurrency,
-          leaseMillis,
-          maxBackoffMillis
-        } = {
-          ...defaults,
-          ...options
-        }
-        const global = yield* Semaphore.make(globalConcurrency)
+        const limits = { ...DEFAULT_POLLER_OPTIONS, ...options }
+        const global = yield* Semaphore.make(limits.globalConcurrency)
+        const backoff = (task: Task) =>
+          store.backoff(task, backoffMillis(settings.taskPollMillis, limits.maxBackoffMillis, task.pollFailures))
 
-        const backoffMillis = (task: Task) =>
-          Math.min(maxBackoffMillis, settings.taskPollMillis * 2 ** Math.min(16, task.pollFailures + 1))
-
-        const expire = (task: Task) =>
-          store.finish(task, {
-            status: "failed",
-            error: { code: "timeout", message: "The task did not finish before its deadline." },
-            cost: 0n
-          })
-
-        /**
-         * One poll of one claimed Midjourney task (see `pollTask`): still running, the state to record; a
-         * success ends it at the charge of its submit (an action's price does not depend on what it made), with
-         * the image's location (private) and what a caller sees of it; a failure ends it refunded.
-         */
-        const pollMjTask = (task: Task, upstreamId: string) =>
-          Effect.gen(function* () {
-            const channel = catalog.snapshot().channels.get(task.channelId)
-            const key = channel?.keys.find((candidate) => candidate.position === task.keyPosition)
-            if (channel === undefined || key === undefined || !runsMidjourney(channel)) {
-              yield* store.backoff(task, backoffMillis(task))
-              return undefined
-            }
-            const poll = yield* pollMidjourney(client, settings, { channel, key: key.key }, upstreamId, POLL_TIMEOUTS)
-              .pipe(Effect.catch((error: UpstreamFailed) => Effect.succeed(error)))
-            if (poll instanceof UpstreamFailed) {
-              yield* Effect.logWarning("Task poll failed; backing off", {
-                task: task.publicId,
-                channel: channel.name,
-                kind: poll.kind,
-                status: poll.status
-              })
-              yield* store.backoff(task, backoffMillis(task))
-              return undefined
-            }
-            switch (poll.status) {
-              case "queued":
-              case "in_progress":
-                return { task, state: { status: poll.status, progress: poll.progress } }
-              case "completed":
-                yield* store.finish(task, {
-                  status: "completed",
-                  result: { url: poll.imageUrl, withKey: false },
-                  publicResult: poll.detail,
-                  cost: task.quotaCharged
-                })
-                return undefined
-              case "failed":
-                yield* store.finish(task, {
-                  status: "failed",
-                  error: { code: "generation_failed", message: poll.failReason ?? "The upstream failed the task." },
-                  publicResult: poll.detail,
-                  cost: 0n
-                })
-                return undefined
-            }
-          })
-
-        /**
-         * One poll of one claimed task. An end or a failed poll is recorded here; a task still running is
-         * returned, for its caller to record (with its batch, in one statement). Never fails.
-         */
-        const pollTask = (
-          task: Task
-        ): Effect.Effect<{ readonly task: Task; readonly state: Advance } | undefined> =>
-          Effect.gen(function* () {
-            if ((yield* Clock.currentTimeMillis) >= task.deadlineAt) {
-              yield* expire(task)
-              return undefined
-            }
-            if (task.kind === "midjourney" && task.upstreamId !== null) return yield* pollMjTask(task, task.upstreamId)
-            // An image task runs in the background where it was submitted: only its deadline concerns the poller.
-            if (task.kind !== "video" || task.upstreamId === null) {
-              yield* store.backoff(task, Math.max(0, task.deadlineAt - (yield* Clock.currentTimeMillis)))
-              return undefined
-            }
-            const channel = catalog.snapshot().channels.get(task.channelId)
-            const wire = channel === undefined ? undefined : videoWireOf(channel)
-            const key = channel?.keys.find((candidate) => candidate.position === task.keyPosition)
-            if (channel === undefined || wire === undefined || key === undefined) {
+        /** Records what the upstream answered: an end or a failed poll here; a running task returned to its batch. */
+        const record = (task: Task, answer: UpstreamAnswer) => {
+          switch (answer._tag) {
+            case "NoChannel":
               // The channel went away: wait for it (or for the deadline).
-              yield* store.backoff(task, backoffMillis(task))
-              return undefined
-            }
-            const call = wire.poll(task.upstreamId, task.upstreamModel)
-            // The URL the poll goes to: a wire trusts a keyed content location only on its origin.
-            const pollUrl = videoAdapters[channel.type]!.target(channel, key.key, call, false).url
-            const state = yield* callVideoJson(client, settings, { channel, key: key.key }, wire, call, POLL_TIMEOUTS)
-              .pipe(
-                Effect.map((json) => wire.decodePoll(json, pollUrl)),
-                Effect.catch((error: UpstreamFailed) => Effect.succeed(error))
-              )
-            if (state instanceof UpstreamFailed) {
-              yield* Effect.logWarning("Task poll failed; backing off", {
+              return Effect.as(backoff(task), undefined)
+            case "PollFailed":
+              return Effect.logWarning("Task poll failed; backing off", {
                 task: task.publicId,
-                channel: channel.name,
-                kind: state.kind,
-                status: state.status
-              })
-              yield* store.backoff(task, backoffMillis(task))
-              return undefined
-            }
-            switch (state.status) {
-              case "queued":
-              case "in_progress":
-                return { task, state: { status: state.status, progress: state.progress ?? task.progress } }
-              case "completed": {
-                const cost = repriced(task.billing, state.seconds) ?? task.quotaCharged
-                yield* store.finish(task, {
-                  status: "completed",
-                  result: {
-                    url: state.content?.url,
-                    withKey: state.content?.withKey ?? true,
-                    expiresAt: state.content?.expiresAt,
-                    seconds: state.seconds,
-                    width: state.width,
-                    height: state.height,
-                    fps: state.fps,
-                    usage: state.usage
-                  },
-                  cost
-                })
-                return undefined
-              }
-              case "failed":
-                yield* store.finish(task, {
-                  status: "failed",
-                  error: state.error ?? { code: "failed", message: "The upstream could not make the video." },
-                  cost: 0n
-                })
-                return undefined
+                channel: answer.channel,
+                kind: answer.error.kind,
+                status: answer.error.status
+              }).pipe(Effect.andThen(backoff(task)), Effect.as(undefined))
+            case "Answered":
+              return answer.outcome._tag === "Running"
+                ? Effect.succeed<Running | undefined>({ task, state: answer.outcome.state })
+                : Effect.as(store.finish(task, answer.outcome.end), undefined)
+          }
+        }
+
+        /** One poll of one claimed task (`PollPlan.ts`): an end or a failed poll is recorded here. Never fails. */
+        const pollTask = (task: Task): Effect.Effect<Running | undefined> =>
+          Effect.gen(function* () {
+            const plan = yield* currentPlan(task)
+            switch (plan._tag) {
+              case "Expire":
+                return yield* Effect.as(store.finish(task, TIMEOUT_END), undefined)
+              case "AwaitDeadline":
+                return yield* Effect.as(store.backoff(task, plan.delayMillis), undefined)
+              case "PollMidjourney":
+                return yield* record(
+                  task,
+                  yield* askMidjourney(client, settings, catalog.snapshot().channels, task, plan.upstreamId)
+                )
+              case "PollVideo":
+                return yield* record(
+                  task,
+                  yield* askVideo(client, settings, catalog.snapshot().channels, task, plan.upstreamId)
+                )
             }
           }).pipe(
             // The submit's charge not committed yet (a second at most, unless the database is away): poll again.
@@ -287,52 +125,35 @@ export class TaskPoller extends Context.Service<TaskPoller, {
               Effect.logWarning("Task poll could not be recorded; will retry", {
                 task: task.publicId,
                 failure: failureKindOf(cause)
-              }).pipe(
-                Effect.andThen(Effect.ignore(Effect.exit(store.backoff(task, backoffMillis(task))))),
-                Effect.as(undefined)
-              )
+              }).pipe(Effect.andThen(Effect.ignore(Effect.exit(backoff(task)))), Effect.as(undefined))
             ),
             global.withPermits(1)
           )
 
         const cycle: Effect.Effect<void> = Effect.gen(function* () {
-          const expired = yield* store.claimExpired(batchPerChannel, leaseMillis)
+          const expired = yield* store.claimExpired(limits.batchPerChannel, limits.leaseMillis)
           yield* Effect.forEach(expired, (task) =>
-            Effect.ignore(Effect.exit(expire(task))), {
-            concurrency: concurrencyPerChannel,
+            Effect.ignore(Effect.exit(store.finish(task, TIMEOUT_END))), {
+            concurrency: limits.concurrencyPerChannel,
             discard: true
           })
-          const channels = [...catalog.snapshot().channels.values()].filter((channel) =>
-            videoWireOf(channel) !== undefined || runsMidjourney(channel)
-          )
+          const channels = [...catalog.snapshot().channels.values()].filter(pollsTasks)
           yield* Effect.forEach(channels, (channel) =>
-            Effect.gen(function* () {
-              // Batch after batch while due tasks remain, up to `cyclePerChannel`: one claim per batch.
-              let polled = 0
-              while (polled < cyclePerChannel) {
-                const limit = Math.min(batchPerChannel, cyclePerChannel - polled)
-                const due = yield* store.claimDue(channel.id, limit, leaseMillis)
-                // Running tasks are recorded as their polls answer, together when many answer within
-                // `RECORD_WITHIN`: a task is released soon after its poll, not when its whole batch is done.
-                yield* Stream.fromIterable(due).pipe(
-                  Stream.mapEffect(pollTask, { concurrency: concurrencyPerChannel }),
-                  Stream.groupedWithin(batchPerChannel, RECORD_WITHIN),
-                  Stream.runForEach((polls) =>
-                    store.advanceMany(polls.filter((item) => item !== undefined), settings.taskPollMillis).pipe(
-                      // Not recorded: these tasks are polled again once their claims' lease lapses.
-                      Effect.catchCause((cause) =>
-                        Effect.logWarning("Task polls could not be recorded; will retry", {
-                          channel: channel.name,
-                          failure: failureKindOf(cause)
-                        })
-                      )
-                    )
+            pollInBatches(
+              limits,
+              (limit) => store.claimDue(channel.id, limit, limits.leaseMillis),
+              pollTask,
+              (running) =>
+                store.advanceMany(running, settings.taskPollMillis).pipe(
+                  // Not recorded: these tasks are polled again once their claims' lease lapses.
+                  Effect.catchCause((cause) =>
+                    Effect.logWarning("Task polls could not be recorded; will retry", {
+                      channel: channel.name,
+                      failure: failureKindOf(cause)
+                    })
                   )
                 )
-                polled += due.length
-                if (due.length < limit) break
-              }
-            }), { concurrency: "unbounded", discard: true })
+            ), { concurrency: "unbounded", discard: true })
         }).pipe(
           Effect.catchCause((cause) => Effect.logWarning("Task poll cycle failed", { failure: failureKindOf(cause) }))
         )
@@ -342,8 +163,8 @@ export class TaskPoller extends Context.Service<TaskPoller, {
             if (task.status === "completed" || task.status === "failed") return task
             const claimed = yield* store.claimOne(
               task.id,
-              leaseMillis,
-              Math.min(ON_DEMAND_AGE_MILLIS, settings.taskPollMillis)
+              limits.leaseMillis,
+              onDemandAgeMillis(settings.taskPollMillis)
             )
             if (claimed === undefined) return task
             const running = yield* pollTask(claimed)
@@ -351,10 +172,7 @@ export class TaskPoller extends Context.Service<TaskPoller, {
             return yield* Effect.orElseSucceed(store.find(task.publicId, task.userId), () => task)
           }).pipe(Effect.catchCause(() => Effect.succeed(task)))
 
-        yield* cycle.pipe(
-          Effect.repeat(Schedule.spaced(Duration.millis(settings.taskPollMillis))),
-          Effect.forkScoped
-        )
+        yield* cycle.pipe(Effect.repeat(Schedule.spaced(Duration.millis(settings.taskPollMillis))), Effect.forkScoped)
         return TaskPoller.of({ cycle, refresh })
       })
     )
