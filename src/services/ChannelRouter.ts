@@ -76,6 +76,7 @@ export class ChannelRouter extends Context.Service<ChannelRouter, {
   readonly syncHealth: Effect.Effect<void>
   /** Channels or keys that a prober should test. */
   readonly unhealthy: () => ReadonlyArray<Candidate>
+  /** Every channel's health now, as `GET /api/status` reports it. */
   readonly health: () => ReadonlyArray<HealthView>
 }>()("sluice/services/ChannelRouter") {
   /**
