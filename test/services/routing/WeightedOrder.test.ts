@@ -1,11 +1,13 @@
 /**
  * The weighted order inside a priority tier, drawn from a seeded Effect
  * `Random`: the shares follow the weights, and one seed gives one sequence of
- * orders on every run, so the test cannot flake.
+ * orders on every run, so the test cannot flake. Whatever the weights and
+ * the draws, the order is a permutation with the zero weights last.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { Effect, Random } from "effect"
-import { weightedOrder } from "../../src/services/ChannelRouter.ts"
+import fc from "fast-check"
+import { weightedOrder } from "../../../src/services/routing/WeightedOrder.ts"
 
 /** A draw in [0, 1) from Effect's `Random` seeded with `seed`. */
 const seeded = (seed: string): () => number =>
@@ -53,4 +55,22 @@ Deno.test("weightedOrder: a draw just below 1 picks the last of the pool, a draw
   const names = (draw: number) => weightedOrder(channels, (channel) => channel.weight, () => draw).map((c) => c.name)
   deepStrictEqual(names(0), ["a", "b", "c"])
   deepStrictEqual(names(0.999999), ["c", "b", "a"])
+})
+
+Deno.test("weightedOrder: for any weights and draws, a permutation of the items with the zero weights last, in place", () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 1_000 })), { maxLength: 12 }),
+      fc.infiniteStream(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true })),
+      (weights, draws) => {
+        const items = weights.map((weight, id) => ({ id, weight }))
+        const order = weightedOrder(items, (item) => item.weight, () => draws.next().value)
+        deepStrictEqual(order.map((item) => item.id).toSorted((a, b) => a - b), items.map((item) => item.id))
+        const firstZero = order.findIndex((item) => item.weight === 0)
+        if (firstZero >= 0) ok(order.slice(firstZero).every((item) => item.weight === 0))
+        // The zero weights keep their given order.
+        deepStrictEqual(order.filter((item) => item.weight === 0), items.filter((item) => item.weight === 0))
+      }
+    )
+  )
 })
