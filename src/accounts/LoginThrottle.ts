@@ -23,7 +23,7 @@
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import ipaddr from "ipaddr.js"
-import { Redis } from "ioredis"
+import type { Redis } from "ioredis"
 import { RateLimited } from "../errors/GatewayError.ts"
 
 /** Throttle settings. Windows in milliseconds. @category models */
@@ -151,20 +151,24 @@ const REDIS_TIMEOUT_MS = 300
 export const redisCounters = (url: string, prefix: string, fallback: CounterStore): CounterStore => {
   let down = false
   let unreported: string | undefined
-  const client = new Redis(url, {
-    lazyConnect: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    connectTimeout: REDIS_TIMEOUT_MS,
-    commandTimeout: REDIS_TIMEOUT_MS,
-    retryStrategy: (attempt: number) => Math.min(attempt * 100, 2_000)
+  // `ioredis` is loaded here, not at the top: a gateway without Redis never holds it (about 3 MiB).
+  const opening: Promise<Redis> = import("ioredis").then(({ Redis }) => {
+    const created = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: REDIS_TIMEOUT_MS,
+      commandTimeout: REDIS_TIMEOUT_MS,
+      retryStrategy: (attempt: number) => Math.min(attempt * 100, 2_000)
+    })
+    created.on("error", () => {})
+    return created
   })
-  client.on("error", () => {})
-  const connected = client.connect().catch(() => undefined)
-  const guarded = async <A>(shared: () => Promise<A>, local: () => Promise<A>): Promise<A> => {
+  const connected = opening.then((client) => client.connect()).catch(() => undefined)
+  const guarded = async <A>(shared: (client: Redis) => Promise<A>, local: () => Promise<A>): Promise<A> => {
     try {
       await connected
-      const answer = await shared()
+      const answer = await shared(await opening)
       down = false
       return answer
     } catch (error) {
@@ -175,21 +179,23 @@ export const redisCounters = (url: string, prefix: string, fallback: CounterStor
   }
   return {
     reserve: (slots) =>
-      guarded(async () => {
+      guarded(async (client) => {
         const keys = slots.map((slot) => `${prefix}${slot.key}`)
         const args = slots.flatMap((slot) => [slot.max, slot.windowMillis])
         const wait = Number(await client.eval(reserveScript, keys.length, ...keys, ...args))
         return wait < 0 ? undefined : wait
       }, () => fallback.reserve(slots)),
     release: (key) =>
-      guarded(async () => {
+      guarded(async (client) => {
         await client.eval(releaseScript, 1, `${prefix}${key}`)
       }, () => fallback.release(key)),
     reset: (key) =>
-      guarded(async () => {
+      guarded(async (client) => {
         await client.del(`${prefix}${key}`)
       }, () => fallback.reset(key)),
     close: async () => {
+      const client = await opening.catch(() => undefined)
+      if (client === undefined) return
       await client.quit().catch(() => undefined)
       client.disconnect()
     },

@@ -13,7 +13,6 @@
  *
  * @since 0.1.0
  */
-import { parseBuffer } from "music-metadata"
 
 const ascii = (bytes: Uint8Array, start: number): string =>
   String.fromCharCode(bytes[start], bytes[start + 1], bytes[start + 2], bytes[start + 3])
@@ -85,6 +84,8 @@ const LOWEST_BELIEVED_BITS_PER_SECOND = 2_000
  */
 export const audioMillis = async (bytes: Uint8Array, mimeType: string): Promise<number | undefined> => {
   if (bytes.length === 0) return undefined
+  // Loaded on first use: about 3 MiB of modules a gateway that serves no audio does not hold.
+  const { parseBuffer } = await import("music-metadata")
   try {
     const metadata = await parseBuffer(bytes, { mimeType, size: bytes.length }, {
       duration: true,

@@ -24,7 +24,6 @@
  */
 import { createHash } from "node:crypto"
 import { Data, Effect, Schema, type Scope } from "effect"
-import { Redis } from "ioredis"
 import { concurrencyRetryMs, type LimitName, type Refusal, type Rule } from "./Rules.ts"
 
 /**
@@ -220,6 +219,8 @@ export interface RedisCountsOptions {
  * @category constructors
  */
 export const makeRedisCounts = Effect.fnUntraced(function* (options: RedisCountsOptions) {
+  // Loaded here, not at the top: a gateway without Redis never holds `ioredis` (about 3 MiB).
+  const { Redis } = yield* Effect.promise(() => import("ioredis"))
   const client = yield* Effect.acquireRelease(
     Effect.sync(() => {
       const created = new Redis(options.url, {
