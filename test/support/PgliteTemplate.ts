@@ -16,15 +16,20 @@
  *
  * A copy lives in its own temporary directory and is removed by `remove`, or
  * when the process exits if a test never closed its gateway.
+ *
+ * Not for tests of creating a store (`test/storage/PgliteStore.test.ts`, the
+ * first start of `src/main.ts`): those create theirs.
  */
-import { Effect } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import { Effect, Layer } from "effect"
 import { Hex } from "effect/encoding"
+import type { SqlClient, SqlError } from "effect/sql"
 import { layerPglite } from "../../src/storage/Database.ts"
 
 const ROOT = new URL("../../", import.meta.url)
 
 /** Files whose contents decide what the template holds. */
-const inputs = async (): Promise<ReadonlyArray<URL>> => {
+const inputs = (): ReadonlyArray<URL> => {
   const migrations = [...Deno.readDirSync(new URL("migrations/", ROOT))]
     .filter((entry) => entry.isFile)
     .map((entry) => entry.name)
@@ -41,7 +46,7 @@ const inputs = async (): Promise<ReadonlyArray<URL>> => {
 /** A SHA-256 over the template's inputs (names and contents), hex, first 16 characters. */
 const inputsHash = async (): Promise<string> => {
   const parts: Array<string> = []
-  for (const url of await inputs()) parts.push(url.pathname.slice(ROOT.pathname.length), await Deno.readTextFile(url))
+  for (const url of inputs()) parts.push(url.pathname.slice(ROOT.pathname.length), await Deno.readTextFile(url))
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(parts.join("\u0000")))
   return Hex.encode(new Uint8Array(digest)).slice(0, 16)
 }
@@ -124,3 +129,14 @@ export const freshPglite = async (): Promise<PgliteCopy> => {
     }
   }
 }
+
+/**
+ * `layerPglite` on a copy of the template instead of a new in-memory store:
+ * the same migrated embedded store, served the same way; the copy is removed
+ * after the store closed, with the layer's scope.
+ */
+export const layerFreshPglite: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, SqlError.SqlError> = Layer.unwrap(
+  Effect.acquireRelease(Effect.promise(freshPglite), (copy) => Effect.promise(copy.remove)).pipe(
+    Effect.map((copy) => layerPglite(copy.dataDir))
+  )
+)
