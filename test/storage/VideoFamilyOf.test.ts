@@ -8,8 +8,8 @@ import { strictEqual } from "node:assert/strict"
 import { Effect, Layer } from "effect"
 import { applyBootstrap } from "../../src/config/ApplyBootstrap.ts"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { layerPglite } from "../../src/storage/Database.ts"
 import { Catalog, imageFamilyOf, videoFamilyOf } from "../../src/storage/Catalog.ts"
+import { layerFreshPglite } from "../support/PgliteTemplate.ts"
 
 const FILE = `
 groups:
@@ -41,7 +41,7 @@ Deno.test("videoFamilyOf: the bootstrap file's video family, else the default by
     strictEqual(imageFamilyOf(snapshot, "painter"), "dall-e-3")
     strictEqual(imageFamilyOf(snapshot, "clip-house"), undefined)
   }).pipe(
-    Effect.provide(Catalog.layer.pipe(Layer.provideMerge(layerPglite(undefined)))),
+    Effect.provide(Catalog.layer.pipe(Layer.provideMerge(layerFreshPglite))),
     Effect.scoped,
     Effect.runPromise
   )

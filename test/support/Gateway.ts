@@ -1,7 +1,9 @@
 /**
  * Starts the gateway in-process on a random loopback port, in front of an
- * emulator, on a fresh store: embedded PGlite in memory, or a new PostgreSQL
- * database created for the test and dropped after it.
+ * emulator, on a fresh store: embedded PGlite (a copy of a created and
+ * migrated template in a temporary directory, deleted when the gateway stops,
+ * as an in-memory store would vanish; see `PgliteTemplate.ts`), or a new
+ * PostgreSQL database created for the test and dropped after it.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
@@ -12,6 +14,7 @@ import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
 import { rememberClientAddress } from "../../src/http/ClientAddress.ts"
 import type { OtlpOptions } from "../../src/observability/Tracing.ts"
 import { assertNoSecrets, collectingTelemetry, promptsOf, secretsOf } from "./LogScan.ts"
+import { freshPglite } from "./PgliteTemplate.ts"
 
 /** The PostgreSQL server the tests use (trust auth on this machine and in CI). */
 export const POSTGRES_URL = Deno.env.get("SLUICE_TEST_POSTGRES") ?? "postgres://postgres@127.0.0.1:5432/postgres"
@@ -100,11 +103,12 @@ export const startGateway = async (options: {
   const emulator = options.emulator ?? startEmulator()
   const postgres = options.databaseUrl === undefined && options.store === "postgres" ? await freshPostgres() : undefined
   const databaseUrl = options.databaseUrl ?? postgres?.url
+  const pglite = databaseUrl === undefined ? await freshPglite() : undefined
   const file = options.config(emulator.url)
   const telemetry = collectingTelemetry()
   const { handler, dispose } = makeHandler({
     databaseUrl,
-    dataDir: "memory://",
+    dataDir: pglite?.dataDir ?? "memory://",
     redisUrl: options.redisUrl,
     redisPrefix: options.redisPrefix,
     file,
@@ -126,6 +130,7 @@ export const startGateway = async (options: {
     stopped = true
     await server.shutdown()
     await dispose()
+    await pglite?.remove()
     // Every gateway's log output is scanned for keys and prompt text (see LogScan.ts).
     assertNoSecrets(telemetry.lines, secretsOf(file), promptsOf(emulator.requests))
   }

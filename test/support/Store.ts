@@ -1,7 +1,9 @@
 /**
  * SQL access to a gateway's store from a test, on both stores: PostgreSQL at
  * any time, and PGlite kept in a temporary directory (instead of memory), so
- * a test can open it after the gateway stopped and read what it wrote.
+ * a test can open it after the gateway stopped and read what it wrote. The
+ * PGlite directory starts as a copy of a created and migrated template
+ * (`PgliteTemplate.ts`).
  */
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
@@ -13,6 +15,7 @@ import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
 import { freshPostgres, type Store } from "./Gateway.ts"
 import { assertNoSecrets, collectingTelemetry, promptsOf, secretsOf } from "./LogScan.ts"
 import { rememberClientAddress } from "../../src/http/ClientAddress.ts"
+import { freshPglite } from "./PgliteTemplate.ts"
 
 /** A row as the store returned it; numbers may arrive as `number`, `bigint` or numeric strings. */
 export type Row = Readonly<Record<string, unknown>>
@@ -65,7 +68,7 @@ export interface StoredGateway {
 /**
  * Starts an emulator (unless one is given) and a gateway configured by
  * `config(emulatorUrl)` on a fresh store: a new PostgreSQL database, or PGlite
- * in a new temporary directory.
+ * in a new temporary directory (a copy of the migrated template).
  */
 export const startStoredGateway = async (options: {
   readonly store: Store
@@ -74,8 +77,8 @@ export const startStoredGateway = async (options: {
 }): Promise<StoredGateway> => {
   const emulator = options.emulator ?? startEmulator()
   const postgres = options.store === "postgres" ? await freshPostgres() : undefined
-  const tempDir = options.store === "pglite" ? await Deno.makeTempDir({ prefix: "sluice_pglite_" }) : undefined
-  const dataDir = tempDir === undefined ? "memory://" : `${tempDir}/data`
+  const pglite = options.store === "pglite" ? await freshPglite() : undefined
+  const dataDir = pglite?.dataDir ?? "memory://"
   const file = options.config(emulator.url)
   const telemetry = collectingTelemetry()
   const { handler, dispose } = makeHandler({
@@ -88,7 +91,7 @@ export const startStoredGateway = async (options: {
   })
   const removeStore = async () => {
     await postgres?.drop()
-    if (tempDir !== undefined) await Deno.remove(tempDir, { recursive: true }).catch(() => undefined)
+    await pglite?.remove()
   }
   try {
     const ready = await handler(new Request("http://localhost/healthz"))

@@ -11,8 +11,8 @@ import { SqlClient } from "effect/sql"
 import { applyBootstrap } from "../../src/config/ApplyBootstrap.ts"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { type Asset, Assets } from "../../src/tasks/Assets.ts"
-import { layerPglite } from "../../src/storage/Database.ts"
 import { startMediaServer } from "../support/MediaServer.ts"
+import { layerFreshPglite } from "../support/PgliteTemplate.ts"
 
 const FILE = JSON.stringify({
   groups: { default: { ratio: 1 } },
@@ -99,7 +99,7 @@ Deno.test("Assets.resolve: the owner's Active asset → its URL; anything else o
       strictEqual(lost.status, "Active")
       strictEqual(lost.mediaType, "video/mp4")
     }).pipe(
-      Effect.provide(Assets.layer(settings).pipe(Layer.provideMerge(layerPglite(undefined)))),
+      Effect.provide(Assets.layer(settings).pipe(Layer.provideMerge(layerFreshPglite))),
       Effect.scoped,
       Effect.runPromise
     )
