@@ -37,18 +37,9 @@ export type PgliteWorkerEvent =
 
 /**
  * The server's start parameters: PGlite's own defaults (single-user mode, no
- * parallel workers, …), one planner setting and two memory settings
+ * parallel workers, …) and two memory settings
  * (postgresql.org/docs/current/runtime-config-resource.html), both fixed at
  * allocation inside a WASM memory that never shrinks:
- * - `plan_cache_mode` `force_generic_plan`
- *   (postgresql.org/docs/current/runtime-config-query.html): a prepared
- *   statement is planned once, not again for every execution. The gateway's
- *   statements are all prepared (`@effect/sql-pg` keeps them per connection),
- *   and PostgreSQL's default re-plans the ledger's commit — one statement of
- *   up to seven parts — on every run, which in WASM cost about as much again
- *   as running it (0.6–0.9 against 1.4–1.6 ms of CPU a commit, measured with
- *   `PREPARE`/`EXECUTE` on this store). Its filters are equalities on keys
- *   and ranges on indexed columns, which a generic plan serves as well.
  * - `shared_buffers` 16 MB instead of `initdb`'s 128 MB. The buffer pool is
  *   allocated and zeroed at start, so all of it was resident (with the WAL
  *   buffers, 1/32 of it); the data files stay in the operating system's page
@@ -60,8 +51,6 @@ export type PgliteWorkerEvent =
  */
 export const pgliteStartParams: ReadonlyArray<string> = [
   ...PGlite.defaultStartParams,
-  "-c",
-  "plan_cache_mode=force_generic_plan",
   "-c",
   "shared_buffers=16MB",
   "-c",
