@@ -57,7 +57,7 @@ export const taskSubmitServices: Effect.Effect<
 })
 
 /** The fields of a new task row that are the relay's own; `insert` adds the rest. @category models */
-export interface TaskRow {
+export interface OwnTaskFields {
   readonly publicId: string
   readonly kind: TaskKind
   /** The upstream's task id, or `null` when no upstream task exists yet (async images). */
@@ -77,7 +77,7 @@ export interface TaskRow {
  *
  * @category models
  */
-export type InsertTask = (candidate: Candidate, row: TaskRow) => Effect.Effect<Task>
+export type InsertTask = (candidate: Candidate, row: OwnTaskFields) => Effect.Effect<Task>
 
 /** One task submit, its candidates chosen and priced. @category models */
 export interface TaskSubmitRequest<A> {
