@@ -90,29 +90,32 @@ export interface Task {
   readonly pollFailures: number
   readonly createdAt: number
   readonly completedAt: number | null
+  /** Epoch ms after which the task fails and is refunded. */
   readonly deadlineAt: number
 }
 
-/** A task to insert (queued, progress 0). @category models */
-export interface NewTask {
-  readonly publicId: string
-  readonly kind: TaskKind
-  readonly userId: bigint
-  readonly tokenId: bigint
-  readonly channelId: number
-  readonly keyPosition: number
-  readonly upstreamId: string | null
-  readonly model: string
-  readonly upstreamModel: string
-  readonly request: Readonly<Record<string, unknown>>
-  readonly status: TaskStatus
-  readonly requestId: string
-  readonly billing: TaskBilling
-  readonly quotaCharged: bigint
+/** A task to insert (queued, progress 0): the stored task's own fields, and when it is first polled. @category models */
+export interface NewTask extends
+  Pick<
+    Task,
+    | "publicId"
+    | "kind"
+    | "userId"
+    | "tokenId"
+    | "channelId"
+    | "keyPosition"
+    | "upstreamId"
+    | "model"
+    | "upstreamModel"
+    | "request"
+    | "status"
+    | "requestId"
+    | "billing"
+    | "quotaCharged"
+    | "deadlineAt"
+  > {
   /** Epoch ms of the first poll. */
   readonly nextPollAt: number
-  /** Epoch ms after which the task fails and is refunded. */
-  readonly deadlineAt: number
 }
 
 /**
