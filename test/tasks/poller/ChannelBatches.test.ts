@@ -8,7 +8,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { Effect } from "effect"
 import { pollInBatches, type Running } from "../../../src/tasks/poller/ChannelBatches.ts"
 import type { Task } from "../../../src/tasks/store/Task.ts"
-import { taskWith } from "./TaskFixture.ts"
+import { taskWith } from "../TaskFixture.ts"
 
 /** Runs `pollInBatches` over `due` tasks waiting on the channel; what it claimed, polled and recorded. */
 const run = (

@@ -8,7 +8,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import type { MjPoll } from "../../../src/formats/midjourney/Wire.ts"
 import { midjourneyOutcome, repriced, videoOutcome } from "../../../src/tasks/poller/PollOutcome.ts"
-import { taskWith } from "./TaskFixture.ts"
+import { taskWith } from "../TaskFixture.ts"
 
 const task = taskWith({ progress: 30 })
 

@@ -8,7 +8,7 @@ import { deepStrictEqual } from "node:assert/strict"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { currentPlan, planPoll, TIMEOUT_END } from "../../../src/tasks/poller/PollPlan.ts"
-import { DEADLINE, taskWith } from "./TaskFixture.ts"
+import { DEADLINE, taskWith } from "../TaskFixture.ts"
 
 Deno.test("currentPlan (TestClock): 1 ms before the deadline the video is polled; at and after it, it expires", () =>
   Effect.runPromise(

@@ -6,30 +6,9 @@
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { adjustmentOf, adjustmentRow, committedCharge, endColumns } from "../../../src/tasks/store/FinalBill.ts"
-import { insertedTask } from "../../../src/tasks/store/Task.ts"
+import { taskWith } from "../TaskFixture.ts"
 
-const task = insertedTask(
-  {
-    publicId: "video_abc",
-    kind: "video",
-    userId: 7n,
-    tokenId: 9n,
-    channelId: 3,
-    keyPosition: 0,
-    upstreamId: "up-1",
-    model: "sora-2",
-    upstreamModel: "sora-2-pro",
-    request: {},
-    status: "queued",
-    requestId: "req-1",
-    billing: { ratio: "1000000000", perSecond: "100000000", free: false, seconds: 8 },
-    quotaCharged: 800_000n,
-    nextPollAt: 0,
-    deadlineAt: 1
-  },
-  41n,
-  0
-)
+const task = taskWith({ upstreamModel: "sora-2-pro", status: "queued", deadlineAt: 1 })
 
 Deno.test("endColumns: what the end does not say is null; the error is cut to 64 and 1,000 characters", () => {
   deepStrictEqual(endColumns({ status: "completed", cost: 5n }), {

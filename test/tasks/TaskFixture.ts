@@ -1,8 +1,8 @@
 /**
- * A stored task for the poller's unit tests: a video of 8 seconds charged
+ * A stored task for the tasks unit tests (poller, final bill): a video of 8 seconds charged
  * 800,000 units at ratio 1 and 0.1 USD a second, its deadline 2030-01-01.
  */
-import { insertedTask, type Task } from "../../../src/tasks/store/Task.ts"
+import { insertedTask, type Task } from "../../src/tasks/store/Task.ts"
 
 /** 2030-01-01T00:00:00Z, the task's deadline (epoch ms). */
 export const DEADLINE = Date.UTC(2030, 0, 1)
