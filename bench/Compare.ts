@@ -19,7 +19,15 @@
 import { chatBody, chatHeaders, gatewayConfig, messagesBody, messagesHeaders } from "./Config.ts"
 import { CpuClock } from "./Cpu.ts"
 import { type BenchDatabase, createBenchDatabase } from "./Postgres.ts"
-import { freePort, type Managed, startBareProxy, startEmulator, Supervisor, waitHealthy } from "./Processes.ts"
+import {
+  freePort,
+  gatewayEnv,
+  type Managed,
+  startBareProxy,
+  startEmulator,
+  Supervisor,
+  waitHealthy
+} from "./Processes.ts"
 import { median } from "./Telemetry.ts"
 import { runWrk } from "./Wrk.ts"
 
@@ -77,16 +85,10 @@ try {
       command: Deno.execPath(),
       args: ["run", "-A", "src/main.ts"],
       cwd: spec.dir,
-      env: {
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        SLUICE_CONFIG: configPath,
-        SLUICE_DATA_DIR: `${workDir}/${spec.name}-data`,
-        DATABASE_URL: database?.url ?? "",
-        REDIS_URL: "",
-        LOG_FORMAT: "json",
-        ...spec.env
-      }
+      env: gatewayEnv(
+        { port, configPath, dataDir: `${workDir}/${spec.name}-data`, databaseUrl: database?.url },
+        spec.env
+      )
     })
     targets.push({ name: spec.name, url: `http://127.0.0.1:${port}`, managed })
   }

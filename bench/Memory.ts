@@ -29,9 +29,9 @@
 import { benchKey, chatBody, chatHeaders, gatewayConfig } from "./Config.ts"
 import { openHarness } from "./Harness.ts"
 import { createBenchDatabase } from "./Postgres.ts"
-import { freePort, type Managed, startEmulator, waitHealthy } from "./Processes.ts"
+import { freePort, gatewayEnv, type Managed, startEmulator, waitHealthy } from "./Processes.ts"
 import { memoryOf, mib, type TreeMemory, treeOf } from "./Rss.ts"
-import { runWrk, wrkVersion } from "./Wrk.ts"
+import { requireWrk, runWrk } from "./Wrk.ts"
 
 const option = (name: string, fallback: number) => {
   const given = Deno.args.find((arg) => arg.startsWith(`--${name}=`))
@@ -51,11 +51,7 @@ const connections = 50
 /** The slow emulator's pace: the bench prompt's echo is about 25 tokens, so a stream lasts about 25 s. */
 const slowTokensPerSecond = 1
 
-const wrk = await wrkVersion()
-if (wrk === undefined) {
-  console.error("wrk is not installed. Install it with: apt-get install -y wrk (Debian/Ubuntu), then run again.")
-  Deno.exit(1)
-}
+const wrk = await requireWrk()
 
 const root = new URL("..", import.meta.url).pathname
 const [loadAverage] = Deno.loadavg()
@@ -79,15 +75,7 @@ const startGateway = async (name: string, emulatorUrl: string): Promise<Gateway>
     command: Deno.execPath(),
     args: ["task", "--quiet", "start"],
     cwd: root,
-    env: {
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      SLUICE_CONFIG: configPath,
-      SLUICE_DATA_DIR: `${workDir}/${name}-data`,
-      DATABASE_URL: database?.url ?? "",
-      REDIS_URL: "",
-      LOG_FORMAT: "json"
-    }
+    env: gatewayEnv({ port, configPath, dataDir: `${workDir}/${name}-data`, databaseUrl: database?.url })
   })
   const url = `http://127.0.0.1:${port}`
   // A fresh store is created first (PGlite: `initdb`), which takes a minute or more on a busy machine.

@@ -24,10 +24,10 @@ import { CpuClock } from "./Cpu.ts"
 import { ensurePortkey, nodeVersion, portkeyHeaders, portkeyVersion, startPortkey } from "./Peers.ts"
 import { openHarness } from "./Harness.ts"
 import { createBenchDatabase } from "./Postgres.ts"
-import { freePort, type Managed, startBareProxy, startEmulator, waitHealthy } from "./Processes.ts"
+import { freePort, gatewayEnv, type Managed, startBareProxy, startEmulator, waitHealthy } from "./Processes.ts"
 import { memoryOf, mib, treeMemory, treeOf } from "./Rss.ts"
 import { median } from "./Telemetry.ts"
-import { runWrk, wrkVersion } from "./Wrk.ts"
+import { requireWrk, runWrk } from "./Wrk.ts"
 
 const option = (name: string, fallback: number) => {
   const given = Deno.args.find((arg) => arg.startsWith(`--${name}=`))
@@ -46,11 +46,7 @@ if (Deno.args.some((arg) => !known(arg)) || !(rounds >= 1) || !(seconds >= 1)) {
   Deno.exit(2)
 }
 
-const wrk = await wrkVersion()
-if (wrk === undefined) {
-  console.error("wrk is not installed. Install it with: apt-get install -y wrk (Debian/Ubuntu), then run again.")
-  Deno.exit(1)
-}
+const wrk = await requireWrk()
 
 const root = new URL("..", import.meta.url).pathname
 const [loadAverage] = Deno.loadavg()
@@ -200,15 +196,7 @@ const main = async () => {
     command: Deno.execPath(),
     args: ["run", "-A", "src/main.ts"],
     cwd: root,
-    env: {
-      PORT: String(sluicePort),
-      HOST: "127.0.0.1",
-      SLUICE_CONFIG: configPath,
-      SLUICE_DATA_DIR: `${workDir}/sluice-data`,
-      DATABASE_URL: database?.url ?? "",
-      REDIS_URL: "",
-      LOG_FORMAT: "json"
-    }
+    env: gatewayEnv({ port: sluicePort, configPath, dataDir: `${workDir}/sluice-data`, databaseUrl: database?.url })
   })
   const peer = await startPortkey(supervisor, entry)
   const targets: ReadonlyArray<Target> = [

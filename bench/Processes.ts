@@ -153,6 +153,32 @@ export interface Started {
   readonly url: string
 }
 
+/**
+ * The environment a gateway under test starts with (`src/main.ts`): on `port` at 127.0.0.1, the bootstrap file
+ * `configPath`, the embedded store in `dataDir` unless `databaseUrl` (PostgreSQL) is given, no Redis, JSON log
+ * lines; `extra` is added over it (e.g. `SLUICE_SHUTDOWN_GRACE_SECONDS`).
+ *
+ * @category processes
+ */
+export const gatewayEnv = (
+  options: {
+    readonly port: number
+    readonly configPath: string
+    readonly dataDir: string
+    readonly databaseUrl?: string | undefined
+  },
+  extra: Record<string, string> = {}
+): Record<string, string> => ({
+  PORT: String(options.port),
+  HOST: "127.0.0.1",
+  SLUICE_CONFIG: options.configPath,
+  SLUICE_DATA_DIR: options.dataDir,
+  DATABASE_URL: options.databaseUrl ?? "",
+  REDIS_URL: "",
+  LOG_FORMAT: "json",
+  ...extra
+})
+
 /** The checkout this file is in: where `src/` and `bench/` are run from. */
 const checkout = new URL("..", import.meta.url).pathname
 

@@ -23,7 +23,7 @@ import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import { benchKey, benchVideoModel, tasksConfig } from "./Config.ts"
 import { type BenchDatabase, createBenchDatabase } from "./Postgres.ts"
-import { freePort, startEmulator, Supervisor, waitHealthy } from "./Processes.ts"
+import { freePort, gatewayEnv, startEmulator, Supervisor, waitHealthy } from "./Processes.ts"
 import { type Counters, pollWindow, renderTasksReport, rssKibOf, type SubmitFigures, type TasksRun } from "./Tasks.ts"
 
 const TASKS = Number(Deno.env.get("SLUICE_BENCH_TASKS_COUNT") ?? 10_000)
@@ -138,17 +138,10 @@ const runCase = async (): Promise<TasksRun> => {
     command: Deno.execPath(),
     args: ["run", "-A", "src/main.ts"],
     cwd: root,
-    env: {
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      SLUICE_CONFIG: configPath,
-      SLUICE_DATA_DIR: `${workDir}/gateway-data`,
-      DATABASE_URL: database.url,
-      REDIS_URL: "",
+    env: gatewayEnv({ port, configPath, dataDir: `${workDir}/gateway-data`, databaseUrl: database.url }, {
       SLUICE_SHUTDOWN_GRACE_SECONDS: "2",
-      SLUICE_ACCESS_LOG: "off",
-      LOG_FORMAT: "json"
-    }
+      SLUICE_ACCESS_LOG: "off"
+    })
   })
   const gatewayUrl = `http://127.0.0.1:${port}`
   await Promise.all([

@@ -66,6 +66,19 @@ export const wrkVersion = async (): Promise<string | undefined> => {
 }
 
 /**
+ * `wrkVersion`, or, when `wrk` is not on the PATH, says how to install it and exits 1 (what every bench that
+ * drives load does first).
+ *
+ * @category wrk
+ */
+export const requireWrk = async (): Promise<string> => {
+  const version = await wrkVersion()
+  if (version !== undefined) return version
+  console.error("wrk is not installed. Install it with: apt-get install -y wrk (Debian/Ubuntu), then run again.")
+  return Deno.exit(1)
+}
+
+/**
  * Runs `wrk -t1 -c<connections> -d<seconds>s --timeout 10s` under `supervisor`
  * (so an interrupted bench also stops it). One wrk thread keeps the load
  * generator's share of a 2-core machine small; it drives 50 connections easily. `workDir` receives the summary file.

@@ -37,6 +37,7 @@ import { type FirstByteTarget, probeFirstByte } from "./FirstByte.ts"
 import { type BenchDatabase, createBenchDatabase } from "./Postgres.ts"
 import {
   freePort,
+  gatewayEnv,
   logTail,
   type Managed,
   startBareProxy,
@@ -55,7 +56,7 @@ import {
   type Run
 } from "./Report.ts"
 import { renderTelemetryReport, type TelemetryCase, type TelemetryReport } from "./Telemetry.ts"
-import { runWrk, wrkVersion } from "./Wrk.ts"
+import { requireWrk, runWrk } from "./Wrk.ts"
 
 const throughputConnections = 50
 const latencyConnections = 10
@@ -92,11 +93,7 @@ const telemetryPauseMillis = 1_000
 const ANALYSIS_MARKER =
   "<!-- Analysis below: written by hand, kept by `deno task bench` when it rewrites the report above. -->"
 
-const wrk = await wrkVersion()
-if (wrk === undefined) {
-  console.error("wrk is not installed. Install it with: apt-get install -y wrk (Debian/Ubuntu), then run again.")
-  Deno.exit(1)
-}
+const wrk = await requireWrk()
 
 const cpuClock = await CpuClock.make()
 const root = new URL("..", import.meta.url).pathname
@@ -153,17 +150,10 @@ const startGateway = async (name: string, config: string, extraEnv: Record<strin
     command: Deno.execPath(),
     args: ["run", "-A", "src/main.ts"],
     cwd: root,
-    env: {
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      SLUICE_CONFIG: configPath,
-      SLUICE_DATA_DIR: `${workDir}/${name}-data`,
-      DATABASE_URL: database?.url ?? "",
-      REDIS_URL: "",
+    env: gatewayEnv({ port, configPath, dataDir: `${workDir}/${name}-data`, databaseUrl: database?.url }, {
       SLUICE_SHUTDOWN_GRACE_SECONDS: "2",
-      LOG_FORMAT: "json",
       ...extraEnv
-    }
+    })
   })
   return { managed, url: `http://127.0.0.1:${port}`, store: database === undefined ? "PGlite" : database.name }
 }
