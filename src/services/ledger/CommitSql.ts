@@ -11,7 +11,7 @@
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import { insertUsageRows } from "../../storage/UsageRowsSql.ts"
-import { enqueueBudgetThresholds, enqueueLowBalances, lowBalanceEvents } from "../WebhookOutbox.ts"
+import { enqueueBudgetThresholds, enqueueLowBalances, lowBalanceEvents, type SpendMove } from "../WebhookOutbox.ts"
 import type { Taken } from "./LeaseMath.ts"
 
 /** The entries of `taken` the commit writes per table: charged users, charged tokens, and limited accounts' leases. */
@@ -35,18 +35,9 @@ const writeBudgetSpend = (sql: SqlClient.SqlClient, taken: ReadonlyArray<Taken>)
   Effect.suspend(() => {
     const spent = taken.filter((entry) => entry.account.subject === "budget" && entry.charged > 0n)
     if (spent.length === 0) return Effect.void
+    // The rows are the outbox's spend moves, the window's id under its column name.
     return sql<
-      {
-        readonly id: bigint
-        readonly subject: "token" | "user"
-        readonly subjectId: bigint
-        readonly userId: bigint
-        readonly period: string
-        readonly periodStart: Date
-        readonly periodEnd: Date | null
-        readonly before: bigint
-        readonly after: bigint
-      }
+      Omit<SpendMove, "periodId"> & { readonly id: bigint }
     >`UPDATE budget_periods p SET spent = p.spent + d.charged
       FROM unnest(${spent.map((entry) => String(entry.account.id))}::bigint[],
         ${spent.map((entry) => String(entry.charged))}::bigint[]) AS d(id, charged)

@@ -130,14 +130,19 @@ export const failIfRefused = (
 ): Effect.Effect<void, UpstreamFailed> =>
   response.status >= 200 && response.status < 300 ? Effect.void : Effect.gen(function* () {
     const text = yield* readBounded(response, MAX_ERROR_BODY_BYTES).pipe(Effect.orElseSucceed(() => undefined))
-    const classified = classify(response.status, text ?? "")
-    return yield* new UpstreamFailed({
-      kind: classified.kind,
-      status: response.status,
-      message: classified.message,
-      channelId
-    })
+    return yield* refusal(classify, response.status, text ?? "", channelId)
   })
+
+/** A refused answer (`status`, its error body `text`) as the vendor's `classify` reads it, on `channelId`. */
+const refusal = (
+  classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string },
+  status: number,
+  text: string,
+  channelId: number
+): UpstreamFailed => {
+  const classified = classify(status, text)
+  return new UpstreamFailed({ kind: classified.kind, status, message: classified.message, channelId })
+}
 
 /**
  * A vendor's answer whose 2xx body is JSON: its text and parsed value, read within `limit` bytes. Fails with
@@ -170,13 +175,7 @@ export const readJsonAnswer = (
       )
     )
     if (response.status < 200 || response.status >= 300) {
-      const classified = classify(response.status, text ?? "")
-      return yield* new UpstreamFailed({
-        kind: classified.kind,
-        status: response.status,
-        message: classified.message,
-        channelId
-      })
+      return yield* refusal(classify, response.status, text ?? "", channelId)
     }
     if (text === undefined) {
       return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Answer too large." })
