@@ -10,24 +10,10 @@
  */
 import { ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
-import { Webhook } from "standardwebhooks"
 import { basicConfig, freshPostgres, ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
 import { startEmulator } from "../../src/emulator/Emulator.ts"
 import { browser } from "../support/Browser.ts"
-
-interface Received {
-  readonly id: string
-  readonly type: string
-  readonly data: Record<string, unknown>
-}
-
-const until = async (what: string, check: () => boolean | Promise<boolean>, millis = 60_000) => {
-  const deadline = Date.now() + millis
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
-}
+import { startWebhookReceiver, until } from "../support/WebhookReceiver.ts"
 
 const VENDOR_TEXT = "The server had an error while processing your request (internal ref 7f3a)."
 
@@ -36,18 +22,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    let secret = ""
-    const received: Array<Received> = []
-    const receiver = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
-      const body = await request.text()
-      try {
-        const event = new Webhook(secret).verify(body, Object.fromEntries(request.headers)) as Received
-        received.push({ id: request.headers.get("webhook-id")!, type: event.type, data: event.data })
-        return new Response(null, { status: 204 })
-      } catch {
-        return new Response("bad signature", { status: 400 })
-      }
-    })
+    const receiver = startWebhookReceiver()
+    const received = receiver.received
     const emulator = startEmulator()
     const database = await freshPostgres()
     const config = (url: string) =>
@@ -66,11 +42,11 @@ Deno.test({
       const root = browser(gateways[0].url)
       await root.login("root", ROOT_PASSWORD)
       const made = await root.call<{ id: number; secret: string }>("POST", "/api/webhook/", {
-        url: `http://127.0.0.1:${receiver.addr.port}/ops`,
+        url: `http://127.0.0.1:${receiver.port}/ops`,
         events: ["channel.unhealthy", "channel.recovered"]
       })
       strictEqual(made.success, true, made.message)
-      secret = made.data.secret
+      receiver.secret = made.data.secret
 
       // Healthy traffic raises nothing.
       for (const gateway of gateways) {

@@ -10,27 +10,13 @@
  */
 import { ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
-import { Webhook } from "standardwebhooks"
 import { basicConfig, freshPostgres, ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
 import { startEmulator } from "../../src/emulator/Emulator.ts"
 import { browser } from "../support/Browser.ts"
+import { startWebhookReceiver, until } from "../support/WebhookReceiver.ts"
 
 const KEY = "sk-test-alerts-0001"
 const PASSWORD = "alice-password-1"
-
-interface Received {
-  readonly id: string
-  readonly type: string
-  readonly data: Record<string, unknown>
-}
-
-const until = async (what: string, check: () => boolean | Promise<boolean>, millis = 60_000) => {
-  const deadline = Date.now() + millis
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
-}
 
 Deno.test({
   name: "webhooks: budget thresholds are signed, written with the spend and delivered across a restart",
@@ -38,27 +24,10 @@ Deno.test({
   sanitizeResources: false,
   fn: async () => {
     // The receiver: down (503) at first; then verifies every delivery with the secret.
-    let secret = ""
     let up = false
-    const received: Array<Received> = []
-    let refusedSignatures = 0
-    let downAnswers = 0
-    const receiver = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
-      const body = await request.text()
-      if (!up) {
-        downAnswers++
-        return new Response("down", { status: 503 })
-      }
-      try {
-        const event = new Webhook(secret).verify(body, Object.fromEntries(request.headers)) as Received
-        received.push({ id: request.headers.get("webhook-id")!, type: event.type, data: event.data })
-        return new Response(null, { status: 204 })
-      } catch {
-        refusedSignatures++
-        return new Response("bad signature", { status: 400 })
-      }
-    })
-    const receiverUrl = `http://127.0.0.1:${receiver.addr.port}/hooks?token=abc`
+    const receiver = startWebhookReceiver(() => up)
+    const received = receiver.received
+    const receiverUrl = `http://127.0.0.1:${receiver.port}/hooks?token=abc`
     const database = await freshPostgres()
     const config = (url: string) =>
       basicConfig(url, {
@@ -96,7 +65,7 @@ Deno.test({
       )
       strictEqual(made.success, true, made.message)
       ok(made.data.secret.startsWith("whsec_"))
-      secret = made.data.secret
+      receiver.secret = made.data.secret
       strictEqual(JSON.stringify(made.data.thresholds), JSON.stringify([0.5, 0.8, 1]))
 
       // Spend the key's daily budget until it refuses.
@@ -153,8 +122,8 @@ Deno.test({
       strictEqual(half.data.period, "day")
       strictEqual(half.data.amount, 0.002)
       ok(Number(half.data.spent) >= 0.001, `spent ${half.data.spent} at the 50% mark`)
-      strictEqual(refusedSignatures, 0)
-      ok(downAnswers >= 1, `${downAnswers} attempts while the receiver was down`)
+      strictEqual(receiver.refusedSignatures, 0)
+      ok(receiver.downAnswers >= 1, `${receiver.downAnswers} attempts while the receiver was down`)
 
       // The balance went from 10 USD to under 9.9995 once: one balance.low.
       await until("the balance.low event", () => received.some((event) => event.type === "balance.low"))
@@ -187,14 +156,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    let secret = ""
-    const received: Array<Received> = []
-    const receiver = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
-      const body = await request.text()
-      const event = new Webhook(secret).verify(body, Object.fromEntries(request.headers)) as Received
-      received.push({ id: request.headers.get("webhook-id")!, type: event.type, data: event.data })
-      return new Response(null, { status: 204 })
-    })
+    const receiver = startWebhookReceiver()
+    const received = receiver.received
     const emulator = startEmulator()
     emulator.setFaults([{ match: { key: "sk-test-upstream-1" }, status: 401, message: "Incorrect API key provided." }])
     const gateway = await startGateway({
@@ -205,11 +168,11 @@ Deno.test({
       const root = browser(gateway.url)
       await root.login("root", ROOT_PASSWORD)
       const made = await root.call<{ id: number; secret: string }>("POST", "/api/webhook/", {
-        url: `http://127.0.0.1:${receiver.addr.port}/ops`,
+        url: `http://127.0.0.1:${receiver.port}/ops`,
         events: ["channel.key_disabled"]
       })
       strictEqual(made.success, true, made.message)
-      secret = made.data.secret
+      receiver.secret = made.data.secret
       const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: "sk-test-alice-0001", maxRetries: 0 })
       for (let index = 0; index < 2; index++) {
         await openai.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "hi" }] })
