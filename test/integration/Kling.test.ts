@@ -87,19 +87,13 @@ const start = async (
 ): Promise<TestGateway> => {
   const emulator = options.emulator ?? startEmulator({ videoStepMs: 100 })
   // PostgreSQL by default: the tests read the usage rows, and it starts faster than PGlite.
-  const gateway = await startGateway({
+  return await startGateway({
     config,
     store: options.store ?? "postgres",
     databaseUrl: options.databaseUrl,
-    emulator
+    emulator,
+    ownsEmulator: options.emulator === undefined
   })
-  return options.emulator !== undefined ? gateway : {
-    ...gateway,
-    close: async () => {
-      await gateway.close()
-      await emulator.close()
-    }
-  }
 }
 
 const post = (gateway: TestGateway, path: string, body: unknown, key = ALICE) =>

@@ -74,7 +74,7 @@ const start = async (options: {
 }) => {
   const emulator = options.emulator ?? startEmulator({ videoStepMs: 60, validKeys: [SECRET, SECRET_B] })
   // PostgreSQL: the tests read the ledger and the usage rows with SQL.
-  const gateway = await startGateway({
+  return await startGateway({
     config: (emulatorUrl) =>
       config(
         emulatorUrl,
@@ -83,15 +83,9 @@ const start = async (options: {
       ),
     store: options.databaseUrl === undefined ? options.store ?? "postgres" : undefined,
     databaseUrl: options.databaseUrl,
-    emulator
+    emulator,
+    ownsEmulator: options.emulator === undefined
   })
-  return options.emulator !== undefined ? gateway : {
-    ...gateway,
-    close: async () => {
-      await gateway.close()
-      await emulator.close()
-    }
-  }
 }
 
 type Json = Record<string, unknown>

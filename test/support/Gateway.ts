@@ -93,6 +93,8 @@ export const startGateway = async (options: {
   readonly store?: Store
   readonly databaseUrl?: string
   readonly emulator?: Emulator
+  /** Closes the given `emulator` with the gateway too (one the caller started only for it); default: only one it started. */
+  readonly ownsEmulator?: boolean
   readonly redisUrl?: string
   readonly redisPrefix?: string
   /** OTLP export of traces and logs (default none). */
@@ -157,7 +159,7 @@ export const startGateway = async (options: {
     stop,
     close: async () => {
       await stop()
-      if (options.emulator === undefined) await emulator.close()
+      if (options.emulator === undefined || options.ownsEmulator === true) await emulator.close()
       await postgres?.drop()
     }
   }

@@ -117,19 +117,13 @@ export const startVideoGateway = async (options: {
   readonly emulator?: ReturnType<typeof startEmulator>
 } = {}): Promise<TestGateway> => {
   const emulator = options.emulator ?? startEmulator({ videoStepMs: 100 })
-  const gateway = await startGateway({
+  return await startGateway({
     config: videoConfig(options.settings),
     store: options.store,
     databaseUrl: options.databaseUrl,
-    emulator
+    emulator,
+    ownsEmulator: options.emulator === undefined
   })
-  return options.emulator !== undefined ? gateway : {
-    ...gateway,
-    close: async () => {
-      await gateway.close()
-      await emulator.close()
-    }
-  }
 }
 
 /** The official SDK pointed at the gateway. */
