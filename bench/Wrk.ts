@@ -74,6 +74,7 @@ export const wrkVersion = async (): Promise<string | undefined> => {
 export const requireWrk = async (): Promise<string> => {
   const version = await wrkVersion()
   if (version !== undefined) return version
+  // deno-lint-ignore no-console
   console.error("wrk is not installed. Install it with: apt-get install -y wrk (Debian/Ubuntu), then run again.")
   return Deno.exit(1)
 }
