@@ -4,7 +4,9 @@
  * masked, in answers and audit rows alike: a secret is shown in full only in
  * the request that sets it), create, change, delete and test them. Changing
  * where the keys go (`base_url`, `type`, `settings.headers`) needs the keys
- * given again in the same change; a test goes to the channel as stored. Each change is written with its
+ * given again in the same change; a test goes to the channel as stored. A
+ * key sent back as the list shows it (masked, holding `…`) is refused by
+ * its index (`keys[2]`), on create and change alike. Each change is written with its
  * keys and abilities and an audit row in one transaction, then the routing
  * index is rebuilt at once on this instance and the catalog version bumped so
  * other instances rebuild theirs within `CATALOG_POLL_SECONDS`. A test records
@@ -23,6 +25,7 @@ import {
   type ChannelPatch,
   createdAudit,
   isRefusal,
+  maskedKeyRefusal,
   type NewChannel,
   newChannelFields,
   planUpdate,
@@ -87,6 +90,7 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
 
       const create = Effect.fn("ChannelAdmin.create")(function* (caller: SessionUser, input: NewChannel) {
         yield* refused(urlRefusal(input.base_url))
+        yield* refused(maskedKeyRefusal(input.keys))
         yield* nameTaken(input.name, -1n)
         const id = yield* store.insert(caller, newChannelFields(input), input.keys, createdAudit(input))
         yield* catalog.changed
@@ -98,6 +102,7 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
         const current = yield* row(id)
         const before = viewOf(current)
         yield* refused(urlRefusal(patch.base_url))
+        yield* refused(maskedKeyRefusal(patch.keys))
         yield* nameTaken(patch.name, id)
         const change = planUpdate(current, patch, loadedKeys(id).map((key) => key.key))
         if (isRefusal(change)) return yield* new InvalidRequest(change)

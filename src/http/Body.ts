@@ -8,6 +8,7 @@
  */
 import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
+import { MAX_JSON_DEPTH, parseJsonWithin } from "../domain/JsonDepth.ts"
 import { InvalidRequest, PayloadTooLarge } from "../errors/GatewayError.ts"
 import { headerOf } from "./Credentials.ts"
 
@@ -45,8 +46,9 @@ const readLimited = async (request: Request, limit: number, declared: boolean): 
 }
 
 /**
- * The body parsed as a JSON object. Fails with `PayloadTooLarge` (over
- * `limitBytes`) or `InvalidRequest` (not JSON, or not an object).
+ * The body parsed as a JSON object (`parseJsonObject`). Fails with
+ * `PayloadTooLarge` (over `limitBytes`) or `InvalidRequest` (nested deeper
+ * than `MAX_JSON_DEPTH`, not JSON, or not an object).
  *
  * @category http
  */
@@ -63,17 +65,36 @@ export const readJsonObject = (
       catch: () => new InvalidRequest({ message: "The request body could not be read.", param: "" })
     })
     if (text === "too-large") return yield* new PayloadTooLarge({ limitBytes })
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(text)
-    } catch {
-      return yield* new InvalidRequest({ message: "The request body is not valid JSON.", param: "" })
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      return yield* new InvalidRequest({ message: "The request body must be a JSON object.", param: "" })
-    }
-    return parsed as Record<string, unknown>
+    return yield* parseJsonObject(text)
   })
+
+/** The message of a body refused for its nesting (`MAX_JSON_DEPTH`), the same on every route. */
+const TOO_DEEP_MESSAGE =
+  `The request body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels, the most the gateway reads.`
+
+/**
+ * A request body's text as a JSON object: its nesting checked before it is
+ * parsed (`parseJsonWithin`). Fails with `InvalidRequest` (`param` empty):
+ * deeper than `MAX_JSON_DEPTH` levels (`TOO_DEEP_MESSAGE`), not JSON, or not
+ * an object.
+ *
+ * @category http
+ */
+export const parseJsonObject = (text: string): Effect.Effect<Record<string, unknown>, InvalidRequest> => {
+  const parsed = parseJsonWithin(text)
+  if (!parsed.ok) {
+    return Effect.fail(
+      new InvalidRequest({
+        message: parsed.reason === "too-deep" ? TOO_DEEP_MESSAGE : "The request body is not valid JSON.",
+        param: ""
+      })
+    )
+  }
+  const value = parsed.value
+  return typeof value !== "object" || value === null || Array.isArray(value)
+    ? Effect.fail(new InvalidRequest({ message: "The request body must be a JSON object.", param: "" }))
+    : Effect.succeed(value as Record<string, unknown>)
+}
 
 /**
  * The body parsed as `multipart/form-data` (the Fetch API's parser), read

@@ -18,6 +18,7 @@ import type { OutputPart } from "../canonical/Content.ts"
 import { promptTokensUpperBound } from "../canonical/Estimate.ts"
 import type { Request } from "../canonical/Request.ts"
 import type { Usage } from "../canonical/Usage.ts"
+import { parseJsonWithin } from "../domain/JsonDepth.ts"
 import { type GatewayError, InvalidRequest, UpstreamFailed } from "../errors/GatewayError.ts"
 import type { DecodeStep, Format } from "../formats/Format.ts"
 import { hasForeignReasoning } from "../formats/shared/ReasoningOrigin.ts"
@@ -31,7 +32,12 @@ import {
   type MediaFetcher,
   toInvalidRequest
 } from "../upstreams/transport/MediaFetcher.ts"
-import { channelTimeouts, type UpstreamClient, type UpstreamResponse } from "../upstreams/transport/UpstreamClient.ts"
+import {
+  channelTimeouts,
+  readableErrorBody,
+  type UpstreamClient,
+  type UpstreamResponse
+} from "../upstreams/transport/UpstreamClient.ts"
 import { adapters } from "../upstreams/Adapter.ts"
 import type { RelayInput } from "./RelayInput.ts"
 
@@ -185,12 +191,12 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       const response = yield* call(candidate, wire, inlined, false)
       if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
       const text = yield* response.text
-      let parsed: unknown
-      try {
-        parsed = JSON.parse(text)
-      } catch {
-        return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
+      const read = parseJsonWithin(text)
+      if (!read.ok) {
+        const message = read.reason === "too-deep" ? "Nested too deep." : "Not JSON."
+        return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message })
       }
+      const parsed = read.value
       if (endpoint !== undefined) {
         const usage = endpoint.usageOf(parsed)
         // No usage reported: billed from what was delivered (see `billedUsage`).
@@ -238,7 +244,7 @@ const failureOfStatus = (wire: Format<unknown, unknown>, response: UpstreamRespo
   response.text.pipe(
     Effect.catch(() => Effect.succeed("")),
     Effect.flatMap((text) => {
-      const classified = wire.classifyError(response.status, text)
+      const classified = wire.classifyError(response.status, readableErrorBody(text))
       return Effect.fail(
         new UpstreamFailed({ kind: classified.kind, status: response.status, message: classified.message })
       )

@@ -7,6 +7,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import { parseJsonOrUndefined } from "../domain/JsonDepth.ts"
 import type { Price } from "../domain/Pricing.ts"
 import { ModelNotFound } from "../errors/GatewayError.ts"
 import type { Principal } from "../services/Auth.ts"
@@ -121,14 +122,13 @@ export const sseDataReader = (): { readonly push: (chunk: Uint8Array) => Readonl
   }
 }
 
-/** The JSON object of an SSE `data:` payload, or `undefined` when it is not one. @category streams */
+/**
+ * The JSON object of an SSE `data:` payload, or `undefined` when it is not one (or nests deeper than
+ * `MAX_JSON_DEPTH`: a vendor's text, checked before it is parsed). @category streams
+ */
 export const eventOf = (data: string): Record<string, unknown> | undefined => {
-  try {
-    const parsed: unknown = JSON.parse(data)
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
-      ? parsed as Record<string, unknown>
-      : undefined
-  } catch {
-    return undefined
-  }
+  const parsed = parseJsonOrUndefined(data)
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+    ? parsed as Record<string, unknown>
+    : undefined
 }

@@ -20,6 +20,7 @@
 import { Cause, Clock, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
+import { parseJsonOrUndefined } from "../domain/JsonDepth.ts"
 import { audioCost, holdPrice, type Price, textCost } from "../domain/Pricing.ts"
 import { type GatewayError, InvalidRequest, UpstreamFailed } from "../errors/GatewayError.ts"
 import { classifyGeminiError } from "../formats/gemini/generate-content/ErrorBody.ts"
@@ -99,24 +100,18 @@ const streamedDone = (text: string): string | undefined => {
   for (const line of text.split("\n").reverse()) {
     if (!line.startsWith("data:")) continue
     const data = line.slice(5).trim()
-    try {
-      const event = JSON.parse(data) as { type?: unknown }
-      if (event.type === "transcript.text.done") return data
-    } catch {
-      continue
-    }
+    const event = parseJsonOrUndefined(data) as { type?: unknown } | null | undefined
+    if (event?.type === "transcript.text.done") return data
   }
   return undefined
 }
 
-/** The `usage` a transcription answer reports, if JSON with one; `duration` of verbose_json counts as seconds. */
+/**
+ * The `usage` a transcription answer reports, if JSON with one (nested at most `MAX_JSON_DEPTH`); `duration` of
+ * verbose_json counts as seconds.
+ */
 const reportedUsage = (text: string): { seconds?: number; tokens?: Usage } => {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(streamedDone(text) ?? text)
-  } catch {
-    return {}
-  }
+  const parsed = parseJsonOrUndefined(streamedDone(text) ?? text)
   if (typeof parsed !== "object" || parsed === null) return {}
   const answer = parsed as Record<string, unknown>
   const usage = answer.usage as Record<string, unknown> | undefined

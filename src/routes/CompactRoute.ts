@@ -74,7 +74,8 @@ export const compactEndpoint: SideEndpoint = {
  * Canonical parts for the quota hold only: every string of the input as text,
  * except Base64 data URIs, held like the other routes hold media (an image a
  * fixed allowance, a file by its size). Keys and item shapes are not read, so
- * items the canonical form cannot express still count.
+ * items the canonical form cannot express still count. Recursive: as deep as the body, which `readJsonObject`
+ * bounds at `MAX_JSON_DEPTH` levels.
  */
 const estimateParts = (value: unknown, parts: Array<Part>): void => {
   if (typeof value === "string") {

@@ -68,6 +68,8 @@ const restoreString = (text: string): string => {
   return out
 }
 
+// Recursive: as deep as `value`, a conversation decoded from JSON that every parse bounds at `MAX_JSON_DEPTH`
+// levels (domain/JsonDepth.ts) plus the canonical form's few.
 const mapStrings = (value: unknown, map: (text: string) => string): unknown => {
   if (typeof value === "string") return map(value)
   if (Array.isArray(value)) return value.map((item) => mapStrings(item, map))

@@ -3,7 +3,8 @@
  * cannot point a channel's stored keys at a host of theirs and test it to
  * read them (changing `base_url`, `type` or `settings.headers` needs the keys
  * given again), and header values and URL credentials are masked in every
- * admin answer and audit row, as keys are.
+ * admin answer and audit row, as keys are; a key sent back as the answers
+ * show it (masked, issue 37 item 7) is refused, not stored as a key.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
@@ -133,6 +134,65 @@ Deno.test("channel secrets 5: header values and URL credentials are masked in an
         ok(!text.includes(secret), `${secret} shown in ${text.slice(0, 300)}`)
       }
     }
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("channel secrets (issue 37, item 7): a key sent back masked is refused by its index, the stored keys kept", async () => {
+  const gateway = await startGateway({ config: basicConfig, store: "postgres" })
+  try {
+    const { admin } = await adminOf(gateway.url)
+    const secondKey = "sk-test-channel-secret-key-0002"
+    const created = await admin.call<{ id: number; keys: ReadonlyArray<{ key: string }> }>("POST", "/api/channel/", {
+      name: "masked",
+      type: "openai",
+      base_url: gateway.emulator.url,
+      keys: [UPSTREAM_KEY, secondKey],
+      models: ["gpt-masked"]
+    })
+    strictEqual(created.success, true, created.message)
+    const id = created.data.id
+    const shown = created.data.keys.map((key) => key.key)
+    deepStrictEqual(shown, ["sk-…0001", "sk-…0002"], "the form the API shows keys in")
+    const storedKeys = async () =>
+      (await gateway.query<{ key: string }>(`SELECT key FROM channel_keys WHERE channel_id = ${id} ORDER BY position`))
+        .map((row) => row.key)
+
+    // The list sent back as shown, or one masked key among real ones: refused, naming the key's index.
+    for (
+      const [keys, param] of [
+        [shown, "keys[0]"],
+        [[UPSTREAM_KEY, "sk-test-new-key-00000003", shown[1]], "keys[2]"],
+        [["…"], "keys[0]"]
+      ] as const
+    ) {
+      const answer = await admin.call("PUT", "/api/channel/", { id, keys })
+      deepStrictEqual([answer.status, answer.success], [200, false], JSON.stringify(keys))
+      ok(answer.message.startsWith(`${param} is a masked key`), answer.message)
+      deepStrictEqual(await storedKeys(), [UPSTREAM_KEY, secondKey])
+    }
+    // A new channel is refused the same way.
+    const masked = await admin.call("POST", "/api/channel/", {
+      name: "masked-2",
+      type: "openai",
+      base_url: gateway.emulator.url,
+      keys: shown,
+      models: ["gpt-masked"]
+    })
+    deepStrictEqual([masked.success, masked.message.startsWith("keys[0] is a masked key")], [false, true])
+
+    // A change that leaves keys out keeps them; the channel still works.
+    const renamed = await admin.call("PUT", "/api/channel/", { id, name: "masked-renamed" })
+    strictEqual(renamed.success, true, renamed.message)
+    deepStrictEqual(await storedKeys(), [UPSTREAM_KEY, secondKey])
+    const tested = await admin.call<{ status: number }>("POST", `/api/channel/test/${id}`)
+    strictEqual(tested.data.status, 200, tested.message)
+
+    // A real new key is still taken.
+    const replaced = await admin.call("PUT", "/api/channel/", { id, keys: ["sk-test-new-key-00000003"] })
+    strictEqual(replaced.success, true, replaced.message)
+    deepStrictEqual(await storedKeys(), ["sk-test-new-key-00000003"])
   } finally {
     await gateway.close()
   }

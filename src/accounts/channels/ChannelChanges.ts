@@ -43,6 +43,24 @@ export const urlRefusal = (value: string | undefined): Refusal | undefined => {
     : { message: "base_url must be an http or https URL.", param: "base_url" }
 }
 
+/**
+ * Why `keys` cannot be stored, or `undefined` when they can (or are not
+ * given): a key holding `…` (`MASKED`, what `maskKey` puts in the keys the
+ * admin answers show) is such an answer sent back, not a key, and stored as
+ * one it would quietly break the channel. `param` names the first such key
+ * (`keys[2]`). A change that keeps the stored keys leaves `keys` out.
+ */
+export const maskedKeyRefusal = (keys: ReadonlyArray<string> | undefined): Refusal | undefined => {
+  const index = keys?.findIndex((key) => key.includes(MASKED)) ?? -1
+  if (index === -1) return undefined
+  const param = `keys[${index}]`
+  return {
+    message: `${param} is a masked key (it holds "${MASKED}", as the channel list shows keys), not a key: ` +
+      "give the whole key, or leave keys out to keep the stored ones.",
+    param
+  }
+}
+
 /** A new channel's fields: groups `["default"]`, priority 0, weight 1, enabled, no mapping and no settings unless given. */
 export const newChannelFields = (input: NewChannel): ChannelFields => ({
   name: input.name,

@@ -13,9 +13,13 @@ import type { ChannelSettings } from "../../config/BootstrapFile.ts"
  *
  * @category masking
  */
-export const maskKey = (key: string): string => key.length >= 20 ? `${key.slice(0, 3)}…${key.slice(-4)}` : "…"
+export const maskKey = (key: string): string =>
+  key.length >= 20 ? `${key.slice(0, 3)}${MASKED}${key.slice(-4)}` : MASKED
 
-/** What a masked header value or URL credential shows. @category masking */
+/**
+ * What a masked header value or URL credential shows, and what stands for
+ * the hidden middle of a masked key (U+2026, the ellipsis). @category masking
+ */
 export const MASKED = "…"
 
 /**

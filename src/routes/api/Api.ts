@@ -222,26 +222,47 @@ export const decodeBody = <A, I>(schema: Schema.Codec<A, I>) => {
     })
 }
 
+/** One value met by `nulPath`: where it sits (its key in `parent`; none for the root). */
+interface NulFrame {
+  readonly value: unknown
+  readonly key: PropertyKey | undefined
+  readonly parent: NulFrame | undefined
+}
+
 /**
  * The path of the first string (value or key) holding a NUL character, which
- * PostgreSQL text and JSONB cannot store; `undefined` when there is none.
+ * PostgreSQL text and JSONB cannot store, after `path` (the path of `value`
+ * itself); `undefined` when there is none. "First" is in document order: an
+ * object's key is checked before its value, and both before the next key.
+ * Iterative (a stack of its own, not the call stack), so a value nested
+ * however deep cannot overflow the stack; linear in the size of `value`.
  *
  * @category decoding
  */
 export const nulPath = (value: unknown, path: Array<PropertyKey>): Array<PropertyKey> | undefined => {
-  if (typeof value === "string") return value.includes("\u0000") ? path : undefined
-  if (Array.isArray(value)) {
-    for (const [index, item] of value.entries()) {
-      const found = nulPath(item, [...path, index])
-      if (found !== undefined) return found
-    }
-    return undefined
+  const pathOf = (frame: NulFrame): Array<PropertyKey> => {
+    const keys: Array<PropertyKey> = []
+    for (let at: NulFrame | undefined = frame; at?.parent !== undefined; at = at.parent) keys.push(at.key!)
+    return [...path, ...keys.reverse()]
   }
-  if (typeof value === "object" && value !== null) {
-    for (const [key, item] of Object.entries(value)) {
-      if (key.includes("\u0000")) return [...path, key]
-      const found = nulPath(item, [...path, key])
-      if (found !== undefined) return found
+  // Children are pushed last-first, so they are popped in document order.
+  const stack: Array<NulFrame> = [{ value, key: undefined, parent: undefined }]
+  while (stack.length > 0) {
+    const frame = stack.pop()!
+    if (typeof frame.key === "string" && frame.key.includes("\u0000")) return pathOf(frame)
+    const current = frame.value
+    if (typeof current === "string") {
+      if (current.includes("\u0000")) return pathOf(frame)
+    } else if (Array.isArray(current)) {
+      for (let index = current.length - 1; index >= 0; index--) {
+        stack.push({ value: current[index], key: index, parent: frame })
+      }
+    } else if (typeof current === "object" && current !== null) {
+      const entries = Object.entries(current)
+      for (let index = entries.length - 1; index >= 0; index--) {
+        const [key, item] = entries[index]!
+        stack.push({ value: item, key, parent: frame })
+      }
     }
   }
   return undefined

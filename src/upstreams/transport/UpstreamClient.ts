@@ -22,6 +22,7 @@ import type { Readable } from "node:stream"
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib"
 import { Context, Effect, Layer } from "effect"
 import { Agent, type Dispatcher, EnvHttpProxyAgent } from "undici"
+import { nestsTooDeep, parseJsonWithin } from "../../domain/JsonDepth.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 
 /** Timeouts in milliseconds (0 = none). @category models */
@@ -133,21 +134,25 @@ export const failIfRefused = (
     return yield* refusal(classify, response.status, text ?? "", channelId)
   })
 
-/** A refused answer (`status`, its error body `text`) as the vendor's `classify` reads it, on `channelId`. */
+/**
+ * A refused answer (`status`, its error body `text`) as the vendor's `classify` reads it, on `channelId`. A body
+ * nested deeper than `MAX_JSON_DEPTH` is not handed to `classify` (which would parse it): the status decides.
+ */
 const refusal = (
   classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string },
   status: number,
   text: string,
   channelId: number
 ): UpstreamFailed => {
-  const classified = classify(status, text)
+  const classified = classify(status, readableErrorBody(text))
   return new UpstreamFailed({ kind: classified.kind, status, message: classified.message, channelId })
 }
 
 /**
  * A vendor's answer whose 2xx body is JSON: its text and parsed value, read within `limit` bytes. Fails with
  * `UpstreamFailed`: a non-2xx status as `classify` reads the vendor's error (with `channelId`), `bad-body` for a
- * 2xx answer that is not JSON or is over the limit; with `copyFailed`, an accepted answer that breaks off while it
+ * 2xx answer that is not JSON, nests deeper than `MAX_JSON_DEPTH` (checked before it is parsed) or is over the
+ * limit; with `copyFailed`, an accepted answer that breaks off while it
  * is read is `copy-failed` (the spec's `bad_response`: a video submit the vendor may hold). Every one-answer call
  * reads its answer here.
  *
@@ -180,12 +185,24 @@ export const readJsonAnswer = (
     if (text === undefined) {
       return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Answer too large." })
     }
-    try {
-      return { text, json: JSON.parse(text) as unknown }
-    } catch {
-      return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Not JSON." })
+    const parsed = parseJsonWithin(text)
+    if (!parsed.ok) {
+      return yield* new UpstreamFailed({
+        kind: "bad-body",
+        status: response.status,
+        message: parsed.reason === "too-deep" ? "Nested too deep." : "Not JSON."
+      })
     }
+    return { text, json: parsed.value }
   })
+
+/**
+ * A vendor's error body as its classifier may read it: `text` itself, or `""` when it nests deeper than
+ * `MAX_JSON_DEPTH` (a classifier parses the body; a bracket bomb is no vendor's error, and the status then decides).
+ *
+ * @category upstream
+ */
+export const readableErrorBody = (text: string): string => nestsTooDeep(text) ? "" : text
 
 /** How often the watchdog checks the deadlines of calls in flight (milliseconds): the timeouts' resolution. */
 const WATCHDOG_TICK_MS = 20

@@ -1,14 +1,15 @@
 /**
  * An admin's channel change decided over plain values: base URL checks, a
  * new channel's defaults, masked values sent back keeping what is stored,
- * keys and headers needed again when the keys would go elsewhere, and the
- * audit rows showing no secret.
+ * keys and headers needed again when the keys would go elsewhere, masked
+ * keys refused, and the audit rows showing no secret.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import {
   type ChannelPatch,
   createdAudit,
   isRefusal,
+  maskedKeyRefusal,
   mergeHeaders,
   newChannelFields,
   type PlannedChange,
@@ -17,7 +18,7 @@ import {
   updatedAudit,
   urlRefusal
 } from "../../../src/accounts/channels/ChannelChanges.ts"
-import { MASKED } from "../../../src/accounts/channels/ChannelMasking.ts"
+import { MASKED, maskKey } from "../../../src/accounts/channels/ChannelMasking.ts"
 import type { ChannelRow } from "../../../src/accounts/channels/ChannelViews.ts"
 
 const KEY = "sk-stored-0123456789abcdef"
@@ -155,4 +156,13 @@ Deno.test("ChannelChanges: the audit rows show no key, header value or URL crede
     }
   }
   deepStrictEqual(updatedAudit({ id: 1, priority: 2 }), { id: 1, priority: 2 })
+})
+
+Deno.test("maskedKeyRefusal: a key holding the mask is refused by its index; real keys and no keys pass", () => {
+  strictEqual(maskedKeyRefusal(undefined), undefined)
+  strictEqual(maskedKeyRefusal([KEY, "sk-test-another-key-01"]), undefined)
+  deepStrictEqual(maskedKeyRefusal([KEY, KEY, maskKey(KEY)])?.param, "keys[2]")
+  deepStrictEqual(maskedKeyRefusal([maskKey("short")])?.param, "keys[0]")
+  ok(maskedKeyRefusal([maskKey(KEY)])?.message.startsWith("keys[0] is a masked key"))
+  strictEqual(maskKey(KEY).includes(MASKED), true, "every masked key holds the mask")
 })

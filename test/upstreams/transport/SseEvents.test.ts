@@ -2,13 +2,14 @@
  * The upstream SSE reader: chunk boundaries anywhere (split lines, a
  * multi-byte UTF-8 character split across reads) give the same events as the
  * whole body, and the same as Effect's own `Sse.decode` pipeline; every batch
- * it hands out is non-empty; `retry:` is not an event; an oversized event
- * fails as `bad-body`.
+ * it hands out is non-empty; `retry:` is not an event; an oversized event,
+ * or one nested deeper than `MAX_JSON_DEPTH`, fails as `bad-body`.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Effect, Stream } from "effect"
 import { Sse } from "effect/encoding"
 import fc from "fast-check"
+import { MAX_JSON_DEPTH } from "../../../src/domain/JsonDepth.ts"
 import { MAX_EVENT_BYTES, sseReader } from "../../../src/upstreams/transport/SseEvents.ts"
 
 const encoder = new TextEncoder()
@@ -93,4 +94,20 @@ Deno.test("sseReader: an event above the size limit fails as bad-body", async ()
   const failure = await Effect.runPromise(Effect.flip(readAll([huge])))
   strictEqual(failure._tag, "UpstreamFailed")
   strictEqual(failure.kind, "bad-body")
+})
+
+Deno.test("sseReader: an event nested deeper than MAX_JSON_DEPTH fails as bad-body before any decoder parses it", async () => {
+  const nested = (levels: number) => "[".repeat(levels) + "]".repeat(levels)
+  const fine = await collect([
+    encoder.encode(`data: ${nested(MAX_JSON_DEPTH)}\n\ndata: {"text":"${"[".repeat(1000)}"}\n\n`)
+  ])
+  strictEqual(fine.length, 2, "64 levels, and brackets inside a string, are read")
+  for (const levels of [MAX_JSON_DEPTH + 1, 1_000_000]) {
+    const failure = await Effect.runPromise(
+      Effect.flip(readAll([encoder.encode(`data: {"ok":1}\n\ndata: ${nested(levels)}\n\n`)]))
+    )
+    strictEqual(failure._tag, "UpstreamFailed")
+    strictEqual(failure.kind, "bad-body")
+    strictEqual(failure.message, "An upstream event nested too deep.")
+  }
 })

@@ -3,12 +3,19 @@
  * an identity body and still reads a compressed one, reads a body whole or
  * chunk by chunk, leaves a redirect unfollowed, and names an unreachable
  * upstream `network` without its key anywhere in the message, and opens a
- * new connection when the upstream closed an idle one.
+ * new connection when the upstream closed an idle one; `readJsonAnswer`
+ * refuses an answer nested deeper than `MAX_JSON_DEPTH` unparsed.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { gzipSync } from "node:zlib"
 import { Context, Effect, Layer } from "effect"
-import { UpstreamClient } from "../../../src/upstreams/transport/UpstreamClient.ts"
+import { MAX_JSON_DEPTH } from "../../../src/domain/JsonDepth.ts"
+import {
+  readableErrorBody,
+  readJsonAnswer,
+  UpstreamClient,
+  type UpstreamResponse
+} from "../../../src/upstreams/transport/UpstreamClient.ts"
 
 const timeouts = { firstByteMs: 5_000, idleMs: 5_000, totalMs: 10_000 }
 
@@ -133,4 +140,40 @@ Deno.test("upstream client: a connection the upstream closed while idle is not r
   } finally {
     await upstream.close()
   }
+})
+
+/** An answer of `status` whose body is `text`, read in one chunk. */
+const answerOf = (status: number, text: string): UpstreamResponse => {
+  let sent = false
+  return {
+    status,
+    headers: { "content-type": "application/json" },
+    read: Effect.sync(() => {
+      if (sent) return undefined
+      sent = true
+      return new TextEncoder().encode(text)
+    }),
+    text: Effect.succeed(text),
+    abort: () => {}
+  }
+}
+
+Deno.test("readJsonAnswer: an answer nested deeper than MAX_JSON_DEPTH is bad-body; a deep error body is not parsed", async () => {
+  const nested = (levels: number) => "[".repeat(levels) + "]".repeat(levels)
+  const seen: Array<string> = []
+  const classify = (status: number, text: string) => {
+    seen.push(text)
+    return { kind: "rejected" as const, message: `HTTP ${status}` }
+  }
+  const limit = 8 * 1024 * 1024
+  const deep = await Effect.runPromise(
+    Effect.flip(readJsonAnswer(answerOf(200, nested(1_000_000)), classify, 7, limit))
+  )
+  deepStrictEqual([deep.kind, deep.message], ["bad-body", "Nested too deep."])
+  const fine = await Effect.runPromise(readJsonAnswer(answerOf(200, nested(MAX_JSON_DEPTH)), classify, 7, limit))
+  strictEqual(fine.text, nested(MAX_JSON_DEPTH))
+  const refused = await Effect.runPromise(Effect.flip(readJsonAnswer(answerOf(400, nested(100)), classify, 7, limit)))
+  deepStrictEqual([refused.kind, refused.status], ["rejected", 400])
+  deepStrictEqual(seen, [""], "the classifier got no bomb to parse")
+  strictEqual(readableErrorBody('{"error":{"message":"[[["}}'), '{"error":{"message":"[[["}}')
 })

@@ -11,6 +11,7 @@ import { parseDataUri } from "../../../canonical/DataUri.ts"
 import { DEFAULT_OUTPUT_TOKENS } from "../../../canonical/Estimate.ts"
 import type { FilePart, ImagePart, MediaSource, Part, ReasoningPart, TextPart } from "../../../canonical/Content.ts"
 import type { ReasoningEffort, Request, Tool } from "../../../canonical/Request.ts"
+import { parseJsonOrUndefined } from "../../../domain/JsonDepth.ts"
 import type { EncodedRequest } from "../../Format.ts"
 import { isForeignReasoning } from "../../shared/ReasoningOrigin.ts"
 import { fitThinkingBudget } from "../../shared/ThinkingBudget.ts"
@@ -220,16 +221,15 @@ const fileBlock = (part: FilePart): Block | undefined => {
 const isSigned = (part: ReasoningPart): boolean =>
   part.redacted !== undefined || (part.signature !== undefined && part.signature !== "")
 
-/** Tool-call arguments → the `input` object; text that is not a JSON object gives `{}`. */
+/**
+ * Tool-call arguments → the `input` object; `undefined` for text that is not a JSON object or nests deeper than
+ * `MAX_JSON_DEPTH` (a caller's text, checked before it is parsed).
+ */
 const parseArguments = (text: string): Record<string, unknown> | undefined => {
-  try {
-    const parsed: unknown = JSON.parse(text)
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
-      ? parsed as Record<string, unknown>
-      : undefined
-  } catch {
-    return undefined
-  }
+  const parsed = parseJsonOrUndefined(text)
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+    ? parsed as Record<string, unknown>
+    : undefined
 }
 
 const textBlock = (part: TextPart): Block => ({ type: "text", text: part.text })

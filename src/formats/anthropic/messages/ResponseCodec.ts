@@ -6,6 +6,7 @@
  */
 import type { OutputPart } from "../../../canonical/Content.ts"
 import type { Response } from "../../../canonical/Response.ts"
+import { parseJsonOrUndefined } from "../../../domain/JsonDepth.ts"
 import { UpstreamFailed } from "../../../errors/GatewayError.ts"
 import type { ResponseMeta } from "../../Format.ts"
 import { forClient } from "../../shared/ReasoningOrigin.ts"
@@ -90,13 +91,10 @@ export const decodeResponse = (body: unknown): Response | UpstreamFailed => {
   }
 }
 
+/** Tool-call arguments → the `input` object: `{}` for text that is not a JSON object or nests too deep. */
 const parseInput = (text: string): unknown => {
-  try {
-    const parsed: unknown = JSON.parse(text)
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed : {}
-  } catch {
-    return {}
-  }
+  const parsed = parseJsonOrUndefined(text)
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed : {}
 }
 
 /**

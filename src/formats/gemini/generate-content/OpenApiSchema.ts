@@ -44,7 +44,9 @@ const convertValue = (key: string, value: unknown): unknown => {
  * string-valued int64 limits (`minItems: "1"`) → numbers; nested `properties`,
  * `items` and `anyOf` converted recursively; every other keyword (`format`,
  * `enum`, `required`, `propertyOrdering`, …) kept as is. A value that is not an
- * object is returned unchanged. Never throws.
+ * object is returned unchanged. Never throws. Recursive: as deep as `schema`,
+ * which comes from a body whose nesting was bounded before it was parsed
+ * (`MAX_JSON_DEPTH`, domain/JsonDepth.ts).
  *
  * @category decoding
  */

@@ -36,6 +36,7 @@ import type {
 } from "../../../canonical/Content.ts"
 import { parseDataUri } from "../../../canonical/DataUri.ts"
 import { textOf } from "../../../canonical/Content.ts"
+import { parseJsonOrUndefined } from "../../../domain/JsonDepth.ts"
 import { unwrapToken } from "../../shared/ReasoningOrigin.ts"
 
 const Blob = Schema.Struct({ mimeType: Schema.String, data: Schema.String })
@@ -275,18 +276,12 @@ export const encodeMedia = (source: MediaSource, fallbackMime: string): WireJson
 
 /**
  * Arguments JSON text → the `args` object of a `functionCall` (`{}` when the
- * text is not a JSON object).
+ * text is not a JSON object, or nests deeper than `MAX_JSON_DEPTH`: it is a
+ * caller's or an upstream's text, checked before it is parsed).
  *
  * @category encoding
  */
-export const parseArguments = (text: string): WireJson => {
-  try {
-    const parsed: unknown = JSON.parse(text)
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed as WireJson : {}
-  } catch {
-    return {}
-  }
-}
+export const parseArguments = (text: string): WireJson => parseJsonObject(text) ?? {}
 
 /**
  * Finds a tool's name for a tool result without one: `callId` → name of the
@@ -314,13 +309,10 @@ const encodeToolResult = (part: ToolResultPart, lookup: ToolNameLookup): WireJso
   }
 }
 
+/** The JSON object of `text`; `undefined` when it is none or nests deeper than `MAX_JSON_DEPTH`. */
 const parseJsonObject = (text: string): WireJson | undefined => {
-  try {
-    const parsed: unknown = JSON.parse(text)
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed as WireJson : undefined
-  } catch {
-    return undefined
-  }
+  const parsed = parseJsonOrUndefined(text)
+  return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed as WireJson : undefined
 }
 
 /**

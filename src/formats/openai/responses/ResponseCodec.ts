@@ -13,6 +13,7 @@ import { Schema } from "effect"
 import type { OutputPart, ReasoningPart } from "../../../canonical/Content.ts"
 import type { Response } from "../../../canonical/Response.ts"
 import { emptyUsage, type Usage } from "../../../canonical/Usage.ts"
+import { parseJsonOrUndefined } from "../../../domain/JsonDepth.ts"
 import { UpstreamFailed } from "../../../errors/GatewayError.ts"
 import type { ResponseMeta } from "../../Format.ts"
 import { forClient, redactedToken } from "../../shared/ReasoningOrigin.ts"
@@ -346,13 +347,10 @@ export const customToolNames = (request: Readonly<Record<string, unknown>> | und
  * @category encoding
  */
 export const freeformInput = (args: string): string => {
-  try {
-    const parsed: unknown = JSON.parse(args)
-    if (typeof parsed === "object" && parsed !== null && typeof (parsed as { input?: unknown }).input === "string") {
-      return (parsed as { input: string }).input
-    }
-  } catch {
-    // Not JSON: the text itself.
+  // Not JSON, or nested deeper than `MAX_JSON_DEPTH` (not parsed): the text itself.
+  const parsed = parseJsonOrUndefined(args)
+  if (typeof parsed === "object" && parsed !== null && typeof (parsed as { input?: unknown }).input === "string") {
+    return (parsed as { input: string }).input
   }
   return args
 }
