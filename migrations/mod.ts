@@ -19,6 +19,7 @@ import budgets from "./0010_budgets.ts"
 import audioPrices from "./0011_audio_prices.ts"
 import midjourney from "./0012_midjourney.ts"
 import channelHealth from "./0013_channel_health.ts"
+import gatewaySecrets from "./0014_gateway_secrets.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -34,5 +35,6 @@ export const loader = Migrator.fromRecord({
   "0010_budgets": budgets,
   "0011_audio_prices": audioPrices,
   "0012_midjourney": midjourney,
-  "0013_channel_health": channelHealth
+  "0013_channel_health": channelHealth,
+  "0014_gateway_secrets": gatewaySecrets
 })

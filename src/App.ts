@@ -48,6 +48,7 @@ import { BudgetMetrics } from "./services/BudgetMetrics.ts"
 import { MediaFetcher } from "./upstreams/transport/MediaFetcher.ts"
 import { PasswordHasher } from "./accounts/PasswordHasher.ts"
 import { ImageContents } from "./tasks/ImageContents.ts"
+import { UrlSigner } from "./services/UrlSigner.ts"
 import { VideoListing } from "./tasks/VideoListing.ts"
 import { CallerTasks } from "./tasks/CallerTasks.ts"
 import { OAuth } from "./accounts/OAuth.ts"
@@ -154,6 +155,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     Assets.layer(settings),
     UserCaps.layer(settings),
     ImageContents.layer,
+    UrlSigner.layer,
     VideoListing.layer,
     options.redisUrl === undefined
       ? RateLimiter.layerMemory

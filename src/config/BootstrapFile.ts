@@ -156,8 +156,12 @@ export const UserSpec = Schema.Struct({
  * Gateway-wide settings. `retry_times`: extra attempts after the first;
  * `default_max_tokens`: the output estimate when a request names none;
  * `media_max_bytes`, `media_timeout_ms`: limits of one image or file download made for
- * an inline-only channel; `media_allow_hosts`: host names trusted although
+ * an inline-only channel, and of a Midjourney image fetched from the proxy's
+ * image URL; `media_allow_hosts`: host names trusted although
  * they resolve to private addresses (e.g. an intranet image server);
+ * `video_content_max_bytes` (default 512 MiB) and `video_content_timeout_ms`
+ * (default 600000): limits of one video content download relayed from a
+ * vendor's URL (`GET /v1/videos/{id}/content`);
  * `status_token`: the secret an operator presents (`Authorization: Bearer …`)
  * to see per-channel health in `GET /api/status` (absent: nobody sees it).
  * `media_max_count`, `media_max_total_bytes`: per caller request, the count of
@@ -209,6 +213,8 @@ export const GatewaySettings = Schema.Struct({
   media_max_bytes: Schema.optional(Count),
   media_timeout_ms: Schema.optional(Count),
   media_allow_hosts: Schema.optional(Schema.Array(NonEmpty)),
+  video_content_max_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  video_content_timeout_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   /** Host names webhook deliveries may reach although they resolve to non-public addresses (the SSRF guard's). */
   webhook_allow_hosts: Schema.optional(Schema.Array(NonEmpty)),
   status_token: Schema.optional(NonEmpty),

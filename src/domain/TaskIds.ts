@@ -15,9 +15,9 @@
 export const newImageTaskId = (): string => `imgtask_${crypto.randomUUID().replaceAll("-", "")}`
 
 /**
- * A new public id for a Midjourney task: `mj_<32 hex>`, 128 random bits, so
- * the image route may serve a task's image to whoever holds its id (an
- * `<img>` cannot send a key), as the proxies' own image URLs are.
+ * A new public id for a Midjourney task: `mj_<32 hex>`, 128 random bits. The
+ * id alone opens nothing: the image route serves a task's image to its owner,
+ * or to whoever holds a signed URL of it (`domain/SignedUrl.ts`).
  *
  * @category ids
  */

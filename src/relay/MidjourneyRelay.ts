@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer, Stream } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { imageCost, isImagePriced } from "../domain/Pricing.ts"
 import { newMidjourneyTaskId } from "../domain/TaskIds.ts"
@@ -41,7 +41,10 @@ import type { Settings } from "../services/GatewaySettings.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { callMidjourney, runsMidjourney } from "../tasks/MidjourneyCalls.ts"
 import type { Task, TaskStore } from "../tasks/TaskStore.ts"
-import { channelTimeouts, UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
+import { sniffMediaType } from "../http/SafeMedia.ts"
+import { safeFetch } from "../upstreams/transport/SafeFetch.ts"
+import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
+import { vendorFetchFailure, vendorUrlHosts } from "../upstreams/transport/VendorUrls.ts"
 import { priceFor } from "./OneShot.ts"
 import { homeOf, perImageBilling, submitTask, taskCandidates, taskSubmitServices } from "./TaskSubmit.ts"
 
@@ -69,15 +72,18 @@ export interface MjSubmitInput {
   readonly respond: (submitted: MjSubmitted) => HttpServerResponse.HttpServerResponse
 }
 
-/** A finished task's image as the caller is to get it: a safe content type and the bytes as they arrive. @category models */
+/**
+ * A finished task's image as the caller is to get it: its bytes (at most
+ * `media_max_bytes`) and the type they are sniffed to be (`image/png`,
+ * `image/jpeg`, `image/webp` or `image/gif`; else `application/octet-stream`),
+ * never the type the proxy named.
+ *
+ * @category models
+ */
 export interface MjImage {
-  /** `image/png`, `image/jpeg`, `image/webp` or `image/gif` as the upstream said; else `application/octet-stream`. */
-  readonly contentType: string
-  readonly body: Stream.Stream<Uint8Array, UpstreamFailed>
+  readonly mediaType: string
+  readonly bytes: Uint8Array
 }
-
-/** The image types served as themselves; anything else the upstream sends is served as bytes to download. */
-const IMAGE_TYPES = /^image\/(png|jpeg|webp|gif)$/
 
 /** The action a submit asks for. */
 const actionOf = (submit: MjTaskSubmit): MjAction => {
@@ -160,49 +166,44 @@ const runsMj = (candidate: Candidate): boolean => runsMidjourney(candidate.chann
 
 /**
  * Opens the image of the finished Midjourney task `taskId` (see
- * `MidjourneyRelay.image`): the upstream's image URL fetched without the
- * channel key, since it is a CDN's or the proxy's public one.
+ * `MidjourneyRelay.image`): the proxy's image URL fetched without the channel
+ * key (a CDN's or the proxy's public one) through the SSRF guard — public
+ * addresses only, but the channel's own host and `media_allow_hosts`
+ * (`upstreams/transport/VendorUrls.ts`) — within `media_max_bytes` and
+ * `media_timeout_ms`, and its type sniffed from its bytes.
  */
 const openImage = (
   store: typeof TaskStore.Service,
   catalog: typeof Catalog.Service,
-  client: typeof UpstreamClient.Service,
   settings: Settings
 ) =>
-  Effect.fnUntraced(function* (taskId: string) {
-    const task = yield* store.findAnyOwner(taskId).pipe(
-      Effect.mapError(() => new NotFound({ what: "image", id: taskId.slice(0, 100) }))
-    )
+  Effect.fnUntraced(function* (taskId: string, owner: bigint | undefined) {
+    const task = yield* (owner === undefined ? store.findAnyOwner(taskId) : store.find(taskId, owner))
+    if (task.kind !== "midjourney") return yield* new NotFound({ what: "task", id: taskId.slice(0, 100) })
     const url = task.result?.url
-    if (task.kind !== "midjourney" || task.status !== "completed" || url === undefined) {
+    if (task.status !== "completed" || url === undefined) {
       return yield* new NotFound({ what: "image", id: taskId.slice(0, 100) })
     }
     const channel = catalog.snapshot().channels.get(task.channelId)
-    const upstream = yield* client.send(
-      "GET",
-      url,
-      { accept: "image/*" },
-      undefined,
-      channelTimeouts(channel ?? { settings: {} }, settings)
+    const fetched = yield* safeFetch(url, {
+      maxBytes: settings.mediaMaxBytes,
+      timeoutMs: settings.mediaTimeoutMs,
+      allowHosts: vendorUrlHosts(channel?.baseUrl, settings.mediaAllowHosts),
+      accept: "image/*"
+    }).pipe(
+      Effect.tapError((error) =>
+        error.reason === "http-status" ? Effect.void : Effect.logWarning("Vendor image URL refused").pipe(
+          Effect.annotateLogs({ channel: channel?.name ?? String(task.channelId), reason: error.reason })
+        )
+      ),
+      Effect.mapError((error) =>
+        vendorFetchFailure(error, task.channelId, "The image is no longer held by the upstream.", () => ({
+          kind: "server",
+          message: "The upstream failed to send the image."
+        }))
+      )
     )
-    if (upstream.status !== 200) {
-      upstream.abort()
-      const gone = upstream.status === 404 || upstream.status === 410
-      return yield* new UpstreamFailed({
-        kind: gone ? "rejected" : "server",
-        status: upstream.status,
-        message: gone ? "The image is no longer held by the upstream." : "The upstream failed to send the image.",
-        channelId: task.channelId
-      })
-    }
-    const type = (upstream.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase()
-    return {
-      contentType: IMAGE_TYPES.test(type) ? type : "application/octet-stream",
-      body: Stream.unfold(
-        undefined,
-        () => Effect.map(upstream.read, (chunk) => chunk === undefined ? undefined : [chunk, undefined] as const)
-      ).pipe(Stream.ensuring(Effect.sync(upstream.abort)))
-    }
+    return { mediaType: yield* sniffMediaType("image", fetched.bytes), bytes: fetched.bytes }
   }) as MidjourneyRelay["Service"]["image"]
 
 /** @category services */
@@ -223,12 +224,14 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
    */
   readonly modal: (submit: MjModalSubmit, principal: Principal) => Effect.Effect<Task, GatewayError>
   /**
-   * Opens the image of the Midjourney task `taskId`, whoever owns it (the id
-   * is the capability: 128 random bits). Fails with `NotFound` (image) when
-   * there is no such finished task with an image, and with `UpstreamFailed`
-   * when the upstream no longer serves it (`rejected` for 404/410).
+   * Reads the image of the Midjourney task `taskId` of user `owner`, or of
+   * whoever owns it when `owner` is `undefined` (the caller holds a signed
+   * URL of it). Fails with `NotFound` (task) when there is no such task of
+   * the owner's, `NotFound` (image) when it is not finished with an image,
+   * and with `UpstreamFailed` when the proxy no longer serves it (`rejected`
+   * for 404/410) or its URL is refused by the guard (`bad-body`).
    */
-  readonly image: (taskId: string) => Effect.Effect<MjImage, NotFound | UpstreamFailed>
+  readonly image: (taskId: string, owner: bigint | undefined) => Effect.Effect<MjImage, NotFound | UpstreamFailed>
 }>()("sluice/relay/MidjourneyRelay") {
   /** Needs the task submit's services (`TaskSubmit.ts`), the `Catalog` and the `UpstreamClient`. */
   static readonly layer = Layer.effect(
@@ -337,7 +340,7 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
         return original
       }) as MidjourneyRelay["Service"]["modal"]
 
-      return MidjourneyRelay.of({ submit, modal, image: openImage(store, catalog, client, settings) })
+      return MidjourneyRelay.of({ submit, modal, image: openImage(store, catalog, settings) })
     })
   )
 }

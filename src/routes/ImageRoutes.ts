@@ -21,6 +21,7 @@ import { readFormData, readJsonObject } from "../http/Body.ts"
 import { clientAddressOf, gatewayOriginOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
+import { safeMediaHeaders } from "../http/SafeMedia.ts"
 import { ImageRelay } from "../relay/ImageRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
@@ -86,7 +87,10 @@ export class Images extends Context.Service<Images, {
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   /**
    * `GET /v1/images/content/{id}`: a kept image's bytes, for the URL's
-   * `token` or the owner's Bearer key (`ImageContents`); else 404.
+   * `token` or the owner's Bearer key (`ImageContents`); else 404. Served as
+   * the type its bytes are, with the headers of `safeMediaHeaders`
+   * (`http/SafeMedia.ts`): a PNG, JPEG, WebP or GIF as itself, anything else
+   * as an `application/octet-stream` attachment.
    */
   readonly content: (
     httpRequest: HttpServerRequest.HttpServerRequest,
@@ -141,8 +145,7 @@ export class Images extends Context.Service<Images, {
             : undefined
           const image = yield* contents.read(id, { token, userId })
           return HttpServerResponse.uint8Array(image.bytes, {
-            contentType: image.mediaType,
-            headers: { "cache-control": "private, max-age=3600" }
+            headers: { ...safeMediaHeaders("image", image.mediaType), "cache-control": "private, max-age=3600" }
           })
         }).pipe(respondWith(encodeOpenAiError))
 

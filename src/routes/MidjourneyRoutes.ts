@@ -14,10 +14,16 @@
  * - `GET /mj/task/{id}/fetch`: the caller's task in the proxy's shape
  *   (`encodeMjTask`); `POST /mj/task/list-by-condition` `{ids}`: those of
  *   the ids that are the caller's tasks (others' and unknown ids are left out).
- * - `GET /mj/image/{id}`: a finished task's image, streamed from the proxy's
- *   image URL (the `imageUrl` of the task object points here, never at the
- *   upstream). No key: the id is 128 random bits (`newMidjourneyTaskId`) and
- *   the URL goes into `<img>` tags, as the proxies' own image URLs do.
+ * - `GET /mj/image/{id}`: a finished task's image, fetched from the proxy's
+ *   image URL through the SSRF guard (`MidjourneyRelay.image`) and served as
+ *   the type its bytes are, with the safe media headers (`http/SafeMedia.ts`).
+ *   For the caller's own task only, like the other task routes: its key
+ *   (either header) or its browser session (the console), another user's id
+ *   answering 404; or, with no key, a signed URL (`?expires=…&signature=…`,
+ *   `domain/SignedUrl.ts`: HMAC-SHA256 under the gateway's URL signing key of
+ *   the task id and the expiry, valid `MJ_IMAGE_URL_TTL_SECONDS` and up to an
+ *   hour more), which is what the task object's `imageUrl` is, so that it can
+ *   go into an `<img>` tag. A wrong or expired signature with no key is 403.
  *
  * Keys: `Authorization: Bearer sk-…`, or `mj-api-secret: sk-…`, the header
  * Midjourney-proxy clients send (`Credentials.ts`). Errors leave in the
@@ -30,16 +36,35 @@ import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { decodeMjSubmit, encodeMjError, encodeMjTask, type MjSubmitKind } from "../formats/midjourney/Wire.ts"
 import { decodeMjListIds } from "../formats/midjourney/TaskList.ts"
+import { Forbidden } from "../errors/GatewayError.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { clientAddressOf, gatewayOriginOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
+import { safeMediaHeaders } from "../http/SafeMedia.ts"
 import { MidjourneyRelay, type MjSubmitted } from "../relay/MidjourneyRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { UrlSigner } from "../services/UrlSigner.ts"
 import { UserCaps } from "../services/UserCaps.ts"
+import { Sessions } from "../accounts/Sessions.ts"
 import { CallerTasks } from "../tasks/CallerTasks.ts"
+import type { Task } from "../tasks/TaskStore.ts"
 import { mjTaskViewOf } from "../tasks/TaskView.ts"
+import { sessionCookieOf } from "./api/Api.ts"
+import { bearerOrSessionUser } from "./SessionCaller.ts"
+
+/**
+ * How long a task object's signed `imageUrl` opens the image without a key, at
+ * least, in seconds (one day; the expiry is rounded up to the hour, so up to
+ * an hour more). A client that reads the task again gets a fresh URL.
+ *
+ * @category constants
+ */
+export const MJ_IMAGE_URL_TTL_SECONDS = 86_400
+
+/** What a signed image URL opens: the resource its signature names (`domain/SignedUrl.ts`). */
+const imageResource = (taskId: string): string => `mj-image/${taskId}`
 
 /** @category services */
 export class Midjourney extends Context.Service<Midjourney, {
@@ -55,10 +80,13 @@ export class Midjourney extends Context.Service<Midjourney, {
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   /** `POST /mj/task/list-by-condition`. Never fails. */
   readonly list: (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse>
-  /** `GET /mj/image/{id}`. Never fails. */
-  readonly image: (taskId: string) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /** `GET /mj/image/{id}` (see the module doc for who may read it). Never fails. */
+  readonly image: (
+    request: HttpServerRequest.HttpServerRequest,
+    taskId: string
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
 }>()("sluice/routes/MidjourneyRoutes/Midjourney") {
-  /** Needs Auth, GatewaySettings, UserCaps, MidjourneyRelay and CallerTasks. */
+  /** Needs Auth, Sessions, GatewaySettings, UrlSigner, UserCaps, MidjourneyRelay and CallerTasks. */
   static readonly layer = Layer.effect(
     Midjourney,
     Effect.gen(function* () {
@@ -67,6 +95,15 @@ export class Midjourney extends Context.Service<Midjourney, {
       const caps = yield* UserCaps
       const relay = yield* MidjourneyRelay
       const tasks = yield* CallerTasks
+      const signer = yield* UrlSigner
+      const userOf = bearerOrSessionUser(auth, yield* Sessions, "midjourney")
+
+      /** The task object of `task` with its signed image URL under the gateway's `origin`. */
+      const viewOf = (task: Task, origin: string) =>
+        Effect.map(
+          signer.sign(imageResource(task.publicId), MJ_IMAGE_URL_TTL_SECONDS),
+          (query) => encodeMjTask(mjTaskViewOf(task, `${origin}/mj/image/${task.publicId}?${query}`))
+        )
 
       const callerOf = (request: HttpServerRequest.HttpServerRequest) =>
         auth.authenticate(credentialOf("midjourney", request), clientAddressOf(request))
@@ -100,9 +137,7 @@ export class Midjourney extends Context.Service<Midjourney, {
         Effect.gen(function* () {
           const principal = yield* callerOf(request)
           const task = yield* tasks.read(principal.userId, taskId, "midjourney")
-          return HttpServerResponse.jsonUnsafe(
-            encodeMjTask(mjTaskViewOf(task, gatewayOriginOf(request, settings.publicUrl)))
-          )
+          return HttpServerResponse.jsonUnsafe(yield* viewOf(task, gatewayOriginOf(request, settings.publicUrl)))
         }).pipe(respondWith(encodeMjError))
 
       const list = (request: HttpServerRequest.HttpServerRequest) =>
@@ -113,19 +148,26 @@ export class Midjourney extends Context.Service<Midjourney, {
           if (!ids.ok) return yield* ids.error
           const origin = gatewayOriginOf(request, settings.publicUrl)
           const found = yield* tasks.readMany(principal.userId, ids.value, "midjourney")
-          return HttpServerResponse.jsonUnsafe(found.map((task) => encodeMjTask(mjTaskViewOf(task, origin))))
+          return HttpServerResponse.jsonUnsafe(yield* Effect.forEach(found, (task) => viewOf(task, origin)))
         }).pipe(respondWith(encodeMjError))
 
-      const image = (taskId: string) =>
+      const image = (request: HttpServerRequest.HttpServerRequest, taskId: string) =>
         Effect.gen(function* () {
-          const opened = yield* relay.image(taskId)
-          return HttpServerResponse.stream(opened.body, {
-            contentType: opened.contentType,
-            headers: {
-              "cache-control": "private, max-age=3600",
-              "x-content-type-options": "nosniff",
-              "content-security-policy": "default-src 'none'"
-            }
+          const params = new URL(request.url, "http://gateway").searchParams
+          const verdict = yield* signer.check(imageResource(taskId), params)
+          // A true signature opens the image; else the caller's key or session, for its own task only.
+          const keyOrSession = credentialOf("midjourney", request) !== undefined || sessionCookieOf(request) !== ""
+          if (verdict !== "valid" && verdict !== "absent" && !keyOrSession) {
+            return yield* new Forbidden({
+              message: verdict === "expired"
+                ? "The image URL has expired; fetch the task again for a new one."
+                : "The image URL's signature is not valid."
+            })
+          }
+          const owner = verdict === "valid" ? undefined : yield* userOf(request)
+          const opened = yield* relay.image(taskId, owner)
+          return HttpServerResponse.uint8Array(opened.bytes, {
+            headers: { ...safeMediaHeaders("image", opened.mediaType), "cache-control": "private, max-age=3600" }
           })
         }).pipe(respondWith(encodeMjError))
 
@@ -153,6 +195,6 @@ export const MidjourneyRoutes = HttpRouter.use(Effect.fnUntraced(function* (rout
   yield* router.add(
     "GET",
     "/mj/image/:id",
-    () => Effect.flatMap(HttpRouter.params, (params) => mj.image(params.id ?? ""))
+    (request) => Effect.flatMap(HttpRouter.params, (params) => mj.image(request, params.id ?? ""))
   )
 }))

@@ -9,8 +9,8 @@
  * `kind: "playground"`), with every check of that token (enabled, expiry,
  * model allow-list, quota, rate limits) and of the user.
  *
- * The video content route takes the session's own user instead
- * (`bearerOrSessionUser`): a read, billed to no token.
+ * The video content route and the Midjourney image route take the session's
+ * own user instead (`bearerOrSessionUser`): a read, billed to no token.
  *
  * Cross-site use is refused as on `/api/*` (`csrfProblem`): a change needs an
  * `Origin` of this host, or, with no `Origin`, the `X-Sluice-CSRF` header,
@@ -86,19 +86,25 @@ export const bearerOrSession = (auth: Auth["Service"], sessionCaller: SessionCal
 
 /**
  * The user of a read that the browser may make without a key (the video
- * content route, which a `<video>` tag opens): the Bearer key's user, else the
- * browser session's own user (no playground token: nothing is billed, and a
- * read needs no same-origin proof). With neither, `InvalidApiKey` (`missing`);
- * a cookie of no live session, `InvalidApiKey` (`expired`).
+ * content route, which a `<video>` tag opens; the Midjourney image route,
+ * an `<img>`): the key's user (sent as `style` says: a Bearer key, or for
+ * `midjourney` also `mj-api-secret`), else the browser session's own user
+ * (no playground token: nothing is billed, and a read needs no same-origin
+ * proof). With neither, `InvalidApiKey` (`missing`); a cookie of no live
+ * session, `InvalidApiKey` (`expired`).
  *
  * @category auth
  */
-export const bearerOrSessionUser = (auth: Auth["Service"], sessions: Sessions["Service"]) =>
+export const bearerOrSessionUser = (
+  auth: Auth["Service"],
+  sessions: Sessions["Service"],
+  style: "bearer" | "midjourney" = "bearer"
+) =>
 (
   request: HttpServerRequest.HttpServerRequest
 ): Effect.Effect<bigint, InvalidApiKey> =>
   Effect.gen(function* () {
-    const key = credentialOf("bearer", request)
+    const key = credentialOf(style, request)
     if (key !== undefined) return (yield* auth.authenticate(key, clientAddressOf(request))).userId
     const cookie = sessionCookieOf(request)
     if (cookie === "") return yield* new InvalidApiKey({ reason: "missing" })

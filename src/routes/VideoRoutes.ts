@@ -6,7 +6,8 @@
  * video tasks, as the `openai` SDK's `videos.list` and `videos.delete` reach
  * them),
  * `GET /v1/videos/{task_id}/content` (the bytes streamed from the vendor,
- * `Range` honoured, by the `VideoContentRelay`; `HEAD` answers the same status and headers without a body), `POST /v1/video/generations`
+ * `Range` honoured, by the `VideoContentRelay`, served as the type they are
+ * sniffed to be with `safeMediaHeaders`; `HEAD` answers the same status and headers without a body), `POST /v1/video/generations`
  * and `GET /v1/video/generations/{task_id}` (the unified shapes). Every route
  * takes a Bearer key or, when none is sent, the browser session (the console
  * playground: `SessionCaller.ts`, same-origin proof on a submit, billed to the
@@ -37,6 +38,7 @@ import { readFormData, readJsonObject } from "../http/Body.ts"
 import { gatewayOriginOf } from "../http/ClientAddress.ts"
 import { headerOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
+import { safeMediaHeaders } from "../http/SafeMedia.ts"
 import { type VideoContent, VideoContentRelay } from "../relay/VideoContentRelay.ts"
 import { VideoRelay } from "../relay/VideoRelay.ts"
 import { Auth } from "../services/Auth.ts"
@@ -60,11 +62,18 @@ const rangeOf = (request: HttpServerRequest.HttpServerRequest): string | undefin
 
 /**
  * The content answer as the caller gets it: the vendor's status and byte
- * headers, never cached by a shared cache; for a `HEAD`, the same status and
- * headers without a body (the upstream's answer is not read but aborted).
+ * headers, the type the relay sniffed with the safe media headers
+ * (`safeMediaHeaders`: `nosniff`, a sandboxing CSP, an attachment unless it
+ * is a video type), never cached by a shared cache; for a `HEAD`, the same
+ * status and headers without a body (the upstream's answer is aborted once
+ * its first bytes are sniffed).
  */
 const contentResponse = (answer: VideoContent, head: boolean): HttpServerResponse.HttpServerResponse => {
-  const headers = { ...answer.headers, "cache-control": "private, no-store" }
+  const headers = {
+    ...answer.headers,
+    ...safeMediaHeaders("video", answer.mediaType),
+    "cache-control": "private, no-store"
+  }
   if (head) {
     answer.abort()
     return HttpServerResponse.empty({ status: answer.status, headers })
@@ -72,7 +81,6 @@ const contentResponse = (answer: VideoContent, head: boolean): HttpServerRespons
   return HttpServerResponse.stream(answer.body, {
     status: answer.status,
     headers,
-    contentType: answer.headers["content-type"],
     contentLength: answer.contentLength
   })
 }

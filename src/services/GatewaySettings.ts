@@ -28,12 +28,22 @@ export interface Settings {
   readonly cooldownMaxSeconds: number
   readonly probeIntervalSeconds: number
   readonly keyCacheTtlMs: number
-  /** Largest image the gateway downloads for an inline-only channel, in bytes (default 20 MiB). */
+  /**
+   * Largest image the gateway downloads for an inline-only channel, or relays from a Midjourney proxy's image
+   * URL, in bytes (default 20 MiB).
+   */
   readonly mediaMaxBytes: number
-  /** Time limit of one image download, redirects included (default 10 s). */
+  /** Time limit of one such image download, redirects included (default 10 s). */
   readonly mediaTimeoutMs: number
   /** Host names whose downloads skip the private-address check (default none). */
   readonly mediaAllowHosts: ReadonlyArray<string>
+  /**
+   * Largest video the content route relays from a vendor, in bytes (default 512 MiB): a larger announced
+   * `Content-Length` is refused, a body that grows past it is cut.
+   */
+  readonly videoContentMaxBytes: number
+  /** Time limit of one video content download from a vendor, redirects and body included (default 10 min). */
+  readonly videoContentTimeoutMs: number
   /**
    * The operator's secret for the per-channel detail of `GET /api/status`
    * (`settings.status_token`); `undefined` (the default) shows it to nobody.
@@ -107,6 +117,8 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     mediaMaxBytes: given.media_max_bytes ?? 20 * 1024 * 1024,
     mediaTimeoutMs: given.media_timeout_ms ?? 10_000,
     mediaAllowHosts: given.media_allow_hosts ?? [],
+    videoContentMaxBytes: given.video_content_max_bytes ?? 512 * 1024 * 1024,
+    videoContentTimeoutMs: given.video_content_timeout_ms ?? 10 * 60_000,
     statusToken: given.status_token,
     mediaMaxCount: given.media_max_count ?? 16,
     mediaMaxTotalBytes: given.media_max_total_bytes ?? 50 * 1024 * 1024,

@@ -8,6 +8,13 @@
  * without a key; the owner's Bearer key also reads it without the token.
  * Anyone else, a wrong token or an expired image gets `NotFound`.
  *
+ * The media type an upstream gave an image (Gemini's `inlineData.mimeType`,
+ * say) is never kept nor served: the type is sniffed from the bytes when the
+ * image is kept and again when it is read (`http/SafeMedia.ts`), so a row
+ * kept before, or written by anyone else, cannot make the gateway serve
+ * `text/html`; bytes that are no PNG, JPEG, WebP or GIF are
+ * `application/octet-stream`.
+ *
  * @since 0.1.0
  */
 import { Buffer } from "node:buffer"
@@ -15,6 +22,7 @@ import { timingSafeEqual } from "node:crypto"
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { GeneratedImage } from "../canonical/Image.ts"
+import { sniffMediaType } from "../http/SafeMedia.ts"
 import { randomToken } from "../formats/videos/VideoFamilies.ts"
 import { NotFound } from "../errors/GatewayError.ts"
 
@@ -24,7 +32,7 @@ export const IMAGE_CONTENT_TTL_SECONDS = 3600
 /** Expired rows deleted at most per `keep` (the rest go with the next ones). @category constants */
 const PRUNE_BATCH = 100
 
-/** A kept image: its bytes and type. @category models */
+/** A kept image: its bytes and its type as sniffed from them (`sniffMediaType`). @category models */
 export interface ImageContent {
   readonly mediaType: string
   readonly bytes: Uint8Array
@@ -54,7 +62,8 @@ export class ImageContents extends Context.Service<ImageContents, {
   ) => Effect.Effect<ReadonlyArray<GeneratedImage>>
   /**
    * The image `id` while it is served, for the holder of its `token` or its
-   * owner `userId`; else `NotFound` (the same answer for an unknown id).
+   * owner `userId`, typed by its bytes; else `NotFound` (the same answer for
+   * an unknown id).
    */
   readonly read: (
     id: string,
@@ -81,8 +90,10 @@ export class ImageContents extends Context.Service<ImageContents, {
             }
             const id = `img_${randomToken(32)}`
             const token = randomToken(32)
+            const bytes = Uint8Array.from(Buffer.from(image.base64, "base64"))
+            const mediaType = yield* sniffMediaType("image", bytes)
             yield* sql`INSERT INTO image_contents (id, user_id, token, media_type, data, expires_at)
-                       VALUES (${id}, ${userId}, ${token}, ${image.mediaType}, ${image.base64}, ${expires})`
+                       VALUES (${id}, ${userId}, ${token}, ${mediaType}, ${image.base64}, ${expires})`
             kept.push({ url: `${base}/v1/images/content/${id}?token=${token}`, revisedPrompt: image.revisedPrompt })
           }
           return kept as ReadonlyArray<GeneratedImage>
@@ -97,15 +108,17 @@ export class ImageContents extends Context.Service<ImageContents, {
         const missing = new NotFound({ what: "image", id: isImageContentId(id) ? id : "(malformed)" })
         if (!isImageContentId(id)) return yield* missing
         const now = new Date(yield* Clock.currentTimeMillis)
-        const rows = yield* sql<{ userId: bigint | string; token: string; mediaType: string; data: string }>`
-          SELECT user_id AS "userId", token, media_type AS "mediaType", data
+        // The stored media_type is not read: the type is sniffed from the bytes (see the module doc).
+        const rows = yield* sql<{ userId: bigint | string; token: string; data: string }>`
+          SELECT user_id AS "userId", token, data
           FROM image_contents WHERE id = ${id} AND expires_at > ${now}`.pipe(Effect.orDie)
         const row = rows[0]
         if (row === undefined) return yield* missing
         const allowed = (access.token !== undefined && sameText(access.token, row.token)) ||
           (access.userId !== undefined && BigInt(row.userId) === access.userId)
         if (!allowed) return yield* missing
-        return { mediaType: row.mediaType, bytes: Uint8Array.from(Buffer.from(row.data, "base64")) }
+        const bytes = Uint8Array.from(Buffer.from(row.data, "base64"))
+        return { mediaType: yield* sniffMediaType("image", bytes), bytes }
       })
 
       return ImageContents.of({ keep, read })

@@ -82,9 +82,9 @@ export class TaskStore extends Context.Service<TaskStore, {
   /** The task `publicId` of user `userId`; `NotFound` (task) for any other user's or an unknown id. */
   readonly find: (publicId: string, userId: bigint) => Effect.Effect<Task, NotFound>
   /**
-   * The task `publicId`, whoever owns it: only for what an unguessable id may
-   * open without a key (a Midjourney task's image). `NotFound` (task) for an
-   * unknown id.
+   * The task `publicId`, whoever owns it: only for what a signed URL opens
+   * without a key (a Midjourney task's image, `routes/MidjourneyRoutes.ts`).
+   * `NotFound` (task) for an unknown id.
    */
   readonly findAnyOwner: (publicId: string) => Effect.Effect<Task, NotFound>
   /**

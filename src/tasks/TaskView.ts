@@ -69,12 +69,13 @@ export const klingViewOf = (task: Task, origin: string): KlingTaskView => {
 
 /**
  * A stored Midjourney task (the caller's own) as its public task object is
- * made: times epoch milliseconds, the image URL the gateway's `/mj/image/{id}`
- * once completed with an image (else `""`).
+ * made: times epoch milliseconds, the image URL `imageUrl` (the gateway's
+ * signed `/mj/image/{id}?expires=…&signature=…`, made by the route) once
+ * completed with an image (else `""`).
  *
  * @category views
  */
-export const mjTaskViewOf = (task: Task, origin: string): MjTaskView => {
+export const mjTaskViewOf = (task: Task, imageUrl: string): MjTaskView => {
   const request = task.request
   const string = (value: unknown) => typeof value === "string" ? value : ""
   return {
@@ -88,9 +89,7 @@ export const mjTaskViewOf = (task: Task, origin: string): MjTaskView => {
     progress: task.progress,
     submitTime: task.createdAt,
     finishTime: task.completedAt,
-    imageUrl: task.status === "completed" && task.result?.url !== undefined
-      ? `${origin}/mj/image/${task.publicId}`
-      : "",
+    imageUrl: task.status === "completed" && task.result?.url !== undefined ? imageUrl : "",
     failReason: task.status === "failed" ? task.errorMessage ?? "" : "",
     detail: task.publicResult === null ? undefined : task.publicResult as MjTaskDetail
   }

@@ -6,10 +6,20 @@
  * Bearer key reads it without the token; anyone else, a wrong token, or an
  * expired image gets 404, and expired rows are pruned. The async image task
  * (`POST /v1/images/generations/async`) answers the same URLs.
+ *
+ * The image is served as the type its bytes are, never the type the upstream
+ * named: a hostile Gemini upstream that answers a script as
+ * `inlineData.mimeType: "text/html"` gets it served as an
+ * `application/octet-stream` attachment, a PNG it calls `text/html` is served
+ * as `image/png`, and a stored row whose type says `text/html` is not
+ * believed; every answer has `nosniff` and a sandboxing CSP.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startGateway } from "../support/Gateway.ts"
+import { SCRIPT_PAGE, startHostileUpstream } from "../support/HostileUpstream.ts"
 import { IMAGE_KEY, imageClient, imageConfig, POOR_KEY } from "../support/ImageGateway.ts"
+import { PNG } from "../support/MediaServer.ts"
 
 Deno.test("image content: a url asked of a Base64-only model is a gateway URL that serves the image", async (t) => {
   const gateway = await startGateway({ config: imageConfig, store: "postgres" })
@@ -96,5 +106,85 @@ Deno.test("image content: a url asked of a Base64-only model is a gateway URL th
     })
   } finally {
     await gateway.close()
+  }
+})
+
+/** A gateway whose `gemini-image` model runs on `upstreamUrl` (a Gemini image wire), for alice's `IMAGE_KEY`. */
+const hostileImageConfig = (upstreamUrl: string) => {
+  const parsed = parseBootstrap(
+    JSON.stringify({
+      groups: { default: { ratio: 1 } },
+      models: { "gemini-image": { per_image: 0.039 } },
+      channels: [{
+        name: "hostile-gemini",
+        type: "gemini",
+        base_url: upstreamUrl,
+        keys: ["sk-test-up-hostile-gemini"],
+        models: ["gemini-image"]
+      }],
+      users: [{
+        username: "alice",
+        group: "default",
+        quota: 100_000_000,
+        tokens: [{ name: "main", key: IMAGE_KEY }]
+      }]
+    }),
+    "hostile-images.json"
+  )
+  if (!parsed.ok) throw new Error(parsed.message)
+  return parsed.file
+}
+
+Deno.test("image content: served as the type its bytes are, never the upstream's; nosniff and a sandboxing CSP", async () => {
+  const upstream = startHostileUpstream()
+  const gateway = await startGateway({ config: () => hostileImageConfig(upstream.url), store: "postgres" })
+  const client = imageClient(gateway)
+  const keptUrl = async (): Promise<string> => {
+    const result = await client.images.generate({ model: "gemini-image", prompt: "a lamp", response_format: "url" })
+    const url = result.data![0].url!
+    ok(url.startsWith(`${gateway.url}/v1/images/content/img_`), url)
+    return url
+  }
+  const safeHeaders = (response: Response) => {
+    strictEqual(response.headers.get("x-content-type-options"), "nosniff")
+    strictEqual(response.headers.get("content-security-policy"), "default-src 'none'; sandbox")
+  }
+  try {
+    // A script the upstream calls text/html: bytes to download, never a page.
+    const scriptUrl = await keptUrl()
+    const script = await fetch(scriptUrl)
+    strictEqual(script.status, 200)
+    strictEqual(script.headers.get("content-type"), "application/octet-stream")
+    strictEqual(script.headers.get("content-disposition"), "attachment")
+    safeHeaders(script)
+    deepStrictEqual(new Uint8Array(await script.arrayBuffer()), SCRIPT_PAGE)
+
+    // A real PNG the upstream calls text/html: an image/png.
+    upstream.behaviour.imageBytes = PNG
+    const pngUrl = await keptUrl()
+    const png = await fetch(pngUrl)
+    strictEqual(png.headers.get("content-type"), "image/png")
+    strictEqual(png.headers.get("content-disposition"), null)
+    safeHeaders(png)
+    deepStrictEqual(new Uint8Array(await png.arrayBuffer()), PNG)
+    const stored = await gateway.query<{ media_type: string }>(
+      "SELECT media_type FROM image_contents ORDER BY created_at"
+    )
+    deepStrictEqual(stored.map((row) => row.media_type), ["application/octet-stream", "image/png"], "kept as sniffed")
+
+    // Rows that say text/html (kept before this release, or written by anyone) are not believed: the bytes decide.
+    await gateway.query("UPDATE image_contents SET media_type = 'text/html'")
+    const rewrittenScript = await fetch(scriptUrl)
+    strictEqual(rewrittenScript.headers.get("content-type"), "application/octet-stream")
+    strictEqual(rewrittenScript.headers.get("content-disposition"), "attachment")
+    safeHeaders(rewrittenScript)
+    await rewrittenScript.body?.cancel()
+    const rewrittenPng = await fetch(pngUrl)
+    strictEqual(rewrittenPng.headers.get("content-type"), "image/png")
+    safeHeaders(rewrittenPng)
+    await rewrittenPng.body?.cancel()
+  } finally {
+    await gateway.close()
+    await upstream.close()
   }
 })

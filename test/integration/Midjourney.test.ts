@@ -11,12 +11,17 @@
 import { deepStrictEqual, notStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { signedQuery } from "../../src/domain/SignedUrl.ts"
 import { browser } from "../support/Browser.ts"
 import { ROOT_PASSWORD, startGateway, type Store, type TestGateway } from "../support/Gateway.ts"
+import { SCRIPT_PAGE, startHostileUpstream, startInternalServer } from "../support/HostileUpstream.ts"
+import { MP4, PNG } from "../support/MediaServer.ts"
 
 const ALICE = "sk-test-mj-alice-00001"
 const BOB = "sk-test-mj-bob-0000001"
 const SECRET = "sk-test-up-mj-secret-1"
+const ALICE_PASSWORD = "alice-mj-password-1"
+const BOB_PASSWORD = "bob-mj-password-1"
 const DATA_URI = "data:image/png;base64,iVBORw0KGgo="
 
 /** USD per action (the price table's `per_image` of each `mj_<action>` model). */
@@ -52,8 +57,20 @@ const config = (
         models: Object.keys(PRICES)
       }, ...extra],
       users: [
-        { username: "alice", group: "default", quota: 10_000_000, tokens: [{ name: "main", key: ALICE }] },
-        { username: "bob", group: "default", quota: 10_000_000, tokens: [{ name: "main", key: BOB }] }
+        {
+          username: "alice",
+          password: ALICE_PASSWORD,
+          group: "default",
+          quota: 10_000_000,
+          tokens: [{ name: "main", key: ALICE }]
+        },
+        {
+          username: "bob",
+          password: BOB_PASSWORD,
+          group: "default",
+          quota: 10_000_000,
+          tokens: [{ name: "main", key: BOB }]
+        }
       ],
       settings: { task_poll_interval_ms: 100, cooldown_failures: 1000, ...settings }
     }),
@@ -201,16 +218,21 @@ Deno.test("mj: imagine → SUCCESS with buttons → upscale by customId → fetc
     strictEqual(done.prompt, "a lighthouse at dawn --ar 16:9")
     const buttons = done.buttons as Array<{ customId: string; label: string; emoji: string }>
     deepStrictEqual(buttons.map((button) => button.label), ["U1", "U2", "U3", "U4", "", "V1", "V2", "V3", "V4"])
-    strictEqual(done.imageUrl, `${gateway.url}/mj/image/${id}`)
+    const imageUrl = new URL(String(done.imageUrl))
+    strictEqual(`${imageUrl.origin}${imageUrl.pathname}`, `${gateway.url}/mj/image/${id}`)
+    ok(/^\d+$/.test(imageUrl.searchParams.get("expires") ?? ""), "a signed URL: its expiry")
+    ok(/^[A-Za-z0-9_-]{43}$/.test(imageUrl.searchParams.get("signature") ?? ""), "and its signature")
     const upstream = upstreamIds(gateway)
     strictEqual(upstream.length, 1)
     ok(!JSON.stringify(done).includes(upstream[0]), "the upstream id never reaches the caller")
     ok(!JSON.stringify(done).includes(gateway.emulator.url), "nor the upstream host")
 
-    // The image, through the gateway, without a key (an <img> sends none), equal to the emulator's bytes.
+    // The image, through the gateway, by its signed URL without a key (an <img> sends none), the emulator's bytes.
     const image = await fetch(String(done.imageUrl))
     strictEqual(image.status, 200)
     strictEqual(image.headers.get("content-type"), "image/png")
+    strictEqual(image.headers.get("x-content-type-options"), "nosniff")
+    strictEqual(image.headers.get("content-security-policy"), "default-src 'none'; sandbox")
     const direct = await fetch(`${gateway.emulator.url}/_emulator/mj/${upstream[0]}.png`)
     deepStrictEqual(await image.bytes(), await direct.bytes())
 
@@ -316,7 +338,9 @@ Deno.test("mj: a task that fails upstream is FAILURE with its reason and its cha
     await eventually(async () => (await usedBy(gateway)) === 0)
     const rows = await gateway.query<{ cost: bigint }>("SELECT cost FROM usage_logs WHERE attempt = 0")
     deepStrictEqual(rows.map((row) => Number(row.cost)), [-unitsOf("mj_imagine")])
-    const image = await fetch(`${gateway.url}/mj/image/${submit.body.result}`)
+    const image = await fetch(`${gateway.url}/mj/image/${submit.body.result}`, {
+      headers: { authorization: `Bearer ${ALICE}` }
+    })
     strictEqual(image.status, 404)
     strictEqual((await image.json()).code, 3)
   } finally {
@@ -560,5 +584,158 @@ Deno.test("mj: a task still running at its deadline fails as timed out, refunded
     await eventually(async () => (await usedBy(gateway)) === 0)
   } finally {
     await gateway.close()
+  }
+})
+
+Deno.test("mj: /mj/image is the caller's own: its key or session, else a signed URL that expires; others' ids are 404", async () => {
+  const gateway = await start({})
+  try {
+    const alice = mj(gateway)
+    const id = String((await alice.post("/mj/submit/imagine", { prompt: "a lighthouse" })).body.result)
+    const done = await until(alice, id, "SUCCESS")
+    const signed = new URL(String(done.imageUrl))
+    const bare = `${gateway.url}/mj/image/${id}`
+    const get = (url: string, headers: Record<string, string> = {}) => fetch(url, { headers })
+    const expectImage = async (response: Response, what: string) => {
+      strictEqual(response.status, 200, what)
+      strictEqual(response.headers.get("content-type"), "image/png", what)
+      strictEqual(response.headers.get("x-content-type-options"), "nosniff", what)
+      await response.body?.cancel()
+    }
+    const expectRefusal = async (response: Response, status: number, code: number, what: string) => {
+      strictEqual(response.status, status, what)
+      const body = await response.json()
+      strictEqual(body.code, code, what)
+      strictEqual(body.result, null, `${what}: the proxy's envelope`)
+      return body
+    }
+
+    // No key, no signature: 401 in the proxy's envelope.
+    const none = await expectRefusal(await get(bare), 401, 4, "no key")
+    strictEqual(none.type, "invalid_api_key")
+    // The owner's key, in either header; another user's key is 404 as for the other task routes.
+    await expectImage(await get(bare, { authorization: `Bearer ${ALICE}` }), "Bearer")
+    await expectImage(await get(bare, { "mj-api-secret": ALICE }), "mj-api-secret")
+    await expectRefusal(await get(bare, { authorization: `Bearer ${BOB}` }), 404, 3, "another user's key")
+    await expectRefusal(await get(bare, { authorization: "Bearer sk-test-not-a-key" }), 401, 4, "an unknown key")
+    // The browser session of the owner (the console's <img>), not another's.
+    const aliceBrowser = browser(gateway.url)
+    await aliceBrowser.login("alice", ALICE_PASSWORD)
+    const cookie = (who: ReturnType<typeof browser>) => ({
+      cookie: [...who.cookies].map(([name, value]) => `${name}=${value}`).join("; ")
+    })
+    await expectImage(await get(bare, cookie(aliceBrowser)), "the owner's session")
+    const bobBrowser = browser(gateway.url)
+    await bobBrowser.login("bob", BOB_PASSWORD)
+    await expectRefusal(await get(bare, cookie(bobBrowser)), 404, 3, "another user's session")
+
+    // The task object's signed URL, with no key.
+    await expectImage(await get(signed.href), "signed")
+    const expires = Number(signed.searchParams.get("expires"))
+    ok(expires * 1000 >= Date.now() + 86_400_000 - 1000, "valid a day at least")
+    ok(expires * 1000 <= Date.now() + 90_000_000, "and at most an hour more")
+    // Tampered: another signature, a later expiry, another task's id.
+    const signature = signed.searchParams.get("signature")!
+    const flipped = `${signature[0] === "A" ? "B" : "A"}${signature.slice(1)}`
+    await expectRefusal(await get(`${bare}?expires=${expires}&signature=${flipped}`), 403, 4, "tampered signature")
+    await expectRefusal(await get(`${bare}?expires=${expires + 3600}&signature=${signature}`), 403, 4, "later expiry")
+    const other = String((await alice.post("/mj/submit/imagine", { prompt: "a boat" })).body.result)
+    await until(alice, other, "SUCCESS")
+    await expectRefusal(await get(`${gateway.url}/mj/image/${other}${signed.search}`), 403, 4, "another id")
+    await expectRefusal(await get(`${bare}?signature=${signature}`), 403, 4, "no expiry")
+    // Expired: a true signature (made with the gateway's own key) whose time has passed.
+    const [{ secret }] = await gateway.query<{ secret: string }>(
+      "SELECT secret FROM gateway_secrets WHERE name = 'url_signing'"
+    )
+    const key = Uint8Array.from(secret.match(/../g)!.map((hex) => parseInt(hex, 16)))
+    const past = Math.floor(Date.now() / 1000) - 60
+    strictEqual(signedQuery(key, `mj-image/${id}`, expires), signed.search.slice(1), "the scheme the docs describe")
+    const expired = await expectRefusal(
+      await get(`${bare}?${signedQuery(key, `mj-image/${id}`, past)}`),
+      403,
+      4,
+      "expired"
+    )
+    ok(String(expired.description).includes("expired"), expired.description)
+    // An expired URL with the owner's key still opens (the key decides then).
+    await expectImage(
+      await get(`${bare}?${signedQuery(key, `mj-image/${id}`, past)}`, { authorization: `Bearer ${ALICE}` }),
+      "expired URL with the key"
+    )
+  } finally {
+    await gateway.close()
+  }
+})
+
+/** A gateway whose Midjourney channel is the hostile upstream at `upstreamUrl` (its `/mj` API). */
+const hostileMjConfig = (upstreamUrl: string, settings: Record<string, unknown> = {}) => {
+  const parsed = parseBootstrap(
+    JSON.stringify({
+      groups: { default: { ratio: 1 } },
+      models: { mj_imagine: { per_image: PRICES.mj_imagine } },
+      channels: [{
+        name: "hostile-mj",
+        type: "midjourney",
+        base_url: `${upstreamUrl}/mj`,
+        keys: [SECRET],
+        models: ["mj_imagine"]
+      }],
+      users: [{ username: "alice", group: "default", quota: 10_000_000, tokens: [{ name: "main", key: ALICE }] }],
+      settings: { task_poll_interval_ms: 100, cooldown_failures: 1000, ...settings }
+    }),
+    "hostile-midjourney.json"
+  )
+  if (!parsed.ok) throw new Error(parsed.message)
+  return parsed.file
+}
+
+Deno.test("mj: the proxy's imageUrl goes through the SSRF guard and the size cap; the image is served as what its bytes are", async () => {
+  const internal = startInternalServer()
+  const upstream = startHostileUpstream({ mediaType: "image/png", mediaBytes: PNG })
+  const gateway = await startGateway({ config: () => hostileMjConfig(upstream.url, { media_max_bytes: 100_000 }) })
+  const alice = mj(gateway)
+  /** A finished task made while the proxy names `mediaUrl` (its own `/media` when empty): the task's image URL. */
+  const imageOf = async (mediaUrl: string): Promise<string> => {
+    upstream.behaviour.mediaUrl = mediaUrl
+    const id = String((await alice.post("/mj/submit/imagine", { prompt: "a lamp" })).body.result)
+    return String((await until(alice, id, "SUCCESS")).imageUrl)
+  }
+  try {
+    // Another loopback host than the channel's (127.0.0.1): refused, and the internal server never reached.
+    const blocked = await fetch(await imageOf(`http://localhost:${internal.port}/internal/secret`))
+    strictEqual(blocked.status, 500)
+    const refusal = await blocked.json()
+    strictEqual(refusal.type, "bad_response_body")
+    ok(!JSON.stringify(refusal).includes("localhost"), "the vendor's URL is not shown")
+    deepStrictEqual(internal.hits, [])
+    const metadata = await fetch(await imageOf("http://169.254.169.254/latest/meta-data/"))
+    strictEqual(metadata.status, 500)
+    await metadata.body?.cancel()
+
+    // The channel's own host: fetched; a PNG is an image/png whatever the proxy calls it.
+    const own = await imageOf("")
+    upstream.behaviour.mediaType = "text/html"
+    const png = await fetch(own)
+    strictEqual(png.status, 200)
+    strictEqual(png.headers.get("content-type"), "image/png")
+    deepStrictEqual(new Uint8Array(await png.arrayBuffer()), PNG)
+    // A script it calls text/html: an octet-stream attachment, with nosniff and a sandboxing CSP.
+    upstream.behaviour.mediaBytes = SCRIPT_PAGE
+    const script = await fetch(own)
+    strictEqual(script.status, 200)
+    strictEqual(script.headers.get("content-type"), "application/octet-stream")
+    strictEqual(script.headers.get("content-disposition"), "attachment")
+    strictEqual(script.headers.get("x-content-type-options"), "nosniff")
+    strictEqual(script.headers.get("content-security-policy"), "default-src 'none'; sandbox")
+    deepStrictEqual(new Uint8Array(await script.arrayBuffer()), SCRIPT_PAGE)
+    // Past media_max_bytes (300 KB against 100 KB): refused.
+    upstream.behaviour.mediaBytes = MP4
+    const large = await fetch(own)
+    strictEqual(large.status, 500)
+    strictEqual((await large.json()).type, "bad_response_body")
+  } finally {
+    await gateway.close()
+    await upstream.close()
+    await internal.close()
   }
 })

@@ -27,6 +27,11 @@
  *   for with `Range: bytes=0-<maxBytes - 1>`, and a server that sends more has
  *   its answer cut at `maxBytes` (not refused).
  *
+ * `safeFetch` reads the whole body into memory; `safeOpen` checks the same way
+ * but hands the 2xx answer back to be read chunk by chunk (a video relayed as
+ * it arrives), the size cap counted and the time limit running while it is
+ * read.
+ *
  * Host names in `allowHosts` (an operator's trusted intranet servers) skip the
  * address check, only for that exact host name.
  *
@@ -36,7 +41,7 @@
  *
  * @since 0.1.0
  */
-import { Data, Effect } from "effect"
+import { Clock, Data, Effect } from "effect"
 import ipaddr from "ipaddr.js"
 import { lookup as systemLookup } from "node:dns"
 import http from "node:http"
@@ -150,6 +155,11 @@ export interface SafeFetchOptions {
    * delivery); the answer is read as a download's, under the same guard.
    */
   readonly post?: { readonly body: string; readonly headers: Readonly<Record<string, string>> } | undefined
+  /**
+   * More request headers (a `Range`), sent on every hop, redirects included: never a credential, since a
+   * redirect may lead to another host.
+   */
+  readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 /**
@@ -317,9 +327,34 @@ type Hop =
     readonly bytes: Uint8Array
     readonly totalBytes: number | undefined
   }
+  | {
+    readonly _tag: "Open"
+    readonly status: number
+    readonly headers: Readonly<Record<string, string>>
+    readonly response: http.IncomingMessage
+    readonly request: http.ClientRequest
+  }
 
-/** One request: a redirect to follow, or the 2xx body read under the size cap. */
-const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, signal: AbortSignal): Promise<Hop> =>
+/** A node answer's headers, names in lower case, a repeated header's values joined with `, `. */
+const headersOf = (response: http.IncomingMessage): Record<string, string> => {
+  const headers: Record<string, string> = {}
+  for (const [name, value] of Object.entries(response.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(", ") : value
+  }
+  return headers
+}
+
+/**
+ * One request: a redirect to follow, or (2xx) the body read under the size
+ * cap, or with `open` the answer left unread (its announced length checked).
+ */
+const requestOnce = (
+  url: URL,
+  options: SafeFetchOptions,
+  trusted: boolean,
+  signal: AbortSignal,
+  open = false
+): Promise<Hop> =>
   new Promise<Hop>((resolve, reject) => {
     const client = url.protocol === "https:" ? https : http
     const request = client.request(url, {
@@ -331,6 +366,7 @@ const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, sign
         "accept-encoding": "identity",
         "user-agent": options.post === undefined ? "Sluice-MediaFetcher/0.1" : "Sluice-Webhooks/0.1",
         ...(options.head === true ? { range: `bytes=0-${Math.max(0, options.maxBytes - 1)}` } : {}),
+        ...options.headers,
         ...options.post?.headers
       },
       lookup: guardedLookup(url, options.resolve ?? systemResolver, trusted) as never
@@ -378,6 +414,7 @@ const requestOnce = (url: URL, options: SafeFetchOptions, trusted: boolean, sign
         response.destroy()
         return reject(overBudget())
       }
+      if (open) return resolve({ _tag: "Open", status, headers: headersOf(response), response, request })
       const chunks: Array<Uint8Array> = []
       let received = 0
       const join = (): Uint8Array => {
@@ -427,18 +464,21 @@ const asFailure = (url: URL) => (error: unknown): SafeFetchError => {
   return fail("network", `The URL ${display(url)} could not be downloaded (${String(code ?? "connection failed")}).`)
 }
 
+type FinalHop = Exclude<Hop, { readonly _tag: "Redirect" }>
+
 /**
- * Downloads `url` under the guard described in the module doc. Fails with a
- * `SafeFetchError` whose `reason` says why; an IP literal or a trusted-host
- * check fails before any network use.
- *
- * @category fetching
+ * Requests `url` and follows its redirects by hand, each hop checked: the
+ * final hop (its body, or with `open` its unread answer) and its URL.
  */
-export const safeFetch = (url: string, options: SafeFetchOptions): Effect.Effect<Fetched, SafeFetchError> => {
+const follow = (
+  url: string,
+  options: SafeFetchOptions,
+  open: boolean
+): Effect.Effect<{ readonly url: URL; readonly hop: FinalHop }, SafeFetchError> => {
   const allowed = new Set((options.allowHosts ?? []).map(normalizeHost))
   const maxRedirects = options.maxRedirects ?? 5
   const first = parseTarget(url, undefined)
-  const download = Effect.gen(function* () {
+  return Effect.gen(function* () {
     const origin = first instanceof SafeFetchError ? yield* first : first
     let current = origin
     for (let redirects = 0;; redirects++) {
@@ -450,12 +490,10 @@ export const safeFetch = (url: string, options: SafeFetchOptions): Effect.Effect
       }
       const target = current
       const hop = yield* Effect.tryPromise({
-        try: (signal) => requestOnce(target, options, trusted, signal),
+        try: (signal) => requestOnce(target, options, trusted, signal, open),
         catch: asFailure(target)
       })
-      if (hop._tag === "Body") {
-        return { url: current.href, contentType: hop.contentType, bytes: hop.bytes, totalBytes: hop.totalBytes }
-      }
+      if (hop._tag !== "Redirect") return { url: current, hop }
       if (redirects >= maxRedirects) {
         return yield* fail(
           "too-many-redirects",
@@ -466,13 +504,117 @@ export const safeFetch = (url: string, options: SafeFetchOptions): Effect.Effect
       current = next instanceof SafeFetchError ? yield* next : next
     }
   })
-  return download.pipe(
-    Effect.timeoutOrElse({
-      duration: options.timeoutMs,
-      orElse: () =>
-        Effect.fail(
-          fail("timeout", `The download from ${displayUrl(url)} did not finish within ${options.timeoutMs} ms.`)
-        )
-    })
-  )
 }
+
+const timedOut = (url: string, timeoutMs: number) =>
+  fail("timeout", `The download from ${displayUrl(url)} did not finish within ${timeoutMs} ms.`)
+
+/**
+ * Downloads `url` under the guard described in the module doc. Fails with a
+ * `SafeFetchError` whose `reason` says why; an IP literal or a trusted-host
+ * check fails before any network use.
+ *
+ * @category fetching
+ */
+export const safeFetch = (url: string, options: SafeFetchOptions): Effect.Effect<Fetched, SafeFetchError> =>
+  follow(url, options, false).pipe(
+    Effect.flatMap(({ url: final, hop }) =>
+      hop._tag === "Body"
+        ? Effect.succeed({
+          url: final.href,
+          contentType: hop.contentType,
+          bytes: hop.bytes,
+          totalBytes: hop.totalBytes
+        })
+        : Effect.sync(() => {
+          hop.response.destroy()
+          hop.request.destroy()
+        }).pipe(Effect.andThen(Effect.fail(fail("network", `The URL ${display(final)} could not be read.`))))
+    ),
+    Effect.timeoutOrElse({ duration: options.timeoutMs, orElse: () => Effect.fail(timedOut(url, options.timeoutMs)) })
+  )
+
+/**
+ * Options of `safeOpen`: those of `safeFetch` but `head`, `post` and
+ * `budget` (a download read as it is relayed is one request's only).
+ *
+ * @category models
+ */
+export type SafeOpenOptions = Omit<SafeFetchOptions, "head" | "post" | "budget">
+
+/**
+ * A 2xx answer opened by `safeOpen`, its body not yet read.
+ *
+ * @category models
+ */
+export interface OpenedDownload {
+  /** The final URL, after redirects. */
+  readonly url: string
+  /** 2xx (206 for a `Range` the server honoured). */
+  readonly status: number
+  /** The answer's headers, names in lower case (a repeated header's values joined with `, `). */
+  readonly headers: Readonly<Record<string, string>>
+  /**
+   * The next chunk of the body, `undefined` at its end. Fails with `too-large` once more than `maxBytes` came
+   * (the download is then aborted), `timeout` once the time limit of the whole download has passed, `network`
+   * when the connection breaks.
+   */
+  readonly read: Effect.Effect<Uint8Array | undefined, SafeFetchError>
+  /** Ends the download (idempotent). */
+  readonly abort: () => void
+}
+
+/**
+ * Opens `url` under the guard described in the module doc and hands back the
+ * 2xx answer unread: the address checks, redirects and the announced
+ * `Content-Length` are judged before it is handed back; the size cap and the
+ * time limit (`timeoutMs` from the start of the call, redirects included) are
+ * enforced by `read`. Fails with a `SafeFetchError` as `safeFetch` does (a
+ * non-2xx answer is `http-status` with its `status`).
+ *
+ * @category fetching
+ */
+export const safeOpen = (url: string, options: SafeOpenOptions): Effect.Effect<OpenedDownload, SafeFetchError> =>
+  Effect.gen(function* () {
+    const started = yield* Clock.currentTimeMillis
+    const deadline = started + options.timeoutMs
+    const { url: final, hop } = yield* follow(url, options, true).pipe(
+      Effect.timeoutOrElse({ duration: options.timeoutMs, orElse: () => Effect.fail(timedOut(url, options.timeoutMs)) })
+    )
+    if (hop._tag !== "Open") return yield* fail("network", `The URL ${display(final)} could not be opened.`)
+    const { response, request } = hop
+    // Errors reach the reader through the iterator; this keeps one that comes before the first read from throwing.
+    response.on("error", () => {})
+    const iterator = response[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>
+    let received = 0
+    let finished = false
+    const abort = () => {
+      finished = true
+      response.destroy()
+      request.destroy()
+    }
+    const failWith = (failure: SafeFetchError) => Effect.sync(abort).pipe(Effect.andThen(Effect.fail(failure)))
+    const tooLarge = fail(
+      "too-large",
+      `The download from ${display(final)} is larger than the limit of ${options.maxBytes} bytes.`
+    )
+    const read: Effect.Effect<Uint8Array | undefined, SafeFetchError> = Effect.suspend(() => {
+      if (finished) return Effect.undefined
+      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const left = deadline - now
+        if (left <= 0) return failWith(timedOut(url, options.timeoutMs))
+        return Effect.tryPromise({ try: () => iterator.next(), catch: asFailure(final) }).pipe(
+          Effect.timeoutOrElse({ duration: left, orElse: () => failWith(timedOut(url, options.timeoutMs)) }),
+          Effect.flatMap((next): Effect.Effect<Uint8Array | undefined, SafeFetchError> => {
+            if (next.done === true) {
+              finished = true
+              return Effect.undefined
+            }
+            received += next.value.byteLength
+            return received > options.maxBytes ? failWith(tooLarge) : Effect.succeed(next.value)
+          })
+        )
+      })
+    })
+    return { url: final.href, status: hop.status, headers: hop.headers, read, abort }
+  })

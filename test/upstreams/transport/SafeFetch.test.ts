@@ -2,9 +2,11 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { Effect } from "effect"
 import {
   blockedRange,
+  type OpenedDownload,
   type Resolver,
   safeFetch,
-  type SafeFetchError
+  type SafeFetchError,
+  safeOpen
 } from "../../../src/upstreams/transport/SafeFetch.ts"
 
 const limits = { maxBytes: 1024, timeoutMs: 2000 }
@@ -246,6 +248,101 @@ Deno.test("safeFetch head mode: asks for the first bytes, cuts a server that ign
       (await failure(`http://127.0.0.1:${server.port}/whole`, { ...options, head: false })).reason,
       "too-large"
     )
+  } finally {
+    await server.close()
+  }
+})
+
+/** Reads an opened download to its end: the bytes, or the failure that ended it. */
+const drain = async (opened: OpenedDownload): Promise<Uint8Array | SafeFetchError> =>
+  await Effect.runPromise(
+    Effect.gen(function* () {
+      const chunks: Array<Uint8Array> = []
+      while (true) {
+        const chunk = yield* opened.read
+        if (chunk === undefined) break
+        chunks.push(chunk)
+      }
+      const bytes = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0))
+      let offset = 0
+      for (const chunk of chunks) {
+        bytes.set(chunk, offset)
+        offset += chunk.byteLength
+      }
+      return bytes
+    }).pipe(Effect.catch((error: SafeFetchError) => Effect.succeed(error)))
+  )
+
+Deno.test("safeOpen: the answer read chunk by chunk under the same guard; the cap and the time limit run while it is read", async () => {
+  const whole = new Uint8Array(3000).map((_, index) => index % 251)
+  const ranges: Array<string | null> = []
+  const server = serve((request, url) => {
+    ranges.push(request.headers.get("range"))
+    switch (url.pathname) {
+      case "/video":
+        return new Response(whole.slice(0, 1000), {
+          status: 206,
+          headers: { "content-type": "video/mp4", "content-range": `bytes 0-999/${whole.length}` }
+        })
+      case "/to-video":
+        return Response.redirect(`http://127.0.0.1:${server.port}/video`, 302)
+      case "/to-localhost":
+        return Response.redirect(`http://localhost:${server.port}/video`, 302)
+      case "/announced":
+        return new Response(whole)
+      case "/chunked": {
+        let sent = 0
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (sent >= 8) return controller.close()
+            sent += 1
+            controller.enqueue(new Uint8Array(512))
+          }
+        })
+        return new Response(body)
+      }
+      case "/stall": {
+        const body = new ReadableStream<Uint8Array>({ start: (controller) => controller.enqueue(whole.slice(0, 8)) })
+        return new Response(body)
+      }
+      default:
+        return new Response("gone", { status: 410 })
+    }
+  })
+  const options = { maxBytes: 2048, timeoutMs: 300, allowHosts: ["127.0.0.1"] }
+  const open = (path: string, extra: Partial<Parameters<typeof safeOpen>[1]> = {}) =>
+    Effect.runPromise(safeOpen(`http://127.0.0.1:${server.port}${path}`, { ...options, ...extra }))
+  const refusal = (path: string, extra: Partial<Parameters<typeof safeOpen>[1]> = {}) =>
+    Effect.runPromise(Effect.flip(safeOpen(`http://127.0.0.1:${server.port}${path}`, { ...options, ...extra })))
+  try {
+    const opened = await open("/to-video", { headers: { range: "bytes=0-999" } })
+    strictEqual(opened.status, 206)
+    strictEqual(opened.url, `http://127.0.0.1:${server.port}/video`)
+    strictEqual(opened.headers["content-range"], `bytes 0-999/${whole.length}`)
+    strictEqual(opened.headers["content-type"], "video/mp4")
+    deepStrictEqual(await drain(opened), whole.slice(0, 1000))
+    deepStrictEqual(ranges.slice(0, 2), ["bytes=0-999", "bytes=0-999"], "the extra header went on every hop")
+
+    const hitsBefore = server.hits.get("/video")
+    strictEqual((await refusal("/to-localhost")).reason, "blocked-address")
+    strictEqual(server.hits.get("/video"), hitsBefore, "a redirect to another host is checked again")
+    strictEqual((await refusal("/", { allowHosts: [] })).reason, "blocked-address")
+
+    const announced = await refusal("/announced")
+    strictEqual(announced.reason, "too-large")
+    const counted = await drain(await open("/chunked"))
+    ok(!(counted instanceof Uint8Array))
+    strictEqual(counted.reason, "too-large")
+
+    const started = Date.now()
+    const stalled = await drain(await open("/stall"))
+    ok(!(stalled instanceof Uint8Array))
+    strictEqual(stalled.reason, "timeout")
+    ok(Date.now() - started < 2000, "the download was cut at the limit")
+
+    const gone = await refusal("/missing")
+    strictEqual(gone.reason, "http-status")
+    strictEqual(gone.status, 410)
   } finally {
     await server.close()
   }
