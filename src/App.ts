@@ -99,6 +99,8 @@ export interface AppOptions {
   readonly telemetry?: TelemetryOptions | undefined
   /** OTLP export of traces and logs (`OTEL_EXPORTER_OTLP_ENDPOINT`); default none. */
   readonly otlp?: OtlpOptions | undefined
+  /** The address the server listens on (`HOST`), for the startup notices; unset: none. */
+  readonly listenHost?: string | undefined
 }
 
 /** Telemetry when none is configured: metrics only. */
@@ -219,7 +221,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     ChannelRoutes,
     CatalogRoutes,
     OAuthRoutes,
-    OpsRoutes(telemetry.metrics),
+    OpsRoutes(telemetry.metrics, options.listenHost),
     ConsoleRoutes,
     FallbackRoutes,
     telemetry.middlewareLayer

@@ -56,7 +56,8 @@ const { handler, dispose } = makeHandler({
   otlp: observability.otlpEndpoint === undefined
     ? undefined
     : { endpoint: observability.otlpEndpoint, serviceName: observability.serviceName },
-  rootPassword: env.rootPassword
+  rootPassword: env.rootPassword,
+  listenHost: env.host
 })
 
 // Build every layer (migrations, bootstrap file) before accepting traffic.

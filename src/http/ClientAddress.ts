@@ -10,6 +10,10 @@
  * `X-Forwarded-Host` are believed; otherwise they are ignored and the peer
  * address, the request's own scheme and its `Host` are used.
  *
+ * A request that carries a forwarding header (`FORWARDING_HEADERS`, present at
+ * all, even empty) no trusted proxy vouches for came through a proxy the
+ * gateway was not told of: it is never a loopback caller (`isUntrustedForward`).
+ *
  * An allow-list entry is an IPv4 or IPv6 address or CIDR range
  * (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`); an IPv4-mapped IPv6 peer
  * (`::ffff:10.1.2.3`) is matched as its IPv4 address.
@@ -55,6 +59,28 @@ const viaTrustedProxy = (source: Request | undefined): boolean => {
   const trusted = proxies.get(source)
   return trusted !== undefined && isAllowed(trusted, addresses.get(source))
 }
+
+/**
+ * The headers by which a proxy names the client whose request it forwards:
+ * the standard `Forwarded`, the de-facto `X-Forwarded-For` and `X-Real-IP`,
+ * and the client-address headers of CDNs and load balancers
+ * (`True-Client-IP`, `CF-Connecting-IP`, `X-Client-IP`). Lower-case, as
+ * Effect's header records hold them.
+ *
+ * @category http
+ */
+export const FORWARDING_HEADERS: ReadonlyArray<string> = [
+  "forwarded",
+  "x-forwarded-for",
+  "x-real-ip",
+  "true-client-ip",
+  "cf-connecting-ip",
+  "x-client-ip"
+]
+
+/** Whether Effect's header record `headers` holds one of `FORWARDING_HEADERS`, even empty. */
+const hasForwardingHeader = (headers: Readonly<Record<string, string | undefined>>): boolean =>
+  FORWARDING_HEADERS.some((name) => headers[name] !== undefined)
 
 const firstValue = (value: string | null): string | undefined => {
   const first = value?.split(",")[0]?.trim()
@@ -119,16 +145,15 @@ export const hostOf = (request: HttpServerRequest.HttpServerRequest): string | u
 }
 
 /**
- * Whether `request` carries a forwarding header (`Forwarded`,
- * `X-Forwarded-For`, `X-Real-IP`) that no trusted proxy vouches for: it came
- * through a proxy the gateway was not told of, so its peer address (the
- * proxy's, often loopback) says nothing about the caller.
+ * Whether `request` carries a forwarding header (`FORWARDING_HEADERS`, even an
+ * empty one) that no trusted proxy vouches for: it came through a proxy the
+ * gateway was not told of, so its peer address (the proxy's, often loopback)
+ * says nothing about the caller.
  *
  * @category http
  */
 export const isUntrustedForward = (request: HttpServerRequest.HttpServerRequest): boolean =>
-  !viaTrustedProxy(sourceOf(request)) &&
-  ["forwarded", "x-forwarded-for", "x-real-ip"].some((name) => request.headers[name] !== undefined)
+  hasForwardingHeader(request.headers) && !viaTrustedProxy(sourceOf(request))
 
 const parse = (entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined => {
   try {

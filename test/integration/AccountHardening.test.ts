@@ -168,8 +168,13 @@ Deno.test("hardening 6: without trusted proxies forwarded headers are ignored; a
   })
   try {
     strictEqual(await metricsStatus(gateway.url, {}), 200)
-    strictEqual(await metricsStatus(gateway.url, { "x-forwarded-for": "203.0.113.5" }), 401)
-    strictEqual(await metricsStatus(gateway.url, { "x-real-ip": "203.0.113.5" }), 401)
+    // Any client-address header a proxy or CDN sets, present at all (even empty), makes a request forwarded.
+    for (
+      const header of ["x-forwarded-for", "x-real-ip", "true-client-ip", "cf-connecting-ip", "x-client-ip", "forwarded"]
+    ) {
+      strictEqual(await metricsStatus(gateway.url, { [header]: "203.0.113.5" }), 401, header)
+    }
+    strictEqual(await metricsStatus(gateway.url, { "x-forwarded-for": "" }), 401, "an empty X-Forwarded-For")
     const plain = await login(gateway.url, "root", ROOT_PASSWORD, { "x-forwarded-proto": "https" })
     deepStrictEqual(plain.cookies.map((cookie) => cookie.name), ["sluice_session"])
     // X-Forwarded-For is not believed: every attempt counts against the peer address.
@@ -181,6 +186,18 @@ Deno.test("hardening 6: without trusted proxies forwarded headers are ignored; a
   } finally {
     await gateway.close()
   }
+})
+
+Deno.test("hardening 6: listening off loopback with no metrics token, the gateway says /metrics is loopback-only", async () => {
+  const notices = async (listenHost: string) => {
+    const gateway = await startGateway({ config: basicConfig, listenHost })
+    await gateway.close()
+    return gateway.logs.filter((line) => line.includes("GET /metrics answers loopback callers only"))
+  }
+  const open = await notices("0.0.0.0")
+  strictEqual(open.length, 1)
+  ok(open[0].includes("listens on 0.0.0.0") && open[0].includes("set settings.metrics_token"), open[0])
+  deepStrictEqual(await notices("127.0.0.1"), [])
 })
 
 Deno.test("hardening 6: a trusted proxy's X-Forwarded-* name the caller for limits, allow-lists, metrics and OAuth", async () => {

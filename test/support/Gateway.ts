@@ -101,6 +101,8 @@ export const startGateway = async (options: {
   readonly otlp?: OtlpOptions
   /** The root user's password (default `ROOT_PASSWORD`). */
   readonly rootPassword?: string
+  /** The address the gateway is told it listens on (`HOST`), for its startup notices (default none). */
+  readonly listenHost?: string
 }): Promise<TestGateway> => {
   const emulator = options.emulator ?? startEmulator()
   const postgres = options.databaseUrl === undefined && options.store === "postgres" ? await freshPostgres() : undefined
@@ -117,7 +119,8 @@ export const startGateway = async (options: {
     usageFlushMillis: 50,
     telemetry: telemetry.options,
     otlp: options.otlp,
-    rootPassword: options.rootPassword ?? ROOT_PASSWORD
+    rootPassword: options.rootPassword ?? ROOT_PASSWORD,
+    listenHost: options.listenHost
   })
   const ready = await handler(new Request("http://localhost/healthz"))
   await ready.body?.cancel()
