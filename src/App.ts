@@ -79,6 +79,7 @@ import { otlpLayer, type OtlpOptions } from "./observability/Tracing.ts"
 import { OpsRoutes } from "./routes/OpsRoutes.ts"
 import { layerFromSettings } from "./storage/Database.ts"
 import { trustProxies } from "./http/ClientAddress.ts"
+import { ProxyNotice } from "./http/ProxyNotice.ts"
 
 /** Where the app keeps its data and what it was configured with. @category models */
 export interface AppOptions {
@@ -224,6 +225,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     OpsRoutes(telemetry.metrics, options.listenHost),
     ConsoleRoutes,
     FallbackRoutes,
+    ProxyNotice,
     telemetry.middlewareLayer
   ).pipe(
     Layer.provide(Layer.mergeAll(

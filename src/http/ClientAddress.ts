@@ -12,7 +12,10 @@
  *
  * A request that carries a forwarding header (`FORWARDING_HEADERS`, present at
  * all, even empty) no trusted proxy vouches for came through a proxy the
- * gateway was not told of: it is never a loopback caller (`isUntrustedForward`).
+ * gateway was not told of: it is never a loopback caller (`isUntrustedForward`),
+ * and while no trusted proxies are configured its peer address (the proxy's,
+ * shared by every caller behind it) is not what per-address limits count
+ * (`limitAddressOf`), so one caller cannot use up everyone's.
  *
  * An allow-list entry is an IPv4 or IPv6 address or CIDR range
  * (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`); an IPv4-mapped IPv6 peer
@@ -65,7 +68,9 @@ const viaTrustedProxy = (source: Request | undefined): boolean => {
  * the standard `Forwarded`, the de-facto `X-Forwarded-For` and `X-Real-IP`,
  * and the client-address headers of CDNs and load balancers
  * (`True-Client-IP`, `CF-Connecting-IP`, `X-Client-IP`). Lower-case, as
- * Effect's header records hold them.
+ * `Headers` and Effect's header records hold them. Every request is checked
+ * for them (about 1 µs for the six), so the list holds what proxies send, not
+ * every header one might.
  *
  * @category http
  */
@@ -78,9 +83,11 @@ export const FORWARDING_HEADERS: ReadonlyArray<string> = [
   "x-client-ip"
 ]
 
-/** Whether Effect's header record `headers` holds one of `FORWARDING_HEADERS`, even empty. */
-const hasForwardingHeader = (headers: Readonly<Record<string, string | undefined>>): boolean =>
-  FORWARDING_HEADERS.some((name) => headers[name] !== undefined)
+/** Whether `headers` (a `Headers`, or Effect's header record) hold one of `FORWARDING_HEADERS`, even empty. */
+const hasForwardingHeader = (headers: Headers | Readonly<Record<string, string | undefined>>): boolean => {
+  if (headers instanceof Headers) return FORWARDING_HEADERS.some((name) => headers.has(name))
+  return FORWARDING_HEADERS.some((name) => headers[name] !== undefined)
+}
 
 const firstValue = (value: string | null): string | undefined => {
   const first = value?.split(",")[0]?.trim()
@@ -97,7 +104,11 @@ const firstValue = (value: string | null): string | undefined => {
  */
 export const clientAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const source = sourceOf(request)
-  if (source === undefined) return undefined
+  return source === undefined ? undefined : addressOfSource(source)
+}
+
+/** `clientAddressOf` for the web request itself. */
+const addressOfSource = (source: Request): string | undefined => {
   const peer = addresses.get(source)
   if (!viaTrustedProxy(source)) return peer
   const trusted = proxies.get(source)!
@@ -154,6 +165,39 @@ export const hostOf = (request: HttpServerRequest.HttpServerRequest): string | u
  */
 export const isUntrustedForward = (request: HttpServerRequest.HttpServerRequest): boolean =>
   hasForwardingHeader(request.headers) && !viaTrustedProxy(sourceOf(request))
+
+/**
+ * The address per-address limits (the login limit) count `request` against: the caller's (`clientAddressOf`), or `undefined`
+ * (not counted per address) when it carries a forwarding header while no
+ * trusted proxies are configured: its peer is then a proxy the gateway was not
+ * told of, whose address every caller behind it shares, so counting it would
+ * let one caller's failures lock everyone out. Also `undefined` for a request
+ * that did not come through the server. With trusted proxies configured, a
+ * forwarded request from another peer is counted against that peer.
+ *
+ * @category http
+ */
+export const limitAddressOf = (request: HttpServerRequest.HttpServerRequest | Request): string | undefined => {
+  const source = request instanceof Request ? request : sourceOf(request)
+  if (source === undefined) return undefined
+  if (!proxies.has(source) && hasForwardingHeader(request.headers)) return undefined
+  return addressOfSource(source)
+}
+
+/**
+ * The key a per-address counter keeps `address` under: IPv4 as is, IPv6 by its
+ * /64 (one host holds a whole /64), an IPv4-mapped IPv6 address as its IPv4
+ * address, anything else (no address known) as `unknown`.
+ *
+ * @category addresses
+ */
+export const addressKey = (address: string | undefined): string => {
+  if (address === undefined || !ipaddr.isValid(address)) return "unknown"
+  const parsed = ipaddr.process(address)
+  if (parsed.kind() === "ipv4") return parsed.toString()
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4)
+  return `${parts.map((part) => part.toString(16)).join(":")}::/64`
+}
 
 const parse = (entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined => {
   try {
