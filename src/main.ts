@@ -16,7 +16,6 @@ import { type BootstrapFile, parseBootstrap } from "./config/BootstrapFile.ts"
 import { EnvConfig } from "./config/Env.ts"
 import { ObservabilityEnvConfig } from "./config/ObservabilityEnv.ts"
 import { closeOpenBodies } from "./http/ReadableBody.ts"
-import { rememberClientAddress } from "./http/ClientAddress.ts"
 import { stdoutSink } from "./observability/AccessLog.ts"
 
 const logSink = stdoutSink()
@@ -57,6 +56,8 @@ const { handler, dispose } = makeHandler({
     ? undefined
     : { endpoint: observability.otlpEndpoint, serviceName: observability.serviceName },
   rootPassword: env.rootPassword,
+  bodyTimeoutSeconds: env.bodyTimeoutSeconds,
+  maxOpenRequestsPerAddress: env.maxOpenRequestsPerAddress,
   listenHost: env.host
 })
 
@@ -70,7 +71,7 @@ const server = Deno.serve({
   onListen: ({ hostname, port }) => {
     Deno.stderr.writeSync(new TextEncoder().encode(`sluice: listening on http://${hostname}:${port}\n`))
   }
-}, (request, info) => handler(rememberClientAddress(request, info)))
+}, (request, info) => handler(request, info))
 
 let stopping = false
 /**

@@ -167,7 +167,8 @@ export const isUntrustedForward = (request: HttpServerRequest.HttpServerRequest)
   hasForwardingHeader(request.headers) && !viaTrustedProxy(sourceOf(request))
 
 /**
- * The address per-address limits (the login limit) count `request` against: the caller's (`clientAddressOf`), or `undefined`
+ * The address per-address limits (the login limit, open requests per address)
+ * count `request` against: the caller's (`clientAddressOf`), or `undefined`
  * (not counted per address) when it carries a forwarding header while no
  * trusted proxies are configured: its peer is then a proxy the gateway was not
  * told of, whose address every caller behind it shares, so counting it would

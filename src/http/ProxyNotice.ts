@@ -3,7 +3,8 @@
  * was not told of: a request carrying a forwarding header that no trusted
  * proxy vouches for (`isUntrustedForward`). Such a caller's address is the
  * proxy's, shared by everyone behind it, for a key's `allow_ips`, the login
- * limit and `/metrics`, so `settings.trusted_proxies` should list the proxy. The gateway cannot know at its start whether a proxy
+ * limit, open requests per address and `/metrics`, so `settings.trusted_proxies`
+ * should list the proxy. The gateway cannot know at its start whether a proxy
  * stands in front, so the warning is logged when the first such request
  * arrives, then at most once an hour while they keep arriving (with the peer
  * address, never a header's value).
@@ -28,8 +29,8 @@ export const noticeDue = (last: number | undefined, now: number): boolean =>
 
 const NOTICE = "A request came with forwarding headers (Forwarded, X-Forwarded-For, X-Real-IP or the like) from a " +
   "peer that settings.trusted_proxies does not list. If a reverse proxy stands in front of the gateway, list its " +
-  "address there: until then the gateway cannot tell the callers behind it apart (the per-address login limit, a " +
-  "key's allow_ips, loopback access to /metrics)"
+  "address there: until then the gateway cannot tell the callers behind it apart (the per-address login limit and " +
+  "open-request bound, a key's allow_ips, loopback access to /metrics)"
 
 /**
  * The global router middleware that logs the notice: one header check per
