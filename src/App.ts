@@ -79,7 +79,11 @@ import { Telemetry, type TelemetryOptions } from "./observability/Telemetry.ts"
 import { otlpLayer, type OtlpOptions } from "./observability/Tracing.ts"
 import { OpsRoutes } from "./routes/OpsRoutes.ts"
 import { layerFromSettings } from "./storage/Database.ts"
-import { trustProxies } from "./http/ClientAddress.ts"
+import { rememberClientAddress, trustProxies } from "./http/ClientAddress.ts"
+import { BodyTimeout } from "./http/BodyDeadline.ts"
+import { makeOpenRequests } from "./http/OpenRequests.ts"
+import { ProxyNotice } from "./http/ProxyNotice.ts"
+import { DEFAULT_BODY_TIMEOUT_SECONDS, DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS } from "./config/Env.ts"
 
 /** Where the app keeps its data and what it was configured with. @category models */
 export interface AppOptions {
@@ -100,6 +104,15 @@ export interface AppOptions {
   readonly telemetry?: TelemetryOptions | undefined
   /** OTLP export of traces and logs (`OTEL_EXPORTER_OTLP_ENDPOINT`); default none. */
   readonly otlp?: OtlpOptions | undefined
+  /** Seconds a request body may take to arrive (`SLUICE_BODY_TIMEOUT_SECONDS`, default 60); 0: no limit. */
+  readonly bodyTimeoutSeconds?: number | undefined
+  /**
+   * Requests one client address may have open at once (`SLUICE_MAX_OPEN_REQUESTS_PER_ADDRESS`, default 256);
+   * 0: no limit. Counted only for requests the handler is given the server's `info` with.
+   */
+  readonly maxOpenRequestsPerAddress?: number | undefined
+  /** The address the server listens on (`HOST`), for the startup notices; unset: none. */
+  readonly listenHost?: string | undefined
 }
 
 /** Telemetry when none is configured: metrics only. */
@@ -221,9 +234,10 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     ChannelRoutes,
     CatalogRoutes,
     OAuthRoutes,
-    OpsRoutes(telemetry.metrics),
+    OpsRoutes(telemetry.metrics, options.listenHost),
     ConsoleRoutes,
     FallbackRoutes,
+    ProxyNotice,
     telemetry.middlewareLayer
   ).pipe(
     Layer.provide(Layer.mergeAll(
@@ -254,29 +268,39 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
 export const schedulerLayer = Layer.succeed(Scheduler.Scheduler, new Scheduler.MixedScheduler("sync"))
 
 /**
- * The web handler (`(Request) => Promise<Response>`) and its disposal, which
- * closes every layer (flushing the usage log, closing the store). Every
- * `/api/*` answer carries `Cache-Control: no-store`.
+ * The web handler and its disposal, which closes every layer (flushing the
+ * usage log, closing the store). The server passes each request with its
+ * `info` (`Deno.serve`'s: the peer address, and when the answer was sent);
+ * without it (an in-process call) the caller's address is unknown and the
+ * request is not counted among the open requests of an address. Every `/api/*`
+ * answer carries `Cache-Control: no-store`.
  *
  * @category handlers
  */
 export const makeHandler = (options: AppOptions) => {
   const telemetry = new Telemetry(options.telemetry ?? metricsOnly)
   const trusted = settingsOf(options.file).trustedProxies
+  const open = makeOpenRequests(options.maxOpenRequestsPerAddress ?? DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS)
+  const bodyTimeout = Layer.succeed(BodyTimeout, (options.bodyTimeoutSeconds ?? DEFAULT_BODY_TIMEOUT_SECONDS) * 1000)
   const web = HttpRouter.toWebHandler(
     appLayer(options, telemetry).pipe(
       Layer.provide(HttpServer.layerServices),
       Layer.provideMerge(schedulerLayer),
-      Layer.provideMerge(observabilityLayer(options, telemetry))
+      Layer.provideMerge(Layer.merge(observabilityLayer(options, telemetry), bodyTimeout))
     ),
     { disableLogger: true }
   )
   return {
     ...web,
-    handler: async (request: Request, context?: Parameters<typeof web.handler>[1]): Promise<Response> => {
+    handler: async (request: Request, info?: Deno.ServeHandlerInfo): Promise<Response> => {
+      if (info !== undefined) rememberClientAddress(request, info)
       // The trusted proxies ride on the request, so every route reads the caller's address and scheme the same way.
-      const response = await web.handler(trusted.length === 0 ? request : trustProxies(request, trusted), context)
-      return isApiPath(request.url) ? noStore(response) : response
+      if (trusted.length > 0) trustProxies(request, trusted)
+      const api = isApiPath(request.url)
+      const refused = info === undefined ? undefined : open.admit(request, info.completed, api)
+      if (refused !== undefined) telemetry.metrics?.rateLimited()
+      const response = refused ?? await web.handler(request)
+      return api ? noStore(response) : response
     }
   }
 }

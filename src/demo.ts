@@ -11,7 +11,6 @@ import "./Prelude.ts"
 import { makeHandler } from "./App.ts"
 import { parseBootstrap } from "./config/BootstrapFile.ts"
 import { startEmulator } from "./emulator/Emulator.ts"
-import { rememberClientAddress } from "./http/ClientAddress.ts"
 
 const port = Number(Deno.env.get("PORT") ?? "3000")
 const key = "sk-demo-0123456789abcdef"
@@ -63,7 +62,7 @@ const { handler, dispose } = makeHandler({
 await handler(new Request("http://localhost/healthz"))
 const server = Deno.serve(
   { port, hostname: "127.0.0.1", onListen: () => {} },
-  (request, info) => handler(rememberClientAddress(request, info))
+  (request, info) => handler(request, info)
 )
 const base = `http://127.0.0.1:${server.addr.port}`
 console.log(`Sluice demo on ${base} (upstream emulator on ${emulator.url})

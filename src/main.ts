@@ -16,7 +16,6 @@ import { type BootstrapFile, parseBootstrap } from "./config/BootstrapFile.ts"
 import { EnvConfig } from "./config/Env.ts"
 import { ObservabilityEnvConfig } from "./config/ObservabilityEnv.ts"
 import { closeOpenBodies } from "./http/ReadableBody.ts"
-import { rememberClientAddress } from "./http/ClientAddress.ts"
 import { stdoutSink } from "./observability/AccessLog.ts"
 
 const logSink = stdoutSink()
@@ -56,7 +55,10 @@ const { handler, dispose } = makeHandler({
   otlp: observability.otlpEndpoint === undefined
     ? undefined
     : { endpoint: observability.otlpEndpoint, serviceName: observability.serviceName },
-  rootPassword: env.rootPassword
+  rootPassword: env.rootPassword,
+  bodyTimeoutSeconds: env.bodyTimeoutSeconds,
+  maxOpenRequestsPerAddress: env.maxOpenRequestsPerAddress,
+  listenHost: env.host
 })
 
 // Build every layer (migrations, bootstrap file) before accepting traffic.
@@ -69,7 +71,7 @@ const server = Deno.serve({
   onListen: ({ hostname, port }) => {
     Deno.stderr.writeSync(new TextEncoder().encode(`sluice: listening on http://${hostname}:${port}\n`))
   }
-}, (request, info) => handler(rememberClientAddress(request, info)))
+}, (request, info) => handler(request, info))
 
 let stopping = false
 /**

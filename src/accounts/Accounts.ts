@@ -52,8 +52,10 @@ const badPassword = (password: string, param: string) => {
 export class Accounts extends Context.Service<Accounts, {
   /**
    * Checks a password login from the client `address`; a new session id on
-   * success. The attempt is counted (per name and per address) before the
-   * password is hashed; `RateLimited` past either cap or when the hasher is busy.
+   * success. The attempt is counted (per name and per address; per name only
+   * when `address` is `undefined`: none to count, see `limitAddressOf`) before
+   * the password is hashed; `RateLimited` past either cap or when the hasher
+   * is busy.
    */
   readonly login: (
     username: string,

@@ -8,7 +8,11 @@
  *   runs, a success forgets the name's count, a failure keeps its slot;
  * - per client address (an IPv6 address counts by its /64): `addressMaxFailures`
  *   login attempts within the same window, so spraying one password over
- *   many names is throttled too; a success hands back its own slot only;
+ *   many names is throttled too; a success hands back its own slot only. An
+ *   attempt with no address to count (`limitAddressOf`: it came through a
+ *   proxy while no trusted proxies are configured, so its address is the
+ *   proxy's, shared by every caller behind it) takes no address slot: one
+ *   caller's failures would otherwise lock every caller out of password login;
  * - per client address: `registrationsPerAddress` sign-ups within
  *   `registrationWindowMillis`, never handed back.
  *
@@ -22,9 +26,9 @@
  * @since 0.1.0
  */
 import { Clock, Context, Effect, Layer } from "effect"
-import ipaddr from "ipaddr.js"
 import type { Redis } from "ioredis"
 import { RateLimited } from "../errors/GatewayError.ts"
+import { addressKey } from "../http/ClientAddress.ts"
 
 /** Throttle settings. Windows in milliseconds. @category models */
 export interface ThrottleOptions {
@@ -207,21 +211,6 @@ export const redisCounters = (url: string, prefix: string, fallback: CounterStor
   }
 }
 
-/**
- * The counter key of a client address: IPv4 as is, IPv6 by its /64 (one
- * host holds a whole /64), an IPv4-mapped IPv6 address as its IPv4 address,
- * anything else (no address known) as `unknown`.
- *
- * @category addresses
- */
-export const addressKey = (address: string | undefined): string => {
-  if (address === undefined || !ipaddr.isValid(address)) return "unknown"
-  const parsed = ipaddr.process(address)
-  if (parsed.kind() === "ipv4") return parsed.toString()
-  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4)
-  return `${parts.map((part) => part.toString(16)).join(":")}::/64`
-}
-
 const usernameKey = (username: string) => `login-user:${username.slice(0, 256).toLowerCase()}`
 
 /** A login attempt that holds its slots: it reports how it ended. @category models */
@@ -240,7 +229,8 @@ export class LoginThrottle extends Context.Service<LoginThrottle, {
   /**
    * Reserves a login attempt for `username` from `address` before its
    * password is checked; `RateLimited` (with the seconds to wait) when the
-   * name or the address has used its attempts.
+   * name or the address has used its attempts. `address` `undefined` (none to
+   * count: `limitAddressOf`) takes the name's slot only.
    */
   readonly attempt: (username: string, address: string | undefined) => Effect.Effect<LoginAttempt, RateLimited>
   /** Counts a registration from `address`; `RateLimited` past the cap. */
@@ -260,17 +250,18 @@ export class LoginThrottle extends Context.Service<LoginThrottle, {
       attempt: (username, address) =>
         Effect.gen(function* () {
           const user = usernameKey(username)
-          const peer = `login-ip:${addressKey(address)}`
-          const wait = yield* Effect.promise(() =>
-            store.reserve([
-              { key: user, max: options.maxFailures, windowMillis: options.windowMillis },
-              { key: peer, max: options.addressMaxFailures, windowMillis: options.windowMillis }
-            ])
-          )
+          const peer = address === undefined ? undefined : `login-ip:${addressKey(address)}`
+          const slots: Array<Slot> = [{ key: user, max: options.maxFailures, windowMillis: options.windowMillis }]
+          if (peer !== undefined) {
+            slots.push({ key: peer, max: options.addressMaxFailures, windowMillis: options.windowMillis })
+          }
+          const wait = yield* Effect.promise(() => store.reserve(slots))
           yield* reportOutage
           if (wait !== undefined) return yield* waitError(wait, "login attempts")
           return {
-            succeeded: Effect.promise(() => Promise.all([store.reset(user), store.release(peer)])).pipe(Effect.asVoid)
+            succeeded: Effect.promise(() =>
+              Promise.all([store.reset(user), peer === undefined ? undefined : store.release(peer)])
+            ).pipe(Effect.asVoid)
           }
         }),
       register: (address) =>

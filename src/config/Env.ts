@@ -3,11 +3,19 @@
  * `HOST` (0.0.0.0), `DATABASE_URL` (unset → embedded PGlite in
  * `SLUICE_DATA_DIR`, default `./data`), `SLUICE_CONFIG` (bootstrap file),
  * `REDIS_URL` (shared rate limits), `SLUICE_ROOT_PASSWORD` (the root user's
- * password on the first start; unset → generated and logged once).
+ * password on the first start; unset → generated and logged once), and the
+ * bounds on slow clients: `SLUICE_BODY_TIMEOUT_SECONDS` (60) and
+ * `SLUICE_MAX_OPEN_REQUESTS_PER_ADDRESS` (256), 0 turning either off.
  *
  * @since 0.1.0
  */
-import { Config, Option } from "effect"
+import { Config, Option, Schema } from "effect"
+
+/** Seconds a request body may take to arrive (`SLUICE_BODY_TIMEOUT_SECONDS`). @category config */
+export const DEFAULT_BODY_TIMEOUT_SECONDS = 60
+
+/** Requests one client address may have open at once (`SLUICE_MAX_OPEN_REQUESTS_PER_ADDRESS`). @category config */
+export const DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS = 256
 
 /** @category models */
 export interface Env {
@@ -20,10 +28,17 @@ export interface Env {
   readonly rootPassword: string | undefined
   /** Seconds in-flight requests get to finish after SIGTERM/SIGINT. */
   readonly shutdownGraceSeconds: number
+  /** Seconds a request body may take to arrive before the request is answered 408; 0: no limit. */
+  readonly bodyTimeoutSeconds: number
+  /** Requests one client address may have open at once before more are answered 429; 0: no limit. */
+  readonly maxOpenRequestsPerAddress: number
 }
 
 const optionalString = (name: string) =>
   Config.option(Config.String(name)).pipe(Config.map((value) => Option.getOrUndefined(value) || undefined))
+
+const count = (name: string, fallback: number) =>
+  Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(0)), name).pipe(Config.withDefault(fallback))
 
 /**
  * Reads `Env` from the process environment.
@@ -38,5 +53,7 @@ export const EnvConfig: Config.Config<Env> = Config.all({
   configPath: optionalString("SLUICE_CONFIG"),
   redisUrl: optionalString("REDIS_URL"),
   rootPassword: optionalString("SLUICE_ROOT_PASSWORD"),
-  shutdownGraceSeconds: Config.Int("SLUICE_SHUTDOWN_GRACE_SECONDS").pipe(Config.withDefault(30))
+  shutdownGraceSeconds: Config.Int("SLUICE_SHUTDOWN_GRACE_SECONDS").pipe(Config.withDefault(30)),
+  bodyTimeoutSeconds: count("SLUICE_BODY_TIMEOUT_SECONDS", DEFAULT_BODY_TIMEOUT_SECONDS),
+  maxOpenRequestsPerAddress: count("SLUICE_MAX_OPEN_REQUESTS_PER_ADDRESS", DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS)
 })

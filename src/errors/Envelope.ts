@@ -111,6 +111,13 @@ export const toProblem = (error: GatewayError): Problem =>
     RateLimited: (e) => problem(429, "platform_api_error", "too_many_requests", e.message),
     PayloadTooLarge: (e) =>
       problem(413, "invalid_request_error", "request_too_large", `The request body exceeds ${e.limitBytes} bytes.`),
+    RequestTimeout: (e) =>
+      problem(
+        408,
+        "invalid_request_error",
+        "request_timeout",
+        `The request body did not arrive within ${e.seconds} s.`
+      ),
     RouteNotFound: (e) => problem(404, "invalid_request_error", "not_found", `No route for ${e.method} ${e.path}.`),
     UpstreamFailed: upstreamProblem,
     NotFound: (e) =>
@@ -149,12 +156,13 @@ export const internalProblem: Problem = problem(500, "platform_api_error", "inte
  * object", rule 4): 200 for a request the caller must change (bad input,
  * unknown object), so a browser client reads `success: false`; the status of
  * the error table for the ones a client must tell apart: 401 (log in), 403
- * (not allowed), 429 (throttled), and 5xx (the gateway's fault).
+ * (not allowed), 408 (the body came too slowly), 429 (throttled), and 5xx (the
+ * gateway's fault).
  *
  * @category errors
  */
 export const apiStatus = (p: Problem): number =>
-  p.status === 401 || p.status === 403 || p.status === 429 || p.status >= 500 ? p.status : 200
+  p.status === 401 || p.status === 403 || p.status === 408 || p.status === 429 || p.status >= 500 ? p.status : 200
 
 /** The envelopes of docs/ARCHITECTURE.md ("Errors"). @category models */
 export type EnvelopeKind = "gateway" | "flat" | "api"

@@ -99,6 +99,17 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("Payl
 }) {}
 
 /**
+ * The request body did not arrive within the body deadline
+ * (`SLUICE_BODY_TIMEOUT_SECONDS`): 408 `request_timeout`. `seconds` is the
+ * deadline.
+ *
+ * @category errors
+ */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", {
+  seconds: Schema.Number
+}) {}
+
+/**
  * No route matches the method and path.
  *
  * @category errors
@@ -219,6 +230,7 @@ export type GatewayError =
   | ModelNotPriced
   | RateLimited
   | PayloadTooLarge
+  | RequestTimeout
   | RouteNotFound
   | UpstreamFailed
   | NotFound

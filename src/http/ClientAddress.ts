@@ -10,6 +10,13 @@
  * `X-Forwarded-Host` are believed; otherwise they are ignored and the peer
  * address, the request's own scheme and its `Host` are used.
  *
+ * A request that carries a forwarding header (`FORWARDING_HEADERS`, present at
+ * all, even empty) no trusted proxy vouches for came through a proxy the
+ * gateway was not told of: it is never a loopback caller (`isUntrustedForward`),
+ * and while no trusted proxies are configured its peer address (the proxy's,
+ * shared by every caller behind it) is not what per-address limits count
+ * (`limitAddressOf`), so one caller cannot use up everyone's.
+ *
  * An allow-list entry is an IPv4 or IPv6 address or CIDR range
  * (`203.0.113.7`, `10.0.0.0/8`, `2001:db8::/32`); an IPv4-mapped IPv6 peer
  * (`::ffff:10.1.2.3`) is matched as its IPv4 address.
@@ -56,6 +63,32 @@ const viaTrustedProxy = (source: Request | undefined): boolean => {
   return trusted !== undefined && isAllowed(trusted, addresses.get(source))
 }
 
+/**
+ * The headers by which a proxy names the client whose request it forwards:
+ * the standard `Forwarded`, the de-facto `X-Forwarded-For` and `X-Real-IP`,
+ * and the client-address headers of CDNs and load balancers
+ * (`True-Client-IP`, `CF-Connecting-IP`, `X-Client-IP`). Lower-case, as
+ * `Headers` and Effect's header records hold them. Every request is checked
+ * for them (about 1 µs for the six), so the list holds what proxies send, not
+ * every header one might.
+ *
+ * @category http
+ */
+export const FORWARDING_HEADERS: ReadonlyArray<string> = [
+  "forwarded",
+  "x-forwarded-for",
+  "x-real-ip",
+  "true-client-ip",
+  "cf-connecting-ip",
+  "x-client-ip"
+]
+
+/** Whether `headers` (a `Headers`, or Effect's header record) hold one of `FORWARDING_HEADERS`, even empty. */
+const hasForwardingHeader = (headers: Headers | Readonly<Record<string, string | undefined>>): boolean => {
+  if (headers instanceof Headers) return FORWARDING_HEADERS.some((name) => headers.has(name))
+  return FORWARDING_HEADERS.some((name) => headers[name] !== undefined)
+}
+
 const firstValue = (value: string | null): string | undefined => {
   const first = value?.split(",")[0]?.trim()
   return first === undefined || first === "" ? undefined : first
@@ -71,7 +104,11 @@ const firstValue = (value: string | null): string | undefined => {
  */
 export const clientAddressOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const source = sourceOf(request)
-  if (source === undefined) return undefined
+  return source === undefined ? undefined : addressOfSource(source)
+}
+
+/** `clientAddressOf` for the web request itself. */
+const addressOfSource = (source: Request): string | undefined => {
   const peer = addresses.get(source)
   if (!viaTrustedProxy(source)) return peer
   const trusted = proxies.get(source)!
@@ -119,16 +156,49 @@ export const hostOf = (request: HttpServerRequest.HttpServerRequest): string | u
 }
 
 /**
- * Whether `request` carries a forwarding header (`Forwarded`,
- * `X-Forwarded-For`, `X-Real-IP`) that no trusted proxy vouches for: it came
- * through a proxy the gateway was not told of, so its peer address (the
- * proxy's, often loopback) says nothing about the caller.
+ * Whether `request` carries a forwarding header (`FORWARDING_HEADERS`, even an
+ * empty one) that no trusted proxy vouches for: it came through a proxy the
+ * gateway was not told of, so its peer address (the proxy's, often loopback)
+ * says nothing about the caller.
  *
  * @category http
  */
 export const isUntrustedForward = (request: HttpServerRequest.HttpServerRequest): boolean =>
-  !viaTrustedProxy(sourceOf(request)) &&
-  ["forwarded", "x-forwarded-for", "x-real-ip"].some((name) => request.headers[name] !== undefined)
+  hasForwardingHeader(request.headers) && !viaTrustedProxy(sourceOf(request))
+
+/**
+ * The address per-address limits (the login limit, open requests per address)
+ * count `request` against: the caller's (`clientAddressOf`), or `undefined`
+ * (not counted per address) when it carries a forwarding header while no
+ * trusted proxies are configured: its peer is then a proxy the gateway was not
+ * told of, whose address every caller behind it shares, so counting it would
+ * let one caller's failures lock everyone out. Also `undefined` for a request
+ * that did not come through the server. With trusted proxies configured, a
+ * forwarded request from another peer is counted against that peer.
+ *
+ * @category http
+ */
+export const limitAddressOf = (request: HttpServerRequest.HttpServerRequest | Request): string | undefined => {
+  const source = request instanceof Request ? request : sourceOf(request)
+  if (source === undefined) return undefined
+  if (!proxies.has(source) && hasForwardingHeader(request.headers)) return undefined
+  return addressOfSource(source)
+}
+
+/**
+ * The key a per-address counter keeps `address` under: IPv4 as is, IPv6 by its
+ * /64 (one host holds a whole /64), an IPv4-mapped IPv6 address as its IPv4
+ * address, anything else (no address known) as `unknown`.
+ *
+ * @category addresses
+ */
+export const addressKey = (address: string | undefined): string => {
+  if (address === undefined || !ipaddr.isValid(address)) return "unknown"
+  const parsed = ipaddr.process(address)
+  if (parsed.kind() === "ipv4") return parsed.toString()
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4)
+  return `${parts.map((part) => part.toString(16)).join(":")}::/64`
+}
 
 const parse = (entry: string): [ipaddr.IPv4 | ipaddr.IPv6, number] | undefined => {
   try {

@@ -17,8 +17,9 @@ import type { Problem } from "../domain/Problem.ts"
  * failure only the caller can fix (unknown model, missing price, quota
  * exhausted, malformed or oversized body, unknown route or object, bad key,
  * an upstream that refused the request itself), `true` otherwise (rate
- * limits, upstream outages and timeouts, the gateway's database out of reach). Decided from the error's tag and
- * kind, never from its message.
+ * limits, upstream outages and timeouts, a body that came too slowly, the
+ * gateway's database out of reach). Decided from the error's tag and kind,
+ * never from its message.
  *
  * @category http
  */
@@ -32,6 +33,7 @@ export const isRetryable = (error: GatewayError): boolean =>
     ModelNotPriced: () => false,
     RateLimited: () => true,
     PayloadTooLarge: () => false,
+    RequestTimeout: () => true,
     RouteNotFound: () => false,
     NotFound: () => false,
     UpstreamFailed: (e) => e.kind !== "rejected",

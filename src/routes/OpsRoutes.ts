@@ -7,8 +7,13 @@
  * loopback caller, otherwise only with `Authorization: Bearer
  * <settings.metrics_token>`). The caller's address is the one a trusted proxy
  * forwards (`settings.trusted_proxies`); a request that carries forwarding
- * headers no trusted proxy vouches for is never taken as local).
- * `GET /healthz` (liveness) stays in `AccountRoutes`.
+ * headers no trusted proxy vouches for (any of `FORWARDING_HEADERS`, even
+ * empty) is never taken as local). A proxy on the same host that sends none of
+ * them makes its callers look local, which nothing in the request tells: so at
+ * the start, a gateway listening on an address other than loopback with no
+ * metrics token says that `/metrics` is loopback-only and that behind such a
+ * proxy the token must be set. `GET /healthz` (liveness) stays in
+ * `AccountRoutes`.
  *
  * @since 0.1.0
  */
@@ -31,11 +36,12 @@ const notReady = (reason: string) => HttpServerResponse.jsonUnsafe({ status: "no
 
 /**
  * `GET /readyz`, and `GET /metrics` when `metrics` is given (metrics off:
- * the path is a 404 like any unknown one).
+ * the path is a 404 like any unknown one). `listenHost` is the address the
+ * server listens on (`HOST`), for the startup notice; unset: no notice.
  *
  * @category routes
  */
-export const OpsRoutes = (metrics: Metrics | undefined) =>
+export const OpsRoutes = (metrics: Metrics | undefined, listenHost?: string) =>
   HttpRouter.use(Effect.fnUntraced(function* (router) {
     const sql = yield* SqlClient.SqlClient
     // The catalog is loaded when its layer is built, before any route serves: taking it here makes that so.
@@ -63,6 +69,13 @@ export const OpsRoutes = (metrics: Metrics | undefined) =>
     )
 
     if (metrics === undefined) return
+    if (listenHost !== undefined && !isLoopback(listenHost) && settings.metricsToken === undefined) {
+      yield* Effect.logWarning(
+        `GET /metrics answers loopback callers only: the gateway listens on ${listenHost} and ` +
+          "settings.metrics_token is not set, so a scraper on another host is refused. Behind a reverse proxy on " +
+          "this host that sends no forwarding header every caller looks local: set settings.metrics_token"
+      )
+    }
     yield* router.add(
       "GET",
       "/metrics",

@@ -12,13 +12,8 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import type { RateLimited } from "../../src/errors/GatewayError.ts"
-import {
-  addressKey,
-  LoginThrottle,
-  memoryCounters,
-  redisCounters,
-  type ThrottleOptions
-} from "../../src/accounts/LoginThrottle.ts"
+import { LoginThrottle, memoryCounters, redisCounters, type ThrottleOptions } from "../../src/accounts/LoginThrottle.ts"
+import { addressKey } from "../../src/http/ClientAddress.ts"
 import { PasswordHasher } from "../../src/accounts/PasswordHasher.ts"
 
 const OPTIONS: ThrottleOptions = {
@@ -73,6 +68,18 @@ Deno.test("login throttle: one address spraying many names is refused past its c
   strictEqual(addressKey("2001:db8:1:2::5"), addressKey("2001:db8:1:2:ffff::1"))
   strictEqual(addressKey("::ffff:10.1.2.3"), "10.1.2.3")
   strictEqual(addressKey(undefined), "unknown")
+})
+
+Deno.test("login throttle: an attempt with no address to count (a proxy's, everyone's) takes its name's slot only", async () => {
+  const throttle = LoginThrottle.make(OPTIONS, memoryCounters(() => 0))
+  const answers = []
+  for (let index = 0; index < 8; index++) answers.push(await outcome(throttle.attempt(`name${index}`, undefined)))
+  deepStrictEqual(answers, Array(8).fill("ok"), "no address counter fills")
+  for (let attempt = 0; attempt < 3; attempt++) strictEqual(await outcome(throttle.attempt("carol", undefined)), "ok")
+  strictEqual((await outcome(throttle.attempt("carol", undefined)) as RateLimited)._tag, "RateLimited")
+  // Such attempts leave the counters of real addresses alone.
+  for (let index = 0; index < 5; index++) strictEqual(await outcome(throttle.attempt(`d${index}`, "10.0.0.9")), "ok")
+  strictEqual((await outcome(throttle.attempt("d5", "10.0.0.9")) as RateLimited)._tag, "RateLimited")
 })
 
 Deno.test("login throttle: registrations per address are capped", async () => {

@@ -162,22 +162,68 @@ const metricsStatus = async (url: string, headers: Record<string, string>) => {
 }
 
 Deno.test("hardening 6: without trusted proxies forwarded headers are ignored; a forwarded request is not local", async () => {
-  const gateway = await startGateway({
-    config: (url) => basicConfig(url, { settings: { login_address_max_failures: 2 } }),
-    store: "postgres"
-  })
+  const gateway = await startGateway({ config: basicConfig, store: "postgres" })
   try {
     strictEqual(await metricsStatus(gateway.url, {}), 200)
-    strictEqual(await metricsStatus(gateway.url, { "x-forwarded-for": "203.0.113.5" }), 401)
-    strictEqual(await metricsStatus(gateway.url, { "x-real-ip": "203.0.113.5" }), 401)
+    // Any client-address header a proxy or CDN sets, present at all (even empty), makes a request forwarded.
+    for (
+      const header of ["x-forwarded-for", "x-real-ip", "true-client-ip", "cf-connecting-ip", "x-client-ip", "forwarded"]
+    ) {
+      strictEqual(await metricsStatus(gateway.url, { [header]: "203.0.113.5" }), 401, header)
+    }
+    strictEqual(await metricsStatus(gateway.url, { "x-forwarded-for": "" }), 401, "an empty X-Forwarded-For")
     const plain = await login(gateway.url, "root", ROOT_PASSWORD, { "x-forwarded-proto": "https" })
     deepStrictEqual(plain.cookies.map((cookie) => cookie.name), ["sluice_session"])
-    // X-Forwarded-For is not believed: every attempt counts against the peer address.
-    const statuses = []
-    for (const from of ["198.51.100.1", "198.51.100.2", "198.51.100.3"]) {
-      statuses.push((await login(gateway.url, `n-${from}`, "guess-password-1", { "x-forwarded-for": from })).status)
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("hardening 6: listening off loopback with no metrics token, the gateway says /metrics is loopback-only", async () => {
+  const notices = async (listenHost: string) => {
+    const gateway = await startGateway({ config: basicConfig, listenHost })
+    await gateway.close()
+    return gateway.logs.filter((line) => line.includes("GET /metrics answers loopback callers only"))
+  }
+  const open = await notices("0.0.0.0")
+  strictEqual(open.length, 1)
+  ok(open[0].includes("listens on 0.0.0.0") && open[0].includes("set settings.metrics_token"), open[0])
+  deepStrictEqual(await notices("127.0.0.1"), [])
+})
+
+Deno.test("hardening 6: behind a proxy nobody listed, one caller's failed logins do not lock everyone out", async () => {
+  // Issue 37: every caller behind an unlisted proxy shares its address; 30 bad logins locked everyone out for 15 min.
+  const gateway = await startGateway({
+    config: (url) => basicConfig(url, { settings: { login_address_max_failures: 3 } })
+  })
+  try {
+    const forwarded = (from: string) => ({ "x-forwarded-for": from })
+    const guesses = []
+    for (let index = 0; index < 6; index++) {
+      guesses.push((await login(gateway.url, `guessed-${index}`, "guess-password-1", forwarded("198.51.100.1"))).status)
     }
-    deepStrictEqual(statuses, [200, 200, 429])
+    deepStrictEqual(guesses, [200, 200, 200, 200, 200, 200], "not counted against the proxy's address")
+    const right = await login(gateway.url, "root", ROOT_PASSWORD, forwarded("198.51.100.2"))
+    deepStrictEqual([right.status, right.body.success], [200, true], right.body.message)
+
+    // The limit per name still holds (5 attempts), whoever forwards them.
+    const atOneName = []
+    for (let index = 0; index < 6; index++) {
+      atOneName.push((await login(gateway.url, "alice", `nope-${index}`, forwarded(`198.51.100.${index}`))).status)
+    }
+    deepStrictEqual(atOneName, [200, 200, 200, 200, 200, 429])
+
+    // The operator is told, once (then at most hourly), that the proxy should be listed.
+    const notices = gateway.logs.filter((line) => line.includes("settings.trusted_proxies does not list"))
+    strictEqual(notices.length, 1, notices.join("\n"))
+    ok(notices[0].includes('"peer":"127.0.0.1"'), notices[0])
+
+    // A caller without forwarding headers is still counted per address.
+    const direct = []
+    for (let index = 0; index < 4; index++) {
+      direct.push((await login(gateway.url, `direct-${index}`, "guess-password-1")).status)
+    }
+    deepStrictEqual(direct, [200, 200, 200, 429])
   } finally {
     await gateway.close()
   }

@@ -11,7 +11,6 @@ import { SqlClient } from "effect/sql"
 import { makeHandler } from "../../src/App.ts"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
-import { rememberClientAddress } from "../../src/http/ClientAddress.ts"
 import type { OtlpOptions } from "../../src/observability/Tracing.ts"
 import { assertNoSecrets, collectingTelemetry, promptsOf, secretsOf } from "./LogScan.ts"
 import { freshPglite } from "./PgliteTemplate.ts"
@@ -101,6 +100,12 @@ export const startGateway = async (options: {
   readonly otlp?: OtlpOptions
   /** The root user's password (default `ROOT_PASSWORD`). */
   readonly rootPassword?: string
+  /** The address the gateway is told it listens on (`HOST`), for its startup notices (default none). */
+  readonly listenHost?: string
+  /** The body deadline in seconds (`SLUICE_BODY_TIMEOUT_SECONDS`; default the gateway's). */
+  readonly bodyTimeoutSeconds?: number
+  /** Requests one address may have open (`SLUICE_MAX_OPEN_REQUESTS_PER_ADDRESS`; default the gateway's). */
+  readonly maxOpenRequestsPerAddress?: number
 }): Promise<TestGateway> => {
   const emulator = options.emulator ?? startEmulator()
   const postgres = options.databaseUrl === undefined && options.store === "postgres" ? await freshPostgres() : undefined
@@ -117,13 +122,16 @@ export const startGateway = async (options: {
     usageFlushMillis: 50,
     telemetry: telemetry.options,
     otlp: options.otlp,
-    rootPassword: options.rootPassword ?? ROOT_PASSWORD
+    rootPassword: options.rootPassword ?? ROOT_PASSWORD,
+    listenHost: options.listenHost,
+    bodyTimeoutSeconds: options.bodyTimeoutSeconds,
+    maxOpenRequestsPerAddress: options.maxOpenRequestsPerAddress
   })
   const ready = await handler(new Request("http://localhost/healthz"))
   await ready.body?.cancel()
   const server = Deno.serve(
     { port: 0, hostname: "127.0.0.1", onListen: () => {} },
-    (request, info) => handler(rememberClientAddress(request, info))
+    (request, info) => handler(request, info)
   )
   const url = `http://127.0.0.1:${server.addr.port}`
   let stopped = false

@@ -14,7 +14,6 @@ import type { BootstrapFile } from "../../src/config/BootstrapFile.ts"
 import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
 import { freshPostgres, type Store } from "./Gateway.ts"
 import { assertNoSecrets, collectingTelemetry, promptsOf, secretsOf } from "./LogScan.ts"
-import { rememberClientAddress } from "../../src/http/ClientAddress.ts"
 import { freshPglite } from "./PgliteTemplate.ts"
 
 /** A row as the store returned it; numbers may arrive as `number`, `bigint` or numeric strings. */
@@ -105,7 +104,7 @@ export const startStoredGateway = async (options: {
   }
   const server = Deno.serve(
     { port: 0, hostname: "127.0.0.1", onListen: () => {} },
-    (request, info) => handler(rememberClientAddress(request, info))
+    (request, info) => handler(request, info)
   )
   let stopped = false
   const stop = async () => {

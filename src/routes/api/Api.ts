@@ -25,6 +25,7 @@ import {
   type GatewayError,
   InvalidRequest,
   type PayloadTooLarge,
+  type RequestTimeout,
   Unauthenticated
 } from "../../errors/GatewayError.ts"
 import { readJsonObject } from "../../http/Body.ts"
@@ -202,13 +203,16 @@ export const makeGuards = (sessions: Sessions["Service"]) => {
 
 /**
  * The JSON body decoded with `schema`: `InvalidRequest` naming the bad field,
- * or `PayloadTooLarge` above `API_BODY_LIMIT`.
+ * `PayloadTooLarge` above `API_BODY_LIMIT`, or `RequestTimeout` when it did not
+ * arrive within the body deadline.
  *
  * @category decoding
  */
 export const decodeBody = <A, I>(schema: Schema.Codec<A, I>) => {
   const decode = makeDecoder(schema)
-  return (request: HttpServerRequest.HttpServerRequest): Effect.Effect<A, InvalidRequest | PayloadTooLarge> =>
+  return (
+    request: HttpServerRequest.HttpServerRequest
+  ): Effect.Effect<A, InvalidRequest | PayloadTooLarge | RequestTimeout> =>
     Effect.flatMap(readJsonObject(request, API_BODY_LIMIT), (body) => {
       const nul = nulPath(body, [])
       if (nul !== undefined) {

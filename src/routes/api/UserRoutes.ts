@@ -10,7 +10,7 @@
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { Forbidden, InvalidRequest } from "../../errors/GatewayError.ts"
-import { clientAddressOf } from "../../http/ClientAddress.ts"
+import { clientAddressOf, limitAddressOf } from "../../http/ClientAddress.ts"
 import { Accounts } from "../../accounts/Accounts.ts"
 import { Sessions } from "../../accounts/Sessions.ts"
 import { UsageQueries } from "../../accounts/UsageQueries.ts"
@@ -65,7 +65,12 @@ export const UserRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
     Effect.gen(function* () {
       yield* sameSite(request)
       const body = yield* login(request)
-      const { user, sessionId } = yield* accounts.login(body.username, body.password, clientAddressOf(request))
+      const { user, sessionId } = yield* accounts.login(
+        body.username,
+        body.password,
+        // Not counted per address when it came through a proxy nobody listed: that address is everyone's.
+        limitAddressOf(request)
+      )
       return withSession(ok(user), request, sessionId, maxAge)
     }).pipe(respondApi))
 
