@@ -186,6 +186,26 @@ export const limitAddressOf = (request: HttpServerRequest.HttpServerRequest | Re
 }
 
 /**
+ * The address the open-request bound counts `request` under: the caller's as
+ * per-address limits see it (`limitAddressOf`); and, for a request forwarded
+ * by a proxy nobody listed, its peer when that peer is a public unicast
+ * address. A reverse proxy nobody listed stands on loopback or a private
+ * network almost always, so its forwarded requests are not counted (its
+ * address is everyone's); a peer on a public address that adds a forwarding
+ * header to its requests is a caller reaching the gateway directly, and the
+ * header must not let it escape the bound. `undefined`: nothing to count.
+ *
+ * @category limits
+ */
+export const openRequestAddressOf = (request: Request): string | undefined => {
+  const limited = limitAddressOf(request)
+  if (limited !== undefined) return limited
+  const peer = addresses.get(request)
+  if (peer === undefined || !ipaddr.isValid(peer)) return undefined
+  return ipaddr.process(peer).range() === "unicast" ? peer : undefined
+}
+
+/**
  * The key a per-address counter keeps `address` under: IPv4 as is, IPv6 by its
  * /64 (one host holds a whole /64), an IPv4-mapped IPv6 address as its IPv4
  * address, anything else (no address known) as `unknown`.

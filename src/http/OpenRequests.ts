@@ -7,9 +7,12 @@
  * refused before routing with 429 `too_many_requests` and `Retry-After: 1`,
  * in the api envelope under `/api/`, else in the gateway envelope.
  *
- * The address is the caller's as per-address limits see it (`limitAddressOf`:
- * behind a trusted proxy the client it names; a request forwarded by a proxy
- * nobody listed is not counted, since that address is everyone's), an IPv6
+ * The address is the caller's as per-address limits see it
+ * (`openRequestAddressOf`: behind a trusted proxy the client it names; a
+ * request forwarded by a proxy nobody listed is not counted when that proxy
+ * is on loopback or a private network, since its address is everyone's, and
+ * is counted against a public peer, which a forwarding header must not let
+ * escape the bound), an IPv6
  * address by its /64 (`addressKey`). Open connections that send no request
  * (an unfinished head, idle keep-alive) never reach the handler: they are the
  * reverse proxy's to bound (docs/OPERATING.md, "Slow clients").
@@ -18,7 +21,7 @@
  */
 import { apiStatus, envelopeBody, toProblem } from "../errors/Envelope.ts"
 import { RateLimited } from "../errors/GatewayError.ts"
-import { addressKey, limitAddressOf } from "./ClientAddress.ts"
+import { addressKey, openRequestAddressOf } from "./ClientAddress.ts"
 import { errorHeaders } from "./Respond.ts"
 
 /** The counts of one gateway. @category models */
@@ -61,7 +64,7 @@ export const makeOpenRequests = (max: number): OpenRequests => {
   return {
     admit: (request, completed, api) => {
       if (max <= 0) return undefined
-      const address = limitAddressOf(request)
+      const address = openRequestAddressOf(request)
       if (address === undefined) return undefined
       const key = keyOf(address)
       const count = open.get(key) ?? 0

@@ -11,6 +11,7 @@ import {
   isAllowed,
   isAllowListEntry,
   limitAddressOf,
+  openRequestAddressOf,
   rememberClientAddress,
   trustProxies
 } from "../../src/http/ClientAddress.ts"
@@ -59,4 +60,16 @@ Deno.test("limit address: a proxy nobody listed is nobody's address; a trusted p
     "203.0.113.9"
   )
   strictEqual(limitAddressOf(new Request("http://gateway.test/")), undefined, "not through the server")
+})
+
+Deno.test("open-request address: a forwarding header lets no public peer escape the bound", () => {
+  const forwarded = { "x-forwarded-for": "198.51.100.1" }
+  strictEqual(openRequestAddressOf(fromPeer("8.8.8.8")), "8.8.8.8")
+  strictEqual(openRequestAddressOf(fromPeer("8.8.8.8", forwarded)), "8.8.8.8", "a public peer is counted")
+  strictEqual(openRequestAddressOf(fromPeer("2a00:1450::1", forwarded)), "2a00:1450::1")
+  for (const proxy of ["127.0.0.1", "10.1.2.3", "192.168.0.5", "::1", "fd00::7"]) {
+    strictEqual(openRequestAddressOf(fromPeer(proxy, forwarded)), undefined, `a proxy on ${proxy} is nobody's address`)
+  }
+  strictEqual(openRequestAddressOf(fromPeer("127.0.0.1", forwarded, ["127.0.0.1"])), "198.51.100.1")
+  strictEqual(openRequestAddressOf(new Request("http://gateway.test/")), undefined, "not through the server")
 })
