@@ -95,8 +95,17 @@ Deno.test("budgets: a key's daily budget refuses with 429 budget_exceeded, shows
     await settled()
     const alice = browser(gateway.url)
     await alice.login("alice", PASSWORD)
-    const listed = await alice.call<{ items: Array<TokenView> }>("GET", "/api/token/")
-    const token = listed.data.items.find((item) => item.name === "main")!
+    // The key's used quota and its budget's spend are read from what is committed; under load the last charge's
+    // commit may land after the pause above, so read until both have it (or give up and let the check below fail).
+    const mainToken = async () => {
+      const listed = await alice.call<{ items: Array<TokenView> }>("GET", "/api/token/")
+      return listed.data.items.find((item) => item.name === "main")!
+    }
+    let token = await mainToken()
+    for (let waited = 0; waited < 5_000 && token.budgets![0].spent_quota !== token.used_quota; waited += 250) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      token = await mainToken()
+    }
     const [daily] = token.budgets!
     strictEqual(daily.period, "day")
     strictEqual(daily.amount, 0.002)
