@@ -9,6 +9,7 @@
  */
 import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
+import { concatBytes } from "../domain/Bytes.ts"
 import { MAX_JSON_DEPTH, parseJsonWithin } from "../domain/JsonDepth.ts"
 import { InvalidRequest, PayloadTooLarge, RequestTimeout } from "../errors/GatewayError.ts"
 import { BodyTimeout, readBefore, TIMED_OUT } from "./BodyDeadline.ts"
@@ -35,13 +36,7 @@ const readBytesLimited = (
       }
       chunks.push(value)
     }
-    const bytes = new Uint8Array(size)
-    let offset = 0
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset)
-      offset += chunk.byteLength
-    }
-    return bytes
+    return concatBytes(chunks)
   }
   // Past the deadline the reader is cancelled, so a trickled body is not kept in memory any longer.
   return readBefore(deadlineMillis, read(), () => void reader.cancel().catch(() => undefined))

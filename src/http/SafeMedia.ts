@@ -28,6 +28,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
+import { concatBytes } from "../domain/Bytes.ts"
 import type { fileTypeFromBuffer as FileTypeFromBuffer } from "file-type"
 
 /** `file-type`'s sniffer, loaded on first use (about 2 MiB of modules a gateway that never sniffs does not hold). */
@@ -114,17 +115,6 @@ export const safeMediaHeaders = (kind: MediaKind, mediaType: string): Record<str
   }
 }
 
-/** Chunks joined into one array. */
-const joined = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
-  const bytes = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.byteLength, 0))
-  let offset = 0
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset)
-    offset += chunk.byteLength
-  }
-  return bytes
-}
-
 /**
  * Sniffs a body that is read chunk by chunk (`read` answers the next chunk,
  * `undefined` at the end) before anything of it is sent: reads chunks until
@@ -151,7 +141,7 @@ export const sniffRead = <E>(
       head.push(chunk)
       size += chunk.byteLength
     }
-    const mediaType = yield* sniffMediaType(kind, joined(head))
+    const mediaType = yield* sniffMediaType(kind, concatBytes(head))
     const replay: Effect.Effect<Uint8Array | undefined, E> = Effect.suspend(() => {
       const next = head.shift()
       return next !== undefined ? Effect.succeed(next) : ended ? Effect.undefined : read

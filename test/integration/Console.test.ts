@@ -31,12 +31,12 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { type Browser, chromium, type Page } from "playwright-core"
+import { CHROMIUM, pageCall } from "../support/Chromium.ts"
 import { Webhook } from "standardwebhooks"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { startOpenIdProvider } from "../support/OpenIdProvider.ts"
 
 /** Debian's chromium, or the one named by `SLUICE_CHROMIUM`. */
-const CHROMIUM = Deno.env.get("SLUICE_CHROMIUM") ?? "/usr/bin/chromium"
 const SCREENSHOTS = new URL("../screenshots/", import.meta.url)
 const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 
@@ -81,17 +81,6 @@ const signIn = async (page: Page, url: string, username: string, password: strin
   await page.getByRole("button", { name: "Sign in", exact: true }).click()
   await page.getByRole("heading", { name: "Dashboard" }).waitFor()
 }
-
-/** An `/api/*` call made by the page itself, with its session cookie. */
-const pageCall = (page: Page, method: string, path: string, body?: unknown) =>
-  page.evaluate(async ([method, path, body]) => {
-    const response = await fetch(path as string, {
-      method: method as string,
-      headers: { "content-type": "application/json", "x-sluice-csrf": "1" },
-      body: body === undefined ? undefined : JSON.stringify(body)
-    })
-    return { status: response.status, json: await response.json() }
-  }, [method, path, body] as const)
 
 Deno.test("console: root sets up a channel and a user; the user's key, playground and logs; OIDC; failover", async () => {
   const front = await startOpenIdProvider()

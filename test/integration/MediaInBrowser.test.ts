@@ -11,14 +11,14 @@
  * gateway's origin.
  */
 import { ok, strictEqual } from "node:assert/strict"
-import { chromium, type Page } from "playwright-core"
+import { chromium } from "playwright-core"
+import { CHROMIUM, pageCall } from "../support/Chromium.ts"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { startHostileUpstream } from "../support/HostileUpstream.ts"
 import { IMAGE_KEY, imageClient } from "../support/ImageGateway.ts"
 
 /** Debian's chromium, or the one named by `SLUICE_CHROMIUM`. */
-const CHROMIUM = Deno.env.get("SLUICE_CHROMIUM") ?? "/usr/bin/chromium"
 
 /** Free image and video models on the hostile upstream; alice's key. */
 const config = (upstreamUrl: string) => {
@@ -50,17 +50,6 @@ const config = (upstreamUrl: string) => {
   if (!parsed.ok) throw new Error(parsed.message)
   return parsed.file
 }
-
-/** A same-origin JSON call the page makes with its session cookie (and the CSRF header). */
-const pageCall = (page: Page, method: string, path: string, body?: unknown) =>
-  page.evaluate(async ([method, path, body]) => {
-    const response = await fetch(path as string, {
-      method: method as string,
-      headers: { "content-type": "application/json", "x-sluice-csrf": "1" },
-      body: body === undefined ? undefined : JSON.stringify(body)
-    })
-    return { status: response.status, json: await response.json() }
-  }, [method, path, body] as const)
 
 Deno.test("media in a browser: a hostile upstream's script, opened by root at the image and video content URLs, never runs", async () => {
   const upstream = startHostileUpstream()

@@ -46,6 +46,7 @@ import ipaddr from "ipaddr.js"
 import { lookup as systemLookup } from "node:dns"
 import http from "node:http"
 import https from "node:https"
+import { concatBytes } from "../../domain/Bytes.ts"
 
 /**
  * Why a download failed:
@@ -417,15 +418,7 @@ const requestOnce = (
       if (open) return resolve({ _tag: "Open", status, headers: headersOf(response), response, request })
       const chunks: Array<Uint8Array> = []
       let received = 0
-      const join = (): Uint8Array => {
-        const bytes = new Uint8Array(received)
-        let offset = 0
-        for (const chunk of chunks) {
-          bytes.set(chunk, offset)
-          offset += chunk.byteLength
-        }
-        return bytes
-      }
+      const join = (): Uint8Array => concatBytes(chunks)
       response.on("data", (chunk: Uint8Array) => {
         if (head && received + chunk.byteLength >= options.maxBytes) {
           // The head is complete: keep up to `maxBytes`, stop reading.

@@ -22,6 +22,7 @@ import type { Readable } from "node:stream"
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib"
 import { Context, Effect, Layer } from "effect"
 import { Agent, type Dispatcher, EnvHttpProxyAgent } from "undici"
+import { concatBytes } from "../../domain/Bytes.ts"
 import { nestsTooDeep, parseJsonWithin } from "../../domain/JsonDepth.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 
@@ -105,13 +106,7 @@ export const readBounded = (
       }
       chunks.push(chunk)
     }
-    const bytes = new Uint8Array(size)
-    let offset = 0
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset)
-      offset += chunk.byteLength
-    }
-    return new TextDecoder().decode(bytes)
+    return new TextDecoder().decode(concatBytes(chunks))
   })
 
 /** The most of a refused answer's body read for its error, in bytes (vendors' error bodies are a few hundred). */
