@@ -39,6 +39,7 @@ import {
   type UpstreamResponse
 } from "../upstreams/transport/UpstreamClient.ts"
 import { adapters } from "../upstreams/Adapter.ts"
+import { mapUrlPath } from "../upstreams/BaseUrl.ts"
 import type { RelayInput } from "./RelayInput.ts"
 
 /** A JSON answer: the caller's body, and what it means for billing. @category models */
@@ -176,7 +177,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     const body = bodyOf(candidate, wire, inlined, stream)
     if (body instanceof InvalidRequest) return Effect.fail(body)
     return context.client.post(
-      target.url + (endpoint?.pathSuffix ?? ""),
+      endpoint === undefined ? target.url : mapUrlPath(target.url, (path) => path + endpoint.pathSuffix),
       target.headers,
       JSON.stringify(body),
       channelTimeouts(channel, settings)
