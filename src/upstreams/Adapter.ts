@@ -7,7 +7,10 @@
  * @since 0.1.0
  */
 import type { ChannelType } from "../domain/ChannelType.ts"
-import type { FormatName } from "../formats/Format.ts"
+import { DeepSeekChatFormat } from "../formats/deepseek/chat/Format.ts"
+import { DeepSeekCompletionsFormat } from "../formats/deepseek/completions/Format.ts"
+import type { Format, FormatName } from "../formats/Format.ts"
+import { formatOf } from "../formats/Formats.ts"
 import { upstreamUrl } from "./BaseUrl.ts"
 
 export type { ChannelType } from "../domain/ChannelType.ts"
@@ -48,6 +51,11 @@ export interface Adapter {
     model: string,
     stream: boolean
   ) => UpstreamTarget
+  /**
+   * The type's own dialect of a wire format, where it has one (DeepSeek's chat completions): the `Format` used
+   * for that wire on a channel of the type instead of the registry's (`wireOf`). Absent: the registry's for all.
+   */
+  readonly dialects?: Readonly<Partial<Record<FormatName, Format<unknown, unknown>>>> | undefined
 }
 
 /**
@@ -232,6 +240,35 @@ const kling: Adapter = {
 }
 
 /**
+ * The version suffixes a DeepSeek base URL may end in: `/v1`, which DeepSeek
+ * takes "for OpenAI compatibility" and which "has NO relationship with the
+ * model's version", and `/beta`, the base URL of its beta features
+ * (api-docs.deepseek.com, "Your First API Call"; api-docs.deepseek.com/guides/fim_completion).
+ *
+ * @category adapters
+ */
+export const DEEPSEEK_VERSIONS: ReadonlyArray<string> = ["/v1", "/beta"]
+
+/**
+ * DeepSeek: its OpenAI-compatible chat completions at `{root}/chat/completions`
+ * (api-docs.deepseek.com/api/create-chat-completion) for every inbound text
+ * format but legacy completions, which go to its FIM completion at
+ * `{root}/beta/completions` (api-docs.deepseek.com/api/create-completion),
+ * both with a Bearer key; the root is the base URL (default
+ * `https://api.deepseek.com`) without a trailing `/v1` or `/beta`. It speaks
+ * its dialects of both wires (`formats/deepseek/`).
+ */
+const deepseek: Adapter = {
+  nativeFormat: "openai-chat",
+  wireFormat: (inbound) => inbound === "completions" ? "completions" : "openai-chat",
+  target: (channel, key, wire) => ({
+    url: channelUrl(channel, wire === "completions" ? "/beta/completions" : "/chat/completions", DEEPSEEK_VERSIONS),
+    headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
+  }),
+  dialects: { "openai-chat": DeepSeekChatFormat, completions: DeepSeekCompletionsFormat }
+}
+
+/**
  * Every adapter, by channel type.
  *
  * @category adapters
@@ -244,5 +281,14 @@ export const adapters: Record<ChannelType, Adapter> = {
   cohere,
   jina,
   midjourney,
-  kling
+  kling,
+  deepseek
 }
+
+/**
+ * The `Format` a channel of `type` speaks `wire` with: its adapter's dialect of it, else the registry's.
+ *
+ * @category adapters
+ */
+export const wireOf = (type: ChannelType, wire: FormatName): Format<unknown, unknown> =>
+  adapters[type].dialects?.[wire] ?? formatOf(wire)

@@ -57,7 +57,8 @@ const gemini: AudioAdapter = {
 
 /**
  * The audio endpoints of each channel type; `undefined` for a type that
- * serves none of them (anthropic, ark, cohere, jina), which is never a
+ * serves none of them (anthropic, ark, cohere, jina; deepseek, whose API has
+ * chat and FIM completions only, api-docs.deepseek.com), which is never a
  * candidate for these routes.
  *
  * @category adapters
@@ -70,5 +71,6 @@ export const audioAdapters: Record<ChannelType, AudioAdapter | undefined> = {
   cohere: undefined,
   jina: undefined,
   midjourney: undefined,
-  kling: undefined
+  kling: undefined,
+  deepseek: undefined
 }

@@ -47,7 +47,8 @@ const gemini: EmbeddingAdapter = {
 
 /**
  * The embedding endpoint of each channel type; `undefined` for a type that
- * cannot embed (`anthropic`: the Messages API has no embeddings; `ark`: not wired yet), which is
+ * cannot embed (`anthropic`: the Messages API has no embeddings; `ark`: not wired yet; `deepseek`: its API has
+ * chat and FIM completions only, api-docs.deepseek.com), which is
  * never a candidate for an embedding request.
  *
  * @category adapters
@@ -60,5 +61,6 @@ export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined
   cohere: undefined,
   jina: undefined,
   midjourney: undefined,
-  kling: undefined
+  kling: undefined,
+  deepseek: undefined
 }

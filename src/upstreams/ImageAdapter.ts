@@ -62,7 +62,8 @@ const gemini: ImageAdapter = {
 
 /**
  * The image endpoint of each channel type; `undefined` for a type that
- * cannot make images (`anthropic`: the Messages API has no image output),
+ * cannot make images (`anthropic`: the Messages API has no image output;
+ * `deepseek`: its API has chat and FIM completions only),
  * which is never a candidate for an image request.
  *
  * @category adapters
@@ -75,5 +76,6 @@ export const imageAdapters: Record<ChannelType, ImageAdapter | undefined> = {
   cohere: undefined,
   jina: undefined,
   midjourney: undefined,
-  kling: undefined
+  kling: undefined,
+  deepseek: undefined
 }

@@ -52,5 +52,6 @@ export const midjourneyAdapters: Record<ChannelType, MidjourneyAdapter | undefin
       })
     })
   },
-  kling: undefined
+  kling: undefined,
+  deepseek: undefined
 }

@@ -64,5 +64,6 @@ export const rerankAdapters: Record<ChannelType, RerankAdapter | undefined> = {
   cohere,
   jina,
   midjourney: undefined,
-  kling: undefined
+  kling: undefined,
+  deepseek: undefined
 }

@@ -167,6 +167,15 @@ const CASES: Record<ChannelType, TypeCase> = {
         (channel) => videoAdapters.kling!.target(channel, KEY, videoAdapters.kling!.probe!, true).url
       ]
     ]
+  },
+  deepseek: {
+    // DeepSeek takes `/v1` with no meaning, and `/beta` is its beta base URL (api-docs.deepseek.com).
+    versions: ["/v1", "/beta"],
+    calls: [
+      ["chat", "/chat/completions", text("deepseek", "openai-chat")],
+      ["chat stream", "/chat/completions", text("deepseek", "openai-chat", true)],
+      ["FIM completion", "/beta/completions", text("deepseek", "completions")]
+    ]
   }
 }
 
@@ -220,6 +229,14 @@ Deno.test("base URL: the examples of the rule", () => {
   strictEqual(chat("http://host/xv1"), "http://host/xv1/v1/chat/completions")
   strictEqual(chat("http://user:pw@host/p"), "http://user:pw@host/p/v1/chat/completions")
   strictEqual(chat("http://host/p#frag"), "http://host/p/v1/chat/completions")
+  // DeepSeek's default base URL and its documented alternatives.
+  const deepseekChat = (baseUrl: string) => text("deepseek", "openai-chat")(channelOf("deepseek", baseUrl))
+  strictEqual(deepseekChat("https://api.deepseek.com"), "https://api.deepseek.com/chat/completions")
+  strictEqual(deepseekChat("https://api.deepseek.com/v1"), "https://api.deepseek.com/chat/completions")
+  strictEqual(
+    text("deepseek", "completions")(channelOf("deepseek", "https://api.deepseek.com/beta")),
+    "https://api.deepseek.com/beta/completions"
+  )
   // Cohere's documented OpenAI-compatible base URL: its chat not doubled, its rerank on the API root.
   const cohere = channelOf("cohere", "https://api.cohere.ai/compatibility/v1")
   strictEqual(text("cohere", "openai-chat")(cohere), "https://api.cohere.ai/compatibility/v1/chat/completions")
