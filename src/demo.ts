@@ -1,8 +1,9 @@
 /**
  * `deno task demo`: the gateway in front of the upstream emulator, with a
- * bootstrap file that wires one emulator channel per type (openai, anthropic,
- * gemini), a user and a key, then prints a ready-to-paste `curl`. No vendor
- * account needed. Data stays in memory. Stop with Ctrl-C.
+ * bootstrap file that wires one emulator channel per text type (openai,
+ * anthropic, gemini, and deepseek on the emulator's `/deepseek` prefix, a base
+ * URL with a path), a user and a key, then prints a ready-to-paste `curl`. No
+ * vendor account needed. Data stays in memory. Stop with Ctrl-C.
  *
  * @since 0.1.0
  */
@@ -22,6 +23,7 @@ const parsed = parseBootstrap(
       "gpt-demo": { input: 2.5, output: 10 },
       "claude-demo": { input: 3, output: 15 },
       "gemini-demo": { input: 1.25, output: 5 },
+      "deepseek-demo": { input: 0.28, cached_input: 0.028, output: 0.42 },
       "text-embedding-3-small": { input: 0.02 },
       "gemini-embedding-001": { input: 0.15 }
     },
@@ -46,6 +48,13 @@ const parsed = parseBootstrap(
         base_url: emulator.url,
         keys: ["sk-emu"],
         models: ["gemini-demo", "gemini-embedding-001"]
+      },
+      {
+        name: "emulator-deepseek",
+        type: "deepseek",
+        base_url: `${emulator.url}/deepseek`,
+        keys: ["sk-emu"],
+        models: ["deepseek-demo"]
       }
     ],
     users: [{ username: "demo", group: "default", quota: 5_000_000, tokens: [{ name: "demo", key }] }]
@@ -68,7 +77,8 @@ const base = `http://127.0.0.1:${server.addr.port}`
 console.log(`Sluice demo on ${base} (upstream emulator on ${emulator.url})
 
 Key: ${key}
-Models: gpt-demo (openai channel), claude-demo (anthropic channel), gemini-demo (gemini channel);
+Models: gpt-demo (openai channel), claude-demo (anthropic channel), gemini-demo (gemini channel),
+deepseek-demo (deepseek channel);
 embeddings: text-embedding-3-small (openai channel), gemini-embedding-001 (gemini channel)
 
 curl ${base}/v1/chat/completions \\

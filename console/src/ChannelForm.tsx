@@ -8,7 +8,7 @@
  */
 import { useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
-import { CHANNEL_TYPES } from "./channelTypes.ts"
+import { CHANNEL_TYPES, DEFAULT_BASE_URLS } from "./channelTypes.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** A channel's fields as the admin API lists them (keys masked, so not here). */
@@ -89,7 +89,8 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
       ...(start === null ? {} : { id: start.id }),
       name,
       type,
-      base_url: baseUrl,
+      // Left empty on a type with a default (deepseek), the server fills it in.
+      ...(baseUrl.trim() === "" ? {} : { base_url: baseUrl.trim() }),
       models: listOf(models),
       groups: listOf(groups),
       priority: priorityValue,
@@ -126,7 +127,8 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
         <input
           name="base_url"
           type="url"
-          required
+          required={DEFAULT_BASE_URLS[type as keyof typeof DEFAULT_BASE_URLS] === undefined}
+          placeholder={DEFAULT_BASE_URLS[type as keyof typeof DEFAULT_BASE_URLS]}
           value={baseUrl}
           onInput={(e) => setBaseUrl(e.currentTarget.value)}
         />

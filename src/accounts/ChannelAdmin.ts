@@ -28,6 +28,7 @@ import {
   maskedKeyRefusal,
   type NewChannel,
   newChannelFields,
+  placed,
   planUpdate,
   type Refusal,
   updatedAudit,
@@ -88,8 +89,10 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
 
       const list = () => Effect.map(store.rows(undefined), (found) => found.map(viewOf))
 
-      const create = Effect.fn("ChannelAdmin.create")(function* (caller: SessionUser, input: NewChannel) {
-        yield* refused(urlRefusal(input.base_url))
+      const create = Effect.fn("ChannelAdmin.create")(function* (caller: SessionUser, given: NewChannel) {
+        yield* refused(urlRefusal(given.base_url))
+        const input = placed(given)
+        if (isRefusal(input)) return yield* new InvalidRequest(input)
         yield* refused(maskedKeyRefusal(input.keys))
         yield* nameTaken(input.name, -1n)
         const id = yield* store.insert(caller, newChannelFields(input), input.keys, createdAudit(input))

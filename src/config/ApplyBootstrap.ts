@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { hashKey, keyPrefix } from "../domain/KeyHash.ts"
 import { budgetsJson, fromSpec } from "../domain/BudgetPeriod.ts"
+import { baseUrlOf } from "../domain/ChannelType.ts"
 import type { BootstrapFile } from "./BootstrapFile.ts"
 
 const toTimestamp = (value: string | number | undefined): Date | null => {
@@ -51,9 +52,12 @@ export const applyBootstrap = Effect.fn("applyBootstrap")(function* (file: Boots
       const groups = channel.groups ?? (groupNames.length > 0 ? groupNames : ["default"])
       const priority = channel.priority ?? 0
       const weight = channel.weight ?? 1
+      // `parseBootstrap` refuses a channel without a base URL whose type has no default; a file built in code too.
+      const baseUrl = baseUrlOf(channel.type, channel.base_url)
+      if (baseUrl === undefined) return yield* Effect.die(new Error(`Channel ${channel.name} has no base_url.`))
       const rows = yield* sql<{ readonly id: bigint }>`
         INSERT INTO channels (name, type, base_url, models, groups, priority, weight, model_mapping, settings, enabled)
-        VALUES (${channel.name}, ${channel.type}, ${channel.base_url}, ${[...channel.models]}::text[],
+        VALUES (${channel.name}, ${channel.type}, ${baseUrl}, ${[...channel.models]}::text[],
                 ${[...groups]}::text[], ${priority}, ${weight}, ${JSON.stringify(channel.model_mapping ?? {})},
                 ${JSON.stringify(channel.settings ?? {})}, ${channel.enabled ?? true})
         ON CONFLICT (name) DO UPDATE SET type = EXCLUDED.type, base_url = EXCLUDED.base_url,

@@ -13,6 +13,7 @@ import { VIDEO_FAMILIES } from "../formats/videos/VideoFamilies.ts"
 import { makeDecoder } from "../domain/SchemaDecode.ts"
 import ipaddr from "ipaddr.js"
 import { BudgetList } from "../domain/BudgetPeriod.ts"
+import { baseUrlOf } from "../domain/ChannelType.ts"
 
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -78,7 +79,8 @@ export const ChannelType = Schema.Literals([
   "cohere",
   "jina",
   "midjourney",
-  "kling"
+  "kling",
+  "deepseek"
 ])
 
 /**
@@ -108,11 +110,16 @@ export const ChannelSettings = Schema.Struct({
   forward_store: Schema.optional(Schema.Boolean)
 })
 
-/** @category models */
+/**
+ * A channel. `base_url` may be left out only where the type has a default (`deepseek`: `https://api.deepseek.com`,
+ * `domain/ChannelType.ts` `DEFAULT_BASE_URLS`); its path is kept (`upstreams/BaseUrl.ts`).
+ *
+ * @category models
+ */
 export const ChannelSpec = Schema.Struct({
   name: NonEmpty,
   type: ChannelType,
-  base_url: NonEmpty,
+  base_url: Schema.optional(NonEmpty),
   keys: Schema.Array(NonEmpty).check(Schema.isMinLength(1)),
   models: Schema.Array(NonEmpty),
   groups: Schema.optional(Schema.Array(NonEmpty)),
@@ -329,8 +336,18 @@ export const parseBootstrap = (text: string, path: string): { ok: true; file: Bo
     return { ok: false, message: param === "" ? detail : `${param}: ${detail}` }
   }
   const file = decoded.value
-  const problem = unknownGroup(file) ?? badExpiry(file) ?? oidcWithoutIssuer(file)
+  const problem = unknownGroup(file) ?? badExpiry(file) ?? oidcWithoutIssuer(file) ?? missingBaseUrl(file)
   return problem === undefined ? { ok: true, file } : { ok: false, message: problem }
+}
+
+/** The first channel without a `base_url` whose type has no default, as `channels[i].base_url: …`. */
+const missingBaseUrl = (file: BootstrapFile): string | undefined => {
+  for (const [index, channel] of (file.channels ?? []).entries()) {
+    if (baseUrlOf(channel.type, channel.base_url) === undefined) {
+      return `channels[${index}].base_url: missing (channel type ${channel.type} has no default base URL)`
+    }
+  }
+  return undefined
 }
 
 /** The first `oidc` provider without an `issuer`, as `oauth.providers.<name>.issuer: …`. */

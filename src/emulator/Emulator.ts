@@ -29,6 +29,9 @@
  *   (`VideosKling.ts`) `POST /v1/videos/{text2video|image2video}`, `GET …/{task_id}` (a signed token checked
  *   with `jose`), results at `GET /_emulator/videos/<token>.mp4` (no key). Prompt words
  *   `unsafe` / `broken` / `expire` / `stall` fail a task (content policy / generic / expired) or keep it running.
+ * - DeepSeek (`Authorization: Bearer`, see `DeepSeek.ts`) under the path prefix `/deepseek`:
+ *   `POST /deepseek/chat/completions`, `POST /deepseek/v1/chat/completions`, `POST /deepseek/beta/completions`
+ *   (FIM), with DeepSeek's usage fields, context cache hits, `reasoning_content` and its refusals.
  * - Midjourney-proxy (`mj-api-secret`, see `Midjourney.ts`): `POST /mj/submit/{imagine,change,action,modal,blend,
  *   describe}`, `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition`; images at
  *   `GET /_emulator/mj/<id>.png` (no key); tasks move on the video step.
@@ -81,7 +84,7 @@ import { arkVideoBytes } from "./VideosArk.ts"
 import { mp3Seconds } from "./Audio.ts"
 import { KLING_TEST_ACCESS_KEY, KLING_TEST_SECRET_KEY, klingErrorBody, verifyKlingToken } from "./VideosKling.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
-import { isObject, type JsonObject, makeIds, stringOr } from "./Wire.ts"
+import { isObject, type JsonObject, makeIds, makePromptCache, stringOr } from "./Wire.ts"
 
 /** One request as the emulator saw it. @category models */
 export interface RecordedRequest {
@@ -208,6 +211,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
   const videos = makeVideoTasks(options.videoStepMs ?? 1000, options.maxVideoTasks ?? 50_000)
   const midjourney = makeMjTasks(options.videoStepMs ?? 1000, options.maxVideoTasks ?? 50_000)
   const klingAccounts = options.klingAccounts ?? { [KLING_TEST_ACCESS_KEY]: KLING_TEST_SECRET_KEY }
+  const prompts = makePromptCache()
 
   const control = async (request: Request, path: string): Promise<Response> => {
     const route = `${request.method} ${path}`
@@ -378,7 +382,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
         ids,
         created: Math.floor(Date.now() / 1000),
         videos,
-        midjourney
+        midjourney,
+        prompts
       })
       if (inBand && fault?.status !== undefined && reply._tag === "Events") {
         const kept = reply.frames.slice(0, fault.breakAfterEvents)
@@ -412,6 +417,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     abortCount = 0
     videos.clear()
     midjourney.clear()
+    prompts.seen.clear()
   }
 
   return {

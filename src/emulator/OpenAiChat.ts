@@ -107,7 +107,13 @@ const outputSchema = (format: unknown): unknown => {
   return undefined
 }
 
-const prompt = (body: JsonObject, messages: ReadonlyArray<unknown>): Prompt => {
+/**
+ * The vendor-neutral prompt of a chat completions request (`body`'s settings over `messages`), shared with the
+ * DeepSeek routes (`DeepSeek.ts`). Reasoning is asked by `reasoning_effort` other than `none`.
+ *
+ * @category readers
+ */
+export const chatPrompt = (body: JsonObject, messages: ReadonlyArray<unknown>): Prompt => {
   const texts: Array<string> = []
   let lastUserText = ""
   let images: Array<string> = []
@@ -199,7 +205,7 @@ export const chatCompletions = (context: RouteContext): Reply => {
         "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
     return jsonReply([{ error: { code: 400, message, status: "INVALID_ARGUMENT" } }], 400)
   }
-  const result = answer(prompt(body, body.messages))
+  const result = answer(chatPrompt(body, body.messages))
   const id = context.ids.next("chatcmpl-")
   const callIds = result.toolCalls.map(() => context.ids.next("call_"))
   /** Gemini 3 signs the first call of an answer. */

@@ -28,8 +28,13 @@ const prompts = (value: unknown): ReadonlyArray<string> | undefined => {
 
 const finishReason = (result: Answer): string => result.finish === "length" ? "length" : "stop"
 
-/** Handles `POST /v1/completions` (JSON or SSE by `stream`). @category routes */
-export const legacyCompletions = (context: RouteContext): Reply => {
+/**
+ * A legacy completions handler whose answers report usage as `usageOf` says (OpenAI's `CompletionUsage` for
+ * `POST /v1/completions`; DeepSeek's FIM completions report DeepSeek's fields, `DeepSeek.ts`).
+ *
+ * @category routes
+ */
+export const legacyCompletionsWith = (usageOf: (result: Answer) => JsonObject) => (context: RouteContext): Reply => {
   const body = context.body
   if (typeof body.model !== "string") {
     return jsonReply(vendorErrorBody("openai", 400, "you must provide a model parameter"), 400)
@@ -77,7 +82,7 @@ export const legacyCompletions = (context: RouteContext): Reply => {
         logprobs: null,
         finish_reason: finishReason(result)
       })),
-      usage: usage === undefined ? undefined : openAiUsage(usage)
+      usage: usage === undefined ? undefined : usageOf(usage)
     })
   }
   const includeUsage = objectOr(body.stream_options).include_usage === true
@@ -92,7 +97,10 @@ export const legacyCompletions = (context: RouteContext): Reply => {
     for (const word of result.words) frames.push(chunk(index, word, null))
     frames.push(chunk(index, "", finishReason(result)))
   })
-  if (includeUsage && usage !== undefined) frames.push(dataFrame({ ...base, choices: [], usage: openAiUsage(usage) }))
+  if (includeUsage && usage !== undefined) frames.push(dataFrame({ ...base, choices: [], usage: usageOf(usage) }))
   frames.push(dataFrame("[DONE]"))
   return sseReply(frames)
 }
+
+/** Handles `POST /v1/completions` (JSON or SSE by `stream`). @category routes */
+export const legacyCompletions: (context: RouteContext) => Reply = legacyCompletionsWith(openAiUsage)

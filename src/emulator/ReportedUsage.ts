@@ -1,8 +1,8 @@
 /**
  * The usage an emulator answer reported, read back from the bytes it sent, in
  * the vendor's own terms: OpenAI chat and completions `usage.prompt_tokens` /
- * `completion_tokens` (`prompt_tokens_details.cached_tokens`,
- * `completion_tokens_details.reasoning_tokens`); OpenAI Responses and
+ * `completion_tokens` (`prompt_tokens_details.cached_tokens`, or DeepSeek's
+ * `prompt_cache_hit_tokens`, `completion_tokens_details.reasoning_tokens`); OpenAI Responses and
  * Anthropic `input_tokens` / `output_tokens` (Anthropic's `message_start` and
  * `message_delta` merged, its cache reads in `cache_read_input_tokens`);
  * Gemini `usageMetadata` (`promptTokenCount`, `candidatesTokenCount` +
@@ -19,7 +19,7 @@ export interface ReportedUsage {
   /** Prompt / input tokens as the vendor's field says (Anthropic's excludes cache reads). */
   readonly input: number
   readonly output: number
-  /** Anthropic's cache reads and writes, OpenAI's and Gemini's cached prompt tokens (part of `input` there). */
+  /** Anthropic's cache reads and writes; OpenAI's, DeepSeek's and Gemini's cached prompt tokens (part of `input`). */
   readonly cacheRead: number
   readonly cacheWrite: number
   readonly reasoning: number
@@ -55,7 +55,7 @@ const absorb = (into: Partial<Record<keyof ReportedUsage, number>>, payload: Jso
   set(
     "cacheRead",
     number(usage.cache_read_input_tokens) ?? number(object(usage.prompt_tokens_details).cached_tokens) ??
-      number(object(usage.input_tokens_details).cached_tokens)
+      number(usage.prompt_cache_hit_tokens) ?? number(object(usage.input_tokens_details).cached_tokens)
   )
   set("cacheWrite", number(usage.cache_creation_input_tokens))
   set(

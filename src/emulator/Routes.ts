@@ -20,6 +20,7 @@ import {
   mjListByCondition,
   mjModal
 } from "./Midjourney.ts"
+import { DEEPSEEK_PREFIX, deepseekChat, deepseekFim } from "./DeepSeek.ts"
 import { anthropicModels, openAiModels } from "./Models.ts"
 import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
@@ -138,6 +139,12 @@ export const resolveRoute = (
       // Cohere's OpenAI-compatible chat (docs.cohere.com/docs/compatibility-api), a Bearer key as OpenAI's.
       case "/compatibility/v1/chat/completions":
         return route("openai", chatCompletions, true, stream)
+      // DeepSeek under its prefix (`DeepSeek.ts`): chat with or without `/v1`, and FIM under `/beta`.
+      case `${DEEPSEEK_PREFIX}/chat/completions`:
+      case `${DEEPSEEK_PREFIX}/v1/chat/completions`:
+        return route("openai", deepseekChat, true, stream)
+      case `${DEEPSEEK_PREFIX}/beta/completions`:
+        return route("openai", deepseekFim, true, stream)
       case "/api/v3/images/generations":
         return route("openai", arkImageGenerations, true)
       case "/v1/videos":

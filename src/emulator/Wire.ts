@@ -57,6 +57,20 @@ export const makeIds = (): Ids => {
   return { next: (prefix) => `${prefix}emu${(++counter).toString().padStart(7, "0")}` }
 }
 
+/**
+ * The prompt prefixes a vendor with an automatic context cache has seen (DeepSeek's disk cache,
+ * api-docs.deepseek.com/guides/kv_cache): keys of message prefixes, forgotten on reset and past `limit`.
+ *
+ * @category models
+ */
+export interface PromptCache {
+  readonly seen: Set<string>
+  readonly limit: number
+}
+
+/** An empty prompt cache holding at most `limit` prefixes (all forgotten when full). @category constructors */
+export const makePromptCache = (limit = 10_000): PromptCache => ({ seen: new Set(), limit })
+
 /** What a route handler receives for one request. @category models */
 export interface RouteContext {
   readonly body: JsonObject
@@ -72,6 +86,8 @@ export interface RouteContext {
   readonly videos: VideoTasks
   /** The emulator's Midjourney tasks (`Midjourney.ts`). */
   readonly midjourney: MjTasks
+  /** The prompt prefixes seen by the routes with a context cache (DeepSeek's); absent: nothing is cached. */
+  readonly prompts?: PromptCache | undefined
 }
 
 /** A route handler: one request in, one reply out. Pure apart from ids and the task stores. @category models */

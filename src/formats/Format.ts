@@ -154,6 +154,14 @@ export interface Passthrough {
   readonly withoutForeignReasoning?:
     | ((raw: Record<string, unknown>, model: string) => Record<string, unknown>)
     | undefined
+  /**
+   * A same-format JSON answer as the caller gets it, for a dialect whose fields the format's clients do not read
+   * (DeepSeek's cache hits also shown as `prompt_tokens_details.cached_tokens`): a new object, or `undefined` to pass
+   * the upstream's body on as it came. Absent: always as it came.
+   */
+  readonly answer?: ((body: Record<string, unknown>) => Record<string, unknown> | undefined) | undefined
+  /** A same-format stream event as the caller gets it (see `answer`), or `undefined` for as it came. */
+  readonly event?: ((event: Sse.Event) => Sse.Event | undefined) | undefined
   /** Whether the caller asked to see usage in the stream (chat `stream_options.include_usage`). */
   readonly wantsStreamUsage: (raw: Record<string, unknown>) => boolean
   /**

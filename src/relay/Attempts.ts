@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, Predicate, Scope } from "effect"
 import type { Sse } from "effect/encoding"
 import type { OutputPart } from "../canonical/Content.ts"
 import { promptTokensUpperBound } from "../canonical/Estimate.ts"
@@ -38,7 +38,8 @@ import {
   type UpstreamClient,
   type UpstreamResponse
 } from "../upstreams/transport/UpstreamClient.ts"
-import { adapters } from "../upstreams/Adapter.ts"
+import { adapters, wireOf as dialectOf } from "../upstreams/Adapter.ts"
+import { mapUrlPath } from "../upstreams/BaseUrl.ts"
 import type { RelayInput } from "./RelayInput.ts"
 
 /** A JSON answer: the caller's body, and what it means for billing. @category models */
@@ -99,7 +100,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
 
   const wireOf = (candidate: Candidate): Format<unknown, unknown> =>
     endpoint === undefined
-      ? formatOf(adapters[candidate.channel.type].wireFormat(input.inbound, candidate.channel))
+      ? dialectOf(candidate.channel.type, adapters[candidate.channel.type].wireFormat(input.inbound, candidate.channel))
       : inbound
 
   /** The request with its URL media inline where `candidate`'s channel needs them, or `undefined` when none do. */
@@ -176,7 +177,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     const body = bodyOf(candidate, wire, inlined, stream)
     if (body instanceof InvalidRequest) return Effect.fail(body)
     return context.client.post(
-      target.url + (endpoint?.pathSuffix ?? ""),
+      endpoint === undefined ? target.url : mapUrlPath(target.url, (path) => path + endpoint.pathSuffix),
       target.headers,
       JSON.stringify(body),
       channelTimeouts(channel, settings)
@@ -206,8 +207,13 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       const decoded = wire.decodeResponse(parsed)
       if (decoded instanceof UpstreamFailed) return yield* decoded
       const passthrough = wire.name === input.inbound
+      const shown = passthrough && Predicate.isObject(parsed) && !Array.isArray(parsed)
+        ? wire.passthrough.answer?.(parsed as Record<string, unknown>)
+        : undefined
       return {
-        text: passthrough ? text : JSON.stringify(inbound.encodeResponse(decoded, input.meta)),
+        text: passthrough
+          ? (shown === undefined ? text : JSON.stringify(shown))
+          : JSON.stringify(inbound.encodeResponse(decoded, input.meta)),
         usage: decoded.usage,
         deliveredCharacters: 0,
         answerId: passthrough ? decoded.id : input.meta.id,

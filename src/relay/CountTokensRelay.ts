@@ -18,6 +18,7 @@ import { ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
 import { adapters } from "../upstreams/Adapter.ts"
+import { mapUrlPath } from "../upstreams/BaseUrl.ts"
 import { failover } from "./Failover.ts"
 import { postForJson } from "./OneShot.ts"
 
@@ -66,14 +67,16 @@ export const upstreamCountBody = (raw: Record<string, unknown>, upstreamModel: s
  *
  * @category count tokens
  */
-export const countTokensUrl = (generateUrl: string): string => generateUrl.replace(/:generateContent$/, ":countTokens")
+export const countTokensUrl = (generateUrl: string): string =>
+  mapUrlPath(generateUrl, (path) => path.replace(/:generateContent$/, ":countTokens"))
 
 /**
  * The messages format's count URL: the adapter's `…/v1/messages` URL with `/count_tokens` appended.
  *
  * @category count tokens
  */
-export const messagesCountUrl = (messagesUrl: string): string => `${messagesUrl}/count_tokens`
+export const messagesCountUrl = (messagesUrl: string): string =>
+  mapUrlPath(messagesUrl, (path) => `${path}/count_tokens`)
 
 /** Gemini's count: `totalTokens` from `…:countTokens`. @category count tokens */
 export const geminiCountWire: CountWire = {

@@ -365,7 +365,9 @@ export const bridgeEvents = (
     decoded = result[0]
     if (assembled !== undefined) assembled = assemble(config, assembled, parts, delta)
     if (!config.passthrough) encoded = encodeParts(config, encoded, parts, framing)
-    else if (!config.wire.passthrough.hides(parts, config.meta)) frame(config, framing, event)
+    else if (!config.wire.passthrough.hides(parts, config.meta)) {
+      frame(config, framing, config.wire.passthrough.event?.(event) ?? event)
+    }
   }
   return finishStep(config, decoded, encoded, firstStep, false, assembled, framing, delta)
 }

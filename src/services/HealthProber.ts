@@ -15,12 +15,11 @@
  * @since 0.1.0
  */
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
-import { formatOf } from "../formats/Formats.ts"
 import { toProblem } from "../errors/Envelope.ts"
 import type { Price } from "../domain/Pricing.ts"
 import { Catalog, type Channel } from "../storage/Catalog.ts"
 import { encodeRerankRequest } from "../formats/rerank/Codec.ts"
-import { adapters } from "../upstreams/Adapter.ts"
+import { adapters, wireOf } from "../upstreams/Adapter.ts"
 import { type MidjourneyAdapter, midjourneyAdapters } from "../upstreams/MidjourneyAdapter.ts"
 import { rerankAdapters } from "../upstreams/RerankAdapter.ts"
 import { videoAdapters } from "../upstreams/VideoAdapter.ts"
@@ -119,7 +118,7 @@ export class HealthProber extends Context.Service<HealthProber, {
           const midjourney = midjourneyAdapters[candidate.channel.type]
           if (midjourney !== undefined) return sendMidjourney(candidate, midjourney)
           if (videoAdapters[candidate.channel.type]?.probe !== undefined) return sendVideoProbe(candidate)
-          const wire = formatOf(adapters[candidate.channel.type].nativeFormat)
+          const wire = wireOf(candidate.channel.type, adapters[candidate.channel.type].nativeFormat)
           const adapter = adapters[candidate.channel.type]
           const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)
           const body = wire.encodeRequest({

@@ -7,14 +7,21 @@
  * @since 0.1.0
  */
 import type { ChannelType } from "../domain/ChannelType.ts"
-import type { FormatName } from "../formats/Format.ts"
+import { DeepSeekChatFormat } from "../formats/deepseek/chat/Format.ts"
+import { DeepSeekCompletionsFormat } from "../formats/deepseek/completions/Format.ts"
+import type { Format, FormatName } from "../formats/Format.ts"
+import { formatOf } from "../formats/Formats.ts"
+import { upstreamUrl } from "./BaseUrl.ts"
 
 export type { ChannelType } from "../domain/ChannelType.ts"
 
 /** What an adapter reads of a channel (the catalog's channel has more). @category models */
 export interface Channel {
   readonly type: ChannelType
-  /** The vendor's base URL, with or without a trailing `/v1` or `/v1beta`. */
+  /**
+   * The vendor's base URL: its API root, with or without the version the wire uses (`/v1`), and with any path
+   * prefix of a proxy in front of it (`BaseUrl.ts` has the rule).
+   */
   readonly baseUrl: string
   readonly settings: {
     /** The upstream has `/v1/responses` (openai channels). */
@@ -44,14 +51,46 @@ export interface Adapter {
     model: string,
     stream: boolean
   ) => UpstreamTarget
+  /**
+   * The type's own dialect of a wire format, where it has one (DeepSeek's chat completions): the `Format` used
+   * for that wire on a channel of the type instead of the registry's (`wireOf`). Absent: the registry's for all.
+   */
+  readonly dialects?: Readonly<Partial<Record<FormatName, Format<unknown, unknown>>>> | undefined
 }
 
 /**
- * A channel's root: its base URL without a trailing `/v1` or `/v1beta`.
+ * The version suffixes a base URL of an OpenAI-, Anthropic- or Gemini-style
+ * API may end in (`https://api.openai.com/v1`, `…googleapis.com/v1beta`): the
+ * call paths start with their own version, so one of these at the end of the
+ * base URL is not repeated (`BaseUrl.ts`).
  *
  * @category adapters
  */
-export const root = (channel: Channel): string => channel.baseUrl.replace(/\/v1(beta)?$/, "")
+export const API_VERSIONS: ReadonlyArray<string> = ["/v1", "/v1beta"]
+
+/**
+ * Ark's version suffix: its API root is `…/api/v3` (docs.byteplus.com/en/docs/ModelArk/1494384).
+ *
+ * @category adapters
+ */
+export const ARK_VERSIONS: ReadonlyArray<string> = ["/api/v3"]
+
+/**
+ * Cohere's version suffixes: `/v1` and `/v2` of its own API, and `/compatibility/v1`, the base URL Cohere gives
+ * for its OpenAI-compatible API (docs.cohere.com/docs/compatibility-api).
+ *
+ * @category adapters
+ */
+export const COHERE_VERSIONS: ReadonlyArray<string> = ["/compatibility/v1", "/v1", "/v2"]
+
+/**
+ * The URL of `path` (from the vendor's API root, starting with its version: `/v1/messages`) on `channel`, by the
+ * one base URL rule of `BaseUrl.ts`; `versions` are the suffixes the channel's base URL may end in.
+ *
+ * @category adapters
+ */
+export const channelUrl = (channel: Channel, path: string, versions: ReadonlyArray<string> = API_VERSIONS): string =>
+  upstreamUrl(channel.baseUrl, path, versions)
 
 /**
  * `headers` with the channel's extra headers over them.
@@ -89,7 +128,7 @@ const openai: Adapter = {
       ? "/v1/completions"
       : "/v1/chat/completions"
     return {
-      url: root(channel) + path,
+      url: channelUrl(channel, path),
       headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
     }
   }
@@ -103,7 +142,7 @@ const anthropic: Adapter = {
   nativeFormat: "anthropic",
   wireFormat: () => "anthropic",
   target: (channel, key) => ({
-    url: root(channel) + "/v1/messages",
+    url: channelUrl(channel, "/v1/messages"),
     headers: withExtraHeaders(channel, { ...json, "x-api-key": key, "anthropic-version": "2023-06-01" })
   })
 }
@@ -117,9 +156,10 @@ const gemini: Adapter = {
   nativeFormat: "gemini",
   wireFormat: () => "gemini",
   target: (channel, key, _wire, model, stream) => ({
-    url: `${root(channel)}/v1beta/models/${encodeURIComponent(model)}:${
-      stream ? "streamGenerateContent?alt=sse" : "generateContent"
-    }`,
+    url: channelUrl(
+      channel,
+      `/v1beta/models/${encodeURIComponent(model)}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`
+    ),
     headers: withExtraHeaders(channel, { ...json, "x-goog-api-key": key })
   })
 }
@@ -134,17 +174,10 @@ const ark: Adapter = {
   nativeFormat: "openai-chat",
   wireFormat: () => "openai-chat",
   target: (channel, key) => ({
-    url: arkRoot(channel) + "/api/v3/chat/completions",
+    url: channelUrl(channel, "/api/v3/chat/completions", ARK_VERSIONS),
     headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
   })
 }
-
-/**
- * An Ark channel's root: its base URL without a trailing `/api/v3`.
- *
- * @category adapters
- */
-export const arkRoot = (channel: Channel): string => channel.baseUrl.replace(/\/api\/v3\/?$/, "")
 
 /**
  * Cohere: text through its OpenAI-compatible chat completions at
@@ -156,7 +189,7 @@ const cohere: Adapter = {
   nativeFormat: "openai-chat",
   wireFormat: () => "openai-chat",
   target: (channel, key) => ({
-    url: channel.baseUrl.replace(/\/v[12]\/?$/, "") + "/compatibility/v1/chat/completions",
+    url: channelUrl(channel, "/compatibility/v1/chat/completions", COHERE_VERSIONS),
     headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
   })
 }
@@ -171,7 +204,7 @@ const jina: Adapter = {
   nativeFormat: "openai-chat",
   wireFormat: () => "openai-chat",
   target: (channel, key) => ({
-    url: root(channel) + "/v1/chat/completions",
+    url: channelUrl(channel, "/v1/chat/completions"),
     headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
   })
 }
@@ -188,7 +221,7 @@ const midjourney: Adapter = {
   nativeFormat: "openai-chat",
   wireFormat: () => "openai-chat",
   target: (channel, key) => ({
-    url: root(channel).replace(/\/mj\/?$/, "") + "/v1/chat/completions",
+    url: channelUrl(channel, "/v1/chat/completions", ["/mj", ...API_VERSIONS]),
     headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
   })
 }
@@ -203,7 +236,36 @@ const midjourney: Adapter = {
 const kling: Adapter = {
   nativeFormat: "openai-chat",
   wireFormat: () => "openai-chat",
-  target: (channel) => ({ url: root(channel) + "/v1/chat/completions", headers: withExtraHeaders(channel, json) })
+  target: (channel) => ({ url: channelUrl(channel, "/v1/chat/completions"), headers: withExtraHeaders(channel, json) })
+}
+
+/**
+ * The version suffixes a DeepSeek base URL may end in: `/v1`, which DeepSeek
+ * takes "for OpenAI compatibility" and which "has NO relationship with the
+ * model's version", and `/beta`, the base URL of its beta features
+ * (api-docs.deepseek.com, "Your First API Call"; api-docs.deepseek.com/guides/fim_completion).
+ *
+ * @category adapters
+ */
+export const DEEPSEEK_VERSIONS: ReadonlyArray<string> = ["/v1", "/beta"]
+
+/**
+ * DeepSeek: its OpenAI-compatible chat completions at `{root}/chat/completions`
+ * (api-docs.deepseek.com/api/create-chat-completion) for every inbound text
+ * format but legacy completions, which go to its FIM completion at
+ * `{root}/beta/completions` (api-docs.deepseek.com/api/create-completion),
+ * both with a Bearer key; the root is the base URL (default
+ * `https://api.deepseek.com`) without a trailing `/v1` or `/beta`. It speaks
+ * its dialects of both wires (`formats/deepseek/`).
+ */
+const deepseek: Adapter = {
+  nativeFormat: "openai-chat",
+  wireFormat: (inbound) => inbound === "completions" ? "completions" : "openai-chat",
+  target: (channel, key, wire) => ({
+    url: channelUrl(channel, wire === "completions" ? "/beta/completions" : "/chat/completions", DEEPSEEK_VERSIONS),
+    headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
+  }),
+  dialects: { "openai-chat": DeepSeekChatFormat, completions: DeepSeekCompletionsFormat }
 }
 
 /**
@@ -219,5 +281,14 @@ export const adapters: Record<ChannelType, Adapter> = {
   cohere,
   jina,
   midjourney,
-  kling
+  kling,
+  deepseek
 }
+
+/**
+ * The `Format` a channel of `type` speaks `wire` with: its adapter's dialect of it, else the registry's.
+ *
+ * @category adapters
+ */
+export const wireOf = (type: ChannelType, wire: FormatName): Format<unknown, unknown> =>
+  adapters[type].dialects?.[wire] ?? formatOf(wire)

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { adapters, type Channel, type ChannelType, type UpstreamTarget } from "./Adapter.ts"
+import { adapters, type Channel, type ChannelType, channelUrl, type UpstreamTarget } from "./Adapter.ts"
 
 /** The audio and moderation operations. @category models */
 export type AudioOperation = "speech" | "transcriptions" | "translations" | "moderations"
@@ -37,7 +37,7 @@ const openai: AudioAdapter = {
   serves: new Set(["speech", "transcriptions", "translations", "moderations"]),
   target: (channel, key, operation) => {
     const chat = adapters.openai.target(channel, key, "openai-chat", "", false)
-    return { url: chat.url.replace(/\/v1\/chat\/completions$/, OPENAI_PATHS[operation]), headers: chat.headers }
+    return { url: channelUrl(channel, OPENAI_PATHS[operation]), headers: chat.headers }
   }
 }
 
@@ -57,7 +57,8 @@ const gemini: AudioAdapter = {
 
 /**
  * The audio endpoints of each channel type; `undefined` for a type that
- * serves none of them (anthropic, ark, cohere, jina), which is never a
+ * serves none of them (anthropic, ark, cohere, jina; deepseek, whose API has
+ * chat and FIM completions only, api-docs.deepseek.com), which is never a
  * candidate for these routes.
  *
  * @category adapters
@@ -70,5 +71,6 @@ export const audioAdapters: Record<ChannelType, AudioAdapter | undefined> = {
   cohere: undefined,
   jina: undefined,
   midjourney: undefined,
-  kling: undefined
+  kling: undefined,
+  deepseek: undefined
 }

@@ -6,7 +6,8 @@
  * @since 0.1.0
  */
 import type { EmbeddingFormatName } from "../formats/embeddings/Wires.ts"
-import { adapters, type Channel, type ChannelType, type UpstreamTarget } from "./Adapter.ts"
+import { adapters, type Channel, type ChannelType, channelUrl, type UpstreamTarget } from "./Adapter.ts"
+import { mapUrlPath } from "./BaseUrl.ts"
 
 /** A channel type's embedding endpoint. @category models */
 export interface EmbeddingAdapter {
@@ -24,7 +25,7 @@ const openai: EmbeddingAdapter = {
   wire: "openai",
   target: (channel, key, model) => {
     const chat = adapters.openai.target(channel, key, "openai-chat", model, false)
-    return { url: chat.url.replace(/\/v1\/chat\/completions$/, "/v1/embeddings"), headers: chat.headers }
+    return { url: channelUrl(channel, "/v1/embeddings"), headers: chat.headers }
   }
 }
 
@@ -37,13 +38,17 @@ const gemini: EmbeddingAdapter = {
   wire: "gemini",
   target: (channel, key, model) => {
     const generate = adapters.gemini.target(channel, key, "gemini", model, false)
-    return { url: generate.url.replace(/:generateContent$/, ":batchEmbedContents"), headers: generate.headers }
+    return {
+      url: mapUrlPath(generate.url, (path) => path.replace(/:generateContent$/, ":batchEmbedContents")),
+      headers: generate.headers
+    }
   }
 }
 
 /**
  * The embedding endpoint of each channel type; `undefined` for a type that
- * cannot embed (`anthropic`: the Messages API has no embeddings; `ark`: not wired yet), which is
+ * cannot embed (`anthropic`: the Messages API has no embeddings; `ark`: not wired yet; `deepseek`: its API has
+ * chat and FIM completions only, api-docs.deepseek.com), which is
  * never a candidate for an embedding request.
  *
  * @category adapters
@@ -56,5 +61,6 @@ export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined
   cohere: undefined,
   jina: undefined,
   midjourney: undefined,
-  kling: undefined
+  kling: undefined,
+  deepseek: undefined
 }

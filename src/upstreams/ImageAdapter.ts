@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type { ImageFormatName } from "../formats/images/Wires.ts"
-import { adapters, arkRoot, type Channel, type ChannelType, root, type UpstreamTarget } from "./Adapter.ts"
+import { adapters, ARK_VERSIONS, type Channel, type ChannelType, channelUrl, type UpstreamTarget } from "./Adapter.ts"
 
 /** A channel type's image endpoint. @category models */
 export interface ImageAdapter {
@@ -33,7 +33,7 @@ const headersOf = (channel: Channel, key: string, form: boolean): Record<string,
 const openai: ImageAdapter = {
   wire: "openai",
   target: (channel, key, _model, edit, form) => ({
-    url: root(channel) + (edit ? "/v1/images/edits" : "/v1/images/generations"),
+    url: channelUrl(channel, edit ? "/v1/images/edits" : "/v1/images/generations"),
     headers: headersOf(channel, key, form)
   })
 }
@@ -45,7 +45,7 @@ const openai: ImageAdapter = {
 const ark: ImageAdapter = {
   wire: "ark",
   target: (channel, key, _model, _edit, form) => ({
-    url: arkRoot(channel) + "/api/v3/images/generations",
+    url: channelUrl(channel, "/api/v3/images/generations", ARK_VERSIONS),
     headers: headersOf(channel, key, form)
   })
 }
@@ -62,7 +62,8 @@ const gemini: ImageAdapter = {
 
 /**
  * The image endpoint of each channel type; `undefined` for a type that
- * cannot make images (`anthropic`: the Messages API has no image output),
+ * cannot make images (`anthropic`: the Messages API has no image output;
+ * `deepseek`: its API has chat and FIM completions only),
  * which is never a candidate for an image request.
  *
  * @category adapters
@@ -75,5 +76,6 @@ export const imageAdapters: Record<ChannelType, ImageAdapter | undefined> = {
   cohere: undefined,
   jina: undefined,
   midjourney: undefined,
-  kling: undefined
+  kling: undefined,
+  deepseek: undefined
 }

@@ -14,7 +14,7 @@
  *
  * @since 0.1.0
  */
-import { type Channel, type ChannelType, type UpstreamTarget, withExtraHeaders } from "./Adapter.ts"
+import { type Channel, type ChannelType, channelUrl, type UpstreamTarget, withExtraHeaders } from "./Adapter.ts"
 
 /** A channel type's Midjourney task API. @category models */
 export interface MidjourneyAdapter {
@@ -23,12 +23,12 @@ export interface MidjourneyAdapter {
 }
 
 /**
- * A Midjourney channel's root: its base URL without a trailing `/mj` (the
- * proxy's context path, which every call path starts with) or slash.
+ * The suffix a Midjourney channel's base URL may end in: `/mj`, the proxy's
+ * context path, which every call path starts with (`BaseUrl.ts`).
  *
  * @category adapters
  */
-export const midjourneyRoot = (channel: Channel): string => channel.baseUrl.replace(/\/+$/, "").replace(/\/mj$/, "")
+export const MIDJOURNEY_VERSIONS: ReadonlyArray<string> = ["/mj"]
 
 /**
  * The Midjourney task API of each channel type; `undefined` for a type that
@@ -45,12 +45,13 @@ export const midjourneyAdapters: Record<ChannelType, MidjourneyAdapter | undefin
   jina: undefined,
   midjourney: {
     target: (channel, key, path, json) => ({
-      url: midjourneyRoot(channel) + path,
+      url: channelUrl(channel, path, MIDJOURNEY_VERSIONS),
       headers: withExtraHeaders(channel, {
         ...(json ? { "content-type": "application/json" } : {}),
         "mj-api-secret": key
       })
     })
   },
-  kling: undefined
+  kling: undefined,
+  deepseek: undefined
 }

@@ -6,7 +6,14 @@
  * @since 0.1.0
  */
 import type { RerankWireName } from "../formats/rerank/Codec.ts"
-import { type Channel, type ChannelType, root, type UpstreamTarget, withExtraHeaders } from "./Adapter.ts"
+import {
+  type Channel,
+  type ChannelType,
+  channelUrl,
+  COHERE_VERSIONS,
+  type UpstreamTarget,
+  withExtraHeaders
+} from "./Adapter.ts"
 
 /** A channel type's rerank endpoint. @category models */
 export interface RerankAdapter {
@@ -26,18 +33,21 @@ const bearer = (url: string, channel: Channel, key: string): UpstreamTarget => (
   headers: withExtraHeaders(channel, { "content-type": "application/json", authorization: `Bearer ${key}` })
 })
 
-/** Cohere: `POST {root}/v2/rerank` with a Bearer key (docs.cohere.com/v2/reference/rerank); the base URL may end in `/v1` or `/v2`. */
+/**
+ * Cohere: `POST {root}/v2/rerank` with a Bearer key (docs.cohere.com/v2/reference/rerank); the base URL may end in
+ * `/v1`, `/v2` or `/compatibility/v1`.
+ */
 const cohere: RerankAdapter = {
   wire: "cohere",
   billedBy: "search-units",
-  target: (channel, key) => bearer(channel.baseUrl.replace(/\/v[12]\/?$/, "") + "/v2/rerank", channel, key)
+  target: (channel, key) => bearer(channelUrl(channel, "/v2/rerank", COHERE_VERSIONS), channel, key)
 }
 
 /** Jina: `POST {root}/v1/rerank` with a Bearer key (jina.ai/reranker, "API"). */
 const jina: RerankAdapter = {
   wire: "jina",
   billedBy: "tokens",
-  target: (channel, key) => bearer(root(channel) + "/v1/rerank", channel, key)
+  target: (channel, key) => bearer(channelUrl(channel, "/v1/rerank"), channel, key)
 }
 
 /**
@@ -54,5 +64,6 @@ export const rerankAdapters: Record<ChannelType, RerankAdapter | undefined> = {
   cohere,
   jina,
   midjourney: undefined,
-  kling: undefined
+  kling: undefined,
+  deepseek: undefined
 }

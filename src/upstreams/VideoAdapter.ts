@@ -10,7 +10,15 @@ import { Clock, Effect } from "effect"
 import { SignJWT } from "jose"
 import { UpstreamFailed } from "../errors/GatewayError.ts"
 import type { VideoCall, VideoFormatName } from "../formats/videos/VideoWire.ts"
-import { arkRoot, type Channel, type ChannelType, root, type UpstreamTarget, withExtraHeaders } from "./Adapter.ts"
+import {
+  API_VERSIONS,
+  ARK_VERSIONS,
+  type Channel,
+  type ChannelType,
+  channelUrl,
+  type UpstreamTarget,
+  withExtraHeaders
+} from "./Adapter.ts"
 
 /** A channel type's video task API. @category models */
 export interface VideoAdapter {
@@ -80,13 +88,15 @@ export const klingToken = (
   })
 }
 
-const urlOf = (base: string, call: VideoCall): string => /^https?:\/\//.test(call.path) ? call.path : base + call.path
+/** A call's URL: a vendor-given absolute URL as it is, else its path on the channel by the base URL rule. */
+const urlOf = (channel: Channel, call: VideoCall, versions: ReadonlyArray<string>): string =>
+  /^https?:\/\//.test(call.path) ? call.path : channelUrl(channel, call.path, versions)
 
 const contentType = (call: VideoCall): Record<string, string> =>
   call.body?._tag === "json" ? { "content-type": "application/json" } : {}
 
-const bearer = (base: (channel: Channel) => string): VideoAdapter["target"] => (channel, key, call, withKey) => ({
-  url: urlOf(base(channel), call),
+const bearer = (versions: ReadonlyArray<string>): VideoAdapter["target"] => (channel, key, call, withKey) => ({
+  url: urlOf(channel, call, versions),
   headers: withExtraHeaders(channel, { ...contentType(call), ...(withKey ? { authorization: `Bearer ${key}` } : {}) })
 })
 
@@ -108,23 +118,23 @@ const bearer = (base: (channel: Channel) => string): VideoAdapter["target"] => (
  * @category adapters
  */
 export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
-  openai: { wire: "openai", target: bearer(root) },
+  openai: { wire: "openai", target: bearer(API_VERSIONS) },
   anthropic: undefined,
   gemini: {
     wire: "gemini",
     target: (channel, key, call, withKey) => ({
-      url: urlOf(root(channel), call),
+      url: urlOf(channel, call, API_VERSIONS),
       headers: withExtraHeaders(channel, { ...contentType(call), ...(withKey ? { "x-goog-api-key": key } : {}) })
     })
   },
-  ark: { wire: "ark", target: bearer(arkRoot) },
+  ark: { wire: "ark", target: bearer(ARK_VERSIONS) },
   cohere: undefined,
   jina: undefined,
   midjourney: undefined,
   kling: {
     wire: "kling",
     target: (channel, _key, call) => ({
-      url: urlOf(root(channel), call),
+      url: urlOf(channel, call, API_VERSIONS),
       headers: withExtraHeaders(channel, contentType(call))
     }),
     authorize: (key) =>
@@ -134,5 +144,6 @@ export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
       ),
     // Kling's task list ("Query Task (List)"), one item: free, and refused without a valid token.
     probe: { method: "GET", path: "/v1/videos/text2video?pageNum=1&pageSize=1" }
-  }
+  },
+  deepseek: undefined
 }

@@ -4,6 +4,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { baseUrlOf, DEFAULT_BASE_URLS } from "../../src/domain/ChannelType.ts"
 
 const YAML = `
 groups:
@@ -165,6 +166,23 @@ Deno.test("parseBootstrap: a bad field is reported with its path", () => {
     const message = failure(text)
     ok(message.startsWith(path), `expected "${path}…", got "${message}"`)
   }
+})
+
+Deno.test("parseBootstrap: a deepseek channel may leave base_url out (DeepSeek's default); other types may not", () => {
+  const file = parsed(
+    variant((f) =>
+      f.channels.push({ ...f.channels[0], name: "ds", type: "deepseek", base_url: undefined as unknown as string })
+    ),
+    "sluice.json"
+  )
+  strictEqual(file.channels?.[1].type, "deepseek")
+  strictEqual(file.channels?.[1].base_url, undefined)
+  strictEqual(DEFAULT_BASE_URLS.deepseek, "https://api.deepseek.com")
+  strictEqual(baseUrlOf("deepseek", undefined), "https://api.deepseek.com")
+  strictEqual(baseUrlOf("deepseek", "http://proxy.internal/deepseek"), "http://proxy.internal/deepseek")
+  strictEqual(baseUrlOf("openai", undefined), undefined)
+  const message = failure(variant((f) => delete (f.channels[0] as Partial<typeof f.channels[0]>).base_url))
+  strictEqual(message, "channels[0].base_url: missing (channel type openai has no default base URL)")
 })
 
 Deno.test("parseBootstrap: every reference to an undefined group is refused with its path", () => {

@@ -7,6 +7,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { classifyError, kindOfErrorBody } from "../../src/formats/anthropic/messages/ErrorBody.ts"
 import { classifyGeminiError } from "../../src/formats/gemini/generate-content/ErrorBody.ts"
+import { classifyDeepSeekError } from "../../src/formats/deepseek/chat/ErrorBody.ts"
 import { classifyOpenAiError } from "../../src/formats/openai/shared/ErrorBody.ts"
 
 const hostile = [
@@ -147,4 +148,17 @@ Deno.test("classifiers mask key-like text in the message they keep", () => {
     "k sk-[redacted] "
   )
   strictEqual(kindOfErrorBody({ error: { type: "api_error", message: key } }).message, "sk-[redacted]")
+})
+
+Deno.test("deepseek classifyDeepSeekError: 402 Insufficient Balance is spent credit; the rest as OpenAI's", () => {
+  // api-docs.deepseek.com/quick_start/error_codes.
+  const body = (message: string) =>
+    JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code: "invalid_request_error" } })
+  strictEqual(classifyDeepSeekError(402, body("Insufficient Balance")).kind, "quota")
+  strictEqual(classifyDeepSeekError(402, body("Insufficient Balance")).message, "Insufficient Balance")
+  strictEqual(classifyDeepSeekError(401, body("Authentication Fails")).kind, "unauthorized")
+  strictEqual(classifyDeepSeekError(422, body("Invalid Parameters")).kind, "rejected")
+  strictEqual(classifyDeepSeekError(429, body("Rate Limit Reached")).kind, "throttled")
+  strictEqual(classifyDeepSeekError(503, body("Server Overloaded")).kind, "server")
+  for (const text of hostile) strictEqual(classifyDeepSeekError(400, body(quoted(text))).kind, "rejected")
 })

@@ -6,7 +6,12 @@
  * inbound format's own words, what the upstream received in its own wire
  * format, and that the ledger billed exactly the usage the upstream reported
  * (read the way each SDK reads: its stream ends at `[DONE]` / `message_stop` /
- * the last chunk). One gateway serves the whole file.
+ * the last chunk). The `deepseek` column is the emulator's DeepSeek under its
+ * `/deepseek` prefix (a base URL with a path): its model has a `cached_input`
+ * price, and the second call of each tool round trip hits DeepSeek's context
+ * cache, so those prompt tokens are billed at `cached_input`, exactly as many as
+ * the emulator reported; DeepSeek's chat takes no images, so it has no image
+ * cell (its 400 is `DeepSeek.test.ts`'s). One gateway serves the whole file.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
@@ -29,20 +34,28 @@ import {
   responsesDriver,
   WEATHER_TOOL
 } from "./matrix/Inbound.ts"
-import { checkUpstream, MODEL_OF, type UpstreamName } from "./matrix/Upstream.ts"
+import { checkUpstream, MODEL_OF, PATH_OF, type UpstreamName } from "./matrix/Upstream.ts"
 
 const KEY = "sk-matrix-caller-0001"
-const UPSTREAMS: ReadonlyArray<UpstreamName> = ["openai", "anthropic", "gemini"]
+const UPSTREAMS: ReadonlyArray<UpstreamName> = ["openai", "anthropic", "gemini", "deepseek"]
+
+/** USD per 1M tokens (quota units per token): DeepSeek's model bills cache hits at a quarter of `input`. */
+const PRICE_OF: Record<UpstreamName, { input: number; output: number; cached_input?: number }> = {
+  openai: { input: 1, output: 2 },
+  anthropic: { input: 1, output: 2 },
+  gemini: { input: 1, output: 2 },
+  deepseek: { input: 1, output: 2, cached_input: 0.25 }
+}
 
 const matrixConfig = (emulatorUrl: string) => {
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1 } },
-      models: Object.fromEntries(UPSTREAMS.map((upstream) => [MODEL_OF[upstream], { input: 1, output: 2 }])),
+      models: Object.fromEntries(UPSTREAMS.map((upstream) => [MODEL_OF[upstream], PRICE_OF[upstream]])),
       channels: UPSTREAMS.map((upstream) => ({
         name: `emu-${upstream}`,
         type: upstream,
-        base_url: emulatorUrl,
+        base_url: emulatorUrl + PATH_OF[upstream],
         keys: [`upstream-key-${upstream}`],
         models: [MODEL_OF[upstream]]
       })),
@@ -162,6 +175,7 @@ interface LoggedRow {
   readonly id: string
   readonly prompt_tokens: number
   readonly completion_tokens: number
+  readonly cached_tokens: number
   readonly cost: string
 }
 
@@ -169,7 +183,8 @@ interface LoggedRow {
  * Billed as the vendor reported: the rows logged for the case (read at once: a delivered answer's charge is
  * durable before its end reaches the caller) carry, summed, the tokens the emulator reported in its answers, in
  * the vendor's terms (Anthropic's input excludes its cache reads and writes), and the cost those tokens price to
- * at the model's price (1 USD input, 2 USD output per million tokens: 1 and 2 quota units a token).
+ * at the model's price (1 USD input, 2 USD output per million tokens: 1 and 2 quota units a token; DeepSeek's
+ * cache hits 0.25 a token, each answer's cost rounded up).
  */
 const checkBilledAsReported = async (
   gateway: Awaited<ReturnType<typeof startGateway>>,
@@ -187,8 +202,8 @@ const checkBilledAsReported = async (
     { prompt: 0, completion: 0 }
   )
   const rows = await gateway.query<LoggedRow>(
-    `SELECT id::text AS id, prompt_tokens, completion_tokens, cost::text AS cost FROM usage_logs
-     WHERE id > ${after} AND status < 400 ORDER BY id`
+    `SELECT id::text AS id, prompt_tokens, completion_tokens, cached_tokens, cost::text AS cost FROM usage_logs
+     WHERE id > ${after} AND status < 400 ORDER BY usage_logs.id`
   )
   strictEqual(rows.length, reported.length, "one billed row per answer")
   const billed = rows.reduce(
@@ -200,7 +215,18 @@ const checkBilledAsReported = async (
     { prompt: 0, completion: 0, cost: 0n }
   )
   deepStrictEqual({ prompt: billed.prompt, completion: billed.completion }, expected, "billed tokens = reported")
-  strictEqual(billed.cost, BigInt(expected.prompt + 2 * expected.completion), "billed cost = reported usage priced")
+  if (upstream === "deepseek") {
+    // Per answer, in order: the cache hits DeepSeek reported are the cached tokens billed, at cached_input.
+    deepStrictEqual(rows.map((row) => row.cached_tokens), reported.map((request) => request.usage!.cacheRead))
+    const priced = reported.map((request) => {
+      const usage = request.usage!
+      const quarterUnits = 4 * (usage.input - usage.cacheRead) + usage.cacheRead + 8 * usage.output
+      return BigInt(Math.ceil(quarterUnits / 4))
+    })
+    deepStrictEqual(rows.map((row) => BigInt(row.cost)), priced, "each answer billed its hits at cached_input")
+  } else {
+    strictEqual(billed.cost, BigInt(expected.prompt + 2 * expected.completion), "billed cost = reported usage priced")
+  }
   return rows.at(-1)!.id
 }
 
@@ -225,6 +251,7 @@ Deno.test("matrix: every inbound format to every upstream type", async (t) => {
       for (const upstream of UPSTREAMS) {
         for (const mode of driver.modes) {
           for (const testCase of driver.cases) {
+            if (upstream === "deepseek" && testCase === "image input") continue
             await t.step(`${driver.name} → ${upstream} / ${mode} / ${testCase}`, async () => {
               gateway.emulator.reset()
               await runCase(driver, upstream, mode, testCase)
@@ -236,6 +263,10 @@ Deno.test("matrix: every inbound format to every upstream type", async (t) => {
                 recorded: gateway.emulator.requests.filter((request) => request.method === "POST")
               })
               lastRow = await checkBilledAsReported(gateway, upstream, lastRow)
+              if (upstream === "deepseek" && testCase === "tool call round trip") {
+                const second = gateway.emulator.requests.filter((request) => request.method === "POST")[1]
+                ok((second.usage?.cacheRead ?? 0) > 0, "the answer to the tool result hit DeepSeek's cache")
+              }
             })
           }
         }

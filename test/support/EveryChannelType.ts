@@ -2,8 +2,9 @@
  * A gateway in front of the emulator with one channel of each kind: `m-chat`
  * on an `openai` channel speaking chat completions, `m-resp` on an `openai`
  * channel with the Responses API, `m-claude` on `anthropic`, `m-gemini` on
- * `gemini`; one user `alice` with key `KEY`; and the three official SDK
- * clients pointed at it.
+ * `gemini`, `m-deepseek` on `deepseek` (the emulator's DeepSeek under its
+ * `/deepseek` prefix); one user `alice` with key `KEY`; and the three official
+ * SDK clients pointed at it.
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
@@ -17,10 +18,10 @@ export const KEY = "sk-test-alice-0001"
 
 /** The bootstrap file; `settings` are added to every channel (e.g. `{forward_store: false}`). */
 export const everyChannelType = (settings: Record<string, unknown> = {}) => (emulatorUrl: string): BootstrapFile => {
-  const channel = (name: string, type: string, model: string, own: Record<string, unknown> = {}) => ({
+  const channel = (name: string, type: string, model: string, own: Record<string, unknown> = {}, path = "") => ({
     name,
     type,
-    base_url: emulatorUrl,
+    base_url: emulatorUrl + path,
     keys: ["sk-test-up"],
     models: [model],
     settings: { ...own, ...settings }
@@ -29,13 +30,14 @@ export const everyChannelType = (settings: Record<string, unknown> = {}) => (emu
     JSON.stringify({
       groups: { default: { ratio: 1 } },
       models: Object.fromEntries(
-        ["m-chat", "m-resp", "m-claude", "m-gemini"].map((name) => [name, { input: 1, output: 2 }])
+        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek"].map((name) => [name, { input: 1, output: 2 }])
       ),
       channels: [
         channel("chat", "openai", "m-chat"),
         channel("resp", "openai", "m-resp", { responses_api: true }),
         channel("claude", "anthropic", "m-claude"),
-        channel("gemini", "gemini", "m-gemini")
+        channel("gemini", "gemini", "m-gemini"),
+        channel("deepseek", "deepseek", "m-deepseek", {}, "/deepseek")
       ],
       users: [{ username: "alice", group: "default", quota: 500_000_000, tokens: [{ name: "main", key: KEY }] }]
     }),

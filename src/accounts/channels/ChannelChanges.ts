@@ -8,11 +8,15 @@
  * @since 0.1.0
  */
 import type { ChannelSpec } from "../../config/BootstrapFile.ts"
+import { baseUrlOf } from "../../domain/ChannelType.ts"
 import { MASKED, maskKey, maskSettings, maskUrl } from "./ChannelMasking.ts"
 import type { ChannelFields, ChannelRow } from "./ChannelViews.ts"
 
 /** A new channel: the bootstrap file's channel fields. @category models */
 export type NewChannel = typeof ChannelSpec.Type
+
+/** A new channel whose base URL is known (given, or its type's default). @category models */
+export type PlacedChannel = NewChannel & { readonly base_url: string }
 
 /** A change: `id` and any channel field; `keys` replaces the list. @category models */
 export type ChannelPatch = { readonly id: number } & Partial<NewChannel>
@@ -61,8 +65,19 @@ export const maskedKeyRefusal = (keys: ReadonlyArray<string> | undefined): Refus
   }
 }
 
+/**
+ * `input` with its base URL: the given one, else its type's default (`deepseek`: `https://api.deepseek.com`,
+ * `DEFAULT_BASE_URLS`); refused (`base_url`) when it gives none and its type has no default.
+ */
+export const placed = (input: NewChannel): PlacedChannel | Refusal => {
+  const baseUrl = baseUrlOf(input.type, input.base_url)
+  return baseUrl === undefined
+    ? { message: `base_url is missing (channel type ${input.type} has no default base URL).`, param: "base_url" }
+    : { ...input, base_url: baseUrl }
+}
+
 /** A new channel's fields: groups `["default"]`, priority 0, weight 1, enabled, no mapping and no settings unless given. */
-export const newChannelFields = (input: NewChannel): ChannelFields => ({
+export const newChannelFields = (input: PlacedChannel): ChannelFields => ({
   name: input.name,
   type: input.type,
   baseUrl: input.base_url,
@@ -156,10 +171,11 @@ export const planUpdate = (
 }
 
 /** Whether `planUpdate` refused the change. */
-export const isRefusal = (outcome: Refusal | PlannedChange): outcome is Refusal => "message" in outcome
+export const isRefusal = <A extends object>(outcome: Refusal | A): outcome is Refusal =>
+  "message" in outcome && "param" in outcome
 
 /** What the audit row of a new channel shows after it: the input, its URL, header values and keys masked. */
-export const createdAudit = (input: NewChannel): unknown => {
+export const createdAudit = (input: PlacedChannel): unknown => {
   const { keys: _keys, ...shown } = input
   return {
     ...shown,

@@ -26,7 +26,8 @@ const Url = Text(2048).check(Schema.isMinLength(1))
 const CreateBody = Schema.Struct({
   name: Name,
   type: ChannelType,
-  base_url: Url,
+  /** Optional where the type has a default (`deepseek`); refused as missing otherwise (`ChannelChanges.placed`). */
+  base_url: Schema.optional(Url),
   keys: Schema.Array(Key).check(Schema.isMinLength(1), Schema.isMaxLength(1000)),
   models: ModelList,
   groups: Schema.optional(Schema.Array(Name).check(Schema.isMaxLength(100))),

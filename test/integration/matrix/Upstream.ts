@@ -4,21 +4,28 @@
  * format: chat completions `messages` (role `tool`, `image_url`,
  * `reasoning_effort`), Messages (`system` top level, `max_tokens`, `tool_result`
  * blocks, base64 `image` blocks, `thinking`), generate-content (`contents`,
- * `systemInstruction`, `functionResponse`, `inlineData`, `thinkingConfig`).
+ * `systemInstruction`, `functionResponse`, `inlineData`, `thinkingConfig`),
+ * DeepSeek's chat (at `/chat/completions` under the channel's path prefix, its
+ * cap in `max_tokens`, no `developer` role, a translated tool turn carrying
+ * `reasoning_content`) and its FIM completion under `/beta`.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { RecordedRequest } from "../../../src/emulator/Emulator.ts"
 import { type Case, IMAGE_TEXT, type InboundName, PLAIN_TEXT, SYSTEM, WEATHER_TOOL } from "./Inbound.ts"
 
 /** The upstream channel types of the matrix. */
-export type UpstreamName = "openai" | "anthropic" | "gemini"
+export type UpstreamName = "openai" | "anthropic" | "gemini" | "deepseek"
 
 /** The model each channel serves. */
 export const MODEL_OF: Record<UpstreamName, string> = {
   openai: "m-openai",
   anthropic: "m-anthropic",
-  gemini: "m-gemini"
+  gemini: "m-gemini",
+  deepseek: "m-deepseek"
 }
+
+/** The path prefix a channel's `base_url` has (the emulator serves DeepSeek under `/deepseek`). */
+export const PATH_OF: Record<UpstreamName, string> = { openai: "", anthropic: "", gemini: "", deepseek: "/deepseek" }
 
 type Json = Record<string, unknown>
 
@@ -56,6 +63,17 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
       ok(request.headers["authorization"]?.startsWith("Bearer "), "bearer key upstream")
       return
     }
+    case "deepseek": {
+      const path = call.inbound === "completions" ? "/deepseek/beta/completions" : "/deepseek/chat/completions"
+      strictEqual(request.path, path, "deepseek upstream path, under the base URL's prefix")
+      strictEqual(body.model, model)
+      strictEqual(body.stream === true, call.stream, "deepseek upstream stream flag")
+      if (call.stream) strictEqual(asObject(body.stream_options).include_usage, true, "stream_options.include_usage")
+      ok(request.headers["authorization"]?.startsWith("Bearer "), "bearer key upstream")
+      strictEqual("max_completion_tokens" in body, false, "DeepSeek's cap is max_tokens")
+      ok(objects(body.messages).every((message) => message.role !== "developer"), "no developer role at DeepSeek")
+      return
+    }
     case "anthropic":
       strictEqual(request.path, "/v1/messages", "anthropic upstream path")
       strictEqual(body.model, model)
@@ -80,7 +98,8 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
 
 const checkPlain = (call: UpstreamCall, body: Json) => {
   switch (call.upstream) {
-    case "openai": {
+    case "openai":
+    case "deepseek": {
       if (call.inbound === "completions") {
         const prompt = Array.isArray(body.prompt) ? body.prompt.join("") : body.prompt
         strictEqual(prompt, PLAIN_TEXT)
@@ -115,7 +134,8 @@ const checkPlain = (call: UpstreamCall, body: Json) => {
 
 const checkImage = (call: UpstreamCall, body: Json) => {
   switch (call.upstream) {
-    case "openai": {
+    case "openai":
+    case "deepseek": {
       const parts = objects(objects(body.messages).at(-1)?.content)
       const image = parts.find((part) => part.type === "image_url")
       ok(image !== undefined, "openai upstream image_url part")
@@ -150,6 +170,11 @@ const checkReasoning = (call: UpstreamCall, body: Json) => {
     case "openai":
       ok(typeof body.reasoning_effort === "string" && body.reasoning_effort !== "none", "openai reasoning_effort")
       return
+    case "deepseek":
+      ok(typeof body.reasoning_effort === "string" && body.reasoning_effort !== "none", "deepseek reasoning_effort")
+      // A translated request switches thinking on (DeepSeek's toggle); a chat caller's body is its own.
+      if (call.inbound !== "chat") deepStrictEqual(body.thinking, { type: "enabled" }, "deepseek thinking enabled")
+      return
     case "anthropic": {
       const thinking = asObject(body.thinking)
       ok(thinking.type === "enabled" || thinking.type === "adaptive", "anthropic thinking enabled")
@@ -171,7 +196,8 @@ const checkReasoning = (call: UpstreamCall, body: Json) => {
 
 const checkToolDeclared = (call: UpstreamCall, body: Json) => {
   switch (call.upstream) {
-    case "openai": {
+    case "openai":
+    case "deepseek": {
       const tool = objects(body.tools)[0]
       strictEqual(asObject(tool?.function).name, WEATHER_TOOL.name, "openai upstream function tool")
       return
@@ -192,11 +218,15 @@ const checkToolDeclared = (call: UpstreamCall, body: Json) => {
 
 const checkToolResult = (call: UpstreamCall, body: Json) => {
   switch (call.upstream) {
-    case "openai": {
+    case "openai":
+    case "deepseek": {
       const messages = objects(body.messages)
       const assistant = messages.find((message) => message.role === "assistant")
       const callId = asObject(objects(assistant?.tool_calls)[0]).id
       ok(typeof callId === "string" && callId.length > 0, "openai upstream assistant tool_calls")
+      if (call.upstream === "deepseek" && call.inbound !== "chat") {
+        strictEqual(typeof assistant?.reasoning_content, "string", "a translated tool turn carries reasoning_content")
+      }
       const result = messages.at(-1)
       strictEqual(result?.role, "tool", "openai upstream role tool")
       strictEqual(result.tool_call_id, callId, "tool_call_id pairs with the call")

@@ -7,6 +7,7 @@
 import type { Format, Passthrough } from "../../Format.ts"
 import { passthroughBody, usageOnly } from "../../shared/Passthrough.ts"
 import { includeCostRequested, openAiChunkCost, upstreamStreamOptions } from "../../shared/StreamCost.ts"
+import { answerWithOpenAiUsage, eventWithOpenAiUsage } from "../shared/CacheHitUsage.ts"
 import { classifyOpenAiError, encodeOpenAiError } from "../shared/ErrorBody.ts"
 import { chatInlineInPlace, chatMediaParam } from "./MediaFields.ts"
 import { decodeChatRequest, includeUsageRequested } from "./RequestDecoder.ts"
@@ -38,6 +39,9 @@ const chatPassthrough: Passthrough = {
     return body
   },
   inlineMedia: chatInlineInPlace,
+  // DeepSeek's cache hits (a `deepseek` channel, or an `openai` one pointed at DeepSeek) in OpenAI's field too.
+  answer: answerWithOpenAiUsage,
+  event: eventWithOpenAiUsage,
   wantsStreamUsage: includeUsageRequested,
   wantsStreamCost: includeCostRequested,
   hides: (parts, meta) => meta.includeUsage !== true && usageOnly(parts)
@@ -45,8 +49,8 @@ const chatPassthrough: Passthrough = {
 
 /**
  * The chat completions format with the given outbound options (e.g.
- * `{reasoningHistory: "reasoning_content"}` for a DeepSeek channel, which
- * needs reasoning text back in later turns).
+ * `{reasoningHistory: "reasoning_content"}`; a `deepseek` channel speaks its
+ * own dialect, `formats/deepseek/chat/Format.ts`).
  *
  * @category formats
  */

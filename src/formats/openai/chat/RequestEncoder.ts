@@ -18,14 +18,17 @@ import { callSignatures, chatToolCall, extraContentFor, isCallSignature } from "
  * - `drop` (default): not sent. Plain OpenAI never returns reasoning text,
  *   and some compatible upstreams reject an unknown `reasoning_content`
  *   message property with 400;
- * - `reasoning_content`: sent as the assistant message's `reasoning_content`
- *   (DeepSeek thinking mode requires it back on tool-call turns,
- *   api-docs.deepseek.com/guides/thinking_mode).
+ * - `reasoning_content`: sent as every assistant message's `reasoning_content`;
+ * - `tool-turns` (DeepSeek): sent as `reasoning_content` on an assistant message
+ *   with tool calls, always (`""` when it has no reasoning text), and not sent on
+ *   the others. DeepSeek's thinking mode refuses with 400 a tool-call turn whose
+ *   `reasoning_content` is not passed back, and ignores it on other turns
+ *   (api-docs.deepseek.com/guides/thinking_mode, "Tool Calls").
  * Signatures and redacted reasoning are never sent (chat has no field for them).
  *
  * @category models
  */
-export type ReasoningHistory = "drop" | "reasoning_content"
+export type ReasoningHistory = "drop" | "reasoning_content" | "tool-turns"
 
 /**
  * Options of the chat request encoder.
@@ -60,8 +63,8 @@ const reasoningEffortOf = (reasoning: ReasoningConfig | undefined): ReasoningEff
   return undefined
 }
 
-const messageParts = (request: Request): ReadonlyArray<readonly [Message["role"], Part]> =>
-  request.messages.flatMap((message) => message.content.map((part) => [message.role, part] as const))
+const messageParts = (request: Request): ReadonlyArray<readonly [Message["role"], Part, Message]> =>
+  request.messages.flatMap((message) => message.content.map((part) => [message.role, part, message] as const))
 
 /**
  * The canonical fields `request` uses that chat cannot express, by name:
@@ -70,7 +73,8 @@ const messageParts = (request: Request): ReadonlyArray<readonly [Message["role"]
  * `reasoning_effort` is sent: `none` is refused by models that predate it and
  * by non-reasoning models); `reasoning.includeThoughts`; `tools.builtin`
  * (built-in tools of another format); `messages.reasoning` (reasoning history,
- * unless `reasoningHistory` is `reasoning_content`); `messages.reasoning.signature`;
+ * unless `reasoningHistory` is `reasoning_content`, or, with `tool-turns`, the
+ * reasoning of an assistant message without tool calls); `messages.reasoning.signature`;
  * `messages.reasoning.redacted`; `messages.tool-result.isError`;
  * `messages.tool-result.image` (tool messages hold text only);
  * `messages.system.media` (system messages hold text only);
@@ -95,14 +99,18 @@ export const droppedFields = (
   if (request.tools?.some((tool) => tool.type === "builtin" && tool.format !== "openai-chat")) {
     dropped.add("tools.builtin")
   }
-  for (const [role, part] of messageParts(request)) {
+  const keptReasoning = (message: Message): boolean =>
+    message.role === "assistant" &&
+    (options.reasoningHistory === "reasoning_content" ||
+      (options.reasoningHistory === "tool-turns" && message.content.some((part) => part.type === "tool-call")))
+  for (const [role, part, message] of messageParts(request)) {
     if (role === "tool" && part.type !== "tool-result") {
       dropped.add("messages.tool.other")
       continue
     }
     switch (part.type) {
       case "reasoning":
-        if (options.reasoningHistory === "drop" || role !== "assistant") dropped.add("messages.reasoning")
+        if (!keptReasoning(message)) dropped.add("messages.reasoning")
         // A Gemini model's call signature travels as the call's `extra_content` (see `assistantMessage`).
         if (part.signature !== undefined && !(isGeminiModel(request.model) && isCallSignature(part))) {
           dropped.add("messages.reasoning.signature")
@@ -185,7 +193,8 @@ const assistantMessage = (
   return {
     role: "assistant",
     content: texts.length === 0 ? (calls.length > 0 ? null : "") : textContent(texts),
-    ...(options.reasoningHistory === "reasoning_content" && reasoning.length > 0
+    ...((options.reasoningHistory === "reasoning_content" && reasoning.length > 0) ||
+        (options.reasoningHistory === "tool-turns" && calls.length > 0)
       ? { reasoning_content: reasoning.join("") }
       : {}),
     ...(calls.length === 0 ? {} : {

@@ -33,18 +33,29 @@ export const numberOrUndefined = (value: unknown): number | undefined =>
  * Reads an OpenAI `usage` object (`prompt_tokens`, `completion_tokens`,
  * `prompt_tokens_details.cached_tokens` / `cache_write_tokens`,
  * `completion_tokens_details.reasoning_tokens`) into canonical usage.
- * `undefined` when the value is not a usage object.
+ * DeepSeek's own fields are read too, on any channel (teams point `openai`
+ * channels at DeepSeek): `prompt_cache_hit_tokens` are the cached prompt
+ * tokens, `prompt_cache_miss_tokens` the rest, `prompt_tokens` their sum
+ * (api-docs.deepseek.com/api/create-chat-completion, "usage";
+ * api-docs.deepseek.com/guides/kv_cache). `prompt_tokens_details.cached_tokens`
+ * wins when it is above 0 (a proxy that fills both); without `prompt_tokens`,
+ * the prompt is hits + misses. `undefined` when the value is not a usage object.
  *
  * @category decoding
  */
 export const decodeUsage = (raw: unknown): Usage | undefined => {
   if (!Predicate.isObject(raw)) return undefined
-  const inputTokens = numberOrUndefined(raw.prompt_tokens)
+  const hits = numberOrUndefined(raw.prompt_cache_hit_tokens)
+  const misses = numberOrUndefined(raw.prompt_cache_miss_tokens)
+  const inputTokens = numberOrUndefined(raw.prompt_tokens) ??
+    (hits === undefined && misses === undefined ? undefined : (hits ?? 0) + (misses ?? 0))
   const outputTokens = numberOrUndefined(raw.completion_tokens)
   if (inputTokens === undefined && outputTokens === undefined) return undefined
   const promptDetails = Predicate.isObject(raw.prompt_tokens_details) ? raw.prompt_tokens_details : {}
   const completionDetails = Predicate.isObject(raw.completion_tokens_details) ? raw.completion_tokens_details : {}
-  const cachedInputTokens = numberOrUndefined(promptDetails.cached_tokens)
+  const detailed = numberOrUndefined(promptDetails.cached_tokens)
+  // A zero next to DeepSeek's own count is a filler (`{cached_tokens: 0}` from a compatibility layer), not a miss.
+  const cachedInputTokens = detailed !== undefined && (detailed > 0 || hits === undefined) ? detailed : hits
   const cacheCreationInputTokens = numberOrUndefined(promptDetails.cache_write_tokens)
   const reasoningTokens = numberOrUndefined(completionDetails.reasoning_tokens)
   return {

@@ -8,6 +8,7 @@ import { includeUsageRequested } from "../chat/RequestDecoder.ts"
 import { includeCostRequested, openAiChunkCost, upstreamStreamOptions } from "../../shared/StreamCost.ts"
 import { passthroughBody, plainPassthrough, usageOnly } from "../../shared/Passthrough.ts"
 import type { Format } from "../../Format.ts"
+import { answerWithOpenAiUsage, eventWithOpenAiUsage } from "../shared/CacheHitUsage.ts"
 import { classifyOpenAiError, encodeOpenAiError } from "../shared/ErrorBody.ts"
 import { decodeCompletionsRequest, encodeCompletionsRequest } from "./RequestCodec.ts"
 import { decodeCompletionsResponse, encodeCompletionsResponse } from "./ResponseCodec.ts"
@@ -47,6 +48,9 @@ export const CompletionsFormat: Format<CompletionsDecodeState, CompletionsEncode
       else if (includeCostRequested(raw)) delete body.stream_options
       return body
     },
+    // DeepSeek's cache hits (its FIM completion, or an `openai` channel pointed at DeepSeek) in OpenAI's field too.
+    answer: answerWithOpenAiUsage,
+    event: eventWithOpenAiUsage,
     wantsStreamUsage: includeUsageRequested,
     wantsStreamCost: includeCostRequested,
     hides: (parts, meta) => meta.includeUsage !== true && usageOnly(parts)

@@ -84,6 +84,57 @@ Deno.test("decodeResponse: tool calls with null content, and reasoning_content",
   deepStrictEqual(response.usage, { inputTokens: 50, outputTokens: 30 })
 })
 
+Deno.test("decodeResponse: DeepSeek's prompt_cache_hit_tokens are the cached prompt tokens (any chat channel)", () => {
+  // The usage of api-docs.deepseek.com/api/create-chat-completion: prompt_tokens = hits + misses.
+  const usage = (value: Record<string, unknown>) =>
+    decoded({
+      id: "x",
+      model: "deepseek-chat",
+      created: 0,
+      choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
+      usage: value
+    }).usage
+  deepStrictEqual(
+    usage({
+      prompt_tokens: 100,
+      completion_tokens: 12,
+      total_tokens: 112,
+      prompt_cache_hit_tokens: 64,
+      prompt_cache_miss_tokens: 36,
+      completion_tokens_details: { reasoning_tokens: 5 }
+    }),
+    { inputTokens: 100, outputTokens: 12, cachedInputTokens: 64, reasoningTokens: 5 }
+  )
+  // A compatibility layer's zero next to DeepSeek's count is no cache miss; a real nested count wins.
+  deepStrictEqual(
+    usage({
+      prompt_tokens: 100,
+      completion_tokens: 1,
+      prompt_tokens_details: { cached_tokens: 0 },
+      prompt_cache_hit_tokens: 64
+    })
+      .cachedInputTokens,
+    64
+  )
+  deepStrictEqual(
+    usage({
+      prompt_tokens: 100,
+      completion_tokens: 1,
+      prompt_tokens_details: { cached_tokens: 32 },
+      prompt_cache_hit_tokens: 64
+    })
+      .cachedInputTokens,
+    32
+  )
+  // No prompt_tokens: the prompt is hits + misses.
+  deepStrictEqual(usage({ completion_tokens: 1, prompt_cache_hit_tokens: 10, prompt_cache_miss_tokens: 5 }), {
+    inputTokens: 15,
+    outputTokens: 1,
+    cachedInputTokens: 10
+  })
+  deepStrictEqual(usage({ prompt_tokens: 7, completion_tokens: 1 }), { inputTokens: 7, outputTokens: 1 })
+})
+
 Deno.test("decodeResponse: finish reasons", () => {
   const withReason = (finish_reason: string) =>
     decoded({ id: "x", model: "m", created: 0, choices: [{ index: 0, message: { content: "" }, finish_reason }] })
