@@ -29,11 +29,7 @@
  */
 import { Effect } from "effect"
 import { concatBytes } from "../domain/Bytes.ts"
-import type { fileTypeFromBuffer as FileTypeFromBuffer } from "file-type"
-
-/** `file-type`'s sniffer, loaded on first use (about 2 MiB of modules a gateway that never sniffs does not hold). */
-const fileTypeFromBuffer: typeof FileTypeFromBuffer = async (bytes) =>
-  await (await import("file-type")).fileTypeFromBuffer(bytes)
+import { fileTypeFromBuffer } from "../domain/FileType.ts"
 
 /** What the bytes are meant to be: an image or a video. @category models */
 export type MediaKind = "image" | "video"

@@ -21,7 +21,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
-import type { fileTypeFromBuffer as FileTypeFromBuffer } from "file-type"
+import { fileTypeFromBuffer } from "../domain/FileType.ts"
 import { audioMillis, durationBoundMillis, wavMillis } from "../formats/audio/AudioFile.ts"
 import { InvalidRequest } from "../errors/GatewayError.ts"
 import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
@@ -32,10 +32,6 @@ import { respondWith } from "../http/Respond.ts"
 import { AudioRelay } from "../relay/AudioRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-
-/** `file-type`'s sniffer, loaded on first use (about 2 MiB of modules a gateway that never sniffs does not hold). */
-const fileTypeFromBuffer: typeof FileTypeFromBuffer = async (bytes) =>
-  await (await import("file-type")).fileTypeFromBuffer(bytes)
 
 /** OpenAI's limit on an uploaded audio file (25 MB). @category limits */
 export const AUDIO_FILE_LIMIT_BYTES = 25 * 1024 * 1024

@@ -31,15 +31,11 @@
  */
 import { Clock, Context, Effect, Layer, Semaphore } from "effect"
 import { SqlClient } from "effect/sql"
-import type { fileTypeFromBuffer as FileTypeFromBuffer } from "file-type"
+import { fileTypeFromBuffer } from "../domain/FileType.ts"
 import type { MediaRef, VideoRequest } from "../canonical/Video.ts"
 import { ASSET_URI_PREFIX, assetIdOf, isAssetId, newAssetId } from "../domain/AssetId.ts"
 import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
 import { blockedRange, type Resolver, safeFetch } from "../upstreams/transport/SafeFetch.ts"
-
-/** `file-type`'s sniffer, loaded on first use (about 2 MiB of modules a gateway that never sniffs does not hold). */
-const fileTypeFromBuffer: typeof FileTypeFromBuffer = async (bytes) =>
-  await (await import("file-type")).fileTypeFromBuffer(bytes)
 
 /** The `Reason` of a `Failed` asset: its URL could not be read (any network, HTTP or address failure). @category constants */
 export const UNREACHABLE = "unreachable"

@@ -38,7 +38,7 @@
  */
 import { Context, Data, Effect, Layer } from "effect"
 import { Base64 } from "effect/encoding"
-import type { fileTypeFromBuffer as FileTypeFromBuffer } from "file-type"
+import { fileTypeFromBuffer } from "../../domain/FileType.ts"
 import type { FilePart, ImagePart, MediaSource, Part } from "../../canonical/Content.ts"
 import { base64ByteLength } from "../../canonical/Estimate.ts"
 import type { Request } from "../../canonical/Request.ts"
@@ -56,10 +56,6 @@ import {
   type SafeFetchFailure
 } from "./SafeFetch.ts"
 import type { Channel } from "../../storage/Catalog.ts"
-
-/** `file-type`'s sniffer, loaded on first use (about 2 MiB of modules a gateway that never sniffs does not hold). */
-const fileTypeFromBuffer: typeof FileTypeFromBuffer = async (bytes) =>
-  await (await import("file-type")).fileTypeFromBuffer(bytes)
 
 /** An image or file made inline: its media type (`image/png`, `application/pdf`) and Base64 data. @category models */
 export interface InlineMedia {
