@@ -14,6 +14,8 @@ const layers: Record<string, number> = {
   http: 4,
   config: 4,
   storage: 5,
+  // The local journal of settled charges; above storage, so what folds it into the database may sit beside it.
+  billing: 5.2,
   migrations: 4,
   // Telemetry (metrics, the access log, request records, tracing): above config, below the services that record.
   observability: 4.5,
