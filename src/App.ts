@@ -53,6 +53,7 @@ import { VideoListing } from "./tasks/VideoListing.ts"
 import { CallerTasks } from "./tasks/CallerTasks.ts"
 import { OAuth } from "./accounts/OAuth.ts"
 import { QuotaLedger } from "./services/QuotaLedger.ts"
+import { ChargeJournal, type ChargeJournalOptions } from "./billing/journal/ChargeJournal.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { AudioRelay } from "./relay/AudioRelay.ts"
 import { RerankRelay } from "./relay/RerankRelay.ts"
@@ -113,7 +114,20 @@ export interface AppOptions {
   readonly maxOpenRequestsPerAddress?: number | undefined
   /** The address the server listens on (`HOST`), for the startup notices; unset: none. */
   readonly listenHost?: string | undefined
+  /** Seconds after which an instance without a lease renewal counts as dead (`SLUICE_LEASE_STALE_SECONDS`, 120). */
+  readonly leaseStaleSeconds?: number | undefined
 }
+
+/**
+ * Where the charge journal is kept: the `charge_journal` table on PostgreSQL, with a spill file in the data
+ * directory; a file beside the embedded store's data (`<data dir>/charge-journal`) otherwise. A store in memory
+ * (tests) has no file.
+ */
+const journalOptions = (options: AppOptions, fsync: boolean): ChargeJournalOptions => ({
+  table: options.databaseUrl !== undefined && options.databaseUrl !== "",
+  dir: options.dataDir.startsWith("memory://") ? undefined : `${options.dataDir.replace(/\/+$/, "")}/charge-journal`,
+  fsync
+})
 
 /** Telemetry when none is configured: metrics only. */
 const metricsOnly: TelemetryOptions = {
@@ -159,7 +173,12 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     ChannelRouter.layer(settings),
     // The task store bills through the ledger and the usage log (one transaction on their shared client).
     TaskStore.layer.pipe(
-      Layer.provideMerge(UsageLog.layer(options.usageFlushMillis).pipe(Layer.provideMerge(QuotaLedger.layer())))
+      Layer.provideMerge(
+        UsageLog.layer(options.usageFlushMillis).pipe(
+          Layer.provideMerge(QuotaLedger.layer({ staleMillis: (options.leaseStaleSeconds ?? 120) * 1000 })),
+          Layer.provideMerge(ChargeJournal.layer(journalOptions(options, settings.journalFsync)))
+        )
+      )
     ),
     ResponseStore.layer,
     UpstreamClient.layer,

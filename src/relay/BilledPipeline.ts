@@ -17,7 +17,7 @@ import { Clock, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { Usage } from "../canonical/Usage.ts"
 import type { Price } from "../domain/Pricing.ts"
-import type { GatewayError, UpstreamFailed } from "../errors/GatewayError.ts"
+import { type GatewayError, LedgerUnavailable, type UpstreamFailed } from "../errors/GatewayError.ts"
 import type { RequestRecord } from "../observability/RequestRecord.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
@@ -52,14 +52,15 @@ export interface PipelineContext {
   readonly handOff: () => void
   /**
    * A complete JSON answer: the meter updated with what it reported (`final` when it reported usage), the
-   * request billed, the charge committed (so a crash from here on gives nothing away), and `response` with its
-   * `x-sluice-cost`.
+   * request billed, the charge durable (journaled or committed, so a crash from here on gives nothing away), and
+   * `response` with its `x-sluice-cost`. Fails with `LedgerUnavailable` (503 `quota_ledger_unavailable`) when no
+   * journal could hold the charge: the answer is withheld and its charge taken back (`Settlement.withdraw`).
    */
   readonly answerJson: (
     accepted: Accepted<unknown>,
     reported: Partial<Meter>,
     response: HttpServerResponse.HttpServerResponse
-  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, LedgerUnavailable>
 }
 
 /** One billed request, its candidates chosen and priced. @category models */
@@ -156,7 +157,10 @@ export const runBilled = <A>(
             settlement.update((meter) => ({ ...meter, ...reported, final: reported.usage !== undefined, status: 200 }))
             handedOff = true
             yield* settle(accepted.candidate, accepted.attempt)
-            yield* settlement.durable
+            // No journal could hold the bill: the answer is withheld whole, and its charge taken back.
+            if (!(yield* settlement.durable) && settlement.withdraw()) {
+              return yield* Effect.fail(new LedgerUnavailable())
+            }
             return HttpServerResponse.setHeader(response, "x-sluice-cost", costHeader(settlement.charged() ?? 0n))
           })
       }

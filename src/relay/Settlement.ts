@@ -190,6 +190,12 @@ export interface Settlement {
   /** What `settle` charged, in quota units; `undefined` before it billed. */
   readonly charged: () => bigint | undefined
   /**
+   * After `durable` answered false, for an answer withheld whole (a JSON answer): takes the bill back
+   * (`QuotaLedger.withdraw`), so the failed request is not charged. Returns whether it did; false: the charge
+   * stands (durable after all, or being committed), and the answer may be delivered.
+   */
+  readonly withdraw: () => boolean
+  /**
    * Ends a request whose answer never reached the caller (it failed, or the
    * caller left first): every hold refunded, the permit released, no row (the
    * failed attempts logged theirs). Does nothing after `settle`; once.
@@ -211,6 +217,8 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
   let billed = false
   let answered = false
   let charged: bigint | undefined
+  /** The attempt whose row `settle` recorded with the charge. */
+  let billedAttempt = 0
   const holds: Array<Hold> = []
   const row = (candidate: Candidate | undefined, attempt: number) => ({
     requestId: input.requestId,
@@ -251,6 +259,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     // The row is recorded in the step the charge is booked, so a ledger commit takes both or neither.
     const record = (amount: bigint) => {
       charged = amount
+      billedAttempt = attempt
       input.record?.billed(
         candidate?.channel.name,
         counted.inputTokens,
@@ -341,6 +350,12 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     settle,
     durable: input.usageLog.durable,
     charged: () => charged,
+    withdraw: () => {
+      const main = holds[0]
+      if (main === undefined || charged === undefined) return false
+      if (charged === 0n) return true
+      return input.ledger.withdraw(main, charged, input.requestId, billedAttempt)
+    },
     abandon
   }
 }

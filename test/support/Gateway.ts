@@ -51,6 +51,11 @@ export interface TestGateway {
   readonly logs: ReadonlyArray<string>
   /** Runs SQL against the gateway's store. */
   readonly query: <A extends object>(text: string) => Promise<ReadonlyArray<A>>
+  /**
+   * Resolves once every charge the gateway booked is folded into the balances and the usage log (an answer ends
+   * once its charge is journaled; the fold follows within a tick). `query` waits for it first.
+   */
+  readonly settled: () => Promise<void>
   readonly handler: (request: Request) => Promise<Response>
   /** Stops the server, disposes the app (flushing the usage log), stops the emulator, drops the store. */
   readonly close: () => Promise<void>
@@ -144,7 +149,19 @@ export const startGateway = async (options: {
     // Every gateway's log output is scanned for keys and prompt text (see LogScan.ts).
     assertNoSecrets(telemetry.lines, secretsOf(file), promptsOf(emulator.requests))
   }
+  /** Resolves once the gateway keeps no batch of charges unfolded (journaled answers are committed within a tick). */
+  const settled = async () => {
+    for (let tries = 0; tries < 200; tries++) {
+      const response = await fetch(`${url}/metrics`)
+      const text = await response.text()
+      const line = text.split("\n").find((entry) => entry.startsWith("sluice_ledger_unfolded_batches"))
+      if (line === undefined || line.trim().endsWith(" 0")) return
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    throw new Error("the gateway's charges were not folded within 2 s")
+  }
   const query = async <A extends object>(text: string): Promise<ReadonlyArray<A>> => {
+    await settled()
     if (databaseUrl !== undefined) {
       return await Effect.runPromise(
         Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text)).pipe(
@@ -161,6 +178,7 @@ export const startGateway = async (options: {
     url,
     emulator,
     query,
+    settled,
     handler,
     databaseUrl,
     logs: telemetry.lines,
