@@ -151,7 +151,8 @@ export const startGateway = async (options: {
   }
   /** Resolves once the gateway keeps no batch of charges unfolded (journaled answers are committed within a tick). */
   const settled = async () => {
-    for (let tries = 0; tries < 200; tries++) {
+    // A stopped gateway folded everything when its layers closed.
+    for (let tries = 0; tries < 200 && !stopped; tries++) {
       const response = await fetch(`${url}/metrics`)
       const text = await response.text()
       const line = text.split("\n").find((entry) => entry.startsWith("sluice_ledger_unfolded_batches"))
