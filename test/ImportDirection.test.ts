@@ -14,8 +14,6 @@ const layers: Record<string, number> = {
   http: 4,
   config: 4,
   storage: 5,
-  // The local journal of settled charges; above storage, so what folds it into the database may sit beside it.
-  billing: 5.2,
   migrations: 4,
   // Telemetry (metrics, the access log, request records, tracing): above config, below the services that record.
   observability: 4.5,
@@ -23,6 +21,9 @@ const layers: Record<string, number> = {
   upstreams: 5.5,
   // The request path's services (auth, routing, the ledger, limits, the usage log).
   services: 6,
+  // Everything that turns usage into money (metering, holds and leases, budgets, the journal, the fold, the usage
+  // rows): above the services whose principal and outbox it uses, below the tasks and relays that bill through it.
+  billing: 6.2,
   // Beside each other, above the request path: the task subsystem and the `/api` backend.
   tasks: 6.5,
   accounts: 6.5,

@@ -16,10 +16,10 @@ import { CurrentRequest, usageRequestId } from "../observability/RequestRecord.t
 import type { Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings, type Settings } from "../services/GatewaySettings.ts"
-import { QuotaLedger } from "../services/QuotaLedger.ts"
+import { QuotaLedger } from "../billing/QuotaLedger.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
 import { channelTimeouts, readJsonAnswer, type UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
-import { UsageLog } from "../services/UsageLog.ts"
+import { UsageLog } from "../billing/UsageLog.ts"
 import type { Catalog, Channel, Limits } from "../storage/Catalog.ts"
 import { type PipelineServices, runBilled } from "./BilledPipeline.ts"
 

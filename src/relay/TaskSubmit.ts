@@ -23,9 +23,9 @@ import { type GatewayError, ModelNotFound, type UpstreamFailed } from "../errors
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import type { GatewaySettings } from "../services/GatewaySettings.ts"
-import type { QuotaLedger } from "../services/QuotaLedger.ts"
+import type { QuotaLedger } from "../billing/QuotaLedger.ts"
 import type { RateLimiter } from "../services/RateLimiter.ts"
-import type { UsageLog } from "../services/UsageLog.ts"
+import type { UsageLog } from "../billing/UsageLog.ts"
 import type { Catalog } from "../storage/Catalog.ts"
 import {
   insertedTask,

@@ -11,8 +11,8 @@
  * @since 0.2.0
  */
 import { Option, Schema } from "effect"
-import type { Account, Subject, Taken } from "../../services/ledger/LeaseMath.ts"
-import { tupleOf, type UsageRow } from "../../services/usage-log/UsageRow.ts"
+import type { Account, Subject, Taken } from "../ledger/LeaseMath.ts"
+import { tupleOf, type UsageRow } from "../usage-log/UsageRow.ts"
 
 /**
  * A batch as a journal holds it.

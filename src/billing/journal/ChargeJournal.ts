@@ -26,7 +26,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { CurrentMetrics } from "../../observability/Metrics.ts"
-import { type Batch, type JournalHooks, rowsOf } from "../../services/ledger/CommitBatcher.ts"
+import { type Batch, type JournalHooks, rowsOf } from "../ledger/CommitBatcher.ts"
 import { type BatchRecord, decodeBatch, encodeBatch } from "./BatchRecord.ts"
 import { type JournalFile, openJournalFile } from "./JournalFile.ts"
 

@@ -9,9 +9,9 @@
  */
 import { Effect } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
-import { refundBudgetSpendWithin } from "../../services/BudgetRefund.ts"
-import type { QuotaLedger } from "../../services/QuotaLedger.ts"
-import type { UsageLog } from "../../services/UsageLog.ts"
+import { refundBudgetSpendWithin } from "../../billing/BudgetRefund.ts"
+import type { QuotaLedger } from "../../billing/QuotaLedger.ts"
+import type { UsageLog } from "../../billing/UsageLog.ts"
 import {
   adjustmentOf,
   adjustmentRow,

@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import type { AppliedBudget } from "../../domain/BudgetPeriod.ts"
 import type { BudgetExceeded, InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../../errors/GatewayError.ts"
 import { windowOf } from "../../domain/BudgetPeriod.ts"
-import type { Principal } from "../Auth.ts"
+import type { Principal } from "../../services/Auth.ts"
 import { type BalanceHolds, unavailable } from "./BalanceHolds.ts"
 import { budgetOwnerId, budgetRefusal, isCurrent, type KnownWindow, windowKey } from "./BudgetWindows.ts"
 import {

@@ -144,7 +144,9 @@ export class UsageLog extends Context.Service<UsageLog, {
         // A commit with rows to write is a span of its own (an idle tick, every 250 ms, is not).
         const tracedCommit = commit.pipe(Effect.withSpan("UsageLog.commit"))
         const writeQueued: Effect.Effect<boolean> = report.pipe(
-          Effect.andThen(Effect.suspend(() => queue.pending.length === 0 && ledger.heldRows() === 0 ? commit : tracedCommit)),
+          Effect.andThen(
+            Effect.suspend(() => queue.pending.length === 0 && ledger.heldRows() === 0 ? commit : tracedCommit)
+          ),
           Effect.map(() => {
             committedAt = clock.currentTimeMillisUnsafe()
             return true

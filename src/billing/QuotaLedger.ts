@@ -53,9 +53,9 @@
  */
 import { Clock, Context, Effect, Layer, type Scope, Semaphore } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
-import { ChargeJournal } from "../billing/journal/ChargeJournal.ts"
+import { ChargeJournal } from "./journal/ChargeJournal.ts"
 import type { BudgetExceeded, InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../errors/GatewayError.ts"
-import type { Principal } from "./Auth.ts"
+import type { Principal } from "../services/Auth.ts"
 import { makeBalanceHolds } from "./ledger/BalanceHolds.ts"
 import { makeBudgetHolds } from "./ledger/BudgetHolds.ts"
 import { type Alongside, makeCommitBatcher, type RowsAlongside } from "./ledger/CommitBatcher.ts"
