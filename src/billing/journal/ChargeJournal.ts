@@ -24,11 +24,17 @@
  * @since 0.2.0
  */
 import { Context, Effect, Layer } from "effect"
-import { SqlClient, type SqlError } from "effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import { CurrentMetrics } from "../../observability/Metrics.ts"
 import { type Batch, type JournalHooks, rowsOf } from "../ledger/CommitBatcher.ts"
 import { type BatchRecord, decodeBatch, encodeBatch } from "./BatchRecord.ts"
 import { type JournalFile, openJournalFile } from "./JournalFile.ts"
+
+/**
+ * How long an answer waits for the journal's INSERT before its batch spills to the file (or, with none, is
+ * unwritten). An INSERT still landing later is harmless: the batch is folded once, under its commit id.
+ */
+const INSERT_TIMEOUT = "2 seconds"
 
 /** How the journal is kept. @category models */
 export interface ChargeJournalOptions {
@@ -199,6 +205,16 @@ export class ChargeJournal extends Context.Service<ChargeJournal, {
               return Effect.andThen(unwritten(failed), (ok) => ok ? synced(true) : Effect.succeed(false))
             }
             return insert(todo).pipe(
+              // A database that hangs is a failed write too: the answer does not wait on it longer.
+              Effect.timeoutOrElse({
+                duration: INSERT_TIMEOUT,
+                orElse: () =>
+                  Effect.fail(
+                    new SqlError.SqlError({
+                      reason: new SqlError.UnknownError({ cause: "timeout", message: "The journal insert timed out" })
+                    })
+                  )
+              }),
               Effect.as(true),
               Effect.catch((error) =>
                 Effect.suspend(() => {
