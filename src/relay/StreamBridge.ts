@@ -14,6 +14,7 @@
  */
 import { Cause, Effect } from "effect"
 import { Sse } from "effect/encoding"
+import type { MeterDelta } from "../billing/Meter.ts"
 import type { OutputPart } from "../canonical/Content.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
 import type { Usage } from "../canonical/Usage.ts"
@@ -60,28 +61,6 @@ export interface BridgeState {
   readonly done: boolean
   /** The answer's parts by block index (only when `assemble`). */
   readonly assembled: ReadonlyMap<number, OutputPart> | undefined
-}
-
-/**
- * What one step meant for billing. `usage` is the last usage reported in the
- * batch (undefined: none); `final` says the format's final usage arrived
- * (`UsageUpdate.final`); `finished` says the answer's `Finish` came (a usage
- * reported before it is then final too); `failure` ends the answer as failed.
- *
- * @category models
- */
-export interface MeterDelta {
-  readonly usage: Usage | undefined
-  readonly final: boolean
-  readonly finished: boolean
-  readonly deliveredCharacters: number
-  /** The delivered text, tool arguments and reasoning of the step, in order (`undefined`: none). */
-  readonly deliveredText: Array<string> | undefined
-  readonly failure: UpstreamFailed | undefined
-  /** The answer's public id (`ResponseStart`), when assembling. */
-  readonly answerId: string | undefined
-  /** The assembled answer, once it finished, when assembling. */
-  readonly answer: ReadonlyArray<OutputPart> | undefined
 }
 
 /** One step's result: the next state, the framed text to write (maybe empty), and the billing delta. */
