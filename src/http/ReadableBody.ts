@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, type Context, Effect, type Fiber } from "effect"
+import { Cause, Channel, type Context, Effect, Exit, type Fiber, type Pull, Scope, type Stream } from "effect"
 
 /** Cuts one open body: errors it for the caller and runs its finalizer; resolves when the finalizer is done. */
 type Cut = () => Promise<void>
@@ -107,3 +107,31 @@ export const readableBody = (
 }
 
 const isDone = (reason: Cause.Reason<Cause.Done>): boolean => reason._tag === "Fail" && Cause.isDone(reason.error)
+
+/**
+ * The body of a streamed answer given as a `Stream` of bytes: `readableBody`
+ * fed by the stream's pull (its channel pulled in a scope of its own, built at
+ * the first pull), so one runtime pull runs one step of the stream; the scope
+ * closes, then `finalizer` runs, when the body ends, fails or is cancelled.
+ * The stream's failures are defects here: a body's stream frames its own
+ * errors.
+ *
+ * @category http
+ */
+export const streamBody = (
+  stream: Stream.Stream<Uint8Array>,
+  finalizer: Effect.Effect<void>,
+  context: Context.Context<never>
+): ReadableStream<Uint8Array> => {
+  const scope = Scope.makeUnsafe()
+  let pull: Pull.Pull<ReadonlyArray<Uint8Array>> | undefined
+  const first = Effect.flatMap(Channel.toPullScoped(stream.channel, scope), (made) => {
+    pull = made
+    return made
+  })
+  return readableBody(
+    Effect.suspend(() => pull ?? first),
+    Effect.andThen(Scope.close(scope, Exit.void), finalizer),
+    context
+  )
+}
