@@ -11,6 +11,8 @@ const layers: Record<string, number> = {
   domain: 1,
   errors: 2,
   formats: 3,
+  // The meter's pure values and rules (what a stream step meant for billing, the usage to bill): never the relay.
+  billing: 3.5,
   http: 4,
   config: 4,
   storage: 5,
@@ -135,4 +137,13 @@ const circlesUnder = (graph: Map<string, Array<string>>, folder: string): Array<
 
 Deno.test("imports: no module in src/ imports itself through others (no import circle)", async () => {
   deepStrictEqual(circlesUnder(await importGraph(), ""), [])
+})
+
+Deno.test("imports: nothing under src/billing/ imports src/relay/ (the meter's values stand below the relay)", async () => {
+  const graph = await importGraph()
+  const wrong = [...graph].filter(([path]) => path.startsWith("billing/")).flatMap(([path, targets]) =>
+    targets.filter((target) => target.startsWith("relay/")).map((target) => `src/${path} imports src/${target}`)
+  )
+  deepStrictEqual(wrong, [])
+  deepStrictEqual(graph.has("billing/Meter.ts"), true)
 })

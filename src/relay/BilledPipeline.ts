@@ -16,6 +16,7 @@
 import { Clock, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { Usage } from "../canonical/Usage.ts"
+import { costHeader, type Meter } from "../billing/Meter.ts"
 import type { Price } from "../domain/Pricing.ts"
 import { type GatewayError, LedgerUnavailable, type UpstreamFailed } from "../errors/GatewayError.ts"
 import type { RequestRecord } from "../observability/RequestRecord.ts"
@@ -27,7 +28,7 @@ import type { RateLimiter } from "../services/RateLimiter.ts"
 import type { UsageLog } from "../billing/UsageLog.ts"
 import type { Limits } from "../storage/Catalog.ts"
 import { type Accepted, failover } from "./Failover.ts"
-import { costHeader, makeSettlement, type Meter, type Settlement } from "./Settlement.ts"
+import { makeSettlement, type Settlement } from "./Settlement.ts"
 
 /** The services the pipeline runs on (a relay's layer takes them once). @category models */
 export interface PipelineServices {

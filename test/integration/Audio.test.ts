@@ -924,3 +924,32 @@ Deno.test("audio: token-priced speech (gpt-4o-mini-tts) billed the reported usag
     await gateway.close()
   }
 })
+
+Deno.test("audio: a streamed transcript whose charge cannot be committed ends with the ledger's error event, not transcript.text.done", async () => {
+  const gateway = await startGateway({ config, store: "postgres" })
+  try {
+    const transcribe = async () => {
+      const form = new FormData()
+      form.set("file", new File([wavOf(2)], "a.wav", { type: "audio/wav" }))
+      form.set("model", "gpt-4o-transcribe")
+      form.set("stream", "true")
+      const response = await fetch(`${gateway.url}/v1/audio/transcriptions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY}` },
+        body: form
+      })
+      strictEqual(response.status, 200)
+      return await response.text()
+    }
+    // The usage table is gone for a while: the commit that should hold the charge fails.
+    await gateway.query("ALTER TABLE usage_logs RENAME TO usage_logs_away")
+    const withheld = await transcribe()
+    await gateway.query("ALTER TABLE usage_logs_away RENAME TO usage_logs")
+    ok(withheld.includes('"code":"quota_ledger_unavailable"'), withheld)
+    ok(!withheld.includes("transcript.text.done"), withheld)
+    const again = await transcribe()
+    ok(again.includes("transcript.text.done") && !again.includes("quota_ledger_unavailable"), again)
+  } finally {
+    await gateway.close()
+  }
+})

@@ -3,7 +3,9 @@
  * leaves at any byte after the final usage is billed exactly what the upstream
  * reported; the cost rides on every billed answer (`x-sluice-cost`, and a
  * stream's final usage when asked) and equals the usage row's and the access
- * log's; a charge is committed before the answer's end leaves. Compared with
+ * log's; a charge is committed before the answer's end leaves, and a stream
+ * whose charge cannot be committed ends with the ledger's error event instead
+ * of its end. Compared with
  * what the emulator reported, never with the ledger alone.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
@@ -182,6 +184,33 @@ Deno.test("property: a caller leaving at any byte after the final usage is bille
         { numRuns: 15 }
       )
     }
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("ledger truth: a stream whose charge cannot be committed ends with the ledger's error event, never its end", async () => {
+  const gateway = await startGateway({ config, store: "postgres" })
+  try {
+    const before = await lastId(gateway)
+    // The usage table is gone for a while: the commit that should hold the charge fails, so the bill is not durable.
+    await gateway.query("ALTER TABLE usage_logs RENAME TO usage_logs_away")
+    const chat = await (await post(gateway, "/v1/chat/completions", chatBody(true))).text()
+    ok(chat.includes('"code":"quota_ledger_unavailable"'), chat)
+    ok(!chat.includes("[DONE]"), chat)
+    ok(chat.includes('"content":'), "the answer's text before the final usage was delivered")
+    const messages = await (await post(gateway, "/v1/messages", messagesBody)).text()
+    ok(messages.includes("event: error\n") && messages.includes("quota_ledger_unavailable"), messages)
+    ok(!messages.includes("message_stop"), messages)
+    const away = await gateway.query<{ readonly n: number }>(
+      `SELECT count(*)::int AS n FROM usage_logs_away WHERE id > ${before}`
+    )
+    strictEqual(away[0].n, 0, "nothing was committed while the table was away")
+    await gateway.query("ALTER TABLE usage_logs_away RENAME TO usage_logs")
+    const again = await (await post(gateway, "/v1/chat/completions", chatBody(true))).text()
+    ok(again.trimEnd().endsWith("data: [DONE]"), again)
+    // The charges that could not be committed stayed with their rows and landed with the next commit.
+    strictEqual((await rowsAfter(gateway, before)).length, 3)
   } finally {
     await gateway.close()
   }

@@ -1,6 +1,6 @@
 /**
- * The meter and the bill: which usage is billed for each way a request can
- * end, and that a settlement runs once.
+ * The bill: that a settlement runs once, and takes a stream's deltas as the
+ * meter's rules do (the rules themselves: `test/billing/Meter.test.ts`).
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Clock, Effect } from "effect"
@@ -9,52 +9,8 @@ import type { Hold, QuotaLedger } from "../../src/billing/QuotaLedger.ts"
 import type { UsageLog, UsageRow } from "../../src/billing/UsageLog.ts"
 import { toFixed } from "../../src/domain/Pricing.ts"
 import { UpstreamFailed } from "../../src/errors/GatewayError.ts"
-import { applyDelta, billedUsage, emptyMeter, makeSettlement, type Meter } from "../../src/relay/Settlement.ts"
-
-const meter = (overrides: Partial<Meter>): Meter => ({ ...emptyMeter, ...overrides })
-
-Deno.test("billedUsage: a final usage is billed as reported", () => {
-  deepStrictEqual(
-    billedUsage(meter({ usage: { inputTokens: 10, outputTokens: 2 }, final: true, deliveredCharacters: 400 }), 99),
-    { inputTokens: 10, outputTokens: 2 }
-  )
-})
-
-Deno.test("billedUsage: a stream cut before its final usage bills the larger of reported and delivered output", () => {
-  // Anthropic's message_start reports output_tokens: 1; 400 characters reached the caller.
-  const cut = meter({ usage: { inputTokens: 10, outputTokens: 1 }, deliveredCharacters: 400, status: 502 })
-  deepStrictEqual(billedUsage(cut, 99), { inputTokens: 10, outputTokens: 100 })
-  const ahead = meter({ usage: { inputTokens: 10, outputTokens: 300 }, deliveredCharacters: 400, status: 502 })
-  strictEqual(billedUsage(ahead, 99)?.outputTokens, 300)
-})
-
-Deno.test("billedUsage: no usage reported: the prompt estimate and what was delivered; nothing delivered costs nothing", () => {
-  deepStrictEqual(billedUsage(meter({ deliveredCharacters: 9, status: 502 }), 42), { inputTokens: 42, outputTokens: 3 })
-  strictEqual(billedUsage(meter({ status: 502 }), 42), undefined)
-  deepStrictEqual(billedUsage(meter({}), 42), { inputTokens: 0, outputTokens: 0 })
-})
-
-Deno.test("applyDelta: usage, the final flag, delivered characters and a failure's status", () => {
-  const failure = new UpstreamFailed({
-    kind: "stream-broken",
-    status: 0,
-    message: "cut sk-test-abcdefghijklmnopqrstuvwxyz012345"
-  })
-  const next = applyDelta(meter({ deliveredCharacters: 3 }), {
-    usage: { inputTokens: 1, outputTokens: 1 },
-    final: false,
-    finished: false,
-    deliveredCharacters: 4,
-    deliveredText: undefined,
-    failure,
-    answerId: undefined,
-    answer: undefined
-  })
-  strictEqual(next.deliveredCharacters, 7)
-  strictEqual(next.status, 502)
-  strictEqual(next.error?.startsWith("stream-broken: cut "), true)
-  strictEqual(next.error?.includes("abcdefghijklmnopqrstuvwxyz012345"), false, "key-like text is masked")
-})
+import { applyDelta, emptyMeter } from "../../src/billing/Meter.ts"
+import { makeSettlement } from "../../src/relay/Settlement.ts"
 
 const principal: Principal = {
   tokenId: 1n,
