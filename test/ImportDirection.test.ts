@@ -11,8 +11,6 @@ const layers: Record<string, number> = {
   domain: 1,
   errors: 2,
   formats: 3,
-  // The meter's pure values and rules (what a stream step meant for billing, the usage to bill): never the relay.
-  billing: 3.5,
   http: 4,
   config: 4,
   storage: 5,

@@ -50,7 +50,8 @@ export interface TestGateway {
   /** Every log line the gateway wrote (access log and Effect's lines, JSON), in order. */
   readonly logs: ReadonlyArray<string>
   /** Runs SQL against the gateway's store. */
-  readonly query: <A extends object>(text: string) => Promise<ReadonlyArray<A>>
+  /** Runs `text` on the gateway's PostgreSQL store, once its charges are folded (`settled`) unless `settle` is false. */
+  readonly query: <A extends object>(text: string, settle?: boolean) => Promise<ReadonlyArray<A>>
   /**
    * Resolves once every charge the gateway booked is folded into the balances and the usage log (an answer ends
    * once its charge is journaled; the fold follows within a tick). `query` waits for it first.
@@ -161,8 +162,8 @@ export const startGateway = async (options: {
     }
     throw new Error("the gateway's charges were not folded within 2 s")
   }
-  const query = async <A extends object>(text: string): Promise<ReadonlyArray<A>> => {
-    await settled()
+  const query = async <A extends object>(text: string, settle = true): Promise<ReadonlyArray<A>> => {
+    if (settle) await settled()
     if (databaseUrl !== undefined) {
       return await Effect.runPromise(
         Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text)).pipe(
