@@ -160,7 +160,7 @@ export const startGateway = async (options: {
       if (line === undefined || line.trim().endsWith(" 0")) return
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
-    throw new Error("the gateway's charges were not folded within 2 s")
+    if (!stopped) throw new Error("the gateway's charges were not folded within 2 s")
   }
   const query = async <A extends object>(text: string, settle = true): Promise<ReadonlyArray<A>> => {
     if (settle) await settled()
