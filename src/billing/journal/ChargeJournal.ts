@@ -80,8 +80,10 @@ export class ChargeJournal extends Context.Service<ChargeJournal, {
   /** The file's records found past its folded position at open, as batches: folded before the gateway serves. */
   readonly recovered: ReadonlyArray<Batch>
   /**
-   * Up to `limit` table records of instances other than `instance` that renewed no lease for `staleMillis` and
-   * wrote them at least `staleMillis` ago: a dead instance's charges, for a live one to fold. None on PGlite.
+   * Up to `limit` table records written at least `staleMillis` ago by instances that renewed no lease for
+   * `staleMillis` (a dead instance's charges, for a live one to fold), or by `instance` itself (rows a journal write
+   * left behind a commit that had already folded them; the caller leaves out the batches it still keeps). None on
+   * PGlite.
    */
   readonly foreign: (
     instance: string,
@@ -246,10 +248,10 @@ export class ChargeJournal extends Context.Service<ChargeJournal, {
         const foreign = (instance: string, staleMillis: number, limit: number) =>
           !options.table ? Effect.succeed([]) : sql<{ readonly record: string }>`
             SELECT j.record FROM charge_journal j
-            WHERE j.instance_id <> ${instance}
-              AND j.written_at < now() - ${staleMillis} * interval '1 millisecond'
-              AND NOT EXISTS (SELECT 1 FROM quota_leases l WHERE l.instance_id = j.instance_id
-                AND l.renewed_at >= now() - ${staleMillis} * interval '1 millisecond')
+            WHERE j.written_at < now() - ${staleMillis} * interval '1 millisecond'
+              AND (j.instance_id = ${instance} OR NOT EXISTS (SELECT 1 FROM quota_leases l
+                WHERE l.instance_id = j.instance_id
+                  AND l.renewed_at >= now() - ${staleMillis} * interval '1 millisecond'))
             ORDER BY j.written_at LIMIT ${limit}`.pipe(
             Effect.map((rows) =>
               rows.flatMap((row) => {

@@ -99,7 +99,10 @@ export const rowsOf = (batch: Batch): ReadonlyArray<UsageRow> =>
  * @category models
  */
 export interface JournalHooks {
-  /** Inside the commit's transaction: deletes the `charge_journal` rows of `ids` (folded now, or long ago). */
+  /**
+   * Deletes the `charge_journal` rows of `ids` (folded now, or long ago): inside the commit's transaction, or after
+   * it for rows a journal write added while it ran.
+   */
   readonly forgetWithin: (ids: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
   /** After a commit: every file record up to `seq` is folded (`seq` below the first still kept). */
   readonly markFolded: (seq: number) => void
@@ -243,22 +246,31 @@ export const makeCommitBatcher = (options: {
    * transaction ends other than committed (a failure, or a defect: a ROLLBACK on a dead connection dies), they
    * stay kept to be re-run, and a `SqlError` found as a defect becomes the failure again.
    */
-  const fold = (batches: ReadonlyArray<Batch>) =>
-    Effect.suspend(() => {
+  const fold = (batches: ReadonlyArray<Batch>) => {
+    /** The batches whose journal row was in the table when the commit began (its transaction deletes them). */
+    const inTable = new Set(batches.filter((batch) => batch.place?._tag === "Table"))
+    return Effect.suspend(() => {
       for (const batch of batches) folding.add(batch)
       return batches.length === 1 && batches[0].place === undefined ? runOne(batches[0]) : inOneTransaction(batches)
     }).pipe(
       Effect.onExit((exit) =>
-        Effect.sync(() => {
+        Effect.suspend(() => {
           for (const batch of batches) folding.delete(batch)
-          if (exit._tag !== "Success") return
+          if (exit._tag !== "Success") return Effect.void
           for (const batch of batches) batch.folded = true
           state.kept = state.kept.filter((batch) => !batches.includes(batch))
           markFolded()
+          // A journal INSERT that landed while the commit ran made rows it could not delete: delete them now (a
+          // later one finds the batch folded and deletes its own; `ChargeJournal.write`).
+          const late = batches.filter((batch) => batch.place?._tag === "Table" && !inTable.has(batch))
+          return late.length === 0 || journal === undefined
+            ? Effect.void
+            : journal.forgetWithin(late.map((batch) => batch.id)).pipe(Effect.ignore)
         })
       ),
       Effect.catchCause(sqlErrorOf)
     )
+  }
 
   const commit = <E>(given: Alongside<E> | undefined, final: boolean) =>
     leases.gate.withPermits(1)(Effect.gen(function* () {
