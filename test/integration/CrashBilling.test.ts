@@ -13,7 +13,7 @@
  * every later caller goes to the survivor. The instances count a lease
  * unrenewed for `SLUICE_LEASE_STALE_SECONDS` (4 here) as dead, so a survivor
  * folds the dead instance's journal rows within seconds; the test waits for
- * `charge_journal` to be empty before it stops the survivors with SIGTERM.
+ * `charge_journal` to hold no unfolded row before it stops the survivors with SIGTERM.
  *
  * Afterwards, against what the emulator reported for each answer (never
  * against the ledger alone):
@@ -23,8 +23,9 @@
  * - every answer cut by its caller is billed within the cut-stream rule: no
  *   more output than the hold's cap;
  * - `used_quota` equals the logged costs;
- * - the journal is empty: the dead instance's rows were folded by a survivor
- *   (in the second run, within about twice the stale time of the kill).
+ * - no unfolded row is left in the journal: the dead instance's rows were
+ *   folded by a survivor (in the second run, within about twice the stale
+ *   time of the kill).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { startEmulator } from "../../src/emulator/Emulator.ts"
