@@ -97,6 +97,11 @@ export const startGateway = async (options: {
   readonly config: (emulatorUrl: string) => BootstrapFile
   readonly store?: Store
   readonly databaseUrl?: string
+  /**
+   * On PostgreSQL: the gateway's data directory (`SLUICE_DATA_DIR`), where the charge journal spills when the
+   * database refuses it (default none: `memory://`, no spill file). Ignored on PGlite (its store's directory).
+   */
+  readonly dataDir?: string
   readonly emulator?: Emulator
   /** Closes the given `emulator` with the gateway too (one the caller started only for it); default: only one it started. */
   readonly ownsEmulator?: boolean
@@ -121,7 +126,7 @@ export const startGateway = async (options: {
   const telemetry = collectingTelemetry()
   const { handler, dispose } = makeHandler({
     databaseUrl,
-    dataDir: pglite?.dataDir ?? "memory://",
+    dataDir: pglite?.dataDir ?? options.dataDir ?? "memory://",
     redisUrl: options.redisUrl,
     redisPrefix: options.redisPrefix,
     file,
