@@ -94,8 +94,7 @@ const journalLeft = async (url: string): Promise<JournalLeft> => {
 }
 
 /**
- * Polls `charge_journal` until it is empty (or holds only rows of batches already folded, see `KNOWN BUG` below)
- * or `timeoutMs` passed; returns what is left.
+ * Polls `charge_journal` until it holds no unfolded row or `timeoutMs` passed; returns what is left.
  */
 const drainJournal = async (url: string, timeoutMs: number): Promise<JournalLeft> => {
   const deadline = Date.now() + timeoutMs
@@ -226,11 +225,7 @@ const crashRun = async (scenario: Scenario) => {
     strictEqual(check.overCap, 0, "a cut answer is never billed above the held output")
     strictEqual(sums.used, sums.logged, "used_quota equals the logged costs")
     strictEqual(left.unfolded, 0, `the dead instance's journal is folded by a survivor: ${summary}`)
-    // KNOWN BUG (reported, not fixed here): a live instance's journal row can outlive the commit that folded its
-    // batch (its INSERT returned while a commit that had taken the batch before it had a place was still
-    // running, so neither deleted it), and `ChargeJournal.foreign` never returns an instance's own rows: the row
-    // stays until the instance is gone. Harmless to the bill (the id is claimed), so it is not failed here; the
-    // strict check is `KNOWN BUG` in test/integration/DatabaseOutage.test.ts.
+    strictEqual(left.folded, 0, `no journal row outlives the commit that folded its batch: ${summary}`)
     return { orphaned, drainedMillis, summary }
   } finally {
     await Promise.all(instances.map((instance) => instance.kill()))

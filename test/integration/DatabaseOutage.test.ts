@@ -187,8 +187,9 @@ Deno.test({
         deepStrictEqual(check.mismatched, [], summary)
         deepStrictEqual(check.missing, [], summary)
         strictEqual(check.full, outcomes.length, summary)
-        // Every journaled charge folded. Rows of batches already folded can linger: `KNOWN BUG` below.
+        // Every journaled charge folded, and no row left of a batch already folded.
         strictEqual(Number(journal.unfolded), 0, `charge_journal holds no unfolded row: ${summary}`)
+        strictEqual(Number(journal.folded), 0, `charge_journal holds no row of a folded batch: ${summary}`)
         strictEqual(sums.used, sums.logged, "used_quota equals the logged costs")
       })
     } finally {
@@ -251,18 +252,12 @@ Deno.test({
 })
 
 /**
- * KNOWN BUG, skipped unless `SLUICE_TEST_KNOWN_BUGS` is set: a journal row outlives the commit that folded its
- * batch. The journal's INSERT of a batch is slow (its answer held 150 ms by the proxy), so the usage log's next
- * tick (50 ms) may take the batch while it has no place yet and commits it as one statement, which deletes no
- * journal row; that commit is slower still (400 ms), so when the INSERT returns the batch is not yet marked
- * folded and the INSERT's late delete does not run either. `ChargeJournal.foreign` skips the instance's own rows,
- * so the row stays as long as the instance lives (and keeps its stale leases from being dropped after it dies,
- * until another instance folds the row). The bill is right (the id is claimed once); the table is not empty.
+ * A journal row never outlives the commit that folded its batch: the journal's INSERT of a batch is slow (its answer
+ * held 150 ms by the proxy), so the usage log's next tick (50 ms) may take the batch while it has no place yet and
+ * commit it (slower still: 400 ms) while the INSERT is on its way; whichever ends last deletes the row.
  */
 Deno.test({
-  name:
-    "KNOWN BUG: a charge_journal row whose INSERT returns while the commit that folds its batch runs is never deleted",
-  ignore: Deno.env.get("SLUICE_TEST_KNOWN_BUGS") === undefined,
+  name: "outage: a charge_journal row whose INSERT returns while the commit that folds its batch runs is deleted",
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
