@@ -53,6 +53,7 @@ import { VideoListing } from "./tasks/VideoListing.ts"
 import { CallerTasks } from "./tasks/CallerTasks.ts"
 import { OAuth } from "./accounts/OAuth.ts"
 import { QuotaLedger } from "./billing/QuotaLedger.ts"
+import { Ledger } from "./billing/Ledger.ts"
 import { ChargeJournal, type ChargeJournalOptions } from "./billing/journal/ChargeJournal.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { AudioRelay } from "./relay/AudioRelay.ts"
@@ -173,6 +174,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     ChannelRouter.layer(settings),
     // The task store bills through the ledger and the usage log (one transaction on their shared client).
     TaskStore.layer.pipe(
+      Layer.provideMerge(Ledger.layer),
       Layer.provideMerge(
         UsageLog.layer(options.usageFlushMillis).pipe(
           Layer.provideMerge(QuotaLedger.layer({ staleMillis: (options.leaseStaleSeconds ?? 120) * 1000 })),

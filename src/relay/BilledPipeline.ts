@@ -23,9 +23,8 @@ import type { RequestRecord } from "../observability/RequestRecord.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
-import type { QuotaLedger } from "../billing/QuotaLedger.ts"
+import type { Ledger } from "../billing/Ledger.ts"
 import type { RateLimiter } from "../services/RateLimiter.ts"
-import type { UsageLog } from "../billing/UsageLog.ts"
 import type { Limits } from "../storage/Catalog.ts"
 import { type Accepted, failover } from "./Failover.ts"
 import { makeSettlement, type Settlement } from "./Settlement.ts"
@@ -33,8 +32,7 @@ import { makeSettlement, type Settlement } from "./Settlement.ts"
 /** The services the pipeline runs on (a relay's layer takes them once). @category models */
 export interface PipelineServices {
   readonly router: typeof ChannelRouter.Service
-  readonly ledger: typeof QuotaLedger.Service
-  readonly usageLog: typeof UsageLog.Service
+  readonly ledger: typeof Ledger.Service
   readonly limiter: typeof RateLimiter.Service
   readonly settings: Settings
 }
@@ -123,7 +121,6 @@ export const runBilled = <A>(
       const permit = yield* (request.onRejected === undefined ? acquire : Effect.tapError(acquire, request.onRejected))
       const settlement = makeSettlement({
         ledger,
-        usageLog: services.usageLog,
         principal: request.principal,
         requestId: request.requestId,
         model: request.model,
@@ -141,7 +138,7 @@ export const runBilled = <A>(
       })
       let handedOff = false
       const hold = (amount: bigint) =>
-        Effect.uninterruptible(Effect.map(ledger.reserve(request.principal, amount), settlement.addHold))
+        Effect.uninterruptible(Effect.map(ledger.hold(request.principal, amount), settlement.addHold))
       const settle = request.traced === true
         ? (candidate: Candidate, attempt: number) =>
           settlement.settle(candidate, attempt).pipe(Effect.withSpan("Settlement.settle"))

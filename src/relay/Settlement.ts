@@ -26,15 +26,15 @@ import { countTokens, TOKENIZED_CHARACTERS } from "../formats/shared/TokenCount.
 import type { UpstreamFailed } from "../errors/GatewayError.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
-import type { Hold, QuotaLedger } from "../billing/QuotaLedger.ts"
+import type { Ledger } from "../billing/Ledger.ts"
+import type { Hold } from "../billing/QuotaLedger.ts"
 import type { Permit } from "../services/RateLimiter.ts"
-import type { UsageLog } from "../billing/UsageLog.ts"
 import type { RequestRecord } from "../observability/RequestRecord.ts"
 
 /** Where the bill goes and what it is priced at; fixed for a request. @category models */
 export interface SettlementInput {
-  readonly ledger: typeof QuotaLedger.Service
-  readonly usageLog: typeof UsageLog.Service
+  /** Where the holds, the charge and its usage row go (`billing/Ledger.ts`). */
+  readonly ledger: typeof Ledger.Service
   readonly principal: Principal
   readonly requestId: string
   readonly model: string
@@ -163,8 +163,8 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
       : input.cost(usage)
     const [main, ...extensions] = holds
     const counted = usage ?? emptyUsage
-    // The row is recorded in the step the charge is booked, so a ledger commit takes both or neither.
-    const record = (amount: bigint) => {
+    // The ledger books the charge and this row in one step: a commit takes both or neither.
+    const rowOf = (amount: bigint) => {
       charged = amount
       billedAttempt = attempt
       input.record?.billed(
@@ -175,7 +175,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
         counted.reasoningTokens ?? 0,
         amount
       )
-      input.usageLog.record({
+      return {
         ...row(candidate, attempt),
         promptTokens: counted.inputTokens,
         completionTokens: counted.outputTokens,
@@ -184,12 +184,12 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
         cost: amount,
         status: meter.status,
         error: meter.error
-      })
+      }
     }
-    const charge = main === undefined ? Effect.sync(() => record(0n)) : input.ledger.settle(main, cost, record)
+    const charge = input.ledger.book(main, cost, rowOf)
     const booked = extensions.length === 0
       ? charge
-      : Effect.andThen(Effect.forEach(extensions, (hold) => input.ledger.settle(hold, 0n), { discard: true }), charge)
+      : Effect.andThen(Effect.forEach(extensions, input.ledger.release, { discard: true }), charge)
     return Effect.andThen(
       booked,
       input.permit.release(usage === undefined ? 0 : usage.inputTokens + usage.outputTokens)
@@ -219,7 +219,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
   const abandon = Effect.suspend(() => {
     if (billed) return Effect.void
     billed = true
-    return Effect.forEach(holds, (hold) => input.ledger.settle(hold, 0n), { discard: true }).pipe(
+    return Effect.forEach(holds, input.ledger.release, { discard: true }).pipe(
       Effect.andThen(input.permit.release(0))
     )
   }).pipe(Effect.uninterruptible)
@@ -243,7 +243,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     },
     logFailedAttempt: (candidate, attempt, error) => {
       input.record?.attemptFailed(candidate.channel.name, error.kind, error.retryable)
-      input.usageLog.record({
+      input.ledger.record({
         ...row(candidate, attempt),
         promptTokens: 0,
         completionTokens: 0,
@@ -255,7 +255,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
       })
     },
     settle,
-    durable: input.usageLog.durable,
+    durable: input.ledger.durable,
     charged: () => charged,
     withdraw: () => {
       const main = holds[0]

@@ -5,8 +5,9 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Clock, Effect } from "effect"
 import type { Principal } from "../../src/services/Auth.ts"
-import type { Hold, QuotaLedger } from "../../src/billing/QuotaLedger.ts"
-import type { UsageLog, UsageRow } from "../../src/billing/UsageLog.ts"
+import type { Ledger } from "../../src/billing/Ledger.ts"
+import type { Hold } from "../../src/billing/QuotaLedger.ts"
+import type { UsageRow } from "../../src/billing/UsageLog.ts"
 import { toFixed } from "../../src/domain/Pricing.ts"
 import { UpstreamFailed } from "../../src/errors/GatewayError.ts"
 import { applyDelta, emptyMeter } from "../../src/billing/Meter.ts"
@@ -28,18 +29,19 @@ Deno.test("makeSettlement: settles once, refunds extensions first, logs one row 
   const settled: Array<[bigint, bigint]> = []
   const rows: Array<UsageRow> = []
   const released: Array<number> = []
+  // A ledger double: what it was asked to book and release, and the rows it was given.
   const ledger = {
-    settle: (hold: Hold, cost: bigint, onBooked?: (charged: bigint) => void) =>
+    book: (hold: Hold | undefined, cost: bigint, row: (charged: bigint) => UsageRow) =>
       Effect.sync(() => {
-        settled.push([hold.amount, cost])
-        onBooked?.(cost)
+        settled.push([hold?.amount ?? 0n, cost])
+        rows.push(row(cost))
         return cost
-      })
-  } as unknown as typeof QuotaLedger.Service
-  const usageLog = { record: (row: UsageRow) => rows.push(row) } as unknown as typeof UsageLog.Service
+      }),
+    release: (hold: Hold) => Effect.sync(() => void settled.push([hold.amount, 0n])),
+    record: (row: UsageRow) => rows.push(row)
+  } as unknown as typeof Ledger.Service
   const settlement = makeSettlement({
     ledger,
-    usageLog,
     principal,
     requestId: "r1",
     model: "gpt-test",
@@ -67,8 +69,7 @@ Deno.test("makeSettlement: settles once, refunds extensions first, logs one row 
 
 Deno.test("makeSettlement: absorb takes a stream delta into the meter as applyDelta does", () => {
   const settlement = makeSettlement({
-    ledger: {} as typeof QuotaLedger.Service,
-    usageLog: {} as typeof UsageLog.Service,
+    ledger: {} as typeof Ledger.Service,
     principal,
     requestId: "r2",
     model: "gpt-test",
