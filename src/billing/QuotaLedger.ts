@@ -289,7 +289,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             const { write, table } = journal.value
             const takeAndWrite = Effect.suspend(() => {
               batcher.take(collect)
-              return write(batcher.kept())
+              return write(batcher.unjournaled())
             })
             // The file is written in the caller's step; the table by one INSERT for every caller meanwhile.
             if (!table) return takeAndWrite

@@ -126,8 +126,10 @@ export interface CommitBatcher {
    * synchronous step, as a batch kept for the next commit; `undefined` when there is nothing new. For the journal.
    */
   readonly take: (collect: () => RowsAlongside<unknown> | undefined) => Batch | undefined
-  /** Every batch kept and not yet committed, oldest first (the journal writes those without a place). */
+  /** Every batch kept and not yet committed, oldest first. */
   readonly kept: () => ReadonlyArray<Batch>
+  /** The kept batches without a journal place, oldest first: what the journal writes next. */
+  readonly unjournaled: () => ReadonlyArray<Batch>
   /** Keeps batches recovered from a journal, to be committed first by the next commit. */
   readonly adopt: (batches: ReadonlyArray<Batch>) => void
   /**
@@ -173,6 +175,15 @@ export const makeCommitBatcher = (options: {
   } = { kept: [], collector: undefined }
   /** The batches of the commit in flight: not to be changed (`withdraw`) until it ends. */
   const folding = new Set<Batch>()
+  /** Kept batches that had no journal place when last looked at (`unjournaled` drops the placed ones lazily). */
+  const unplaced = new Set<Batch>()
+  /** The usage rows the kept batches hold. */
+  let heldRows = 0
+  const keep = (batch: Batch) => {
+    state.kept.push(batch)
+    heldRows += rowsOf(batch).length
+    if (batch.place === undefined) unplaced.add(batch)
+  }
 
   /** One batch in a transaction of several statements that first claims its id. */
   const inTransaction = (batch: Batch) =>
@@ -257,8 +268,13 @@ export const makeCommitBatcher = (options: {
         Effect.suspend(() => {
           for (const batch of batches) folding.delete(batch)
           if (exit._tag !== "Success") return Effect.void
-          for (const batch of batches) batch.folded = true
-          state.kept = state.kept.filter((batch) => !batches.includes(batch))
+          for (const batch of batches) {
+            batch.folded = true
+            heldRows -= rowsOf(batch).length
+            unplaced.delete(batch)
+          }
+          const folded = new Set(batches)
+          state.kept = state.kept.filter((batch) => !folded.has(batch))
           markFolded()
           // A journal INSERT that landed while the commit ran made rows it could not delete: delete them now (a
           // later one finds the batch folded and deletes its own; `ChargeJournal.write`).
@@ -284,7 +300,7 @@ export const makeCommitBatcher = (options: {
         | RowsAlongside<unknown>
         | undefined
       if (alongside !== undefined || taken.length > 0 || (final && leases.accounts.size > 0)) {
-        state.kept.push({ id: crypto.randomUUID(), instance, alongside, taken, final, place: undefined })
+        keep({ id: crypto.randomUUID(), instance, alongside, taken, final, place: undefined })
       }
       if (state.kept.length > 0) {
         yield* fold(state.kept.slice()) as Effect.Effect<void, E | SqlError.SqlError>
@@ -299,7 +315,7 @@ export const makeCommitBatcher = (options: {
     const alongside = collect()
     if (taken.length === 0 && alongside === undefined) return undefined
     const batch: Batch = { id: crypto.randomUUID(), instance, alongside, taken, final: false, place: undefined }
-    state.kept.push(batch)
+    keep(batch)
     return batch
   }
 
@@ -332,11 +348,19 @@ export const makeCommitBatcher = (options: {
     take,
     withdraw,
     kept: () => state.kept,
+    unjournaled: () => {
+      for (const batch of unplaced) if (batch.place !== undefined) unplaced.delete(batch)
+      return [...unplaced]
+    },
     adopt: (batches) => {
       state.kept = [...batches, ...state.kept]
+      for (const batch of batches) {
+        heldRows += rowsOf(batch).length
+        if (batch.place === undefined) unplaced.add(batch)
+      }
     },
     foldForeign,
     pending: () => state.kept.flatMap((batch) => batch.taken),
-    heldRows: () => state.kept.reduce((sum, batch) => sum + rowsOf(batch).length, 0)
+    heldRows: () => heldRows
   }
 }
