@@ -1,5 +1,5 @@
 /**
- * `deno run -A bench/Compare.ts [--connections=N] [--postgres] <case> <rounds> <seconds> <name>=<dir>[:<ENV>=<value>,…]
+ * `deno run -A bench/Compare.ts [--connections=N] [--postgres] [--cpu-prof=<dir>] <case> <rounds> <seconds> <name>=<dir>[:<ENV>=<value>,…]
  * …`: CPU per request and added latency (p50, p99 over the proxy's in the same round) of several gateway builds
  * side by side, each ÷ the bare proxy's in the same round; `--connections` sets wrk's connections (default 50; 1
  * for the light-load latency), `--postgres` puts each build on a fresh PostgreSQL database instead of PGlite. One emulator (zero latency,
@@ -9,7 +9,8 @@
  * `chat`, `stream` or `messages` (`Config.ts`'s bodies). After a warm-up of each target (10 connections × 3 s),
  * every round runs wrk (50 connections × `<seconds>`) against each target in turn, a second apart, the order
  * rotated by one each round so that every target takes every place equally often (with as many rounds as a
- * multiple of the targets); CPU per request is the target's CPU time (`Cpu.ts`) over the run ÷ the requests wrk
+ * multiple of the targets); `--cpu-prof` has each build write a V8 CPU profile into `<dir>/<name>/` as it stops (the
+ * top items: `bench/ProfileTop.ts`). CPU per request is the target's CPU time (`Cpu.ts`) over the run ÷ the requests wrk
  * completed. Prints each round and the median ratio of each build. Used for the before/after figures of a change
  * to the request path (bench/RESULTS.md); it writes no report.
  *
@@ -42,6 +43,8 @@ const usage = "Usage: deno run -A bench/Compare.ts [--connections=N] [--postgres
 const options = Deno.args.filter((arg) => arg.startsWith("--"))
 const connections = Number(options.find((arg) => arg.startsWith("--connections="))?.slice(14) ?? 50)
 const usePostgres = options.includes("--postgres")
+/** `--cpu-prof=<dir>`: each build writes a V8 CPU profile into `<dir>/<name>/` when it stops. */
+const profileDir = options.find((arg) => arg.startsWith("--cpu-prof="))?.slice(11)
 const [caseName, roundsText, secondsText, ...specs] = Deno.args.filter((arg) => !arg.startsWith("--"))
 const rounds = Number(roundsText)
 const seconds = Number(secondsText)
@@ -83,7 +86,12 @@ try {
     const managed = await supervisor.start({
       name: spec.name,
       command: Deno.execPath(),
-      args: ["run", "-A", "src/main.ts"],
+      args: [
+        "run",
+        "-A",
+        ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${spec.name}`]),
+        "src/main.ts"
+      ],
       cwd: spec.dir,
       env: gatewayEnv(
         { port, configPath, dataDir: `${workDir}/${spec.name}-data`, databaseUrl: database?.url },

@@ -20,6 +20,7 @@ import audioPrices from "./0011_audio_prices.ts"
 import midjourney from "./0012_midjourney.ts"
 import channelHealth from "./0013_channel_health.ts"
 import gatewaySecrets from "./0014_gateway_secrets.ts"
+import chargeJournal from "./0015_charge_journal.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -36,5 +37,6 @@ export const loader = Migrator.fromRecord({
   "0011_audio_prices": audioPrices,
   "0012_midjourney": midjourney,
   "0013_channel_health": channelHealth,
-  "0014_gateway_secrets": gatewaySecrets
+  "0014_gateway_secrets": gatewaySecrets,
+  "0015_charge_journal": chargeJournal
 })

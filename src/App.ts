@@ -44,7 +44,7 @@ import { ChannelRouter } from "./services/ChannelRouter.ts"
 import { GatewaySettings, settingsOf } from "./services/GatewaySettings.ts"
 import { HealthProber } from "./services/HealthProber.ts"
 import { LoginThrottle } from "./accounts/LoginThrottle.ts"
-import { BudgetMetrics } from "./services/BudgetMetrics.ts"
+import { BudgetMetrics } from "./billing/BudgetMetrics.ts"
 import { MediaFetcher } from "./upstreams/transport/MediaFetcher.ts"
 import { PasswordHasher } from "./accounts/PasswordHasher.ts"
 import { ImageContents } from "./tasks/ImageContents.ts"
@@ -52,7 +52,9 @@ import { UrlSigner } from "./services/UrlSigner.ts"
 import { VideoListing } from "./tasks/VideoListing.ts"
 import { CallerTasks } from "./tasks/CallerTasks.ts"
 import { OAuth } from "./accounts/OAuth.ts"
-import { QuotaLedger } from "./services/QuotaLedger.ts"
+import { QuotaLedger } from "./billing/QuotaLedger.ts"
+import { Ledger } from "./billing/Ledger.ts"
+import { ChargeJournal, type ChargeJournalOptions } from "./billing/journal/ChargeJournal.ts"
 import { RateLimiter } from "./services/RateLimiter.ts"
 import { AudioRelay } from "./relay/AudioRelay.ts"
 import { RerankRelay } from "./relay/RerankRelay.ts"
@@ -70,7 +72,7 @@ import { TaskPoller } from "./tasks/TaskPoller.ts"
 import { TaskStore } from "./tasks/TaskStore.ts"
 import { Tokens } from "./accounts/Tokens.ts"
 import { UpstreamClient } from "./upstreams/transport/UpstreamClient.ts"
-import { UsageLog } from "./services/UsageLog.ts"
+import { UsageLog } from "./billing/UsageLog.ts"
 import { UsageQueries } from "./accounts/UsageQueries.ts"
 import { UserCaps } from "./services/UserCaps.ts"
 import { Catalog } from "./storage/Catalog.ts"
@@ -113,7 +115,20 @@ export interface AppOptions {
   readonly maxOpenRequestsPerAddress?: number | undefined
   /** The address the server listens on (`HOST`), for the startup notices; unset: none. */
   readonly listenHost?: string | undefined
+  /** Seconds after which an instance without a lease renewal counts as dead (`SLUICE_LEASE_STALE_SECONDS`, 120). */
+  readonly leaseStaleSeconds?: number | undefined
 }
+
+/**
+ * Where the charge journal is kept: the `charge_journal` table on PostgreSQL, with a spill file in the data
+ * directory; a file beside the embedded store's data (`<data dir>/charge-journal`) otherwise. A store in memory
+ * (tests) has no file.
+ */
+const journalOptions = (options: AppOptions, fsync: boolean): ChargeJournalOptions => ({
+  table: options.databaseUrl !== undefined && options.databaseUrl !== "",
+  dir: options.dataDir.startsWith("memory://") ? undefined : `${options.dataDir.replace(/\/+$/, "")}/charge-journal`,
+  fsync
+})
 
 /** Telemetry when none is configured: metrics only. */
 const metricsOnly: TelemetryOptions = {
@@ -159,7 +174,13 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
     ChannelRouter.layer(settings),
     // The task store bills through the ledger and the usage log (one transaction on their shared client).
     TaskStore.layer.pipe(
-      Layer.provideMerge(UsageLog.layer(options.usageFlushMillis).pipe(Layer.provideMerge(QuotaLedger.layer())))
+      Layer.provideMerge(Ledger.layer),
+      Layer.provideMerge(
+        UsageLog.layer(options.usageFlushMillis).pipe(
+          Layer.provideMerge(QuotaLedger.layer({ staleMillis: (options.leaseStaleSeconds ?? 120) * 1000 })),
+          Layer.provideMerge(ChargeJournal.layer(journalOptions(options, settings.journalFsync)))
+        )
+      )
     ),
     ResponseStore.layer,
     UpstreamClient.layer,

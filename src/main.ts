@@ -58,6 +58,7 @@ const { handler, dispose } = makeHandler({
   rootPassword: env.rootPassword,
   bodyTimeoutSeconds: env.bodyTimeoutSeconds,
   maxOpenRequestsPerAddress: env.maxOpenRequestsPerAddress,
+  leaseStaleSeconds: env.leaseStaleSeconds,
   listenHost: env.host
 })
 

@@ -21,6 +21,9 @@ const layers: Record<string, number> = {
   upstreams: 5.5,
   // The request path's services (auth, routing, the ledger, limits, the usage log).
   services: 6,
+  // Everything that turns usage into money (metering, holds and leases, budgets, the journal, the fold, the usage
+  // rows): above the services whose principal and outbox it uses, below the tasks and relays that bill through it.
+  billing: 6.2,
   // Beside each other, above the request path: the task subsystem and the `/api` backend.
   tasks: 6.5,
   accounts: 6.5,
@@ -132,4 +135,13 @@ const circlesUnder = (graph: Map<string, Array<string>>, folder: string): Array<
 
 Deno.test("imports: no module in src/ imports itself through others (no import circle)", async () => {
   deepStrictEqual(circlesUnder(await importGraph(), ""), [])
+})
+
+Deno.test("imports: nothing under src/billing/ imports src/relay/ (the meter's values stand below the relay)", async () => {
+  const graph = await importGraph()
+  const wrong = [...graph].filter(([path]) => path.startsWith("billing/")).flatMap(([path, targets]) =>
+    targets.filter((target) => target.startsWith("relay/")).map((target) => `src/${path} imports src/${target}`)
+  )
+  deepStrictEqual(wrong, [])
+  deepStrictEqual(graph.has("billing/Meter.ts"), true)
 })

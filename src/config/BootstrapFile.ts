@@ -204,10 +204,14 @@ export const UserSpec = Schema.Struct({
  * reverse proxy), from which the URLs it hands out are built (a video's
  * `/content` URL); unset: `oauth.public_url`, else the address the request
  * came to (forwarded headers are not trusted).
+ * `journal_fsync`: the charge journal file waits for a group-committed
+ * `fdatasync` before an answer's end leaves, so a charge survives a power cut,
+ * not only a crash (default false; docs/BILLING.md, "The journal").
  *
  * @category models
  */
 export const GatewaySettings = Schema.Struct({
+  journal_fsync: Schema.optional(Schema.Boolean),
   retry_times: Schema.optional(Count),
   default_max_tokens: Schema.optional(Count),
   max_body_bytes: Schema.optional(Count),

@@ -5,7 +5,9 @@
  * `REDIS_URL` (shared rate limits), `SLUICE_ROOT_PASSWORD` (the root user's
  * password on the first start; unset → generated and logged once), and the
  * bounds on slow clients: `SLUICE_BODY_TIMEOUT_SECONDS` (60) and
- * `SLUICE_MAX_OPEN_REQUESTS_PER_ADDRESS` (256), 0 turning either off.
+ * `SLUICE_MAX_OPEN_REQUESTS_PER_ADDRESS` (256), 0 turning either off; and
+ * `SLUICE_LEASE_STALE_SECONDS` (120), when an instance that renewed no quota
+ * lease counts as dead.
  *
  * @since 0.1.0
  */
@@ -16,6 +18,9 @@ export const DEFAULT_BODY_TIMEOUT_SECONDS = 60
 
 /** Requests one client address may have open at once (`SLUICE_MAX_OPEN_REQUESTS_PER_ADDRESS`). @category config */
 export const DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS = 256
+
+/** Seconds without a lease renewal after which an instance counts as dead (`SLUICE_LEASE_STALE_SECONDS`). @category config */
+export const DEFAULT_LEASE_STALE_SECONDS = 120
 
 /** @category models */
 export interface Env {
@@ -32,6 +37,11 @@ export interface Env {
   readonly bodyTimeoutSeconds: number
   /** Requests one client address may have open at once before more are answered 429; 0: no limit. */
   readonly maxOpenRequestsPerAddress: number
+  /**
+   * Seconds after which an instance that renewed no quota lease counts as dead: its leases stop counting once
+   * its journaled charges are folded by a live instance, and it serves no hold itself (`SLUICE_LEASE_STALE_SECONDS`).
+   */
+  readonly leaseStaleSeconds: number
 }
 
 const optionalString = (name: string) =>
@@ -55,5 +65,7 @@ export const EnvConfig: Config.Config<Env> = Config.all({
   rootPassword: optionalString("SLUICE_ROOT_PASSWORD"),
   shutdownGraceSeconds: Config.Int("SLUICE_SHUTDOWN_GRACE_SECONDS").pipe(Config.withDefault(30)),
   bodyTimeoutSeconds: count("SLUICE_BODY_TIMEOUT_SECONDS", DEFAULT_BODY_TIMEOUT_SECONDS),
-  maxOpenRequestsPerAddress: count("SLUICE_MAX_OPEN_REQUESTS_PER_ADDRESS", DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS)
+  maxOpenRequestsPerAddress: count("SLUICE_MAX_OPEN_REQUESTS_PER_ADDRESS", DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS),
+  leaseStaleSeconds: Config.schema(Schema.Int.check(Schema.isGreaterThanOrEqualTo(2)), "SLUICE_LEASE_STALE_SECONDS")
+    .pipe(Config.withDefault(DEFAULT_LEASE_STALE_SECONDS))
 })

@@ -16,24 +16,23 @@
 import { Clock, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { Usage } from "../canonical/Usage.ts"
+import { costHeader, type Meter } from "../billing/Meter.ts"
 import type { Price } from "../domain/Pricing.ts"
-import type { GatewayError, UpstreamFailed } from "../errors/GatewayError.ts"
+import { type GatewayError, LedgerUnavailable, type UpstreamFailed } from "../errors/GatewayError.ts"
 import type { RequestRecord } from "../observability/RequestRecord.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
-import type { QuotaLedger } from "../services/QuotaLedger.ts"
+import type { Ledger } from "../billing/Ledger.ts"
 import type { RateLimiter } from "../services/RateLimiter.ts"
-import type { UsageLog } from "../services/UsageLog.ts"
 import type { Limits } from "../storage/Catalog.ts"
 import { type Accepted, failover } from "./Failover.ts"
-import { costHeader, makeSettlement, type Meter, type Settlement } from "./Settlement.ts"
+import { makeSettlement, type Settlement } from "./Settlement.ts"
 
 /** The services the pipeline runs on (a relay's layer takes them once). @category models */
 export interface PipelineServices {
   readonly router: typeof ChannelRouter.Service
-  readonly ledger: typeof QuotaLedger.Service
-  readonly usageLog: typeof UsageLog.Service
+  readonly ledger: typeof Ledger.Service
   readonly limiter: typeof RateLimiter.Service
   readonly settings: Settings
 }
@@ -52,14 +51,15 @@ export interface PipelineContext {
   readonly handOff: () => void
   /**
    * A complete JSON answer: the meter updated with what it reported (`final` when it reported usage), the
-   * request billed, the charge committed (so a crash from here on gives nothing away), and `response` with its
-   * `x-sluice-cost`.
+   * request billed, the charge durable (journaled or committed, so a crash from here on gives nothing away), and
+   * `response` with its `x-sluice-cost`. Fails with `LedgerUnavailable` (503 `quota_ledger_unavailable`) when no
+   * journal could hold the charge: the answer is withheld and its charge taken back (`Settlement.withdraw`).
    */
   readonly answerJson: (
     accepted: Accepted<unknown>,
     reported: Partial<Meter>,
     response: HttpServerResponse.HttpServerResponse
-  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, LedgerUnavailable>
 }
 
 /** One billed request, its candidates chosen and priced. @category models */
@@ -121,7 +121,6 @@ export const runBilled = <A>(
       const permit = yield* (request.onRejected === undefined ? acquire : Effect.tapError(acquire, request.onRejected))
       const settlement = makeSettlement({
         ledger,
-        usageLog: services.usageLog,
         principal: request.principal,
         requestId: request.requestId,
         model: request.model,
@@ -139,7 +138,7 @@ export const runBilled = <A>(
       })
       let handedOff = false
       const hold = (amount: bigint) =>
-        Effect.uninterruptible(Effect.map(ledger.reserve(request.principal, amount), settlement.addHold))
+        Effect.uninterruptible(Effect.map(ledger.hold(request.principal, amount), settlement.addHold))
       const settle = request.traced === true
         ? (candidate: Candidate, attempt: number) =>
           settlement.settle(candidate, attempt).pipe(Effect.withSpan("Settlement.settle"))
@@ -156,7 +155,10 @@ export const runBilled = <A>(
             settlement.update((meter) => ({ ...meter, ...reported, final: reported.usage !== undefined, status: 200 }))
             handedOff = true
             yield* settle(accepted.candidate, accepted.attempt)
-            yield* settlement.durable
+            // No journal could hold the bill: the answer is withheld whole, and its charge taken back.
+            if (!(yield* settlement.durable) && settlement.withdraw()) {
+              return yield* Effect.fail(new LedgerUnavailable())
+            }
             return HttpServerResponse.setHeader(response, "x-sluice-cost", costHeader(settlement.charged() ?? 0n))
           })
       }

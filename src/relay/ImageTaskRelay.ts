@@ -62,7 +62,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
     ImageTaskRelay,
     Effect.gen(function* () {
       const services = yield* taskSubmitServices
-      const { router, settings, store, usageLog } = services
+      const { router, settings, store, ledger } = services
       const client = yield* UpstreamClient
       const catalog = yield* Catalog
       const contents = yield* ImageContents
@@ -70,7 +70,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
 
       /** Ends `task`, retrying while its charge is not yet committed (see `TaskStore.finish`). */
       const finish = (task: Task, end: Parameters<typeof store.finish>[1]) =>
-        usageLog.flush.pipe(
+        ledger.flush.pipe(
           Effect.andThen(store.finish(task, end)),
           Effect.retry({ schedule: Schedule.spaced(Duration.millis(500)), times: 20 }),
           Effect.catchCause((cause) =>

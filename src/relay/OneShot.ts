@@ -16,10 +16,9 @@ import { CurrentRequest, usageRequestId } from "../observability/RequestRecord.t
 import type { Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings, type Settings } from "../services/GatewaySettings.ts"
-import { QuotaLedger } from "../services/QuotaLedger.ts"
+import { Ledger } from "../billing/Ledger.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
 import { channelTimeouts, readJsonAnswer, type UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
-import { UsageLog } from "../services/UsageLog.ts"
 import type { Catalog, Channel, Limits } from "../storage/Catalog.ts"
 import { type PipelineServices, runBilled } from "./BilledPipeline.ts"
 
@@ -35,12 +34,11 @@ export type OneShotServices = PipelineServices
 export const oneShotServices: Effect.Effect<
   OneShotServices,
   never,
-  ChannelRouter | QuotaLedger | UsageLog | RateLimiter | GatewaySettings
+  ChannelRouter | Ledger | RateLimiter | GatewaySettings
 > = Effect.gen(function* () {
   return {
     router: yield* ChannelRouter,
-    ledger: yield* QuotaLedger,
-    usageLog: yield* UsageLog,
+    ledger: yield* Ledger,
     limiter: yield* RateLimiter,
     settings: yield* GatewaySettings
   }

@@ -10,10 +10,11 @@
 import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { promptTokensTypical, promptTokensUpperBound } from "../canonical/Estimate.ts"
+import { costUsd } from "../billing/Meter.ts"
 import { holdPrice, isTextPriced, textCost } from "../domain/Pricing.ts"
-import { type GatewayError, InvalidRequest, ModelNotPriced } from "../errors/GatewayError.ts"
+import { type GatewayError, InvalidRequest, LedgerUnavailable, ModelNotPriced } from "../errors/GatewayError.ts"
 import { formatOf } from "../formats/Formats.ts"
-import { readableBody } from "../http/ReadableBody.ts"
+import { streamBody } from "../http/ReadableBody.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
 import { MediaFetcher } from "../upstreams/transport/MediaFetcher.ts"
 import { UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
@@ -25,7 +26,6 @@ import { runBilled } from "./BilledPipeline.ts"
 import { oneShotServices } from "./OneShot.ts"
 import { traced } from "./Traced.ts"
 import type { RelayInput } from "./RelayInput.ts"
-import { costUsd } from "./Settlement.ts"
 import { bridgeBody } from "./StreamBridge.ts"
 
 export type { RelayInput, SideEndpoint } from "./RelayInput.ts"
@@ -139,16 +139,20 @@ export class Relay extends Context.Service<Relay, {
               assemble: input.onAnswer !== undefined
             }
             const { settlement } = context
-            // Billed at the final usage (or the upstream's end), durably, before the answer's end leaves.
+            // Billed at the final usage (or the upstream's end), durably, before the answer's end leaves; a bill
+            // the ledger could not make durable withholds the end (the caller gets the ledger's error event).
             const onFinal = Effect.andThen(
               context.settle(accepted.candidate, accepted.attempt),
-              Effect.map(
+              Effect.flatMap(
                 settlement.durable,
-                () => input.includeCost === true ? costUsd(settlement.charged() ?? 0n) : undefined
+                (durable) =>
+                  durable
+                    ? Effect.succeed(input.includeCost === true ? costUsd(settlement.charged() ?? 0n) : undefined)
+                    : Effect.fail(new LedgerUnavailable())
               )
             )
             return Effect.gen(function* () {
-              const body = readableBody(
+              const body = streamBody(
                 bridgeBody(bridge, value.firstStep, value.first, value.next, settlement.absorb, onFinal),
                 Scope.close(value.scope, Exit.void).pipe(
                   Effect.andThen(context.settle(accepted.candidate, accepted.attempt))

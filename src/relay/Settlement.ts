@@ -4,131 +4,37 @@
  * quota hold(s), records the usage-log row of the final attempt, releases the
  * rate-limit permit and hands a complete answer to `onAnswer` — exactly once
  * per request, uninterruptibly, whatever ends it (success, failure, the caller
- * hanging up, shutdown).
+ * hanging up, shutdown). The meter's pure rules are `billing/Meter.ts`'s.
  *
  * @since 0.1.0
  */
 import { type Clock, Effect } from "effect"
 import type { OutputPart } from "../canonical/Content.ts"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
+import {
+  absorbInto,
+  billedUsage,
+  billsDelivered,
+  emptyMeter,
+  failureText,
+  type Meter,
+  type MeterDelta,
+  type MutableMeter
+} from "../billing/Meter.ts"
 import { type Price, textCost } from "../domain/Pricing.ts"
-import { charactersToTokens, countTokens, TOKENIZED_CHARACTERS } from "../formats/shared/TokenCount.ts"
-import { safeVendorText } from "../domain/Redact.ts"
+import { countTokens, TOKENIZED_CHARACTERS } from "../formats/shared/TokenCount.ts"
 import type { UpstreamFailed } from "../errors/GatewayError.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
-import type { Hold, QuotaLedger } from "../services/QuotaLedger.ts"
+import type { Ledger } from "../billing/Ledger.ts"
+import type { Hold } from "../billing/QuotaLedger.ts"
 import type { Permit } from "../services/RateLimiter.ts"
-import type { UsageLog } from "../services/UsageLog.ts"
 import type { RequestRecord } from "../observability/RequestRecord.ts"
-import type { MeterDelta } from "./StreamBridge.ts"
-
-/**
- * How a request ended, for billing and the usage log. `usage` is the last
- * usage the upstream reported; `final` says it was the final one (a complete
- * answer's, or a stream's final usage: `UsageUpdate.final`, or a usage
- * reported before the stream's `Finish`), after which it never changes;
- * `deliveredCharacters` counts the text, reasoning and tool-argument
- * characters that reached the caller.
- *
- * @category models
- */
-export interface Meter {
-  readonly usage: Usage | undefined
-  readonly final: boolean
-  readonly deliveredCharacters: number
-  /** HTTP status of the outcome (the upstream's, or 499 when the caller left before any answer). */
-  readonly status: number
-  readonly error: string | null
-  readonly answerId: string | undefined
-  readonly answer: ReadonlyArray<OutputPart> | undefined
-}
-
-/** A meter with nothing measured yet. @category constructors */
-export const emptyMeter: Meter = {
-  usage: undefined,
-  final: false,
-  deliveredCharacters: 0,
-  status: 200,
-  error: null,
-  answerId: undefined,
-  answer: undefined
-}
-
-/**
- * The meter after a stream step's delta.
- *
- * @category metering
- */
-export const applyDelta = (meter: Meter, delta: MeterDelta): Meter => {
-  const next = { ...meter }
-  absorbInto(next, delta)
-  return next
-}
-
-/** `applyDelta` in place, on a meter the caller owns (the settlement's, updated on every stream read). */
-const absorbInto = (meter: { -readonly [K in keyof Meter]: Meter[K] }, delta: MeterDelta): void => {
-  // The final usage is the bill: nothing after it changes it.
-  if (delta.usage !== undefined && !meter.final) meter.usage = delta.usage
-  if (delta.final || (delta.finished && meter.usage !== undefined)) meter.final = true
-  meter.deliveredCharacters += delta.deliveredCharacters
-  if (delta.failure !== undefined) {
-    meter.status = failureStatus(delta.failure)
-    meter.error = failureText(delta.failure)
-  }
-  if (delta.answerId !== undefined) meter.answerId = delta.answerId
-  if (delta.answer !== undefined) meter.answer = delta.answer
-}
-
-/** The status a failed upstream call is logged with (502 when it had none). @category metering */
-export const failureStatus = (error: UpstreamFailed): number => error.status >= 400 ? error.status : 502
-
-/**
- * The usage-log text of a failure: its kind and the vendor's words with
- * anything key-like masked, bounded to 500 characters.
- *
- * @category metering
- */
-export const failureText = (error: UpstreamFailed): string => `${error.kind}: ${safeVendorText(error.message, 480)}`
-
-/**
- * The usage to bill, or `undefined` when nothing is chargeable (a failure that
- * delivered nothing). A final usage is billed as reported, whatever happened
- * after it. Otherwise (a stream cut before its final usage, an answer with no
- * usage) the output is the larger of what was reported so far (Anthropic's
- * `message_start` reports `output_tokens: 1`) and the tokens delivered
- * (`deliveredTokens`, default a quarter token per delivered character), the
- * delivered part never counted above `outputCap` (the output the hold was
- * sized for); the input is the reported one, or `promptTokens`. An answer that
- * reported no usage and delivered nothing costs nothing.
- *
- * @category metering
- */
-export const billedUsage = (
-  meter: Meter,
-  promptTokens: number,
-  options: { readonly deliveredTokens?: number | undefined; readonly outputCap?: number | undefined } = {}
-): Usage | undefined => {
-  const failed = meter.status >= 400
-  if (failed && meter.deliveredCharacters === 0) return undefined
-  if (meter.final && meter.usage !== undefined) return meter.usage
-  const counted = options.deliveredTokens ?? charactersToTokens(meter.deliveredCharacters)
-  const delivered = options.outputCap === undefined ? counted : Math.min(counted, options.outputCap)
-  const reported = meter.usage
-  if (reported === undefined) {
-    return delivered > 0 ? { inputTokens: promptTokens, outputTokens: delivered } : emptyUsage
-  }
-  return {
-    ...reported,
-    inputTokens: reported.inputTokens > 0 ? reported.inputTokens : promptTokens,
-    outputTokens: Math.max(reported.outputTokens, delivered)
-  }
-}
 
 /** Where the bill goes and what it is priced at; fixed for a request. @category models */
 export interface SettlementInput {
-  readonly ledger: typeof QuotaLedger.Service
-  readonly usageLog: typeof UsageLog.Service
+  /** Where the holds, the charge and its usage row go (`billing/Ledger.ts`). */
+  readonly ledger: typeof Ledger.Service
   readonly principal: Principal
   readonly requestId: string
   readonly model: string
@@ -190,6 +96,12 @@ export interface Settlement {
   /** What `settle` charged, in quota units; `undefined` before it billed. */
   readonly charged: () => bigint | undefined
   /**
+   * After `durable` answered false, for an answer withheld whole (a JSON answer): takes the bill back
+   * (`QuotaLedger.withdraw`), so the failed request is not charged. Returns whether it did; false: the charge
+   * stands (durable after all, or being committed), and the answer may be delivered.
+   */
+  readonly withdraw: () => boolean
+  /**
    * Ends a request whose answer never reached the caller (it failed, or the
    * caller left first): every hold refunded, the permit released, no row (the
    * failed attempts logged theirs). Does nothing after `settle`; once.
@@ -204,13 +116,15 @@ export interface Settlement {
  */
 export const makeSettlement = (input: SettlementInput): Settlement => {
   // Mutable inside the settlement only: a stream's many deltas update it in place (no object per read).
-  let meter: { -readonly [K in keyof Meter]: Meter[K] } = { ...emptyMeter }
+  let meter: MutableMeter = { ...emptyMeter }
   /** The delivered pieces, kept (up to `TOKENIZED_CHARACTERS`) to count a cut stream's tokens. */
   const delivered: Array<string> = []
   let keptCharacters = 0
   let billed = false
   let answered = false
   let charged: bigint | undefined
+  /** The attempt whose row `settle` recorded with the charge. */
+  let billedAttempt = 0
   const holds: Array<Hold> = []
   const row = (candidate: Candidate | undefined, attempt: number) => ({
     requestId: input.requestId,
@@ -226,9 +140,10 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
 
   /** The usage to bill: as reported when final; a cut answer's delivered part counted with the vendor's tokenizer. */
   const usageToBill = (candidate: Candidate | undefined): Effect.Effect<Usage | undefined> => {
-    const estimated = !(meter.final && meter.usage !== undefined) && meter.deliveredCharacters > 0
     const options = { outputCap: input.outputCap }
-    if (!estimated || candidate === undefined) return Effect.sync(() => billedUsage(meter, input.promptTokens, options))
+    if (!billsDelivered(meter) || candidate === undefined) {
+      return Effect.sync(() => billedUsage(meter, input.promptTokens, options))
+    }
     return Effect.map(
       countTokens(candidate.channel.type, candidate.upstreamModel, delivered, meter.deliveredCharacters),
       (deliveredTokens) => billedUsage(meter, input.promptTokens, { ...options, deliveredTokens })
@@ -248,9 +163,10 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
       : input.cost(usage)
     const [main, ...extensions] = holds
     const counted = usage ?? emptyUsage
-    // The row is recorded in the step the charge is booked, so a ledger commit takes both or neither.
-    const record = (amount: bigint) => {
+    // The ledger books the charge and this row in one step: a commit takes both or neither.
+    const rowOf = (amount: bigint) => {
       charged = amount
+      billedAttempt = attempt
       input.record?.billed(
         candidate?.channel.name,
         counted.inputTokens,
@@ -259,7 +175,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
         counted.reasoningTokens ?? 0,
         amount
       )
-      input.usageLog.record({
+      return {
         ...row(candidate, attempt),
         promptTokens: counted.inputTokens,
         completionTokens: counted.outputTokens,
@@ -268,12 +184,12 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
         cost: amount,
         status: meter.status,
         error: meter.error
-      })
+      }
     }
-    const charge = main === undefined ? Effect.sync(() => record(0n)) : input.ledger.settle(main, cost, record)
+    const charge = input.ledger.book(main, cost, rowOf)
     const booked = extensions.length === 0
       ? charge
-      : Effect.andThen(Effect.forEach(extensions, (hold) => input.ledger.settle(hold, 0n), { discard: true }), charge)
+      : Effect.andThen(Effect.forEach(extensions, input.ledger.release, { discard: true }), charge)
     return Effect.andThen(
       booked,
       input.permit.release(usage === undefined ? 0 : usage.inputTokens + usage.outputTokens)
@@ -303,7 +219,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
   const abandon = Effect.suspend(() => {
     if (billed) return Effect.void
     billed = true
-    return Effect.forEach(holds, (hold) => input.ledger.settle(hold, 0n), { discard: true }).pipe(
+    return Effect.forEach(holds, input.ledger.release, { discard: true }).pipe(
       Effect.andThen(input.permit.release(0))
     )
   }).pipe(Effect.uninterruptible)
@@ -327,7 +243,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     },
     logFailedAttempt: (candidate, attempt, error) => {
       input.record?.attemptFailed(candidate.channel.name, error.kind, error.retryable)
-      input.usageLog.record({
+      input.ledger.record({
         ...row(candidate, attempt),
         promptTokens: 0,
         completionTokens: 0,
@@ -339,28 +255,14 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
       })
     },
     settle,
-    durable: input.usageLog.durable,
+    durable: input.ledger.durable,
     charged: () => charged,
+    withdraw: () => {
+      const main = holds[0]
+      if (main === undefined || charged === undefined) return false
+      if (charged === 0n) return true
+      return input.ledger.withdraw(main, charged, input.requestId, billedAttempt)
+    },
     abandon
   }
 }
-
-/**
- * A charge in quota units (micro-USD) as USD with six decimals, exact: the
- * `x-sluice-cost` header's value.
- *
- * @category metering
- */
-export const costHeader = (quota: bigint): string => {
-  const negative = quota < 0n
-  const units = negative ? -quota : quota
-  const text = `${units / 1_000_000n}.${String(units % 1_000_000n).padStart(6, "0")}`
-  return negative ? `-${text}` : text
-}
-
-/**
- * A charge in quota units as USD, a number (the stream's `usage.cost`).
- *
- * @category metering
- */
-export const costUsd = (quota: bigint): number => Number(costHeader(quota))

@@ -3,8 +3,11 @@
  * canonical parts → the caller's encoder → framed text, with what the batch
  * meant for billing (usage, delivered characters, the end or a failure) as a
  * plain value. The steps are pure functions of `(state, events)`, tested with
- * plain values; `bridgeBody` drives them with one pull per upstream read (read,
- * decode, meter, encode, frame), which `readableBody` hands to the runtime.
+ * plain values. Around them, the bridge is a state machine over the upstream's
+ * reads (`BridgePhase`: streaming, held awaiting the bill, billed, done),
+ * pure too (`bridgeRead`, `bridgeBill`); `bridgeBody` runs it as an Effect
+ * `Stream` over the reads, one upstream read (one batch of events) per step,
+ * with the bill made between a hold and what it held back.
  *
  * A same-format stream is passed event by event (still decoded, for billing
  * and to catch an in-band error), less what the format hides from the caller
@@ -12,13 +15,14 @@
  *
  * @since 0.1.0
  */
-import { Cause, Effect } from "effect"
+import { Effect, Stream } from "effect"
 import { Sse } from "effect/encoding"
+import type { MeterDelta } from "../billing/Meter.ts"
 import type { OutputPart } from "../canonical/Content.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
 import type { Usage } from "../canonical/Usage.ts"
 import { toProblem } from "../errors/Envelope.ts"
-import { UpstreamFailed } from "../errors/GatewayError.ts"
+import { type LedgerUnavailable, UpstreamFailed } from "../errors/GatewayError.ts"
 import type { DecodeStep, Format, ResponseMeta } from "../formats/Format.ts"
 
 /** What stays fixed over one answer. @category models */
@@ -60,28 +64,6 @@ export interface BridgeState {
   readonly done: boolean
   /** The answer's parts by block index (only when `assemble`). */
   readonly assembled: ReadonlyMap<number, OutputPart> | undefined
-}
-
-/**
- * What one step meant for billing. `usage` is the last usage reported in the
- * batch (undefined: none); `final` says the format's final usage arrived
- * (`UsageUpdate.final`); `finished` says the answer's `Finish` came (a usage
- * reported before it is then final too); `failure` ends the answer as failed.
- *
- * @category models
- */
-export interface MeterDelta {
-  readonly usage: Usage | undefined
-  readonly final: boolean
-  readonly finished: boolean
-  readonly deliveredCharacters: number
-  /** The delivered text, tool arguments and reasoning of the step, in order (`undefined`: none). */
-  readonly deliveredText: Array<string> | undefined
-  readonly failure: UpstreamFailed | undefined
-  /** The answer's public id (`ResponseStart`), when assembling. */
-  readonly answerId: string | undefined
-  /** The assembled answer, once it finished, when assembling. */
-  readonly answer: ReadonlyArray<OutputPart> | undefined
 }
 
 /** One step's result: the next state, the framed text to write (maybe empty), and the billing delta. */
@@ -298,11 +280,18 @@ const finishStep = (
 }
 
 /**
- * The caller's error event for `error` (never an end marker).
+ * The caller's error event for `error` (never an end marker), ending the
+ * answer. The delta carries an upstream failure (the answer failed); a ledger
+ * that could not make the bill durable leaves the meter alone (the bill is
+ * made).
  *
  * @category bridge
  */
-export const bridgeFail = (config: BridgeConfig, state: BridgeState, error: UpstreamFailed): BridgeStep =>
+export const bridgeFail = (
+  config: BridgeConfig,
+  state: BridgeState,
+  error: UpstreamFailed | LedgerUnavailable
+): BridgeStep =>
   failWith(config, state.decoded, state.encoded, state.assembled, error, framingOf(state, undefined), tally())
 
 /** The caller's error event for `error` after what `framing` holds, ending the answer. */
@@ -311,11 +300,11 @@ const failWith = (
   decoded: unknown,
   encoded: unknown,
   assembled: ReadonlyMap<number, OutputPart> | undefined,
-  error: UpstreamFailed,
+  error: UpstreamFailed | LedgerUnavailable,
   framing: Framing,
   delta: Tally
 ): BridgeStep => {
-  delta.failure = error
+  if (error._tag === "UpstreamFailed") delta.failure = error
   for (const event of config.inbound.streamEncoder.fail(encoded, toProblem(error))) frame(config, framing, event)
   return finishStep(config, decoded, encoded, undefined, true, assembled, framing, delta)
 }
@@ -405,15 +394,185 @@ export const bridgeEnd = (config: BridgeConfig, state: BridgeState, cost?: numbe
 }
 
 /**
- * The caller's answer body as the pull of its next bytes: the first batch of
- * upstream events (`first`, already read by the failover probe), then `next`
- * until the end; each step's billing delta goes to `onDelta` before its bytes
- * are handed on. `onFinal` runs once, before any byte of the answer's end
- * leaves: when the final usage arrives (the events from it on held back until
- * it is done), or at the upstream's end when none came; it bills the answer
- * and makes the bill durable, and gives the cost (USD) to write into the
- * caller's final usage, or `undefined` to write none. The upstream's end,
- * early end or failure becomes the format's last events, then `Cause.Done`.
+ * One read of the upstream's body, as the bridge takes it: a batch of SSE
+ * events (one network read's worth), the body's end, or the read failing.
+ *
+ * @category models
+ */
+export type UpstreamRead =
+  | { readonly _tag: "Events"; readonly events: ReadonlyArray<Sse.Event> }
+  | { readonly _tag: "End" }
+  | { readonly _tag: "Failed"; readonly error: UpstreamFailed }
+
+/**
+ * The bill the held-back end waited for: made durable, with the cost (USD) to
+ * write into the caller's final usage (`undefined`: none to write), or lost
+ * (the ledger could not make it durable: the end is withheld).
+ *
+ * @category models
+ */
+export type BillOutcome =
+  | { readonly _tag: "Made"; readonly cost: number | undefined }
+  | { readonly _tag: "Lost"; readonly error: LedgerUnavailable }
+
+/**
+ * Where the bridge stands between two reads. `Streaming`: no final usage yet,
+ * every read framed as it comes. `Held`: the final usage arrived (or the
+ * upstream ended without one) and the answer is to be billed before any of
+ * its end is framed; `held` is what waits: the events from the one that
+ * carried the final usage on, or `"end"` (the format's last events, already
+ * metered). `Billed`: the bill is made and durable; the rest is framed with
+ * `cost` (USD, or `undefined`) in the caller's final usage. `Done`: the end,
+ * or an error event, is framed; nothing more is read or written.
+ *
+ * @category models
+ */
+export type BridgePhase =
+  | { readonly _tag: "Streaming"; readonly state: BridgeState }
+  | { readonly _tag: "Held"; readonly state: BridgeState; readonly held: ReadonlyArray<Sse.Event> | "end" }
+  | { readonly _tag: "Billed"; readonly state: BridgeState; readonly cost: number | undefined }
+  | { readonly _tag: "Done" }
+
+/**
+ * One transition of the bridge: the next phase, the framed text to write
+ * (maybe empty), and the billing deltas to meter, in order (maybe none).
+ *
+ * @category models
+ */
+export type BridgeTransition = readonly [BridgePhase, string, ReadonlyArray<MeterDelta>]
+
+const done: BridgePhase = { _tag: "Done" }
+
+/**
+ * The bridge before the first read: streaming from `bridgeInitial`.
+ *
+ * @category constructors
+ */
+export const bridgeStart = (config: BridgeConfig, firstStep: DecodeStep<unknown> | undefined): BridgePhase => ({
+  _tag: "Streaming",
+  state: bridgeInitial(config, firstStep)
+})
+
+/**
+ * `events` through `bridgeEvents` from `state`: the phase after them (held at
+ * the final usage unless `billed`, when what was held back goes on at once
+ * with its cost), their framed text and deltas.
+ */
+const eventsFrom = (
+  config: BridgeConfig,
+  state: BridgeState,
+  events: ReadonlyArray<Sse.Event>,
+  billed: { readonly cost: number | undefined } | undefined
+): BridgeTransition => {
+  const cost = billed?.cost
+  let [next, text, delta] = bridgeEvents(config, state, events, cost)
+  const deltas = [delta]
+  // Billed already (a second final usage after the first): nothing waits, the held events are framed now.
+  while (billed !== undefined && next.held !== undefined && !next.done) {
+    const [after, more, moreDelta] = bridgeEvents(config, { ...next, held: undefined }, next.held, cost)
+    next = after
+    text += more
+    deltas.push(moreDelta)
+  }
+  if (next.done) return [done, text, deltas]
+  if (next.held !== undefined) {
+    return [{ _tag: "Held", state: { ...next, held: undefined }, held: next.held }, text, deltas]
+  }
+  return [
+    billed === undefined ? { _tag: "Streaming", state: next } : { _tag: "Billed", state: next, cost },
+    text,
+    deltas
+  ]
+}
+
+/**
+ * The bridge takes one upstream read (pure). Events are decoded, metered and
+ * framed; at the final usage the bridge is `Held`, the events from it on kept
+ * back. The upstream's end, before a bill, is metered and held (`"end"`),
+ * unless the stream broke (the upstream never sent its end marker): then the
+ * caller's error event ends it, billed later as cut. A failed read ends the
+ * answer with the caller's error event.
+ *
+ * @category bridge
+ */
+export const bridgeRead = (
+  config: BridgeConfig,
+  phase: Extract<BridgePhase, { readonly _tag: "Streaming" | "Billed" }>,
+  read: UpstreamRead
+): BridgeTransition => {
+  const billed = phase._tag === "Billed" ? phase : undefined
+  switch (read._tag) {
+    case "Events":
+      return eventsFrom(config, phase.state, read.events, billed)
+    case "Failed": {
+      const [, text, delta] = bridgeFail(config, phase.state, read.error)
+      return [done, text, [delta]]
+    }
+    case "End": {
+      const [, text, delta] = bridgeEnd(config, phase.state, billed?.cost)
+      if (billed !== undefined || delta.failure !== undefined) return [done, text, [delta]]
+      return [{ _tag: "Held", state: phase.state, held: "end" }, "", [delta]]
+    }
+  }
+}
+
+/**
+ * The held-back bridge takes the bill's outcome (pure). Made: what was held
+ * is framed, with the cost in the caller's final usage, and the bridge goes on
+ * billed (or is done, when the end was held). Lost: what was held (the final
+ * usage and the end) is dropped and the caller's error event for the ledger
+ * ends the answer, never its end marker.
+ *
+ * @category bridge
+ */
+export const bridgeBill = (
+  config: BridgeConfig,
+  phase: Extract<BridgePhase, { readonly _tag: "Held" }>,
+  bill: BillOutcome
+): BridgeTransition => {
+  if (bill._tag === "Lost") return [done, bridgeFail(config, phase.state, bill.error)[1], []]
+  // The end was metered when it was held: only its text now, with the cost.
+  if (phase.held === "end") return [done, bridgeEnd(config, phase.state, bill.cost)[1], []]
+  return eventsFrom(config, phase.state, phase.held, bill)
+}
+
+/** Marks the bridge's last output: the body ends after the chunk it closes (no read after it). */
+const ended: unique symbol = Symbol("sluice/relay/StreamBridge/ended")
+
+/**
+ * The upstream's body as reads: `first` (already read by the failover probe),
+ * then `next` until its end (`undefined`) or a failure, both as a last read.
+ */
+const upstreamReads = (
+  first: ReadonlyArray<Sse.Event>,
+  next: Effect.Effect<ReadonlyArray<Sse.Event> | undefined, UpstreamFailed>
+): Stream.Stream<UpstreamRead> => {
+  const end: UpstreamRead = { _tag: "End" }
+  const read = Effect.match(next, {
+    onFailure: (error): readonly [UpstreamRead, "ended"] => [{ _tag: "Failed", error }, "ended"],
+    onSuccess: (events): readonly [UpstreamRead, "reading" | "ended"] =>
+      events === undefined ? [end, "ended"] : [{ _tag: "Events", events }, "reading"]
+  })
+  return Stream.unfold<"first" | "reading" | "ended", UpstreamRead, never, never>("first", (cursor) => {
+    if (cursor === "reading") return read
+    if (cursor === "ended") return Effect.succeed(undefined)
+    return Effect.succeed([{ _tag: "Events", events: first }, "reading"] as const)
+  })
+}
+
+/**
+ * The caller's answer body as a `Stream` of bytes: the upstream's reads (the
+ * first batch, `first`, already read and decoded by the failover probe:
+ * `firstStep`; then `next` until the end) through the bridge's state machine,
+ * one read per step; each delta goes to `onDelta` before its bytes are handed
+ * on. `onFinal` runs once, before any byte of the answer's end leaves: when
+ * the final usage arrives (the events from it on held back until it is done),
+ * or at the upstream's end when none came; it bills the answer, makes the bill
+ * durable and gives the cost (USD) to write into the caller's final usage, or
+ * `undefined` to write none; when it fails (`LedgerUnavailable`: the bill
+ * could not be made durable) the held events are dropped and the caller's
+ * error event ends the answer. The upstream's end, early end or failure
+ * becomes the format's last events, then the stream ends. Never fails.
  *
  * @category bridge
  */
@@ -423,53 +582,39 @@ export const bridgeBody = (
   first: ReadonlyArray<Sse.Event>,
   next: Effect.Effect<ReadonlyArray<Sse.Event> | undefined, UpstreamFailed>,
   onDelta: (delta: MeterDelta) => void,
-  onFinal: Effect.Effect<number | undefined> = Effect.succeed(undefined)
-): Effect.Effect<readonly [Uint8Array], Cause.Done> => {
-  let state = bridgeInitial(config, firstStep)
-  let pending: ReadonlyArray<Sse.Event> | undefined = first
-  /** Whether `onFinal` ran, and the cost it gave. */
-  let billed = false
-  let cost: number | undefined
+  onFinal: Effect.Effect<number | undefined, LedgerUnavailable> = Effect.succeed(undefined)
+): Stream.Stream<Uint8Array> => {
   const bytes = new TextEncoder()
-  const settleThen = <A>(then: () => Effect.Effect<A, Cause.Done>): Effect.Effect<A, Cause.Done> => {
-    if (billed) return then()
-    billed = true
-    return Effect.flatMap(onFinal, (given) => {
-      cost = given
-      return then()
+  const bill = Effect.match(onFinal, {
+    onFailure: (error): BillOutcome => ({ _tag: "Lost", error }),
+    onSuccess: (cost): BillOutcome => ({ _tag: "Made", cost })
+  })
+  type Output = Uint8Array | typeof ended
+  const meter = (deltas: ReadonlyArray<MeterDelta>) => {
+    for (const delta of deltas) onDelta(delta)
+  }
+  const output = (phase: BridgePhase, text: string): readonly [BridgePhase, ReadonlyArray<Output>] => {
+    const last = phase._tag === "Done"
+    if (text === "") return [phase, last ? [ended] : []]
+    return [phase, last ? [bytes.encode(text), ended] : [bytes.encode(text)]]
+  }
+  const step = (
+    phase: BridgePhase,
+    read: UpstreamRead
+  ): Effect.Effect<readonly [BridgePhase, ReadonlyArray<Output>]> => {
+    // Never reached: a hold is billed within its read's step, and nothing is read once done.
+    if (phase._tag === "Held" || phase._tag === "Done") return Effect.succeed([done, [ended]])
+    const [after, text, deltas] = bridgeRead(config, phase, read)
+    meter(deltas)
+    if (after._tag !== "Held") return Effect.succeed(output(after, text))
+    return Effect.map(bill, (outcome) => {
+      const [last, rest, more] = bridgeBill(config, after, outcome)
+      meter(more)
+      return output(last, text + rest)
     })
   }
-  const bytesOf = (text: string) => text === "" ? pull : Effect.succeed([bytes.encode(text)] as const)
-  const emit = ([after, text, delta]: BridgeStep) => {
-    state = after
-    onDelta(delta)
-    if (after.held === undefined) return bytesOf(text)
-    pending = after.held
-    return settleThen(() => bytesOf(text))
-  }
-  const end = (): Effect.Effect<readonly [Uint8Array], Cause.Done> => {
-    if (billed) return emit(bridgeEnd(config, state, cost))
-    const metered = bridgeEnd(config, state)
-    // A broken stream is billed by the finalizer, as cut: nothing of its end is an answer's end.
-    if (metered[2].failure !== undefined) return emit(metered)
-    onDelta(metered[2])
-    return settleThen(() => {
-      const [after, text] = cost === undefined ? metered : bridgeEnd(config, state, cost)
-      state = after
-      return bytesOf(text)
-    })
-  }
-  const afterRead = Effect.matchEffect(next, {
-    onFailure: (error: UpstreamFailed) => emit(bridgeFail(config, state, error)),
-    onSuccess: (events: ReadonlyArray<Sse.Event> | undefined) =>
-      events === undefined ? end() : emit(bridgeEvents(config, state, events, cost))
-  })
-  const pull: Effect.Effect<readonly [Uint8Array], Cause.Done> = Effect.suspend(() => {
-    if (state.done) return Cause.done()
-    if (pending === undefined) return afterRead
-    const events = pending
-    pending = undefined
-    return emit(bridgeEvents(config, { ...state, held: undefined }, events, cost))
-  })
-  return pull
+  return upstreamReads(first, next).pipe(
+    Stream.mapAccumEffect(() => bridgeStart(config, firstStep), step),
+    Stream.takeWhile((chunk): chunk is Uint8Array => chunk !== ended)
+  )
 }

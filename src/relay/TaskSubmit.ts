@@ -23,9 +23,8 @@ import { type GatewayError, ModelNotFound, type UpstreamFailed } from "../errors
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import type { GatewaySettings } from "../services/GatewaySettings.ts"
-import type { QuotaLedger } from "../services/QuotaLedger.ts"
+import type { Ledger } from "../billing/Ledger.ts"
 import type { RateLimiter } from "../services/RateLimiter.ts"
-import type { UsageLog } from "../services/UsageLog.ts"
 import type { Catalog } from "../storage/Catalog.ts"
 import {
   insertedTask,
@@ -51,7 +50,7 @@ export interface TaskSubmitServices extends OneShotServices {
 export const taskSubmitServices: Effect.Effect<
   TaskSubmitServices,
   never,
-  ChannelRouter | QuotaLedger | UsageLog | RateLimiter | GatewaySettings | TaskStore
+  ChannelRouter | Ledger | RateLimiter | GatewaySettings | TaskStore
 > = Effect.gen(function* () {
   return { ...(yield* oneShotServices), store: yield* TaskStore }
 })

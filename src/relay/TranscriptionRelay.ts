@@ -22,9 +22,10 @@ import { HttpServerResponse } from "effect/http"
 import { emptyUsage, type Usage } from "../canonical/Usage.ts"
 import { parseJsonOrUndefined } from "../domain/JsonDepth.ts"
 import { audioCost, holdPrice, type Price, textCost } from "../domain/Pricing.ts"
-import { type GatewayError, InvalidRequest, UpstreamFailed } from "../errors/GatewayError.ts"
+import { toProblem } from "../errors/Envelope.ts"
+import { type GatewayError, InvalidRequest, LedgerUnavailable, UpstreamFailed } from "../errors/GatewayError.ts"
 import { classifyGeminiError } from "../formats/gemini/generate-content/ErrorBody.ts"
-import { classifyOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
+import { classifyOpenAiError, encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
 import {
@@ -48,6 +49,11 @@ import {
 import { type PipelineContext, runBilled } from "./BilledPipeline.ts"
 import type { Accepted } from "./Failover.ts"
 import { postForJson, priceFor } from "./OneShot.ts"
+
+/** OpenAI's stream error event for a bill the ledger could not make durable (what a withheld end becomes). */
+const ledgerErrorEvent = new TextEncoder().encode(
+  `data: ${JSON.stringify(encodeOpenAiError(toProblem(new LedgerUnavailable())))}\n\n`
+)
 
 /** A transcription or translation request, checked by the route. @category models */
 export interface TranscriptionInput {
@@ -349,7 +355,9 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
        * A streamed transcript passed on event by event as the upstream sends it (`transcript.text.delta` …
        * `transcript.text.done`: platform.openai.com/docs/api-reference/audio/transcript-text-done-event). The
        * chunk carrying `transcript.text.done` is held until the request is billed from its `usage` (`billedOf`)
-       * and the charge is durable, so no byte of the answer's end leaves unbilled. A stream that ends or is cut
+       * and the charge is durable, so no byte of the answer's end leaves unbilled; when the charge cannot be made
+       * durable, that chunk is dropped and the answer ends with OpenAI's stream error event for the ledger
+       * (`quota_ledger_unavailable`) instead of its end. A stream that ends or is cut
        * before it (the upstream broke, the caller left) is billed by `billedOf` with nothing reported and the
        * delta text delivered so far, and costs nothing when no text was delivered.
        */
@@ -363,6 +371,8 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
           const events = sseDataReader()
           let deliveredCharacters = 0
           let settled = false
+          /** The end was withheld (the bill could not be made durable): the error event is out, nothing more. */
+          let withheld = false
           let failure: UpstreamFailed | undefined
           const settleWith = (bill: { usage: Usage; cost: bigint } | undefined) => {
             settled = true
@@ -376,7 +386,7 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
             }))
             return Effect.andThen(context.settle(accepted.candidate, accepted.attempt), context.settlement.durable)
           }
-          const pull: Effect.Effect<ReadonlyArray<Uint8Array>, Cause.Done> = upstream.read.pipe(
+          const reading: Effect.Effect<ReadonlyArray<Uint8Array>, Cause.Done> = upstream.read.pipe(
             Effect.tapError((error) =>
               Effect.sync(() => {
                 failure = error
@@ -394,9 +404,14 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
               }
               if (done === undefined || settled) return Effect.succeed([chunk])
               const text = typeof done.text === "string" ? done.text : ""
-              return Effect.as(settleWith(billedOf(reportedUsage(JSON.stringify(done)), text.length)), [chunk])
+              return Effect.map(settleWith(billedOf(reportedUsage(JSON.stringify(done)), text.length)), (durable) => {
+                if (durable) return [chunk]
+                withheld = true
+                return [ledgerErrorEvent]
+              })
             })
           )
+          const pull = Effect.suspend(() => withheld ? Cause.done() : reading)
           const finalizer = Effect.suspend(() => {
             upstream.abort()
             if (settled) return Effect.void

@@ -25,7 +25,7 @@ import type { Metrics } from "../observability/Metrics.ts"
 import { clientAddressOf, isLoopback, isUntrustedForward } from "../http/ClientAddress.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
-import { QuotaLedger } from "../services/QuotaLedger.ts"
+import { QuotaLedger } from "../billing/QuotaLedger.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { isStatusToken } from "./AccountRoutes.ts"
 

@@ -44,6 +44,8 @@ export interface Settings {
   readonly videoContentMaxBytes: number
   /** Time limit of one video content download from a vendor, redirects and body included (default 10 min). */
   readonly videoContentTimeoutMs: number
+  /** The charge journal file waits for a group-committed `fdatasync` (`journal_fsync`, default false). */
+  readonly journalFsync: boolean
   /**
    * The operator's secret for the per-channel detail of `GET /api/status`
    * (`settings.status_token`); `undefined` (the default) shows it to nobody.
@@ -118,6 +120,7 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     mediaTimeoutMs: given.media_timeout_ms ?? 10_000,
     mediaAllowHosts: given.media_allow_hosts ?? [],
     videoContentMaxBytes: given.video_content_max_bytes ?? 512 * 1024 * 1024,
+    journalFsync: given.journal_fsync ?? false,
     videoContentTimeoutMs: given.video_content_timeout_ms ?? 10 * 60_000,
     statusToken: given.status_token,
     mediaMaxCount: given.media_max_count ?? 16,

@@ -42,8 +42,7 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { PageRequest } from "../domain/Page.ts"
 import type { NotFound } from "../errors/GatewayError.ts"
-import { QuotaLedger } from "../services/QuotaLedger.ts"
-import { UsageLog } from "../services/UsageLog.ts"
+import { Ledger } from "../billing/Ledger.ts"
 import type { TaskChargePending } from "./store/FinalBill.ts"
 import { finishTask } from "./store/FinishTask.ts"
 import type { Advance, Finished, NewTask, Task, TaskEnd } from "./store/Task.ts"
@@ -139,16 +138,14 @@ export class TaskStore extends Context.Service<TaskStore, {
   readonly finish: (task: Task, end: TaskEnd) => Effect.Effect<Finished, SqlError.SqlError | TaskChargePending>
 }>()("sluice/services/TaskStore") {
   /**
-   * SQL-backed (PGlite or PostgreSQL); bills through the `QuotaLedger` and
-   * the `UsageLog`, which must share its `SqlClient` (the final bill is one
-   * transaction of the three).
+   * SQL-backed (PGlite or PostgreSQL); bills through the `Ledger`, which must
+   * share its `SqlClient` (the task's end and its final bill are one transaction).
    */
   static readonly layer = Layer.effect(
     TaskStore,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const ledger = yield* QuotaLedger
-      const usageLog = yield* UsageLog
+      const ledger = yield* Ledger
       const instance = crypto.randomUUID()
       return TaskStore.of({
         instance,
@@ -164,7 +161,7 @@ export class TaskStore extends Context.Service<TaskStore, {
         advance: (task, state, nextPollMillis) => recordAdvance(sql, task, state, nextPollMillis),
         advanceMany: (batch, nextPollMillis) => recordAdvances(sql, batch, nextPollMillis),
         backoff: (task, delayMillis) => recordBackoff(sql, task, delayMillis),
-        finish: finishTask(sql, ledger, usageLog)
+        finish: finishTask(sql, ledger)
       })
     })
   )

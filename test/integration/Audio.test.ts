@@ -924,3 +924,34 @@ Deno.test("audio: token-priced speech (gpt-4o-mini-tts) billed the reported usag
     await gateway.close()
   }
 })
+
+Deno.test("audio: a streamed transcript whose charge no journal can hold ends with the ledger's error event, not transcript.text.done", async () => {
+  const gateway = await startGateway({ config, store: "postgres" })
+  try {
+    const transcribe = async () => {
+      const form = new FormData()
+      form.set("file", new File([wavOf(2)], "a.wav", { type: "audio/wav" }))
+      form.set("model", "gpt-4o-transcribe")
+      form.set("stream", "true")
+      const response = await fetch(`${gateway.url}/v1/audio/transcriptions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY}` },
+        body: form
+      })
+      strictEqual(response.status, 200)
+      return await response.text()
+    }
+    // A first transcript takes the lease: the hold below is served from memory, as in an outage.
+    await transcribe()
+    // The journal table is gone for a while (and this gateway has no spill file): no journal can hold the charge.
+    await gateway.query("ALTER TABLE charge_journal RENAME TO charge_journal_away")
+    const withheld = await transcribe()
+    await gateway.query("ALTER TABLE charge_journal_away RENAME TO charge_journal", false)
+    ok(withheld.includes('"code":"quota_ledger_unavailable"'), withheld)
+    ok(!withheld.includes("transcript.text.done"), withheld)
+    const again = await transcribe()
+    ok(again.includes("transcript.text.done") && !again.includes("quota_ledger_unavailable"), again)
+  } finally {
+    await gateway.close()
+  }
+})

@@ -40,8 +40,6 @@ const nextMidnightUtc = () => {
   return Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate() + 1) / 1000
 }
 
-const settled = () => new Promise((resolve) => setTimeout(resolve, 400))
-
 Deno.test("budgets: a key's daily budget refuses with 429 budget_exceeded, shows its spend, and is editable", async () => {
   const gateway = await startGateway({
     config: (url) =>
@@ -92,7 +90,8 @@ Deno.test("budgets: a key's daily budget refuses with 429 budget_exceeded, shows
     ok(messagesRefusal instanceof Anthropic.RateLimitError, `refused with a 429: ${messagesRefusal}`)
     ok(String(messagesRefusal.message).includes("budget"), messagesRefusal.message)
 
-    await settled()
+    // Every charge folded into the balances and the budget windows (an answer ends once journaled).
+    await gateway.settled()
     const alice = browser(gateway.url)
     await alice.login("alice", PASSWORD)
     // The key's used quota and its budget's spend are read from what is committed; under load the last charge's

@@ -3,7 +3,9 @@
  * leaves at any byte after the final usage is billed exactly what the upstream
  * reported; the cost rides on every billed answer (`x-sluice-cost`, and a
  * stream's final usage when asked) and equals the usage row's and the access
- * log's; a charge is committed before the answer's end leaves. Compared with
+ * log's; a charge is committed before the answer's end leaves, and a stream
+ * whose charge cannot be committed ends with the ledger's error event instead
+ * of its end. Compared with
  * what the emulator reported, never with the ledger alone.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
@@ -182,6 +184,51 @@ Deno.test("property: a caller leaving at any byte after the final usage is bille
         { numRuns: 15 }
       )
     }
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("ledger truth: an answer whose charge no journal can hold is withheld: a stream's end, a JSON answer whole", async () => {
+  // On PostgreSQL without a data directory there is no spill file: with the journal table away, nothing is durable.
+  const gateway = await startGateway({ config, store: "postgres" })
+  try {
+    // A first answer takes the lease: the holds below are served from memory, as in an outage.
+    await (await post(gateway, "/v1/chat/completions", chatBody(false))).text()
+    const before = await lastId(gateway)
+    await gateway.query("ALTER TABLE charge_journal RENAME TO charge_journal_away")
+    const chat = await (await post(gateway, "/v1/chat/completions", chatBody(true))).text()
+    ok(chat.includes('"code":"quota_ledger_unavailable"'), chat)
+    ok(!chat.includes("[DONE]"), chat)
+    ok(chat.includes('"content":'), "the answer's text before the final usage was delivered")
+    const messages = await (await post(gateway, "/v1/messages", messagesBody)).text()
+    ok(messages.includes("event: error\n") && messages.includes("quota_ledger_unavailable"), messages)
+    ok(!messages.includes("message_stop"), messages)
+    const json = await post(gateway, "/v1/chat/completions", chatBody(false))
+    strictEqual(json.status, 503)
+    strictEqual((await json.json()).error.code, "quota_ledger_unavailable")
+    const away = await gateway.query<{ readonly n: number }>(
+      `SELECT count(*)::int AS n FROM usage_logs WHERE id > ${before}`,
+      false
+    )
+    strictEqual(away[0].n, 0, "nothing was committed while the journal was away")
+    await gateway.query("ALTER TABLE charge_journal_away RENAME TO charge_journal", false)
+    const again = await (await post(gateway, "/v1/chat/completions", chatBody(true))).text()
+    ok(again.trimEnd().endsWith("data: [DONE]"), again)
+    // The streams' delivered text is billed once the database takes the fold; the withheld JSON answer is not.
+    const rows = await gateway.query<{ readonly cost: string; readonly status: number; readonly stream: boolean }>(
+      `SELECT cost::text AS cost, status, stream FROM usage_logs WHERE id > ${before} ORDER BY id`
+    )
+    strictEqual(rows.length, 4)
+    deepStrictEqual(
+      rows.filter((row) => !row.stream).map((row) => ({ cost: row.cost, status: row.status })),
+      [{ cost: "0", status: 503 }]
+    )
+    ok(rows.filter((row) => row.stream).every((row) => BigInt(row.cost) > 0n && row.status === 200))
+    const [sums] = await gateway.query<{ readonly used: string; readonly logged: string }>(
+      `SELECT (SELECT sum(used_quota)::text FROM users) AS used, (SELECT sum(cost)::text FROM usage_logs) AS logged`
+    )
+    strictEqual(sums.used, sums.logged)
   } finally {
     await gateway.close()
   }

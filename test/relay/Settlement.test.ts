@@ -1,60 +1,17 @@
 /**
- * The meter and the bill: which usage is billed for each way a request can
- * end, and that a settlement runs once.
+ * The bill: that a settlement runs once, and takes a stream's deltas as the
+ * meter's rules do (the rules themselves: `test/billing/Meter.test.ts`).
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Clock, Effect } from "effect"
 import type { Principal } from "../../src/services/Auth.ts"
-import type { Hold, QuotaLedger } from "../../src/services/QuotaLedger.ts"
-import type { UsageLog, UsageRow } from "../../src/services/UsageLog.ts"
+import type { Ledger } from "../../src/billing/Ledger.ts"
+import type { Hold } from "../../src/billing/QuotaLedger.ts"
+import type { UsageRow } from "../../src/billing/UsageLog.ts"
 import { toFixed } from "../../src/domain/Pricing.ts"
 import { UpstreamFailed } from "../../src/errors/GatewayError.ts"
-import { applyDelta, billedUsage, emptyMeter, makeSettlement, type Meter } from "../../src/relay/Settlement.ts"
-
-const meter = (overrides: Partial<Meter>): Meter => ({ ...emptyMeter, ...overrides })
-
-Deno.test("billedUsage: a final usage is billed as reported", () => {
-  deepStrictEqual(
-    billedUsage(meter({ usage: { inputTokens: 10, outputTokens: 2 }, final: true, deliveredCharacters: 400 }), 99),
-    { inputTokens: 10, outputTokens: 2 }
-  )
-})
-
-Deno.test("billedUsage: a stream cut before its final usage bills the larger of reported and delivered output", () => {
-  // Anthropic's message_start reports output_tokens: 1; 400 characters reached the caller.
-  const cut = meter({ usage: { inputTokens: 10, outputTokens: 1 }, deliveredCharacters: 400, status: 502 })
-  deepStrictEqual(billedUsage(cut, 99), { inputTokens: 10, outputTokens: 100 })
-  const ahead = meter({ usage: { inputTokens: 10, outputTokens: 300 }, deliveredCharacters: 400, status: 502 })
-  strictEqual(billedUsage(ahead, 99)?.outputTokens, 300)
-})
-
-Deno.test("billedUsage: no usage reported: the prompt estimate and what was delivered; nothing delivered costs nothing", () => {
-  deepStrictEqual(billedUsage(meter({ deliveredCharacters: 9, status: 502 }), 42), { inputTokens: 42, outputTokens: 3 })
-  strictEqual(billedUsage(meter({ status: 502 }), 42), undefined)
-  deepStrictEqual(billedUsage(meter({}), 42), { inputTokens: 0, outputTokens: 0 })
-})
-
-Deno.test("applyDelta: usage, the final flag, delivered characters and a failure's status", () => {
-  const failure = new UpstreamFailed({
-    kind: "stream-broken",
-    status: 0,
-    message: "cut sk-test-abcdefghijklmnopqrstuvwxyz012345"
-  })
-  const next = applyDelta(meter({ deliveredCharacters: 3 }), {
-    usage: { inputTokens: 1, outputTokens: 1 },
-    final: false,
-    finished: false,
-    deliveredCharacters: 4,
-    deliveredText: undefined,
-    failure,
-    answerId: undefined,
-    answer: undefined
-  })
-  strictEqual(next.deliveredCharacters, 7)
-  strictEqual(next.status, 502)
-  strictEqual(next.error?.startsWith("stream-broken: cut "), true)
-  strictEqual(next.error?.includes("abcdefghijklmnopqrstuvwxyz012345"), false, "key-like text is masked")
-})
+import { applyDelta, emptyMeter } from "../../src/billing/Meter.ts"
+import { makeSettlement } from "../../src/relay/Settlement.ts"
 
 const principal: Principal = {
   tokenId: 1n,
@@ -72,18 +29,19 @@ Deno.test("makeSettlement: settles once, refunds extensions first, logs one row 
   const settled: Array<[bigint, bigint]> = []
   const rows: Array<UsageRow> = []
   const released: Array<number> = []
+  // A ledger double: what it was asked to book and release, and the rows it was given.
   const ledger = {
-    settle: (hold: Hold, cost: bigint, onBooked?: (charged: bigint) => void) =>
+    book: (hold: Hold | undefined, cost: bigint, row: (charged: bigint) => UsageRow) =>
       Effect.sync(() => {
-        settled.push([hold.amount, cost])
-        onBooked?.(cost)
+        settled.push([hold?.amount ?? 0n, cost])
+        rows.push(row(cost))
         return cost
-      })
-  } as unknown as typeof QuotaLedger.Service
-  const usageLog = { record: (row: UsageRow) => rows.push(row) } as unknown as typeof UsageLog.Service
+      }),
+    release: (hold: Hold) => Effect.sync(() => void settled.push([hold.amount, 0n])),
+    record: (row: UsageRow) => rows.push(row)
+  } as unknown as typeof Ledger.Service
   const settlement = makeSettlement({
     ledger,
-    usageLog,
     principal,
     requestId: "r1",
     model: "gpt-test",
@@ -111,8 +69,7 @@ Deno.test("makeSettlement: settles once, refunds extensions first, logs one row 
 
 Deno.test("makeSettlement: absorb takes a stream delta into the meter as applyDelta does", () => {
   const settlement = makeSettlement({
-    ledger: {} as typeof QuotaLedger.Service,
-    usageLog: {} as typeof UsageLog.Service,
+    ledger: {} as typeof Ledger.Service,
     principal,
     requestId: "r2",
     model: "gpt-test",

@@ -1,16 +1,25 @@
 /**
- * The stream bridge's pure steps, with plain values: upstream SSE events in,
- * framed text and a meter delta out.
+ * The stream bridge's pure steps and its phases, with plain values: upstream
+ * SSE events in, framed text and meter deltas out; and `bridgeBody` run as a
+ * stream (one chunk per read, the bill before the end, a withheld end).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import type { ResponseMeta } from "../../src/formats/Format.ts"
+import { Effect, Stream } from "effect"
+import { LedgerUnavailable, UpstreamFailed } from "../../src/errors/GatewayError.ts"
+import type { DecodeStep, ResponseMeta } from "../../src/formats/Format.ts"
 import { formatOf } from "../../src/formats/Formats.ts"
 import {
+  bridgeBill,
+  bridgeBody,
   type BridgeConfig,
   bridgeEnd,
   bridgeEvents,
   bridgeInitial,
-  type BridgeState
+  type BridgePhase,
+  bridgeRead,
+  bridgeStart,
+  type BridgeState,
+  type UpstreamRead
 } from "../../src/relay/StreamBridge.ts"
 import { sse } from "../support/StreamSteps.ts"
 
@@ -209,3 +218,178 @@ Deno.test("StreamBridge: the cost is written into the caller's final usage, once
     strictEqual(translated.text.match(/"cost":0.5/g)?.length, 1, `${inbound}: ${translated.text}`)
   }
 })
+
+/** The state machine, with plain values: phases in, phases, text and deltas out. */
+const openAiAnswer = [chunk({ role: "assistant", content: "Hi" }), finishChunk, usageChunk, sse("[DONE]")]
+const usageConfig = config({ meta: { ...meta, includeUsage: true } })
+const streaming = (bridge: BridgeConfig) =>
+  bridgeStart(bridge, undefined) as Extract<BridgePhase, { _tag: "Streaming" }>
+const events = (list: ReadonlyArray<ReturnType<typeof sse>>): UpstreamRead => ({ _tag: "Events", events: list })
+const end: UpstreamRead = { _tag: "End" }
+
+Deno.test("bridge phases: a read without the final usage streams on, framed and metered", () => {
+  const [phase, text, deltas] = bridgeRead(usageConfig, streaming(usageConfig), events([chunk({ content: "Hi" })]))
+  strictEqual(phase._tag, "Streaming")
+  ok(text.includes('"content":"Hi"'), text)
+  deepStrictEqual(deltas.map((delta) => delta.deliveredCharacters), [2])
+})
+
+Deno.test("bridge phases: the final usage holds the rest back until the bill; a made bill frames it with its cost", () => {
+  const [held, before, deltas] = bridgeRead(usageConfig, streaming(usageConfig), events(openAiAnswer))
+  strictEqual(held._tag, "Held")
+  if (held._tag !== "Held") return
+  deepStrictEqual(held.held, openAiAnswer.slice(2), "held from the event that carried the final usage")
+  ok(before.includes('"content":"Hi"') && before.includes('"finish_reason":"stop"'), before)
+  ok(!before.includes('"usage"') && !before.includes("[DONE]"), "nothing of the end before the bill")
+  strictEqual(deltas.length, 1)
+  strictEqual(deltas[0].final, true)
+  deepStrictEqual(deltas[0].usage, { inputTokens: 5, outputTokens: 3 })
+
+  const [billed, after, afterDeltas] = bridgeBill(usageConfig, held, { _tag: "Made", cost: 0.25 })
+  deepStrictEqual(billed._tag === "Billed" ? billed.cost : billed._tag, 0.25)
+  ok(after.includes('"cost":0.25') && after.includes("[DONE]"), after)
+  strictEqual(afterDeltas.filter((delta) => delta.final).length, 0, "the final usage is metered once")
+  if (billed._tag !== "Billed") return
+  const [last, tail, tailDeltas] = bridgeRead(usageConfig, billed, end)
+  strictEqual(last._tag, "Done")
+  strictEqual(tail, "", "a passthrough stream's end was its own [DONE]")
+  strictEqual(tailDeltas.length, 1)
+})
+
+Deno.test("bridge phases: a lost bill drops what was held and ends with the ledger's error event, never [DONE]", () => {
+  const [held] = bridgeRead(usageConfig, streaming(usageConfig), events(openAiAnswer))
+  if (held._tag !== "Held") throw new Error(`expected Held, got ${held._tag}`)
+  const [phase, text, deltas] = bridgeBill(usageConfig, held, { _tag: "Lost", error: new LedgerUnavailable() })
+  strictEqual(phase._tag, "Done")
+  strictEqual(JSON.parse(text.slice("data: ".length)).error.code, "quota_ledger_unavailable")
+  ok(!text.includes("[DONE]") && !text.includes('"usage"'), text)
+  deepStrictEqual(deltas, [], "the bill is made; the meter does not change")
+})
+
+Deno.test("bridge phases: an upstream end with no final usage is metered and held; the bill frames the end", () => {
+  const bridge = config({ wire: anthropic, passthrough: false })
+  const anthropicAnswer = [
+    sse({
+      type: "message_start",
+      message: {
+        id: "msg_1",
+        type: "message",
+        role: "assistant",
+        model: "claude-test",
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: 7, output_tokens: 1 }
+      }
+    }, "message_start"),
+    sse({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }, "content_block_start"),
+    sse({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "ok" } }, "content_block_delta"),
+    sse({ type: "content_block_stop", index: 0 }, "content_block_stop"),
+    sse({ type: "message_stop" }, "message_stop")
+  ]
+  const [streamingOn] = bridgeRead(bridge, streaming(bridge), events(anthropicAnswer))
+  if (streamingOn._tag !== "Streaming") throw new Error(`expected Streaming, got ${streamingOn._tag}`)
+  const [held, text, deltas] = bridgeRead(bridge, streamingOn, end)
+  strictEqual(held._tag, "Held")
+  strictEqual(text, "", "the end waits for the bill")
+  strictEqual(deltas.length, 1)
+  if (held._tag !== "Held") return
+  strictEqual(held.held, "end")
+  const [phase, last] = bridgeBill(bridge, held, { _tag: "Made", cost: undefined })
+  strictEqual(phase._tag, "Done")
+  ok(last.includes("[DONE]"), last)
+  const [, lost] = bridgeBill(bridge, held, { _tag: "Lost", error: new LedgerUnavailable() })
+  ok(lost.includes("quota_ledger_unavailable") && !lost.includes("[DONE]"), lost)
+})
+
+Deno.test("bridge phases: a broken stream's end and a failed read end at once with an error event, no bill", () => {
+  const [broken, brokenText, brokenDeltas] = bridgeRead(config(), streaming(config()), end)
+  strictEqual(broken._tag, "Done")
+  ok(brokenText.includes('"error"') && !brokenText.includes("[DONE]"), brokenText)
+  strictEqual(brokenDeltas[0].failure?.kind, "stream-broken")
+  const error = new UpstreamFailed({ kind: "timeout", status: 0, message: "The upstream went quiet." })
+  const [failed, failedText, failedDeltas] = bridgeRead(config(), streaming(config()), { _tag: "Failed", error })
+  strictEqual(failed._tag, "Done")
+  ok(failedText.includes('"error"'), failedText)
+  strictEqual(failedDeltas[0].failure, error)
+})
+
+Deno.test("bridge phases: once billed, a second final usage holds nothing back", () => {
+  const [held] = bridgeRead(usageConfig, streaming(usageConfig), events(openAiAnswer.slice(0, 3)))
+  if (held._tag !== "Held") throw new Error(`expected Held, got ${held._tag}`)
+  const [billed] = bridgeBill(usageConfig, held, { _tag: "Made", cost: 0.5 })
+  if (billed._tag !== "Billed") throw new Error(`expected Billed, got ${billed._tag}`)
+  const [phase, text] = bridgeRead(usageConfig, billed, events([usageChunk, sse("[DONE]")]))
+  strictEqual(phase._tag, "Billed")
+  ok(text.includes("[DONE]"), text)
+  strictEqual(text.match(/"cost"/g), null, "the cost is written once, into the first final usage")
+})
+
+/** Runs `bridgeBody` over `reads` (the first, then each of the rest by `next`); the chunks, the reads taken, the bills. */
+const runBody = async (
+  bridge: BridgeConfig,
+  reads: ReadonlyArray<ReadonlyArray<ReturnType<typeof sse>>>,
+  onFinal: Effect.Effect<number | undefined, LedgerUnavailable>
+) => {
+  const decoder = bridge.wire.streamDecoder
+  const firstStep = decoder.step(decoder.initial(), reads[0][0]) as DecodeStep<unknown>
+  let taken = 1
+  const next = Effect.sync(() => reads[taken++])
+  const log: Array<string> = []
+  const body = bridgeBody(
+    bridge,
+    firstStep,
+    reads[0],
+    next,
+    (delta) => log.push(delta.final ? "final" : "delta"),
+    Effect.andThen(Effect.sync(() => log.push("bill")), onFinal)
+  )
+  const chunks = [...await Effect.runPromise(Stream.runCollect(body))].map((bytes) => new TextDecoder().decode(bytes))
+  return { chunks, text: chunks.join(""), taken, log }
+}
+
+Deno.test("bridgeBody: one chunk per upstream read, billed once before the end leaves", async () => {
+  const { chunks, taken, log } = await runBody(usageConfig, [
+    [chunk({ role: "assistant", content: "Hi" })],
+    [chunk({ content: " there" }), finishChunk],
+    [usageChunk, sse("[DONE]")]
+  ], Effect.succeed(0.125))
+  strictEqual(chunks.length, 3)
+  ok(chunks[1].includes('"content":" there"'))
+  ok(chunks[2].includes('"cost":0.125') && chunks[2].endsWith("data: [DONE]\n\n"), chunks[2])
+  strictEqual(taken, 4, "the three reads and the end")
+  deepStrictEqual(log, ["delta", "delta", "final", "bill", "delta", "delta"])
+})
+
+/** What ends each inbound format's answer: what a withheld end never writes. */
+const endMarkers = {
+  "openai-chat": ["[DONE]", '"usage"'],
+  anthropic: ["message_stop", "message_delta"],
+  "openai-responses": ["response.completed", "response.incomplete"],
+  gemini: ['"finishReason"', '"usageMetadata"']
+} as const
+
+for (const inbound of ["openai-chat", "anthropic", "openai-responses", "gemini"] as const) {
+  Deno.test(`bridgeBody: a bill the ledger cannot make durable ends a ${inbound} answer with its error event, no end`, async () => {
+    const bridge = config({
+      inbound: formatOf(inbound),
+      passthrough: inbound === "openai-chat",
+      meta: usageConfig.meta
+    })
+    const { text, taken, log } = await runBody(bridge, [
+      [chunk({ role: "assistant", content: "Hi" })],
+      [finishChunk, usageChunk, sse("[DONE]")]
+    ], Effect.fail(new LedgerUnavailable()))
+    ok(text.includes("quota_ledger_unavailable"), text)
+    ok(text.includes("Hi"), "what came before the hold was delivered")
+    for (const marker of endMarkers[inbound]) ok(!text.includes(marker), `${inbound}: no ${marker} in ${text}`)
+    strictEqual(taken, 2, "nothing read after the error")
+    strictEqual(log.filter((entry) => entry === "bill").length, 1)
+    if (inbound === "anthropic") ok(text.includes("event: error\n"), text)
+    if (inbound === "openai-responses") ok(text.includes("event: error\n") && text.includes('"type":"error"'), text)
+    if (inbound === "gemini") strictEqual(JSON.parse(text.split("data: ").at(-1)!).error.code, 503)
+    if (inbound === "openai-chat") {
+      strictEqual(JSON.parse(text.split("data: ").at(-1)!).error.code, "quota_ledger_unavailable")
+    }
+  })
+}

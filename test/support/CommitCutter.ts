@@ -33,6 +33,25 @@ const contains = (haystack: Uint8Array, needle: Uint8Array): boolean => {
   return false
 }
 
+/**
+ * The name (with its terminating NUL) of a statement `chunk` prepares as `COMMIT`: a Parse message
+ * (`P`, length, name, NUL, query, NUL), or `undefined`.
+ */
+const preparedCommit = (chunk: Uint8Array): Uint8Array | undefined => {
+  for (let start = 0; start + COMMIT.length < chunk.length; start++) {
+    if (chunk[start] !== 0x50) continue
+    const nameStart = start + 5
+    let nameEnd = nameStart
+    while (nameEnd < chunk.length && chunk[nameEnd] !== 0) nameEnd++
+    if (nameEnd === nameStart || nameEnd >= chunk.length) continue
+    const query = chunk.subarray(nameEnd + 1, nameEnd + 1 + COMMIT.length + 1)
+    if (query.length === COMMIT.length + 1 && contains(query, COMMIT) && query[COMMIT.length] === 0) {
+      return chunk.slice(nameStart, nameEnd + 1)
+    }
+  }
+  return undefined
+}
+
 /** Starts a proxy on a random loopback port in front of the server of `databaseUrl`. */
 export const startCommitCutter = (databaseUrl: string): CommitCutter => {
   const target = new URL(databaseUrl)
@@ -65,6 +84,8 @@ export const startCommitCutter = (databaseUrl: string): CommitCutter => {
     let holding = false
     /** The marker was sent since this connection's last COMMIT. */
     let marked = false
+    /** The names this connection prepared COMMIT under, each followed by its NUL. */
+    const commitNames: Array<Uint8Array> = []
     const drop = () => {
       dropped = true
       close(client)
@@ -77,7 +98,11 @@ export const startCommitCutter = (databaseUrl: string): CommitCutter => {
         if (read === null) break
         const chunk = buffer.subarray(0, read)
         if (marker.length > 0 && contains(chunk, marker)) marked = true
-        const committing = contains(chunk, COMMIT) || contains(chunk, SINGLE_STATEMENT_COMMIT)
+        // The driver prepares COMMIT once and then only binds it by name: that name commits too.
+        const prepared = preparedCommit(chunk)
+        if (prepared !== undefined) commitNames.push(prepared)
+        const committing = contains(chunk, COMMIT) || contains(chunk, SINGLE_STATEMENT_COMMIT) ||
+          commitNames.some((name) => contains(chunk, name))
         const cutting = armed > 0 && committing && (marked || marker.length === 0)
         if (committing) marked = false
         if (cutting) {

@@ -50,7 +50,13 @@ export interface TestGateway {
   /** Every log line the gateway wrote (access log and Effect's lines, JSON), in order. */
   readonly logs: ReadonlyArray<string>
   /** Runs SQL against the gateway's store. */
-  readonly query: <A extends object>(text: string) => Promise<ReadonlyArray<A>>
+  /** Runs `text` on the gateway's PostgreSQL store, once its charges are folded (`settled`) unless `settle` is false. */
+  readonly query: <A extends object>(text: string, settle?: boolean) => Promise<ReadonlyArray<A>>
+  /**
+   * Resolves once every charge the gateway booked is folded into the balances and the usage log (an answer ends
+   * once its charge is journaled; the fold follows within a tick). `query` waits for it first.
+   */
+  readonly settled: () => Promise<void>
   readonly handler: (request: Request) => Promise<Response>
   /** Stops the server, disposes the app (flushing the usage log), stops the emulator, drops the store. */
   readonly close: () => Promise<void>
@@ -91,6 +97,11 @@ export const startGateway = async (options: {
   readonly config: (emulatorUrl: string) => BootstrapFile
   readonly store?: Store
   readonly databaseUrl?: string
+  /**
+   * On PostgreSQL: the gateway's data directory (`SLUICE_DATA_DIR`), where the charge journal spills when the
+   * database refuses it (default none: `memory://`, no spill file). Ignored on PGlite (its store's directory).
+   */
+  readonly dataDir?: string
   readonly emulator?: Emulator
   /** Closes the given `emulator` with the gateway too (one the caller started only for it); default: only one it started. */
   readonly ownsEmulator?: boolean
@@ -115,7 +126,7 @@ export const startGateway = async (options: {
   const telemetry = collectingTelemetry()
   const { handler, dispose } = makeHandler({
     databaseUrl,
-    dataDir: pglite?.dataDir ?? "memory://",
+    dataDir: pglite?.dataDir ?? options.dataDir ?? "memory://",
     redisUrl: options.redisUrl,
     redisPrefix: options.redisPrefix,
     file,
@@ -144,7 +155,20 @@ export const startGateway = async (options: {
     // Every gateway's log output is scanned for keys and prompt text (see LogScan.ts).
     assertNoSecrets(telemetry.lines, secretsOf(file), promptsOf(emulator.requests))
   }
-  const query = async <A extends object>(text: string): Promise<ReadonlyArray<A>> => {
+  /** Resolves once the gateway keeps no batch of charges unfolded (journaled answers are committed within a tick). */
+  const settled = async () => {
+    // A stopped gateway folded everything when its layers closed.
+    for (let tries = 0; tries < 200 && !stopped; tries++) {
+      const response = await fetch(`${url}/metrics`)
+      const text = await response.text()
+      const line = text.split("\n").find((entry) => entry.startsWith("sluice_ledger_unfolded_batches"))
+      if (line === undefined || line.trim().endsWith(" 0")) return
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    if (!stopped) throw new Error("the gateway's charges were not folded within 2 s")
+  }
+  const query = async <A extends object>(text: string, settle = true): Promise<ReadonlyArray<A>> => {
+    if (settle) await settled()
     if (databaseUrl !== undefined) {
       return await Effect.runPromise(
         Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<A>(text)).pipe(
@@ -161,6 +185,7 @@ export const startGateway = async (options: {
     url,
     emulator,
     query,
+    settled,
     handler,
     databaseUrl,
     logs: telemetry.lines,

@@ -10,8 +10,9 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { GatewaySettings } from "../../src/services/GatewaySettings.ts"
-import { QuotaLedger } from "../../src/services/QuotaLedger.ts"
-import { UsageLog } from "../../src/services/UsageLog.ts"
+import { QuotaLedger } from "../../src/billing/QuotaLedger.ts"
+import { UsageLog } from "../../src/billing/UsageLog.ts"
+import { Ledger } from "../../src/billing/Ledger.ts"
 import { Catalog } from "../../src/storage/Catalog.ts"
 import { layerPostgres } from "../../src/storage/Database.ts"
 import { TaskPoller } from "../../src/tasks/TaskPoller.ts"
@@ -29,6 +30,7 @@ const services = (url: string) =>
   Layer.build(
     TaskPoller.layer().pipe(
       Layer.provideMerge(TaskStore.layer),
+      Layer.provideMerge(Ledger.layer),
       Layer.provideMerge(UsageLog.layer(20).pipe(Layer.provideMerge(QuotaLedger.layer({ chunk: 50_000n })))),
       Layer.provideMerge(Layer.mergeAll(Catalog.layer, UpstreamClient.layer, GatewaySettings.layer(undefined))),
       Layer.provideMerge(layerPostgres(url, 4))

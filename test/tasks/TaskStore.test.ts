@@ -13,9 +13,10 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Principal } from "../../src/services/Auth.ts"
-import { type LeaseOptions, QuotaLedger } from "../../src/services/QuotaLedger.ts"
+import { type LeaseOptions, QuotaLedger } from "../../src/billing/QuotaLedger.ts"
 import { type NewTask, TaskStore } from "../../src/tasks/TaskStore.ts"
-import { UsageLog } from "../../src/services/UsageLog.ts"
+import { UsageLog } from "../../src/billing/UsageLog.ts"
+import { Ledger } from "../../src/billing/Ledger.ts"
 import { layerPostgres } from "../../src/storage/Database.ts"
 import { startCommitCutter } from "../support/CommitCutter.ts"
 import { freshPostgres } from "../support/Gateway.ts"
@@ -30,6 +31,7 @@ const instanceOn = (
 ) =>
   Layer.build(
     TaskStore.layer.pipe(
+      Layer.provideMerge(Ledger.layer),
       Layer.provideMerge(UsageLog.layer(20).pipe(Layer.provideMerge(QuotaLedger.layer({ chunk: 50_000n, ...lease })))),
       Layer.provideMerge(database)
     )

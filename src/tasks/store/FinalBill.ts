@@ -11,7 +11,7 @@
  * @since 0.1.0
  */
 import { Data } from "effect"
-import { cleanText, type UsageRow } from "../../services/UsageLog.ts"
+import { cleanText, type UsageRow } from "../../billing/UsageLog.ts"
 import type { Task, TaskEnd } from "./Task.ts"
 
 /**

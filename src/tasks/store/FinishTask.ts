@@ -9,9 +9,7 @@
  */
 import { Effect } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
-import { refundBudgetSpendWithin } from "../../services/BudgetRefund.ts"
-import type { QuotaLedger } from "../../services/QuotaLedger.ts"
-import type { UsageLog } from "../../services/UsageLog.ts"
+import type { Ledger } from "../../billing/Ledger.ts"
 import {
   adjustmentOf,
   adjustmentRow,
@@ -23,8 +21,8 @@ import {
 import type { Finished, Task, TaskEnd } from "./Task.ts"
 
 /**
- * `TaskStore.finish` on `sql`, billing through `ledger` and `usageLog` (both
- * on the same `SqlClient`, so the three write in one transaction). Fails with
+ * `TaskStore.finish` on `sql`, billing through `ledger` (`Ledger.adjust`, on
+ * the same `SqlClient`, so the task row and the bill write in one transaction). Fails with
  * `TaskChargePending` while the submit's charge is not committed, or the
  * `SqlError` of a transaction that did not commit; nothing is written then.
  *
@@ -32,8 +30,7 @@ import type { Finished, Task, TaskEnd } from "./Task.ts"
  */
 export const finishTask = (
   sql: SqlClient.SqlClient,
-  ledger: Pick<typeof QuotaLedger.Service, "adjustWithin">,
-  usageLog: Pick<typeof UsageLog.Service, "committedCharge" | "writeWithin">
+  ledger: Pick<typeof Ledger.Service, "adjust" | "committedCharge">
 ): (task: Task, end: TaskEnd) => Effect.Effect<Finished, SqlError.SqlError | TaskChargePending> =>
   Effect.fn("TaskStore.finish")(function* (task: Task, end: TaskEnd) {
     const { errorCode, errorMessage, result, publicResult } = endColumns(end)
@@ -51,16 +48,19 @@ export const finishTask = (
       // What the submit was charged, as committed: its settled usage rows (written with the charge in one
       // ledger commit; a failed attempt's row carries its error). None yet: the commit is pending (this or
       // another instance), so wait.
-      const charged = committedCharge(BigInt(row.charged), yield* usageLog.committedCharge(task.requestId), row.old)
+      const charged = committedCharge(BigInt(row.charged), yield* ledger.committedCharge(task.requestId), row.old)
       if (charged === undefined) return yield* new TaskChargePending({ task: task.publicId })
-      // The balance change and its usage row in this transaction, with the flip above: all or nothing.
-      const refunded = yield* ledger.adjustWithin(task, adjustmentOf(charged, end.cost))
-      // A refund hands back the budget spend the submit took too, in its windows (this transaction as well).
-      yield* refundBudgetSpendWithin(sql, task, refunded, new Date(task.createdAt))
+      // The balance change, the budget spend a refund hands back and the adjustment row, in this transaction with
+      // the flip above: all or nothing.
+      const refunded = yield* ledger.adjust(
+        task,
+        adjustmentOf(charged, end.cost),
+        new Date(task.createdAt),
+        (applied) => adjustmentRow(task, end.status, errorCode, applied)
+      )
       if (refunded !== 0n) {
         yield* sql`UPDATE tasks SET refunded = ${refunded}, quota_charged = quota_charged - ${refunded}
           WHERE id = ${task.id}`
-        yield* usageLog.writeWithin(adjustmentRow(task, end.status, errorCode, refunded))
       }
       return { ended: true, refunded }
     }))

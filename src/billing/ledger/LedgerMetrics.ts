@@ -1,7 +1,9 @@
 /**
  * The ledger's gauges, read when metrics are scraped: how many balances this
- * instance holds a live lease on (`sluice_quota_leases`) and how many quota
- * units it has leased and not held (`sluice_quota_leased_amount`).
+ * instance holds a live lease on (`sluice_quota_leases`), how many quota
+ * units it has leased and not held (`sluice_quota_leased_amount`), and how
+ * many batches of charges it keeps not yet folded into the balances
+ * (`sluice_ledger_unfolded_batches`: journaled, or waiting for a commit).
  *
  * @since 0.1.0
  */
@@ -24,10 +26,13 @@ export const leasedFree = (accounts: Iterable<Account>): bigint => {
 }
 
 /**
- * Registers the ledger's gauges over `accounts` with the gateway's metrics
+ * Registers the ledger's gauges over `accounts` and the count of unfolded batches with the gateway's metrics
  * (nothing when metrics are off); they are unregistered when the scope closes.
  */
-export const registerLedgerMetrics = (accounts: Map<string, Account>): Effect.Effect<void, never, Scope.Scope> =>
+export const registerLedgerMetrics = (
+  accounts: Map<string, Account>,
+  unfolded: () => number
+): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const metrics = yield* CurrentMetrics
     if (metrics === undefined) return
@@ -41,6 +46,11 @@ export const registerLedgerMetrics = (accounts: Map<string, Account>): Effect.Ef
         "sluice_quota_leased_amount",
         "Quota units leased to this instance and not held",
         () => Number(leasedFree(accounts.values()))
+      ),
+      metrics.pull(
+        "sluice_ledger_unfolded_batches",
+        "Batches of charges this instance keeps not yet folded into the balances and the usage log",
+        unfolded
       )
     ]
     yield* Effect.addFinalizer(() => Effect.sync(() => unregister.forEach((remove) => remove())))

@@ -8,7 +8,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { startGroupCommit } from "../../../src/services/usage-log/GroupCommit.ts"
+import { startGroupCommit } from "../../../src/billing/usage-log/GroupCommit.ts"
 
 /** Runs `body` with a committer whose commits are counted and answer `written()`. */
 const withCommitter = (

@@ -11,7 +11,12 @@
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import { insertUsageRows } from "../../storage/UsageRowsSql.ts"
-import { enqueueBudgetThresholds, enqueueLowBalances, lowBalanceEvents, type SpendMove } from "../WebhookOutbox.ts"
+import {
+  enqueueBudgetThresholds,
+  enqueueLowBalances,
+  lowBalanceEvents,
+  type SpendMove
+} from "../../services/WebhookOutbox.ts"
 import type { Taken } from "./LeaseMath.ts"
 
 /** The entries of `taken` the commit writes per table: charged users, charged tokens, and limited accounts' leases. */

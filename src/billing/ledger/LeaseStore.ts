@@ -111,8 +111,11 @@ export const makeLeaseStore = (sql: SqlClient.SqlClient, instance: string, stale
           SELECT quota AS balance FROM users WHERE id = ${account.id} FOR UPDATE`
         : yield* sql<{ readonly balance: bigint | null }>`
           SELECT remain_quota AS balance FROM tokens WHERE id = ${account.id} FOR UPDATE`
+      // A dead instance's lease goes only once its journaled charges are folded (`billing/journal/ChargeJournal.ts`):
+      // until then it still covers them, so they can never become spendable again.
       yield* sql`DELETE FROM quota_leases WHERE subject = ${account.subject} AND subject_id = ${account.id}
-        AND renewed_at < now() - ${staleMillis} * interval '1 millisecond'`
+        AND renewed_at < now() - ${staleMillis} * interval '1 millisecond'
+        AND NOT EXISTS (SELECT 1 FROM charge_journal j WHERE j.instance_id = quota_leases.instance_id)`
       const [leases] = yield* sql<{ readonly leased: bigint }>`
         SELECT COALESCE(SUM(amount), 0)::bigint AS leased FROM quota_leases
         WHERE subject = ${account.subject} AND subject_id = ${account.id}`
@@ -148,13 +151,17 @@ export const makeLeaseStore = (sql: SqlClient.SqlClient, instance: string, stale
              u.used_quota AS "userUsed"
       FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ${tokenId}`.pipe(Effect.map(([row]) => row))
 
-  /** What no instance holds of a balance: `balance` less every lease renewed within `staleMillis`. */
+  /**
+   * What no instance holds of a balance: `balance` less every lease renewed within `staleMillis`, or of an instance
+   * whose journaled charges are not folded yet.
+   */
   const unleased = (subject: Subject, id: bigint, balance: bigint) =>
     Effect.map(
       sql<{ readonly leased: bigint }>`
-        SELECT COALESCE(SUM(amount), 0)::bigint AS leased FROM quota_leases
+        SELECT COALESCE(SUM(amount), 0)::bigint AS leased FROM quota_leases l
         WHERE subject = ${subject} AND subject_id = ${id}
-          AND renewed_at >= now() - ${staleMillis} * interval '1 millisecond'`,
+          AND (renewed_at >= now() - ${staleMillis} * interval '1 millisecond'
+            OR EXISTS (SELECT 1 FROM charge_journal j WHERE j.instance_id = l.instance_id))`,
       ([row]) => BigInt(balance) - BigInt(row?.leased ?? 0n)
     )
 

@@ -16,8 +16,8 @@ import {
   statementsOf,
   takeAll,
   takeReport
-} from "../../../src/services/usage-log/RowQueue.ts"
-import type { UsageRow } from "../../../src/services/usage-log/UsageRow.ts"
+} from "../../../src/billing/usage-log/RowQueue.ts"
+import type { UsageRow } from "../../../src/billing/usage-log/UsageRow.ts"
 
 const rowOf = (index: number, cost = 10n): UsageRow => ({
   requestId: `req_${index}`,

@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import type { AppliedBudget } from "../../domain/BudgetPeriod.ts"
 import type { BudgetExceeded, InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../../errors/GatewayError.ts"
 import { windowOf } from "../../domain/BudgetPeriod.ts"
-import type { Principal } from "../Auth.ts"
+import type { Principal } from "../../services/Auth.ts"
 import { type BalanceHolds, unavailable } from "./BalanceHolds.ts"
 import { budgetOwnerId, budgetRefusal, isCurrent, type KnownWindow, windowKey } from "./BudgetWindows.ts"
 import {
@@ -46,6 +46,8 @@ export interface BudgetHolds {
   ) => Effect.Effect<Hold, InsufficientQuota | BudgetExceeded | InvalidRequest | LedgerUnavailable>
   /** `QuotaLedger.settle`: see there. */
   readonly settle: (hold: Hold, requested: bigint, onBooked?: (charged: bigint) => void) => Effect.Effect<bigint>
+  /** The budget windows' accounts a settled hold charged (none: no budget), while the hold is referenced. */
+  readonly chargedBudgets: (hold: Hold) => ReadonlyArray<Account>
 }
 
 /**
@@ -67,6 +69,8 @@ export const makeBudgetHolds = (options: {
   const windowKeys = new WeakMap<Principal, ReadonlyArray<string>>()
   /** The budget accounts a hold took, so its settlement books them (the `Hold` shape stays the balance's). */
   const budgetHolds = new WeakMap<Hold, ReadonlyArray<Account>>()
+  /** The windows a settled hold charged, for a charge taken back (`QuotaLedger.withdraw`). */
+  const settledBudgets = new WeakMap<Hold, ReadonlyArray<Account>>()
 
   const keysOf = (principal: Principal): ReadonlyArray<string> => {
     let keys = windowKeys.get(principal)
@@ -236,6 +240,7 @@ export const makeBudgetHolds = (options: {
       const accounts = budgetHolds.get(hold)
       if (accounts === undefined || hold.settled) return balances.settle(hold, requested, onBooked)
       budgetHolds.delete(hold)
+      settledBudgets.set(hold, accounts)
       const cost = boundCost(requested)
       const withBudgets = (held: bigint) => (charged: bigint) => {
         bookBudgets(accounts, held, charged, leases.now())
@@ -248,5 +253,5 @@ export const makeBudgetHolds = (options: {
       )
     })
 
-  return { reserve, settle }
+  return { reserve, settle, chargedBudgets: (hold) => settledBudgets.get(hold) ?? [] }
 }

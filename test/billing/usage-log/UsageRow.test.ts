@@ -8,7 +8,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
-import { MAX_AMOUNT } from "../../../src/services/ledger/LeaseMath.ts"
+import { MAX_AMOUNT } from "../../../src/billing/ledger/LeaseMath.ts"
 import {
   cleanInteger,
   cleanRow,
@@ -18,7 +18,7 @@ import {
   TEXT_LIMITS,
   tupleOf,
   type UsageRow
-} from "../../../src/services/usage-log/UsageRow.ts"
+} from "../../../src/billing/usage-log/UsageRow.ts"
 
 const row: UsageRow = {
   requestId: "req_1",

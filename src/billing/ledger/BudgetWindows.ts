@@ -8,7 +8,7 @@
  */
 import { type AppliedBudget, type BudgetPeriod, usd } from "../../domain/BudgetPeriod.ts"
 import { BudgetExceeded } from "../../errors/GatewayError.ts"
-import type { Principal } from "../Auth.ts"
+import type { Principal } from "../../services/Auth.ts"
 import type { BudgetSlot } from "./LeaseMath.ts"
 
 /**

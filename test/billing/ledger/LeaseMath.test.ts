@@ -8,8 +8,8 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
-import { budgetRefusal } from "../../../src/services/ledger/BudgetWindows.ts"
-import { dropLost, isFenced, renewalDue } from "../../../src/services/ledger/Fencing.ts"
+import { budgetRefusal } from "../../../src/billing/ledger/BudgetWindows.ts"
+import { dropLost, isFenced, renewalDue } from "../../../src/billing/ledger/Fencing.ts"
 import {
   type Account,
   balanceRoom,
@@ -40,7 +40,7 @@ import {
   topUpWant,
   wantsRefill,
   withPending
-} from "../../../src/services/ledger/LeaseMath.ts"
+} from "../../../src/billing/ledger/LeaseMath.ts"
 
 const amount = fc.bigInt({ min: 0n, max: MAX_AMOUNT })
 /** Amounts small enough that sums of a few stay within BIGINT, as leases and holds are in practice. */

@@ -41,9 +41,9 @@ import { SqlClient, type SqlError } from "effect/sql"
 import { sqlStateOf } from "../storage/UsageRowsSql.ts"
 import { QuotaLedger, type RowsAlongside } from "./QuotaLedger.ts"
 import { startGroupCommit } from "./usage-log/GroupCommit.ts"
-import { BATCH, countAdjusted, enqueue, makeRowQueue, statementsOf, takeAll, takeReport } from "./usage-log/RowQueue.ts"
+import { countAdjusted, enqueue, makeRowQueue, MAX_QUEUED, takeAll, takeReport } from "./usage-log/RowQueue.ts"
 import { registerUsageLogMetrics } from "./usage-log/UsageLogMetrics.ts"
-import { cleanRow, signedCost, tupleOf, type UsageRow } from "./usage-log/UsageRow.ts"
+import { cleanRow, signedCost, type UsageRow } from "./usage-log/UsageRow.ts"
 import { makeUsageRowStore } from "./usage-log/UsageRowStore.ts"
 
 /** The log's models, defined with the part that computes them (`usage-log/`), under the names importers use. */
@@ -132,12 +132,7 @@ export class UsageLog extends Context.Service<UsageLog, {
         const collect = (): RowsAlongside<SqlError.SqlError> | undefined => {
           if (queue.pending.length === 0) return undefined
           const rows = takeAll(queue)
-          return {
-            _tag: "Rows",
-            // Up to `BATCH` rows ride in the commit's one statement; more, or a rejected row, take the statements.
-            tuples: rows.length <= BATCH ? JSON.stringify(rows.map(tupleOf)) : undefined,
-            write: Effect.forEach(statementsOf(rows), store.writeRows, { discard: true })
-          }
+          return { _tag: "Rows", rows }
         }
 
         /**
@@ -149,7 +144,9 @@ export class UsageLog extends Context.Service<UsageLog, {
         // A commit with rows to write is a span of its own (an idle tick, every 250 ms, is not).
         const tracedCommit = commit.pipe(Effect.withSpan("UsageLog.commit"))
         const writeQueued: Effect.Effect<boolean> = report.pipe(
-          Effect.andThen(Effect.suspend(() => queue.pending.length === 0 ? commit : tracedCommit)),
+          Effect.andThen(
+            Effect.suspend(() => queue.pending.length === 0 && ledger.heldRows() === 0 ? commit : tracedCommit)
+          ),
           Effect.map(() => {
             committedAt = clock.currentTimeMillisUnsafe()
             return true
@@ -171,7 +168,9 @@ export class UsageLog extends Context.Service<UsageLog, {
         yield* Effect.addFinalizer(() => flush)
         yield* registerUsageLogMetrics(queue, () => (clock.currentTimeMillisUnsafe() - committedAt) / 1000)
         // The committer; whoever still waits when the layer closes is answered by the last flush.
-        const { durable } = yield* startGroupCommit(writeQueued, intervalMillis)
+        const committer = yield* startGroupCommit(writeQueued, intervalMillis)
+        // With a charge journal, an answer waits for the journal's write, not for a commit.
+        const durable = (yield* ledger.durableWith(collect)) ?? committer.durable
 
         const writeWithin = Effect.fn("UsageLog.writeWithin")(function* (row: UsageRow) {
           const open = yield* Effect.serviceOption(sql.transactionService)
@@ -187,7 +186,7 @@ export class UsageLog extends Context.Service<UsageLog, {
           durable,
           writeWithin,
           committedCharge: store.committedCharge,
-          record: (row) => enqueue(queue, row),
+          record: (row) => enqueue(queue, row, MAX_QUEUED - ledger.heldRows()),
           flush
         })
       })

@@ -51,13 +51,14 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Layer, Semaphore } from "effect"
+import { Clock, Context, Effect, Layer, type Scope, Semaphore } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
+import { ChargeJournal } from "./journal/ChargeJournal.ts"
 import type { BudgetExceeded, InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../errors/GatewayError.ts"
-import type { Principal } from "./Auth.ts"
+import type { Principal } from "../services/Auth.ts"
 import { makeBalanceHolds } from "./ledger/BalanceHolds.ts"
 import { makeBudgetHolds } from "./ledger/BudgetHolds.ts"
-import { type Alongside, makeCommitBatcher } from "./ledger/CommitBatcher.ts"
+import { type Alongside, makeCommitBatcher, type RowsAlongside } from "./ledger/CommitBatcher.ts"
 import {
   accountKey,
   type BalanceOwner,
@@ -69,6 +70,8 @@ import {
 import { makeLeases } from "./ledger/Leases.ts"
 import { makeLeaseStore } from "./ledger/LeaseStore.ts"
 import { registerLedgerMetrics } from "./ledger/LedgerMetrics.ts"
+import { startGroupCommit } from "./usage-log/GroupCommit.ts"
+import { makeUsageRowStore } from "./usage-log/UsageRowStore.ts"
 
 /** The ledger's models, defined with the part that computes them (`ledger/`), under the names importers use. */
 export { MAX_AMOUNT } from "./ledger/LeaseMath.ts"
@@ -174,6 +177,28 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
    * open, it dies. An amount beyond ±`MAX_AMOUNT` is bounded to it.
    */
   readonly adjustWithin: (owner: BalanceOwner, amount: bigint) => Effect.Effect<bigint, SqlError.SqlError>
+  /**
+   * With a charge journal (`ChargeJournal` in the layer's context), the effect that makes every charge booked
+   * and every row `collect` gives durable before it resolves: the batch of both is taken in one step and written
+   * to the journal (one append, or one group-committed INSERT shared by every caller meanwhile), and the next
+   * commit folds it. Resolves true once written; false when no journal could write it (`ChargeJournal.write`):
+   * the caller withholds the answer's end. `undefined` without a journal (the caller then waits for a commit).
+   * `collect` is the usage log's row taker (`Alongside`), called in the step the charges are taken.
+   */
+  readonly durableWith: (
+    collect: () => RowsAlongside<unknown> | undefined
+  ) => Effect.Effect<Effect.Effect<boolean> | undefined, never, Scope.Scope>
+  /** How many usage rows the batches not yet committed hold (the usage log's queue bound counts them). */
+  readonly heldRows: () => number
+  /**
+   * Takes back what `hold` was charged (`charged`, booked with the usage row `(requestId, attempt)`) when no
+   * journal holds its batch and no commit is writing it (`durable` answered false): the charge is not written,
+   * the row is logged with cost 0 and status 503, and the amount goes back to the leases. For an answer withheld
+   * whole (a JSON answer answered 503 `quota_ledger_unavailable`), so a failed request is not charged. Returns
+   * whether it did; false: the charge stands (it is durable after all, or being committed), and the answer may be
+   * delivered. Synchronous.
+   */
+  readonly withdraw: (hold: Hold, charged: bigint, requestId: string, attempt: number) => boolean
 }>()("sluice/services/QuotaLedger") {
   /** SQL-backed, leasing per `options`; hands every lease back when the layer closes. */
   static readonly layer = (options: Partial<LeaseOptions> = {}) =>
@@ -193,7 +218,16 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
         const leases = makeLeases({ store, gate, scope: yield* Effect.scope, chunk, staleMillis, now })
         const balanceHolds = makeBalanceHolds(leases, chunk)
         const holds = makeBudgetHolds({ leases, store, balances: balanceHolds, clock })
-        const batcher = makeCommitBatcher({ sql, instance, leases, idleMillis, oneStatement: singleStatement })
+        const journal = yield* Effect.serviceOption(ChargeJournal)
+        const batcher = makeCommitBatcher({
+          sql,
+          instance,
+          leases,
+          idleMillis,
+          oneStatement: singleStatement,
+          writeRows: makeUsageRowStore(sql).writeRows,
+          journal: journal._tag === "Some" ? journal.value.hooks : undefined
+        })
 
         const balances = (principal: Principal): Effect.Effect<Balances> =>
           gate.withPermits(1)(
@@ -217,15 +251,77 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
             Effect.catch((error) => Effect.logError("Could not hand quota leases back", error.message))
           )
         )
-        yield* registerLedgerMetrics(leases.accounts)
+        yield* registerLedgerMetrics(leases.accounts, () => batcher.kept().length)
+
+        // Recovery: the journal file's records past its folded position are folded before the gateway serves.
+        if (journal._tag === "Some" && journal.value.recovered.length > 0) {
+          batcher.adopt(journal.value.recovered)
+          yield* batcher.commit<never>(undefined, false).pipe(
+            Effect.tap(() => Effect.logInfo("Charge journal recovered", { records: journal.value.recovered.length })),
+            Effect.catch((error) =>
+              Effect.logError("Could not fold the recovered charge journal; will retry", error.message)
+            )
+          )
+        }
+
+        /** A dead instance's journal rows (and this one's orphans), folded at most every quarter of `staleMillis`. */
+        const foreignAt = { last: now() }
+        const foldForeign = journal._tag === "None" || !journal.value.table ? Effect.void : Effect.suspend(() => {
+          if (now() - foreignAt.last < staleMillis / 4) return Effect.void
+          foreignAt.last = now()
+          return journal.value.foreign(instance, staleMillis, 500).pipe(
+            Effect.flatMap((batches) => {
+              const kept = new Set(batcher.kept().map((batch) => batch.id))
+              const orphans = batches.filter((batch) => !kept.has(batch.id))
+              return orphans.length === 0 ? Effect.void : batcher.foldForeign(orphans).pipe(
+                Effect.andThen(Effect.logInfo("Folded another instance's charge journal", {
+                  records: orphans.length
+                }))
+              )
+            }),
+            Effect.catch((error) => Effect.logWarning("Could not fold a dead instance's charge journal", error.message))
+          )
+        })
+
+        const durableWith = (collect: () => RowsAlongside<unknown> | undefined) =>
+          Effect.gen(function* () {
+            if (journal._tag === "None") return undefined
+            const { write, table } = journal.value
+            const takeAndWrite = Effect.suspend(() => {
+              batcher.take(collect)
+              return write(batcher.unjournaled())
+            })
+            // The file is written in the caller's step; the table by one INSERT for every caller meanwhile.
+            if (!table) return takeAndWrite
+            const group = yield* startGroupCommit(takeAndWrite, 3_600_000)
+            return group.durable
+          })
 
         return QuotaLedger.of({
           reserve: holds.reserve,
           settle: holds.settle,
-          commit: <E = never>(alongside?: Alongside<E>) => batcher.commit(alongside, false),
+          commit: <E = never>(alongside?: Alongside<E>) =>
+            Effect.andThen(batcher.commit(alongside, false), foldForeign),
           balances,
           serving: () => !leases.fenced(),
-          adjustWithin: store.adjustWithin
+          adjustWithin: store.adjustWithin,
+          durableWith,
+          heldRows: batcher.heldRows,
+          withdraw: (hold, charged, requestId, attempt) => {
+            const accounts = [
+              leases.accounts.get(accountKey("token", hold.tokenId)),
+              leases.accounts.get(accountKey("user", hold.userId)),
+              ...holds.chargedBudgets(hold)
+            ]
+            const keys = [
+              accountKey("token", hold.tokenId),
+              accountKey("user", hold.userId),
+              ...holds.chargedBudgets(hold).map((account) => accountKey(account.subject, account.id))
+            ]
+            if (!batcher.withdraw(requestId, attempt, keys, charged)) return false
+            for (const account of accounts) if (account?.limited === true) account.free += charged
+            return true
+          }
         })
       })
     )

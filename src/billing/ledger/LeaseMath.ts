@@ -290,6 +290,59 @@ export const snapshot = (
 }
 
 /**
+ * Takes out every account's pending charges and charged requests, leaving its
+ * lease and hand-backs alone: what one journal record holds (the charges
+ * booked since the last one). Safe outside the ledger's gate: it reads and
+ * clears only what settlements write in their own synchronous step.
+ */
+export const snapshotCharges = (accounts: Iterable<Account>): Array<Taken> => {
+  const taken: Array<Taken> = []
+  for (const account of accounts) {
+    if (account.charged === 0n && account.requests === 0) continue
+    taken.push({ account, charged: account.charged, returned: 0n, requests: account.requests })
+    account.charged = 0n
+    account.requests = 0
+  }
+  return taken
+}
+
+/**
+ * The entries of several commits' batches as one: charges, hand-backs and
+ * requests summed per account (`subject:id`), in the order accounts first
+ * appear. What a fold of many journal records writes in one transaction.
+ */
+export const mergeTaken = (lists: ReadonlyArray<ReadonlyArray<Taken>>): Array<Taken> => {
+  const merged = new Map<string, Taken>()
+  for (const list of lists) {
+    for (const entry of list) {
+      const key = accountKey(entry.account.subject, entry.account.id)
+      const seen = merged.get(key)
+      merged.set(
+        key,
+        seen === undefined ? entry : {
+          account: seen.account,
+          charged: seen.charged + entry.charged,
+          returned: seen.returned + entry.returned,
+          requests: seen.requests + entry.requests
+        }
+      )
+    }
+  }
+  return [...merged.values()]
+}
+
+/**
+ * A batch's entries less a withdrawn charge of `amount` on each account of
+ * `keys` (`accountKey`), and one charged request less on its user.
+ */
+export const withdrawn = (taken: ReadonlyArray<Taken>, keys: ReadonlyArray<string>, amount: bigint): Array<Taken> =>
+  taken.map((entry) => {
+    if (!keys.includes(accountKey(entry.account.subject, entry.account.id))) return entry
+    const requests = entry.account.subject === "user" && amount > 0n ? entry.requests - 1 : entry.requests
+    return { ...entry, charged: entry.charged - amount, requests }
+  })
+
+/**
  * Whether an account may be forgotten: nothing leased, held or pending, and
  * no background refill running (it would lease into an account no longer in
  * the map: a lease no hold could use and no commit would hand back).

@@ -10,7 +10,7 @@ import { Context, Effect, Layer, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import type { AppliedBudget } from "../../src/domain/BudgetPeriod.ts"
 import type { Principal } from "../../src/services/Auth.ts"
-import { type Hold, QuotaLedger } from "../../src/services/QuotaLedger.ts"
+import { type Hold, QuotaLedger } from "../../src/billing/QuotaLedger.ts"
 import { layerPostgres } from "../../src/storage/Database.ts"
 import { freshPostgres } from "../support/Gateway.ts"
 

@@ -14,7 +14,7 @@ import type {
   LedgerUnavailable
 } from "../../src/errors/GatewayError.ts"
 import type { Principal } from "../../src/services/Auth.ts"
-import { type Hold, QuotaLedger } from "../../src/services/QuotaLedger.ts"
+import { type Hold, QuotaLedger } from "../../src/billing/QuotaLedger.ts"
 import { layerPostgres } from "../../src/storage/Database.ts"
 import { freshPostgres } from "../support/Gateway.ts"
 

@@ -9,7 +9,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { refundBudgetSpendWithin } from "../../src/services/BudgetRefund.ts"
+import { refundBudgetSpendWithin } from "../../src/billing/BudgetRefund.ts"
 import { layerPostgres } from "../../src/storage/Database.ts"
 import { freshPostgres } from "../support/Gateway.ts"
 

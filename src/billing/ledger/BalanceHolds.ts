@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect"
 import { InsufficientQuota, InvalidRequest, LedgerUnavailable } from "../../errors/GatewayError.ts"
-import type { Principal } from "../Auth.ts"
+import type { Principal } from "../../services/Auth.ts"
 import {
   type Account,
   accountKey,
