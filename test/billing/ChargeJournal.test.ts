@@ -15,7 +15,7 @@ import { SqlClient, SqlError } from "effect/sql"
 import { encodeBatch } from "../../src/billing/journal/BatchRecord.ts"
 import { ChargeJournal, type ChargeJournalOptions } from "../../src/billing/journal/ChargeJournal.ts"
 import { openJournalFile } from "../../src/billing/journal/JournalFile.ts"
-import type { Account } from "../../src/billing/ledger/LeaseMath.ts"
+import { newAccount } from "../../src/billing/ledger/LeaseMath.ts"
 import { QuotaLedger } from "../../src/billing/QuotaLedger.ts"
 import { UsageLog, type UsageRow } from "../../src/billing/UsageLog.ts"
 import type { Principal } from "../../src/services/Auth.ts"
@@ -341,19 +341,7 @@ Deno.test(
 
 /** A record as a crashed ledger left it in the journal file: one charge of `cost` to the user and token. */
 const crashedRecord = (id: string, ids: { userId: bigint; tokenId: bigint }, requestId: string, cost: bigint) => {
-  const account = (subject: "user" | "token", id: bigint): Account => ({
-    subject,
-    id,
-    limited: subject === "user",
-    free: 0n,
-    charged: 0n,
-    returned: 0n,
-    requests: 0,
-    holds: 0,
-    lastUsed: 0,
-    target: 0n,
-    refilling: false
-  })
+  const account = (subject: "user" | "token", id: bigint) => newAccount(subject, id, subject === "user", 0n)
   return new TextEncoder().encode(encodeBatch({
     id,
     instance: "crashed-instance",

@@ -10,26 +10,14 @@ import fc from "fast-check"
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Batch, makeCommitBatcher } from "../../src/billing/ledger/CommitBatcher.ts"
-import type { Account } from "../../src/billing/ledger/LeaseMath.ts"
+import { newAccount } from "../../src/billing/ledger/LeaseMath.ts"
 import type { Leases } from "../../src/billing/ledger/Leases.ts"
 import { makeUsageRowStore } from "../../src/billing/usage-log/UsageRowStore.ts"
 import type { UsageRow } from "../../src/billing/UsageLog.ts"
 import { layerPostgres } from "../../src/storage/Database.ts"
 import { freshPostgres } from "../support/Gateway.ts"
 
-const account = (subject: "user" | "token", id: bigint): Account => ({
-  subject,
-  id,
-  limited: subject === "user",
-  free: 0n,
-  charged: 0n,
-  returned: 0n,
-  requests: 0,
-  holds: 0,
-  lastUsed: 0,
-  target: 0n,
-  refilling: false
-})
+const account = (subject: "user" | "token", id: bigint) => newAccount(subject, id, subject === "user", 0n)
 
 const row = (userId: bigint, tokenId: bigint, requestId: string, cost: bigint): UsageRow => ({
   requestId,

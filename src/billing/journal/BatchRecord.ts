@@ -11,7 +11,7 @@
  * @since 0.2.0
  */
 import { Option, Schema } from "effect"
-import type { Account, Subject, Taken } from "../ledger/LeaseMath.ts"
+import { newAccount, type Taken } from "../ledger/LeaseMath.ts"
 import { tupleOf, type UsageRow } from "../usage-log/UsageRow.ts"
 
 /**
@@ -91,21 +91,6 @@ export const encodeBatch = (record: BatchRecord): string =>
     rows: record.rows.map(tupleOf)
   })
 
-/** An account that stands only for a record's entry: nothing leased or held in this instance. */
-const recordAccount = (subject: Subject, id: bigint, limited: boolean): Account => ({
-  subject,
-  id,
-  limited,
-  free: 0n,
-  charged: 0n,
-  returned: 0n,
-  requests: 0,
-  holds: 0,
-  lastUsed: 0,
-  target: 0n,
-  refilling: false
-})
-
 /**
  * The record a text holds, or `undefined` when it is not one (not JSON, another version, a field out of shape):
  * a journal's framing catches torn and corrupt bytes, so this is a guard, not the recovery path.
@@ -126,7 +111,8 @@ export const decodeBatch = (text: string): BatchRecord | undefined => {
     id,
     instance,
     taken: taken.map(([subject, account, limited, charged, returned, requests]) => ({
-      account: recordAccount(subject, BigInt(account), limited),
+      // An account that stands only for the entry: nothing leased or held in this instance.
+      account: newAccount(subject, BigInt(account), limited, 0n),
       charged: BigInt(charged),
       returned: BigInt(returned),
       requests

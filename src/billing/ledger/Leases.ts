@@ -119,7 +119,7 @@ export const makeLeases = (options: {
     !wantsRefill(account) ? Effect.void : Effect.suspend(() => {
       account.refilling = true
       return gate.withPermits(1)(
-        Effect.suspend(() => {
+        Effect.suspend((): Effect.Effect<unknown, SqlError.SqlError> => {
           const want = refillWant(account)
           return want === 0n ? Effect.void : topUp(account, 0n, want)
         })
