@@ -24,6 +24,7 @@ import {
   grownTarget,
   leaseGrant,
   MAX_AMOUNT,
+  mergeTaken,
   min,
   newAccount,
   outOfRange,
@@ -33,12 +34,14 @@ import {
   releaseBudgets,
   remainingAfter,
   snapshot,
+  snapshotCharges,
   take,
   takeBalanceExtra,
   takeBudgetExtra,
   type Taken,
   topUpWant,
   wantsRefill,
+  withdrawn,
   withPending
 } from "../../../src/billing/ledger/LeaseMath.ts"
 
@@ -386,4 +389,82 @@ Deno.test("BudgetWindows: a refusal names the budget in dollars, floors what is 
       }
     }
   ))
+})
+
+Deno.test("snapshotCharges: takes the charges and charged requests, leaves the lease and the hand-backs", () => {
+  const user = { ...newAccount("user", 1n, true, 100n), free: 40n, charged: 30n, returned: 5n, requests: 2 }
+  const idle = { ...newAccount("token", 2n, true, 100n), free: 10n }
+  const taken = snapshotCharges([user, idle])
+  deepStrictEqual(taken.map(({ charged, returned, requests }) => ({ charged, returned, requests })), [
+    { charged: 30n, returned: 0n, requests: 2 }
+  ])
+  deepStrictEqual({ free: user.free, charged: user.charged, returned: user.returned, requests: user.requests }, {
+    free: 40n,
+    charged: 0n,
+    returned: 5n,
+    requests: 0
+  })
+  strictEqual(idle.free, 10n)
+})
+
+Deno.test("mergeTaken: any split of the same entries into batches merges to the same sums per account", () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          key: fc.constantFrom<["user" | "token" | "budget", bigint]>(["user", 1n], ["token", 1n], ["budget", 7n]),
+          charged: fc.bigInt({ min: 0n, max: 1_000_000n }),
+          returned: fc.bigInt({ min: 0n, max: 1_000n }),
+          requests: fc.nat(5)
+        }),
+        { maxLength: 20 }
+      ),
+      fc.array(fc.nat(4), { minLength: 20, maxLength: 20 }),
+      (entries, cuts) => {
+        const accounts = new Map<string, Account>()
+        const entryOf = (entry: (typeof entries)[number]): Taken => {
+          const key = entry.key.join(":")
+          if (!accounts.has(key)) accounts.set(key, newAccount(entry.key[0], entry.key[1], true, 0n))
+          return {
+            account: accounts.get(key)!,
+            charged: entry.charged,
+            returned: entry.returned,
+            requests: entry.requests
+          }
+        }
+        const batches: Array<Array<Taken>> = [[], [], [], [], []]
+        entries.forEach((entry, index) => batches[cuts[index]].push(entryOf(entry)))
+        const sums = (list: ReadonlyArray<Taken>) =>
+          Object.fromEntries(
+            [...new Set(list.map((entry) => `${entry.account.subject}:${entry.account.id}`))].map((key) => {
+              const mine = list.filter((entry) => `${entry.account.subject}:${entry.account.id}` === key)
+              return [key, {
+                charged: mine.reduce((sum, entry) => sum + entry.charged, 0n),
+                returned: mine.reduce((sum, entry) => sum + entry.returned, 0n),
+                requests: mine.reduce((sum, entry) => sum + entry.requests, 0)
+              }]
+            })
+          )
+        const merged = mergeTaken(batches)
+        strictEqual(new Set(merged.map((entry) => entry.account)).size, merged.length, "one entry per account")
+        deepStrictEqual(sums(merged), sums(batches.flat()))
+      }
+    )
+  )
+})
+
+Deno.test("withdrawn: takes the amount off the named accounts and one request off the user, nothing else", () => {
+  const user = newAccount("user", 1n, true, 0n)
+  const token = newAccount("token", 2n, false, 0n)
+  const other = newAccount("user", 9n, true, 0n)
+  const taken: Array<Taken> = [
+    { account: user, charged: 500n, returned: 3n, requests: 4 },
+    { account: token, charged: 500n, returned: 0n, requests: 0 },
+    { account: other, charged: 70n, returned: 0n, requests: 1 }
+  ]
+  deepStrictEqual(withdrawn(taken, ["token:2", "user:1"], 200n), [
+    { account: user, charged: 300n, returned: 3n, requests: 3 },
+    { account: token, charged: 300n, returned: 0n, requests: 0 },
+    { account: other, charged: 70n, returned: 0n, requests: 1 }
+  ])
 })
