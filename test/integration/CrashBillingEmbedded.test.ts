@@ -107,6 +107,10 @@ Deno.test({
         ok(names.some((name) => /^journal-\d{16}\.log$/.test(name)), `a journal segment: ${names.join(", ")}`)
         unfolded.push(await unfoldedIn(journalDir))
         main = await startMain(env)
+        // The line was written before the gateway served; the pipe that carries it may be read a moment later.
+        for (let waited = 0; waited < 3_000 && recoveredIn(main.stdout()).length === 0; waited += 50) {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
         recovered.push(recoveredIn(main.stdout()))
       }
       await burst(main.url)
