@@ -308,18 +308,16 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
           durableWith,
           heldRows: batcher.heldRows,
           withdraw: (hold, charged, requestId, attempt) => {
-            const accounts = [
-              leases.accounts.get(accountKey("token", hold.tokenId)),
-              leases.accounts.get(accountKey("user", hold.userId)),
-              ...holds.chargedBudgets(hold)
-            ]
             const keys = [
               accountKey("token", hold.tokenId),
               accountKey("user", hold.userId),
               ...holds.chargedBudgets(hold).map((account) => accountKey(account.subject, account.id))
             ]
             if (!batcher.withdraw(requestId, attempt, keys, charged)) return false
-            for (const account of accounts) if (account?.limited === true) account.free += charged
+            for (const key of keys) {
+              const account = leases.accounts.get(key)
+              if (account?.limited === true) account.free += charged
+            }
             return true
           }
         })

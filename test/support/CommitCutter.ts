@@ -23,7 +23,8 @@ const COMMIT = new TextEncoder().encode("COMMIT")
 /** The ledger's single-statement commit (`QuotaLedger`): a statement that commits on its own. */
 const SINGLE_STATEMENT_COMMIT = new TextEncoder().encode("WITH claim AS (INSERT INTO ledger_commits")
 
-const contains = (haystack: Uint8Array, needle: Uint8Array): boolean => {
+/** Whether `needle` occurs in `haystack`. */
+export const contains = (haystack: Uint8Array, needle: Uint8Array): boolean => {
   outer: for (let start = 0; start + needle.length <= haystack.length; start++) {
     for (let offset = 0; offset < needle.length; offset++) {
       if (haystack[start + offset] !== needle[offset]) continue outer

@@ -5,6 +5,7 @@
  * byte). `delay(marker, ms)` holds the server's answers to a connection for `ms`
  * after it sent `marker` (a statement's text), for races.
  */
+import { contains } from "./CommitCutter.ts"
 
 /** A running proxy. */
 export interface PostgresOutage {
@@ -18,16 +19,6 @@ export interface PostgresOutage {
   /** Connections refused while down. */
   readonly refused: () => number
   readonly close: () => Promise<void>
-}
-
-const contains = (haystack: Uint8Array, needle: Uint8Array): boolean => {
-  outer: for (let start = 0; start + needle.length <= haystack.length; start++) {
-    for (let offset = 0; offset < needle.length; offset++) {
-      if (haystack[start + offset] !== needle[offset]) continue outer
-    }
-    return true
-  }
-  return false
 }
 
 /** Starts a proxy on a random loopback port in front of the server of `databaseUrl`. */

@@ -141,11 +141,10 @@ export class ChargeJournal extends Context.Service<ChargeJournal, {
           recovered.push(batchOf(batch, { _tag: "File", seq: record.seq }))
         }
 
-        /** Appends each batch without a place to the file; returns how many it could not. */
+        /** Appends each of `batches` (none has a place yet) to the file; returns how many it could not. */
         const append = (batches: ReadonlyArray<Batch>): number => {
           let failed = 0
           for (const batch of batches) {
-            if (batch.place !== undefined) continue
             if (file === undefined) {
               failed += 1
               continue
@@ -161,6 +160,12 @@ export class ChargeJournal extends Context.Service<ChargeJournal, {
           return failed
         }
 
+        /** Deletes the table records of `ids` (none: no statement). */
+        const forget = (ids: ReadonlyArray<string>) =>
+          options.table && ids.length > 0
+            ? sql`DELETE FROM charge_journal WHERE id = ANY(${ids}::text[])`.pipe(Effect.asVoid)
+            : Effect.void
+
         const insert = (batches: ReadonlyArray<Batch>) =>
           sql`INSERT INTO charge_journal (id, instance_id, record)
             SELECT * FROM unnest(${batches.map((batch) => batch.id)}::text[],
@@ -171,12 +176,9 @@ export class ChargeJournal extends Context.Service<ChargeJournal, {
               Effect.suspend(() => {
                 for (const batch of batches) batch.place = { _tag: "Table" }
                 // A commit that took a batch while its record was on its way could not delete the record: now.
-                const late = batches.filter((batch) => batch.folded === true).map((batch) => batch.id)
-                return late.length === 0
-                  ? Effect.void
-                  : sql`DELETE FROM charge_journal WHERE id = ANY(${late}::text[])`.pipe(
-                    Effect.ignore
-                  )
+                return forget(batches.filter((batch) => batch.folded === true).map((batch) => batch.id)).pipe(
+                  Effect.ignore
+                )
               })
             )
           )
@@ -235,10 +237,7 @@ export class ChargeJournal extends Context.Service<ChargeJournal, {
           })
 
         const hooks: JournalHooks = {
-          forgetWithin: (ids) =>
-            options.table && ids.length > 0
-              ? sql`DELETE FROM charge_journal WHERE id = ANY(${ids}::text[])`.pipe(Effect.asVoid)
-              : Effect.void,
+          forgetWithin: forget,
           markFolded: (seq) => {
             if (file !== undefined && seq > 0) file.markFolded(seq)
           },

@@ -185,18 +185,6 @@ export const makeCommitBatcher = (options: {
     if (batch.place === undefined) unplaced.add(batch)
   }
 
-  /** One batch in a transaction of several statements that first claims its id. */
-  const inTransaction = (batch: Batch) =>
-    sql.withTransaction(Effect.gen(function* () {
-      const claimed = yield* sql`INSERT INTO ledger_commits (id) VALUES (${batch.id})
-        ON CONFLICT (id) DO NOTHING RETURNING id`
-      if (claimed.length === 0) return
-      if (batch.alongside !== undefined && !isRows(batch.alongside)) yield* batch.alongside
-      yield* Effect.forEach(statementsOf(rowsOf(batch)), writeRows, { discard: true })
-      yield* writeDeltas(sql, batch.instance, batch.taken)
-      if (batch.final) yield* sql`DELETE FROM quota_leases WHERE instance_id = ${instance}`
-    }))
-
   /** One batch as one statement (`CommitSql.singleStatement`). */
   const inOneStatement = (batch: Batch, rows: ReadonlyArray<UsageRow>) => {
     const tuples = rows.length === 0 ? undefined : JSON.stringify(rows.map(tupleOf))
@@ -213,9 +201,9 @@ export const makeCommitBatcher = (options: {
     return single
       ? inOneStatement(batch, rows?.rows ?? []).pipe(
         // A row the database refused: the statements, which set it aside alone.
-        Effect.catchIf((error) => rows !== undefined && isRowRejection(error), () => inTransaction(batch))
+        Effect.catchIf((error) => rows !== undefined && isRowRejection(error), () => inOneTransaction([batch]))
       )
-      : inTransaction(batch)
+      : inOneTransaction([batch])
   }
 
   /**
