@@ -100,7 +100,10 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
 
   const wireOf = (candidate: Candidate): Format<unknown, unknown> =>
     endpoint === undefined
-      ? dialectOf(candidate.channel.type, adapters[candidate.channel.type].wireFormat(input.inbound, candidate.channel))
+      ? dialectOf(
+        candidate.channel.type,
+        adapters[candidate.channel.type].wireFormat(input.inbound, candidate.channel, candidate.upstreamModel)
+      )
       : inbound
 
   /** The request with its URL media inline where `candidate`'s channel needs them, or `undefined` when none do. */
@@ -180,7 +183,8 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       endpoint === undefined ? target.url : mapUrlPath(target.url, (path) => path + endpoint.pathSuffix),
       target.headers,
       JSON.stringify(body),
-      channelTimeouts(channel, settings)
+      channelTimeouts(channel, settings),
+      target.signing
     )
   }
 

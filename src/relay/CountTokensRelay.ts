@@ -141,7 +141,7 @@ export class CountTokensRelay extends Context.Service<CountTokensRelay, {
           client,
           settings,
           candidate.channel,
-          { url: wire.url(target.url), headers: { ...target.headers, ...headers } },
+          { url: wire.url(target.url), headers: { ...target.headers, ...headers }, signing: target.signing },
           JSON.stringify(body),
           format.classifyError
         ).pipe(

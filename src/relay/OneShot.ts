@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import type { CallSigning } from "../upstreams/auth/CallSigning.ts"
 import { Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import type { Usage } from "../canonical/Usage.ts"
@@ -157,11 +158,21 @@ export const postForJson = (
   client: typeof UpstreamClient.Service,
   settings: Settings,
   channel: Channel,
-  target: { readonly url: string; readonly headers: Record<string, string> },
+  target: {
+    readonly url: string
+    readonly headers: Record<string, string>
+    readonly signing?: CallSigning | undefined
+  },
   body: Parameters<typeof UpstreamClient.Service.post>[2],
   classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string }
 ): Effect.Effect<{ readonly text: string; readonly json: unknown }, UpstreamFailed> =>
   Effect.gen(function* () {
-    const response = yield* client.post(target.url, target.headers, body, channelTimeouts(channel, settings))
+    const response = yield* client.post(
+      target.url,
+      target.headers,
+      body,
+      channelTimeouts(channel, settings),
+      target.signing
+    )
     return yield* readJsonAnswer(response, classify, channel.id, MAX_JSON_ANSWER_BYTES)
   })

@@ -127,7 +127,7 @@ export class HealthProber extends Context.Service<HealthProber, {
             maxOutputTokens: 8,
             stream: false
           }).body
-          return client.post(target.url, target.headers, JSON.stringify(body), timeouts)
+          return client.post(target.url, target.headers, JSON.stringify(body), timeouts, target.signing)
         }
 
         const probe = (candidate: Candidate) =>

@@ -11,6 +11,7 @@ import { DeepSeekChatFormat } from "../formats/deepseek/chat/Format.ts"
 import { DeepSeekCompletionsFormat } from "../formats/deepseek/completions/Format.ts"
 import type { Format, FormatName } from "../formats/Format.ts"
 import { formatOf } from "../formats/Formats.ts"
+import type { CallSigning } from "./auth/CallSigning.ts"
 import { upstreamUrl } from "./BaseUrl.ts"
 
 export type { ChannelType } from "../domain/ChannelType.ts"
@@ -35,14 +36,19 @@ export interface Channel {
 export interface UpstreamTarget {
   readonly url: string
   readonly headers: Record<string, string>
+  /** How the call is signed over its final headers and body (cloud vendors), if it is; `UpstreamClient` applies it. */
+  readonly signing?: CallSigning | undefined
 }
 
 /** A channel type's adapter. @category models */
 export interface Adapter {
   /** The channel type's own wire format (what the health prober asks in). */
   readonly nativeFormat: FormatName
-  /** The wire format used upstream for a request that arrived in `inbound` format. */
-  readonly wireFormat: (inbound: FormatName, channel: Channel) => FormatName
+  /**
+   * The wire format used upstream for a request that arrived in `inbound` format, for upstream model `model` (the
+   * mapped name: a cloud type serves some vendors' models in their own wire).
+   */
+  readonly wireFormat: (inbound: FormatName, channel: Channel, model: string) => FormatName
   /** URL and headers for a call in `wire` format to `model` with `key`. */
   readonly target: (
     channel: Channel,

@@ -25,6 +25,8 @@ import { Agent, type Dispatcher, EnvHttpProxyAgent } from "undici"
 import { concatBytes } from "../../domain/Bytes.ts"
 import { nestsTooDeep, parseJsonWithin } from "../../domain/JsonDepth.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
+import { makeCallSigner } from "../auth/CallSigner.ts"
+import type { CallSigning } from "../auth/CallSigning.ts"
 
 /** Timeouts in milliseconds (0 = none). @category models */
 export interface Timeouts {
@@ -293,7 +295,8 @@ const textOf = async (body: Readable): Promise<string> => {
 
 /** The client over `dispatcher` (an undici pool per origin). */
 const make = (dispatcher: Dispatcher) => {
-  const send = (
+  const sign = makeCallSigner()
+  const unsigned = (
     method: "GET" | "POST",
     url: string,
     headers: Record<string, string>,
@@ -429,8 +432,20 @@ const make = (dispatcher: Dispatcher) => {
       )
       return Effect.sync(abort)
     })
+  const send = (
+    method: "GET" | "POST",
+    url: string,
+    headers: Record<string, string>,
+    body: string | Uint8Array | undefined,
+    timeouts: Timeouts,
+    signing?: CallSigning | undefined
+  ): Effect.Effect<UpstreamResponse, UpstreamFailed> =>
+    signing === undefined ? unsigned(method, url, headers, body, timeouts) : Effect.flatMap(
+      sign(signing, { method, url, headers, body }),
+      (signed) => unsigned(method, url, signed, body, timeouts)
+    )
   return UpstreamClient.of({
-    post: (url, headers, body, timeouts) => send("POST", url, headers, body, timeouts),
+    post: (url, headers, body, timeouts, signing) => send("POST", url, headers, body, timeouts, signing),
     send
   })
 }
@@ -438,15 +453,16 @@ const make = (dispatcher: Dispatcher) => {
 /** @category services */
 export class UpstreamClient extends Context.Service<UpstreamClient, {
   /**
-   * POSTs `body` to `url`. Fails with `UpstreamFailed` kind `network` (no
-   * connection) or `timeout` (no head within `firstByteMs`). The call is
-   * aborted when the surrounding scope closes.
+   * POSTs `body` to `url`, signed by `signing` when given (`auth/CallSigning.ts`: applied last, over the headers
+   * as sent). Fails with `UpstreamFailed` kind `network` (no connection), `timeout` (no head within `firstByteMs`)
+   * or `unauthorized` (the key could not sign the call). The call is aborted when the surrounding scope closes.
    */
   readonly post: (
     url: string,
     headers: Record<string, string>,
     body: string | Uint8Array,
-    timeouts: Timeouts
+    timeouts: Timeouts,
+    signing?: CallSigning | undefined
   ) => Effect.Effect<UpstreamResponse, UpstreamFailed>
   /**
    * `post`'s call with any method (a task poll and a content download are
@@ -457,7 +473,8 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
     url: string,
     headers: Record<string, string>,
     body: string | Uint8Array | undefined,
-    timeouts: Timeouts
+    timeouts: Timeouts,
+    signing?: CallSigning | undefined
   ) => Effect.Effect<UpstreamResponse, UpstreamFailed>
 }>()("sluice/services/UpstreamClient") {
   /**

@@ -139,10 +139,13 @@ Deno.test("deepseek channels: chat and FIM dialects by wire; errors with 402 as 
   strictEqual(wireOf("deepseek", "completions"), DeepSeekCompletionsFormat)
   strictEqual(wireOf("openai", "openai-chat").encodeRequest, OpenAiChatFormat.encodeRequest)
   for (const inbound of ["openai-chat", "openai-responses", "anthropic", "gemini"] as const) {
-    strictEqual(adapters.deepseek.wireFormat(inbound, { type: "deepseek", baseUrl: "x", settings: {} }), "openai-chat")
+    strictEqual(
+      adapters.deepseek.wireFormat(inbound, { type: "deepseek", baseUrl: "x", settings: {} }, "deepseek-chat"),
+      "openai-chat"
+    )
   }
   strictEqual(
-    adapters.deepseek.wireFormat("completions", { type: "deepseek", baseUrl: "x", settings: {} }),
+    adapters.deepseek.wireFormat("completions", { type: "deepseek", baseUrl: "x", settings: {} }, "deepseek-chat"),
     "completions"
   )
   strictEqual(
