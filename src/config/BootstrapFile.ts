@@ -13,7 +13,7 @@ import { VIDEO_FAMILIES } from "../formats/videos/VideoFamilies.ts"
 import { makeDecoder } from "../domain/SchemaDecode.ts"
 import ipaddr from "ipaddr.js"
 import { BudgetList } from "../domain/BudgetPeriod.ts"
-import { baseUrlOf } from "../domain/ChannelType.ts"
+import { baseUrlOf, settingsProblem } from "../domain/ChannelType.ts"
 
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -80,7 +80,8 @@ export const ChannelType = Schema.Literals([
   "jina",
   "midjourney",
   "kling",
-  "deepseek"
+  "deepseek",
+  "bedrock"
 ])
 
 /**
@@ -107,12 +108,20 @@ export const ChannelSettings = Schema.Struct({
    * Forward the caller's `store` (Responses, chat completions) to the upstream (default true); false leaves it out
    * of every request to this channel, passthrough or translated, so the upstream's own default applies.
    */
-  forward_store: Schema.optional(Schema.Boolean)
+  forward_store: Schema.optional(Schema.Boolean),
+  /** The AWS region of a `bedrock` channel (required there): its calls are signed for it, its default host is in it. */
+  region: Schema.optional(NonEmpty),
+  /**
+   * Which Bedrock Runtime API a `bedrock` channel's text calls use: `converse` (default, every model) or `invoke`
+   * (Anthropic models through InvokeModel with the Messages body; other models still through Converse).
+   */
+  bedrock_api: Schema.optional(Schema.Literals(["converse", "invoke"]))
 })
 
 /**
  * A channel. `base_url` may be left out only where the type has a default (`deepseek`: `https://api.deepseek.com`,
- * `domain/ChannelType.ts` `DEFAULT_BASE_URLS`); its path is kept (`upstreams/BaseUrl.ts`).
+ * `domain/ChannelType.ts` `DEFAULT_BASE_URLS`; `bedrock`: its region's endpoint); its path is kept
+ * (`upstreams/BaseUrl.ts`).
  *
  * @category models
  */
@@ -344,10 +353,16 @@ export const parseBootstrap = (text: string, path: string): { ok: true; file: Bo
   return problem === undefined ? { ok: true, file } : { ok: false, message: problem }
 }
 
-/** The first channel without a `base_url` whose type has no default, as `channels[i].base_url: …`. */
+/**
+ * The first channel whose settings its type cannot use (`settingsProblem`: a `bedrock` channel without a valid
+ * `settings.region`), as `channels[i].settings.region: …`, or without a `base_url` whose type has no default, as
+ * `channels[i].base_url: …`.
+ */
 const missingBaseUrl = (file: BootstrapFile): string | undefined => {
   for (const [index, channel] of (file.channels ?? []).entries()) {
-    if (baseUrlOf(channel.type, channel.base_url) === undefined) {
+    const problem = settingsProblem(channel.type, channel.settings)
+    if (problem !== undefined) return `channels[${index}].${problem.param}: ${problem.message}`
+    if (baseUrlOf(channel.type, channel.base_url, channel.settings) === undefined) {
       return `channels[${index}].base_url: missing (channel type ${channel.type} has no default base URL)`
     }
   }

@@ -9,9 +9,11 @@
 import type { ChannelType } from "../domain/ChannelType.ts"
 import { DeepSeekChatFormat } from "../formats/deepseek/chat/Format.ts"
 import { DeepSeekCompletionsFormat } from "../formats/deepseek/completions/Format.ts"
-import type { Format, FormatName } from "../formats/Format.ts"
-import { formatOf } from "../formats/Formats.ts"
-import type { CallSigning } from "./auth/CallSigning.ts"
+import { isAnthropicModel } from "../formats/bedrock/converse/RequestEncoder.ts"
+import { AnthropicInvokeFormat } from "../formats/bedrock/invoke/AnthropicInvoke.ts"
+import type { Format, FormatName, UpstreamWire, WireName } from "../formats/Format.ts"
+import { formatOf, upstreamWireOf } from "../formats/Formats.ts"
+import { awsCredentialsOf, type CallSigning } from "./auth/CallSigning.ts"
 import { upstreamUrl } from "./BaseUrl.ts"
 
 export type { ChannelType } from "../domain/ChannelType.ts"
@@ -29,6 +31,10 @@ export interface Channel {
     readonly responses_api?: boolean | undefined
     /** Extra headers sent with every call. */
     readonly headers?: Readonly<Record<string, string>> | undefined
+    /** The AWS region of a `bedrock` channel (its calls are signed for it). */
+    readonly region?: string | undefined
+    /** A `bedrock` channel's text API: `converse` (default) or `invoke` (Anthropic models through InvokeModel). */
+    readonly bedrock_api?: "converse" | "invoke" | undefined
   }
 }
 
@@ -48,12 +54,12 @@ export interface Adapter {
    * The wire format used upstream for a request that arrived in `inbound` format, for upstream model `model` (the
    * mapped name: a cloud type serves some vendors' models in their own wire).
    */
-  readonly wireFormat: (inbound: FormatName, channel: Channel, model: string) => FormatName
+  readonly wireFormat: (inbound: FormatName, channel: Channel, model: string) => WireName
   /** URL and headers for a call in `wire` format to `model` with `key`. */
   readonly target: (
     channel: Channel,
     key: string,
-    wire: FormatName,
+    wire: WireName,
     model: string,
     stream: boolean
   ) => UpstreamTarget
@@ -275,6 +281,59 @@ const deepseek: Adapter = {
 }
 
 /**
+ * The credential of a `bedrock` channel key: `<access key id>|<secret>` or `…|<session token>` signs the call with
+ * SigV4 for service `bedrock` in the channel's region (docs.aws.amazon.com/bedrock/latest/userguide/inference-invoke.html
+ * "signed with Signature Version 4"); a key without `|` is a Bedrock API key, sent as `Authorization: Bearer`
+ * (docs.aws.amazon.com/bedrock/latest/userguide/api-keys-use.html). A key with `|` that is not credentials of either
+ * shape (an empty part, four parts) is sent as nothing at all, so no part of it leaves the gateway: Bedrock refuses the
+ * call and the key is treated as refused.
+ */
+const bedrockAuth = (
+  channel: Channel,
+  key: string
+): { readonly headers: Record<string, string>; readonly signing?: CallSigning } => {
+  const credentials = awsCredentialsOf(key)
+  if (credentials !== undefined) {
+    return {
+      headers: {},
+      signing: { _tag: "SigV4", region: channel.settings.region ?? "", service: "bedrock", credentials }
+    }
+  }
+  return key.includes("|") ? { headers: {} } : { headers: { authorization: `Bearer ${key}` } }
+}
+
+/**
+ * AWS Bedrock Runtime (docs.aws.amazon.com/bedrock/latest/APIReference/API_Operations_Amazon_Bedrock_Runtime.html): text
+ * through Converse (`POST /model/{modelId}/converse`, `/converse-stream`) for every model and inbound format, or, with
+ * `settings.bedrock_api: invoke` and an Anthropic model (a mapped id holding `anthropic.`), through InvokeModel with
+ * the Messages body (`/model/{modelId}/invoke`, `/invoke-with-response-stream`; `formats/bedrock/invoke/`). The model
+ * id or inference profile (an ARN too) is URL-encoded as one path segment, as the SDK writes the `modelId` label. The
+ * base URL (default: the region's endpoint, `domain/ChannelType.ts`) has no version suffix; a proxy prefix is kept.
+ * Streams answer `application/vnd.amazon.eventstream`. Keys: see `bedrockAuth`.
+ */
+const bedrock: Adapter = {
+  nativeFormat: "anthropic",
+  wireFormat: (_inbound, channel, model) =>
+    channel.settings.bedrock_api === "invoke" && isAnthropicModel(model) ? "anthropic" : "bedrock-converse",
+  target: (channel, key, wire, model, stream) => {
+    const action = wire === "anthropic"
+      ? (stream ? "invoke-with-response-stream" : "invoke")
+      : (stream ? "converse-stream" : "converse")
+    const auth = bedrockAuth(channel, key)
+    return {
+      url: channelUrl(channel, `/model/${encodeURIComponent(model)}/${action}`, []),
+      headers: withExtraHeaders(channel, {
+        ...json,
+        accept: stream ? "application/vnd.amazon.eventstream" : "application/json",
+        ...auth.headers
+      }),
+      ...(auth.signing === undefined ? {} : { signing: auth.signing })
+    }
+  },
+  dialects: { anthropic: AnthropicInvokeFormat }
+}
+
+/**
  * Every adapter, by channel type.
  *
  * @category adapters
@@ -288,13 +347,15 @@ export const adapters: Record<ChannelType, Adapter> = {
   jina,
   midjourney,
   kling,
-  deepseek
+  deepseek,
+  bedrock
 }
 
 /**
- * The `Format` a channel of `type` speaks `wire` with: its adapter's dialect of it, else the registry's.
+ * The wire a channel of `type` speaks `wire` with: its adapter's dialect of it, else the registry's (an outbound-only
+ * wire has no dialects).
  *
  * @category adapters
  */
-export const wireOf = (type: ChannelType, wire: FormatName): Format<unknown, unknown> =>
-  adapters[type].dialects?.[wire] ?? formatOf(wire)
+export const wireOf = (type: ChannelType, wire: WireName): UpstreamWire =>
+  wire === "bedrock-converse" ? upstreamWireOf(wire) : adapters[type].dialects?.[wire] ?? formatOf(wire)

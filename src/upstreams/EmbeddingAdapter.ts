@@ -62,5 +62,6 @@ export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined
   jina: undefined,
   midjourney: undefined,
   kling: undefined,
-  deepseek: undefined
+  deepseek: undefined,
+  bedrock: undefined
 }

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import type { ChannelSpec } from "../../config/BootstrapFile.ts"
-import { baseUrlOf } from "../../domain/ChannelType.ts"
+import { baseUrlOf, bedrockRuntimeUrl, settingsProblem } from "../../domain/ChannelType.ts"
 import { MASKED, maskKey, maskSettings, maskUrl } from "./ChannelMasking.ts"
 import type { ChannelFields, ChannelRow } from "./ChannelViews.ts"
 
@@ -67,10 +67,14 @@ export const maskedKeyRefusal = (keys: ReadonlyArray<string> | undefined): Refus
 
 /**
  * `input` with its base URL: the given one, else its type's default (`deepseek`: `https://api.deepseek.com`,
- * `DEFAULT_BASE_URLS`); refused (`base_url`) when it gives none and its type has no default.
+ * `DEFAULT_BASE_URLS`; `bedrock`: its region's endpoint); refused naming the setting when its type cannot use its
+ * settings (`settingsProblem`: `settings.region` of a `bedrock` channel), and (`base_url`) when it gives none and its
+ * type has no default.
  */
 export const placed = (input: NewChannel): PlacedChannel | Refusal => {
-  const baseUrl = baseUrlOf(input.type, input.base_url)
+  const problem = settingsProblem(input.type, input.settings)
+  if (problem !== undefined) return problem
+  const baseUrl = baseUrlOf(input.type, input.base_url, input.settings)
   return baseUrl === undefined
     ? { message: `base_url is missing (channel type ${input.type} has no default base URL).`, param: "base_url" }
     : { ...input, base_url: baseUrl }
@@ -126,13 +130,22 @@ export const planUpdate = (
   patch: ChannelPatch,
   storedKeys: ReadonlyArray<string>
 ): Refusal | PlannedChange => {
-  const baseUrl = patch.base_url === undefined || patch.base_url === maskUrl(current.baseUrl)
-    ? current.baseUrl
-    : patch.base_url
   const headers = mergeHeaders(patch.settings?.headers, current.settings?.headers)
   const settings = patch.settings === undefined
     ? current.settings
     : { ...patch.settings, ...(headers === undefined ? {} : { headers }) }
+  const type = patch.type ?? current.type
+  const problem = settingsProblem(type, settings)
+  if (problem !== undefined) return problem
+  // A bedrock channel on its region's default endpoint follows a new region there (the calls are signed for it).
+  const regionDefault = current.type === "bedrock" && current.settings?.region !== undefined &&
+      current.baseUrl === bedrockRuntimeUrl(current.settings.region) && type === "bedrock" &&
+      settings?.region !== undefined
+    ? bedrockRuntimeUrl(settings.region)
+    : undefined
+  const baseUrl = patch.base_url === undefined || patch.base_url === maskUrl(current.baseUrl)
+    ? regionDefault ?? current.baseUrl
+    : patch.base_url
   const rehomed = baseUrl !== current.baseUrl || (patch.type !== undefined && patch.type !== current.type)
   const moved = rehomed || !sameHeaders(settings?.headers, current.settings?.headers)
   // The stored header values (tokens) do not follow a channel to another host or wire format either.
