@@ -8,7 +8,7 @@
  */
 import { useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
-import { CHANNEL_TYPES, DEFAULT_BASE_URLS } from "./channelTypes.ts"
+import { CHANNEL_TYPES, DEFAULT_BASE_URLS, KEY_FORMATS } from "./channelTypes.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** A channel's fields as the admin API lists them (keys masked, so not here). */
@@ -43,6 +43,12 @@ const mappingOf = (text: string): Record<string, string> | string => {
   return mapping
 }
 
+/** A setting of `settings` (a channel's settings as listed) that is text, or `""`. */
+const settingText = (settings: unknown, name: string): string => {
+  const value = typeof settings === "object" && settings !== null ? (settings as Record<string, unknown>)[name] : ""
+  return typeof value === "string" ? value : ""
+}
+
 /** A whole number in `text`, or `undefined`. */
 const wholeOf = (text: string): number | undefined => /^\s*-?\d{1,7}\s*$/.test(text) ? Number(text) : undefined
 
@@ -63,6 +69,9 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
     start?.settings === undefined || start?.settings === null ? "{}" : JSON.stringify(start.settings, null, 2)
   )
   const [keys, setKeys] = useState("")
+  // A bedrock channel's own fields, written into its settings on save (over the JSON's).
+  const [region, setRegion] = useState(settingText(start?.settings, "region"))
+  const [bedrockApi, setBedrockApi] = useState(settingText(start?.settings, "bedrock_api") || "converse")
   const [enabled, setEnabled] = useState(start === null || start.status === "enabled")
   const [error, setError] = useState<string | null>(null)
   const submit = async (event: Event) => {
@@ -96,7 +105,9 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
       priority: priorityValue,
       weight: weightValue,
       model_mapping: modelMapping,
-      settings: parsedSettings,
+      settings: type === "bedrock"
+        ? { ...parsedSettings, region: region.trim(), bedrock_api: bedrockApi }
+        : parsedSettings,
       enabled,
       ...(keyList.length === 0 ? {} : { keys: keyList })
     }
@@ -133,6 +144,25 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
           onInput={(e) => setBaseUrl(e.currentTarget.value)}
         />
       </Field>
+      {type === "bedrock" && (
+        <>
+          <Field label="AWS region (the calls are signed for it; the base URL defaults to its endpoint)">
+            <input
+              name="region"
+              required
+              placeholder="us-east-1"
+              value={region}
+              onInput={(e) => setRegion(e.currentTarget.value)}
+            />
+          </Field>
+          <Field label="Bedrock API (invoke: Claude models through InvokeModel with the Messages body)">
+            <select name="bedrock_api" value={bedrockApi} onChange={(e) => setBedrockApi(e.currentTarget.value)}>
+              <option value="converse">converse</option>
+              <option value="invoke">invoke</option>
+            </select>
+          </Field>
+        </>
+      )}
       <Field label="Models, comma-separated">
         <input name="models" required value={models} onInput={(e) => setModels(e.currentTarget.value)} />
       </Field>
@@ -160,7 +190,7 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
         label={(start === null
           ? "Keys, one a line"
           : "New keys, one a line (empty: keep the saved keys, which are never shown)") +
-          (type === "kling" ? "; a kling key is accessKey|secretKey" : "")}
+          (KEY_FORMATS[type as keyof typeof KEY_FORMATS] ?? "")}
       >
         <textarea
           name="keys"
