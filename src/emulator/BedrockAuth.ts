@@ -115,6 +115,9 @@ const parseAmzDate = (value: string): Date | undefined => {
   return Number.isNaN(date.getTime()) ? undefined : date
 }
 
+/** Epoch milliseconds as `20150830T123600Z`. */
+const amzDateOf = (epochMs: number): string => new Date(epochMs).toISOString().replace(/[-:]|\.\d{3}/g, "")
+
 const hex = (bytes: ArrayBuffer): string =>
   Array.from(new Uint8Array(bytes), (b) => b.toString(16).padStart(2, "0")).join("")
 
@@ -133,14 +136,17 @@ const SIGNATURE_MISMATCH = "The request signature we calculated does not match t
   "your AWS Secret Access Key and signing method. Consult the service documentation for details."
 
 /**
- * Checks a request's credentials against `accounts` at `now` (see the module doc for the rules and refusals).
+ * Checks a request's credentials against `accounts` at `now` for `service` (default `bedrock`; tests check the
+ * verifier against AWS's published signing examples, signed for the service `service`). See the module doc for the
+ * rules and refusals.
  *
  * @category credentials
  */
 export const verifyBedrockRequest = async (
   request: ReceivedRequest,
   accounts: BedrockAccounts,
-  now: Date = new Date()
+  now: Date = new Date(),
+  service = "bedrock"
 ): Promise<BedrockAuthResult> => {
   const authorization = request.headers.get("authorization")
   if (authorization === null || authorization.length === 0) {
@@ -164,10 +170,10 @@ export const verifyBedrockRequest = async (
   }
   const secret = Object.hasOwn(accounts.secrets, header.accessKeyId) ? accounts.secrets[header.accessKeyId] : undefined
   if (secret === undefined) return refuse("UnrecognizedClientException", UNRECOGNIZED)
-  if (header.service !== "bedrock" || header.terminator !== "aws4_request") {
+  if (header.service !== service || header.terminator !== "aws4_request") {
     return refuse(
       "InvalidSignatureException",
-      `Credential should be scoped to correct service: 'bedrock'. Credential scope names '${header.service}'.`
+      `Credential should be scoped to correct service: '${service}'. Credential scope names '${header.service}'.`
     )
   }
   const amzDate = request.headers.get("x-amz-date") ?? ""
@@ -178,10 +184,22 @@ export const verifyBedrockRequest = async (
       "The request's x-amz-date is missing or does not match its credential scope."
     )
   }
-  if (Math.abs(now.getTime() - signingDate.getTime()) > MAX_SKEW_MS) {
+  // AWS's wording (botocore issue 149 quotes it): "Signature expired: <date> is now earlier than <now − 5 min>
+  // (<now> - 5 min.)", and for a date ahead of the clock "Signature not yet current: … is still later than …".
+  if (now.getTime() - signingDate.getTime() > MAX_SKEW_MS) {
     return refuse(
       "InvalidSignatureException",
-      `Signature expired: ${amzDate} is now earlier or later than five minutes from the server's time.`
+      `Signature expired: ${amzDate} is now earlier than ${amzDateOf(now.getTime() - MAX_SKEW_MS)} (${
+        amzDateOf(now.getTime())
+      } - 5 min.)`
+    )
+  }
+  if (signingDate.getTime() - now.getTime() > MAX_SKEW_MS) {
+    return refuse(
+      "InvalidSignatureException",
+      `Signature not yet current: ${amzDate} is still later than ${amzDateOf(now.getTime() + MAX_SKEW_MS)} (${
+        amzDateOf(now.getTime())
+      } + 5 min.)`
     )
   }
   const signedValue = (name: string): string | undefined =>
