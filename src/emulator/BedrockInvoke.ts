@@ -5,7 +5,8 @@
  *
  * - Anthropic models (`anthropic.*`, and inference profiles such as `us.anthropic.*`): the Messages body of
  *   docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages-request-response.html,
- *   with `anthropic_version: "bedrock-2023-05-31"` required and no `model` or `stream` (the model is the path's, the
+ *   with `anthropic_version` required (`"bedrock-2023-05-31"`, or an Anthropic API version date as
+ *   `@anthropic-ai/bedrock-sdk` 1.x sends it) and no `model` or `stream` (the model is the path's, the
  *   operation says whether it streams). Bedrock checks the body against the model's schema and refuses any other
  *   key: "Malformed input request: #: extraneous key [stream] is not permitted, please reformat your input and try
  *   again." (one `#: …` clause per key, as github.com/sigoden/aichat/issues/543 and
@@ -65,6 +66,14 @@ const extraneous = (body: JsonObject, allowed: ReadonlySet<string>): Array<strin
 /** The `anthropic_version` Bedrock takes. @category models */
 export const BEDROCK_ANTHROPIC_VERSION = "bedrock-2023-05-31"
 
+/**
+ * Whether Bedrock takes `value` as `anthropic_version`: `bedrock-2023-05-31` (AWS's documented value), or an Anthropic
+ * API version date (`2023-06-01`, `2026-10-21`), which `@anthropic-ai/bedrock-sdk` 1.x sends there: it moves the
+ * base SDK's `anthropic-version` header into the body (its `client.ts`, "Bedrock takes the API version from the body").
+ */
+const isAnthropicVersion = (value: unknown): boolean =>
+  value === BEDROCK_ANTHROPIC_VERSION || (typeof value === "string" && /^20\d{2}-\d{2}-\d{2}$/.test(value))
+
 const ANTHROPIC_KEYS: ReadonlySet<string> = new Set([
   "anthropic_version",
   "anthropic_beta",
@@ -95,7 +104,7 @@ const invokeAnthropic = async (context: RouteContext, stream: boolean): Promise<
   const body = context.body
   const problems = extraneous(body, ANTHROPIC_KEYS)
   if (body.anthropic_version === undefined) problems.unshift("#: required key [anthropic_version] not found")
-  else if (body.anthropic_version !== BEDROCK_ANTHROPIC_VERSION) {
+  else if (!isAnthropicVersion(body.anthropic_version)) {
     problems.unshift(
       `#/anthropic_version: ${String(JSON.stringify(body.anthropic_version)).slice(0, 200)} is not a valid enum value`
     )

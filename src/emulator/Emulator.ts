@@ -32,6 +32,18 @@
  * - DeepSeek (`Authorization: Bearer`, see `DeepSeek.ts`) under the path prefix `/deepseek`:
  *   `POST /deepseek/chat/completions`, `POST /deepseek/v1/chat/completions`, `POST /deepseek/beta/completions`
  *   (FIM), with DeepSeek's usage fields, context cache hits, `reasoning_content` and its refusals.
+ * - Amazon Bedrock Runtime under the path prefix `/bedrock` (a channel's `base_url` is `<emulator>/bedrock`), the model
+ *   id URL-encoded in the path (`%3A` or a plain `:` both taken): `POST /bedrock/model/{modelId}/converse`,
+ *   `…/converse-stream` (see `BedrockConverse.ts`), `…/invoke`, `…/invoke-with-response-stream` (Claude's Messages
+ *   body, Titan and Cohere embeddings; see `BedrockInvoke.ts`); streams are binary `application/vnd.amazon.eventstream`
+ *   frames, errors `{message}` with an `x-amzn-ErrorType` header, in-stream errors exception frames (`BedrockWire.ts`).
+ *   Every request is authenticated before its body is read (see `BedrockAuth.ts`): a SigV4 signature for the service
+ *   `bedrock` recomputed with the secret of `bedrockAccounts` (default `AKIDEXAMPLE` /
+ *   `wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY`, session tokens taken), or `Authorization: Bearer` with one of
+ *   `bedrockApiKeys` (default `BEDROCK_TEST_API_KEY`); the recorded key is the access key id or the API key, and
+ *   `validKeys`, when set, must hold it. A fault's `status` answers the exception the status stands for, or the one
+ *   its `errorType` names (`ModelNotReadyException`, `ServiceQuotaExceededException`, …); with `breakAfterEvents` on
+ *   a stream, the exception frame comes after N events.
  * - Midjourney-proxy (`mj-api-secret`, see `Midjourney.ts`): `POST /mj/submit/{imagine,change,action,modal,blend,
  *   describe}`, `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition`; images at
  *   `GET /_emulator/mj/<id>.png` (no key); tasks move on the video step.
