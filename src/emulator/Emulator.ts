@@ -32,6 +32,18 @@
  * - DeepSeek (`Authorization: Bearer`, see `DeepSeek.ts`) under the path prefix `/deepseek`:
  *   `POST /deepseek/chat/completions`, `POST /deepseek/v1/chat/completions`, `POST /deepseek/beta/completions`
  *   (FIM), with DeepSeek's usage fields, context cache hits, `reasoning_content` and its refusals.
+ * - Amazon Bedrock Runtime under the path prefix `/bedrock` (a channel's `base_url` is `<emulator>/bedrock`), the model
+ *   id URL-encoded in the path (`%3A` or a plain `:` both taken): `POST /bedrock/model/{modelId}/converse`,
+ *   `…/converse-stream` (see `BedrockConverse.ts`), `…/invoke`, `…/invoke-with-response-stream` (Claude's Messages
+ *   body, Titan and Cohere embeddings; see `BedrockInvoke.ts`); streams are binary `application/vnd.amazon.eventstream`
+ *   frames, errors `{message}` with an `x-amzn-ErrorType` header, in-stream errors exception frames (`BedrockWire.ts`).
+ *   Every request is authenticated before its body is read (see `BedrockAuth.ts`): a SigV4 signature for the service
+ *   `bedrock` recomputed with the secret of `bedrockAccounts` (default `AKIDEXAMPLE` /
+ *   `wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY`, session tokens taken), or `Authorization: Bearer` with one of
+ *   `bedrockApiKeys` (default `BEDROCK_TEST_API_KEY`); the recorded key is the access key id or the API key, and
+ *   `validKeys`, when set, must hold it. A fault's `status` answers the exception the status stands for, or the one
+ *   its `errorType` names (`ModelNotReadyException`, `ServiceQuotaExceededException`, …); with `breakAfterEvents` on
+ *   a stream, the exception frame comes after N events.
  * - Midjourney-proxy (`mj-api-secret`, see `Midjourney.ts`): `POST /mj/submit/{imagine,change,action,modal,blend,
  *   describe}`, `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition`; images at
  *   `GET /_emulator/mj/<id>.png` (no key); tasks move on the video step.
@@ -84,6 +96,21 @@ import { arkVideoBytes } from "./VideosArk.ts"
 import { mp3Seconds } from "./Audio.ts"
 import { KLING_TEST_ACCESS_KEY, KLING_TEST_SECRET_KEY, klingErrorBody, verifyKlingToken } from "./VideosKling.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
+import {
+  BEDROCK_TEST_ACCESS_KEY_ID,
+  BEDROCK_TEST_API_KEY,
+  BEDROCK_TEST_SECRET_ACCESS_KEY,
+  type BedrockAccounts,
+  verifyBedrockRequest
+} from "./BedrockAuth.ts"
+import {
+  bedrockError,
+  bedrockExceptionOf,
+  bedrockStreamExceptionOf,
+  defaultBedrockMessage,
+  frameWriter,
+  isBedrockException
+} from "./BedrockWire.ts"
 import { isObject, type JsonObject, makeIds, makePromptCache, stringOr } from "./Wire.ts"
 
 /** One request as the emulator saw it. @category models */
@@ -125,6 +152,13 @@ export interface EmulatorOptions {
    * account, `KLING_TEST_ACCESS_KEY` / `KLING_TEST_SECRET_KEY` of `VideosKling.ts`).
    */
   readonly klingAccounts?: Readonly<Record<string, string>>
+  /**
+   * Bedrock's AWS accounts, access key id → secret access key, whose SigV4 signatures the Bedrock routes take (default
+   * the one test account, `BEDROCK_TEST_ACCESS_KEY_ID` / `BEDROCK_TEST_SECRET_ACCESS_KEY` of `BedrockAuth.ts`).
+   */
+  readonly bedrockAccounts?: Readonly<Record<string, string>>
+  /** Bedrock API keys the Bedrock routes take as Bearer tokens (default `[BEDROCK_TEST_API_KEY]`). */
+  readonly bedrockApiKeys?: ReadonlyArray<string>
 }
 
 /** A running emulator and its test controls. @category models */
@@ -211,6 +245,10 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
   const videos = makeVideoTasks(options.videoStepMs ?? 1000, options.maxVideoTasks ?? 50_000)
   const midjourney = makeMjTasks(options.videoStepMs ?? 1000, options.maxVideoTasks ?? 50_000)
   const klingAccounts = options.klingAccounts ?? { [KLING_TEST_ACCESS_KEY]: KLING_TEST_SECRET_KEY }
+  const bedrockAccounts: BedrockAccounts = {
+    secrets: options.bedrockAccounts ?? { [BEDROCK_TEST_ACCESS_KEY_ID]: BEDROCK_TEST_SECRET_ACCESS_KEY },
+    apiKeys: new Set(options.bedrockApiKeys ?? [BEDROCK_TEST_API_KEY])
+  }
   const prompts = makePromptCache()
 
   const control = async (request: Request, path: string): Promise<Response> => {
@@ -270,7 +308,11 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     const query: Record<string, string> = {}
     for (const [name, value] of url.searchParams) query[name] = value
     const multipart = /^multipart\/form-data/i.test(request.headers.get("content-type") ?? "")
-    const text = request.method === "GET" || request.method === "HEAD" || multipart ? "" : await request.text()
+    // The bytes as sent: Bedrock's SigV4 signature covers them.
+    const bytes = request.method === "GET" || request.method === "HEAD" || multipart
+      ? new Uint8Array()
+      : new Uint8Array(await request.arrayBuffer())
+    const text = new TextDecoder().decode(bytes)
     let parsed: unknown = undefined
     let parseFailed = false
     if (multipart) {
@@ -335,6 +377,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       ? { "x-request-id": ids.next("req_") }
       : route.vendor === "anthropic"
       ? { "request-id": ids.next("req_") }
+      : route.vendor === "bedrock"
+      ? { "x-amzn-requestid": crypto.randomUUID() }
       : {}
     const delivery = {
       pacingMs: fault?.paceMs ?? pacingMs,
@@ -349,10 +393,17 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       onCancel: markAborted
     }
     const fail = (status: number, message: string | undefined, errorBody?: unknown) =>
-      deliver(jsonReply(errorBody ?? vendorErrorBody(route.vendor, status, message), status), {
-        ...delivery,
-        breakAfterEvents: undefined
-      })
+      deliver(
+        route.vendor === "bedrock"
+          ? bedrockError(
+            isBedrockException(fault?.errorType) ? fault.errorType : bedrockExceptionOf(status),
+            message ?? defaultBedrockMessage(status),
+            status,
+            errorBody
+          )
+          : jsonReply(errorBody ?? vendorErrorBody(route.vendor, status, message), status),
+        { ...delivery, breakAfterEvents: undefined }
+      )
 
     // `status` with `breakAfterEvents` on a stream: N events, then the vendor's in-band error event.
     const inBand = fault?.status !== undefined && fault.breakAfterEvents !== undefined && route.stream
@@ -363,17 +414,36 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       recorded.completed = true
       return new Response(malformed.text, { headers: { ...responseHeaders, "content-type": malformed.contentType } })
     }
+    // Bedrock, as AWS does, authenticates the request before it reads the body.
+    if (route.vendor === "bedrock") {
+      const auth = await verifyBedrockRequest(
+        { method: request.method, url, headers: request.headers, body: bytes },
+        bedrockAccounts
+      )
+      if (!auth.ok) {
+        return deliver(bedrockError(auth.exception, auth.message), { ...delivery, breakAfterEvents: undefined })
+      }
+      if (validKeys !== undefined && !validKeys.has(auth.key)) {
+        return deliver(bedrockError("UnrecognizedClientException", unauthorizedMessage.bedrock), {
+          ...delivery,
+          breakAfterEvents: undefined
+        })
+      }
+    }
     if (route.hasBody && (parseFailed || !isObject(parsed))) {
       return fail(400, "We could not parse the JSON body of your request. The body must be a JSON object.")
     }
     if (klingAuth !== undefined && !klingAuth.ok) {
       return fail(401, klingAuth.message, klingErrorBody(klingAuth.code, klingAuth.message))
     }
-    if (klingAuth === undefined && validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
+    if (
+      klingAuth === undefined && route.vendor !== "bedrock" && validKeys !== undefined &&
+      (key === undefined || !validKeys.has(key))
+    ) {
       return fail(401, unauthorizedMessage[route.vendor])
     }
     try {
-      const reply = route.handler({
+      const reply = await route.handler({
         body,
         query,
         headers: request.headers,
@@ -387,7 +457,12 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       })
       if (inBand && fault?.status !== undefined && reply._tag === "Events") {
         const kept = reply.frames.slice(0, fault.breakAfterEvents)
-        const error = inBandErrorFrame(route, path, fault.status, faultMessage, fault.body, kept.length)
+        const error = route.vendor === "bedrock"
+          ? (await frameWriter()).exception(
+            isBedrockException(fault.errorType) ? fault.errorType : bedrockStreamExceptionOf(fault.status),
+            faultMessage ?? defaultBedrockMessage(fault.status)
+          )
+          : inBandErrorFrame(route, path, fault.status, faultMessage, fault.body, kept.length)
         recorded.usage = reportedUsage(reply, kept.length)
         return deliver({ ...reply, frames: [...kept, error] }, { ...delivery, breakAfterEvents: undefined })
       }

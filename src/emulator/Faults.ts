@@ -11,6 +11,7 @@
  * - Kling `{code, message, request_id}` with its service codes (`VideosKling.ts`).
  * - Midjourney-proxy `{code, description, result: null}` (novicezk/midjourney-proxy `SubmitResultVO`,
  *   `ReturnCode`: 3 not found, 4 validation error, 9 failure, 23 queue full).
+ * - Bedrock `{message}` with its exception named in the `x-amzn-ErrorType` header (`BedrockWire.ts`).
  *
  * @since 0.1.0
  */
@@ -57,10 +58,16 @@ export interface Fault {
   readonly paceMs?: number
   /** Stream: send N events, then end the body cleanly without the format's end marker (a stream cut short). */
   readonly endAfterEvents?: number
+  /**
+   * Bedrock, with `status`: the exception to answer (its `x-amzn-ErrorType`, or in a stream its `:exception-type`),
+   * e.g. `ModelNotReadyException` or `ServiceQuotaExceededException`; by default the one the status stands for
+   * (`BedrockWire.bedrockExceptionOf`, in a stream `bedrockStreamExceptionOf`).
+   */
+  readonly errorType?: string
 }
 
 /** The wire families the emulator speaks. @category models */
-export type Vendor = "openai" | "anthropic" | "gemini" | "midjourney" | "kling"
+export type Vendor = "openai" | "anthropic" | "gemini" | "midjourney" | "kling" | "bedrock"
 
 const openAiTypes: Record<number, readonly [type: string, code: string | null]> = {
   400: ["invalid_request_error", null],
@@ -160,6 +167,8 @@ export const vendorErrorBody = (vendor: Vendor, status: number, message?: string
       }
     case "kling":
       return klingErrorBody(klingCodeOf(status), text)
+    case "bedrock":
+      return { message: text }
   }
 }
 
@@ -170,7 +179,8 @@ export const vendorErrorBody = (vendor: Vendor, status: number, message?: string
  * `invalid_request_error` "credit balance is too low", whose only sign is its text, so the gateway treats it as a
  * request error and disables no key on it (a `billing_error` type is the structured signal); Gemini: 429
  * `RESOURCE_EXHAUSTED` with a `QuotaFailure` naming no per-day or zero quota, which the gateway treats as
- * throttling.
+ * throttling; Bedrock: 429 `ThrottlingException` "Too many tokens, please wait before trying again." (its token
+ * quota per minute; Bedrock bills an AWS account afterwards, so there is no balance to run out of).
  *
  * @category errors
  */
@@ -222,6 +232,9 @@ export const quotaExhausted = (vendor: Vendor): { readonly status: number; reado
     case "kling":
       // Kling: 429 with service code 1102, "resource pack depleted or expired".
       return { status: 429, body: klingErrorBody(1102, "Resource pack depleted or expired") }
+    case "bedrock":
+      // Bedrock has no prepaid balance to spend: an account over its token quota is throttled (ThrottlingException).
+      return { status: 429, body: { message: "Too many tokens, please wait before trying again." } }
   }
 }
 

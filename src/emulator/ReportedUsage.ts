@@ -6,11 +6,18 @@
  * Anthropic `input_tokens` / `output_tokens` (Anthropic's `message_start` and
  * `message_delta` merged, its cache reads in `cache_read_input_tokens`);
  * Gemini `usageMetadata` (`promptTokenCount`, `candidatesTokenCount` +
- * `thoughtsTokenCount`, `cachedContentTokenCount`). Billing tests compare the
- * gateway's ledger with this, never with the ledger itself.
+ * `thoughtsTokenCount`, `cachedContentTokenCount`); Bedrock Converse `usage`
+ * (`inputTokens`, which leaves out cache reads and writes, `outputTokens`,
+ * `cacheReadInputTokens`, `cacheWriteInputTokens`), in a stream its `metadata`
+ * event; Bedrock InvokeModel the model's own body (Claude's Messages usage,
+ * Titan's `inputTextTokenCount`), its stream's chunks decoded, and for the
+ * embedding models without usage in the body the `X-Amzn-Bedrock-Input-Token-Count`
+ * header. Billing tests compare the gateway's ledger with this, never with the
+ * ledger itself.
  *
  * @since 0.1.0
  */
+import { framePayload } from "./BedrockWire.ts"
 import type { Reply } from "./Sse.ts"
 import { isObject, type JsonObject } from "./Wire.ts"
 
@@ -49,15 +56,17 @@ const absorb = (into: Partial<Record<keyof ReportedUsage, number>>, payload: Jso
     : isObject(object(payload.response).usage)
     ? object(payload.response).usage as JsonObject
     : undefined
+  set("input", number(payload.inputTextTokenCount))
   if (usage === undefined) return
-  set("input", number(usage.prompt_tokens) ?? number(usage.input_tokens))
-  set("output", number(usage.completion_tokens) ?? number(usage.output_tokens))
+  set("input", number(usage.prompt_tokens) ?? number(usage.input_tokens) ?? number(usage.inputTokens))
+  set("output", number(usage.completion_tokens) ?? number(usage.output_tokens) ?? number(usage.outputTokens))
   set(
     "cacheRead",
     number(usage.cache_read_input_tokens) ?? number(object(usage.prompt_tokens_details).cached_tokens) ??
-      number(usage.prompt_cache_hit_tokens) ?? number(object(usage.input_tokens_details).cached_tokens)
+      number(usage.prompt_cache_hit_tokens) ?? number(object(usage.input_tokens_details).cached_tokens) ??
+      number(usage.cacheReadInputTokens)
   )
-  set("cacheWrite", number(usage.cache_creation_input_tokens))
+  set("cacheWrite", number(usage.cache_creation_input_tokens) ?? number(usage.cacheWriteInputTokens))
   set(
     "reasoning",
     number(object(usage.completion_tokens_details).reasoning_tokens) ??
@@ -65,8 +74,21 @@ const absorb = (into: Partial<Record<keyof ReportedUsage, number>>, payload: Jso
   )
 }
 
-/** The JSON payloads of a stream frame (`data:` lines, or one element of a JSON-array stream). */
-const payloadsOf = (frame: string): Array<JsonObject> => {
+/**
+ * The JSON payloads of a stream frame (`data:` lines, or one element of a JSON-array stream, or a Bedrock
+ * event-stream message: its JSON, and for an InvokeModel `chunk` the model's event its `bytes` carry).
+ */
+const payloadsOf = (frame: string | Uint8Array): Array<JsonObject> => {
+  if (typeof frame !== "string") {
+    const payload = object(framePayload(frame))
+    if (typeof payload.bytes !== "string") return [payload]
+    try {
+      const bytes = Uint8Array.from(atob(payload.bytes), (char) => char.charCodeAt(0))
+      return [object(JSON.parse(new TextDecoder().decode(bytes)))]
+    } catch {
+      return []
+    }
+  }
   const texts = frame.includes("data:")
     ? frame.split("\n").filter((line) => line.startsWith("data:")).map((line) => line.slice(5).trim())
     : [frame.trim().replace(/^[[,]\s*/, "").replace(/\s*]$/, "")]
@@ -93,6 +115,8 @@ export const reportedUsage = (reply: Reply, sent = Number.POSITIVE_INFINITY): Re
   if (reply._tag === "Json") {
     if (reply.status >= 400 || !isObject(reply.body)) return undefined
     absorb(found, reply.body)
+    const counted = Number(reply.headers?.["x-amzn-bedrock-input-token-count"] ?? Number.NaN)
+    if (found.input === undefined && Number.isSafeInteger(counted)) found.input = counted
   } else if (reply._tag === "Events") {
     for (const frame of reply.frames.slice(0, sent)) for (const payload of payloadsOf(frame)) absorb(found, payload)
   } else return undefined

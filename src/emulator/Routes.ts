@@ -21,6 +21,10 @@ import {
   mjModal
 } from "./Midjourney.ts"
 import { DEEPSEEK_PREFIX, deepseekChat, deepseekFim } from "./DeepSeek.ts"
+import { bedrockConverse } from "./BedrockConverse.ts"
+import { bedrockInvoke } from "./BedrockInvoke.ts"
+import { BEDROCK_PREFIX, EVENT_STREAM_CONTENT_TYPE } from "./BedrockWire.ts"
+import { bedrockRequestKey } from "./BedrockAuth.ts"
 import { anthropicModels, openAiModels } from "./Models.ts"
 import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
@@ -41,7 +45,7 @@ export interface Route {
   readonly stream: boolean
   /** Gemini streams without `alt=sse` as a JSON array rather than SSE. */
   readonly jsonArray: boolean
-  /** Model named in the path (Gemini), else undefined. */
+  /** Model named in the path (Gemini, Bedrock), else undefined. */
   readonly pathModel: string | undefined
   /** Whether the route takes a JSON body (POST). */
   readonly hasBody: boolean
@@ -67,6 +71,27 @@ const klingTaskPath = /^\/v1\/videos\/(?:text2video|image2video)\/[^/]+$/
 
 /** `/v1/videos/{id}` with an optional `/remix` or `/content` (OpenAI videos). */
 const openAiVideoPath = /^\/v1\/videos\/([^/]+)(\/remix|\/content)?$/
+
+/** Bedrock Runtime's model operations under its prefix, the model id URL-encoded in the path. */
+const bedrockPath = new RegExp(
+  `^${BEDROCK_PREFIX}/model/([^/]{1,4096})/(converse|converse-stream|invoke|invoke-with-response-stream)$`
+)
+
+const bedrockHandlers: Record<string, Handler> = {
+  converse: (context) => bedrockConverse(context, false),
+  "converse-stream": (context) => bedrockConverse(context, true),
+  invoke: (context) => bedrockInvoke(context, false),
+  "invoke-with-response-stream": (context) => bedrockInvoke(context, true)
+}
+
+/** A path segment decoded once, or as it is when it is not valid percent-encoding. */
+const decodeSegment = (segment: string): string => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return segment
+  }
+}
 
 /** Vendor of a `GET /v1/models` call, told apart by its auth headers. */
 const modelsVendor = (headers: Headers, query: Record<string, string>): Vendor =>
@@ -171,6 +196,17 @@ export const resolveRoute = (
         return route("kling", klingVideoCreate, true)
     }
     if (openAiVideoPath.test(path) && path.endsWith("/remix")) return route("openai", openAiVideoRemix, true)
+    const bedrock = bedrockPath.exec(path)
+    if (bedrock !== null) {
+      return {
+        vendor: "bedrock",
+        handler: bedrockHandlers[bedrock[2]],
+        stream: bedrock[2].endsWith("stream"),
+        jsonArray: false,
+        pathModel: decodeSegment(bedrock[1]),
+        hasBody: true
+      }
+    }
     const gemini = geminiPath.exec(path)
     if (gemini !== null) {
       const streaming = gemini[2] === "streamGenerateContent"
@@ -220,7 +256,8 @@ export const resolveRoute = (
 /**
  * The API key a request carries, per vendor: OpenAI `Authorization: Bearer`, Anthropic `x-api-key`
  * (or a bearer token), Gemini `x-goog-api-key` or `?key=`, Midjourney-proxy `mj-api-secret`, Kling a Bearer token
- * (checked by the emulator with `verifyKlingToken`, then recorded as its access key).
+ * (checked by the emulator with `verifyKlingToken`, then recorded as its access key), Bedrock the access key id of
+ * its SigV4 credential or its Bearer API key (checked by the emulator with `BedrockAuth.verifyBedrockRequest`).
  *
  * @category routing
  */
@@ -236,6 +273,8 @@ export const requestKey = (vendor: Vendor, headers: Headers, query: Record<strin
       return headers.get("x-goog-api-key") ?? query.key
     case "midjourney":
       return headers.get("mj-api-secret") ?? undefined
+    case "bedrock":
+      return bedrockRequestKey(headers)
   }
 }
 
@@ -245,13 +284,18 @@ export const unauthorizedMessage: Record<Vendor, string> = {
   anthropic: "invalid x-api-key",
   gemini: "API key not valid. Please pass a valid API key.",
   midjourney: "Unauthorized: mj-api-secret is wrong.",
-  kling: "Authentication failed"
+  kling: "Authentication failed",
+  bedrock: "The security token included in the request is invalid."
 }
 
 /** A `malformed` fault's 200 body for a route: broken JSON, or a broken stream with no end marker. @category faults */
 export const malformedBody = (route: Route): { readonly contentType: string; readonly text: string } => {
   if (!route.stream) return { contentType: "application/json", text: '{"id": "malformed", "choices": [' }
   if (route.jsonArray) return { contentType: "application/json", text: '[{"candidates": [{"content": ' }
+  // A prelude announcing a 64-byte message whose CRC is wrong, then nothing: no event-stream decoder accepts it.
+  if (route.vendor === "bedrock") {
+    return { contentType: EVENT_STREAM_CONTENT_TYPE, text: "\u0000\u0000\u0000@\u0000\u0000\u0000\u0000broken" }
+  }
   switch (route.vendor) {
     case "anthropic":
       return {

@@ -11,13 +11,20 @@ export interface JsonReply {
   readonly _tag: "Json"
   readonly status: number
   readonly body: unknown
+  /** Extra response headers the vendor sends with this answer (Bedrock's error type, token counts). */
+  readonly headers?: Record<string, string>
 }
 
-/** A streamed answer: each frame is one event, already framed for the wire. @category models */
+/**
+ * A streamed answer: each frame is one event, already framed for the wire (SSE text, or a binary
+ * `application/vnd.amazon.eventstream` message). @category models
+ */
 export interface EventsReply {
   readonly _tag: "Events"
   readonly contentType: string
-  readonly frames: ReadonlyArray<string>
+  readonly frames: ReadonlyArray<string | Uint8Array<ArrayBuffer>>
+  /** Extra response headers the vendor sends with this stream. */
+  readonly headers?: Record<string, string>
 }
 
 /** A binary answer (video bytes), with its own status and extra headers (`Content-Range`…). @category models */
@@ -34,8 +41,9 @@ export interface BytesReply {
 /** What a route answers. @category models */
 export type Reply = JsonReply | EventsReply | BytesReply
 
-/** A JSON reply with `status` (default 200). @category constructors */
-export const jsonReply = (body: unknown, status = 200): Reply => ({ _tag: "Json", status, body })
+/** A JSON reply with `status` (default 200) and optional extra `headers`. @category constructors */
+export const jsonReply = (body: unknown, status = 200, headers?: Record<string, string>): Reply =>
+  headers === undefined ? { _tag: "Json", status, body } : { _tag: "Json", status, body, headers }
 
 /** A binary reply of `contentType` with `status` (default 200) and extra `headers`. @category constructors */
 export const bytesReply = (
@@ -86,6 +94,19 @@ export interface Delivery {
 
 const encoder = new TextEncoder()
 
+/** Frames as one body: joined text when every frame is text, else their bytes end to end. */
+const joinFrames = (frames: ReadonlyArray<string | Uint8Array<ArrayBuffer>>): string | Uint8Array<ArrayBuffer> => {
+  if (frames.every((frame) => typeof frame === "string")) return frames.join("")
+  const parts = frames.map((frame) => typeof frame === "string" ? encoder.encode(frame) : frame)
+  const bytes = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0))
+  let offset = 0
+  for (const part of parts) {
+    bytes.set(part, offset)
+    offset += part.length
+  }
+  return bytes
+}
+
 /** Resolves after `ms`, or early (without error) when `signal` aborts. Timers never outlive the signal. @category utils */
 export const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
@@ -100,8 +121,9 @@ export const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   })
 
 /** Turns a reply into a web `Response` following `delivery`. @category delivery */
-export const deliver = (reply: Reply, delivery: Delivery): Response => {
-  if (reply._tag === "Bytes") return deliverBytes(reply, delivery)
+export const deliver = (reply: Reply, given: Delivery): Response => {
+  if (reply._tag === "Bytes") return deliverBytes(reply, given)
+  const delivery = reply.headers === undefined ? given : { ...given, headers: { ...given.headers, ...reply.headers } }
   if (reply._tag === "Json") {
     const text = JSON.stringify(reply.body)
     if (delivery.breakAfterEvents === undefined) {
@@ -125,7 +147,7 @@ export const deliver = (reply: Reply, delivery: Delivery): Response => {
   }
   if (delivery.pacingMs <= 0 && delivery.breakAfterEvents === undefined && delivery.stallAfterEvents === undefined) {
     delivery.onComplete()
-    return new Response(reply.frames.join(""), {
+    return new Response(joinFrames(reply.frames), {
       headers: { ...delivery.headers, "content-type": reply.contentType, "cache-control": "no-cache" }
     })
   }

@@ -90,8 +90,11 @@ export interface RouteContext {
   readonly prompts?: PromptCache | undefined
 }
 
-/** A route handler: one request in, one reply out. Pure apart from ids and the task stores. @category models */
-export type Handler = (context: RouteContext) => Reply
+/**
+ * A route handler: one request in, one reply out (a promise of it when the reply needs a library loaded on first use,
+ * as Bedrock's event-stream codec). Pure apart from ids and the task stores. @category models
+ */
+export type Handler = (context: RouteContext) => Reply | Promise<Reply>
 
 /** A field read in camelCase (what SDKs send) with its snake_case spelling as fallback. @category readers */
 export const field = (object: JsonObject, camel: string, snake: string): unknown => object[camel] ?? object[snake]

@@ -78,14 +78,16 @@ export const signingFailed = (message: string): UpstreamFailed =>
 
 /**
  * The headers of `call` signed with SigV4 (`authorization`, `x-amz-date`, `x-amz-content-sha256`,
- * `x-amz-security-token` with a session token), by `@smithy/signature-v4` (AWS's own signer, loaded on first use).
- * Fails with `UpstreamFailed` (`unauthorized`) when the signer throws.
+ * `x-amz-security-token` with a session token), by `@smithy/signature-v4` (AWS's own signer, loaded on first use),
+ * dated `signingDate` (default now; tests pass AWS's published examples' dates). Fails with `UpstreamFailed`
+ * (`unauthorized`) when the signer throws.
  *
  * @category signing
  */
 export const signSigV4 = (
   signing: SigV4Signing,
-  call: SignableCall
+  call: SignableCall,
+  signingDate?: Date
 ): Effect.Effect<Record<string, string>, UpstreamFailed> =>
   Effect.tryPromise({
     try: async () => {
@@ -118,7 +120,7 @@ export const signSigV4 = (
         query,
         headers: { ...call.headers, host: url.host },
         body: call.body
-      })
+      }, signingDate === undefined ? {} : { signingDate })
       return signed.headers as Record<string, string>
     },
     catch: () => signingFailed("The channel's AWS credentials could not sign the call.")
