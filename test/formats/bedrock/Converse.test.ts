@@ -98,6 +98,7 @@ Deno.test("Converse request: tool choices, the JSON schema format, and what cann
     ...base,
     seed: 7,
     topK: 40,
+    metadata: { team: "search", session: '{"id":"not allowed"}' },
     reasoning: { effort: "high" },
     responseFormat: { type: "json_schema", name: "answer", schema: { type: "object" } },
     messages: [{
@@ -112,7 +113,8 @@ Deno.test("Converse request: tool choices, the JSON schema format, and what cann
     textFormat: { type: "json_schema", structure: { jsonSchema: { schema: '{"type":"object"}', name: "answer" } } }
   })
   strictEqual(body.additionalModelRequestFields, undefined, "no Anthropic fields for a Llama model")
-  deepStrictEqual(dropped, ["image.url", "audio", "seed", "topK", "reasoning"])
+  deepStrictEqual(body.requestMetadata, { team: "search" }, "an entry Bedrock refuses is left out")
+  deepStrictEqual(dropped, ["image.url", "audio", "seed", "topK", "reasoning", "metadata"])
 })
 
 Deno.test("Converse request: Claude's thinking in additionalModelRequestFields, only Anthropic reasoning sent back", () => {

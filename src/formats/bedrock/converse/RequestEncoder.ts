@@ -161,6 +161,20 @@ const messagesOf = (messages: ReadonlyArray<Message>): Array<Block> => {
   return turns
 }
 
+/**
+ * What Bedrock takes in `requestMetadata`: keys and values of letters, digits, whitespace and `:_@$#=/+,-.`, keys 1 to
+ * 256 characters and values up to 256 (Bedrock's validation message, "Map value must satisfy … regex pattern:
+ * [a-zA-Z0-9\s:_@$#=/+,-.]{0,256}", quoted in github.com/agentgateway/agentgateway/issues/1737); one entry outside it
+ * fails the whole call, so such entries are left out.
+ */
+const METADATA_KEY = /^[a-zA-Z0-9\s:_@$#=/+,.-]{1,256}$/
+const METADATA_VALUE = /^[a-zA-Z0-9\s:_@$#=/+,.-]{0,256}$/
+
+const requestMetadataOf = (metadata: Request["metadata"]): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(metadata ?? {}).filter(([key, value]) => METADATA_KEY.test(key) && METADATA_VALUE.test(value))
+  )
+
 const systemOf = (messages: ReadonlyArray<Message>): Array<Block> =>
   messages.filter((message) => message.role === "system").flatMap((message) =>
     message.content.flatMap((part) => part.type === "text" && part.text !== "" ? [{ text: part.text }] : [])
@@ -215,7 +229,7 @@ const additionalFieldsOf = (request: Request): { readonly fields: Block; readonl
  * `audio`, `reasoning.foreignSignature`, `reasoning.unsigned` (reasoning text without a signature: Converse takes back
  * only signed reasoning), `toolCall.arguments` (not a JSON object), `tools.builtin`, `toolChoice.none` (Converse has no
  * such choice: the tools are sent, no choice with them), `parallelToolCalls`, `seed`, `presencePenalty`,
- * `frequencyPenalty`, `responseFormat.json_object`, `topK` (a model other than Anthropic's, or with thinking on),
+ * `frequencyPenalty`, `responseFormat.json_object`, `metadata` (an entry Bedrock's `requestMetadata` refuses), `topK` (a model other than Anthropic's, or with thinking on),
  * `reasoning` (a model other than Anthropic's), `user`, `store`, `include`, `verbosity`.
  *
  * @category encoding
@@ -250,6 +264,10 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
     ["topK", request.topK !== undefined && (!anthropic || thinkingOn)],
     ["reasoning", request.reasoning !== undefined && !anthropic],
     ["user", request.user !== undefined],
+    [
+      "metadata",
+      Object.keys(requestMetadataOf(request.metadata)).length < Object.keys(request.metadata ?? {}).length
+    ],
     ["store", request.store !== undefined],
     ["include", request.include !== undefined && request.include.length > 0],
     ["verbosity", request.verbosity !== undefined]
@@ -266,7 +284,7 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
  * `maxOutputTokens`, `temperature`, `topP`, `stopSequences` (`temperature`/`topP` left out with Claude's thinking on,
  * which refuses them); function tools → `toolConfig` (`auto` → `{auto}`, `required` → `{any}`, a named tool →
  * `{tool: {name}}`); a JSON-schema response format → `outputConfig.textFormat` (`type: "json_schema"`, the schema as
- * JSON text); `metadata` → `requestMetadata`; Anthropic-only fields in `additionalModelRequestFields`. `dropped`
+ * JSON text); `metadata` → `requestMetadata` (the entries it takes); Anthropic-only fields in `additionalModelRequestFields`. `dropped`
  * lists what could not be carried (`droppedFields`).
  *
  * @category encoding
@@ -284,6 +302,7 @@ export const encodeConverseRequest = (request: Request): EncodedRequest => {
   }
   const toolConfig = toolConfigOf(request)
   const format = request.responseFormat
+  const requestMetadata = requestMetadataOf(request.metadata)
   const body: Record<string, unknown> = {
     messages: messagesOf(request.messages),
     ...(system.length === 0 ? {} : { system }),
@@ -306,9 +325,7 @@ export const encodeConverseRequest = (request: Request): EncodedRequest => {
       }
       : {}),
     ...(Object.keys(additional.fields).length === 0 ? {} : { additionalModelRequestFields: additional.fields }),
-    ...(request.metadata === undefined || Object.keys(request.metadata).length === 0
-      ? {}
-      : { requestMetadata: { ...request.metadata } })
+    ...(Object.keys(requestMetadata).length === 0 ? {} : { requestMetadata })
   }
   return { body, dropped: droppedFields(request) }
 }
