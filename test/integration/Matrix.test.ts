@@ -11,7 +11,9 @@
  * price, and the second call of each tool round trip hits DeepSeek's context
  * cache, so those prompt tokens are billed at `cached_input`, exactly as many as
  * the emulator reported; DeepSeek's chat takes no images, so it has no image
- * cell (its 400 is `DeepSeek.test.ts`'s). One gateway serves the whole file.
+ * cell (its 400 is `DeepSeek.test.ts`'s). The `bedrock` column is a bedrock channel on the emulator's Bedrock Runtime
+ * (under `/bedrock`, SigV4-signed) speaking Converse with Claude, `bedrock-invoke` one with `bedrock_api: invoke`
+ * (Claude through InvokeModel with the Messages body, a Bedrock API key). One gateway serves the whole file.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
@@ -34,17 +36,33 @@ import {
   responsesDriver,
   WEATHER_TOOL
 } from "./matrix/Inbound.ts"
-import { checkUpstream, MODEL_OF, PATH_OF, type UpstreamName } from "./matrix/Upstream.ts"
+import {
+  CHANNEL_OF,
+  checkUpstream,
+  excludesCacheFromInput,
+  MODEL_OF,
+  PATH_OF,
+  type UpstreamName
+} from "./matrix/Upstream.ts"
 
 const KEY = "sk-matrix-caller-0001"
-const UPSTREAMS: ReadonlyArray<UpstreamName> = ["openai", "anthropic", "gemini", "deepseek"]
+const UPSTREAMS: ReadonlyArray<UpstreamName> = [
+  "openai",
+  "anthropic",
+  "gemini",
+  "deepseek",
+  "bedrock",
+  "bedrock-invoke"
+]
 
 /** USD per 1M tokens (quota units per token): DeepSeek's model bills cache hits at a quarter of `input`. */
 const PRICE_OF: Record<UpstreamName, { input: number; output: number; cached_input?: number }> = {
   openai: { input: 1, output: 2 },
   anthropic: { input: 1, output: 2 },
   gemini: { input: 1, output: 2 },
-  deepseek: { input: 1, output: 2, cached_input: 0.25 }
+  deepseek: { input: 1, output: 2, cached_input: 0.25 },
+  bedrock: { input: 1, output: 2 },
+  "bedrock-invoke": { input: 1, output: 2 }
 }
 
 const matrixConfig = (emulatorUrl: string) => {
@@ -57,7 +75,8 @@ const matrixConfig = (emulatorUrl: string) => {
         type: upstream,
         base_url: emulatorUrl + PATH_OF[upstream],
         keys: [`upstream-key-${upstream}`],
-        models: [MODEL_OF[upstream]]
+        models: [MODEL_OF[upstream]],
+        ...CHANNEL_OF[upstream]
       })),
       users: [{
         username: "matrix",
@@ -135,13 +154,14 @@ const runCase = async (driver: Driver, upstream: UpstreamName, mode: Mode, testC
       assertUsage(outcome, "answer")
       if (driver.name === "messages") {
         ok(typeof outcome.signature === "string", "the thinking block carries a signature")
-        if (upstream === "anthropic") {
+        if (excludesCacheFromInput(upstream)) {
           ok(outcome.signature.startsWith("sig-"), `the upstream signature survives, got ${outcome.signature}`)
         }
       }
-      // The emulator's messages usage has no `output_tokens_details.thinking_tokens`, so an anthropic upstream
-      // reports no reasoning count there; the other upstreams do, and the count must reach the caller.
-      if (upstream !== "anthropic") {
+      // The emulator's messages usage has no `output_tokens_details.thinking_tokens` and Converse's usage has no
+      // reasoning count at all, so anthropic and bedrock upstreams report none; the others do, and it must reach the
+      // caller.
+      if (!excludesCacheFromInput(upstream)) {
         ok((outcome.usage.reasoning ?? 0) > 0, `reasoning tokens in the format's usage, got ${outcome.usage.reasoning}`)
       }
       if (stream) assertStreamShape(driver, outcome)
@@ -196,7 +216,7 @@ const checkBilledAsReported = async (
   const expected = reported.reduce(
     (sum, request) => {
       const usage = request.usage!
-      const prompt = usage.input + (upstream === "anthropic" ? usage.cacheRead + usage.cacheWrite : 0)
+      const prompt = usage.input + (excludesCacheFromInput(upstream) ? usage.cacheRead + usage.cacheWrite : 0)
       return { prompt: sum.prompt + prompt, completion: sum.completion + usage.output }
     },
     { prompt: 0, completion: 0 }

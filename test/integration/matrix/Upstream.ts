@@ -7,25 +7,68 @@
  * `systemInstruction`, `functionResponse`, `inlineData`, `thinkingConfig`),
  * DeepSeek's chat (at `/chat/completions` under the channel's path prefix, its
  * cap in `max_tokens`, no `developer` role, a translated tool turn carrying
- * `reasoning_content`) and its FIM completion under `/beta`.
+ * `reasoning_content`) and its FIM completion under `/beta`, Bedrock's Converse (under `/bedrock`, the mapped model
+ * id in the path, SigV4-signed: `system` blocks, `inferenceConfig`, `toolConfig`, `toolUse` / `toolResult` blocks,
+ * `image` bytes, Claude's `thinking` in `additionalModelRequestFields`) and Bedrock's InvokeModel for Claude
+ * (`bedrock_api: invoke`, a Bearer API key: the Messages body with `anthropic_version` and no `model` or `stream`).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import { BEDROCK_TEST_API_KEY, BEDROCK_TEST_CHANNEL_KEY } from "../../../src/emulator/BedrockAuth.ts"
 import type { RecordedRequest } from "../../../src/emulator/Emulator.ts"
 import { type Case, IMAGE_TEXT, type InboundName, PLAIN_TEXT, SYSTEM, WEATHER_TOOL } from "./Inbound.ts"
 
 /** The upstream channel types of the matrix. */
-export type UpstreamName = "openai" | "anthropic" | "gemini" | "deepseek"
+export type UpstreamName = "openai" | "anthropic" | "gemini" | "deepseek" | "bedrock" | "bedrock-invoke"
 
 /** The model each channel serves. */
 export const MODEL_OF: Record<UpstreamName, string> = {
   openai: "m-openai",
   anthropic: "m-anthropic",
   gemini: "m-gemini",
-  deepseek: "m-deepseek"
+  deepseek: "m-deepseek",
+  bedrock: "m-bedrock",
+  "bedrock-invoke": "m-bedrock-invoke"
 }
 
+/** The Bedrock model ids the bedrock columns map their models to (Claude, so both APIs and reasoning apply). */
+export const BEDROCK_MODEL_OF: Readonly<Partial<Record<UpstreamName, string>>> = {
+  bedrock: "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+  "bedrock-invoke": "anthropic.claude-sonnet-4-5-20250929-v1:0"
+}
+
+/**
+ * What a column's channel has besides its type's defaults: the bedrock columns are `type: bedrock` channels (one with
+ * `bedrock_api: invoke`) with the emulator's test credentials (AWS keys signed with SigV4, or its API key) and a
+ * model mapping.
+ */
+export const CHANNEL_OF: Readonly<Partial<Record<UpstreamName, Record<string, unknown>>>> = {
+  bedrock: {
+    type: "bedrock",
+    keys: [BEDROCK_TEST_CHANNEL_KEY],
+    model_mapping: { [MODEL_OF.bedrock]: BEDROCK_MODEL_OF.bedrock },
+    settings: { region: "us-east-1" }
+  },
+  "bedrock-invoke": {
+    type: "bedrock",
+    keys: [BEDROCK_TEST_API_KEY],
+    model_mapping: { [MODEL_OF["bedrock-invoke"]]: BEDROCK_MODEL_OF["bedrock-invoke"] },
+    settings: { region: "us-east-1", bedrock_api: "invoke" }
+  }
+}
+
+/** Whether a column's upstream reports its prompt without its cache reads and writes (Messages, Converse). */
+export const excludesCacheFromInput = (upstream: UpstreamName): boolean =>
+  upstream === "anthropic" || upstream === "bedrock" || upstream === "bedrock-invoke"
+
 /** The path prefix a channel's `base_url` has (the emulator serves DeepSeek under `/deepseek`). */
-export const PATH_OF: Record<UpstreamName, string> = { openai: "", anthropic: "", gemini: "", deepseek: "/deepseek" }
+export const PATH_OF: Record<UpstreamName, string> = {
+  openai: "",
+  anthropic: "",
+  gemini: "",
+  deepseek: "/deepseek",
+  bedrock: "/bedrock",
+  "bedrock-invoke": "/bedrock"
+}
 
 type Json = Record<string, unknown>
 
@@ -74,6 +117,23 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
       ok(objects(body.messages).every((message) => message.role !== "developer"), "no developer role at DeepSeek")
       return
     }
+    case "bedrock": {
+      const action = call.stream ? "converse-stream" : "converse"
+      strictEqual(request.path, `/bedrock/model/${encodeURIComponent(BEDROCK_MODEL_OF.bedrock!)}/${action}`)
+      ok(request.headers["authorization"]?.startsWith("AWS4-HMAC-SHA256 "), "SigV4-signed")
+      strictEqual("model" in body || "stream" in body, false, "the model and the operation are the path's")
+      ok(Array.isArray(body.messages), "converse messages")
+      return
+    }
+    case "bedrock-invoke": {
+      const action = call.stream ? "invoke-with-response-stream" : "invoke"
+      strictEqual(request.path, `/bedrock/model/${encodeURIComponent(BEDROCK_MODEL_OF["bedrock-invoke"]!)}/${action}`)
+      strictEqual(request.headers["authorization"], `Bearer ${BEDROCK_TEST_API_KEY}`, "Bedrock API key as Bearer")
+      strictEqual(body.anthropic_version, "bedrock-2023-05-31")
+      strictEqual("model" in body || "stream" in body, false, "the model and the operation are the path's")
+      ok(typeof body.max_tokens === "number" && body.max_tokens > 0, "invoke max_tokens")
+      return
+    }
     case "anthropic":
       strictEqual(request.path, "/v1/messages", "anthropic upstream path")
       strictEqual(body.model, model)
@@ -112,7 +172,15 @@ const checkPlain = (call: UpstreamCall, body: Json) => {
       strictEqual(textOfContent(messages.at(-1)?.content), PLAIN_TEXT)
       return
     }
-    case "anthropic": {
+    case "bedrock": {
+      const messages = objects(body.messages)
+      if (call.inbound !== "completions") strictEqual(textOfContent(body.system), SYSTEM, "converse system blocks")
+      strictEqual(messages.at(-1)?.role, "user")
+      strictEqual(textOfContent(messages.at(-1)?.content), PLAIN_TEXT)
+      return
+    }
+    case "anthropic":
+    case "bedrock-invoke": {
       const messages = objects(body.messages)
       if (call.inbound !== "completions") strictEqual(textOfContent(body.system), SYSTEM, "anthropic top-level system")
       ok(messages.every((message) => message.role !== "system"), "no system role inside anthropic messages")
@@ -143,7 +211,16 @@ const checkImage = (call: UpstreamCall, body: Json) => {
       ok(parts.some((part) => part.text === IMAGE_TEXT))
       return
     }
-    case "anthropic": {
+    case "bedrock": {
+      const blocks = objects(objects(body.messages).at(-1)?.content)
+      const image = asObject(blocks.find((block) => block.image !== undefined)?.image)
+      strictEqual(image.format, "png", "converse image block")
+      ok(typeof asObject(image.source).bytes === "string", "converse image bytes")
+      ok(blocks.some((block) => block.text === IMAGE_TEXT))
+      return
+    }
+    case "anthropic":
+    case "bedrock-invoke": {
       const blocks = objects(objects(body.messages).at(-1)?.content)
       const image = blocks.find((block) => block.type === "image")
       ok(image !== undefined, "anthropic upstream image block")
@@ -175,12 +252,16 @@ const checkReasoning = (call: UpstreamCall, body: Json) => {
       // A translated request switches thinking on (DeepSeek's toggle); a chat caller's body is its own.
       if (call.inbound !== "chat") deepStrictEqual(body.thinking, { type: "enabled" }, "deepseek thinking enabled")
       return
-    case "anthropic": {
-      const thinking = asObject(body.thinking)
+    case "bedrock":
+    case "anthropic":
+    case "bedrock-invoke": {
+      const fields = call.upstream === "bedrock" ? asObject(body.additionalModelRequestFields) : body
+      const cap = call.upstream === "bedrock" ? asObject(body.inferenceConfig).maxTokens : body.max_tokens
+      const thinking = asObject(fields.thinking)
       ok(thinking.type === "enabled" || thinking.type === "adaptive", "anthropic thinking enabled")
       if (thinking.type === "enabled") {
         ok(
-          typeof thinking.budget_tokens === "number" && (body.max_tokens as number) > thinking.budget_tokens,
+          typeof thinking.budget_tokens === "number" && (cap as number) > thinking.budget_tokens,
           "anthropic max_tokens above budget_tokens"
         )
       }
@@ -202,7 +283,14 @@ const checkToolDeclared = (call: UpstreamCall, body: Json) => {
       strictEqual(asObject(tool?.function).name, WEATHER_TOOL.name, "openai upstream function tool")
       return
     }
-    case "anthropic": {
+    case "bedrock": {
+      const spec = asObject(objects(asObject(body.toolConfig).tools)[0]?.toolSpec)
+      strictEqual(spec.name, WEATHER_TOOL.name, "converse toolSpec")
+      ok(asObject(spec.inputSchema).json !== undefined, "converse inputSchema.json")
+      return
+    }
+    case "anthropic":
+    case "bedrock-invoke": {
       const tool = objects(body.tools)[0]
       strictEqual(tool?.name, WEATHER_TOOL.name, "anthropic upstream tool")
       ok(tool.input_schema !== undefined, "anthropic upstream input_schema")
@@ -233,7 +321,20 @@ const checkToolResult = (call: UpstreamCall, body: Json) => {
       ok(textOfContent(result.content).includes("21"), "openai upstream tool result content")
       return
     }
-    case "anthropic": {
+    case "bedrock": {
+      const messages = objects(body.messages)
+      const assistant = messages.find((message) => message.role === "assistant")
+      const use = asObject(objects(assistant?.content).find((block) => block.toolUse !== undefined)?.toolUse)
+      strictEqual(use.name, WEATHER_TOOL.name, "converse toolUse block")
+      const last = messages.at(-1)
+      strictEqual(last?.role, "user")
+      const result = asObject(objects(last.content).find((block) => block.toolResult !== undefined)?.toolResult)
+      strictEqual(result.toolUseId, use.toolUseId, "toolUseId pairs with the call")
+      ok(textOfContent(result.content).includes("21"), "converse toolResult content")
+      return
+    }
+    case "anthropic":
+    case "bedrock-invoke": {
       const messages = objects(body.messages)
       const assistant = messages.find((message) => message.role === "assistant")
       const use = objects(assistant?.content).find((block) => block.type === "tool_use")
