@@ -1,8 +1,9 @@
 /**
  * `deno task demo`: the gateway in front of the upstream emulator, with a
  * bootstrap file that wires one emulator channel per text type (openai,
- * anthropic, gemini, and deepseek on the emulator's `/deepseek` prefix, a base
- * URL with a path), a user and a key, then prints a ready-to-paste `curl`. No
+ * anthropic, gemini, deepseek on the emulator's `/deepseek` prefix, a base
+ * URL with a path, and bedrock on its `/bedrock` Bedrock Runtime, signed with
+ * AWS's documented example keys), a user and a key, then prints a ready-to-paste `curl`. No
  * vendor account needed. Data stays in memory. Stop with Ctrl-C.
  *
  * @since 0.1.0
@@ -11,6 +12,7 @@
 import "./Prelude.ts"
 import { makeHandler } from "./App.ts"
 import { parseBootstrap } from "./config/BootstrapFile.ts"
+import { BEDROCK_TEST_CHANNEL_KEY } from "./emulator/BedrockAuth.ts"
 import { startEmulator } from "./emulator/Emulator.ts"
 
 const port = Number(Deno.env.get("PORT") ?? "3000")
@@ -24,6 +26,8 @@ const parsed = parseBootstrap(
       "claude-demo": { input: 3, output: 15 },
       "gemini-demo": { input: 1.25, output: 5 },
       "deepseek-demo": { input: 0.28, cached_input: 0.028, output: 0.42 },
+      "claude-bedrock-demo": { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 },
+      "titan-embed-demo": { input: 0.02 },
       "text-embedding-3-small": { input: 0.02 },
       "gemini-embedding-001": { input: 0.15 }
     },
@@ -55,6 +59,18 @@ const parsed = parseBootstrap(
         base_url: `${emulator.url}/deepseek`,
         keys: ["sk-emu"],
         models: ["deepseek-demo"]
+      },
+      {
+        name: "emulator-bedrock",
+        type: "bedrock",
+        base_url: `${emulator.url}/bedrock`,
+        keys: [BEDROCK_TEST_CHANNEL_KEY],
+        models: ["claude-bedrock-demo", "titan-embed-demo"],
+        model_mapping: {
+          "claude-bedrock-demo": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+          "titan-embed-demo": "amazon.titan-embed-text-v2:0"
+        },
+        settings: { region: "us-east-1" }
       }
     ],
     users: [{ username: "demo", group: "default", quota: 5_000_000, tokens: [{ name: "demo", key }] }]
@@ -78,8 +94,9 @@ console.log(`Sluice demo on ${base} (upstream emulator on ${emulator.url})
 
 Key: ${key}
 Models: gpt-demo (openai channel), claude-demo (anthropic channel), gemini-demo (gemini channel),
-deepseek-demo (deepseek channel);
-embeddings: text-embedding-3-small (openai channel), gemini-embedding-001 (gemini channel)
+deepseek-demo (deepseek channel), claude-bedrock-demo (bedrock channel, Converse);
+embeddings: text-embedding-3-small (openai channel), gemini-embedding-001 (gemini channel),
+titan-embed-demo (bedrock channel)
 
 curl ${base}/v1/chat/completions \\
   -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\

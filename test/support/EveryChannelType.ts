@@ -3,13 +3,16 @@
  * on an `openai` channel speaking chat completions, `m-resp` on an `openai`
  * channel with the Responses API, `m-claude` on `anthropic`, `m-gemini` on
  * `gemini`, `m-deepseek` on `deepseek` (the emulator's DeepSeek under its
- * `/deepseek` prefix); one user `alice` with key `KEY`; and the three official
- * SDK clients pointed at it.
+ * `/deepseek` prefix), `m-bedrock` on `bedrock` (the emulator's Bedrock Runtime
+ * under `/bedrock`, Converse with Claude, SigV4-signed with the emulator's test
+ * credentials); one user `alice` with key `KEY`; and the three official SDK
+ * clients pointed at it.
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { BEDROCK_TEST_CHANNEL_KEY } from "../../src/emulator/BedrockAuth.ts"
 import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
 import type { TestGateway } from "./Gateway.ts"
 
@@ -30,14 +33,21 @@ export const everyChannelType = (settings: Record<string, unknown> = {}) => (emu
     JSON.stringify({
       groups: { default: { ratio: 1 } },
       models: Object.fromEntries(
-        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek"].map((name) => [name, { input: 1, output: 2 }])
+        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek", "m-bedrock"].map((
+          name
+        ) => [name, { input: 1, output: 2 }])
       ),
       channels: [
         channel("chat", "openai", "m-chat"),
         channel("resp", "openai", "m-resp", { responses_api: true }),
         channel("claude", "anthropic", "m-claude"),
         channel("gemini", "gemini", "m-gemini"),
-        channel("deepseek", "deepseek", "m-deepseek", {}, "/deepseek")
+        channel("deepseek", "deepseek", "m-deepseek", {}, "/deepseek"),
+        {
+          ...channel("bedrock", "bedrock", "m-bedrock", { region: "us-east-1" }, "/bedrock"),
+          keys: [BEDROCK_TEST_CHANNEL_KEY],
+          model_mapping: { "m-bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0" }
+        }
       ],
       users: [{ username: "alice", group: "default", quota: 500_000_000, tokens: [{ name: "main", key: KEY }] }]
     }),
