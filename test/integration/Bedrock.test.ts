@@ -413,6 +413,42 @@ Deno.test("bedrock channels: Converse and InvokeModel from every SDK, billed as 
       ok(rows.every((row) => BigInt(row.cost) === 0n))
     })
 
+    await t.step(
+      "a throttlingException frame mid-stream ends the caller's stream, billed for what was delivered",
+      async () => {
+        gateway.emulator.setFaults([{ match: { path: "converse-stream" }, status: 429, breakAfterEvents: 6, times: 1 }])
+        const response = await fetch(`${gateway.url}/v1/messages`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-api-key": KEY, "anthropic-version": "2023-06-01" },
+          body: JSON.stringify({
+            model: "br-claude",
+            max_tokens: 400,
+            stream: true,
+            messages: [{ role: "user", content: "Tell me a long story about a river, with many words in it." }]
+          })
+        })
+        const text = await response.text()
+        gateway.emulator.setFaults([])
+        let delivered = 0
+        for (const line of text.split("\n")) {
+          if (!line.startsWith("data: ")) continue
+          const event = JSON.parse(line.slice(6))
+          if (event.type === "content_block_delta" && event.delta?.type === "text_delta") {
+            delivered += event.delta.text.length
+          }
+        }
+        ok(delivered > 0, "some text was delivered before the exception")
+        ok(text.includes("event: error"), "the caller got an in-band error, not a complete answer")
+        ok(!text.includes("event: message_stop"), "no end marker")
+        ok(text.includes('"code":"too_many_requests"'), "the exception's type decided the failure: throttled")
+        const rows = await nextRows(1)
+        strictEqual(rows.length, 1)
+        ok(rows[0].status >= 400, `a failed row, got ${rows[0].status}`)
+        strictEqual(rows[0].completion_tokens, Math.ceil(delivered / 4), "the delivered text, by the cut-stream rule")
+        ok(BigInt(rows[0].cost) > 0n)
+      }
+    )
+
     await t.step("a key Bedrock refuses is disabled, and no part of its secret reaches the upstream", async () => {
       const from = gateway.emulator.requests.length
       const refused = await openai.chat.completions.create({
