@@ -305,3 +305,15 @@ Deno.test("Bedrock errors: the x-amzn-ErrorType header or __type decides, never 
   })
   strictEqual(classifyBedrockError(500, "not json").message, "Upstream answered HTTP 500")
 })
+
+Deno.test("Converse request: with Claude's thinking on and no cap named, the cap its budget fits under is sent", () => {
+  const { body } = ConverseWire.encodeRequest({
+    ...base,
+    model: "anthropic.claude-sonnet-4-5-20250929-v1:0",
+    reasoning: { effort: "low" }
+  })
+  const thinking = (body.additionalModelRequestFields as { thinking: { type: string; budget_tokens: number } }).thinking
+  const cap = (body.inferenceConfig as { maxTokens: number }).maxTokens
+  strictEqual(thinking.type, "enabled")
+  strictEqual(cap > thinking.budget_tokens, true, `maxTokens ${cap} above budget_tokens ${thinking.budget_tokens}`)
+})

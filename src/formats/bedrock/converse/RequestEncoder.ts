@@ -209,17 +209,30 @@ const toolConfigOf = (request: Request): Block | undefined => {
  * (docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-anthropic-claude-messages.html). Empty for other
  * models.
  */
-const additionalFieldsOf = (request: Request): { readonly fields: Block; readonly thinkingOn: boolean } => {
-  if (!isAnthropicModel(request.model)) return { fields: {}, thinkingOn: false }
+interface AdditionalFields {
+  readonly fields: Block
+  /** Claude's thinking is on (enabled or adaptive). */
+  readonly thinkingOn: boolean
+  /** The output cap the thinking budget was fitted under (the messages encoder's `max_tokens`). */
+  readonly cap: number | undefined
+  /** An effort level the messages encoder would send as `output_config.effort` (Converse has no field for it). */
+  readonly effortDropped: boolean
+}
+
+const additionalFieldsOf = (request: Request): AdditionalFields => {
+  if (!isAnthropicModel(request.model)) return { fields: {}, thinkingOn: false, cap: undefined, effortDropped: false }
   const messages = encodeMessagesRequest(request).body
   const thinking = messages.thinking as { readonly type?: unknown } | undefined
   const thinkingOn = thinking !== undefined && thinking.type !== "disabled"
+  const outputConfig = messages.output_config as { readonly effort?: unknown } | undefined
   return {
     fields: {
       ...(thinking === undefined ? {} : { thinking }),
       ...(request.topK === undefined || thinkingOn ? {} : { top_k: request.topK })
     },
-    thinkingOn
+    thinkingOn,
+    cap: typeof messages.max_tokens === "number" ? messages.max_tokens : undefined,
+    effortDropped: outputConfig?.effort !== undefined
   }
 }
 
@@ -230,16 +243,20 @@ const additionalFieldsOf = (request: Request): { readonly fields: Block; readonl
  * only signed reasoning), `toolCall.arguments` (not a JSON object), `tools.builtin`, `toolChoice.none` (Converse has no
  * such choice: the tools are sent, no choice with them), `parallelToolCalls`, `seed`, `presencePenalty`,
  * `frequencyPenalty`, `responseFormat.json_object`, `metadata` (an entry Bedrock's `requestMetadata` refuses), `topK` (a model other than Anthropic's, or with thinking on),
- * `reasoning` (a model other than Anthropic's), `user`, `store`, `include`, `verbosity`.
+ * `reasoning` (a model other than Anthropic's), `reasoning.effort` (Claude's `output_config.effort`, which Converse has no
+ * field for), `user`, `store`, `include`, `verbosity`.
  *
  * @category encoding
  */
-export const droppedFields = (request: Request): ReadonlyArray<string> => {
+export const droppedFields = (request: Request): ReadonlyArray<string> =>
+  droppedWith(request, additionalFieldsOf(request))
+
+const droppedWith = (request: Request, additional: AdditionalFields): ReadonlyArray<string> => {
   const parts = request.messages.flatMap((message) => message.content)
   const nested = parts.flatMap((part) => part.type === "tool-result" ? part.content : [])
   const images = [...parts, ...nested].filter((part): part is ImagePart => part.type === "image")
   const anthropic = isAnthropicModel(request.model)
-  const thinkingOn = additionalFieldsOf(request).thinkingOn
+  const thinkingOn = additional.thinkingOn
   const checks: ReadonlyArray<readonly [string, boolean]> = [
     ["image.url", images.some((part) => normalize(part.source).kind === "url")],
     ["image.format", images.some((part) => imageBlock(part) === undefined && normalize(part.source).kind !== "url")],
@@ -263,6 +280,7 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
     ["responseFormat.json_object", request.responseFormat?.type === "json_object"],
     ["topK", request.topK !== undefined && (!anthropic || thinkingOn)],
     ["reasoning", request.reasoning !== undefined && !anthropic],
+    ["reasoning.effort", additional.effortDropped],
     ["user", request.user !== undefined],
     [
       "metadata",
@@ -293,7 +311,12 @@ export const encodeConverseRequest = (request: Request): EncodedRequest => {
   const system = systemOf(request.messages)
   const additional = additionalFieldsOf(request)
   const inferenceConfig = {
-    ...(request.maxOutputTokens === undefined ? {} : { maxTokens: request.maxOutputTokens }),
+    // With thinking on, the cap its budget was fitted under is sent even when the request named none.
+    ...(request.maxOutputTokens !== undefined
+      ? { maxTokens: request.maxOutputTokens }
+      : additional.thinkingOn && additional.cap !== undefined
+      ? { maxTokens: additional.cap }
+      : {}),
     ...(request.temperature === undefined || additional.thinkingOn ? {} : { temperature: request.temperature }),
     ...(request.topP === undefined || additional.thinkingOn ? {} : { topP: request.topP }),
     ...(request.stopSequences === undefined || request.stopSequences.length === 0
@@ -327,5 +350,5 @@ export const encodeConverseRequest = (request: Request): EncodedRequest => {
     ...(Object.keys(additional.fields).length === 0 ? {} : { additionalModelRequestFields: additional.fields }),
     ...(Object.keys(requestMetadata).length === 0 ? {} : { requestMetadata })
   }
-  return { body, dropped: droppedFields(request) }
+  return { body, dropped: droppedWith(request, additional) }
 }
