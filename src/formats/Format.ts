@@ -101,7 +101,8 @@ export type DecodeStep<S> =
   | UpstreamFailed
 
 /**
- * Upstream SSE events → canonical parts. `complete` tells whether the
+ * Upstream stream events (SSE events, or event-stream messages in the same shape: `OutboundWire.framing`) →
+ * canonical parts. `complete` tells whether the
  * upstream's end marker has been seen; a body that ends before it is a broken
  * stream (never presented as a complete answer).
  *

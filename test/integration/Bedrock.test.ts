@@ -18,7 +18,8 @@ import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { BEDROCK_TEST_API_KEY, BEDROCK_TEST_CHANNEL_KEY } from "../../src/emulator/BedrockAuth.ts"
 import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
-import { startGateway, type TestGateway } from "../support/Gateway.ts"
+import { browser } from "../support/Browser.ts"
+import { ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-bedrock-caller-0001"
 /** USD per 1M tokens. */
@@ -463,6 +464,36 @@ Deno.test("bedrock channels: Converse and InvokeModel from every SDK, billed as 
         `SELECT k.enabled FROM channel_keys k JOIN channels c ON c.id = k.channel_id WHERE c.name = 'bedrock-refused'`
       )
       deepStrictEqual(keys, [{ enabled: false }])
+    })
+
+    await t.step("admin API: settings.region is required and named; the default base URL is the region's", async () => {
+      const root = browser(gateway.url)
+      await root.login("root", ROOT_PASSWORD)
+      const channel = {
+        name: "bedrock-admin",
+        type: "bedrock",
+        keys: [BEDROCK_TEST_CHANNEL_KEY],
+        models: ["br-claude"]
+      }
+      const missing = await root.call("POST", "/api/channel/", channel)
+      strictEqual(missing.success, false)
+      ok(missing.message.includes("settings.region"), missing.message)
+      const bad = await root.call("POST", "/api/channel/", { ...channel, settings: { region: "x.evil.test" } })
+      strictEqual(bad.success, false)
+      ok(bad.message.includes("settings.region"), bad.message)
+      const created = await root.call<{ base_url: string; keys: ReadonlyArray<{ key: string }> }>(
+        "POST",
+        "/api/channel/",
+        { ...channel, settings: { region: "eu-central-1", bedrock_api: "invoke" } }
+      )
+      strictEqual(created.success, true, created.message)
+      strictEqual(created.data.base_url, "https://bedrock-runtime.eu-central-1.amazonaws.com")
+      const listed = await root.call<Array<{ name: string; keys: ReadonlyArray<{ key: string }> }>>(
+        "GET",
+        "/api/channel/"
+      )
+      const shown = JSON.stringify(listed.data.find((item) => item.name === "bedrock-admin"))
+      ok(!shown.includes("wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"), "the secret access key is never shown whole")
     })
   } finally {
     await gateway.close()
