@@ -9,6 +9,7 @@ import type { Request } from "../../../src/canonical/Request.ts"
 import type { StreamPart } from "../../../src/canonical/StreamPart.ts"
 import { UpstreamFailed } from "../../../src/errors/GatewayError.ts"
 import { classifyBedrockError } from "../../../src/formats/bedrock/ErrorBody.ts"
+import { EMPTY_TOOL_RESULT } from "../../../src/formats/bedrock/converse/RequestEncoder.ts"
 import { ConverseWire } from "../../../src/formats/bedrock/converse/Wire.ts"
 
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -316,4 +317,21 @@ Deno.test("Converse request: with Claude's thinking on and no cap named, the cap
   const cap = (body.inferenceConfig as { maxTokens: number }).maxTokens
   strictEqual(thinking.type, "enabled")
   strictEqual(cap > thinking.budget_tokens, true, `maxTokens ${cap} above budget_tokens ${thinking.budget_tokens}`)
+})
+
+Deno.test("Converse request: blank text is left out, and a tool result with nothing in it says so", () => {
+  const { body } = ConverseWire.encodeRequest({
+    ...base,
+    tools: [{ type: "function", name: "f", parameters: { type: "object" } }],
+    messages: [
+      { role: "user", content: [{ type: "text", text: "Run f" }, { type: "text", text: "  " }] },
+      { role: "assistant", content: [{ type: "tool-call", callId: "t1", name: "f", arguments: "" }] },
+      { role: "tool", content: [{ type: "tool-result", callId: "t1", content: [{ type: "text", text: "" }] }] }
+    ]
+  })
+  deepStrictEqual(body.messages, [
+    { role: "user", content: [{ text: "Run f" }] },
+    { role: "assistant", content: [{ toolUse: { toolUseId: "t1", name: "f", input: {} } }] },
+    { role: "user", content: [{ toolResult: { toolUseId: "t1", content: [{ text: EMPTY_TOOL_RESULT }] } }] }
+  ])
 })

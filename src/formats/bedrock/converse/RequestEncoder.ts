@@ -107,7 +107,19 @@ const parseInput = (text: string): unknown => {
   return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? parsed : undefined
 }
 
-const textBlock = (part: TextPart): Block | undefined => part.text === "" ? undefined : { text: part.text }
+/**
+ * Converse refuses a text block that is empty or blank ("text content blocks must be non-empty", a ValidationException,
+ * github.com/NousResearch/hermes-agent/pull/55093), so such text is left out.
+ */
+const textBlock = (part: TextPart): Block | undefined => part.text.trim() === "" ? undefined : { text: part.text }
+
+/**
+ * The text of a tool result that holds nothing Converse can carry (a tool that returned nothing): `toolResult.content`
+ * must hold a block and a text block must not be blank. Sluice's choice of words.
+ *
+ * @category constants
+ */
+export const EMPTY_TOOL_RESULT = "(empty result)"
 
 /** One canonical part → one content block, or nothing when Converse cannot carry it (see `droppedFields`). */
 const blockOf = (part: Part, documents: { count: number }): Block | undefined => {
@@ -128,13 +140,13 @@ const blockOf = (part: Part, documents: { count: number }): Block | undefined =>
     }
     case "tool-result": {
       const content = part.content.flatMap((item) => {
-        const block = item.type === "text" ? { text: item.text } : imageBlock(item)
+        const block = item.type === "text" ? textBlock(item) : imageBlock(item)
         return block === undefined ? [] : [block]
       })
       return {
         toolResult: {
           toolUseId: part.callId,
-          content: content.length === 0 ? [{ text: "" }] : content,
+          content: content.length === 0 ? [{ text: EMPTY_TOOL_RESULT }] : content,
           ...(part.isError === true ? { status: "error" } : {})
         }
       }
