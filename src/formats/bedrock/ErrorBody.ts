@@ -22,8 +22,9 @@ import { UpstreamFailed, type UpstreamFailureKind } from "../../errors/GatewayEr
  *   access key or API key is not valid), and AWS's common `InvalidSignatureException`, `IncompleteSignatureException`,
  *   `ExpiredTokenException`, `MissingAuthenticationTokenException`, `InvalidClientTokenId`, `SignatureDoesNotMatch`
  *   → `unauthorized` (the key is refused);
- * - `ServiceQuotaExceededException` (the account's quota) → `quota`;
- * - `ThrottlingException` (429) → `throttled`;
+ * - `ThrottlingException` (429) and `ServiceQuotaExceededException` (400: "Your request exceeds the service quota for
+ *   your account … You can resubmit your request later", API reference) → `throttled`: Bedrock bills the AWS account
+ *   afterwards, so no key runs out of credit (no failure here is `quota`, which would disable the key);
  * - `ModelTimeoutException` (408) → `timeout`;
  * - `ModelNotReadyException` (429, the model is being loaded; the SDK retries it), `ModelErrorException` (424, the
  *   model failed), `ModelStreamErrorException`, `InternalServerException` (500), `ServiceUnavailableException` (503)
@@ -43,7 +44,7 @@ export const BEDROCK_ERROR_KINDS: Readonly<Record<string, UpstreamFailureKind>> 
   MissingAuthenticationTokenException: "unauthorized",
   InvalidClientTokenId: "unauthorized",
   SignatureDoesNotMatch: "unauthorized",
-  ServiceQuotaExceededException: "quota",
+  ServiceQuotaExceededException: "throttled",
   ThrottlingException: "throttled",
   ModelTimeoutException: "timeout",
   ModelNotReadyException: "server",

@@ -288,7 +288,7 @@ Deno.test("Bedrock errors: the x-amzn-ErrorType header or __type decides, never 
     kind(403, '{"__type":"com.amazon.coral.service#UnrecognizedClientException","message":"x"}'),
     "unauthorized"
   )
-  strictEqual(kind(400, '{"message":"x"}', "ServiceQuotaExceededException"), "quota")
+  strictEqual(kind(400, '{"message":"x"}', "ServiceQuotaExceededException"), "throttled")
   strictEqual(kind(429, '{"message":"x"}', "ThrottlingException"), "throttled")
   strictEqual(kind(429, '{"message":"x"}', "ModelNotReadyException"), "server")
   strictEqual(kind(408, '{"message":"x"}', "ModelTimeoutException"), "timeout")
