@@ -83,7 +83,7 @@ export const makeEmbeddingAttempt = (context: EmbeddingAttemptContext) => {
   /** One translated call: `chunk` (at most the wire's batch limit) encoded, sent, and its answer decoded. */
   const embedChunk = (candidate: Candidate, wire: EmbeddingWire, chunk: EmbeddingRequest) =>
     Effect.flatMap(call(candidate, wire, wire.encodeRequest(chunk, candidate.upstreamModel)), (answer) => {
-      const decoded = wire.decodeResponse(answer.json, chunk.inputs.length)
+      const decoded = wire.decodeResponse(answer.json, chunk.inputs.length, answer.headers)
       return decoded instanceof UpstreamFailed ? Effect.fail(decoded) : Effect.succeed(decoded)
     })
 

@@ -370,34 +370,39 @@ Deno.test("bedrock channels: Converse and InvokeModel from every SDK, billed as 
       }
     )
 
-    await t.step("embeddings: Titan one input a call, its counts added up; Cohere in one call", async () => {
-      const from = gateway.emulator.requests.length
-      const titan = await openai.embeddings.create({
-        model: "br-titan",
-        input: ["one", "two words", "three words here"]
-      })
-      strictEqual(titan.data.length, 3)
-      const calls = postsSince(gateway, from)
-      strictEqual(calls.length, 3, "one InvokeModel call per input")
-      deepStrictEqual(calls.map((call) => (call.body as Record<string, unknown>).inputText).sort(), [
-        "one",
-        "three words here",
-        "two words"
-      ])
-      const reported = calls.reduce((sum, call) => sum + call.usage!.input, 0)
-      strictEqual(titan.usage.prompt_tokens, reported)
-      const cohereFrom = gateway.emulator.requests.length
-      const cohere = await openai.embeddings.create({ model: "br-cohere", input: ["alpha", "beta"] })
-      strictEqual(cohere.data.length, 2)
-      deepStrictEqual(postsSince(gateway, cohereFrom)[0].body, {
-        texts: ["alpha", "beta"],
-        input_type: "search_document"
-      })
-      const rows = (await nextRows()).filter((row) => row.status < 400)
-      strictEqual(rows.length, 2)
-      strictEqual(rows[0].prompt_tokens, reported)
-      strictEqual(BigInt(rows[0].cost), BigInt(2 * reported))
-    })
+    await t.step(
+      "embeddings: Titan one input a call, its counts added up; Cohere in one call, billed as reported",
+      async () => {
+        const from = gateway.emulator.requests.length
+        const titan = await openai.embeddings.create({
+          model: "br-titan",
+          input: ["one", "two words", "three words here"]
+        })
+        strictEqual(titan.data.length, 3)
+        const calls = postsSince(gateway, from)
+        strictEqual(calls.length, 3, "one InvokeModel call per input")
+        deepStrictEqual(calls.map((call) => (call.body as Record<string, unknown>).inputText).sort(), [
+          "one",
+          "three words here",
+          "two words"
+        ])
+        const reported = calls.reduce((sum, call) => sum + call.usage!.input, 0)
+        strictEqual(titan.usage.prompt_tokens, reported)
+        const cohereFrom = gateway.emulator.requests.length
+        const cohere = await openai.embeddings.create({ model: "br-cohere", input: ["alpha", "beta"] })
+        strictEqual(cohere.data.length, 2)
+        deepStrictEqual(postsSince(gateway, cohereFrom)[0].body, {
+          texts: ["alpha", "beta"],
+          input_type: "search_document"
+        })
+        const cohereReported = postsSince(gateway, cohereFrom)[0].usage!.input
+        strictEqual(cohere.usage.prompt_tokens, cohereReported, "Cohere's input tokens from InvokeModel's header")
+        const rows = (await nextRows()).filter((row) => row.status < 400)
+        strictEqual(rows.length, 2)
+        deepStrictEqual(rows.map((row) => row.prompt_tokens), [reported, cohereReported])
+        deepStrictEqual(rows.map((row) => BigInt(row.cost)), [BigInt(2 * reported), BigInt(2 * cohereReported)])
+      }
+    )
 
     await t.step("Bedrock's ValidationException is the caller's 400, nothing charged", async () => {
       const before = await rowsAfter(gateway, lastRow)

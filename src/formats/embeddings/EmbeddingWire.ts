@@ -53,10 +53,15 @@ export interface EmbeddingWire {
     model: string
   ) => Record<string, unknown>
   /**
-   * A 2xx answer (parsed JSON) of a call that sent `count` inputs: one vector per input in order, and the
-   * reported usage; an `UpstreamFailed` (`bad-body`) when the answer is not one.
+   * A 2xx answer (parsed JSON, and its headers with lower-case names, for a vendor that reports usage there) of a
+   * call that sent `count` inputs: one vector per input in order, and the reported usage; an `UpstreamFailed`
+   * (`bad-body`) when the answer is not one.
    */
-  readonly decodeResponse: (json: unknown, count: number) => EmbeddingResponse | UpstreamFailed
+  readonly decodeResponse: (
+    json: unknown,
+    count: number,
+    headers?: Readonly<Record<string, string>> | undefined
+  ) => EmbeddingResponse | UpstreamFailed
   /**
    * A passthrough call's 2xx answer checked without decoding its vectors (the caller gets them as sent): the
    * reported usage (`undefined` when none) when it holds `count` embeddings, else an `UpstreamFailed` (`bad-body`).

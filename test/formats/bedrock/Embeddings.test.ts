@@ -26,7 +26,7 @@ Deno.test("Titan embeddings: one inputText a call, dimensions, normalize; inputT
   strictEqual(bad instanceof UpstreamFailed && bad.kind, "bad-body")
 })
 
-Deno.test("Cohere embeddings: texts and input_type from the task type; floats as a list or by type; no usage", () => {
+Deno.test("Cohere embeddings: texts and input_type from the task type; floats as a list or by type; usage from the header", () => {
   deepStrictEqual(
     cohereEmbeddingWire.encodeRequest(
       {
@@ -52,6 +52,18 @@ Deno.test("Cohere embeddings: texts and input_type from the task type; floats as
   deepStrictEqual(
     cohereEmbeddingWire.decodeResponse({ response_type: "embeddings_by_type", embeddings: { float: [[3]] } }, 1),
     { vectors: [[3]], usage: undefined }
+  )
+  deepStrictEqual(
+    cohereEmbeddingWire.decodeResponse({ embeddings: [[4]] }, 1, { "x-amzn-bedrock-input-token-count": "7" }),
+    { vectors: [[4]], usage: { inputTokens: 7, outputTokens: 0 } },
+    "the input tokens from InvokeModel's header"
+  )
+  strictEqual(
+    cohereEmbeddingWire.decodeResponse({ embeddings: [[4]] }, 1, {
+      "x-amzn-bedrock-input-token-count": "-1"
+    }) instanceof
+      UpstreamFailed,
+    false
   )
   const short = cohereEmbeddingWire.decodeResponse({ embeddings: [[1]] }, 2)
   strictEqual(short instanceof UpstreamFailed && short.kind, "bad-body")

@@ -11,8 +11,10 @@
  *   docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed.html): up to 96 texts a call, `{texts,
  *   input_type, output_dimension? (v4)}` → `{embeddings: [[float]] or {float: [[float]]}, id, response_type, texts}`.
  *   `input_type` from the first input's generate-content `taskType` (`RETRIEVAL_QUERY` → `search_query`,
- *   `CLASSIFICATION` → `classification`, `CLUSTERING` → `clustering`, else `search_document`). Its answer carries no
- *   token count, so such a call is billed by the gateway's prompt estimate (as any embedding answer without usage).
+ *   `CLASSIFICATION` → `classification`, `CLUSTERING` → `clustering`, else `search_document`). Its body carries no
+ *   token count: the input tokens are InvokeModel's `X-Amzn-Bedrock-Input-Token-Count` answer header (Bedrock sends
+ *   the counts of an InvokeModel call in its headers; LiteLLM's Bedrock handler bills from them), and without it the
+ *   call is billed by the gateway's prompt estimate (as any embedding answer without usage).
  *
  * Neither is a caller's format (no passthrough); token-array inputs cannot be sent. Errors are Bedrock's
  * (`ErrorBody.ts`).
@@ -31,6 +33,16 @@ const badBody = (message: string) => new UpstreamFailed({ kind: "bad-body", stat
 
 const isVector = (value: unknown): value is ReadonlyArray<number> =>
   Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === "number" && Number.isFinite(item))
+
+/**
+ * The input tokens InvokeModel reports in its `X-Amzn-Bedrock-Input-Token-Count` answer header (a decimal count), for
+ * a body that has none (Cohere's); `undefined` without a whole count there.
+ */
+const headerUsage = (headers: Readonly<Record<string, string>> | undefined): EmbeddingResponse["usage"] => {
+  const text = headers?.["x-amzn-bedrock-input-token-count"]?.trim()
+  if (text === undefined || !/^\d{1,9}$/.test(text)) return undefined
+  return { inputTokens: Number(text), outputTokens: 0 }
+}
 
 const textsOf = (request: EmbeddingRequest): Array<string> =>
   request.inputs.map((input) => input.type === "text" ? input.text : "")
@@ -93,7 +105,7 @@ export const cohereEmbeddingWire: EmbeddingWire = {
         : { output_dimension: request.dimensions })
     }
   },
-  decodeResponse: (json, count): EmbeddingResponse | UpstreamFailed => {
+  decodeResponse: (json, count, headers): EmbeddingResponse | UpstreamFailed => {
     if (typeof json !== "object" || json === null || Array.isArray(json)) {
       return badBody("Not a Cohere embeddings answer.")
     }
@@ -107,7 +119,7 @@ export const cohereEmbeddingWire: EmbeddingWire = {
     if (!Array.isArray(list) || list.length !== count || !list.every(isVector)) {
       return badBody(`Expected ${count} embeddings in the answer.`)
     }
-    return { vectors: list, usage: undefined }
+    return { vectors: list, usage: headerUsage(headers) }
   },
   classifyError: classifyBedrockError
 }
