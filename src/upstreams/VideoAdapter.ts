@@ -114,6 +114,7 @@ const bearer = (versions: ReadonlyArray<string>): VideoAdapter["target"] => (cha
  * - `kling`: `POST /v1/videos/{text2video|image2video}`, `GET …/{task_id}`, `Authorization: Bearer` a token
  *   signed per call from the channel key `accessKey|secretKey` (`klingToken`); the base URL is the API's
  *   root (`https://api-singapore.klingai.com`), with or without `/v1`; the result's URL is fetched without it.
+ * - `azure`: none yet (Azure's videos are on its v1 API only, `/openai/v1/videos`; not wired).
  *
  * @category adapters
  */
@@ -145,5 +146,6 @@ export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
     // Kling's task list ("Query Task (List)"), one item: free, and refused without a valid token.
     probe: { method: "GET", path: "/v1/videos/text2video?pageNum=1&pageSize=1" }
   },
-  deepseek: undefined
+  deepseek: undefined,
+  azure: undefined
 }
