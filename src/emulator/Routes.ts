@@ -21,6 +21,7 @@ import {
   mjModal
 } from "./Midjourney.ts"
 import { DEEPSEEK_PREFIX, deepseekChat, deepseekFim } from "./DeepSeek.ts"
+import { AZURE_PREFIX, AZURE_UNAUTHORIZED_MESSAGE, azureRoute } from "./Azure.ts"
 import { anthropicModels, openAiModels } from "./Models.ts"
 import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
@@ -99,6 +100,18 @@ export const resolveRoute = (
   body: JsonObject
 ): Route | undefined => {
   const stream = body.stream === true
+  if (method === "POST" && path.startsWith(`${AZURE_PREFIX}/openai/`)) {
+    // Azure OpenAI under its prefix (`Azure.ts`): deployment paths and the v1 API.
+    const azure = azureRoute(path, query, body)
+    return azure === undefined ? undefined : {
+      vendor: "azure",
+      handler: azure.handler,
+      stream: azure.stream,
+      jsonArray: false,
+      pathModel: azure.deployment,
+      hasBody: true
+    }
+  }
   if (method === "POST") {
     switch (path) {
       case "/v1/chat/completions":
@@ -220,7 +233,8 @@ export const resolveRoute = (
 /**
  * The API key a request carries, per vendor: OpenAI `Authorization: Bearer`, Anthropic `x-api-key`
  * (or a bearer token), Gemini `x-goog-api-key` or `?key=`, Midjourney-proxy `mj-api-secret`, Kling a Bearer token
- * (checked by the emulator with `verifyKlingToken`, then recorded as its access key).
+ * (checked by the emulator with `verifyKlingToken`, then recorded as its access key), Azure `api-key` or a Bearer
+ * (Entra ID) token.
  *
  * @category routing
  */
@@ -236,6 +250,8 @@ export const requestKey = (vendor: Vendor, headers: Headers, query: Record<strin
       return headers.get("x-goog-api-key") ?? query.key
     case "midjourney":
       return headers.get("mj-api-secret") ?? undefined
+    case "azure":
+      return headers.get("api-key") ?? bearer
   }
 }
 
@@ -245,7 +261,8 @@ export const unauthorizedMessage: Record<Vendor, string> = {
   anthropic: "invalid x-api-key",
   gemini: "API key not valid. Please pass a valid API key.",
   midjourney: "Unauthorized: mj-api-secret is wrong.",
-  kling: "Authentication failed"
+  kling: "Authentication failed",
+  azure: AZURE_UNAUTHORIZED_MESSAGE
 }
 
 /** A `malformed` fault's 200 body for a route: broken JSON, or a broken stream with no end marker. @category faults */
@@ -291,7 +308,7 @@ export const inBandErrorFrame = (
     const { request_id: _, ...event } = objectOr(errorBody)
     return eventFrame("error", event)
   }
-  if (path === "/v1/responses") {
+  if (path === "/v1/responses" || path === `${AZURE_PREFIX}/openai/v1/responses`) {
     const error = objectOr(objectOr(errorBody).error)
     return eventFrame("error", {
       type: "error",
