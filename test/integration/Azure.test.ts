@@ -13,7 +13,8 @@
  *   `invalid_request_error`), is not tried on the next channel, disables no key and costs nothing; an answer the
  *   completion filter cut reaches each caller with its format's content-filter finish;
  * - an `entra:<token>` key is sent as `Authorization: Bearer <token>`, never as `api-key`;
- * - embeddings go to the deployment's `embeddings`.
+ * - embeddings go to the deployment's `embeddings`;
+ * - the admin API refuses an azure channel without `base_url` and a bad `settings.api_version`, naming them.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
@@ -21,7 +22,8 @@ import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
-import { startGateway, type TestGateway } from "../support/Gateway.ts"
+import { browser } from "../support/Browser.ts"
+import { ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
 import { pixelPng } from "../emulator/Support.ts"
 
 const KEY = "sk-test-azure-caller-0001"
@@ -375,6 +377,32 @@ Deno.test("azure channels: both API versions from every SDK, billed as Azure rep
       const rows = await nextRows()
       strictEqual(rows.filter((row) => row.status < 400).length, 1)
     })
+
+    await t.step(
+      "admin API: an azure channel needs a base_url; a bad settings.api_version is refused by name",
+      async () => {
+        const root = browser(gateway.url)
+        await root.login("root", ROOT_PASSWORD)
+        const channel = { name: "azure-admin", type: "azure", keys: ["sk-test-azure-admin-1"], models: ["az-chat"] }
+        const noBase = await root.call("POST", "/api/channel/", channel)
+        strictEqual(noBase.success, false)
+        ok(noBase.message.includes("base_url is missing"), noBase.message)
+        const badVersion = await root.call("POST", "/api/channel/", {
+          ...channel,
+          base_url: "https://res.openai.azure.com",
+          settings: { api_version: "2024-10" }
+        })
+        strictEqual(badVersion.success, false)
+        ok(badVersion.message.includes("settings.api_version"), badVersion.message)
+        const created = await root.call<{ settings: { api_version?: string } }>("POST", "/api/channel/", {
+          ...channel,
+          base_url: "https://res.openai.azure.com",
+          settings: { api_version: "v1" }
+        })
+        strictEqual(created.success, true, created.message)
+        strictEqual(created.data.settings.api_version, "v1")
+      }
+    )
   } finally {
     await gateway.close()
   }
