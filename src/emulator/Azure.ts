@@ -10,7 +10,9 @@
  *   found"}}` (MicrosoftDocs/azure-docs#114602). A deployment whose name starts with `missing` does not exist:
  *   404 `DeploymentNotFound`.
  * - v1: `POST /azure/openai/v1/{chat/completions|completions|responses|embeddings|images/generations|audio/…}`, the
- *   deployment as the body's `model`; an `api-version` other than `preview` / `latest` is Azure's 400
+ *   deployment as the body's `model`, and the videos of Sora 2 on OpenAI's schema (`POST /azure/openai/v1/videos`,
+ *   `GET …/videos/{id}`, `POST …/videos/{id}/remix`, `GET …/videos/{id}/content`; learn.microsoft.com/azure/
+ *   ai-foundry/openai/concepts/video-generation), served by the emulator's OpenAI video tasks; an `api-version` other than `preview` / `latest` is Azure's 400
  *   `{"error":{"code":"BadRequest","message":"API version not supported"}}` (openai/codex#3725).
  *
  * Keys: `api-key` (an API key), or `Authorization: Bearer` (a Microsoft Entra ID token); neither is Azure's 401
@@ -39,6 +41,7 @@ import { openAiImageEdits, openAiImageGenerations } from "./Images.ts"
 import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
 import { createResponse } from "./OpenAiResponses.ts"
+import { openAiVideoContent, openAiVideoCreate, openAiVideoRemix, openAiVideoRetrieve } from "./VideosOpenAi.ts"
 import { dataFrame, jsonReply, type Reply } from "./Sse.ts"
 import { arrayOr, type Handler, isObject, type JsonObject, objectOr, type RouteContext, stringOr } from "./Wire.ts"
 
@@ -240,6 +243,25 @@ const V1_OPERATIONS: Record<string, Operation> = {
   "responses": { handler: promptChecked(createResponse), stream: streams }
 }
 
+/** The v1 API's video paths after `/openai` (`/v1/videos/{id}[/remix|/content]`), as OpenAI's. */
+const videoPath = /^\/v1\/videos\/[^/]+(\/remix|\/content)?$/
+
+/**
+ * The v1 API's videos (Sora 2 on OpenAI's video schema): OpenAI's handlers on the path without `/azure/openai`,
+ * behind the same api-version and key checks. `undefined` for a path that is none of them.
+ */
+const v1Video = (method: string, path: string): Handler | undefined => {
+  const rest = path.slice(`${AZURE_PREFIX}/openai`.length)
+  const handler = method === "POST" && rest === "/v1/videos"
+    ? openAiVideoCreate
+    : method === "POST" && videoPath.exec(rest)?.[1] === "/remix"
+    ? openAiVideoRemix
+    : method === "GET" && videoPath.test(rest)
+    ? (videoPath.exec(rest)?.[1] === "/content" ? openAiVideoContent : openAiVideoRetrieve)
+    : undefined
+  return handler === undefined ? undefined : (context) => handler({ ...context, path: rest })
+}
+
 /** An Azure request resolved: its handler (checks included), the deployment of a deployment path, streaming. */
 export interface AzureRoute {
   readonly handler: Handler
@@ -267,7 +289,22 @@ const withKey = (handler: Handler): Handler => (context) => {
  *
  * @category routing
  */
-export const azureRoute = (path: string, query: Record<string, string>, body: JsonObject): AzureRoute | undefined => {
+export const azureRoute = (
+  method: string,
+  path: string,
+  query: Record<string, string>,
+  body: JsonObject
+): AzureRoute | undefined => {
+  const video = v1Path.test(path) ? v1Video(method, path) : undefined
+  if (video !== undefined) {
+    const version = query["api-version"]
+    const handler: Handler = (context) =>
+      version !== undefined && version !== "preview" && version !== "latest"
+        ? azureError(400, "BadRequest", "API version not supported")
+        : withKey(video)(context)
+    return { handler, deployment: undefined, stream: false }
+  }
+  if (method !== "POST") return undefined
   const deployment = deploymentPath.exec(path)
   if (deployment !== null) {
     const operation = OPERATIONS[deployment[2]]

@@ -100,16 +100,16 @@ export const resolveRoute = (
   body: JsonObject
 ): Route | undefined => {
   const stream = body.stream === true
-  if (method === "POST" && path.startsWith(`${AZURE_PREFIX}/openai/`)) {
-    // Azure OpenAI under its prefix (`Azure.ts`): deployment paths and the v1 API.
-    const azure = azureRoute(path, query, body)
+  if (path.startsWith(`${AZURE_PREFIX}/openai/`)) {
+    // Azure OpenAI under its prefix (`Azure.ts`): deployment paths and the v1 API (videos' GETs included).
+    const azure = azureRoute(method, path, query, body)
     return azure === undefined ? undefined : {
       vendor: "azure",
       handler: azure.handler,
       stream: azure.stream,
       jsonArray: false,
       pathModel: azure.deployment,
-      hasBody: true
+      hasBody: method === "POST"
     }
   }
   if (method === "POST") {

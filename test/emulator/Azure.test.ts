@@ -191,3 +191,42 @@ Deno.test("azure: Azure's own refusals: no key, a missing or unknown api-version
     )
   })
 })
+
+Deno.test("azure: Sora 2 videos on the v1 API (OpenAI's video schema) with api-key: create, poll, remix, content", async () => {
+  await withEmulator({ videoStepMs: 20, validKeys: [KEY] }, async (emulator) => {
+    // AzureOpenAI on the v1 base URL: `api-key` header, `api-version=preview` (the v1 API's own).
+    const client = new AzureOpenAI({
+      baseURL: `${emulator.url}/azure/openai/v1`,
+      apiKey: KEY,
+      apiVersion: "preview",
+      maxRetries: 0
+    })
+    const created = await client.videos.create({ model: "sora-2-dep" as "sora-2", prompt: "a calm lake", seconds: "4" })
+    strictEqual(created.status, "queued")
+    let video = created
+    for (let tries = 0; video.status !== "completed" && tries < 100; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      video = await client.videos.retrieve(created.id)
+    }
+    strictEqual(video.status, "completed")
+    const bytes = new Uint8Array(await (await client.videos.downloadContent(created.id)).arrayBuffer())
+    strictEqual(new TextDecoder().decode(bytes.subarray(4, 8)), "ftyp")
+    const remixed = await client.videos.remix(created.id, { prompt: "at night" })
+    strictEqual(remixed.remixed_from_video_id, created.id)
+    const paths = emulator.requests.map((request) => `${request.method} ${request.path}`)
+    ok(paths.includes("POST /azure/openai/v1/videos"))
+    ok(paths.includes(`GET /azure/openai/v1/videos/${created.id}`))
+    ok(paths.includes(`GET /azure/openai/v1/videos/${created.id}/content`))
+    ok(paths.includes(`POST /azure/openai/v1/videos/${created.id}/remix`))
+    ok(
+      emulator.requests.every((request) =>
+        request.headers["api-key"] === KEY && request.query["api-version"] === "preview"
+      )
+    )
+    const dated = await fetch(`${emulator.url}/azure/openai/v1/videos/${created.id}?api-version=2024-10-21`, {
+      headers: { "api-key": KEY }
+    })
+    strictEqual(dated.status, 400)
+    deepStrictEqual(await dated.json(), { error: { code: "BadRequest", message: "API version not supported" } })
+  })
+})

@@ -14,17 +14,19 @@
  *   completion filter cut reaches each caller with its format's content-filter finish;
  * - an `entra:<token>` key is sent as `Authorization: Bearer <token>`, never as `api-key`;
  * - embeddings go to the deployment's `embeddings`;
- * - the admin API refuses an azure channel without `base_url` and a bad `settings.api_version`, naming them.
+ * - the admin API refuses an azure channel without `base_url` and a bad `settings.api_version`, naming them;
+ * - Sora 2 videos go to the v1 API (`/openai/v1/videos`) even from a dated channel, billed per second.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
+import { type RecordedRequest, startEmulator } from "../../src/emulator/Emulator.ts"
 import { browser } from "../support/Browser.ts"
 import { ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
 import { pixelPng } from "../emulator/Support.ts"
+import { eventually, usageOf } from "../support/VideoGateway.ts"
 
 const KEY = "sk-test-azure-caller-0001"
 const UPSTREAM_KEY = "sk-test-azure-upstream-1"
@@ -403,6 +405,57 @@ Deno.test("azure channels: both API versions from every SDK, billed as Azure rep
         strictEqual(created.data.settings.api_version, "v1")
       }
     )
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("azure channels: Sora 2 videos through the v1 API on a dated channel, billed per second", async () => {
+  const emulator = startEmulator({ videoStepMs: 100 })
+  const gateway = await startGateway({
+    config: (emulatorUrl) => {
+      const parsed = parseBootstrap(
+        JSON.stringify({
+          groups: { default: { ratio: 1 } },
+          models: { "az-sora": { per_second: 0.1, family: "openai-video" } },
+          channels: [{
+            name: "azure-videos",
+            type: "azure",
+            base_url: `${emulatorUrl}/azure`,
+            keys: [UPSTREAM_KEY],
+            models: ["az-sora"],
+            model_mapping: { "az-sora": "sora-2-dep" }
+          }],
+          users: [{ username: "vid", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: KEY }] }],
+          settings: { task_poll_interval_ms: 100 }
+        }),
+        "azure-videos.json"
+      )
+      if (!parsed.ok) throw new Error(parsed.message)
+      return parsed.file
+    },
+    store: "postgres",
+    emulator,
+    ownsEmulator: true
+  })
+  try {
+    const client = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
+    const created = await client.videos.create({ model: "az-sora" as "sora-2", prompt: "a calm lake", seconds: "8" })
+    strictEqual(created.status, "queued")
+    await eventually(async () => (await client.videos.retrieve(created.id)).status === "completed")
+    const bytes = new Uint8Array(await (await client.videos.downloadContent(created.id)).arrayBuffer())
+    strictEqual(new TextDecoder().decode(bytes.subarray(4, 8)), "ftyp")
+    await eventually(async () => (await usageOf(gateway, KEY)).used === 800_000) // 8 s at 0.1 USD
+
+    const posts = emulator.requests.filter((request) => request.method === "POST")
+    strictEqual(posts.length, 1)
+    strictEqual(posts[0].path, "/azure/openai/v1/videos", "videos go to the v1 API whatever the api_version")
+    strictEqual((posts[0].body as Record<string, unknown>).model, "sora-2-dep", "the deployment as model")
+    ok(emulator.requests.some((request) => /^\/azure\/openai\/v1\/videos\/[^/]+$/.test(request.path)), "polled")
+    for (const request of emulator.requests) {
+      strictEqual(request.headers["api-key"], UPSTREAM_KEY)
+      strictEqual(request.headers.authorization, undefined)
+    }
   } finally {
     await gateway.close()
   }

@@ -206,6 +206,7 @@ const CASES: Record<ChannelType, TypeCase> = {
         "/openai/v1/responses",
         (channel) => text("azure", "openai-responses")({ ...channel, settings: { api_version: "v1" } })
       ],
+      ["video (always v1)", "/openai/v1/videos/video_1", video("azure", "/v1/videos/video_1")],
       [
         "v1 speech",
         "/openai/v1/audio/speech",
