@@ -21,8 +21,18 @@
  *
  * @since 0.1.0
  */
-import type { Channel } from "./Adapter.ts"
 import { upstreamUrl } from "./BaseUrl.ts"
+
+/**
+ * What the URLs of an `azure` channel depend on: its base URL and its `settings.api_version` (an adapter's
+ * `Channel` is one).
+ *
+ * @category models
+ */
+export interface AzureChannel {
+  readonly baseUrl: string
+  readonly settings: { readonly api_version?: string | undefined }
+}
 
 /**
  * The API version a dated `azure` channel uses when its settings name none: `2024-10-21`, Azure OpenAI's latest
@@ -63,14 +73,14 @@ export type AzureOperation =
  *
  * @category urls
  */
-export const azureV1 = (channel: Channel): boolean => channel.settings.api_version === "v1"
+export const azureV1 = (channel: AzureChannel): boolean => channel.settings.api_version === "v1"
 
 /**
  * The URL of `operation` on deployment `deployment` of an `azure` channel (see the module's two families). Pure.
  *
  * @category urls
  */
-export const azureUrl = (channel: Channel, deployment: string, operation: AzureOperation): string =>
+export const azureUrl = (channel: AzureChannel, deployment: string, operation: AzureOperation): string =>
   azureV1(channel) ? upstreamUrl(channel.baseUrl, `/openai/v1/${operation}`, AZURE_VERSIONS) : upstreamUrl(
     channel.baseUrl,
     `/openai/deployments/${encodeURIComponent(deployment)}/${operation}?api-version=${
