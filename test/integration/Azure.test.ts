@@ -13,15 +13,16 @@
  *   `invalid_request_error`), is not tried on the next channel, disables no key and costs nothing; an answer the
  *   completion filter cut reaches each caller with its format's content-filter finish;
  * - an `entra:<token>` key is sent as `Authorization: Bearer <token>`, never as `api-key`;
- * - embeddings go to the deployment's `embeddings`;
+ * - embeddings, images, speech and transcriptions go to the deployment's operations, billed by their prices;
  * - the admin API refuses an azure channel without `base_url` and a bad `settings.api_version`, naming them;
  * - Sora 2 videos go to the v1 API (`/openai/v1/videos`) even from a dated channel, billed per second.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
-import OpenAI from "openai"
+import OpenAI, { toFile } from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { wavFile } from "../../src/emulator/Audio.ts"
 import { type RecordedRequest, startEmulator } from "../../src/emulator/Emulator.ts"
 import { browser } from "../support/Browser.ts"
 import { ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
@@ -38,17 +39,26 @@ const config = (emulatorUrl: string) => {
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1 } },
-      models: Object.fromEntries(
-        ["az-chat", "az-v1", "az-filter", "az-entra", "az-embed"].map((model) => [model, PRICE])
-      ),
+      models: {
+        ...Object.fromEntries(["az-chat", "az-v1", "az-filter", "az-entra", "az-embed"].map((model) => [model, PRICE])),
+        "az-image": { per_image: 0.04, family: "dall-e-3" },
+        "az-tts": { per_1m_characters: 15 },
+        "az-whisper": { per_second: 0.0001 }
+      },
       channels: [
         {
           name: "azure-dated",
           type: "azure",
           base_url: `${emulatorUrl}/azure`,
           keys: [UPSTREAM_KEY],
-          models: ["az-chat", "az-embed"],
-          model_mapping: { "az-chat": "gpt-4o dated", "az-embed": "embed-small" }
+          models: ["az-chat", "az-embed", "az-image", "az-tts", "az-whisper"],
+          model_mapping: {
+            "az-chat": "gpt-4o dated",
+            "az-embed": "embed-small",
+            "az-image": "dall-e-3",
+            "az-tts": "tts-1",
+            "az-whisper": "whisper-1"
+          }
         },
         {
           // The SDK's `baseURL` form (`…/openai`): not doubled.
@@ -379,6 +389,38 @@ Deno.test("azure channels: both API versions from every SDK, billed as Azure rep
       const rows = await nextRows()
       strictEqual(rows.filter((row) => row.status < 400).length, 1)
     })
+
+    await t.step(
+      "images, speech and transcriptions go to the deployment's operations, billed by their prices",
+      async () => {
+        const from = gateway.emulator.requests.length
+        const image = await openai.images.generate({ model: "az-image", prompt: "a calm lake", size: "1024x1024" })
+        strictEqual(image.data?.length, 1)
+        const speech = await openai.audio.speech.create({ model: "az-tts", voice: "alloy", input: "hello azure" })
+        ok((await speech.arrayBuffer()).byteLength > 0)
+        const wav = wavFile(new Uint8Array(16_000 * 5), 16_000) // 2.5 s of 16-bit mono silence
+        const transcript = await openai.audio.transcriptions.create({
+          model: "az-whisper",
+          file: await toFile(wav, "speech.wav", { type: "audio/wav" }),
+          response_format: "verbose_json"
+        })
+        strictEqual(transcript.duration, 2.5)
+        const reported = postsSince(gateway, from)
+        assertDated(reported[0], "dall-e-3", "images/generations")
+        assertDated(reported[1], "tts-1", "audio/speech")
+        assertDated(reported[2], "whisper-1", "audio/transcriptions")
+        const rows = await nextRows()
+        deepStrictEqual(
+          rows.filter((row) => row.status < 400).map((row) => [row.model, row.cost]),
+          [
+            ["az-image", "40000"], // one image at 0.04 USD
+            ["az-tts", String(11 * 15)], // 11 characters at 15 USD per 1M
+            // The 3 s the answer's usage reports (OpenAI's `usage.seconds`, whole seconds) at 0.0001 USD a second.
+            ["az-whisper", "300"]
+          ]
+        )
+      }
+    )
 
     await t.step(
       "admin API: an azure channel needs a base_url; a bad settings.api_version is refused by name",
