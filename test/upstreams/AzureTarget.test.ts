@@ -158,6 +158,13 @@ Deno.test("azure settings: api_version a date, a preview date or v1; an azure ch
     const parsed = file({ api_version: version })
     ok(!parsed.ok && parsed.message.startsWith("channels[0].settings.api_version:"), version)
   }
+  // In YAML an unquoted date stays the string Azure takes (the README's example).
+  const yaml = parseBootstrap(
+    "channels:\n  - name: az\n    type: azure\n    base_url: https://res.openai.azure.com\n" +
+      "    keys: [sk-test-azure-1]\n    models: [m]\n    settings: { api_version: 2024-10-21 }\n",
+    "azure.yaml"
+  )
+  ok(yaml.ok && yaml.file.channels?.[0].settings?.api_version === "2024-10-21", "a YAML date is the version")
   const missing = file({}, null)
   ok(!missing.ok && missing.message.startsWith("channels[0].base_url: missing"), "no default base URL")
   // The admin API decodes the same fields: its error names the field.
