@@ -34,7 +34,8 @@
  *   (FIM), with DeepSeek's usage fields, context cache hits, `reasoning_content` and its refusals.
  * - Azure OpenAI (`api-key`, or an Entra ID Bearer token; see `Azure.ts`) under the path prefix `/azure`:
  *   `POST /azure/openai/deployments/{deployment}/{chat/completions|completions|embeddings|images/…|audio/…}` with
- *   a required `api-version`, and the v1 API `POST /azure/openai/v1/{…|responses}`; Azure's 401/404/400 shapes,
+ *   a required `api-version`, and the v1 API `POST /azure/openai/v1/{…|responses}` (and Sora 2's
+ *   `/azure/openai/v1/videos…`, OpenAI's video schema); Azure's 401/404/400 shapes,
  *   its content filter's annotations and refusals (prompt word `unsafe`; an answer with `violent` is cut).
  * - Midjourney-proxy (`mj-api-secret`, see `Midjourney.ts`): `POST /mj/submit/{imagine,change,action,modal,blend,
  *   describe}`, `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition`; images at
