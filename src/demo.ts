@@ -1,9 +1,10 @@
 /**
  * `deno task demo`: the gateway in front of the upstream emulator, with a
  * bootstrap file that wires one emulator channel per text type (openai,
- * anthropic, gemini, and deepseek on the emulator's `/deepseek` prefix, a base
- * URL with a path), a user and a key, then prints a ready-to-paste `curl`. No
- * vendor account needed. Data stays in memory. Stop with Ctrl-C.
+ * anthropic, gemini, deepseek on the emulator's `/deepseek` prefix, a base
+ * URL with a path, and azure on its `/azure` prefix), a user and a key, then
+ * prints a ready-to-paste `curl`. No vendor account needed. Data stays in
+ * memory. Stop with Ctrl-C.
  *
  * @since 0.1.0
  */
@@ -24,6 +25,7 @@ const parsed = parseBootstrap(
       "claude-demo": { input: 3, output: 15 },
       "gemini-demo": { input: 1.25, output: 5 },
       "deepseek-demo": { input: 0.28, cached_input: 0.028, output: 0.42 },
+      "azure-demo": { input: 2.5, cached_input: 1.25, output: 10 },
       "text-embedding-3-small": { input: 0.02 },
       "gemini-embedding-001": { input: 0.15 }
     },
@@ -55,6 +57,16 @@ const parsed = parseBootstrap(
         base_url: `${emulator.url}/deepseek`,
         keys: ["sk-emu"],
         models: ["deepseek-demo"]
+      },
+      {
+        // Azure OpenAI under the emulator's `/azure` prefix: `azure-demo` is the deployment `gpt-4o-demo`.
+        name: "emulator-azure",
+        type: "azure",
+        base_url: `${emulator.url}/azure`,
+        keys: ["sk-emu"],
+        models: ["azure-demo"],
+        model_mapping: { "azure-demo": "gpt-4o-demo" },
+        settings: { api_version: "2024-10-21" }
       }
     ],
     users: [{ username: "demo", group: "default", quota: 5_000_000, tokens: [{ name: "demo", key }] }]
@@ -78,7 +90,7 @@ console.log(`Sluice demo on ${base} (upstream emulator on ${emulator.url})
 
 Key: ${key}
 Models: gpt-demo (openai channel), claude-demo (anthropic channel), gemini-demo (gemini channel),
-deepseek-demo (deepseek channel);
+deepseek-demo (deepseek channel), azure-demo (azure channel);
 embeddings: text-embedding-3-small (openai channel), gemini-embedding-001 (gemini channel)
 
 curl ${base}/v1/chat/completions \\

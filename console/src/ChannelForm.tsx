@@ -8,7 +8,7 @@
  */
 import { useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
-import { CHANNEL_TYPES, DEFAULT_BASE_URLS } from "./channelTypes.ts"
+import { AZURE_API_VERSION, CHANNEL_TYPES, DEFAULT_BASE_URLS, KEY_HINTS } from "./channelTypes.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** A channel's fields as the admin API lists them (keys masked, so not here). */
@@ -63,6 +63,12 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
     start?.settings === undefined || start?.settings === null ? "{}" : JSON.stringify(start.settings, null, 2)
   )
   const [keys, setKeys] = useState("")
+  const startSettings = typeof start?.settings === "object" && start.settings !== null
+    ? start.settings as Record<string, unknown>
+    : {}
+  const [apiVersion, setApiVersion] = useState(
+    typeof startSettings.api_version === "string" ? startSettings.api_version : ""
+  )
   const [enabled, setEnabled] = useState(start === null || start.status === "enabled")
   const [error, setError] = useState<string | null>(null)
   const submit = async (event: Event) => {
@@ -78,6 +84,15 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
     }
     if (typeof parsedSettings !== "object" || parsedSettings === null || Array.isArray(parsedSettings)) {
       return setError('Settings must be a JSON object, such as {"auto_disable": true}.')
+    }
+    if (type === "azure") {
+      // The API version field wins over an api_version in the settings JSON; empty leaves Azure's default.
+      const version = apiVersion.trim()
+      if (version !== "" && !AZURE_API_VERSION.test(version)) {
+        return setError("API version must be a date YYYY-MM-DD (optionally with -preview) or v1.")
+      }
+      const { api_version: _given, ...rest } = parsedSettings as Record<string, unknown>
+      parsedSettings = version === "" ? rest : { ...rest, api_version: version }
     }
     const priorityValue = wholeOf(priority)
     const weightValue = wholeOf(weight)
@@ -133,6 +148,16 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
           onInput={(e) => setBaseUrl(e.currentTarget.value)}
         />
       </Field>
+      {type === "azure" && (
+        <Field label="API version (a date such as 2024-10-21, optionally -preview, or v1; empty: 2024-10-21)">
+          <input
+            name="api_version"
+            placeholder="2024-10-21"
+            value={apiVersion}
+            onInput={(e) => setApiVersion(e.currentTarget.value)}
+          />
+        </Field>
+      )}
       <Field label="Models, comma-separated">
         <input name="models" required value={models} onInput={(e) => setModels(e.currentTarget.value)} />
       </Field>
@@ -150,7 +175,10 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
       <Field label="Weight (share among channels of one priority)">
         <input name="weight" inputMode="numeric" value={weight} onInput={(e) => setWeight(e.currentTarget.value)} />
       </Field>
-      <Field label="Model mapping, one “asked-model=upstream-model” a line">
+      <Field
+        label={"Model mapping, one “asked-model=upstream-model” a line" +
+          (type === "azure" ? " (on azure the upstream model is the deployment name)" : "")}
+      >
         <textarea name="model_mapping" rows={2} value={mapping} onInput={(e) => setMapping(e.currentTarget.value)} />
       </Field>
       <Field label="Settings (JSON: timeouts in ms, headers, auto_disable, test_model…)">
@@ -160,7 +188,9 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
         label={(start === null
           ? "Keys, one a line"
           : "New keys, one a line (empty: keep the saved keys, which are never shown)") +
-          (type === "kling" ? "; a kling key is accessKey|secretKey" : "")}
+          (KEY_HINTS[type as keyof typeof KEY_HINTS] === undefined
+            ? ""
+            : `; ${KEY_HINTS[type as keyof typeof KEY_HINTS]}`)}
       >
         <textarea
           name="keys"

@@ -80,7 +80,8 @@ export const ChannelType = Schema.Literals([
   "jina",
   "midjourney",
   "kling",
-  "deepseek"
+  "deepseek",
+  "azure"
 ])
 
 /**
@@ -107,7 +108,19 @@ export const ChannelSettings = Schema.Struct({
    * Forward the caller's `store` (Responses, chat completions) to the upstream (default true); false leaves it out
    * of every request to this channel, passthrough or translated, so the upstream's own default applies.
    */
-  forward_store: Schema.optional(Schema.Boolean)
+  forward_store: Schema.optional(Schema.Boolean),
+  /**
+   * Azure OpenAI (`azure` channels): the API version, a date `YYYY-MM-DD` or `YYYY-MM-DD-preview` (calls go to the
+   * deployment paths with `?api-version=`; default `2024-10-21`), or `v1` (calls go to the v1 API,
+   * `/openai/v1/…`, the deployment as `model`). See `upstreams/AzureTarget.ts`.
+   */
+  api_version: Schema.optional(
+    Schema.String.check(
+      Schema.isPattern(/^(?:\d{4}-\d{2}-\d{2}(?:-preview)?|v1)$/, {
+        message: "must be a date YYYY-MM-DD (optionally with -preview) or v1"
+      })
+    )
+  )
 })
 
 /**

@@ -18,6 +18,7 @@ export type ChannelType =
   | "midjourney"
   | "kling"
   | "deepseek"
+  | "azure"
 
 /**
  * The `base_url` a channel of a type gets when its bootstrap entry or admin

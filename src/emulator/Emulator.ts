@@ -44,6 +44,11 @@
  *   `validKeys`, when set, must hold it. A fault's `status` answers the exception the status stands for, or the one
  *   its `errorType` names (`ModelNotReadyException`, `ServiceQuotaExceededException`, …); with `breakAfterEvents` on
  *   a stream, the exception frame comes after N events.
+ * - Azure OpenAI (`api-key`, or an Entra ID Bearer token; see `Azure.ts`) under the path prefix `/azure`:
+ *   `POST /azure/openai/deployments/{deployment}/{chat/completions|completions|embeddings|images/…|audio/…}` with
+ *   a required `api-version`, and the v1 API `POST /azure/openai/v1/{…|responses}` (and Sora 2's
+ *   `/azure/openai/v1/videos…`, OpenAI's video schema); Azure's 401/404/400 shapes,
+ *   its content filter's annotations and refusals (prompt word `unsafe`; an answer with `violent` is cut).
  * - Midjourney-proxy (`mj-api-secret`, see `Midjourney.ts`): `POST /mj/submit/{imagine,change,action,modal,blend,
  *   describe}`, `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition`; images at
  *   `GET /_emulator/mj/<id>.png` (no key); tasks move on the video step.
@@ -373,7 +378,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       return jsonResponse(vendorErrorBody(route.vendor, 503, "The emulator is closing."), 503)
     }
 
-    const responseHeaders: Record<string, string> = route.vendor === "openai"
+    const responseHeaders: Record<string, string> = route.vendor === "openai" || route.vendor === "azure"
       ? { "x-request-id": ids.next("req_") }
       : route.vendor === "anthropic"
       ? { "request-id": ids.next("req_") }

@@ -13,7 +13,7 @@ import type { Request } from "../canonical/Request.ts"
 import type { Response } from "../canonical/Response.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
 import type { Problem } from "../domain/Problem.ts"
-import type { UpstreamFailed, UpstreamFailureKind } from "../errors/GatewayError.ts"
+import type { UpstreamFailed, UpstreamFailureKind, UpstreamRefusalCode } from "../errors/GatewayError.ts"
 import type { Decoded } from "./shared/Decoded.ts"
 import type { MediaParam } from "./shared/MediaLocation.ts"
 
@@ -178,6 +178,18 @@ export interface Passthrough {
 }
 
 /**
+ * An upstream HTTP error as a format reads it: the failure kind, a message safe for the caller, and, for a refusal
+ * of the request's content that the vendor names in a structured code, that code (`UpstreamRefusalCode`).
+ *
+ * @category models
+ */
+export interface ClassifiedError {
+  readonly kind: UpstreamFailureKind
+  readonly message: string
+  readonly code?: UpstreamRefusalCode | undefined
+}
+
+/**
  * A wire format: both halves.
  *
  * Inbound (caller → gateway): `decodeRequest`, `encodeResponse`,
@@ -211,7 +223,7 @@ export interface Format<DS = unknown, ES = unknown> {
   readonly classifyError: (
     status: number,
     bodyText: string
-  ) => { readonly kind: UpstreamFailureKind; readonly message: string }
+  ) => ClassifiedError
   /** What a same-format request and stream need (see `Passthrough`). */
   readonly passthrough: Passthrough
   /**

@@ -256,7 +256,12 @@ const failureOfStatus = (wire: Format<unknown, unknown>, response: UpstreamRespo
     Effect.flatMap((text) => {
       const classified = wire.classifyError(response.status, readableErrorBody(text))
       return Effect.fail(
-        new UpstreamFailed({ kind: classified.kind, status: response.status, message: classified.message })
+        new UpstreamFailed({
+          kind: classified.kind,
+          status: response.status,
+          message: classified.message,
+          ...(classified.code === undefined ? {} : { code: classified.code })
+        })
       )
     })
   )

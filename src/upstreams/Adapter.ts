@@ -9,9 +9,11 @@
 import type { ChannelType } from "../domain/ChannelType.ts"
 import { DeepSeekChatFormat } from "../formats/deepseek/chat/Format.ts"
 import { DeepSeekCompletionsFormat } from "../formats/deepseek/completions/Format.ts"
+import { AzureChatFormat, AzureCompletionsFormat, AzureResponsesFormat } from "../formats/azure/Dialects.ts"
 import type { Format, FormatName } from "../formats/Format.ts"
 import { formatOf } from "../formats/Formats.ts"
 import type { CallSigning } from "./auth/CallSigning.ts"
+import { azureAuthHeaders, azureUrl, azureV1 } from "./AzureTarget.ts"
 import { upstreamUrl } from "./BaseUrl.ts"
 
 export type { ChannelType } from "../domain/ChannelType.ts"
@@ -29,6 +31,8 @@ export interface Channel {
     readonly responses_api?: boolean | undefined
     /** Extra headers sent with every call. */
     readonly headers?: Readonly<Record<string, string>> | undefined
+    /** Azure's API version (`azure` channels): a date, or `v1` (`AzureTarget.ts`). */
+    readonly api_version?: string | undefined
   }
 }
 
@@ -275,6 +279,42 @@ const deepseek: Adapter = {
 }
 
 /**
+ * Azure OpenAI / Azure AI Foundry (`AzureTarget.ts` has the URLs and keys): chat completions and legacy completions
+ * on every API version; Responses only on the v1 API (`settings.api_version: v1`), else served through chat
+ * completions, as on an `openai` channel without `responses_api`; Messages and generate-content through chat
+ * completions. The mapped model is the deployment. It speaks Azure's dialect of chat completions
+ * (`formats/azure/Dialects.ts`: the content filter's refusals).
+ */
+const azure: Adapter = {
+  nativeFormat: "openai-chat",
+  wireFormat: (inbound, channel) => {
+    switch (inbound) {
+      case "openai-chat":
+      case "completions":
+        return inbound
+      case "openai-responses":
+        return azureV1(channel) ? "openai-responses" : "openai-chat"
+      case "anthropic":
+      case "gemini":
+        return "openai-chat"
+    }
+  },
+  target: (channel, key, wire, model) => ({
+    url: azureUrl(
+      channel,
+      model,
+      wire === "openai-responses" ? "responses" : wire === "completions" ? "completions" : "chat/completions"
+    ),
+    headers: withExtraHeaders(channel, { ...json, ...azureAuthHeaders(key) })
+  }),
+  dialects: {
+    "openai-chat": AzureChatFormat,
+    "openai-responses": AzureResponsesFormat,
+    completions: AzureCompletionsFormat
+  }
+}
+
+/**
  * Every adapter, by channel type.
  *
  * @category adapters
@@ -288,7 +328,8 @@ export const adapters: Record<ChannelType, Adapter> = {
   jina,
   midjourney,
   kling,
-  deepseek
+  deepseek,
+  azure
 }
 
 /**

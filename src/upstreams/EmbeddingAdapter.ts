@@ -6,7 +6,15 @@
  * @since 0.1.0
  */
 import type { EmbeddingFormatName } from "../formats/embeddings/Wires.ts"
-import { adapters, type Channel, type ChannelType, channelUrl, type UpstreamTarget } from "./Adapter.ts"
+import {
+  adapters,
+  type Channel,
+  type ChannelType,
+  channelUrl,
+  type UpstreamTarget,
+  withExtraHeaders
+} from "./Adapter.ts"
+import { azureAuthHeaders, azureUrl } from "./AzureTarget.ts"
 import { mapUrlPath } from "./BaseUrl.ts"
 
 /** A channel type's embedding endpoint. @category models */
@@ -46,6 +54,19 @@ const gemini: EmbeddingAdapter = {
 }
 
 /**
+ * Azure OpenAI: OpenAI's embeddings wire at the deployment's `embeddings` (dated API version) or
+ * `/openai/v1/embeddings` (v1), with the channel's `api-key` or Entra token (`AzureTarget.ts`;
+ * learn.microsoft.com/azure/ai-foundry/openai/reference, "Embeddings").
+ */
+const azure: EmbeddingAdapter = {
+  wire: "openai",
+  target: (channel, key, model) => ({
+    url: azureUrl(channel, model, "embeddings"),
+    headers: withExtraHeaders(channel, { "content-type": "application/json", ...azureAuthHeaders(key) })
+  })
+}
+
+/**
  * The embedding endpoint of each channel type; `undefined` for a type that
  * cannot embed (`anthropic`: the Messages API has no embeddings; `ark`: not wired yet; `deepseek`: its API has
  * chat and FIM completions only, api-docs.deepseek.com), which is
@@ -62,5 +83,6 @@ export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined
   jina: undefined,
   midjourney: undefined,
   kling: undefined,
-  deepseek: undefined
+  deepseek: undefined,
+  azure
 }

@@ -121,7 +121,7 @@ Deno.test("parseBootstrap: text that is not YAML or JSON names the file", () => 
 
 Deno.test("parseBootstrap: a bad field is reported with its path", () => {
   const cases: ReadonlyArray<readonly [string, string]> = [
-    [variant((f) => (f.channels.push({ ...f.channels[0], name: "b", type: "azure" }))), "channels[1].type: "],
+    [variant((f) => (f.channels.push({ ...f.channels[0], name: "b", type: "watsonx" }))), "channels[1].type: "],
     [variant((f) => (f.users[0].quota = -1)), "users[0].quota: "],
     [variant((f) => (f.users[0].quota = 1.5)), "users[0].quota: "],
     [variant((f) => (f.users[0].quota = Number.MAX_SAFE_INTEGER + 2)), "users[0].quota: "],

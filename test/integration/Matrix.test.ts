@@ -11,7 +11,9 @@
  * price, and the second call of each tool round trip hits DeepSeek's context
  * cache, so those prompt tokens are billed at `cached_input`, exactly as many as
  * the emulator reported; DeepSeek's chat takes no images, so it has no image
- * cell (its 400 is `DeepSeek.test.ts`'s). One gateway serves the whole file.
+ * cell (its 400 is `DeepSeek.test.ts`'s). The `azure` column is the emulator's
+ * Azure OpenAI under `/azure`, a dated channel (its deployment paths; the v1 API
+ * is `Azure.test.ts`'s). One gateway serves the whole file.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
@@ -37,14 +39,15 @@ import {
 import { checkUpstream, MODEL_OF, PATH_OF, type UpstreamName } from "./matrix/Upstream.ts"
 
 const KEY = "sk-matrix-caller-0001"
-const UPSTREAMS: ReadonlyArray<UpstreamName> = ["openai", "anthropic", "gemini", "deepseek"]
+const UPSTREAMS: ReadonlyArray<UpstreamName> = ["openai", "anthropic", "gemini", "deepseek", "azure"]
 
 /** USD per 1M tokens (quota units per token): DeepSeek's model bills cache hits at a quarter of `input`. */
 const PRICE_OF: Record<UpstreamName, { input: number; output: number; cached_input?: number }> = {
   openai: { input: 1, output: 2 },
   anthropic: { input: 1, output: 2 },
   gemini: { input: 1, output: 2 },
-  deepseek: { input: 1, output: 2, cached_input: 0.25 }
+  deepseek: { input: 1, output: 2, cached_input: 0.25 },
+  azure: { input: 1, output: 2 }
 }
 
 const matrixConfig = (emulatorUrl: string) => {

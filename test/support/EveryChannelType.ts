@@ -3,8 +3,9 @@
  * on an `openai` channel speaking chat completions, `m-resp` on an `openai`
  * channel with the Responses API, `m-claude` on `anthropic`, `m-gemini` on
  * `gemini`, `m-deepseek` on `deepseek` (the emulator's DeepSeek under its
- * `/deepseek` prefix); one user `alice` with key `KEY`; and the three official
- * SDK clients pointed at it.
+ * `/deepseek` prefix), `m-azure` on `azure` (its Azure OpenAI under
+ * `/azure`); one user `alice` with key `KEY`; and the three official SDK
+ * clients pointed at it.
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
@@ -30,14 +31,17 @@ export const everyChannelType = (settings: Record<string, unknown> = {}) => (emu
     JSON.stringify({
       groups: { default: { ratio: 1 } },
       models: Object.fromEntries(
-        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek"].map((name) => [name, { input: 1, output: 2 }])
+        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek", "m-azure"].map((
+          name
+        ) => [name, { input: 1, output: 2 }])
       ),
       channels: [
         channel("chat", "openai", "m-chat"),
         channel("resp", "openai", "m-resp", { responses_api: true }),
         channel("claude", "anthropic", "m-claude"),
         channel("gemini", "gemini", "m-gemini"),
-        channel("deepseek", "deepseek", "m-deepseek", {}, "/deepseek")
+        channel("deepseek", "deepseek", "m-deepseek", {}, "/deepseek"),
+        channel("azure", "azure", "m-azure", {}, "/azure")
       ],
       users: [{ username: "alice", group: "default", quota: 500_000_000, tokens: [{ name: "main", key: KEY }] }]
     }),

@@ -29,6 +29,8 @@ interface TypeCase {
   /** Version suffixes a base URL of the type may end in, each removed before the path. */
   readonly versions: ReadonlyArray<string>
   readonly calls: ReadonlyArray<Call>
+  /** The proxy path prefix the cases use (default `/openai`; one that is not a suffix of the type's own). */
+  readonly prefix?: string
 }
 
 const text = (type: ChannelType, wire: Parameters<typeof adapters.openai.target>[2], stream = false) =>
@@ -176,6 +178,42 @@ const CASES: Record<ChannelType, TypeCase> = {
       ["chat stream", "/chat/completions", text("deepseek", "openai-chat", true)],
       ["FIM completion", "/beta/completions", text("deepseek", "completions")]
     ]
+  },
+  azure: {
+    // The `openai` SDK's `baseURL` forms of Azure (`…/openai`, `…/openai/v1`); a dated channel (settings {}) and v1.
+    versions: ["/openai/v1", "/openai"],
+    prefix: "/azure",
+    calls: [
+      ["chat", "/openai/deployments/m-1/chat/completions?api-version=2024-10-21", text("azure", "openai-chat")],
+      ["completions", "/openai/deployments/m-1/completions?api-version=2024-10-21", text("azure", "completions")],
+      [
+        "embeddings",
+        "/openai/deployments/m-1/embeddings?api-version=2024-10-21",
+        (channel) => embeddingAdapters.azure!.target(channel, KEY, MODEL).url
+      ],
+      [
+        "image edit",
+        "/openai/deployments/m-1/images/edits?api-version=2024-10-21",
+        (channel) => imageAdapters.azure!.target(channel, KEY, MODEL, true, true).url
+      ],
+      [
+        "transcriptions",
+        "/openai/deployments/m-1/audio/transcriptions?api-version=2024-10-21",
+        (channel) => audioAdapters.azure!.target(channel, KEY, "transcriptions", MODEL).url
+      ],
+      [
+        "v1 responses",
+        "/openai/v1/responses",
+        (channel) => text("azure", "openai-responses")({ ...channel, settings: { api_version: "v1" } })
+      ],
+      ["video (always v1)", "/openai/v1/videos/video_1", video("azure", "/v1/videos/video_1")],
+      [
+        "v1 speech",
+        "/openai/v1/audio/speech",
+        (channel) =>
+          audioAdapters.azure!.target({ ...channel, settings: { api_version: "v1" } }, KEY, "speech", MODEL).url
+      ]
+    ]
   }
 }
 
@@ -184,20 +222,22 @@ const channelOf = (type: ChannelType, baseUrl: string): Channel => ({ type, base
 /** `path` with `query` added after its own. */
 const withQuery = (path: string, query: string): string => `${path}${path.includes("?") ? "&" : "?"}${query}`
 
-for (const [type, { versions, calls }] of Object.entries(CASES) as ReadonlyArray<[ChannelType, TypeCase]>) {
+for (
+  const [type, { versions, calls, prefix = "/openai" }] of Object.entries(CASES) as ReadonlyArray<
+    [ChannelType, TypeCase]
+  >
+) {
   Deno.test(`base URL: ${type} keeps a path prefix, with or without a trailing slash or version suffix`, () => {
     for (const [label, path, url] of calls) {
+      const proxy = `http://proxy.internal${prefix}`
       const bases = [
-        "http://proxy.internal/openai",
-        "http://proxy.internal/openai/",
-        "http://proxy.internal/openai//",
-        ...versions.flatMap((version) => [
-          `http://proxy.internal/openai${version}`,
-          `http://proxy.internal/openai${version}/`
-        ])
+        proxy,
+        `${proxy}/`,
+        `${proxy}//`,
+        ...versions.flatMap((version) => [`${proxy}${version}`, `${proxy}${version}/`])
       ]
       for (const base of bases) {
-        strictEqual(url(channelOf(type, base)), `http://proxy.internal/openai${path}`, `${type} ${label} on ${base}`)
+        strictEqual(url(channelOf(type, base)), `${proxy}${path}`, `${type} ${label} on ${base}`)
       }
       for (
         const base of ["https://api.vendor.test", "https://api.vendor.test/", `https://api.vendor.test${versions[0]}`]

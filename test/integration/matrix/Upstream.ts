@@ -7,25 +7,33 @@
  * `systemInstruction`, `functionResponse`, `inlineData`, `thinkingConfig`),
  * DeepSeek's chat (at `/chat/completions` under the channel's path prefix, its
  * cap in `max_tokens`, no `developer` role, a translated tool turn carrying
- * `reasoning_content`) and its FIM completion under `/beta`.
+ * `reasoning_content`) and its FIM completion under `/beta`; Azure's chat and
+ * completions at a dated deployment path under `/azure`, with `api-key`.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { RecordedRequest } from "../../../src/emulator/Emulator.ts"
 import { type Case, IMAGE_TEXT, type InboundName, PLAIN_TEXT, SYSTEM, WEATHER_TOOL } from "./Inbound.ts"
 
 /** The upstream channel types of the matrix. */
-export type UpstreamName = "openai" | "anthropic" | "gemini" | "deepseek"
+export type UpstreamName = "openai" | "anthropic" | "gemini" | "deepseek" | "azure"
 
 /** The model each channel serves. */
 export const MODEL_OF: Record<UpstreamName, string> = {
   openai: "m-openai",
   anthropic: "m-anthropic",
   gemini: "m-gemini",
-  deepseek: "m-deepseek"
+  deepseek: "m-deepseek",
+  azure: "m-azure"
 }
 
-/** The path prefix a channel's `base_url` has (the emulator serves DeepSeek under `/deepseek`). */
-export const PATH_OF: Record<UpstreamName, string> = { openai: "", anthropic: "", gemini: "", deepseek: "/deepseek" }
+/** The path prefix a channel's `base_url` has (the emulator serves DeepSeek under `/deepseek`, Azure under `/azure`). */
+export const PATH_OF: Record<UpstreamName, string> = {
+  openai: "",
+  anthropic: "",
+  gemini: "",
+  deepseek: "/deepseek",
+  azure: "/azure"
+}
 
 type Json = Record<string, unknown>
 
@@ -74,6 +82,17 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
       ok(objects(body.messages).every((message) => message.role !== "developer"), "no developer role at DeepSeek")
       return
     }
+    case "azure": {
+      // A dated channel (the default api-version): the deployment (the model, unmapped) in the path, `api-key`.
+      const operation = call.inbound === "completions" ? "completions" : "chat/completions"
+      strictEqual(request.path, `/azure/openai/deployments/${model}/${operation}`, "azure deployment path")
+      strictEqual(request.query["api-version"], "2024-10-21", "azure api-version")
+      strictEqual(body.stream === true, call.stream, "azure upstream stream flag")
+      if (call.stream) strictEqual(asObject(body.stream_options).include_usage, true, "stream_options.include_usage")
+      strictEqual(request.headers["api-key"], "upstream-key-azure", "azure api-key header")
+      strictEqual(request.headers["authorization"], undefined, "no authorization header at Azure")
+      return
+    }
     case "anthropic":
       strictEqual(request.path, "/v1/messages", "anthropic upstream path")
       strictEqual(body.model, model)
@@ -99,7 +118,8 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
 const checkPlain = (call: UpstreamCall, body: Json) => {
   switch (call.upstream) {
     case "openai":
-    case "deepseek": {
+    case "deepseek":
+    case "azure": {
       if (call.inbound === "completions") {
         const prompt = Array.isArray(body.prompt) ? body.prompt.join("") : body.prompt
         strictEqual(prompt, PLAIN_TEXT)
@@ -135,7 +155,8 @@ const checkPlain = (call: UpstreamCall, body: Json) => {
 const checkImage = (call: UpstreamCall, body: Json) => {
   switch (call.upstream) {
     case "openai":
-    case "deepseek": {
+    case "deepseek":
+    case "azure": {
       const parts = objects(objects(body.messages).at(-1)?.content)
       const image = parts.find((part) => part.type === "image_url")
       ok(image !== undefined, "openai upstream image_url part")
@@ -168,6 +189,7 @@ const checkImage = (call: UpstreamCall, body: Json) => {
 const checkReasoning = (call: UpstreamCall, body: Json) => {
   switch (call.upstream) {
     case "openai":
+    case "azure":
       ok(typeof body.reasoning_effort === "string" && body.reasoning_effort !== "none", "openai reasoning_effort")
       return
     case "deepseek":
@@ -197,7 +219,8 @@ const checkReasoning = (call: UpstreamCall, body: Json) => {
 const checkToolDeclared = (call: UpstreamCall, body: Json) => {
   switch (call.upstream) {
     case "openai":
-    case "deepseek": {
+    case "deepseek":
+    case "azure": {
       const tool = objects(body.tools)[0]
       strictEqual(asObject(tool?.function).name, WEATHER_TOOL.name, "openai upstream function tool")
       return
@@ -219,7 +242,8 @@ const checkToolDeclared = (call: UpstreamCall, body: Json) => {
 const checkToolResult = (call: UpstreamCall, body: Json) => {
   switch (call.upstream) {
     case "openai":
-    case "deepseek": {
+    case "deepseek":
+    case "azure": {
       const messages = objects(body.messages)
       const assistant = messages.find((message) => message.role === "assistant")
       const callId = asObject(objects(assistant?.tool_calls)[0]).id
