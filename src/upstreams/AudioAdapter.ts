@@ -72,5 +72,6 @@ export const audioAdapters: Record<ChannelType, AudioAdapter | undefined> = {
   jina: undefined,
   midjourney: undefined,
   kling: undefined,
-  deepseek: undefined
+  deepseek: undefined,
+  vertex: undefined
 }

@@ -6,7 +6,16 @@
  * @since 0.1.0
  */
 import type { EmbeddingFormatName } from "../formats/embeddings/Wires.ts"
-import { adapters, type Channel, type ChannelType, channelUrl, type UpstreamTarget } from "./Adapter.ts"
+import {
+  adapters,
+  type Channel,
+  type ChannelType,
+  channelUrl,
+  type UpstreamTarget,
+  vertexCredentials,
+  vertexModelPath,
+  VERTEX_VERSIONS
+} from "./Adapter.ts"
 import { mapUrlPath } from "./BaseUrl.ts"
 
 /** A channel type's embedding endpoint. @category models */
@@ -46,6 +55,19 @@ const gemini: EmbeddingAdapter = {
 }
 
 /**
+ * Vertex AI: `POST {base}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:predict`
+ * (cloud.google.com/vertex-ai/generative-ai/docs/model-reference/text-embeddings-api), with the key as the text
+ * calls send it (a service-account token or an API key).
+ */
+const vertex: EmbeddingAdapter = {
+  wire: "vertex",
+  target: (channel, key, model) => ({
+    url: channelUrl(channel, vertexModelPath(channel, "google", model, "predict"), VERTEX_VERSIONS),
+    ...vertexCredentials(channel, key)
+  })
+}
+
+/**
  * The embedding endpoint of each channel type; `undefined` for a type that
  * cannot embed (`anthropic`: the Messages API has no embeddings; `ark`: not wired yet; `deepseek`: its API has
  * chat and FIM completions only, api-docs.deepseek.com), which is
@@ -62,5 +84,6 @@ export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined
   jina: undefined,
   midjourney: undefined,
   kling: undefined,
-  deepseek: undefined
+  deepseek: undefined,
+  vertex
 }

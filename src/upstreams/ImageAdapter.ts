@@ -77,5 +77,6 @@ export const imageAdapters: Record<ChannelType, ImageAdapter | undefined> = {
   jina: undefined,
   midjourney: undefined,
   kling: undefined,
-  deepseek: undefined
+  deepseek: undefined,
+  vertex: undefined
 }

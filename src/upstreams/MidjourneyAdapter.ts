@@ -53,5 +53,6 @@ export const midjourneyAdapters: Record<ChannelType, MidjourneyAdapter | undefin
     })
   },
   kling: undefined,
-  deepseek: undefined
+  deepseek: undefined,
+  vertex: undefined
 }

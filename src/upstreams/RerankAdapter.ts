@@ -65,5 +65,6 @@ export const rerankAdapters: Record<ChannelType, RerankAdapter | undefined> = {
   jina,
   midjourney: undefined,
   kling: undefined,
-  deepseek: undefined
+  deepseek: undefined,
+  vertex: undefined
 }

@@ -145,5 +145,6 @@ export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
     // Kling's task list ("Query Task (List)"), one item: free, and refused without a valid token.
     probe: { method: "GET", path: "/v1/videos/text2video?pageNum=1&pageSize=1" }
   },
-  deepseek: undefined
+  deepseek: undefined,
+  vertex: undefined
 }
