@@ -32,6 +32,11 @@
  * - DeepSeek (`Authorization: Bearer`, see `DeepSeek.ts`) under the path prefix `/deepseek`:
  *   `POST /deepseek/chat/completions`, `POST /deepseek/v1/chat/completions`, `POST /deepseek/beta/completions`
  *   (FIM), with DeepSeek's usage fields, context cache hits, `reasoning_content` and its refusals.
+ * - Vertex AI (see `Vertex.ts`) under the path prefix `/vertex`: `POST /vertex/token` (the JWT bearer grant, RS256
+ *   assertions verified against the service-account key it issues, `serviceAccountKey()`), and with a token it
+ *   issued or a test API key, `POST /vertex/v1/projects/{project}/locations/{location}/publishers/google/models/
+ *   {model}:{generateContent,streamGenerateContent,predict}` and `…/publishers/anthropic/models/{model}:
+ *   {rawPredict,streamRawPredict}`.
  * - Midjourney-proxy (`mj-api-secret`, see `Midjourney.ts`): `POST /mj/submit/{imagine,change,action,modal,blend,
  *   describe}`, `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition`; images at
  *   `GET /_emulator/mj/<id>.png` (no key); tasks move on the video step.
@@ -85,6 +90,14 @@ import { mp3Seconds } from "./Audio.ts"
 import { KLING_TEST_ACCESS_KEY, KLING_TEST_SECRET_KEY, klingErrorBody, verifyKlingToken } from "./VideosKling.ts"
 import { deliver, jsonReply, sleep } from "./Sse.ts"
 import { isObject, type JsonObject, makeIds, makePromptCache, stringOr } from "./Wire.ts"
+import {
+  makeVertexAuthority,
+  placeError,
+  VERTEX_PREFIX,
+  VERTEX_TEST_API_KEY,
+  vertexCallOf,
+  vertexUnauthenticated
+} from "./Vertex.ts"
 
 /** One request as the emulator saw it. @category models */
 export interface RecordedRequest {
@@ -125,6 +138,8 @@ export interface EmulatorOptions {
    * account, `KLING_TEST_ACCESS_KEY` / `KLING_TEST_SECRET_KEY` of `VideosKling.ts`).
    */
   readonly klingAccounts?: Readonly<Record<string, string>>
+  /** The Vertex AI API keys (express mode) model calls may carry (default `[VERTEX_TEST_API_KEY]`). */
+  readonly vertexApiKeys?: ReadonlyArray<string>
 }
 
 /** A running emulator and its test controls. @category models */
@@ -140,6 +155,11 @@ export interface Emulator {
   setValidKeys(keys: ReadonlyArray<string> | undefined): void
   /** Clears requests, faults, video and Midjourney tasks and the abort count (valid keys stay). */
   reset(): void
+  /**
+   * A Vertex AI service-account key JSON (as text) whose `token_uri` is this emulator's `POST /vertex/token`: the
+   * key its token endpoint takes assertions of (`Vertex.ts`).
+   */
+  vertexServiceAccountKey(): Promise<string>
   /** Stops listening, ends hanging or streaming answers, and waits for the server to finish. */
   close(): Promise<void>
 }
@@ -212,6 +232,34 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
   const midjourney = makeMjTasks(options.videoStepMs ?? 1000, options.maxVideoTasks ?? 50_000)
   const klingAccounts = options.klingAccounts ?? { [KLING_TEST_ACCESS_KEY]: KLING_TEST_SECRET_KEY }
   const prompts = makePromptCache()
+  let baseUrl = ""
+  const vertex = makeVertexAuthority(() => baseUrl, options.vertexApiKeys ?? [VERTEX_TEST_API_KEY])
+
+  /** `POST /vertex/token`: recorded (the assertion left out), faults applied, then the grant. */
+  const vertexToken = async (request: Request, path: string): Promise<Response> => {
+    const form = await request.text()
+    const fields = Object.fromEntries(new URLSearchParams(form))
+    const recorded: RecordedRequest = {
+      method: request.method,
+      path,
+      query: {},
+      headers: Object.fromEntries(request.headers),
+      key: undefined,
+      body: { grant_type: fields.grant_type, assertion: fields.assertion === undefined ? undefined : "(a JWT)" },
+      aborted: false,
+      completed: true,
+      usage: undefined
+    }
+    requestCount++
+    if (record) requests.push(recorded)
+    const fault = takeFault(armed, { path, model: undefined, key: undefined })
+    if (fault?.delayMs !== undefined) await sleep(fault.delayMs, closing.signal)
+    if (fault?.status !== undefined) {
+      return jsonResponse(fault.body ?? { error: "internal_failure", error_description: "Fault." }, fault.status)
+    }
+    const answer = await vertex.token(form)
+    return jsonResponse(answer.body, answer.status)
+  }
 
   const control = async (request: Request, path: string): Promise<Response> => {
     const route = `${request.method} ${path}`
@@ -266,6 +314,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
         new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } })
     }
     if (path.startsWith("/_emulator/")) return control(request, path)
+    if (request.method === "POST" && path === `${VERTEX_PREFIX}/token`) return vertexToken(request, path)
 
     const query: Record<string, string> = {}
     for (const [name, value] of url.searchParams) query[name] = value
@@ -292,7 +341,12 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     const klingAuth = route.vendor === "kling"
       ? await verifyKlingToken(request.headers.get("authorization"), klingAccounts)
       : undefined
-    const key = klingAuth === undefined
+    // Vertex AI: a token the emulator issued (recorded as the service account's email) or a test API key.
+    const vertexCall = path.startsWith(`${VERTEX_PREFIX}/`) ? vertexCallOf(path) : undefined
+    const vertexCaller = vertexCall === undefined ? undefined : vertex.caller(request.headers)
+    const key = vertexCaller !== undefined
+      ? (vertexCaller.ok ? vertexCaller.key : undefined)
+      : klingAuth === undefined
       ? requestKey(route.vendor, request.headers, query)
       : klingAuth.ok
       ? klingAuth.accessKey
@@ -369,7 +423,11 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     if (klingAuth !== undefined && !klingAuth.ok) {
       return fail(401, klingAuth.message, klingErrorBody(klingAuth.code, klingAuth.message))
     }
-    if (klingAuth === undefined && validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
+    if (vertexCall !== undefined && vertexCaller !== undefined) {
+      if (!vertexCaller.ok) return fail(401, undefined, vertexUnauthenticated)
+      const misplaced = placeError(vertexCall, vertexCaller.via)
+      if (misplaced !== undefined) return deliver(misplaced, { ...delivery, breakAfterEvents: undefined })
+    } else if (klingAuth === undefined && validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
       return fail(401, unauthorizedMessage[route.vendor])
     }
     try {
@@ -409,6 +467,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     onListen: () => {}
   }, handle)
   const port = server.addr.port
+  baseUrl = `http://${options.hostname ?? "127.0.0.1"}:${port}`
 
   const reset = () => {
     requests = []
@@ -418,6 +477,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     videos.clear()
     midjourney.clear()
     prompts.seen.clear()
+    // Vertex tokens stay valid: a gateway holds them until they expire, as it would Google's.
   }
 
   return {
@@ -437,6 +497,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       validKeys = keys === undefined ? undefined : new Set(keys)
     },
     reset,
+    vertexServiceAccountKey: vertex.serviceAccountKey,
     close: async () => {
       closing.abort()
       await server.shutdown()

@@ -6,7 +6,8 @@
  * Anthropic `input_tokens` / `output_tokens` (Anthropic's `message_start` and
  * `message_delta` merged, its cache reads in `cache_read_input_tokens`);
  * Gemini `usageMetadata` (`promptTokenCount`, `candidatesTokenCount` +
- * `thoughtsTokenCount`, `cachedContentTokenCount`). Billing tests compare the
+ * `thoughtsTokenCount`, `cachedContentTokenCount`); Vertex AI's embeddings the
+ * `statistics.token_count` of their predictions. Billing tests compare the
  * gateway's ledger with this, never with the ledger itself.
  *
  * @since 0.1.0
@@ -41,6 +42,15 @@ const absorb = (into: Partial<Record<keyof ReportedUsage, number>>, payload: Jso
     if (candidates !== undefined || thoughts !== undefined) set("output", (candidates ?? 0) + (thoughts ?? 0))
     set("cacheRead", number(gemini.cachedContentTokenCount))
     set("reasoning", thoughts)
+  }
+  // Vertex AI's `:predict` embeddings: each prediction's `statistics.token_count`.
+  if (Array.isArray(payload.predictions)) {
+    let tokens = 0
+    for (const prediction of payload.predictions) {
+      tokens += number(object(object(object(prediction).embeddings).statistics).token_count) ?? 0
+    }
+    set("input", tokens)
+    set("output", 0)
   }
   const usage = isObject(payload.usage)
     ? payload.usage
