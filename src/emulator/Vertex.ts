@@ -11,7 +11,7 @@
  *   present, `iat`/`exp` at most an hour apart and `exp` not past. A refusal is Google's
  *   `{"error": "invalid_grant" | "invalid_scope" | "unsupported_grant_type", "error_description": …}` with 400; an
  *   answer is `{access_token, expires_in: 3599, token_type: "Bearer"}`.
- * - Model calls, which take `Authorization: Bearer <a token it issued>` or `x-goog-api-key: <a test API key>`
+ * - Model calls (under `/vertex/v1` or `/vertex/v1beta1`), which take `Authorization: Bearer <a token it issued>` or `x-goog-api-key: <a test API key>`
  *   (`VERTEX_TEST_API_KEY`), else 401 `UNAUTHENTICATED`; the project must be the emulator's (`VERTEX_TEST_PROJECT`,
  *   else 403 `PERMISSION_DENIED`) and the location one of `VERTEX_LOCATIONS` (else 400):
  *   - `POST /vertex/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:generateContent` and
@@ -211,9 +211,12 @@ export const vertexUnauthenticated = {
 const googleError = (status: number, code: string, message: string): Reply =>
   jsonReply({ error: { code: status, message, status: code } }, status)
 
-/** A model call's path: project and location (absent on the express-mode path), publisher, model, method. */
+/**
+ * A model call's path (API version `v1`, or `v1beta1`, `@google/genai`'s default): project and location (absent on
+ * the express-mode path), publisher, model, method.
+ */
 const modelPath =
-  /^\/vertex\/v1\/(?:projects\/([^/]+)\/locations\/([^/]+)\/)?publishers\/(google|anthropic)\/models\/([^/:]+):([A-Za-z]+)$/
+  /^\/vertex\/v1(?:beta1)?\/(?:projects\/([^/]+)\/locations\/([^/]+)\/)?publishers\/(google|anthropic)\/models\/([^/:]+):([A-Za-z]+)$/
 
 /** A model call's place, read from its path. @category models */
 export interface VertexCall {
@@ -302,7 +305,9 @@ const vertexRawPredict = (stream: boolean): Handler => (context) => {
   }
   if ((body.stream === true) !== stream) {
     return anthropicInvalid(
-      stream ? "stream: streamRawPredict takes stream: true" : "stream: rawPredict takes no stream (use streamRawPredict)"
+      stream
+        ? "stream: streamRawPredict takes stream: true"
+        : "stream: rawPredict takes no stream (use streamRawPredict)"
     )
   }
   const headers = new Headers(context.headers)
