@@ -290,16 +290,20 @@ const deepseek: Adapter = {
  */
 export const isVertexClaudeModel = (model: string): boolean => model.toLowerCase().startsWith("claude")
 
+/** A path segment URL-encoded, `@` kept (a path character, RFC 3986; Vertex AI's Claude ids have one: `…@20250929`). */
+const segment = (value: string): string => encodeURIComponent(value).replaceAll("%40", "@")
+
 /**
  * The path of a Vertex AI model call, from the API root (`/v1/projects/{project}/locations/{location}/publishers/
- * {publisher}/models/{model}:{method}`), each segment URL-encoded.
+ * {publisher}/models/{model}:{method}`), each segment URL-encoded but for `@` (as `@anthropic-ai/vertex-sdk` writes
+ * it).
  *
  * @category adapters
  */
 export const vertexModelPath = (channel: Channel, publisher: "google" | "anthropic", model: string, method: string) =>
-  `/v1/projects/${encodeURIComponent(channel.settings.project ?? "")}/locations/${
-    encodeURIComponent(channel.settings.location ?? VERTEX_DEFAULT_LOCATION)
-  }/publishers/${publisher}/models/${encodeURIComponent(model)}:${method}`
+  `/v1/projects/${segment(channel.settings.project ?? "")}/locations/${
+    segment(channel.settings.location ?? VERTEX_DEFAULT_LOCATION)
+  }/publishers/${publisher}/models/${segment(model)}:${method}`
 
 /**
  * The credentials of a `vertex` call with `key`: a service-account key JSON becomes a `GoogleOAuth` signing (an

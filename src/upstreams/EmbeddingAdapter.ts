@@ -12,9 +12,9 @@ import {
   type ChannelType,
   channelUrl,
   type UpstreamTarget,
+  VERTEX_VERSIONS,
   vertexCredentials,
-  vertexModelPath,
-  VERTEX_VERSIONS
+  vertexModelPath
 } from "./Adapter.ts"
 import { mapUrlPath } from "./BaseUrl.ts"
 

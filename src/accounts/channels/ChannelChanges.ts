@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import type { ChannelSpec } from "../../config/BootstrapFile.ts"
-import { baseUrlOf, vertexBaseUrl, VERTEX_DEFAULT_LOCATION } from "../../domain/ChannelType.ts"
+import { baseUrlOf, VERTEX_DEFAULT_LOCATION, vertexBaseUrl } from "../../domain/ChannelType.ts"
 import { MASKED, maskKey, maskSettings, maskUrl } from "./ChannelMasking.ts"
 import type { ChannelFields, ChannelRow } from "./ChannelViews.ts"
 

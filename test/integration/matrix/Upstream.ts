@@ -7,25 +7,45 @@
  * `systemInstruction`, `functionResponse`, `inlineData`, `thinkingConfig`),
  * DeepSeek's chat (at `/chat/completions` under the channel's path prefix, its
  * cap in `max_tokens`, no `developer` role, a translated tool turn carrying
- * `reasoning_content`) and its FIM completion under `/beta`.
+ * `reasoning_content`) and its FIM completion under `/beta`; Vertex AI's
+ * generate-content (`vertex`: `…/publishers/google/models/{model}:generateContent`
+ * under the project and location, a Bearer token, every content with a role)
+ * and Claude on Vertex (`vertex-claude`: `…/publishers/anthropic/models/{model}:rawPredict`,
+ * the Messages body without `model`, with `anthropic_version`).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { RecordedRequest } from "../../../src/emulator/Emulator.ts"
 import { type Case, IMAGE_TEXT, type InboundName, PLAIN_TEXT, SYSTEM, WEATHER_TOOL } from "./Inbound.ts"
 
 /** The upstream channel types of the matrix. */
-export type UpstreamName = "openai" | "anthropic" | "gemini" | "deepseek"
+export type UpstreamName = "openai" | "anthropic" | "gemini" | "deepseek" | "vertex" | "vertex-claude"
 
-/** The model each channel serves. */
+/** The model each channel serves (a vertex channel serves a model whose id starts with `claude` through Claude's wire). */
 export const MODEL_OF: Record<UpstreamName, string> = {
   openai: "m-openai",
   anthropic: "m-anthropic",
   gemini: "m-gemini",
-  deepseek: "m-deepseek"
+  deepseek: "m-deepseek",
+  vertex: "m-vertex",
+  "vertex-claude": "claude-m-vertex"
 }
 
-/** The path prefix a channel's `base_url` has (the emulator serves DeepSeek under `/deepseek`). */
-export const PATH_OF: Record<UpstreamName, string> = { openai: "", anthropic: "", gemini: "", deepseek: "/deepseek" }
+/** The path prefix a channel's `base_url` has (the emulator serves DeepSeek under `/deepseek`, Vertex AI under `/vertex`). */
+export const PATH_OF: Record<UpstreamName, string> = {
+  openai: "",
+  anthropic: "",
+  gemini: "",
+  deepseek: "/deepseek",
+  vertex: "/vertex",
+  "vertex-claude": "/vertex"
+}
+
+/** The wire an upstream column speaks (the vertex columns speak generate-content and Messages). */
+const wireOf = (upstream: UpstreamName): "openai" | "deepseek" | "anthropic" | "gemini" =>
+  upstream === "vertex" ? "gemini" : upstream === "vertex-claude" ? "anthropic" : upstream
+
+/** The project the emulator's Vertex AI serves, and the location the matrix's vertex channels call. */
+const VERTEX_PLACE = "/vertex/v1/projects/sluice-test-project/locations/us-central1"
 
 type Json = Record<string, unknown>
 
@@ -54,6 +74,31 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
   const model = MODEL_OF[call.upstream]
   const body = asObject(request.body)
   switch (call.upstream) {
+    case "vertex":
+      strictEqual(
+        request.path,
+        `${VERTEX_PLACE}/publishers/google/models/${model}:${
+          call.stream ? "streamGenerateContent" : "generateContent"
+        }`,
+        "vertex upstream path"
+      )
+      if (call.stream) strictEqual(request.query.alt, "sse", "vertex upstream alt=sse")
+      ok(request.headers["authorization"]?.startsWith("Bearer ya29."), "a Google access token upstream")
+      ok(objects(body.contents).every((content) => content.role === "user" || content.role === "model"), "roles")
+      return
+    case "vertex-claude":
+      strictEqual(
+        request.path,
+        `${VERTEX_PLACE}/publishers/anthropic/models/${model}:${call.stream ? "streamRawPredict" : "rawPredict"}`,
+        "vertex claude upstream path"
+      )
+      strictEqual("model" in body, false, "no model in a rawPredict body")
+      strictEqual(body.anthropic_version, "vertex-2023-10-16")
+      strictEqual(body.stream === true, call.stream, "vertex claude upstream stream flag")
+      ok(typeof body.max_tokens === "number" && body.max_tokens > 0, "max_tokens")
+      ok(request.headers["authorization"]?.startsWith("Bearer ya29."), "a Google access token upstream")
+      strictEqual(request.headers["x-api-key"], undefined, "no Anthropic key header")
+      return
     case "openai": {
       const path = call.inbound === "completions" ? "/v1/completions" : "/v1/chat/completions"
       strictEqual(request.path, path, "openai upstream path")
@@ -97,7 +142,7 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
 }
 
 const checkPlain = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
     case "deepseek": {
       if (call.inbound === "completions") {
@@ -133,7 +178,7 @@ const checkPlain = (call: UpstreamCall, body: Json) => {
 }
 
 const checkImage = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
     case "deepseek": {
       const parts = objects(objects(body.messages).at(-1)?.content)
@@ -166,7 +211,7 @@ const checkImage = (call: UpstreamCall, body: Json) => {
 }
 
 const checkReasoning = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
       ok(typeof body.reasoning_effort === "string" && body.reasoning_effort !== "none", "openai reasoning_effort")
       return
@@ -195,7 +240,7 @@ const checkReasoning = (call: UpstreamCall, body: Json) => {
 }
 
 const checkToolDeclared = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
     case "deepseek": {
       const tool = objects(body.tools)[0]
@@ -217,7 +262,7 @@ const checkToolDeclared = (call: UpstreamCall, body: Json) => {
 }
 
 const checkToolResult = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
     case "deepseek": {
       const messages = objects(body.messages)
