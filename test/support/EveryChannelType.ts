@@ -3,14 +3,16 @@
  * on an `openai` channel speaking chat completions, `m-resp` on an `openai`
  * channel with the Responses API, `m-claude` on `anthropic`, `m-gemini` on
  * `gemini`, `m-deepseek` on `deepseek` (the emulator's DeepSeek under its
- * `/deepseek` prefix); one user `alice` with key `KEY`; and the three official
- * SDK clients pointed at it.
+ * `/deepseek` prefix), `m-vertex` on `vertex` (the emulator's Vertex AI under
+ * `/vertex`, with its test API key); one user `alice` with key `KEY`; and the
+ * three official SDK clients pointed at it.
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
+import { VERTEX_TEST_API_KEY, VERTEX_TEST_PROJECT } from "../../src/emulator/Vertex.ts"
 import type { TestGateway } from "./Gateway.ts"
 
 /** The caller's key. */
@@ -18,11 +20,18 @@ export const KEY = "sk-test-alice-0001"
 
 /** The bootstrap file; `settings` are added to every channel (e.g. `{forward_store: false}`). */
 export const everyChannelType = (settings: Record<string, unknown> = {}) => (emulatorUrl: string): BootstrapFile => {
-  const channel = (name: string, type: string, model: string, own: Record<string, unknown> = {}, path = "") => ({
+  const channel = (
+    name: string,
+    type: string,
+    model: string,
+    own: Record<string, unknown> = {},
+    path = "",
+    key = "sk-test-up"
+  ) => ({
     name,
     type,
     base_url: emulatorUrl + path,
-    keys: ["sk-test-up"],
+    keys: [key],
     models: [model],
     settings: { ...own, ...settings }
   })
@@ -30,14 +39,17 @@ export const everyChannelType = (settings: Record<string, unknown> = {}) => (emu
     JSON.stringify({
       groups: { default: { ratio: 1 } },
       models: Object.fromEntries(
-        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek"].map((name) => [name, { input: 1, output: 2 }])
+        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek", "m-vertex"].map((
+          name
+        ) => [name, { input: 1, output: 2 }])
       ),
       channels: [
         channel("chat", "openai", "m-chat"),
         channel("resp", "openai", "m-resp", { responses_api: true }),
         channel("claude", "anthropic", "m-claude"),
         channel("gemini", "gemini", "m-gemini"),
-        channel("deepseek", "deepseek", "m-deepseek", {}, "/deepseek")
+        channel("deepseek", "deepseek", "m-deepseek", {}, "/deepseek"),
+        channel("vertex", "vertex", "m-vertex", { project: VERTEX_TEST_PROJECT }, "/vertex", VERTEX_TEST_API_KEY)
       ],
       users: [{ username: "alice", group: "default", quota: 500_000_000, tokens: [{ name: "main", key: KEY }] }]
     }),
