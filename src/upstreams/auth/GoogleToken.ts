@@ -11,7 +11,8 @@
  * while the old token holds is retried after `REFRESH_RETRY_MS`; a failed fetch with no valid token fails the call.
  * Time is Effect's `Clock` (so tests drive it with `TestClock`); the fetch goes through the gateway's own upstream
  * client. The cache holds at most `MAX_CACHED_KEYS` keys; a key that is no longer used (removed from its channel)
- * is dropped once its token has expired, or earlier when the cache is full (least recently used first).
+ * is dropped once its token has expired (swept when another key is first seen), or earlier when the cache is full
+ * (least recently used first).
  *
  * No error or log line names the private key or a token.
  *
@@ -334,7 +335,8 @@ export const makeGoogleTokens = (send: TokenSend): GoogleTokens => {
             )
           )
         }
-        if (cache.size >= MAX_CACHED_KEYS) sweep(now)
+        // A key seen for the first time: entries of keys no longer used (their tokens expired) go first.
+        sweep(now)
         entry = { key: account, signingKey: undefined, token: undefined, inFlight: undefined, retryAfter: 0 }
         cache.set(key, entry)
       } else {

@@ -205,3 +205,24 @@ Deno.test("GoogleToken: an answer without a usable token is bad-body and the nex
     assertEquals(yield* tokens.tokenFor(serviceAccount), "ya29.ok")
     assertEquals(tokens.size(), 1)
   })))
+
+Deno.test("GoogleToken: a key no longer used is dropped once its token expired, when another key comes", () =>
+  run(Effect.gen(function* () {
+    const upstream = endpoint([issued("ya29.any")])
+    const tokens = makeGoogleTokens(upstream.send)
+    const other = JSON.stringify({
+      ...JSON.parse(serviceAccount),
+      client_email: "other@sluice-test.iam.gserviceaccount.com"
+    })
+    yield* tokens.tokenFor(serviceAccount)
+    yield* TestClock.adjust("30 minutes")
+    yield* tokens.tokenFor(other)
+    assertEquals(tokens.size(), 2, "both tokens still hold")
+    yield* TestClock.adjust("61 minutes")
+    const third = JSON.stringify({
+      ...JSON.parse(serviceAccount),
+      client_email: "third@sluice-test.iam.gserviceaccount.com"
+    })
+    yield* tokens.tokenFor(third)
+    assertEquals(tokens.size(), 1, "the two expired keys' entries are gone")
+  })))
