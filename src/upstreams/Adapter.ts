@@ -308,7 +308,9 @@ export const vertexModelPath = (channel: Channel, publisher: "google" | "anthrop
 /**
  * The credentials of a `vertex` call with `key`: a service-account key JSON becomes a `GoogleOAuth` signing (an
  * access token as `Authorization: Bearer`, `auth/GoogleToken.ts`); any other key is a Vertex AI API key (express
- * mode), sent as `x-goog-api-key` (cloud.google.com/vertex-ai/generative-ai/docs/start/api-keys).
+ * mode), sent as `x-goog-api-key` (cloud.google.com/vertex-ai/generative-ai/docs/start/api-keys) on the same project
+ * and location paths, as `@google/genai` sends an API key when it is given a project and location
+ * (`ApiClient.shouldPrependVertexProjectPath`).
  *
  * @category adapters
  */
