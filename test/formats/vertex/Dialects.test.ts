@@ -104,3 +104,13 @@ Deno.test("vertex embeddings: instances and parameters out, vectors and summed t
   const noCounts = vertexEmbeddingWire.decodeResponse({ predictions: [{ embeddings: { values: [1] } }] }, 1)
   strictEqual((noCounts as { usage: unknown }).usage, undefined, "no token count: no reported usage")
 })
+
+Deno.test("vertex errors: Google's status bodies on both publishers: a refused key, throttling, a bad request", () => {
+  const body = (code: number, status: string) => JSON.stringify({ error: { code, message: "m", status } })
+  for (const format of [VertexAnthropicFormat, VertexGeminiFormat]) {
+    strictEqual(format.classifyError(401, body(401, "UNAUTHENTICATED")).kind, "unauthorized")
+    strictEqual(format.classifyError(403, body(403, "PERMISSION_DENIED")).kind, "unauthorized")
+    strictEqual(format.classifyError(429, body(429, "RESOURCE_EXHAUSTED")).kind, "throttled")
+    strictEqual(format.classifyError(400, body(400, "INVALID_ARGUMENT")).kind, "rejected")
+  }
+})
