@@ -42,7 +42,8 @@
  *   `GET /_emulator/mj/<id>.png` (no key); tasks move on the video step.
  * - Control: `POST /_emulator/faults` (JSON `Fault[]`), `DELETE /_emulator/faults`,
  *   `GET /_emulator/requests`, `GET /_emulator/stats` → `{requests, aborts}`, `POST /_emulator/reset`,
- *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /healthz` → 200.
+ *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /_emulator/vertex-key` (the service-account key JSON
+ *   its Vertex AI takes), `GET /healthz` → 200.
  *
  * Deterministic answers (see `Answer.ts`):
  * - Text `Echo: <text of the last user message>` (joined text parts, at most 64 words), streamed one
@@ -280,6 +281,9 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       case "POST /_emulator/reset":
         reset()
         return new Response(null, { status: 204 })
+      case "GET /_emulator/vertex-key":
+        // The service-account key JSON its Vertex AI token endpoint takes (for an emulator run as its own process).
+        return new Response(await vertex.serviceAccountKey(), { headers: { "content-type": "application/json" } })
       case "PUT /_emulator/keys": {
         const keys = await request.json().catch(() => undefined)
         if (keys !== null && !Array.isArray(keys)) {

@@ -184,6 +184,11 @@ Deno.test("vertex emulator: AnthropicVertex reaches rawPredict and streamRawPred
 Deno.test("vertex emulator: the token endpoint refuses an unknown key, a forged signature, an old assertion and another grant", async () => {
   await withEmulator({}, async (emulator) => {
     const issued = JSON.parse(await emulator.vertexServiceAccountKey())
+    deepStrictEqual(
+      await (await fetch(`${emulator.url}/_emulator/vertex-key`)).json(),
+      issued,
+      "the control route's key"
+    )
     const stranger = await generateKeyPair("RS256", { extractable: true })
     const now = Math.floor(Date.now() / 1000)
     const assertion = (
