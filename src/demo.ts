@@ -2,9 +2,10 @@
  * `deno task demo`: the gateway in front of the upstream emulator, with a
  * bootstrap file that wires one emulator channel per text type (openai,
  * anthropic, gemini, deepseek on the emulator's `/deepseek` prefix, a base
- * URL with a path, and azure on its `/azure` prefix), a user and a key, then
- * prints a ready-to-paste `curl`. No vendor account needed. Data stays in
- * memory. Stop with Ctrl-C.
+ * URL with a path, azure on its `/azure` prefix, and vertex on its `/vertex`
+ * prefix with the service-account key the emulator issues, serving a Gemini and
+ * a Claude model), a user and a key, then prints a ready-to-paste `curl`. No
+ * vendor account needed. Data stays in memory. Stop with Ctrl-C.
  *
  * @since 0.1.0
  */
@@ -13,10 +14,12 @@ import "./Prelude.ts"
 import { makeHandler } from "./App.ts"
 import { parseBootstrap } from "./config/BootstrapFile.ts"
 import { startEmulator } from "./emulator/Emulator.ts"
+import { VERTEX_TEST_PROJECT } from "./emulator/Vertex.ts"
 
 const port = Number(Deno.env.get("PORT") ?? "3000")
 const key = "sk-demo-0123456789abcdef"
 const emulator = startEmulator({ latencyMs: 50, tokensPerSecond: 40 })
+const vertexKey = await emulator.vertexServiceAccountKey()
 const parsed = parseBootstrap(
   JSON.stringify({
     groups: { default: { ratio: 1 } },
@@ -26,6 +29,8 @@ const parsed = parseBootstrap(
       "gemini-demo": { input: 1.25, output: 5 },
       "deepseek-demo": { input: 0.28, cached_input: 0.028, output: 0.42 },
       "azure-demo": { input: 2.5, cached_input: 1.25, output: 10 },
+      "vertex-gemini-demo": { input: 0.3, cached_input: 0.075, output: 2.5 },
+      "vertex-claude-demo": { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 },
       "text-embedding-3-small": { input: 0.02 },
       "gemini-embedding-001": { input: 0.15 }
     },
@@ -67,6 +72,18 @@ const parsed = parseBootstrap(
         models: ["azure-demo"],
         model_mapping: { "azure-demo": "gpt-4o-demo" },
         settings: { api_version: "2024-10-21" }
+      },
+      {
+        name: "emulator-vertex",
+        type: "vertex",
+        base_url: `${emulator.url}/vertex`,
+        keys: [vertexKey],
+        models: ["vertex-gemini-demo", "vertex-claude-demo"],
+        model_mapping: {
+          "vertex-gemini-demo": "gemini-2.5-flash",
+          "vertex-claude-demo": "claude-sonnet-4-5@20250929"
+        },
+        settings: { project: VERTEX_TEST_PROJECT, location: "us-central1" }
       }
     ],
     users: [{ username: "demo", group: "default", quota: 5_000_000, tokens: [{ name: "demo", key }] }]
@@ -90,7 +107,8 @@ console.log(`Sluice demo on ${base} (upstream emulator on ${emulator.url})
 
 Key: ${key}
 Models: gpt-demo (openai channel), claude-demo (anthropic channel), gemini-demo (gemini channel),
-deepseek-demo (deepseek channel), azure-demo (azure channel);
+deepseek-demo (deepseek channel), azure-demo (azure channel), vertex-gemini-demo and vertex-claude-demo (vertex
+channel);
 embeddings: text-embedding-3-small (openai channel), gemini-embedding-001 (gemini channel)
 
 curl ${base}/v1/chat/completions \\

@@ -4,11 +4,20 @@
  * groups, priority, weight, model mapping, settings (JSON), enabled, and its
  * keys. Saved keys are never shown again: when changing a channel the keys
  * field starts empty and, left empty, keeps the keys it has; filled, it
- * replaces them.
+ * replaces them. A vertex channel also has its Google Cloud project (required)
+ * and location, written into its settings, and takes service-account key JSON
+ * files as keys.
  */
 import { useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
-import { AZURE_API_VERSION, CHANNEL_TYPES, DEFAULT_BASE_URLS, KEY_HINTS } from "./channelTypes.ts"
+import {
+  AZURE_API_VERSION,
+  CHANNEL_TYPES,
+  DEFAULT_BASE_URLS,
+  KEY_HINTS,
+  keysOf,
+  vertexBaseUrl
+} from "./channelTypes.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** A channel's fields as the admin API lists them (keys masked, so not here). */
@@ -62,10 +71,12 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
   const [settings, setSettings] = useState(
     start?.settings === undefined || start?.settings === null ? "{}" : JSON.stringify(start.settings, null, 2)
   )
-  const [keys, setKeys] = useState("")
-  const startSettings = typeof start?.settings === "object" && start.settings !== null
+  const startSettings = typeof start?.settings === "object" && start?.settings !== null
     ? start.settings as Record<string, unknown>
     : {}
+  const [project, setProject] = useState(typeof startSettings.project === "string" ? startSettings.project : "")
+  const [location, setLocation] = useState(typeof startSettings.location === "string" ? startSettings.location : "")
+  const [keys, setKeys] = useState("")
   const [apiVersion, setApiVersion] = useState(
     typeof startSettings.api_version === "string" ? startSettings.api_version : ""
   )
@@ -98,8 +109,17 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
     const weightValue = wholeOf(weight)
     if (priorityValue === undefined) return setError("Priority must be a whole number (higher is tried first).")
     if (weightValue === undefined || weightValue < 0) return setError("Weight must be a whole number of 0 or more.")
-    const keyList = keys.split("\n").map((key) => key.trim()).filter((key) => key !== "")
+    const keyList = keysOf(type, keys)
+    if (typeof keyList === "string") return setError(`Keys: ${keyList}`)
     if (start === null && keyList.length === 0) return setError("A channel needs at least one key, one a line.")
+    if (type === "vertex") {
+      // The project and location fields win over the same names in the settings JSON.
+      const vertexSettings = parsedSettings as Record<string, unknown>
+      if (project.trim() === "") return setError("A vertex channel needs its Google Cloud project.")
+      vertexSettings.project = project.trim()
+      if (location.trim() === "") delete vertexSettings.location
+      else vertexSettings.location = location.trim()
+    }
     const body = {
       ...(start === null ? {} : { id: start.id }),
       name,
@@ -143,7 +163,9 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
           name="base_url"
           type="url"
           required={DEFAULT_BASE_URLS[type as keyof typeof DEFAULT_BASE_URLS] === undefined}
-          placeholder={DEFAULT_BASE_URLS[type as keyof typeof DEFAULT_BASE_URLS]}
+          placeholder={type === "vertex"
+            ? vertexBaseUrl(location.trim() === "" ? "us-central1" : location.trim())
+            : DEFAULT_BASE_URLS[type as keyof typeof DEFAULT_BASE_URLS]}
           value={baseUrl}
           onInput={(e) => setBaseUrl(e.currentTarget.value)}
         />
@@ -157,6 +179,26 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
             onInput={(e) => setApiVersion(e.currentTarget.value)}
           />
         </Field>
+      )}
+      {type === "vertex" && (
+        <>
+          <Field label="Google Cloud project (id or number)">
+            <input
+              name="project"
+              required
+              value={project}
+              onInput={(e) => setProject(e.currentTarget.value)}
+            />
+          </Field>
+          <Field label="Location (us-central1 when empty; global, us, eu or a region)">
+            <input
+              name="location"
+              placeholder="us-central1"
+              value={location}
+              onInput={(e) => setLocation(e.currentTarget.value)}
+            />
+          </Field>
+        </>
       )}
       <Field label="Models, comma-separated">
         <input name="models" required value={models} onInput={(e) => setModels(e.currentTarget.value)} />

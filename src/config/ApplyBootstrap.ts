@@ -53,7 +53,7 @@ export const applyBootstrap = Effect.fn("applyBootstrap")(function* (file: Boots
       const priority = channel.priority ?? 0
       const weight = channel.weight ?? 1
       // `parseBootstrap` refuses a channel without a base URL whose type has no default; a file built in code too.
-      const baseUrl = baseUrlOf(channel.type, channel.base_url)
+      const baseUrl = baseUrlOf(channel.type, channel.base_url, channel.settings)
       if (baseUrl === undefined) return yield* Effect.die(new Error(`Channel ${channel.name} has no base_url.`))
       const rows = yield* sql<{ readonly id: bigint }>`
         INSERT INTO channels (name, type, base_url, models, groups, priority, weight, model_mapping, settings, enabled)

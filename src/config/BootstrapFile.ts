@@ -81,7 +81,8 @@ export const ChannelType = Schema.Literals([
   "midjourney",
   "kling",
   "deepseek",
-  "azure"
+  "azure",
+  "vertex"
 ])
 
 /**
@@ -120,6 +121,18 @@ export const ChannelSettings = Schema.Struct({
         message: "must be a date YYYY-MM-DD (optionally with -preview) or v1"
       })
     )
+  ),
+  /** The Google Cloud project a `vertex` channel calls (required there): its id or number. */
+  project: Schema.optional(
+    Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9.:-]{0,99}$/, {
+      message: "a Google Cloud project id or number (letters, digits, '-', '.', ':')"
+    }))
+  ),
+  /** The Vertex AI location of a `vertex` channel (`us-central1` when unset; `global`, `us`, `eu`, a region). */
+  location: Schema.optional(
+    Schema.String.check(Schema.isPattern(/^[a-z0-9][a-z0-9-]{0,62}$/, {
+      message: "a Vertex AI location such as us-central1 or global (lower-case letters, digits, '-')"
+    }))
   )
 })
 
@@ -353,14 +366,25 @@ export const parseBootstrap = (text: string, path: string): { ok: true; file: Bo
     return { ok: false, message: param === "" ? detail : `${param}: ${detail}` }
   }
   const file = decoded.value
-  const problem = unknownGroup(file) ?? badExpiry(file) ?? oidcWithoutIssuer(file) ?? missingBaseUrl(file)
+  const problem = unknownGroup(file) ?? badExpiry(file) ?? oidcWithoutIssuer(file) ?? missingBaseUrl(file) ??
+    missingProject(file)
   return problem === undefined ? { ok: true, file } : { ok: false, message: problem }
+}
+
+/** The first `vertex` channel without `settings.project`, as `channels[i].settings.project: …`. */
+const missingProject = (file: BootstrapFile): string | undefined => {
+  for (const [index, channel] of (file.channels ?? []).entries()) {
+    if (channel.type === "vertex" && channel.settings?.project === undefined) {
+      return `channels[${index}].settings.project: missing (a vertex channel calls one Google Cloud project)`
+    }
+  }
+  return undefined
 }
 
 /** The first channel without a `base_url` whose type has no default, as `channels[i].base_url: …`. */
 const missingBaseUrl = (file: BootstrapFile): string | undefined => {
   for (const [index, channel] of (file.channels ?? []).entries()) {
-    if (baseUrlOf(channel.type, channel.base_url) === undefined) {
+    if (baseUrlOf(channel.type, channel.base_url, channel.settings) === undefined) {
       return `channels[${index}].base_url: missing (channel type ${channel.type} has no default base URL)`
     }
   }

@@ -36,6 +36,7 @@ import { arkVideoCancel, arkVideoCreate, arkVideoRetrieve } from "./VideosArk.ts
 import { geminiFileDownload, geminiOperationGet, geminiVideoCreate } from "./VideosGemini.ts"
 import { klingVideoCreate, klingVideoList, klingVideoRetrieve } from "./VideosKling.ts"
 import { openAiVideoContent, openAiVideoCreate, openAiVideoRemix, openAiVideoRetrieve } from "./VideosOpenAi.ts"
+import { VERTEX_PREFIX, vertexCallOf, vertexHandler } from "./Vertex.ts"
 import { type Handler, type JsonObject, objectOr } from "./Wire.ts"
 
 /** A resolved route. @category models */
@@ -135,6 +136,20 @@ export const resolveRoute = (
       jsonArray: false,
       pathModel: azure.deployment,
       hasBody: method === "POST"
+    }
+  }
+  if (method === "POST" && path.startsWith(`${VERTEX_PREFIX}/`)) {
+    // Vertex AI (`Vertex.ts`): the method in the path decides streaming; its credentials are checked by the emulator.
+    const call = vertexCallOf(path)
+    const served = call === undefined ? undefined : vertexHandler(call)
+    if (call === undefined || served === undefined) return undefined
+    return {
+      vendor: served.vendor,
+      handler: served.handler,
+      stream: served.stream,
+      jsonArray: served.stream && served.vendor === "gemini" && query.alt !== "sse",
+      pathModel: call.model,
+      hasBody: true
     }
   }
   if (method === "POST") {

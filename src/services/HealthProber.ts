@@ -118,8 +118,12 @@ export class HealthProber extends Context.Service<HealthProber, {
           const midjourney = midjourneyAdapters[candidate.channel.type]
           if (midjourney !== undefined) return sendMidjourney(candidate, midjourney)
           if (videoAdapters[candidate.channel.type]?.probe !== undefined) return sendVideoProbe(candidate)
-          const wire = wireOf(candidate.channel.type, adapters[candidate.channel.type].nativeFormat)
           const adapter = adapters[candidate.channel.type]
+          // The native format's wire for the model (a vertex channel asks a Claude model in the Messages wire).
+          const wire = wireOf(
+            candidate.channel.type,
+            adapter.wireFormat(adapter.nativeFormat, candidate.channel, candidate.upstreamModel)
+          )
           const target = adapter.target(candidate.channel, candidate.key.key, wire.name, candidate.upstreamModel, false)
           const body = wire.encodeRequest({
             model: candidate.upstreamModel,

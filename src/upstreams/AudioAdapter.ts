@@ -104,5 +104,6 @@ export const audioAdapters: Record<ChannelType, AudioAdapter | undefined> = {
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
-  azure
+  azure,
+  vertex: undefined
 }

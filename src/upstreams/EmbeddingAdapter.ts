@@ -12,6 +12,9 @@ import {
   type ChannelType,
   channelUrl,
   type UpstreamTarget,
+  VERTEX_VERSIONS,
+  vertexCredentials,
+  vertexModelPath,
   withExtraHeaders
 } from "./Adapter.ts"
 import { azureAuthHeaders, azureUrl } from "./AzureTarget.ts"
@@ -67,6 +70,19 @@ const azure: EmbeddingAdapter = {
 }
 
 /**
+ * Vertex AI: `POST {base}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:predict`
+ * (cloud.google.com/vertex-ai/generative-ai/docs/model-reference/text-embeddings-api), with the key as the text
+ * calls send it (a service-account token or an API key).
+ */
+const vertex: EmbeddingAdapter = {
+  wire: "vertex",
+  target: (channel, key, model) => ({
+    url: channelUrl(channel, vertexModelPath(channel, "google", model, "predict"), VERTEX_VERSIONS),
+    ...vertexCredentials(channel, key)
+  })
+}
+
+/**
  * The embedding endpoint of each channel type; `undefined` for a type that
  * cannot embed (`anthropic`: the Messages API has no embeddings; `ark`: not wired yet; `deepseek`: its API has
  * chat and FIM completions only, api-docs.deepseek.com), which is
@@ -84,5 +100,6 @@ export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
-  azure
+  azure,
+  vertex
 }

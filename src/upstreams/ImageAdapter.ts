@@ -96,5 +96,6 @@ export const imageAdapters: Record<ChannelType, ImageAdapter | undefined> = {
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
-  azure
+  azure,
+  vertex: undefined
 }

@@ -54,5 +54,6 @@ export const midjourneyAdapters: Record<ChannelType, MidjourneyAdapter | undefin
   },
   kling: undefined,
   deepseek: undefined,
-  azure: undefined
+  azure: undefined,
+  vertex: undefined
 }

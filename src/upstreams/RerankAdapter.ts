@@ -66,5 +66,6 @@ export const rerankAdapters: Record<ChannelType, RerankAdapter | undefined> = {
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
-  azure: undefined
+  azure: undefined,
+  vertex: undefined
 }

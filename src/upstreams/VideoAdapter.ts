@@ -162,5 +162,6 @@ export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
         : upstreamUrl(channel.baseUrl, `/openai${call.path}`, AZURE_VERSIONS),
       headers: withExtraHeaders(channel, { ...contentType(call), ...(withKey ? azureAuthHeaders(key) : {}) })
     })
-  }
+  },
+  vertex: undefined
 }

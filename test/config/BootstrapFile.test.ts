@@ -185,6 +185,41 @@ Deno.test("parseBootstrap: a deepseek channel may leave base_url out (DeepSeek's
   strictEqual(message, "channels[0].base_url: missing (channel type openai has no default base URL)")
 })
 
+Deno.test("parseBootstrap: a vertex channel needs settings.project; its base_url defaults to its location's endpoint", () => {
+  const vertex = (settings: Record<string, unknown> | undefined) =>
+    variant((f) =>
+      f.channels.push(
+        {
+          ...f.channels[0],
+          name: "vx",
+          type: "vertex",
+          base_url: undefined as unknown as string,
+          ...(settings === undefined ? {} : { settings })
+        } as typeof f.channels[0]
+      )
+    )
+  strictEqual(
+    failure(vertex(undefined)),
+    "channels[1].settings.project: missing (a vertex channel calls one Google Cloud project)"
+  )
+  ok(failure(vertex({ project: "p", location: "Europe West" })).startsWith("channels[1].settings.location: "))
+  ok(failure(vertex({ project: "p/../x" })).startsWith("channels[1].settings.project: "))
+  const file = parsed(vertex({ project: "sluice-test-project", location: "europe-west4" }), "sluice.json")
+  strictEqual(file.channels?.[1].settings?.project, "sluice-test-project")
+  strictEqual(
+    baseUrlOf("vertex", undefined, { location: "europe-west4" }),
+    "https://europe-west4-aiplatform.googleapis.com"
+  )
+  strictEqual(baseUrlOf("vertex", undefined, {}), "https://us-central1-aiplatform.googleapis.com")
+  strictEqual(baseUrlOf("vertex", undefined, { location: "global" }), "https://aiplatform.googleapis.com")
+  strictEqual(baseUrlOf("vertex", undefined, { location: "us" }), "https://aiplatform.us.rep.googleapis.com")
+  strictEqual(
+    baseUrlOf("vertex", "http://proxy.internal/vertex", { location: "global" }),
+    "http://proxy.internal/vertex"
+  )
+  strictEqual(DEFAULT_BASE_URLS.vertex, baseUrlOf("vertex", undefined))
+})
+
 Deno.test("parseBootstrap: every reference to an undefined group is refused with its path", () => {
   strictEqual(failure(variant((f) => (f.users[0].group = "gold"))), `users[0].group: unknown group "gold"`)
   strictEqual(

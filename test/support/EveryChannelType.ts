@@ -4,14 +4,16 @@
  * channel with the Responses API, `m-claude` on `anthropic`, `m-gemini` on
  * `gemini`, `m-deepseek` on `deepseek` (the emulator's DeepSeek under its
  * `/deepseek` prefix), `m-azure` on `azure` (its Azure OpenAI under
- * `/azure`); one user `alice` with key `KEY`; and the three official SDK
- * clients pointed at it.
+ * `/azure`), `m-vertex` on `vertex` (the emulator's Vertex AI under
+ * `/vertex`, with its test API key); one user `alice` with key `KEY`; and the
+ * three official SDK clients pointed at it.
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
+import { VERTEX_TEST_API_KEY, VERTEX_TEST_PROJECT } from "../../src/emulator/Vertex.ts"
 import type { TestGateway } from "./Gateway.ts"
 
 /** The caller's key. */
@@ -19,11 +21,18 @@ export const KEY = "sk-test-alice-0001"
 
 /** The bootstrap file; `settings` are added to every channel (e.g. `{forward_store: false}`). */
 export const everyChannelType = (settings: Record<string, unknown> = {}) => (emulatorUrl: string): BootstrapFile => {
-  const channel = (name: string, type: string, model: string, own: Record<string, unknown> = {}, path = "") => ({
+  const channel = (
+    name: string,
+    type: string,
+    model: string,
+    own: Record<string, unknown> = {},
+    path = "",
+    key = "sk-test-up"
+  ) => ({
     name,
     type,
     base_url: emulatorUrl + path,
-    keys: ["sk-test-up"],
+    keys: [key],
     models: [model],
     settings: { ...own, ...settings }
   })
@@ -31,7 +40,7 @@ export const everyChannelType = (settings: Record<string, unknown> = {}) => (emu
     JSON.stringify({
       groups: { default: { ratio: 1 } },
       models: Object.fromEntries(
-        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek", "m-azure"].map((
+        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek", "m-azure", "m-vertex"].map((
           name
         ) => [name, { input: 1, output: 2 }])
       ),
@@ -41,7 +50,8 @@ export const everyChannelType = (settings: Record<string, unknown> = {}) => (emu
         channel("claude", "anthropic", "m-claude"),
         channel("gemini", "gemini", "m-gemini"),
         channel("deepseek", "deepseek", "m-deepseek", {}, "/deepseek"),
-        channel("azure", "azure", "m-azure", {}, "/azure")
+        channel("azure", "azure", "m-azure", {}, "/azure"),
+        channel("vertex", "vertex", "m-vertex", { project: VERTEX_TEST_PROJECT }, "/vertex", VERTEX_TEST_API_KEY)
       ],
       users: [{ username: "alice", group: "default", quota: 500_000_000, tokens: [{ name: "main", key: KEY }] }]
     }),

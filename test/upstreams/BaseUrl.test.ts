@@ -21,6 +21,7 @@ import { videoAdapters } from "../../src/upstreams/VideoAdapter.ts"
 
 const KEY = "sk-test-base-url-0001"
 const MODEL = "m-1"
+const VERTEX_PLACE = "/v1/projects/p-1/locations/europe-west4"
 
 /** One call of a channel type: its label, its path from the vendor's root, and the URL an adapter makes for it. */
 type Call = readonly [label: string, path: string, url: (channel: Channel) => string]
@@ -214,10 +215,40 @@ const CASES: Record<ChannelType, TypeCase> = {
           audioAdapters.azure!.target({ ...channel, settings: { api_version: "v1" } }, KEY, "speech", MODEL).url
       ]
     ]
+  },
+  vertex: {
+    // `@anthropic-ai/vertex-sdk`'s base URL ends in `/v1`.
+    versions: ["/v1"],
+    calls: [
+      ["gemini", `${VERTEX_PLACE}/publishers/google/models/m-1:generateContent`, text("vertex", "gemini")],
+      [
+        "gemini stream",
+        `${VERTEX_PLACE}/publishers/google/models/m-1:streamGenerateContent?alt=sse`,
+        text("vertex", "gemini", true)
+      ],
+      ["claude", `${VERTEX_PLACE}/publishers/anthropic/models/m-1:rawPredict`, text("vertex", "anthropic")],
+      [
+        "claude stream",
+        `${VERTEX_PLACE}/publishers/anthropic/models/m-1:streamRawPredict`,
+        text("vertex", "anthropic", true)
+      ],
+      [
+        "embeddings",
+        `${VERTEX_PLACE}/publishers/google/models/m-1:predict`,
+        (channel) => embeddingAdapters.vertex!.target(channel, KEY, MODEL).url
+      ]
+    ]
   }
 }
 
-const channelOf = (type: ChannelType, baseUrl: string): Channel => ({ type, baseUrl, settings: {} })
+/** The project and location the vertex cases' channels name. */
+const VERTEX_SETTINGS = { project: "p-1", location: "europe-west4" }
+
+const channelOf = (type: ChannelType, baseUrl: string): Channel => ({
+  type,
+  baseUrl,
+  settings: type === "vertex" ? VERTEX_SETTINGS : {}
+})
 
 /** `path` with `query` added after its own. */
 const withQuery = (path: string, query: string): string => `${path}${path.includes("?") ? "&" : "?"}${query}`
@@ -276,6 +307,14 @@ Deno.test("base URL: the examples of the rule", () => {
   strictEqual(
     text("deepseek", "completions")(channelOf("deepseek", "https://api.deepseek.com/beta")),
     "https://api.deepseek.com/beta/completions"
+  )
+  // Vertex AI's default endpoints and the Anthropic SDK's `/v1` base URL; a Claude model id keeps its `@`.
+  const vertex = (baseUrl: string, model: string) =>
+    adapters.vertex.target(channelOf("vertex", baseUrl), KEY, "anthropic", model, false).url
+  strictEqual(
+    vertex("https://europe-west4-aiplatform.googleapis.com/v1", "claude-sonnet-4-5@20250929"),
+    "https://europe-west4-aiplatform.googleapis.com/v1/projects/p-1/locations/europe-west4/publishers/anthropic/models/" +
+      "claude-sonnet-4-5@20250929:rawPredict"
   )
   // Cohere's documented OpenAI-compatible base URL: its chat not doubled, its rerank on the API root.
   const cohere = channelOf("cohere", "https://api.cohere.ai/compatibility/v1")

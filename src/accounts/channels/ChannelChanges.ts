@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import type { ChannelSpec } from "../../config/BootstrapFile.ts"
-import { baseUrlOf } from "../../domain/ChannelType.ts"
+import { baseUrlOf, VERTEX_DEFAULT_LOCATION, vertexBaseUrl } from "../../domain/ChannelType.ts"
 import { MASKED, maskKey, maskSettings, maskUrl } from "./ChannelMasking.ts"
 import type { ChannelFields, ChannelRow } from "./ChannelViews.ts"
 
@@ -65,15 +65,43 @@ export const maskedKeyRefusal = (keys: ReadonlyArray<string> | undefined): Refus
   }
 }
 
+/** A `vertex` channel without `settings.project` refused (`settings.project`); else `undefined`. */
+const projectRefusal = (type: string, settings: { readonly project?: string | undefined } | undefined) =>
+  type === "vertex" && settings?.project === undefined
+    ? {
+      message: "settings.project is missing (a vertex channel calls one Google Cloud project).",
+      param: "settings.project"
+    }
+    : undefined
+
 /**
  * `input` with its base URL: the given one, else its type's default (`deepseek`: `https://api.deepseek.com`,
- * `DEFAULT_BASE_URLS`); refused (`base_url`) when it gives none and its type has no default.
+ * `DEFAULT_BASE_URLS`; `vertex`: its location's endpoint); refused (`base_url`) when it gives none and its type has
+ * no default, and (`settings.project`) a `vertex` channel without a project.
  */
 export const placed = (input: NewChannel): PlacedChannel | Refusal => {
-  const baseUrl = baseUrlOf(input.type, input.base_url)
+  const noProject = projectRefusal(input.type, input.settings)
+  if (noProject !== undefined) return noProject
+  const baseUrl = baseUrlOf(input.type, input.base_url, input.settings)
   return baseUrl === undefined
     ? { message: `base_url is missing (channel type ${input.type} has no default base URL).`, param: "base_url" }
     : { ...input, base_url: baseUrl }
+}
+
+/**
+ * The base URL of a changed `vertex` channel: when its location changes and its base URL is the old location's
+ * endpoint (the default it was given), the new location's endpoint; otherwise `baseUrl`.
+ */
+const relocated = (
+  type: string,
+  baseUrl: string,
+  before: { readonly location?: string | undefined } | undefined,
+  after: { readonly location?: string | undefined } | undefined
+): string => {
+  if (type !== "vertex") return baseUrl
+  const from = before?.location ?? VERTEX_DEFAULT_LOCATION
+  const to = after?.location ?? VERTEX_DEFAULT_LOCATION
+  return from !== to && baseUrl === vertexBaseUrl(from) ? vertexBaseUrl(to) : baseUrl
 }
 
 /** A new channel's fields: groups `["default"]`, priority 0, weight 1, enabled, no mapping and no settings unless given. */
@@ -126,14 +154,20 @@ export const planUpdate = (
   patch: ChannelPatch,
   storedKeys: ReadonlyArray<string>
 ): Refusal | PlannedChange => {
-  const baseUrl = patch.base_url === undefined || patch.base_url === maskUrl(current.baseUrl)
-    ? current.baseUrl
-    : patch.base_url
   const headers = mergeHeaders(patch.settings?.headers, current.settings?.headers)
   const settings = patch.settings === undefined
     ? current.settings
     : { ...patch.settings, ...(headers === undefined ? {} : { headers }) }
-  const rehomed = baseUrl !== current.baseUrl || (patch.type !== undefined && patch.type !== current.type)
+  const type = patch.type ?? current.type
+  const noProject = projectRefusal(type, settings)
+  if (noProject !== undefined) return noProject
+  // A vertex channel on its location's default endpoint moves with its location (its hosts are Google's only).
+  const followed = relocated(type, current.baseUrl, current.settings, settings)
+  const baseUrl = patch.base_url === undefined || patch.base_url === maskUrl(current.baseUrl)
+    ? followed
+    : patch.base_url
+  const rehomed = (baseUrl !== current.baseUrl && baseUrl !== followed) ||
+    (patch.type !== undefined && patch.type !== current.type)
   const moved = rehomed || !sameHeaders(settings?.headers, current.settings?.headers)
   // The stored header values (tokens) do not follow a channel to another host or wire format either.
   const keptHeaders = Object.keys(current.settings?.headers ?? {}).length > 0 &&

@@ -10,8 +10,8 @@ import type { EmbeddingRequest, EmbeddingResponse } from "../../canonical/Embedd
 import type { Usage } from "../../canonical/Usage.ts"
 import type { UpstreamFailed, UpstreamFailureKind } from "../../errors/GatewayError.ts"
 
-/** The embedding wire formats. @category models */
-export type EmbeddingFormatName = "openai" | "gemini"
+/** The embedding wire formats (`vertex`: Vertex AI's `:predict`, upstream only). @category models */
+export type EmbeddingFormatName = "openai" | "gemini" | "vertex"
 
 /**
  * How the caller asked: OpenAI `/v1/embeddings` (with the encoding it wants

@@ -11,6 +11,7 @@ import { encodeOpenAiError } from "../openai/shared/ErrorBody.ts"
 import type { EmbeddingFormatName, EmbeddingInbound, EmbeddingWire } from "./EmbeddingWire.ts"
 import { encodeGeminiEmbeddings, geminiEmbeddingWire } from "../gemini/embeddings/Wire.ts"
 import { encodeOpenAiEmbeddings, openAiEmbeddingWire } from "../openai/embeddings/Wire.ts"
+import { vertexEmbeddingWire } from "../vertex/Embeddings.ts"
 
 export type { EmbeddingFormatName, EmbeddingInbound, EmbeddingWire } from "./EmbeddingWire.ts"
 
@@ -21,7 +22,8 @@ export type { EmbeddingFormatName, EmbeddingInbound, EmbeddingWire } from "./Emb
  */
 export const embeddingWires: Record<EmbeddingFormatName, EmbeddingWire> = {
   openai: openAiEmbeddingWire,
-  gemini: geminiEmbeddingWire
+  gemini: geminiEmbeddingWire,
+  vertex: vertexEmbeddingWire
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   maskedKeyRefusal,
   mergeHeaders,
   newChannelFields,
+  placed,
   type PlannedChange,
   planUpdate,
   sameHeaders,
@@ -165,4 +166,40 @@ Deno.test("maskedKeyRefusal: a key holding the mask is refused by its index; rea
   deepStrictEqual(maskedKeyRefusal([maskKey("short")])?.param, "keys[0]")
   ok(maskedKeyRefusal([maskKey(KEY)])?.message.startsWith("keys[0] is a masked key"))
   strictEqual(maskKey(KEY).includes(MASKED), true, "every masked key holds the mask")
+})
+
+Deno.test("channel changes: a vertex channel needs settings.project and follows its location on its default endpoint", () => {
+  const missing = placed({ name: "vx", type: "vertex", keys: ["sk-test-vertex-key"], models: ["m"] })
+  ok(isRefusal(missing))
+  strictEqual(missing.param, "settings.project")
+  const made = placed({
+    name: "vx",
+    type: "vertex",
+    keys: ["sk-test-vertex-key"],
+    models: ["m"],
+    settings: { project: "p-1", location: "europe-west4" }
+  })
+  ok(!isRefusal(made))
+  strictEqual(made.base_url, "https://europe-west4-aiplatform.googleapis.com")
+
+  const vertex: ChannelRow = {
+    ...stored,
+    type: "vertex",
+    baseUrl: "https://europe-west4-aiplatform.googleapis.com",
+    settings: { project: "p-1", location: "europe-west4" }
+  }
+  // The default endpoint follows the location; the stored keys may go along (Google's hosts only).
+  const moved = planUpdate(vertex, { id: 3, settings: { project: "p-1", location: "global" } }, [KEY])
+  ok(!isRefusal(moved), isRefusal(moved) ? moved.message : "")
+  strictEqual((moved as PlannedChange).fields.baseUrl, "https://aiplatform.googleapis.com")
+  // A base URL of the admin's own stays, whatever the location.
+  const proxied = planUpdate(
+    { ...vertex, baseUrl: "http://proxy.internal/vertex" },
+    { id: 3, settings: { project: "p-1", location: "global" } },
+    [KEY]
+  )
+  strictEqual((proxied as PlannedChange).fields.baseUrl, "http://proxy.internal/vertex")
+  const dropped = planUpdate(vertex, { id: 3, settings: { location: "global" } }, [KEY])
+  ok(isRefusal(dropped))
+  strictEqual(dropped.param, "settings.project")
 })

@@ -8,32 +8,48 @@
  * DeepSeek's chat (at `/chat/completions` under the channel's path prefix, its
  * cap in `max_tokens`, no `developer` role, a translated tool turn carrying
  * `reasoning_content`) and its FIM completion under `/beta`; Azure's chat and
- * completions at a dated deployment path under `/azure`, with `api-key`.
+ * completions at a dated deployment path under `/azure`, with `api-key`; Vertex AI's
+ * generate-content (`vertex`: `…/publishers/google/models/{model}:generateContent`
+ * under the project and location, a Bearer token, every content with a role)
+ * and Claude on Vertex (`vertex-claude`: `…/publishers/anthropic/models/{model}:rawPredict`,
+ * the Messages body without `model`, with `anthropic_version`).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { RecordedRequest } from "../../../src/emulator/Emulator.ts"
 import { type Case, IMAGE_TEXT, type InboundName, PLAIN_TEXT, SYSTEM, WEATHER_TOOL } from "./Inbound.ts"
 
 /** The upstream channel types of the matrix. */
-export type UpstreamName = "openai" | "anthropic" | "gemini" | "deepseek" | "azure"
+export type UpstreamName = "openai" | "anthropic" | "gemini" | "deepseek" | "azure" | "vertex" | "vertex-claude"
 
-/** The model each channel serves. */
+/** The model each channel serves (a vertex channel serves a model whose id starts with `claude` through Claude's wire). */
 export const MODEL_OF: Record<UpstreamName, string> = {
   openai: "m-openai",
   anthropic: "m-anthropic",
   gemini: "m-gemini",
   deepseek: "m-deepseek",
-  azure: "m-azure"
+  azure: "m-azure",
+  vertex: "m-vertex",
+  "vertex-claude": "claude-m-vertex"
 }
 
-/** The path prefix a channel's `base_url` has (the emulator serves DeepSeek under `/deepseek`, Azure under `/azure`). */
+/** The path prefix a channel's `base_url` has (the emulator serves DeepSeek under `/deepseek`, Azure under `/azure`,
+ * Vertex AI under `/vertex`). */
 export const PATH_OF: Record<UpstreamName, string> = {
   openai: "",
   anthropic: "",
   gemini: "",
   deepseek: "/deepseek",
-  azure: "/azure"
+  azure: "/azure",
+  vertex: "/vertex",
+  "vertex-claude": "/vertex"
 }
+
+/** The wire an upstream column speaks (the vertex columns speak generate-content and Messages). */
+const wireOf = (upstream: UpstreamName): "openai" | "deepseek" | "azure" | "anthropic" | "gemini" =>
+  upstream === "vertex" ? "gemini" : upstream === "vertex-claude" ? "anthropic" : upstream
+
+/** The project the emulator's Vertex AI serves, and the location the matrix's vertex channels call. */
+const VERTEX_PLACE = "/vertex/v1/projects/sluice-test-project/locations/us-central1"
 
 type Json = Record<string, unknown>
 
@@ -62,6 +78,31 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
   const model = MODEL_OF[call.upstream]
   const body = asObject(request.body)
   switch (call.upstream) {
+    case "vertex":
+      strictEqual(
+        request.path,
+        `${VERTEX_PLACE}/publishers/google/models/${model}:${
+          call.stream ? "streamGenerateContent" : "generateContent"
+        }`,
+        "vertex upstream path"
+      )
+      if (call.stream) strictEqual(request.query.alt, "sse", "vertex upstream alt=sse")
+      ok(request.headers["authorization"]?.startsWith("Bearer ya29."), "a Google access token upstream")
+      ok(objects(body.contents).every((content) => content.role === "user" || content.role === "model"), "roles")
+      return
+    case "vertex-claude":
+      strictEqual(
+        request.path,
+        `${VERTEX_PLACE}/publishers/anthropic/models/${model}:${call.stream ? "streamRawPredict" : "rawPredict"}`,
+        "vertex claude upstream path"
+      )
+      strictEqual("model" in body, false, "no model in a rawPredict body")
+      strictEqual(body.anthropic_version, "vertex-2023-10-16")
+      strictEqual(body.stream === true, call.stream, "vertex claude upstream stream flag")
+      ok(typeof body.max_tokens === "number" && body.max_tokens > 0, "max_tokens")
+      ok(request.headers["authorization"]?.startsWith("Bearer ya29."), "a Google access token upstream")
+      strictEqual(request.headers["x-api-key"], undefined, "no Anthropic key header")
+      return
     case "openai": {
       const path = call.inbound === "completions" ? "/v1/completions" : "/v1/chat/completions"
       strictEqual(request.path, path, "openai upstream path")
@@ -116,7 +157,7 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
 }
 
 const checkPlain = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
     case "deepseek":
     case "azure": {
@@ -153,7 +194,7 @@ const checkPlain = (call: UpstreamCall, body: Json) => {
 }
 
 const checkImage = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
     case "deepseek":
     case "azure": {
@@ -187,7 +228,7 @@ const checkImage = (call: UpstreamCall, body: Json) => {
 }
 
 const checkReasoning = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
     case "azure":
       ok(typeof body.reasoning_effort === "string" && body.reasoning_effort !== "none", "openai reasoning_effort")
@@ -217,7 +258,7 @@ const checkReasoning = (call: UpstreamCall, body: Json) => {
 }
 
 const checkToolDeclared = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
     case "deepseek":
     case "azure": {
@@ -240,7 +281,7 @@ const checkToolDeclared = (call: UpstreamCall, body: Json) => {
 }
 
 const checkToolResult = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
     case "deepseek":
     case "azure": {
