@@ -122,13 +122,18 @@ export interface AppOptions {
 /**
  * Where the charge journal is kept: the `charge_journal` table on PostgreSQL, with a spill file in the data
  * directory; a file beside the embedded store's data (`<data dir>/charge-journal`) otherwise. A store in memory
- * (tests) has no file.
+ * (the demo) has no file and needs none: its charges are as durable as the store.
  */
-const journalOptions = (options: AppOptions, fsync: boolean): ChargeJournalOptions => ({
-  table: options.databaseUrl !== undefined && options.databaseUrl !== "",
-  dir: options.dataDir.startsWith("memory://") ? undefined : `${options.dataDir.replace(/\/+$/, "")}/charge-journal`,
-  fsync
-})
+const journalOptions = (options: AppOptions, fsync: boolean): ChargeJournalOptions => {
+  const table = options.databaseUrl !== undefined && options.databaseUrl !== ""
+  const inMemory = options.dataDir.startsWith("memory://")
+  return {
+    table,
+    dir: inMemory ? undefined : `${options.dataDir.replace(/\/+$/, "")}/charge-journal`,
+    volatileStore: inMemory && !table,
+    fsync
+  }
+}
 
 /** Telemetry when none is configured: metrics only. */
 const metricsOnly: TelemetryOptions = {

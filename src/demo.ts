@@ -2,7 +2,9 @@
  * `deno task demo`: the gateway in front of the upstream emulator, with a
  * bootstrap file that wires one emulator channel per text type (openai,
  * anthropic, gemini, deepseek on the emulator's `/deepseek` prefix, a base
- * URL with a path, and bedrock on its `/bedrock` Bedrock Runtime, signed with
+ * URL with a path, azure on its `/azure` prefix, vertex on its `/vertex`
+ * prefix with the service-account key the emulator issues, serving a Gemini and
+ * a Claude model, and bedrock on its `/bedrock` Bedrock Runtime, signed with
  * AWS's documented example keys), a user and a key, then prints a ready-to-paste `curl`. No
  * vendor account needed. Data stays in memory. Stop with Ctrl-C.
  *
@@ -14,10 +16,12 @@ import { makeHandler } from "./App.ts"
 import { parseBootstrap } from "./config/BootstrapFile.ts"
 import { BEDROCK_TEST_CHANNEL_KEY } from "./emulator/BedrockAuth.ts"
 import { startEmulator } from "./emulator/Emulator.ts"
+import { VERTEX_TEST_PROJECT } from "./emulator/Vertex.ts"
 
 const port = Number(Deno.env.get("PORT") ?? "3000")
 const key = "sk-demo-0123456789abcdef"
 const emulator = startEmulator({ latencyMs: 50, tokensPerSecond: 40 })
+const vertexKey = await emulator.vertexServiceAccountKey()
 const parsed = parseBootstrap(
   JSON.stringify({
     groups: { default: { ratio: 1 } },
@@ -26,6 +30,9 @@ const parsed = parseBootstrap(
       "claude-demo": { input: 3, output: 15 },
       "gemini-demo": { input: 1.25, output: 5 },
       "deepseek-demo": { input: 0.28, cached_input: 0.028, output: 0.42 },
+      "azure-demo": { input: 2.5, cached_input: 1.25, output: 10 },
+      "vertex-gemini-demo": { input: 0.3, cached_input: 0.075, output: 2.5 },
+      "vertex-claude-demo": { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 },
       "claude-bedrock-demo": { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 },
       "titan-embed-demo": { input: 0.02 },
       "text-embedding-3-small": { input: 0.02 },
@@ -61,6 +68,28 @@ const parsed = parseBootstrap(
         models: ["deepseek-demo"]
       },
       {
+        // Azure OpenAI under the emulator's `/azure` prefix: `azure-demo` is the deployment `gpt-4o-demo`.
+        name: "emulator-azure",
+        type: "azure",
+        base_url: `${emulator.url}/azure`,
+        keys: ["sk-emu"],
+        models: ["azure-demo"],
+        model_mapping: { "azure-demo": "gpt-4o-demo" },
+        settings: { api_version: "2024-10-21" }
+      },
+      {
+        name: "emulator-vertex",
+        type: "vertex",
+        base_url: `${emulator.url}/vertex`,
+        keys: [vertexKey],
+        models: ["vertex-gemini-demo", "vertex-claude-demo"],
+        model_mapping: {
+          "vertex-gemini-demo": "gemini-2.5-flash",
+          "vertex-claude-demo": "claude-sonnet-4-5@20250929"
+        },
+        settings: { project: VERTEX_TEST_PROJECT, location: "us-central1" }
+      },
+      {
         name: "emulator-bedrock",
         type: "bedrock",
         base_url: `${emulator.url}/bedrock`,
@@ -94,7 +123,8 @@ console.log(`Sluice demo on ${base} (upstream emulator on ${emulator.url})
 
 Key: ${key}
 Models: gpt-demo (openai channel), claude-demo (anthropic channel), gemini-demo (gemini channel),
-deepseek-demo (deepseek channel), claude-bedrock-demo (bedrock channel, Converse);
+deepseek-demo (deepseek channel), azure-demo (azure channel), vertex-gemini-demo and vertex-claude-demo (vertex
+channel), claude-bedrock-demo (bedrock channel, Converse);
 embeddings: text-embedding-3-small (openai channel), gemini-embedding-001 (gemini channel),
 titan-embed-demo (bedrock channel)
 

@@ -4,11 +4,20 @@
  * groups, priority, weight, model mapping, settings (JSON), enabled, and its
  * keys. Saved keys are never shown again: when changing a channel the keys
  * field starts empty and, left empty, keeps the keys it has; filled, it
- * replaces them.
+ * replaces them. A vertex channel also has its Google Cloud project (required)
+ * and location, written into its settings, and takes service-account key JSON
+ * files as keys.
  */
 import { useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
-import { CHANNEL_TYPES, DEFAULT_BASE_URLS, KEY_FORMATS } from "./channelTypes.ts"
+import {
+  AZURE_API_VERSION,
+  CHANNEL_TYPES,
+  DEFAULT_BASE_URLS,
+  KEY_HINTS,
+  keysOf,
+  vertexBaseUrl
+} from "./channelTypes.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** A channel's fields as the admin API lists them (keys masked, so not here). */
@@ -68,10 +77,18 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
   const [settings, setSettings] = useState(
     start?.settings === undefined || start?.settings === null ? "{}" : JSON.stringify(start.settings, null, 2)
   )
+  const startSettings = typeof start?.settings === "object" && start?.settings !== null
+    ? start.settings as Record<string, unknown>
+    : {}
+  const [project, setProject] = useState(typeof startSettings.project === "string" ? startSettings.project : "")
+  const [location, setLocation] = useState(typeof startSettings.location === "string" ? startSettings.location : "")
   const [keys, setKeys] = useState("")
   // A bedrock channel's own fields, written into its settings on save (over the JSON's).
   const [region, setRegion] = useState(settingText(start?.settings, "region"))
   const [bedrockApi, setBedrockApi] = useState(settingText(start?.settings, "bedrock_api") || "converse")
+  const [apiVersion, setApiVersion] = useState(
+    typeof startSettings.api_version === "string" ? startSettings.api_version : ""
+  )
   const [enabled, setEnabled] = useState(start === null || start.status === "enabled")
   const [error, setError] = useState<string | null>(null)
   const submit = async (event: Event) => {
@@ -88,12 +105,30 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
     if (typeof parsedSettings !== "object" || parsedSettings === null || Array.isArray(parsedSettings)) {
       return setError('Settings must be a JSON object, such as {"auto_disable": true}.')
     }
+    if (type === "azure") {
+      // The API version field wins over an api_version in the settings JSON; empty leaves Azure's default.
+      const version = apiVersion.trim()
+      if (version !== "" && !AZURE_API_VERSION.test(version)) {
+        return setError("API version must be a date YYYY-MM-DD (optionally with -preview) or v1.")
+      }
+      const { api_version: _given, ...rest } = parsedSettings as Record<string, unknown>
+      parsedSettings = version === "" ? rest : { ...rest, api_version: version }
+    }
     const priorityValue = wholeOf(priority)
     const weightValue = wholeOf(weight)
     if (priorityValue === undefined) return setError("Priority must be a whole number (higher is tried first).")
     if (weightValue === undefined || weightValue < 0) return setError("Weight must be a whole number of 0 or more.")
-    const keyList = keys.split("\n").map((key) => key.trim()).filter((key) => key !== "")
+    const keyList = keysOf(type, keys)
+    if (typeof keyList === "string") return setError(`Keys: ${keyList}`)
     if (start === null && keyList.length === 0) return setError("A channel needs at least one key, one a line.")
+    if (type === "vertex") {
+      // The project and location fields win over the same names in the settings JSON.
+      const vertexSettings = parsedSettings as Record<string, unknown>
+      if (project.trim() === "") return setError("A vertex channel needs its Google Cloud project.")
+      vertexSettings.project = project.trim()
+      if (location.trim() === "") delete vertexSettings.location
+      else vertexSettings.location = location.trim()
+    }
     const body = {
       ...(start === null ? {} : { id: start.id }),
       name,
@@ -106,7 +141,7 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
       weight: weightValue,
       model_mapping: modelMapping,
       settings: type === "bedrock"
-        ? { ...parsedSettings, region: region.trim(), bedrock_api: bedrockApi }
+        ? { ...(parsedSettings as Record<string, unknown>), region: region.trim(), bedrock_api: bedrockApi }
         : parsedSettings,
       enabled,
       ...(keyList.length === 0 ? {} : { keys: keyList })
@@ -139,7 +174,9 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
           name="base_url"
           type="url"
           required={DEFAULT_BASE_URLS[type as keyof typeof DEFAULT_BASE_URLS] === undefined}
-          placeholder={DEFAULT_BASE_URLS[type as keyof typeof DEFAULT_BASE_URLS]}
+          placeholder={type === "vertex"
+            ? vertexBaseUrl(location.trim() === "" ? "us-central1" : location.trim())
+            : DEFAULT_BASE_URLS[type as keyof typeof DEFAULT_BASE_URLS]}
           value={baseUrl}
           onInput={(e) => setBaseUrl(e.currentTarget.value)}
         />
@@ -163,6 +200,36 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
           </Field>
         </>
       )}
+      {type === "azure" && (
+        <Field label="API version (a date such as 2024-10-21, optionally -preview, or v1; empty: 2024-10-21)">
+          <input
+            name="api_version"
+            placeholder="2024-10-21"
+            value={apiVersion}
+            onInput={(e) => setApiVersion(e.currentTarget.value)}
+          />
+        </Field>
+      )}
+      {type === "vertex" && (
+        <>
+          <Field label="Google Cloud project (id or number)">
+            <input
+              name="project"
+              required
+              value={project}
+              onInput={(e) => setProject(e.currentTarget.value)}
+            />
+          </Field>
+          <Field label="Location (us-central1 when empty; global, us, eu or a region)">
+            <input
+              name="location"
+              placeholder="us-central1"
+              value={location}
+              onInput={(e) => setLocation(e.currentTarget.value)}
+            />
+          </Field>
+        </>
+      )}
       <Field label="Models, comma-separated">
         <input name="models" required value={models} onInput={(e) => setModels(e.currentTarget.value)} />
       </Field>
@@ -180,7 +247,10 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
       <Field label="Weight (share among channels of one priority)">
         <input name="weight" inputMode="numeric" value={weight} onInput={(e) => setWeight(e.currentTarget.value)} />
       </Field>
-      <Field label="Model mapping, one “asked-model=upstream-model” a line">
+      <Field
+        label={"Model mapping, one “asked-model=upstream-model” a line" +
+          (type === "azure" ? " (on azure the upstream model is the deployment name)" : "")}
+      >
         <textarea name="model_mapping" rows={2} value={mapping} onInput={(e) => setMapping(e.currentTarget.value)} />
       </Field>
       <Field label="Settings (JSON: timeouts in ms, headers, auto_disable, test_model…)">
@@ -190,7 +260,9 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
         label={(start === null
           ? "Keys, one a line"
           : "New keys, one a line (empty: keep the saved keys, which are never shown)") +
-          (KEY_FORMATS[type as keyof typeof KEY_FORMATS] ?? "")}
+          (KEY_HINTS[type as keyof typeof KEY_HINTS] === undefined
+            ? ""
+            : `; ${KEY_HINTS[type as keyof typeof KEY_HINTS]}`)}
       >
         <textarea
           name="keys"

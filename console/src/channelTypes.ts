@@ -3,8 +3,9 @@
  * the same list as the server's `ChannelType` (`src/config/BootstrapFile.ts`,
  * `src/upstreams/Adapter.ts`); `test/console/ChannelTypes.test.ts` keeps the
  * two equal. `cohere` and `jina` serve rerank only; `midjourney` the `/mj/*` task API only; `kling` video only;
- * `deepseek` text (chat completions, and FIM for legacy completions); `bedrock` text on AWS Bedrock Runtime (its
- * base URL defaults to its region's endpoint, so the form asks for the region instead).
+ * `deepseek` text (chat completions, and FIM for legacy completions); `azure` Azure OpenAI deployments; `vertex`
+ * Google Vertex AI (Gemini, Claude, embeddings); `bedrock` AWS Bedrock Runtime (its base URL defaults to its
+ * region's endpoint, so the form asks for the region).
  */
 export const CHANNEL_TYPES = [
   "openai",
@@ -16,7 +17,9 @@ export const CHANNEL_TYPES = [
   "midjourney",
   "kling",
   "deepseek",
-  "bedrock"
+  "bedrock",
+  "azure",
+  "vertex"
 ] as const
 
 /**
@@ -24,15 +27,79 @@ export const CHANNEL_TYPES = [
  * (`src/domain/ChannelType.ts`); a type without one needs a base URL.
  */
 export const DEFAULT_BASE_URLS: Readonly<Partial<Record<(typeof CHANNEL_TYPES)[number], string>>> = {
-  deepseek: "https://api.deepseek.com"
+  deepseek: "https://api.deepseek.com",
+  vertex: "https://us-central1-aiplatform.googleapis.com"
 }
 
 /**
- * What the form explains of a type's keys, where they are not one plain API key: `kling` and `bedrock` (AWS access
- * keys signed with SigV4, or a Bedrock API key sent as Bearer; `src/upstreams/Adapter.ts`).
+ * A vertex channel's default base URL for `location`, as the server's `vertexBaseUrl` (`src/domain/ChannelType.ts`):
+ * `global` has no region in its host, `us` and `eu` are multi-region endpoints.
  */
-export const KEY_FORMATS: Readonly<Partial<Record<(typeof CHANNEL_TYPES)[number], string>>> = {
-  kling: "; a kling key is accessKey|secretKey",
-  bedrock: "; a bedrock key is accessKeyId|secretAccessKey or accessKeyId|secretAccessKey|sessionToken " +
-    "(signed with SigV4), or a Bedrock API key (no |, sent as Bearer)"
+export const vertexBaseUrl = (location: string): string =>
+  location === "global"
+    ? "https://aiplatform.googleapis.com"
+    : location === "us" || location === "eu"
+    ? `https://aiplatform.${location}.rep.googleapis.com`
+    : `https://${location}-aiplatform.googleapis.com`
+
+/**
+ * The keys typed into the keys field of a `type` channel: one a line, but on a vertex channel a service-account
+ * key JSON (as Google Cloud's console downloads it, over many lines) is one key, sent compact; a line outside one
+ * is a Vertex API key. A JSON object that does not parse is the words of the error.
+ */
+export const keysOf = (type: string, text: string): Array<string> | string => {
+  if (type !== "vertex") return text.split("\n").map((key) => key.trim()).filter((key) => key !== "")
+  const keys: Array<string> = []
+  let at = 0
+  while (at < text.length) {
+    const rest = text.slice(at)
+    const lead = rest.length - rest.trimStart().length
+    at += lead
+    if (at >= text.length) break
+    if (text[at] !== "{") {
+      const end = text.indexOf("\n", at)
+      const line = text.slice(at, end < 0 ? text.length : end).trim()
+      if (line !== "") keys.push(line)
+      at = end < 0 ? text.length : end + 1
+      continue
+    }
+    // The end of the JSON object that starts here: braces counted outside strings.
+    let depth = 0
+    let inString = false
+    let end = -1
+    for (let index = at; index < text.length && end < 0; index++) {
+      const char = text[index]
+      if (inString) {
+        if (char === "\\") index++
+        else if (char === '"') inString = false
+      } else if (char === '"') inString = true
+      else if (char === "{") depth++
+      else if (char === "}" && --depth === 0) end = index
+    }
+    if (end < 0) return "A service-account key JSON is not closed (a “}” is missing)."
+    try {
+      keys.push(JSON.stringify(JSON.parse(text.slice(at, end + 1))))
+    } catch {
+      return "A service-account key is not valid JSON: paste the key file as Google Cloud gave it."
+    }
+    at = end + 1
+  }
+  return keys
 }
+
+/** What a key entry of a type holds, where it is not a plain API key (shown beside the keys field). */
+export const KEY_HINTS: Readonly<Partial<Record<(typeof CHANNEL_TYPES)[number], string>>> = {
+  kling: "a kling key is accessKey|secretKey",
+  azure:
+    "an azure key is an API key (sent as api-key), or entra:<token> for a Microsoft Entra ID token (sent as Bearer)",
+  vertex: "a vertex key is a service-account key JSON file pasted whole (a secret, never shown again), or a " +
+    "Vertex AI API key on its own line",
+  bedrock: "a bedrock key is accessKeyId|secretAccessKey or accessKeyId|secretAccessKey|sessionToken (signed with " +
+    "SigV4), or a Bedrock API key (no |, sent as Bearer)"
+}
+
+/**
+ * An Azure API version as the server takes it (`settings.api_version`): a date `YYYY-MM-DD`, optionally with
+ * `-preview`, or `v1` (the v1 API); empty is the default, `2024-10-21`.
+ */
+export const AZURE_API_VERSION = /^(?:\d{4}-\d{2}-\d{2}(?:-preview)?|v1)$/

@@ -81,7 +81,9 @@ export const ChannelType = Schema.Literals([
   "midjourney",
   "kling",
   "deepseek",
-  "bedrock"
+  "bedrock",
+  "azure",
+  "vertex"
 ])
 
 /**
@@ -115,7 +117,31 @@ export const ChannelSettings = Schema.Struct({
    * Which Bedrock Runtime API a `bedrock` channel's text calls use: `converse` (default, every model) or `invoke`
    * (Anthropic models through InvokeModel with the Messages body; other models still through Converse).
    */
-  bedrock_api: Schema.optional(Schema.Literals(["converse", "invoke"]))
+  bedrock_api: Schema.optional(Schema.Literals(["converse", "invoke"])),
+  /**
+   * Azure OpenAI (`azure` channels): the API version, a date `YYYY-MM-DD` or `YYYY-MM-DD-preview` (calls go to the
+   * deployment paths with `?api-version=`; default `2024-10-21`), or `v1` (calls go to the v1 API,
+   * `/openai/v1/…`, the deployment as `model`). See `upstreams/AzureTarget.ts`.
+   */
+  api_version: Schema.optional(
+    Schema.String.check(
+      Schema.isPattern(/^(?:\d{4}-\d{2}-\d{2}(?:-preview)?|v1)$/, {
+        message: "must be a date YYYY-MM-DD (optionally with -preview) or v1"
+      })
+    )
+  ),
+  /** The Google Cloud project a `vertex` channel calls (required there): its id or number. */
+  project: Schema.optional(
+    Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9.:-]{0,99}$/, {
+      message: "a Google Cloud project id or number (letters, digits, '-', '.', ':')"
+    }))
+  ),
+  /** The Vertex AI location of a `vertex` channel (`us-central1` when unset; `global`, `us`, `eu`, a region). */
+  location: Schema.optional(
+    Schema.String.check(Schema.isPattern(/^[a-z0-9][a-z0-9-]{0,62}$/, {
+      message: "a Vertex AI location such as us-central1 or global (lower-case letters, digits, '-')"
+    }))
+  )
 })
 
 /**
@@ -349,8 +375,19 @@ export const parseBootstrap = (text: string, path: string): { ok: true; file: Bo
     return { ok: false, message: param === "" ? detail : `${param}: ${detail}` }
   }
   const file = decoded.value
-  const problem = unknownGroup(file) ?? badExpiry(file) ?? oidcWithoutIssuer(file) ?? missingBaseUrl(file)
+  const problem = unknownGroup(file) ?? badExpiry(file) ?? oidcWithoutIssuer(file) ?? missingBaseUrl(file) ??
+    missingProject(file)
   return problem === undefined ? { ok: true, file } : { ok: false, message: problem }
+}
+
+/** The first `vertex` channel without `settings.project`, as `channels[i].settings.project: …`. */
+const missingProject = (file: BootstrapFile): string | undefined => {
+  for (const [index, channel] of (file.channels ?? []).entries()) {
+    if (channel.type === "vertex" && channel.settings?.project === undefined) {
+      return `channels[${index}].settings.project: missing (a vertex channel calls one Google Cloud project)`
+    }
+  }
+  return undefined
 }
 
 /**

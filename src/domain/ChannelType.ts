@@ -19,6 +19,8 @@ export type ChannelType =
   | "kling"
   | "deepseek"
   | "bedrock"
+  | "azure"
+  | "vertex"
 
 /**
  * The `base_url` a channel of a type gets when its bootstrap entry or admin
@@ -29,8 +31,32 @@ export type ChannelType =
  * @category models
  */
 export const DEFAULT_BASE_URLS: Readonly<Partial<Record<ChannelType, string>>> = {
-  deepseek: "https://api.deepseek.com"
+  deepseek: "https://api.deepseek.com",
+  // The default location's; a channel's own `settings.location` decides (`vertexBaseUrl`).
+  vertex: "https://us-central1-aiplatform.googleapis.com"
 }
+
+/**
+ * The location a `vertex` channel calls when its `settings.location` is unset.
+ *
+ * @category models
+ */
+export const VERTEX_DEFAULT_LOCATION = "us-central1"
+
+/**
+ * Vertex AI's service endpoint for `location`: `https://aiplatform.googleapis.com` for `global`,
+ * `https://aiplatform.{us|eu}.rep.googleapis.com` for the multi-region locations `us` and `eu`, else
+ * `https://{location}-aiplatform.googleapis.com` (cloud.google.com/vertex-ai/docs/reference/rest, "Service
+ * endpoint"; the same choice as `@google/genai` and `@anthropic-ai/vertex-sdk` make for their default base URL).
+ *
+ * @category models
+ */
+export const vertexBaseUrl = (location: string): string =>
+  location === "global"
+    ? "https://aiplatform.googleapis.com"
+    : location === "us" || location === "eu"
+    ? `https://aiplatform.${location}.rep.googleapis.com`
+    : `https://${location}-aiplatform.googleapis.com`
 
 /**
  * An AWS region name as Bedrock Runtime's endpoints spell it (`us-east-1`, `eu-central-2`, `us-gov-west-1`,
@@ -53,19 +79,22 @@ export const bedrockRuntimeUrl = (region: string): string | undefined =>
 
 /**
  * The base URL of a channel of `type` given `baseUrl` (a given one as it is,
- * else the type's default: for `bedrock`, the endpoint of its `settings.region`);
- * `undefined` when none is given and the type has no default (a `bedrock`
- * channel without a valid region).
+ * else the type's default: for `vertex`, the endpoint of `settings.location`,
+ * `VERTEX_DEFAULT_LOCATION` when unset; for `bedrock`, the endpoint of its
+ * `settings.region`); `undefined` when none is given and the type has no
+ * default (a `bedrock` channel without a valid region).
  *
  * @category models
  */
 export const baseUrlOf = (
   type: ChannelType,
   baseUrl: string | undefined,
-  settings?: { readonly region?: string | undefined } | undefined
+  settings?: { readonly location?: string | undefined; readonly region?: string | undefined } | undefined
 ): string | undefined =>
   baseUrl ??
-    (type === "bedrock"
+    (type === "vertex"
+      ? vertexBaseUrl(settings?.location ?? VERTEX_DEFAULT_LOCATION)
+      : type === "bedrock"
       ? settings?.region === undefined ? undefined : bedrockRuntimeUrl(settings.region)
       : DEFAULT_BASE_URLS[type])
 

@@ -44,12 +44,23 @@
  *   `validKeys`, when set, must hold it. A fault's `status` answers the exception the status stands for, or the one
  *   its `errorType` names (`ModelNotReadyException`, `ServiceQuotaExceededException`, …); with `breakAfterEvents` on
  *   a stream, the exception frame comes after N events.
+ * - Azure OpenAI (`api-key`, or an Entra ID Bearer token; see `Azure.ts`) under the path prefix `/azure`:
+ *   `POST /azure/openai/deployments/{deployment}/{chat/completions|completions|embeddings|images/…|audio/…}` with
+ *   a required `api-version`, and the v1 API `POST /azure/openai/v1/{…|responses}` (and Sora 2's
+ *   `/azure/openai/v1/videos…`, OpenAI's video schema); Azure's 401/404/400 shapes,
+ *   its content filter's annotations and refusals (prompt word `unsafe`; an answer with `violent` is cut).
+ * - Vertex AI (see `Vertex.ts`) under the path prefix `/vertex`: `POST /vertex/token` (the JWT bearer grant, RS256
+ *   assertions verified against the service-account key it issues, `serviceAccountKey()`), and with a token it
+ *   issued or a test API key, `POST /vertex/v1/projects/{project}/locations/{location}/publishers/google/models/
+ *   {model}:{generateContent,streamGenerateContent,predict}` and `…/publishers/anthropic/models/{model}:
+ *   {rawPredict,streamRawPredict}`.
  * - Midjourney-proxy (`mj-api-secret`, see `Midjourney.ts`): `POST /mj/submit/{imagine,change,action,modal,blend,
  *   describe}`, `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition`; images at
  *   `GET /_emulator/mj/<id>.png` (no key); tasks move on the video step.
  * - Control: `POST /_emulator/faults` (JSON `Fault[]`), `DELETE /_emulator/faults`,
  *   `GET /_emulator/requests`, `GET /_emulator/stats` → `{requests, aborts}`, `POST /_emulator/reset`,
- *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /healthz` → 200.
+ *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /_emulator/vertex-key` (the service-account key JSON
+ *   its Vertex AI takes), `GET /healthz` → 200.
  *
  * Deterministic answers (see `Answer.ts`):
  * - Text `Echo: <text of the last user message>` (joined text parts, at most 64 words), streamed one
@@ -112,6 +123,14 @@ import {
   isBedrockException
 } from "./BedrockWire.ts"
 import { isObject, type JsonObject, makeIds, makePromptCache, stringOr } from "./Wire.ts"
+import {
+  makeVertexAuthority,
+  placeError,
+  VERTEX_PREFIX,
+  VERTEX_TEST_API_KEY,
+  vertexCallOf,
+  vertexUnauthenticated
+} from "./Vertex.ts"
 
 /** One request as the emulator saw it. @category models */
 export interface RecordedRequest {
@@ -159,6 +178,8 @@ export interface EmulatorOptions {
   readonly bedrockAccounts?: Readonly<Record<string, string>>
   /** Bedrock API keys the Bedrock routes take as Bearer tokens (default `[BEDROCK_TEST_API_KEY]`). */
   readonly bedrockApiKeys?: ReadonlyArray<string>
+  /** The Vertex AI API keys (express mode) model calls may carry (default `[VERTEX_TEST_API_KEY]`). */
+  readonly vertexApiKeys?: ReadonlyArray<string>
 }
 
 /** A running emulator and its test controls. @category models */
@@ -174,6 +195,11 @@ export interface Emulator {
   setValidKeys(keys: ReadonlyArray<string> | undefined): void
   /** Clears requests, faults, video and Midjourney tasks and the abort count (valid keys stay). */
   reset(): void
+  /**
+   * A Vertex AI service-account key JSON (as text) whose `token_uri` is this emulator's `POST /vertex/token`: the
+   * key its token endpoint takes assertions of (`Vertex.ts`).
+   */
+  vertexServiceAccountKey(): Promise<string>
   /** Stops listening, ends hanging or streaming answers, and waits for the server to finish. */
   close(): Promise<void>
 }
@@ -250,6 +276,34 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     apiKeys: new Set(options.bedrockApiKeys ?? [BEDROCK_TEST_API_KEY])
   }
   const prompts = makePromptCache()
+  let baseUrl = ""
+  const vertex = makeVertexAuthority(() => baseUrl, options.vertexApiKeys ?? [VERTEX_TEST_API_KEY])
+
+  /** `POST /vertex/token`: recorded (the assertion left out), faults applied, then the grant. */
+  const vertexToken = async (request: Request, path: string): Promise<Response> => {
+    const form = await request.text()
+    const fields = Object.fromEntries(new URLSearchParams(form))
+    const recorded: RecordedRequest = {
+      method: request.method,
+      path,
+      query: {},
+      headers: Object.fromEntries(request.headers),
+      key: undefined,
+      body: { grant_type: fields.grant_type, assertion: fields.assertion === undefined ? undefined : "(a JWT)" },
+      aborted: false,
+      completed: true,
+      usage: undefined
+    }
+    requestCount++
+    if (record) requests.push(recorded)
+    const fault = takeFault(armed, { path, model: undefined, key: undefined })
+    if (fault?.delayMs !== undefined) await sleep(fault.delayMs, closing.signal)
+    if (fault?.status !== undefined) {
+      return jsonResponse(fault.body ?? { error: "internal_failure", error_description: "Fault." }, fault.status)
+    }
+    const answer = await vertex.token(form)
+    return jsonResponse(answer.body, answer.status)
+  }
 
   const control = async (request: Request, path: string): Promise<Response> => {
     const route = `${request.method} ${path}`
@@ -270,6 +324,9 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       case "POST /_emulator/reset":
         reset()
         return new Response(null, { status: 204 })
+      case "GET /_emulator/vertex-key":
+        // The service-account key JSON its Vertex AI token endpoint takes (for an emulator run as its own process).
+        return new Response(await vertex.serviceAccountKey(), { headers: { "content-type": "application/json" } })
       case "PUT /_emulator/keys": {
         const keys = await request.json().catch(() => undefined)
         if (keys !== null && !Array.isArray(keys)) {
@@ -304,6 +361,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
         new Response("Not found", { status: 404, headers: { "content-type": "text/plain" } })
     }
     if (path.startsWith("/_emulator/")) return control(request, path)
+    if (request.method === "POST" && path === `${VERTEX_PREFIX}/token`) return vertexToken(request, path)
 
     const query: Record<string, string> = {}
     for (const [name, value] of url.searchParams) query[name] = value
@@ -334,7 +392,12 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     const klingAuth = route.vendor === "kling"
       ? await verifyKlingToken(request.headers.get("authorization"), klingAccounts)
       : undefined
-    const key = klingAuth === undefined
+    // Vertex AI: a token the emulator issued (recorded as the service account's email) or a test API key.
+    const vertexCall = path.startsWith(`${VERTEX_PREFIX}/`) ? vertexCallOf(path) : undefined
+    const vertexCaller = vertexCall === undefined ? undefined : vertex.caller(request.headers)
+    const key = vertexCaller !== undefined
+      ? (vertexCaller.ok ? vertexCaller.key : undefined)
+      : klingAuth === undefined
       ? requestKey(route.vendor, request.headers, query)
       : klingAuth.ok
       ? klingAuth.accessKey
@@ -373,7 +436,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       return jsonResponse(vendorErrorBody(route.vendor, 503, "The emulator is closing."), 503)
     }
 
-    const responseHeaders: Record<string, string> = route.vendor === "openai"
+    const responseHeaders: Record<string, string> = route.vendor === "openai" || route.vendor === "azure"
       ? { "x-request-id": ids.next("req_") }
       : route.vendor === "anthropic"
       ? { "request-id": ids.next("req_") }
@@ -436,7 +499,11 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     if (klingAuth !== undefined && !klingAuth.ok) {
       return fail(401, klingAuth.message, klingErrorBody(klingAuth.code, klingAuth.message))
     }
-    if (
+    if (vertexCall !== undefined && vertexCaller !== undefined) {
+      if (!vertexCaller.ok) return fail(401, undefined, vertexUnauthenticated)
+      const misplaced = placeError(vertexCall, vertexCaller.via)
+      if (misplaced !== undefined) return deliver(misplaced, { ...delivery, breakAfterEvents: undefined })
+    } else if (
       klingAuth === undefined && route.vendor !== "bedrock" && validKeys !== undefined &&
       (key === undefined || !validKeys.has(key))
     ) {
@@ -484,6 +551,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     onListen: () => {}
   }, handle)
   const port = server.addr.port
+  baseUrl = `http://${options.hostname ?? "127.0.0.1"}:${port}`
 
   const reset = () => {
     requests = []
@@ -493,6 +561,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     videos.clear()
     midjourney.clear()
     prompts.seen.clear()
+    // Vertex tokens stay valid: a gateway holds them until they expire, as it would Google's.
   }
 
   return {
@@ -512,6 +581,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       validKeys = keys === undefined ? undefined : new Set(keys)
     },
     reset,
+    vertexServiceAccountKey: vertex.serviceAccountKey,
     close: async () => {
       closing.abort()
       await server.shutdown()

@@ -9,6 +9,8 @@
  * - Gemini `{error: {code, message, status}}` with google.rpc status names
  *   (https://ai.google.dev/gemini-api/docs/troubleshooting).
  * - Kling `{code, message, request_id}` with its service codes (`VideosKling.ts`).
+ * - Azure OpenAI: its gateway's `{error: {code: "<status>", message}}` for 401, 403, 404 and 429, OpenAI's shape
+ *   otherwise (`Azure.ts`).
  * - Midjourney-proxy `{code, description, result: null}` (novicezk/midjourney-proxy `SubmitResultVO`,
  *   `ReturnCode`: 3 not found, 4 validation error, 9 failure, 23 queue full).
  * - Bedrock `{message}` with its exception named in the `x-amzn-ErrorType` header (`BedrockWire.ts`).
@@ -67,7 +69,7 @@ export interface Fault {
 }
 
 /** The wire families the emulator speaks. @category models */
-export type Vendor = "openai" | "anthropic" | "gemini" | "midjourney" | "kling" | "bedrock"
+export type Vendor = "openai" | "anthropic" | "gemini" | "midjourney" | "kling" | "bedrock" | "azure"
 
 const openAiTypes: Record<number, readonly [type: string, code: string | null]> = {
   400: ["invalid_request_error", null],
@@ -169,6 +171,13 @@ export const vendorErrorBody = (vendor: Vendor, status: number, message?: string
       return klingErrorBody(klingCodeOf(status), text)
     case "bedrock":
       return { message: text }
+    case "azure":
+      // Azure's own gateway errors (key, route, rate) are `{error: {code, message}}` with the status as the code;
+      // the model's own refusals are OpenAI's shape.
+      if (status === 401 || status === 403 || status === 404 || status === 429) {
+        return { error: { code: String(status), message: text } }
+      }
+      return vendorErrorBody("openai", status, message, param)
   }
 }
 
@@ -235,6 +244,18 @@ export const quotaExhausted = (vendor: Vendor): { readonly status: number; reado
     case "bedrock":
       // Bedrock has no prepaid balance to spend: an account over its token quota is throttled (ThrottlingException).
       return { status: 429, body: { message: "Too many tokens, please wait before trying again." } }
+    case "azure":
+      // Azure has no prepaid credit: a deployment out of its tokens-per-minute quota answers 429, code "429".
+      return {
+        status: 429,
+        body: {
+          error: {
+            code: "429",
+            message: "Requests to the ChatCompletions_Create Operation have exceeded the token rate limit of your " +
+              "current pricing tier. Please retry after 60 seconds."
+          }
+        }
+      }
   }
 }
 

@@ -12,8 +12,9 @@
  * event; Bedrock InvokeModel the model's own body (Claude's Messages usage,
  * Titan's `inputTextTokenCount`), its stream's chunks decoded, and for the
  * embedding models without usage in the body the `X-Amzn-Bedrock-Input-Token-Count`
- * header. Billing tests compare the gateway's ledger with this, never with the
- * ledger itself.
+ * header; Vertex AI's embeddings the `statistics.token_count` of their
+ * predictions. Billing tests compare the gateway's ledger with this, never
+ * with the ledger itself.
  *
  * @since 0.1.0
  */
@@ -48,6 +49,15 @@ const absorb = (into: Partial<Record<keyof ReportedUsage, number>>, payload: Jso
     if (candidates !== undefined || thoughts !== undefined) set("output", (candidates ?? 0) + (thoughts ?? 0))
     set("cacheRead", number(gemini.cachedContentTokenCount))
     set("reasoning", thoughts)
+  }
+  // Vertex AI's `:predict` embeddings: each prediction's `statistics.token_count`.
+  if (Array.isArray(payload.predictions)) {
+    let tokens = 0
+    for (const prediction of payload.predictions) {
+      tokens += number(object(object(object(prediction).embeddings).statistics).token_count) ?? 0
+    }
+    set("input", tokens)
+    set("output", 0)
   }
   const usage = isObject(payload.usage)
     ? payload.usage

@@ -25,6 +25,7 @@ import { bedrockConverse } from "./BedrockConverse.ts"
 import { bedrockInvoke } from "./BedrockInvoke.ts"
 import { BEDROCK_PREFIX, EVENT_STREAM_CONTENT_TYPE } from "./BedrockWire.ts"
 import { bedrockRequestKey } from "./BedrockAuth.ts"
+import { AZURE_PREFIX, AZURE_UNAUTHORIZED_MESSAGE, azureRoute } from "./Azure.ts"
 import { anthropicModels, openAiModels } from "./Models.ts"
 import { chatCompletions } from "./OpenAiChat.ts"
 import { legacyCompletions } from "./OpenAiCompletions.ts"
@@ -35,6 +36,7 @@ import { arkVideoCancel, arkVideoCreate, arkVideoRetrieve } from "./VideosArk.ts
 import { geminiFileDownload, geminiOperationGet, geminiVideoCreate } from "./VideosGemini.ts"
 import { klingVideoCreate, klingVideoList, klingVideoRetrieve } from "./VideosKling.ts"
 import { openAiVideoContent, openAiVideoCreate, openAiVideoRemix, openAiVideoRetrieve } from "./VideosOpenAi.ts"
+import { VERTEX_PREFIX, vertexCallOf, vertexHandler } from "./Vertex.ts"
 import { type Handler, type JsonObject, objectOr } from "./Wire.ts"
 
 /** A resolved route. @category models */
@@ -124,6 +126,32 @@ export const resolveRoute = (
   body: JsonObject
 ): Route | undefined => {
   const stream = body.stream === true
+  if (path.startsWith(`${AZURE_PREFIX}/openai/`)) {
+    // Azure OpenAI under its prefix (`Azure.ts`): deployment paths and the v1 API (videos' GETs included).
+    const azure = azureRoute(method, path, query, body)
+    return azure === undefined ? undefined : {
+      vendor: "azure",
+      handler: azure.handler,
+      stream: azure.stream,
+      jsonArray: false,
+      pathModel: azure.deployment,
+      hasBody: method === "POST"
+    }
+  }
+  if (method === "POST" && path.startsWith(`${VERTEX_PREFIX}/`)) {
+    // Vertex AI (`Vertex.ts`): the method in the path decides streaming; its credentials are checked by the emulator.
+    const call = vertexCallOf(path)
+    const served = call === undefined ? undefined : vertexHandler(call)
+    if (call === undefined || served === undefined) return undefined
+    return {
+      vendor: served.vendor,
+      handler: served.handler,
+      stream: served.stream,
+      jsonArray: served.stream && served.vendor === "gemini" && query.alt !== "sse",
+      pathModel: call.model,
+      hasBody: true
+    }
+  }
   if (method === "POST") {
     switch (path) {
       case "/v1/chat/completions":
@@ -257,7 +285,8 @@ export const resolveRoute = (
  * The API key a request carries, per vendor: OpenAI `Authorization: Bearer`, Anthropic `x-api-key`
  * (or a bearer token), Gemini `x-goog-api-key` or `?key=`, Midjourney-proxy `mj-api-secret`, Kling a Bearer token
  * (checked by the emulator with `verifyKlingToken`, then recorded as its access key), Bedrock the access key id of
- * its SigV4 credential or its Bearer API key (checked by the emulator with `BedrockAuth.verifyBedrockRequest`).
+ * its SigV4 credential or its Bearer API key (checked by the emulator with `BedrockAuth.verifyBedrockRequest`), Azure
+ * `api-key` or a Bearer (Entra ID) token.
  *
  * @category routing
  */
@@ -275,6 +304,8 @@ export const requestKey = (vendor: Vendor, headers: Headers, query: Record<strin
       return headers.get("mj-api-secret") ?? undefined
     case "bedrock":
       return bedrockRequestKey(headers)
+    case "azure":
+      return headers.get("api-key") ?? bearer
   }
 }
 
@@ -285,7 +316,8 @@ export const unauthorizedMessage: Record<Vendor, string> = {
   gemini: "API key not valid. Please pass a valid API key.",
   midjourney: "Unauthorized: mj-api-secret is wrong.",
   kling: "Authentication failed",
-  bedrock: "The security token included in the request is invalid."
+  bedrock: "The security token included in the request is invalid.",
+  azure: AZURE_UNAUTHORIZED_MESSAGE
 }
 
 /** A `malformed` fault's 200 body for a route: broken JSON, or a broken stream with no end marker. @category faults */
@@ -335,7 +367,7 @@ export const inBandErrorFrame = (
     const { request_id: _, ...event } = objectOr(errorBody)
     return eventFrame("error", event)
   }
-  if (path === "/v1/responses") {
+  if (path === "/v1/responses" || path === `${AZURE_PREFIX}/openai/v1/responses`) {
     const error = objectOr(objectOr(errorBody).error)
     return eventFrame("error", {
       type: "error",

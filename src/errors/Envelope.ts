@@ -32,7 +32,8 @@ const problem = (status: number, type: string, code: string, message: string, pa
 const upstreamProblem = (error: UpstreamFailed): Problem => {
   switch (error.kind) {
     case "rejected":
-      return problem(400, "invalid_request_error", "invalid_request", safeVendorText(error.message))
+      // A content refusal keeps its code (Azure's `content_filter`), so a caller can tell it from a bad field.
+      return problem(400, "invalid_request_error", error.code ?? "invalid_request", safeVendorText(error.message))
     case "throttled":
       return problem(429, "platform_api_error", "too_many_requests", "The upstream is busy; retry later.")
     case "bad-body":

@@ -154,9 +154,22 @@ export const UpstreamFailureKind = Schema.Literals([
 export type UpstreamFailureKind = typeof UpstreamFailureKind.Type
 
 /**
+ * Why a vendor refused a request for its content, where its error says so in a structured code (never read from
+ * its message): `content_filter`, Azure OpenAI's content filter (HTTP 400, `error.code: "content_filter"`,
+ * learn.microsoft.com/azure/ai-foundry/openai/concepts/content-filter). The caller sees it as its error's `code`.
+ *
+ * @category models
+ */
+export const UpstreamRefusalCode = Schema.Literals(["content_filter"])
+
+/** @category models */
+export type UpstreamRefusalCode = typeof UpstreamRefusalCode.Type
+
+/**
  * An upstream call failed. `status` is the upstream's HTTP status (0 when
  * there was none); `message` is safe to show the caller (it never holds the
- * upstream key or URL credentials).
+ * upstream key or URL credentials); `code`, on a `rejected` failure, names a
+ * content refusal (`UpstreamRefusalCode`).
  *
  * @category errors
  */
@@ -164,7 +177,8 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
   kind: UpstreamFailureKind,
   status: Schema.Number,
   message: Schema.String,
-  channelId: Schema.optional(Schema.Number)
+  channelId: Schema.optional(Schema.Number),
+  code: Schema.optional(UpstreamRefusalCode)
 }) {
   /** Whether another candidate may be tried (issue: failover rules). */
   get retryable(): boolean {

@@ -13,7 +13,7 @@ import type { Request } from "../canonical/Request.ts"
 import type { Response } from "../canonical/Response.ts"
 import type { StreamPart } from "../canonical/StreamPart.ts"
 import type { Problem } from "../domain/Problem.ts"
-import type { UpstreamFailed, UpstreamFailureKind } from "../errors/GatewayError.ts"
+import type { UpstreamFailed, UpstreamFailureKind, UpstreamRefusalCode } from "../errors/GatewayError.ts"
 import type { Decoded } from "./shared/Decoded.ts"
 import type { MediaParam } from "./shared/MediaLocation.ts"
 
@@ -208,6 +208,18 @@ export interface Passthrough {
 }
 
 /**
+ * An upstream HTTP error as a format reads it: the failure kind, a message safe for the caller, and, for a refusal
+ * of the request's content that the vendor names in a structured code, that code (`UpstreamRefusalCode`).
+ *
+ * @category models
+ */
+export interface ClassifiedError {
+  readonly kind: UpstreamFailureKind
+  readonly message: string
+  readonly code?: UpstreamRefusalCode | undefined
+}
+
+/**
  * The outbound half of a wire format: what the gateway needs to call an upstream in it and read the answer.
  * Every `Format` is one; an outbound-only format (`OutboundOnlyWire`) is only this.
  *
@@ -231,7 +243,7 @@ export interface OutboundWire<DS = unknown> {
     status: number,
     bodyText: string,
     errorType?: string | undefined
-  ) => { readonly kind: UpstreamFailureKind; readonly message: string }
+  ) => ClassifiedError
   /**
    * Whether URL files (PDFs and the like) sent in this format must be
    * downloaded and sent inline: `inlineImages` is the channel's

@@ -274,7 +274,12 @@ const failureOfStatus = (wire: UpstreamWire, response: UpstreamResponse) =>
         response.headers["x-amzn-errortype"]
       )
       return Effect.fail(
-        new UpstreamFailed({ kind: classified.kind, status: response.status, message: classified.message })
+        new UpstreamFailed({
+          kind: classified.kind,
+          status: response.status,
+          message: classified.message,
+          ...(classified.code === undefined ? {} : { code: classified.code })
+        })
       )
     })
   )

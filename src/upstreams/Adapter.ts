@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import type { ChannelType } from "../domain/ChannelType.ts"
+import { type ChannelType, VERTEX_DEFAULT_LOCATION } from "../domain/ChannelType.ts"
 import { DeepSeekChatFormat } from "../formats/deepseek/chat/Format.ts"
 import { DeepSeekCompletionsFormat } from "../formats/deepseek/completions/Format.ts"
 import { isAnthropicModel } from "../formats/bedrock/converse/RequestEncoder.ts"
@@ -14,6 +14,11 @@ import { AnthropicInvokeFormat } from "../formats/bedrock/invoke/AnthropicInvoke
 import type { Format, FormatName, UpstreamWire, WireName } from "../formats/Format.ts"
 import { formatOf, upstreamWireOf } from "../formats/Formats.ts"
 import { awsCredentialsOf, type CallSigning } from "./auth/CallSigning.ts"
+import { AzureChatFormat, AzureCompletionsFormat, AzureResponsesFormat } from "../formats/azure/Dialects.ts"
+import { VertexAnthropicFormat } from "../formats/vertex/AnthropicFormat.ts"
+import { VertexGeminiFormat } from "../formats/vertex/GeminiFormat.ts"
+import { azureAuthHeaders, azureUrl, azureV1 } from "./AzureTarget.ts"
+import { isServiceAccountJson } from "./auth/GoogleToken.ts"
 import { upstreamUrl } from "./BaseUrl.ts"
 
 export type { ChannelType } from "../domain/ChannelType.ts"
@@ -35,6 +40,12 @@ export interface Channel {
     readonly region?: string | undefined
     /** A `bedrock` channel's text API: `converse` (default) or `invoke` (Anthropic models through InvokeModel). */
     readonly bedrock_api?: "converse" | "invoke" | undefined
+    /** Azure's API version (`azure` channels): a date, or `v1` (`AzureTarget.ts`). */
+    readonly api_version?: string | undefined
+    /** The Google Cloud project (vertex channels). */
+    readonly project?: string | undefined
+    /** The Vertex AI location (vertex channels; `us-central1` when unset). */
+    readonly location?: string | undefined
   }
 }
 
@@ -334,6 +345,111 @@ const bedrock: Adapter = {
 }
 
 /**
+ * Azure OpenAI / Azure AI Foundry (`AzureTarget.ts` has the URLs and keys): chat completions and legacy completions
+ * on every API version; Responses only on the v1 API (`settings.api_version: v1`), else served through chat
+ * completions, as on an `openai` channel without `responses_api`; Messages and generate-content through chat
+ * completions. The mapped model is the deployment. It speaks Azure's dialect of chat completions
+ * (`formats/azure/Dialects.ts`: the content filter's refusals).
+ */
+const azure: Adapter = {
+  nativeFormat: "openai-chat",
+  wireFormat: (inbound, channel) => {
+    switch (inbound) {
+      case "openai-chat":
+      case "completions":
+        return inbound
+      case "openai-responses":
+        return azureV1(channel) ? "openai-responses" : "openai-chat"
+      case "anthropic":
+      case "gemini":
+        return "openai-chat"
+    }
+  },
+  target: (channel, key, wire, model) => ({
+    url: azureUrl(
+      channel,
+      model,
+      wire === "openai-responses" ? "responses" : wire === "completions" ? "completions" : "chat/completions"
+    ),
+    headers: withExtraHeaders(channel, { ...json, ...azureAuthHeaders(key) })
+  }),
+  dialects: {
+    "openai-chat": AzureChatFormat,
+    "openai-responses": AzureResponsesFormat,
+    completions: AzureCompletionsFormat
+  }
+}
+
+/**
+ * Whether a `vertex` channel's upstream model is one of Anthropic's (served by the `anthropic` publisher in the
+ * Messages wire): its id starts with `claude` (Vertex AI's Claude ids: `claude-sonnet-4-5@20250929`, …,
+ * docs.anthropic.com/en/api/claude-on-vertex-ai, "API model names").
+ *
+ * @category adapters
+ */
+export const isVertexClaudeModel = (model: string): boolean => model.toLowerCase().startsWith("claude")
+
+/** A path segment URL-encoded, `@` kept (a path character, RFC 3986; Vertex AI's Claude ids have one: `…@20250929`). */
+const segment = (value: string): string => encodeURIComponent(value).replaceAll("%40", "@")
+
+/**
+ * The path of a Vertex AI model call, from the API root (`/v1/projects/{project}/locations/{location}/publishers/
+ * {publisher}/models/{model}:{method}`), each segment URL-encoded but for `@` (as `@anthropic-ai/vertex-sdk` writes
+ * it).
+ *
+ * @category adapters
+ */
+export const vertexModelPath = (channel: Channel, publisher: "google" | "anthropic", model: string, method: string) =>
+  `/v1/projects/${segment(channel.settings.project ?? "")}/locations/${
+    segment(channel.settings.location ?? VERTEX_DEFAULT_LOCATION)
+  }/publishers/${publisher}/models/${segment(model)}:${method}`
+
+/**
+ * The credentials of a `vertex` call with `key`: a service-account key JSON becomes a `GoogleOAuth` signing (an
+ * access token as `Authorization: Bearer`, `auth/GoogleToken.ts`); any other key is a Vertex AI API key (express
+ * mode), sent as `x-goog-api-key` (cloud.google.com/vertex-ai/generative-ai/docs/start/api-keys) on the same project
+ * and location paths, as `@google/genai` sends an API key when it is given a project and location
+ * (`ApiClient.shouldPrependVertexProjectPath`).
+ *
+ * @category adapters
+ */
+export const vertexCredentials = (
+  channel: Channel,
+  key: string
+): { readonly headers: Record<string, string>; readonly signing?: CallSigning | undefined } =>
+  isServiceAccountJson(key)
+    ? { headers: withExtraHeaders(channel, { ...json }), signing: { _tag: "GoogleOAuth", serviceAccount: key } }
+    : { headers: withExtraHeaders(channel, { ...json, "x-goog-api-key": key }) }
+
+/**
+ * Google Vertex AI: Gemini models through `generateContent` / `streamGenerateContent?alt=sse` of the `google`
+ * publisher in the generate-content wire, Claude models (`isVertexClaudeModel`) through `rawPredict` /
+ * `streamRawPredict` of the `anthropic` publisher in the Messages wire
+ * (cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude), both at
+ * `{base}/v1/projects/{project}/locations/{location}/…`; the base URL defaults to the location's endpoint
+ * (`domain/ChannelType.ts`) and may end in `/v1`. Each speaks its Vertex dialect (`formats/vertex/`).
+ */
+const vertex: Adapter = {
+  nativeFormat: "gemini",
+  wireFormat: (_inbound, _channel, model) => isVertexClaudeModel(model) ? "anthropic" : "gemini",
+  target: (channel, key, wire, model, stream) => {
+    const path = wire === "anthropic"
+      ? vertexModelPath(channel, "anthropic", model, stream ? "streamRawPredict" : "rawPredict")
+      : vertexModelPath(channel, "google", model, stream ? "streamGenerateContent?alt=sse" : "generateContent")
+    return { url: channelUrl(channel, path, VERTEX_VERSIONS), ...vertexCredentials(channel, key) }
+  },
+  dialects: { anthropic: VertexAnthropicFormat, gemini: VertexGeminiFormat }
+}
+
+/**
+ * The version suffix a Vertex AI base URL may end in (`https://us-central1-aiplatform.googleapis.com/v1`, the base
+ * URL `@anthropic-ai/vertex-sdk` uses).
+ *
+ * @category adapters
+ */
+export const VERTEX_VERSIONS: ReadonlyArray<string> = ["/v1"]
+
+/**
  * Every adapter, by channel type.
  *
  * @category adapters
@@ -348,7 +464,9 @@ export const adapters: Record<ChannelType, Adapter> = {
   midjourney,
   kling,
   deepseek,
-  bedrock
+  bedrock,
+  azure,
+  vertex
 }
 
 /**

@@ -5,7 +5,15 @@
  *
  * @since 0.1.0
  */
-import { adapters, type Channel, type ChannelType, channelUrl, type UpstreamTarget } from "./Adapter.ts"
+import {
+  adapters,
+  type Channel,
+  type ChannelType,
+  channelUrl,
+  type UpstreamTarget,
+  withExtraHeaders
+} from "./Adapter.ts"
+import { azureAuthHeaders, azureUrl } from "./AzureTarget.ts"
 
 /** The audio and moderation operations. @category models */
 export type AudioOperation = "speech" | "transcriptions" | "translations" | "moderations"
@@ -56,6 +64,29 @@ const gemini: AudioAdapter = {
 }
 
 /**
+ * Azure OpenAI: OpenAI's audio wire at the deployment's `audio/speech`, `audio/transcriptions` and
+ * `audio/translations` (dated API version) or `/openai/v1/audio/…` (v1), with the channel's `api-key` or Entra
+ * token (`AzureTarget.ts`; learn.microsoft.com/azure/ai-foundry/openai/reference, "Speech to text", "Text to
+ * speech"). Azure has no moderations endpoint (its content filter runs on every call).
+ */
+const azure: AudioAdapter = {
+  wire: "openai",
+  serves: new Set(["speech", "transcriptions", "translations"]),
+  target: (channel, key, operation, model) => ({
+    url: azureUrl(
+      channel,
+      model,
+      operation === "speech"
+        ? "audio/speech"
+        : operation === "translations"
+        ? "audio/translations"
+        : "audio/transcriptions"
+    ),
+    headers: withExtraHeaders(channel, { "content-type": "application/json", ...azureAuthHeaders(key) })
+  })
+}
+
+/**
  * The audio endpoints of each channel type; `undefined` for a type that
  * serves none of them (anthropic, ark, cohere, jina; deepseek, whose API has
  * chat and FIM completions only, api-docs.deepseek.com), which is never a
@@ -73,5 +104,7 @@ export const audioAdapters: Record<ChannelType, AudioAdapter | undefined> = {
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
-  bedrock: undefined
+  bedrock: undefined,
+  azure,
+  vertex: undefined
 }

@@ -6,7 +6,18 @@
  * @since 0.1.0
  */
 import type { EmbeddingFormatName } from "../formats/embeddings/Wires.ts"
-import { adapters, type Channel, type ChannelType, channelUrl, type UpstreamTarget } from "./Adapter.ts"
+import {
+  adapters,
+  type Channel,
+  type ChannelType,
+  channelUrl,
+  type UpstreamTarget,
+  VERTEX_VERSIONS,
+  vertexCredentials,
+  vertexModelPath,
+  withExtraHeaders
+} from "./Adapter.ts"
+import { azureAuthHeaders, azureUrl } from "./AzureTarget.ts"
 import { mapUrlPath } from "./BaseUrl.ts"
 
 /** A channel type's embedding endpoint. @category models */
@@ -66,6 +77,32 @@ const bedrock: EmbeddingAdapter = {
 }
 
 /**
+ * Azure OpenAI: OpenAI's embeddings wire at the deployment's `embeddings` (dated API version) or
+ * `/openai/v1/embeddings` (v1), with the channel's `api-key` or Entra token (`AzureTarget.ts`;
+ * learn.microsoft.com/azure/ai-foundry/openai/reference, "Embeddings").
+ */
+const azure: EmbeddingAdapter = {
+  wire: "openai",
+  target: (channel, key, model) => ({
+    url: azureUrl(channel, model, "embeddings"),
+    headers: withExtraHeaders(channel, { "content-type": "application/json", ...azureAuthHeaders(key) })
+  })
+}
+
+/**
+ * Vertex AI: `POST {base}/v1/projects/{project}/locations/{location}/publishers/google/models/{model}:predict`
+ * (cloud.google.com/vertex-ai/generative-ai/docs/model-reference/text-embeddings-api), with the key as the text
+ * calls send it (a service-account token or an API key).
+ */
+const vertex: EmbeddingAdapter = {
+  wire: "vertex",
+  target: (channel, key, model) => ({
+    url: channelUrl(channel, vertexModelPath(channel, "google", model, "predict"), VERTEX_VERSIONS),
+    ...vertexCredentials(channel, key)
+  })
+}
+
+/**
  * The embedding endpoint of each channel type; `undefined` for a type that
  * cannot embed (`anthropic`: the Messages API has no embeddings; `ark`: not wired yet; `deepseek`: its API has
  * chat and FIM completions only, api-docs.deepseek.com), which is
@@ -83,5 +120,7 @@ export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
-  bedrock
+  bedrock,
+  azure,
+  vertex
 }

@@ -7,6 +7,7 @@
  */
 import type { ImageFormatName } from "../formats/images/Wires.ts"
 import { adapters, ARK_VERSIONS, type Channel, type ChannelType, channelUrl, type UpstreamTarget } from "./Adapter.ts"
+import { azureAuthHeaders, azureUrl } from "./AzureTarget.ts"
 
 /** A channel type's image endpoint. @category models */
 export interface ImageAdapter {
@@ -61,6 +62,23 @@ const gemini: ImageAdapter = {
 }
 
 /**
+ * Azure OpenAI: OpenAI's images wire at the deployment's `images/generations` and `images/edits` (dated API version)
+ * or `/openai/v1/images/…` (v1), with the channel's `api-key` or Entra token (`AzureTarget.ts`;
+ * learn.microsoft.com/azure/ai-foundry/openai/reference, "Image generation").
+ */
+const azure: ImageAdapter = {
+  wire: "openai",
+  target: (channel, key, model, edit, form) => ({
+    url: azureUrl(channel, model, edit ? "images/edits" : "images/generations"),
+    headers: {
+      ...(form ? {} : { "content-type": "application/json" }),
+      ...azureAuthHeaders(key),
+      ...channel.settings.headers
+    }
+  })
+}
+
+/**
  * The image endpoint of each channel type; `undefined` for a type that
  * cannot make images (`anthropic`: the Messages API has no image output;
  * `deepseek`: its API has chat and FIM completions only),
@@ -78,5 +96,7 @@ export const imageAdapters: Record<ChannelType, ImageAdapter | undefined> = {
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
-  bedrock: undefined
+  bedrock: undefined,
+  azure,
+  vertex: undefined
 }

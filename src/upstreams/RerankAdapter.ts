@@ -66,5 +66,7 @@ export const rerankAdapters: Record<ChannelType, RerankAdapter | undefined> = {
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
-  bedrock: undefined
+  bedrock: undefined,
+  azure: undefined,
+  vertex: undefined
 }

@@ -19,6 +19,8 @@ import {
   type UpstreamTarget,
   withExtraHeaders
 } from "./Adapter.ts"
+import { AZURE_VERSIONS, azureAuthHeaders } from "./AzureTarget.ts"
+import { upstreamUrl } from "./BaseUrl.ts"
 
 /** A channel type's video task API. @category models */
 export interface VideoAdapter {
@@ -114,6 +116,11 @@ const bearer = (versions: ReadonlyArray<string>): VideoAdapter["target"] => (cha
  * - `kling`: `POST /v1/videos/{text2video|image2video}`, `GET …/{task_id}`, `Authorization: Bearer` a token
  *   signed per call from the channel key `accessKey|secretKey` (`klingToken`); the base URL is the API's
  *   root (`https://api-singapore.klingai.com`), with or without `/v1`; the result's URL is fetched without it.
+ * - `azure`: OpenAI's video wire on Azure's v1 API, whatever the channel's `api_version` (Sora 2 "uses the Azure
+ *   OpenAI v1 API, aligning with OpenAI's native Sora 2 schema", learn.microsoft.com/azure/ai-foundry/openai/concepts/
+ *   video-generation): `POST {base}/openai/v1/videos`, `GET …/videos/{id}`, `POST …/videos/{id}/remix`,
+ *   `GET …/videos/{id}/content`, with the channel's `api-key` or Entra token (`AzureTarget.ts`); the deployment is
+ *   the body's `model`.
  *
  * @category adapters
  */
@@ -146,5 +153,16 @@ export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
     probe: { method: "GET", path: "/v1/videos/text2video?pageNum=1&pageSize=1" }
   },
   deepseek: undefined,
-  bedrock: undefined
+  bedrock: undefined,
+  azure: {
+    wire: "openai",
+    target: (channel, key, call, withKey) => ({
+      // The wire's paths start `/v1/videos`; Azure's v1 API has them under `/openai`.
+      url: /^https?:\/\//.test(call.path)
+        ? call.path
+        : upstreamUrl(channel.baseUrl, `/openai${call.path}`, AZURE_VERSIONS),
+      headers: withExtraHeaders(channel, { ...contentType(call), ...(withKey ? azureAuthHeaders(key) : {}) })
+    })
+  },
+  vertex: undefined
 }

@@ -121,7 +121,7 @@ Deno.test("parseBootstrap: text that is not YAML or JSON names the file", () => 
 
 Deno.test("parseBootstrap: a bad field is reported with its path", () => {
   const cases: ReadonlyArray<readonly [string, string]> = [
-    [variant((f) => (f.channels.push({ ...f.channels[0], name: "b", type: "azure" }))), "channels[1].type: "],
+    [variant((f) => (f.channels.push({ ...f.channels[0], name: "b", type: "watsonx" }))), "channels[1].type: "],
     [variant((f) => (f.users[0].quota = -1)), "users[0].quota: "],
     [variant((f) => (f.users[0].quota = 1.5)), "users[0].quota: "],
     [variant((f) => (f.users[0].quota = Number.MAX_SAFE_INTEGER + 2)), "users[0].quota: "],
@@ -213,6 +213,41 @@ Deno.test("parseBootstrap: a bedrock channel needs settings.region, and its base
     "https://bedrock-runtime.us-east-1.amazonaws.com"
   )
   ok(failure(bedrock({ region: "us-east-1", bedrock_api: "chat" })).startsWith("channels[1].settings.bedrock_api"))
+})
+
+Deno.test("parseBootstrap: a vertex channel needs settings.project; its base_url defaults to its location's endpoint", () => {
+  const vertex = (settings: Record<string, unknown> | undefined) =>
+    variant((f) =>
+      f.channels.push(
+        {
+          ...f.channels[0],
+          name: "vx",
+          type: "vertex",
+          base_url: undefined as unknown as string,
+          ...(settings === undefined ? {} : { settings })
+        } as typeof f.channels[0]
+      )
+    )
+  strictEqual(
+    failure(vertex(undefined)),
+    "channels[1].settings.project: missing (a vertex channel calls one Google Cloud project)"
+  )
+  ok(failure(vertex({ project: "p", location: "Europe West" })).startsWith("channels[1].settings.location: "))
+  ok(failure(vertex({ project: "p/../x" })).startsWith("channels[1].settings.project: "))
+  const file = parsed(vertex({ project: "sluice-test-project", location: "europe-west4" }), "sluice.json")
+  strictEqual(file.channels?.[1].settings?.project, "sluice-test-project")
+  strictEqual(
+    baseUrlOf("vertex", undefined, { location: "europe-west4" }),
+    "https://europe-west4-aiplatform.googleapis.com"
+  )
+  strictEqual(baseUrlOf("vertex", undefined, {}), "https://us-central1-aiplatform.googleapis.com")
+  strictEqual(baseUrlOf("vertex", undefined, { location: "global" }), "https://aiplatform.googleapis.com")
+  strictEqual(baseUrlOf("vertex", undefined, { location: "us" }), "https://aiplatform.us.rep.googleapis.com")
+  strictEqual(
+    baseUrlOf("vertex", "http://proxy.internal/vertex", { location: "global" }),
+    "http://proxy.internal/vertex"
+  )
+  strictEqual(DEFAULT_BASE_URLS.vertex, baseUrlOf("vertex", undefined))
 })
 
 Deno.test("parseBootstrap: every reference to an undefined group is refused with its path", () => {

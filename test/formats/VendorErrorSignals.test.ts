@@ -8,6 +8,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { classifyError, kindOfErrorBody } from "../../src/formats/anthropic/messages/ErrorBody.ts"
 import { classifyGeminiError } from "../../src/formats/gemini/generate-content/ErrorBody.ts"
 import { classifyDeepSeekError } from "../../src/formats/deepseek/chat/ErrorBody.ts"
+import { classifyAzureError } from "../../src/formats/azure/ErrorBody.ts"
 import { classifyOpenAiError } from "../../src/formats/openai/shared/ErrorBody.ts"
 import { classifyBedrockError, streamExceptionFailure } from "../../src/formats/bedrock/ErrorBody.ts"
 
@@ -180,4 +181,19 @@ Deno.test("bedrock classifyBedrockError: the error type decides, never the messa
     classifyBedrockError(400, "{}", `${name}Exception`).kind
   )
   strictEqual(kinds.includes("quota"), false)
+})
+
+Deno.test("azure classifyAzureError: its 401 disables the key, its content filter is a refusal by code only", () => {
+  // Azure's gateway errors: `{error: {code: "<status>", message}}`; the filter's 400 carries `code: content_filter`.
+  const azure = (code: string, message: string) => JSON.stringify({ error: { code, message } })
+  strictEqual(
+    classifyAzureError(401, azure("401", "Access denied due to invalid subscription key")).kind,
+    "unauthorized"
+  )
+  strictEqual(classifyAzureError(429, azure("429", "Requests have exceeded the token rate limit")).kind, "throttled")
+  strictEqual(classifyAzureError(400, azure("content_filter", "The response was filtered")).code, "content_filter")
+  for (const text of [...hostile, "content_filter ResponsibleAIPolicyViolation"]) {
+    const classified = classifyAzureError(400, azure("invalid_request", quoted(text)))
+    deepStrictEqual({ kind: classified.kind, code: classified.code }, { kind: "rejected", code: undefined }, text)
+  }
 })

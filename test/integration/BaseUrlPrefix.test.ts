@@ -13,6 +13,7 @@ import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { BEDROCK_TEST_API_KEY } from "../../src/emulator/BedrockAuth.ts"
 import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { VERTEX_TEST_API_KEY, VERTEX_TEST_PROJECT } from "../../src/emulator/Vertex.ts"
 import { startGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-prefix-caller-0001"
@@ -44,7 +45,9 @@ Deno.test("base_url with a path prefix: every SDK's call goes to prefix + the ve
         JSON.stringify({
           groups: { default: { ratio: 1 } },
           models: Object.fromEntries(
-            ["m-chat", "m-query", "m-claude", "m-gemini", "m-bedrock"].map((m) => [m, { input: 1, output: 2 }])
+            ["m-chat", "m-query", "m-claude", "m-gemini", "m-vertex", "m-bedrock"].map((
+              m
+            ) => [m, { input: 1, output: 2 }])
           ),
           channels: [
             {
@@ -74,6 +77,15 @@ Deno.test("base_url with a path prefix: every SDK's call goes to prefix + the ve
               base_url: `${edge.url}/edge/gemini/v1beta`,
               keys: ["sk-test-up"],
               models: ["m-gemini"]
+            },
+            {
+              // The emulator serves Vertex AI under `/vertex`: behind the edge's prefix, with its `/v1`.
+              name: "vertex",
+              type: "vertex",
+              base_url: `${edge.url}/edge/vertex/vertex/v1`,
+              keys: [VERTEX_TEST_API_KEY],
+              models: ["m-vertex"],
+              settings: { project: VERTEX_TEST_PROJECT }
             },
             {
               // A Bedrock API key (Bearer): a SigV4 signature covers the path as sent, which a prefix-stripping proxy
@@ -118,6 +130,11 @@ Deno.test("base_url with a path prefix: every SDK's call goes to prefix + the ve
       streamed += chunk.text ?? ""
     }
     strictEqual(streamed, "Echo: hello gemini")
+    const vertex = await openai.chat.completions.create({
+      model: "m-vertex",
+      messages: [{ role: "user", content: "hello vertex" }]
+    })
+    strictEqual(vertex.choices[0].message.content, "Echo: hello vertex")
 
     const converse = await openai.chat.completions.create({
       model: "m-bedrock",
@@ -130,6 +147,8 @@ Deno.test("base_url with a path prefix: every SDK's call goes to prefix + the ve
       "/edge/tenant/v1/chat/completions?tenant=t1",
       "/edge/claude/v1/messages",
       "/edge/gemini/v1beta/models/m-gemini:streamGenerateContent?alt=sse",
+      `/edge/vertex/vertex/v1/projects/${VERTEX_TEST_PROJECT}/locations/us-central1/publishers/google/models/` +
+      "m-vertex:generateContent",
       "/edge/aws/bedrock/model/amazon.nova-lite-v1%3A0/converse"
     ])
   } finally {

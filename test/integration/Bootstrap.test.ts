@@ -111,7 +111,7 @@ const badFiles: ReadonlyArray<{ readonly what: string; readonly path: string; re
     return file
   }
   const unknownType = withSecondChannel()
-  unknownType.channels[1].type = "azure"
+  unknownType.channels[1].type = "watsonx"
   const negative = good()
   negative.users[0].quota = -100
   const fractional = good()
@@ -136,7 +136,7 @@ Deno.test("bootstrap: a bad file makes src/main.ts exit non-zero, naming the fie
     badFiles.map((bad, index) => writeTempFile(`bad-${index}.json`, JSON.stringify(bad.file)))
   )
   // A YAML variant of one case, on the embedded store (SLUICE_DATA_DIR must stay absent).
-  const yaml = await writeTempFile("bad.yaml", yamlFile("http://127.0.0.1:9").replace("type: openai", "type: azure"))
+  const yaml = await writeTempFile("bad.yaml", yamlFile("http://127.0.0.1:9").replace("type: openai", "type: watsonx"))
   try {
     const runs = await Promise.all([
       ...files.map((file) => runMain({ SLUICE_CONFIG: file.path, DATABASE_URL: database.url })),

@@ -11,15 +11,24 @@
  * price, and the second call of each tool round trip hits DeepSeek's context
  * cache, so those prompt tokens are billed at `cached_input`, exactly as many as
  * the emulator reported; DeepSeek's chat takes no images, so it has no image
- * cell (its 400 is `DeepSeek.test.ts`'s). The `bedrock` column is a bedrock channel on the emulator's Bedrock Runtime
- * (under `/bedrock`, SigV4-signed) speaking Converse with Claude, `bedrock-invoke` one with `bedrock_api: invoke`
- * (Claude through InvokeModel with the Messages body, a Bedrock API key). One gateway serves the whole file.
+ * cell (its 400 is `DeepSeek.test.ts`'s). The `azure` column is the emulator's
+ * Azure OpenAI under `/azure`, a dated channel (its deployment paths; the v1 API
+ * is `Azure.test.ts`'s).  * The `vertex` and `vertex-claude`
+ * columns are one `vertex` channel on the emulator's Vertex AI under `/vertex`,
+ * with the service-account key the emulator issued (so every call carries an
+ * access token from its token endpoint): a Gemini model through generate-content
+ * and a `claude…` model through rawPredict. The `bedrock` column is a bedrock channel
+ * on the emulator's Bedrock Runtime (under `/bedrock`, SigV4-signed) speaking
+ * Converse with Claude, `bedrock-invoke` one with `bedrock_api: invoke` (Claude
+ * through InvokeModel with the Messages body, a Bedrock API key). One gateway
+ * serves the whole file.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { type RecordedRequest, startEmulator } from "../../src/emulator/Emulator.ts"
 import { startGateway } from "../support/Gateway.ts"
 import {
   type Case,
@@ -36,14 +45,7 @@ import {
   responsesDriver,
   WEATHER_TOOL
 } from "./matrix/Inbound.ts"
-import {
-  CHANNEL_OF,
-  checkUpstream,
-  excludesCacheFromInput,
-  MODEL_OF,
-  PATH_OF,
-  type UpstreamName
-} from "./matrix/Upstream.ts"
+import { CHANNEL_OF, checkUpstream, MODEL_OF, PATH_OF, type UpstreamName } from "./matrix/Upstream.ts"
 
 const KEY = "sk-matrix-caller-0001"
 const UPSTREAMS: ReadonlyArray<UpstreamName> = [
@@ -51,9 +53,18 @@ const UPSTREAMS: ReadonlyArray<UpstreamName> = [
   "anthropic",
   "gemini",
   "deepseek",
+  "azure",
+  "vertex",
+  "vertex-claude",
   "bedrock",
   "bedrock-invoke"
 ]
+
+/**
+ * The columns whose wire is the Messages API's, or Bedrock's Converse (input excludes cache reads and writes; no
+ * thinking token count; the emulator's `sig-` signatures).
+ */
+const MESSAGES_WIRE: ReadonlySet<UpstreamName> = new Set(["anthropic", "vertex-claude", "bedrock", "bedrock-invoke"])
 
 /** USD per 1M tokens (quota units per token): DeepSeek's model bills cache hits at a quarter of `input`. */
 const PRICE_OF: Record<UpstreamName, { input: number; output: number; cached_input?: number }> = {
@@ -61,22 +72,32 @@ const PRICE_OF: Record<UpstreamName, { input: number; output: number; cached_inp
   anthropic: { input: 1, output: 2 },
   gemini: { input: 1, output: 2 },
   deepseek: { input: 1, output: 2, cached_input: 0.25 },
+  azure: { input: 1, output: 2 },
+  vertex: { input: 1, output: 2 },
+  "vertex-claude": { input: 1, output: 2 },
   bedrock: { input: 1, output: 2 },
   "bedrock-invoke": { input: 1, output: 2 }
 }
 
-const matrixConfig = (emulatorUrl: string) => {
+/**
+ * The channel of an upstream column: its type, key and settings (vertex: the emulator's project, a service account;
+ * bedrock: `CHANNEL_OF`).
+ */
+const channelOf = (upstream: UpstreamName, serviceAccount: string): Record<string, unknown> =>
+  upstream === "vertex" || upstream === "vertex-claude"
+    ? { type: "vertex", keys: [serviceAccount], settings: { project: "sluice-test-project" } }
+    : CHANNEL_OF[upstream] ?? { type: upstream, keys: [`upstream-key-${upstream}`] }
+
+const matrixConfig = (serviceAccount: string) => (emulatorUrl: string) => {
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1 } },
       models: Object.fromEntries(UPSTREAMS.map((upstream) => [MODEL_OF[upstream], PRICE_OF[upstream]])),
       channels: UPSTREAMS.map((upstream) => ({
         name: `emu-${upstream}`,
-        type: upstream,
+        ...channelOf(upstream, serviceAccount),
         base_url: emulatorUrl + PATH_OF[upstream],
-        keys: [`upstream-key-${upstream}`],
-        models: [MODEL_OF[upstream]],
-        ...CHANNEL_OF[upstream]
+        models: [MODEL_OF[upstream]]
       })),
       users: [{
         username: "matrix",
@@ -154,14 +175,13 @@ const runCase = async (driver: Driver, upstream: UpstreamName, mode: Mode, testC
       assertUsage(outcome, "answer")
       if (driver.name === "messages") {
         ok(typeof outcome.signature === "string", "the thinking block carries a signature")
-        if (excludesCacheFromInput(upstream)) {
+        if (MESSAGES_WIRE.has(upstream)) {
           ok(outcome.signature.startsWith("sig-"), `the upstream signature survives, got ${outcome.signature}`)
         }
       }
-      // The emulator's messages usage has no `output_tokens_details.thinking_tokens` and Converse's usage has no
-      // reasoning count at all, so anthropic and bedrock upstreams report none; the others do, and it must reach the
-      // caller.
-      if (!excludesCacheFromInput(upstream)) {
+      // The emulator's messages usage has no `output_tokens_details.thinking_tokens` and Converse's usage no reasoning
+      // count, so those upstreams report none there; the other upstreams do, and the count must reach the caller.
+      if (!MESSAGES_WIRE.has(upstream)) {
         ok((outcome.usage.reasoning ?? 0) > 0, `reasoning tokens in the format's usage, got ${outcome.usage.reasoning}`)
       }
       if (stream) assertStreamShape(driver, outcome)
@@ -190,6 +210,10 @@ const runCase = async (driver: Driver, upstream: UpstreamName, mode: Mode, testC
   }
 }
 
+/** The model calls the emulator recorded (POSTs, Vertex AI's token requests left out). */
+const upstreamCalls = (requests: ReadonlyArray<RecordedRequest>) =>
+  requests.filter((request) => request.method === "POST" && request.path !== "/vertex/token")
+
 /** One usage row as the ledger logged it. */
 interface LoggedRow {
   readonly id: string
@@ -216,7 +240,7 @@ const checkBilledAsReported = async (
   const expected = reported.reduce(
     (sum, request) => {
       const usage = request.usage!
-      const prompt = usage.input + (excludesCacheFromInput(upstream) ? usage.cacheRead + usage.cacheWrite : 0)
+      const prompt = usage.input + (MESSAGES_WIRE.has(upstream) ? usage.cacheRead + usage.cacheWrite : 0)
       return { prompt: sum.prompt + prompt, completion: sum.completion + usage.output }
     },
     { prompt: 0, completion: 0 }
@@ -252,7 +276,14 @@ const checkBilledAsReported = async (
 
 Deno.test("matrix: every inbound format to every upstream type", async (t) => {
   // On PostgreSQL, so the ledger is read as it is committed (the check reads the usage rows at once).
-  const gateway = await startGateway({ config: matrixConfig, store: "postgres" })
+  const emulator = startEmulator()
+  const serviceAccount = await emulator.vertexServiceAccountKey()
+  const gateway = await startGateway({
+    config: matrixConfig(serviceAccount),
+    store: "postgres",
+    emulator,
+    ownsEmulator: true
+  })
   const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
   const drivers: ReadonlyArray<Driver> = [
     chatDriver(openai),
@@ -280,11 +311,11 @@ Deno.test("matrix: every inbound format to every upstream type", async (t) => {
                 upstream,
                 stream: mode !== "non-stream",
                 testCase,
-                recorded: gateway.emulator.requests.filter((request) => request.method === "POST")
+                recorded: upstreamCalls(gateway.emulator.requests)
               })
               lastRow = await checkBilledAsReported(gateway, upstream, lastRow)
               if (upstream === "deepseek" && testCase === "tool call round trip") {
-                const second = gateway.emulator.requests.filter((request) => request.method === "POST")[1]
+                const second = upstreamCalls(gateway.emulator.requests)[1]
                 ok((second.usage?.cacheRead ?? 0) > 0, "the answer to the tool result hit DeepSeek's cache")
               }
             })

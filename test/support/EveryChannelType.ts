@@ -3,10 +3,12 @@
  * on an `openai` channel speaking chat completions, `m-resp` on an `openai`
  * channel with the Responses API, `m-claude` on `anthropic`, `m-gemini` on
  * `gemini`, `m-deepseek` on `deepseek` (the emulator's DeepSeek under its
- * `/deepseek` prefix), `m-bedrock` on `bedrock` (the emulator's Bedrock Runtime
- * under `/bedrock`, Converse with Claude, SigV4-signed with the emulator's test
- * credentials); one user `alice` with key `KEY`; and the three official SDK
- * clients pointed at it.
+ * `/deepseek` prefix), `m-azure` on `azure` (its Azure OpenAI under
+ * `/azure`), `m-vertex` on `vertex` (the emulator's Vertex AI under
+ * `/vertex`, with its test API key), `m-bedrock` on `bedrock` (the emulator's
+ * Bedrock Runtime under `/bedrock`, Converse with Claude, SigV4-signed with the
+ * emulator's test credentials); one user `alice` with key `KEY`; and the three
+ * official SDK clients pointed at it.
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
@@ -14,6 +16,7 @@ import OpenAI from "openai"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { BEDROCK_TEST_CHANNEL_KEY } from "../../src/emulator/BedrockAuth.ts"
 import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
+import { VERTEX_TEST_API_KEY, VERTEX_TEST_PROJECT } from "../../src/emulator/Vertex.ts"
 import type { TestGateway } from "./Gateway.ts"
 
 /** The caller's key. */
@@ -21,11 +24,18 @@ export const KEY = "sk-test-alice-0001"
 
 /** The bootstrap file; `settings` are added to every channel (e.g. `{forward_store: false}`). */
 export const everyChannelType = (settings: Record<string, unknown> = {}) => (emulatorUrl: string): BootstrapFile => {
-  const channel = (name: string, type: string, model: string, own: Record<string, unknown> = {}, path = "") => ({
+  const channel = (
+    name: string,
+    type: string,
+    model: string,
+    own: Record<string, unknown> = {},
+    path = "",
+    key = "sk-test-up"
+  ) => ({
     name,
     type,
     base_url: emulatorUrl + path,
-    keys: ["sk-test-up"],
+    keys: [key],
     models: [model],
     settings: { ...own, ...settings }
   })
@@ -33,7 +43,7 @@ export const everyChannelType = (settings: Record<string, unknown> = {}) => (emu
     JSON.stringify({
       groups: { default: { ratio: 1 } },
       models: Object.fromEntries(
-        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek", "m-bedrock"].map((
+        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek", "m-azure", "m-vertex", "m-bedrock"].map((
           name
         ) => [name, { input: 1, output: 2 }])
       ),
@@ -43,6 +53,8 @@ export const everyChannelType = (settings: Record<string, unknown> = {}) => (emu
         channel("claude", "anthropic", "m-claude"),
         channel("gemini", "gemini", "m-gemini"),
         channel("deepseek", "deepseek", "m-deepseek", {}, "/deepseek"),
+        channel("azure", "azure", "m-azure", {}, "/azure"),
+        channel("vertex", "vertex", "m-vertex", { project: VERTEX_TEST_PROJECT }, "/vertex", VERTEX_TEST_API_KEY),
         {
           ...channel("bedrock", "bedrock", "m-bedrock", { region: "us-east-1" }, "/bedrock"),
           keys: [BEDROCK_TEST_CHANNEL_KEY],

@@ -102,6 +102,8 @@ export const startGateway = async (options: {
    * database refuses it (default none: `memory://`, no spill file). Ignored on PGlite (its store's directory).
    */
   readonly dataDir?: string
+  /** The embedded store in memory (`memory://`, as `deno task demo` runs it) instead of a data directory on disk. */
+  readonly inMemoryStore?: boolean
   readonly emulator?: Emulator
   /** Closes the given `emulator` with the gateway too (one the caller started only for it); default: only one it started. */
   readonly ownsEmulator?: boolean
@@ -121,7 +123,7 @@ export const startGateway = async (options: {
   const emulator = options.emulator ?? startEmulator()
   const postgres = options.databaseUrl === undefined && options.store === "postgres" ? await freshPostgres() : undefined
   const databaseUrl = options.databaseUrl ?? postgres?.url
-  const pglite = databaseUrl === undefined ? await freshPglite() : undefined
+  const pglite = databaseUrl === undefined && options.inMemoryStore !== true ? await freshPglite() : undefined
   const file = options.config(emulator.url)
   const telemetry = collectingTelemetry()
   const { handler, dispose } = makeHandler({

@@ -23,9 +23,14 @@ export const collectingTelemetry = (): { readonly options: TelemetryOptions; rea
 
 /** The secrets of a bootstrap file. */
 export const secretsOf = (file: BootstrapFile): ReadonlyArray<string> => [
-  // A kling key is `accessKey|secretKey`: the secret key alone must not appear either.
+  // A kling key is `accessKey|secretKey`: the secret key alone must not appear either; nor the token of an azure
+  // `entra:<token>` key.
   ...(file.channels ?? []).flatMap((channel) =>
-    channel.type === "kling" ? channel.keys.flatMap((key) => [key, ...key.split("|").slice(1)]) : channel.keys
+    channel.type === "kling"
+      ? channel.keys.flatMap((key) => [key, ...key.split("|").slice(1)])
+      : channel.type === "azure"
+      ? channel.keys.flatMap((key) => key.startsWith("entra:") ? [key, key.slice("entra:".length)] : [key])
+      : channel.keys
   ),
   ...(file.users ?? []).flatMap((user) => [
     ...(user.password === undefined ? [] : [user.password]),

@@ -21,6 +21,7 @@ import { videoAdapters } from "../../src/upstreams/VideoAdapter.ts"
 
 const KEY = "sk-test-base-url-0001"
 const MODEL = "m-1"
+const VERTEX_PLACE = "/v1/projects/p-1/locations/europe-west4"
 
 /** One call of a channel type: its label, its path from the vendor's root, and the URL an adapter makes for it. */
 type Call = readonly [label: string, path: string, url: (channel: Channel) => string]
@@ -29,6 +30,8 @@ interface TypeCase {
   /** Version suffixes a base URL of the type may end in, each removed before the path. */
   readonly versions: ReadonlyArray<string>
   readonly calls: ReadonlyArray<Call>
+  /** The proxy path prefix the cases use (default `/openai`; one that is not a suffix of the type's own). */
+  readonly prefix?: string
 }
 
 const text = (type: ChannelType, wire: Parameters<typeof adapters.openai.target>[2], stream = false) =>
@@ -186,28 +189,96 @@ const CASES: Record<ChannelType, TypeCase> = {
       ["invoke", `/model/${MODEL}/invoke`, text("bedrock", "anthropic")],
       ["invoke stream", `/model/${MODEL}/invoke-with-response-stream`, text("bedrock", "anthropic", true)]
     ]
+  },
+  azure: {
+    // The `openai` SDK's `baseURL` forms of Azure (`…/openai`, `…/openai/v1`); a dated channel (settings {}) and v1.
+    versions: ["/openai/v1", "/openai"],
+    prefix: "/azure",
+    calls: [
+      ["chat", "/openai/deployments/m-1/chat/completions?api-version=2024-10-21", text("azure", "openai-chat")],
+      ["completions", "/openai/deployments/m-1/completions?api-version=2024-10-21", text("azure", "completions")],
+      [
+        "embeddings",
+        "/openai/deployments/m-1/embeddings?api-version=2024-10-21",
+        (channel) => embeddingAdapters.azure!.target(channel, KEY, MODEL).url
+      ],
+      [
+        "image edit",
+        "/openai/deployments/m-1/images/edits?api-version=2024-10-21",
+        (channel) => imageAdapters.azure!.target(channel, KEY, MODEL, true, true).url
+      ],
+      [
+        "transcriptions",
+        "/openai/deployments/m-1/audio/transcriptions?api-version=2024-10-21",
+        (channel) => audioAdapters.azure!.target(channel, KEY, "transcriptions", MODEL).url
+      ],
+      [
+        "v1 responses",
+        "/openai/v1/responses",
+        (channel) => text("azure", "openai-responses")({ ...channel, settings: { api_version: "v1" } })
+      ],
+      ["video (always v1)", "/openai/v1/videos/video_1", video("azure", "/v1/videos/video_1")],
+      [
+        "v1 speech",
+        "/openai/v1/audio/speech",
+        (channel) =>
+          audioAdapters.azure!.target({ ...channel, settings: { api_version: "v1" } }, KEY, "speech", MODEL).url
+      ]
+    ]
+  },
+  vertex: {
+    // `@anthropic-ai/vertex-sdk`'s base URL ends in `/v1`.
+    versions: ["/v1"],
+    calls: [
+      ["gemini", `${VERTEX_PLACE}/publishers/google/models/m-1:generateContent`, text("vertex", "gemini")],
+      [
+        "gemini stream",
+        `${VERTEX_PLACE}/publishers/google/models/m-1:streamGenerateContent?alt=sse`,
+        text("vertex", "gemini", true)
+      ],
+      ["claude", `${VERTEX_PLACE}/publishers/anthropic/models/m-1:rawPredict`, text("vertex", "anthropic")],
+      [
+        "claude stream",
+        `${VERTEX_PLACE}/publishers/anthropic/models/m-1:streamRawPredict`,
+        text("vertex", "anthropic", true)
+      ],
+      [
+        "embeddings",
+        `${VERTEX_PLACE}/publishers/google/models/m-1:predict`,
+        (channel) => embeddingAdapters.vertex!.target(channel, KEY, MODEL).url
+      ]
+    ]
   }
 }
 
-const channelOf = (type: ChannelType, baseUrl: string): Channel => ({ type, baseUrl, settings: {} })
+/** The project and location the vertex cases' channels name. */
+const VERTEX_SETTINGS = { project: "p-1", location: "europe-west4" }
+
+const channelOf = (type: ChannelType, baseUrl: string): Channel => ({
+  type,
+  baseUrl,
+  settings: type === "vertex" ? VERTEX_SETTINGS : {}
+})
 
 /** `path` with `query` added after its own. */
 const withQuery = (path: string, query: string): string => `${path}${path.includes("?") ? "&" : "?"}${query}`
 
-for (const [type, { versions, calls }] of Object.entries(CASES) as ReadonlyArray<[ChannelType, TypeCase]>) {
+for (
+  const [type, { versions, calls, prefix = "/openai" }] of Object.entries(CASES) as ReadonlyArray<
+    [ChannelType, TypeCase]
+  >
+) {
   Deno.test(`base URL: ${type} keeps a path prefix, with or without a trailing slash or version suffix`, () => {
     for (const [label, path, url] of calls) {
+      const proxy = `http://proxy.internal${prefix}`
       const bases = [
-        "http://proxy.internal/openai",
-        "http://proxy.internal/openai/",
-        "http://proxy.internal/openai//",
-        ...versions.flatMap((version) => [
-          `http://proxy.internal/openai${version}`,
-          `http://proxy.internal/openai${version}/`
-        ])
+        proxy,
+        `${proxy}/`,
+        `${proxy}//`,
+        ...versions.flatMap((version) => [`${proxy}${version}`, `${proxy}${version}/`])
       ]
       for (const base of bases) {
-        strictEqual(url(channelOf(type, base)), `http://proxy.internal/openai${path}`, `${type} ${label} on ${base}`)
+        strictEqual(url(channelOf(type, base)), `${proxy}${path}`, `${type} ${label} on ${base}`)
       }
       for (
         const base of [
@@ -250,6 +321,14 @@ Deno.test("base URL: the examples of the rule", () => {
   strictEqual(
     text("deepseek", "completions")(channelOf("deepseek", "https://api.deepseek.com/beta")),
     "https://api.deepseek.com/beta/completions"
+  )
+  // Vertex AI's default endpoints and the Anthropic SDK's `/v1` base URL; a Claude model id keeps its `@`.
+  const vertex = (baseUrl: string, model: string) =>
+    adapters.vertex.target(channelOf("vertex", baseUrl), KEY, "anthropic", model, false).url
+  strictEqual(
+    vertex("https://europe-west4-aiplatform.googleapis.com/v1", "claude-sonnet-4-5@20250929"),
+    "https://europe-west4-aiplatform.googleapis.com/v1/projects/p-1/locations/europe-west4/publishers/anthropic/models/" +
+      "claude-sonnet-4-5@20250929:rawPredict"
   )
   // Cohere's documented OpenAI-compatible base URL: its chat not doubled, its rerank on the API root.
   const cohere = channelOf("cohere", "https://api.cohere.ai/compatibility/v1")

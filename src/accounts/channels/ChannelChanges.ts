@@ -8,7 +8,13 @@
  * @since 0.1.0
  */
 import type { ChannelSpec } from "../../config/BootstrapFile.ts"
-import { baseUrlOf, bedrockRuntimeUrl, settingsProblem } from "../../domain/ChannelType.ts"
+import {
+  baseUrlOf,
+  bedrockRuntimeUrl,
+  settingsProblem,
+  VERTEX_DEFAULT_LOCATION,
+  vertexBaseUrl
+} from "../../domain/ChannelType.ts"
 import { MASKED, maskKey, maskSettings, maskUrl } from "./ChannelMasking.ts"
 import type { ChannelFields, ChannelRow } from "./ChannelViews.ts"
 
@@ -65,19 +71,53 @@ export const maskedKeyRefusal = (keys: ReadonlyArray<string> | undefined): Refus
   }
 }
 
+/** A `vertex` channel without `settings.project` refused (`settings.project`); else `undefined`. */
+const projectRefusal = (type: string, settings: { readonly project?: string | undefined } | undefined) =>
+  type === "vertex" && settings?.project === undefined
+    ? {
+      message: "settings.project is missing (a vertex channel calls one Google Cloud project).",
+      param: "settings.project"
+    }
+    : undefined
+
 /**
  * `input` with its base URL: the given one, else its type's default (`deepseek`: `https://api.deepseek.com`,
- * `DEFAULT_BASE_URLS`; `bedrock`: its region's endpoint); refused naming the setting when its type cannot use its
- * settings (`settingsProblem`: `settings.region` of a `bedrock` channel), and (`base_url`) when it gives none and its
- * type has no default.
+ * `DEFAULT_BASE_URLS`; `vertex`: its location's endpoint; `bedrock`: its region's endpoint); refused (`base_url`) when
+ * it gives none and its type has no default, (`settings.project`) a `vertex` channel without a project, and
+ * (`settings.region`) a `bedrock` channel without a valid region (`settingsProblem`).
  */
 export const placed = (input: NewChannel): PlacedChannel | Refusal => {
+  const noProject = projectRefusal(input.type, input.settings)
+  if (noProject !== undefined) return noProject
   const problem = settingsProblem(input.type, input.settings)
   if (problem !== undefined) return problem
   const baseUrl = baseUrlOf(input.type, input.base_url, input.settings)
   return baseUrl === undefined
     ? { message: `base_url is missing (channel type ${input.type} has no default base URL).`, param: "base_url" }
     : { ...input, base_url: baseUrl }
+}
+
+/**
+ * The base URL of a changed `vertex` channel: when its location changes and its base URL is the old location's
+ * endpoint (the default it was given), the new location's endpoint; likewise a `bedrock` channel's region; otherwise
+ * `baseUrl`.
+ */
+const relocated = (
+  type: string,
+  baseUrl: string,
+  before: { readonly location?: string | undefined; readonly region?: string | undefined } | undefined,
+  after: { readonly location?: string | undefined; readonly region?: string | undefined } | undefined
+): string => {
+  if (type === "bedrock") {
+    const from = before?.region
+    const to = after?.region
+    const moved = from !== undefined && to !== undefined && from !== to && baseUrl === bedrockRuntimeUrl(from)
+    return moved ? bedrockRuntimeUrl(to) ?? baseUrl : baseUrl
+  }
+  if (type !== "vertex") return baseUrl
+  const from = before?.location ?? VERTEX_DEFAULT_LOCATION
+  const to = after?.location ?? VERTEX_DEFAULT_LOCATION
+  return from !== to && baseUrl === vertexBaseUrl(from) ? vertexBaseUrl(to) : baseUrl
 }
 
 /** A new channel's fields: groups `["default"]`, priority 0, weight 1, enabled, no mapping and no settings unless given. */
@@ -135,18 +175,18 @@ export const planUpdate = (
     ? current.settings
     : { ...patch.settings, ...(headers === undefined ? {} : { headers }) }
   const type = patch.type ?? current.type
+  const noProject = projectRefusal(type, settings)
+  if (noProject !== undefined) return noProject
   const problem = settingsProblem(type, settings)
   if (problem !== undefined) return problem
-  // A bedrock channel on its region's default endpoint follows a new region there (the calls are signed for it).
-  const regionDefault = current.type === "bedrock" && current.settings?.region !== undefined &&
-      current.baseUrl === bedrockRuntimeUrl(current.settings.region) && type === "bedrock" &&
-      settings?.region !== undefined
-    ? bedrockRuntimeUrl(settings.region)
-    : undefined
+  // A vertex (bedrock) channel on its location's (region's) default endpoint moves with it (the hosts are Google's
+  // (AWS's) only).
+  const followed = relocated(type, current.baseUrl, current.settings, settings)
   const baseUrl = patch.base_url === undefined || patch.base_url === maskUrl(current.baseUrl)
-    ? regionDefault ?? current.baseUrl
+    ? followed
     : patch.base_url
-  const rehomed = baseUrl !== current.baseUrl || (patch.type !== undefined && patch.type !== current.type)
+  const rehomed = (baseUrl !== current.baseUrl && baseUrl !== followed) ||
+    (patch.type !== undefined && patch.type !== current.type)
   const moved = rehomed || !sameHeaders(settings?.headers, current.settings?.headers)
   // The stored header values (tokens) do not follow a channel to another host or wire format either.
   const keptHeaders = Object.keys(current.settings?.headers ?? {}).length > 0 &&

@@ -17,6 +17,7 @@
  *   journal in `SLUICE_DATA_DIR`, when that directory is writable, and are
  *   folded from there once the database is back (or at the next start).
  *
+ * An embedded store in memory (`memory://`) has no journal: its batches are `Volatile`, as durable as the store.
  * A batch neither could write keeps no place: `QuotaLedger.durable` then
  * answers false and the answer's end is withheld. Every such failure is
  * counted (`sluice_charge_journal_unwritten`) and logged.
@@ -42,6 +43,11 @@ export interface ChargeJournalOptions {
   readonly table: boolean
   /** The file journal's directory (created if missing); `undefined`: none. */
   readonly dir: string | undefined
+  /**
+   * The embedded store is in memory (`memory://`, the demo): it keeps nothing past the process, so a batch needs
+   * no record to be as durable as the store, and is placed `Volatile`. Only with `table` false and no `dir`.
+   */
+  readonly volatileStore?: boolean | undefined
   /** Wait for a group-committed `fdatasync` of the file after writing to it (`settings.journal_fsync`). */
   readonly fsync: boolean
   /** Bytes after which the file starts a new segment (default `JournalFile.DEFAULT_MAX_SEGMENT_BYTES`). */
@@ -204,6 +210,10 @@ export class ChargeJournal extends Context.Service<ChargeJournal, {
           Effect.suspend(() => {
             const todo = batches.filter((batch) => batch.place === undefined)
             if (todo.length === 0) return Effect.succeed(true)
+            if (!options.table && options.dir === undefined && options.volatileStore === true) {
+              for (const batch of todo) batch.place = { _tag: "Volatile" }
+              return Effect.succeed(true)
+            }
             if (!options.table) {
               const failed = append(todo)
               return Effect.andThen(unwritten(failed), (ok) => ok ? synced(true) : Effect.succeed(false))

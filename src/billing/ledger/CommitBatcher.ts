@@ -61,12 +61,16 @@ const isRows = <E>(value: Effect.Effect<void, E> | RowsAlongside<E>): value is R
   !Effect.isEffect(value) && (value as RowsAlongside<E>)._tag === "Rows"
 
 /**
- * Where a batch's journal record is durable: a row of `charge_journal`, or
- * record `seq` of the local journal file.
+ * Where a batch's journal record is durable: a row of `charge_journal`, record `seq` of the local journal file, or
+ * `Volatile`: no record, for an embedded store in memory (`memory://`), which keeps nothing past the process, so
+ * a charge is as durable as the store with no journal at all.
  *
  * @category models
  */
-export type JournalPlace = { readonly _tag: "Table" } | { readonly _tag: "File"; readonly seq: number }
+export type JournalPlace =
+  | { readonly _tag: "Table" }
+  | { readonly _tag: "File"; readonly seq: number }
+  | { readonly _tag: "Volatile" }
 
 /**
  * One batch, kept until a commit folds it.

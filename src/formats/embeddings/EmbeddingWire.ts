@@ -11,12 +11,12 @@ import type { Usage } from "../../canonical/Usage.ts"
 import type { UpstreamFailed, UpstreamFailureKind } from "../../errors/GatewayError.ts"
 
 /**
- * The embedding wire formats: the two callers speak (`openai`, `gemini`) and Bedrock's model families, spoken to
- * upstreams only (`bedrock-titan`, `bedrock-cohere`; `formats/bedrock/embeddings/Wire.ts`).
+ * The embedding wire formats: the two callers speak (`openai`, `gemini`) and those spoken to upstreams only (`vertex`:
+ * Vertex AI's `:predict`; `bedrock-titan`, `bedrock-cohere`: Bedrock's model families, `formats/bedrock/embeddings/`).
  *
  * @category models
  */
-export type EmbeddingFormatName = "openai" | "gemini" | "bedrock-titan" | "bedrock-cohere"
+export type EmbeddingFormatName = "openai" | "gemini" | "vertex" | "bedrock-titan" | "bedrock-cohere"
 
 /**
  * How the caller asked: OpenAI `/v1/embeddings` (with the encoding it wants

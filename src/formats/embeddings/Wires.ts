@@ -12,6 +12,7 @@ import type { EmbeddingFormatName, EmbeddingInbound, EmbeddingWire } from "./Emb
 import { encodeGeminiEmbeddings, geminiEmbeddingWire } from "../gemini/embeddings/Wire.ts"
 import { encodeOpenAiEmbeddings, openAiEmbeddingWire } from "../openai/embeddings/Wire.ts"
 import { cohereEmbeddingWire, titanEmbeddingWire } from "../bedrock/embeddings/Wire.ts"
+import { vertexEmbeddingWire } from "../vertex/Embeddings.ts"
 
 export type { EmbeddingFormatName, EmbeddingInbound, EmbeddingWire } from "./EmbeddingWire.ts"
 
@@ -23,6 +24,7 @@ export type { EmbeddingFormatName, EmbeddingInbound, EmbeddingWire } from "./Emb
 export const embeddingWires: Record<EmbeddingFormatName, EmbeddingWire> = {
   openai: openAiEmbeddingWire,
   gemini: geminiEmbeddingWire,
+  vertex: vertexEmbeddingWire,
   "bedrock-titan": titanEmbeddingWire,
   "bedrock-cohere": cohereEmbeddingWire
 }

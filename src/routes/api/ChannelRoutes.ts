@@ -17,7 +17,8 @@ import { Sessions } from "../../accounts/Sessions.ts"
 import { decodeBody, idOf, makeGuards, ok, respondApi } from "./Api.ts"
 import { Id, ModelList, Name, Text } from "./Fields.ts"
 
-const Key = Text(1024).check(Schema.isMinLength(1))
+/** An upstream key: up to 8 KiB, room for a Google service-account key JSON (about 2.4 KB) on vertex channels. */
+const Key = Text(8192).check(Schema.isMinLength(1))
 const Weight = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(1_000_000))
 const Priority = Schema.Int.check(Schema.isBetween({ minimum: -1_000_000, maximum: 1_000_000 }))
 const Mapping = Schema.Record(Name, Name)

@@ -35,11 +35,22 @@ export interface SigV4Signing {
 }
 
 /**
+ * A call carrying a Google OAuth 2.0 access token (`Authorization: Bearer`) obtained for a service-account key by the
+ * JWT bearer grant (`GoogleToken.ts`); `serviceAccount` is the key's JSON text as the channel holds it.
+ *
+ * @category models
+ */
+export interface GoogleOAuthSigning {
+  readonly _tag: "GoogleOAuth"
+  readonly serviceAccount: string
+}
+
+/**
  * How a call is signed. More kinds join the union as vendors need them (each handled in `CallSigner.ts`).
  *
  * @category models
  */
-export type CallSigning = SigV4Signing
+export type CallSigning = SigV4Signing | GoogleOAuthSigning
 
 /**
  * The request a signer sees: exactly what will be sent.

@@ -309,7 +309,6 @@ const textOf = async (body: Readable): Promise<string> => {
 
 /** The client over `dispatcher` (an undici pool per origin). */
 const make = (dispatcher: Dispatcher) => {
-  const sign = makeCallSigner()
   const unsigned = (
     method: "GET" | "POST",
     url: string,
@@ -446,6 +445,8 @@ const make = (dispatcher: Dispatcher) => {
       )
       return Effect.sync(abort)
     })
+  // Tokens a signing needs (Google's OAuth tokens) are fetched through this same client, unsigned.
+  const sign = makeCallSigner(unsigned)
   const send = (
     method: "GET" | "POST",
     url: string,

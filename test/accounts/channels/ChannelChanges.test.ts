@@ -192,10 +192,46 @@ Deno.test("ChannelChanges: a bedrock channel needs settings.region; its default 
     settings: { region: "us-west-2" }
   }
   strictEqual(refusedParam({ settings: {} }, bedrock), "settings.region")
-  strictEqual(refusedParam({ settings: { region: "eu-west-1" } }, bedrock), "keys", "a new region moves the keys")
-  const moved = planUpdate(bedrock, { id: 3, settings: { region: "eu-west-1" }, keys: [KEY] }, [KEY])
+  // The keys follow the region to AWS's endpoint there (AWS's hosts only), as a vertex channel's follow its location.
+  const moved = planUpdate(bedrock, { id: 3, settings: { region: "eu-west-1" } }, [KEY])
   strictEqual(isRefusal(moved) ? undefined : moved.fields.baseUrl, "https://bedrock-runtime.eu-west-1.amazonaws.com")
   const proxied = { ...bedrock, baseUrl: "http://proxy.internal/aws" }
   const kept = planUpdate(proxied, { id: 3, settings: { region: "eu-west-1" } }, [KEY])
   strictEqual(isRefusal(kept) ? undefined : kept.fields.baseUrl, "http://proxy.internal/aws")
+})
+
+Deno.test("channel changes: a vertex channel needs settings.project and follows its location on its default endpoint", () => {
+  const missing = placed({ name: "vx", type: "vertex", keys: ["sk-test-vertex-key"], models: ["m"] })
+  ok(isRefusal(missing))
+  strictEqual(missing.param, "settings.project")
+  const made = placed({
+    name: "vx",
+    type: "vertex",
+    keys: ["sk-test-vertex-key"],
+    models: ["m"],
+    settings: { project: "p-1", location: "europe-west4" }
+  })
+  ok(!isRefusal(made))
+  strictEqual(made.base_url, "https://europe-west4-aiplatform.googleapis.com")
+
+  const vertex: ChannelRow = {
+    ...stored,
+    type: "vertex",
+    baseUrl: "https://europe-west4-aiplatform.googleapis.com",
+    settings: { project: "p-1", location: "europe-west4" }
+  }
+  // The default endpoint follows the location; the stored keys may go along (Google's hosts only).
+  const moved = planUpdate(vertex, { id: 3, settings: { project: "p-1", location: "global" } }, [KEY])
+  ok(!isRefusal(moved), isRefusal(moved) ? moved.message : "")
+  strictEqual((moved as PlannedChange).fields.baseUrl, "https://aiplatform.googleapis.com")
+  // A base URL of the admin's own stays, whatever the location.
+  const proxied = planUpdate(
+    { ...vertex, baseUrl: "http://proxy.internal/vertex" },
+    { id: 3, settings: { project: "p-1", location: "global" } },
+    [KEY]
+  )
+  strictEqual((proxied as PlannedChange).fields.baseUrl, "http://proxy.internal/vertex")
+  const dropped = planUpdate(vertex, { id: 3, settings: { location: "global" } }, [KEY])
+  ok(isRefusal(dropped))
+  strictEqual(dropped.param, "settings.project")
 })

@@ -7,10 +7,16 @@
  * `systemInstruction`, `functionResponse`, `inlineData`, `thinkingConfig`),
  * DeepSeek's chat (at `/chat/completions` under the channel's path prefix, its
  * cap in `max_tokens`, no `developer` role, a translated tool turn carrying
- * `reasoning_content`) and its FIM completion under `/beta`, Bedrock's Converse (under `/bedrock`, the mapped model
- * id in the path, SigV4-signed: `system` blocks, `inferenceConfig`, `toolConfig`, `toolUse` / `toolResult` blocks,
- * `image` bytes, Claude's `thinking` in `additionalModelRequestFields`) and Bedrock's InvokeModel for Claude
- * (`bedrock_api: invoke`, a Bearer API key: the Messages body with `anthropic_version` and no `model` or `stream`).
+ * `reasoning_content`) and its FIM completion under `/beta`; Azure's chat and
+ * completions at a dated deployment path under `/azure`, with `api-key`; Vertex AI's
+ * generate-content (`vertex`: `…/publishers/google/models/{model}:generateContent`
+ * under the project and location, a Bearer token, every content with a role)
+ * and Claude on Vertex (`vertex-claude`: `…/publishers/anthropic/models/{model}:rawPredict`,
+ * the Messages body without `model`, with `anthropic_version`); Bedrock's Converse (`bedrock`, under `/bedrock`, the
+ * mapped model id in the path, SigV4-signed: `system` blocks, `inferenceConfig`, `toolConfig`, `toolUse` /
+ * `toolResult` blocks, `image` bytes, Claude's `thinking` in `additionalModelRequestFields`) and Bedrock's
+ * InvokeModel for Claude (`bedrock-invoke`, `bedrock_api: invoke`, a Bearer API key: the Messages body with
+ * `anthropic_version` and no `model` or `stream`).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { BEDROCK_TEST_API_KEY, BEDROCK_TEST_CHANNEL_KEY } from "../../../src/emulator/BedrockAuth.ts"
@@ -18,14 +24,26 @@ import type { RecordedRequest } from "../../../src/emulator/Emulator.ts"
 import { type Case, IMAGE_TEXT, type InboundName, PLAIN_TEXT, SYSTEM, WEATHER_TOOL } from "./Inbound.ts"
 
 /** The upstream channel types of the matrix. */
-export type UpstreamName = "openai" | "anthropic" | "gemini" | "deepseek" | "bedrock" | "bedrock-invoke"
+export type UpstreamName =
+  | "openai"
+  | "anthropic"
+  | "gemini"
+  | "deepseek"
+  | "azure"
+  | "vertex"
+  | "vertex-claude"
+  | "bedrock"
+  | "bedrock-invoke"
 
-/** The model each channel serves. */
+/** The model each channel serves (a vertex channel serves a model whose id starts with `claude` through Claude's wire). */
 export const MODEL_OF: Record<UpstreamName, string> = {
   openai: "m-openai",
   anthropic: "m-anthropic",
   gemini: "m-gemini",
   deepseek: "m-deepseek",
+  azure: "m-azure",
+  vertex: "m-vertex",
+  "vertex-claude": "claude-m-vertex",
   bedrock: "m-bedrock",
   "bedrock-invoke": "m-bedrock-invoke"
 }
@@ -56,19 +74,33 @@ export const CHANNEL_OF: Readonly<Partial<Record<UpstreamName, Record<string, un
   }
 }
 
-/** Whether a column's upstream reports its prompt without its cache reads and writes (Messages, Converse). */
-export const excludesCacheFromInput = (upstream: UpstreamName): boolean =>
-  upstream === "anthropic" || upstream === "bedrock" || upstream === "bedrock-invoke"
-
-/** The path prefix a channel's `base_url` has (the emulator serves DeepSeek under `/deepseek`). */
+/** The path prefix a channel's `base_url` has (the emulator serves DeepSeek under `/deepseek`, Azure under `/azure`,
+ * Vertex AI under `/vertex`). */
 export const PATH_OF: Record<UpstreamName, string> = {
   openai: "",
   anthropic: "",
   gemini: "",
   deepseek: "/deepseek",
+  azure: "/azure",
+  vertex: "/vertex",
+  "vertex-claude": "/vertex",
   bedrock: "/bedrock",
   "bedrock-invoke": "/bedrock"
 }
+
+/**
+ * The wire an upstream column speaks (the vertex columns speak generate-content and Messages; `bedrock` Converse,
+ * `bedrock-invoke` Messages).
+ */
+const wireOf = (upstream: UpstreamName): "openai" | "deepseek" | "azure" | "anthropic" | "gemini" | "bedrock" =>
+  upstream === "vertex"
+    ? "gemini"
+    : upstream === "vertex-claude" || upstream === "bedrock-invoke"
+    ? "anthropic"
+    : upstream
+
+/** The project the emulator's Vertex AI serves, and the location the matrix's vertex channels call. */
+const VERTEX_PLACE = "/vertex/v1/projects/sluice-test-project/locations/us-central1"
 
 type Json = Record<string, unknown>
 
@@ -97,6 +129,31 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
   const model = MODEL_OF[call.upstream]
   const body = asObject(request.body)
   switch (call.upstream) {
+    case "vertex":
+      strictEqual(
+        request.path,
+        `${VERTEX_PLACE}/publishers/google/models/${model}:${
+          call.stream ? "streamGenerateContent" : "generateContent"
+        }`,
+        "vertex upstream path"
+      )
+      if (call.stream) strictEqual(request.query.alt, "sse", "vertex upstream alt=sse")
+      ok(request.headers["authorization"]?.startsWith("Bearer ya29."), "a Google access token upstream")
+      ok(objects(body.contents).every((content) => content.role === "user" || content.role === "model"), "roles")
+      return
+    case "vertex-claude":
+      strictEqual(
+        request.path,
+        `${VERTEX_PLACE}/publishers/anthropic/models/${model}:${call.stream ? "streamRawPredict" : "rawPredict"}`,
+        "vertex claude upstream path"
+      )
+      strictEqual("model" in body, false, "no model in a rawPredict body")
+      strictEqual(body.anthropic_version, "vertex-2023-10-16")
+      strictEqual(body.stream === true, call.stream, "vertex claude upstream stream flag")
+      ok(typeof body.max_tokens === "number" && body.max_tokens > 0, "max_tokens")
+      ok(request.headers["authorization"]?.startsWith("Bearer ya29."), "a Google access token upstream")
+      strictEqual(request.headers["x-api-key"], undefined, "no Anthropic key header")
+      return
     case "openai": {
       const path = call.inbound === "completions" ? "/v1/completions" : "/v1/chat/completions"
       strictEqual(request.path, path, "openai upstream path")
@@ -115,6 +172,17 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
       ok(request.headers["authorization"]?.startsWith("Bearer "), "bearer key upstream")
       strictEqual("max_completion_tokens" in body, false, "DeepSeek's cap is max_tokens")
       ok(objects(body.messages).every((message) => message.role !== "developer"), "no developer role at DeepSeek")
+      return
+    }
+    case "azure": {
+      // A dated channel (the default api-version): the deployment (the model, unmapped) in the path, `api-key`.
+      const operation = call.inbound === "completions" ? "completions" : "chat/completions"
+      strictEqual(request.path, `/azure/openai/deployments/${model}/${operation}`, "azure deployment path")
+      strictEqual(request.query["api-version"], "2024-10-21", "azure api-version")
+      strictEqual(body.stream === true, call.stream, "azure upstream stream flag")
+      if (call.stream) strictEqual(asObject(body.stream_options).include_usage, true, "stream_options.include_usage")
+      strictEqual(request.headers["api-key"], "upstream-key-azure", "azure api-key header")
+      strictEqual(request.headers["authorization"], undefined, "no authorization header at Azure")
       return
     }
     case "bedrock": {
@@ -157,9 +225,10 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
 }
 
 const checkPlain = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
-    case "deepseek": {
+    case "deepseek":
+    case "azure": {
       if (call.inbound === "completions") {
         const prompt = Array.isArray(body.prompt) ? body.prompt.join("") : body.prompt
         strictEqual(prompt, PLAIN_TEXT)
@@ -179,8 +248,7 @@ const checkPlain = (call: UpstreamCall, body: Json) => {
       strictEqual(textOfContent(messages.at(-1)?.content), PLAIN_TEXT)
       return
     }
-    case "anthropic":
-    case "bedrock-invoke": {
+    case "anthropic": {
       const messages = objects(body.messages)
       if (call.inbound !== "completions") strictEqual(textOfContent(body.system), SYSTEM, "anthropic top-level system")
       ok(messages.every((message) => message.role !== "system"), "no system role inside anthropic messages")
@@ -201,9 +269,10 @@ const checkPlain = (call: UpstreamCall, body: Json) => {
 }
 
 const checkImage = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
-    case "deepseek": {
+    case "deepseek":
+    case "azure": {
       const parts = objects(objects(body.messages).at(-1)?.content)
       const image = parts.find((part) => part.type === "image_url")
       ok(image !== undefined, "openai upstream image_url part")
@@ -219,8 +288,7 @@ const checkImage = (call: UpstreamCall, body: Json) => {
       ok(blocks.some((block) => block.text === IMAGE_TEXT))
       return
     }
-    case "anthropic":
-    case "bedrock-invoke": {
+    case "anthropic": {
       const blocks = objects(objects(body.messages).at(-1)?.content)
       const image = blocks.find((block) => block.type === "image")
       ok(image !== undefined, "anthropic upstream image block")
@@ -243,8 +311,9 @@ const checkImage = (call: UpstreamCall, body: Json) => {
 }
 
 const checkReasoning = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
+    case "azure":
       ok(typeof body.reasoning_effort === "string" && body.reasoning_effort !== "none", "openai reasoning_effort")
       return
     case "deepseek":
@@ -252,16 +321,24 @@ const checkReasoning = (call: UpstreamCall, body: Json) => {
       // A translated request switches thinking on (DeepSeek's toggle); a chat caller's body is its own.
       if (call.inbound !== "chat") deepStrictEqual(body.thinking, { type: "enabled" }, "deepseek thinking enabled")
       return
-    case "bedrock":
-    case "anthropic":
-    case "bedrock-invoke": {
-      const fields = call.upstream === "bedrock" ? asObject(body.additionalModelRequestFields) : body
-      const cap = call.upstream === "bedrock" ? asObject(body.inferenceConfig).maxTokens : body.max_tokens
-      const thinking = asObject(fields.thinking)
+    case "bedrock": {
+      const thinking = asObject(asObject(body.additionalModelRequestFields).thinking)
+      ok(thinking.type === "enabled" || thinking.type === "adaptive", "converse: Claude's thinking enabled")
+      if (thinking.type === "enabled") {
+        ok(
+          typeof thinking.budget_tokens === "number" &&
+            (asObject(body.inferenceConfig).maxTokens as number) > thinking.budget_tokens,
+          "converse maxTokens above budget_tokens"
+        )
+      }
+      return
+    }
+    case "anthropic": {
+      const thinking = asObject(body.thinking)
       ok(thinking.type === "enabled" || thinking.type === "adaptive", "anthropic thinking enabled")
       if (thinking.type === "enabled") {
         ok(
-          typeof thinking.budget_tokens === "number" && (cap as number) > thinking.budget_tokens,
+          typeof thinking.budget_tokens === "number" && (body.max_tokens as number) > thinking.budget_tokens,
           "anthropic max_tokens above budget_tokens"
         )
       }
@@ -276,9 +353,10 @@ const checkReasoning = (call: UpstreamCall, body: Json) => {
 }
 
 const checkToolDeclared = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
-    case "deepseek": {
+    case "deepseek":
+    case "azure": {
       const tool = objects(body.tools)[0]
       strictEqual(asObject(tool?.function).name, WEATHER_TOOL.name, "openai upstream function tool")
       return
@@ -289,8 +367,7 @@ const checkToolDeclared = (call: UpstreamCall, body: Json) => {
       ok(asObject(spec.inputSchema).json !== undefined, "converse inputSchema.json")
       return
     }
-    case "anthropic":
-    case "bedrock-invoke": {
+    case "anthropic": {
       const tool = objects(body.tools)[0]
       strictEqual(tool?.name, WEATHER_TOOL.name, "anthropic upstream tool")
       ok(tool.input_schema !== undefined, "anthropic upstream input_schema")
@@ -305,9 +382,10 @@ const checkToolDeclared = (call: UpstreamCall, body: Json) => {
 }
 
 const checkToolResult = (call: UpstreamCall, body: Json) => {
-  switch (call.upstream) {
+  switch (wireOf(call.upstream)) {
     case "openai":
-    case "deepseek": {
+    case "deepseek":
+    case "azure": {
       const messages = objects(body.messages)
       const assistant = messages.find((message) => message.role === "assistant")
       const callId = asObject(objects(assistant?.tool_calls)[0]).id
@@ -333,8 +411,7 @@ const checkToolResult = (call: UpstreamCall, body: Json) => {
       ok(textOfContent(result.content).includes("21"), "converse toolResult content")
       return
     }
-    case "anthropic":
-    case "bedrock-invoke": {
+    case "anthropic": {
       const messages = objects(body.messages)
       const assistant = messages.find((message) => message.role === "assistant")
       const use = objects(assistant?.content).find((block) => block.type === "tool_use")

@@ -148,7 +148,8 @@ const readChoice = (work: Work, choice: Record<string, unknown>): void => {
  * stream complete; an `{"error": {...}}` payload is an in-band failure
  * (`inBandFailure`); data that is not JSON is a `bad-body` failure; a chunk
  * with usage (the `choices: []` usage chunk, or any chunk carrying it) gives a
- * `UsageUpdate` (final once a `finish_reason` came). Only choice 0 is read. Events after `[DONE]` are ignored.
+ * `UsageUpdate` (final once a `finish_reason` came); a chunk before the first with choices that has neither
+ * (Azure's `prompt_filter_results` chunk) gives nothing. Only choice 0 is read. Events after `[DONE]` are ignored.
  *
  * @category decoding
  */
@@ -160,6 +161,11 @@ export const stepChatDecoder = (state: ChatDecodeState, event: Sse.Event): Decod
   const chunk = parseJson(data)
   if (!Predicate.isObject(chunk)) return badBody("An upstream stream event is not a JSON object.")
   if (chunk.error !== undefined && chunk.error !== null) return inBandFailure(chunk.error)
+  // A chunk before the answer with no choices and no usage (Azure's first chunk: only `prompt_filter_results`,
+  // with empty `id` and `model`) starts nothing: the answer's id and model come from the next one.
+  if (!state.started && Array.isArray(chunk.choices) && chunk.choices.length === 0 && chunk.usage == null) {
+    return [state, []]
+  }
   const work: Work = { state, parts: [] }
   if (!state.started) {
     work.parts.push({
