@@ -2,9 +2,10 @@
  * `deno task demo`: the gateway in front of the upstream emulator, with a
  * bootstrap file that wires one emulator channel per text type (openai,
  * anthropic, gemini, deepseek on the emulator's `/deepseek` prefix, a base
- * URL with a path, azure on its `/azure` prefix, and vertex on its `/vertex`
+ * URL with a path, azure on its `/azure` prefix, vertex on its `/vertex`
  * prefix with the service-account key the emulator issues, serving a Gemini and
- * a Claude model), a user and a key, then prints a ready-to-paste `curl`. No
+ * a Claude model, and bedrock on its `/bedrock` Bedrock Runtime, signed with
+ * AWS's documented example keys), a user and a key, then prints a ready-to-paste `curl`. No
  * vendor account needed. Data stays in memory. Stop with Ctrl-C.
  *
  * @since 0.1.0
@@ -13,6 +14,7 @@
 import "./Prelude.ts"
 import { makeHandler } from "./App.ts"
 import { parseBootstrap } from "./config/BootstrapFile.ts"
+import { BEDROCK_TEST_CHANNEL_KEY } from "./emulator/BedrockAuth.ts"
 import { startEmulator } from "./emulator/Emulator.ts"
 import { VERTEX_TEST_PROJECT } from "./emulator/Vertex.ts"
 
@@ -31,6 +33,8 @@ const parsed = parseBootstrap(
       "azure-demo": { input: 2.5, cached_input: 1.25, output: 10 },
       "vertex-gemini-demo": { input: 0.3, cached_input: 0.075, output: 2.5 },
       "vertex-claude-demo": { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 },
+      "claude-bedrock-demo": { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 },
+      "titan-embed-demo": { input: 0.02 },
       "text-embedding-3-small": { input: 0.02 },
       "gemini-embedding-001": { input: 0.15 }
     },
@@ -84,6 +88,18 @@ const parsed = parseBootstrap(
           "vertex-claude-demo": "claude-sonnet-4-5@20250929"
         },
         settings: { project: VERTEX_TEST_PROJECT, location: "us-central1" }
+      },
+      {
+        name: "emulator-bedrock",
+        type: "bedrock",
+        base_url: `${emulator.url}/bedrock`,
+        keys: [BEDROCK_TEST_CHANNEL_KEY],
+        models: ["claude-bedrock-demo", "titan-embed-demo"],
+        model_mapping: {
+          "claude-bedrock-demo": "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+          "titan-embed-demo": "amazon.titan-embed-text-v2:0"
+        },
+        settings: { region: "us-east-1" }
       }
     ],
     users: [{ username: "demo", group: "default", quota: 5_000_000, tokens: [{ name: "demo", key }] }]
@@ -108,8 +124,9 @@ console.log(`Sluice demo on ${base} (upstream emulator on ${emulator.url})
 Key: ${key}
 Models: gpt-demo (openai channel), claude-demo (anthropic channel), gemini-demo (gemini channel),
 deepseek-demo (deepseek channel), azure-demo (azure channel), vertex-gemini-demo and vertex-claude-demo (vertex
-channel);
-embeddings: text-embedding-3-small (openai channel), gemini-embedding-001 (gemini channel)
+channel), claude-bedrock-demo (bedrock channel, Converse);
+embeddings: text-embedding-3-small (openai channel), gemini-embedding-001 (gemini channel),
+titan-embed-demo (bedrock channel)
 
 curl ${base}/v1/chat/completions \\
   -H "Authorization: Bearer ${key}" -H "Content-Type: application/json" \\

@@ -52,6 +52,12 @@ const mappingOf = (text: string): Record<string, string> | string => {
   return mapping
 }
 
+/** A setting of `settings` (a channel's settings as listed) that is text, or `""`. */
+const settingText = (settings: unknown, name: string): string => {
+  const value = typeof settings === "object" && settings !== null ? (settings as Record<string, unknown>)[name] : ""
+  return typeof value === "string" ? value : ""
+}
+
 /** A whole number in `text`, or `undefined`. */
 const wholeOf = (text: string): number | undefined => /^\s*-?\d{1,7}\s*$/.test(text) ? Number(text) : undefined
 
@@ -77,6 +83,9 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
   const [project, setProject] = useState(typeof startSettings.project === "string" ? startSettings.project : "")
   const [location, setLocation] = useState(typeof startSettings.location === "string" ? startSettings.location : "")
   const [keys, setKeys] = useState("")
+  // A bedrock channel's own fields, written into its settings on save (over the JSON's).
+  const [region, setRegion] = useState(settingText(start?.settings, "region"))
+  const [bedrockApi, setBedrockApi] = useState(settingText(start?.settings, "bedrock_api") || "converse")
   const [apiVersion, setApiVersion] = useState(
     typeof startSettings.api_version === "string" ? startSettings.api_version : ""
   )
@@ -131,7 +140,9 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
       priority: priorityValue,
       weight: weightValue,
       model_mapping: modelMapping,
-      settings: parsedSettings,
+      settings: type === "bedrock"
+        ? { ...(parsedSettings as Record<string, unknown>), region: region.trim(), bedrock_api: bedrockApi }
+        : parsedSettings,
       enabled,
       ...(keyList.length === 0 ? {} : { keys: keyList })
     }
@@ -170,6 +181,25 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
           onInput={(e) => setBaseUrl(e.currentTarget.value)}
         />
       </Field>
+      {type === "bedrock" && (
+        <>
+          <Field label="AWS region (the calls are signed for it; the base URL defaults to its endpoint)">
+            <input
+              name="region"
+              required
+              placeholder="us-east-1"
+              value={region}
+              onInput={(e) => setRegion(e.currentTarget.value)}
+            />
+          </Field>
+          <Field label="Bedrock API (invoke: Claude models through InvokeModel with the Messages body)">
+            <select name="bedrock_api" value={bedrockApi} onChange={(e) => setBedrockApi(e.currentTarget.value)}>
+              <option value="converse">converse</option>
+              <option value="invoke">invoke</option>
+            </select>
+          </Field>
+        </>
+      )}
       {type === "azure" && (
         <Field label="API version (a date such as 2024-10-21, optionally -preview, or v1; empty: 2024-10-21)">
           <input

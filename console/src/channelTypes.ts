@@ -4,7 +4,8 @@
  * `src/upstreams/Adapter.ts`); `test/console/ChannelTypes.test.ts` keeps the
  * two equal. `cohere` and `jina` serve rerank only; `midjourney` the `/mj/*` task API only; `kling` video only;
  * `deepseek` text (chat completions, and FIM for legacy completions); `azure` Azure OpenAI deployments; `vertex`
- * Google Vertex AI (Gemini, Claude, embeddings).
+ * Google Vertex AI (Gemini, Claude, embeddings); `bedrock` AWS Bedrock Runtime (its base URL defaults to its
+ * region's endpoint, so the form asks for the region).
  */
 export const CHANNEL_TYPES = [
   "openai",
@@ -16,6 +17,7 @@ export const CHANNEL_TYPES = [
   "midjourney",
   "kling",
   "deepseek",
+  "bedrock",
   "azure",
   "vertex"
 ] as const
@@ -91,7 +93,9 @@ export const KEY_HINTS: Readonly<Partial<Record<(typeof CHANNEL_TYPES)[number], 
   azure:
     "an azure key is an API key (sent as api-key), or entra:<token> for a Microsoft Entra ID token (sent as Bearer)",
   vertex: "a vertex key is a service-account key JSON file pasted whole (a secret, never shown again), or a " +
-    "Vertex AI API key on its own line"
+    "Vertex AI API key on its own line",
+  bedrock: "a bedrock key is accessKeyId|secretAccessKey or accessKeyId|secretAccessKey|sessionToken (signed with " +
+    "SigV4), or a Bedrock API key (no |, sent as Bearer)"
 }
 
 /**

@@ -13,7 +13,7 @@ import { VIDEO_FAMILIES } from "../formats/videos/VideoFamilies.ts"
 import { makeDecoder } from "../domain/SchemaDecode.ts"
 import ipaddr from "ipaddr.js"
 import { BudgetList } from "../domain/BudgetPeriod.ts"
-import { baseUrlOf } from "../domain/ChannelType.ts"
+import { baseUrlOf, settingsProblem } from "../domain/ChannelType.ts"
 
 const NonNegative = Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0))
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
@@ -81,6 +81,7 @@ export const ChannelType = Schema.Literals([
   "midjourney",
   "kling",
   "deepseek",
+  "bedrock",
   "azure",
   "vertex"
 ])
@@ -110,6 +111,13 @@ export const ChannelSettings = Schema.Struct({
    * of every request to this channel, passthrough or translated, so the upstream's own default applies.
    */
   forward_store: Schema.optional(Schema.Boolean),
+  /** The AWS region of a `bedrock` channel (required there): its calls are signed for it, its default host is in it. */
+  region: Schema.optional(NonEmpty),
+  /**
+   * Which Bedrock Runtime API a `bedrock` channel's text calls use: `converse` (default, every model) or `invoke`
+   * (Anthropic models through InvokeModel with the Messages body; other models still through Converse).
+   */
+  bedrock_api: Schema.optional(Schema.Literals(["converse", "invoke"])),
   /**
    * Azure OpenAI (`azure` channels): the API version, a date `YYYY-MM-DD` or `YYYY-MM-DD-preview` (calls go to the
    * deployment paths with `?api-version=`; default `2024-10-21`), or `v1` (calls go to the v1 API,
@@ -138,7 +146,8 @@ export const ChannelSettings = Schema.Struct({
 
 /**
  * A channel. `base_url` may be left out only where the type has a default (`deepseek`: `https://api.deepseek.com`,
- * `domain/ChannelType.ts` `DEFAULT_BASE_URLS`); its path is kept (`upstreams/BaseUrl.ts`).
+ * `domain/ChannelType.ts` `DEFAULT_BASE_URLS`; `bedrock`: its region's endpoint); its path is kept
+ * (`upstreams/BaseUrl.ts`).
  *
  * @category models
  */
@@ -381,9 +390,15 @@ const missingProject = (file: BootstrapFile): string | undefined => {
   return undefined
 }
 
-/** The first channel without a `base_url` whose type has no default, as `channels[i].base_url: …`. */
+/**
+ * The first channel whose settings its type cannot use (`settingsProblem`: a `bedrock` channel without a valid
+ * `settings.region`), as `channels[i].settings.region: …`, or without a `base_url` whose type has no default, as
+ * `channels[i].base_url: …`.
+ */
 const missingBaseUrl = (file: BootstrapFile): string | undefined => {
   for (const [index, channel] of (file.channels ?? []).entries()) {
+    const problem = settingsProblem(channel.type, channel.settings)
+    if (problem !== undefined) return `channels[${index}].${problem.param}: ${problem.message}`
     if (baseUrlOf(channel.type, channel.base_url, channel.settings) === undefined) {
       return `channels[${index}].base_url: missing (channel type ${channel.type} has no default base URL)`
     }

@@ -18,6 +18,7 @@ export type ChannelType =
   | "midjourney"
   | "kling"
   | "deepseek"
+  | "bedrock"
   | "azure"
   | "vertex"
 
@@ -58,17 +59,63 @@ export const vertexBaseUrl = (location: string): string =>
     : `https://${location}-aiplatform.googleapis.com`
 
 /**
+ * An AWS region name as Bedrock Runtime's endpoints spell it (`us-east-1`, `eu-central-2`, `us-gov-west-1`,
+ * `ap-southeast-7`: docs.aws.amazon.com/general/latest/gr/bedrock.html, "Bedrock Runtime endpoints"); a channel's
+ * `settings.region` must match it, since it becomes part of the default host name.
+ *
+ * @category models
+ */
+export const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/
+
+/**
+ * The default base URL of a `bedrock` channel in `region`: Bedrock Runtime's regional endpoint,
+ * `https://bedrock-runtime.{region}.amazonaws.com` (docs.aws.amazon.com/general/latest/gr/bedrock.html);
+ * `undefined` for a region that is not one (`AWS_REGION`).
+ *
+ * @category models
+ */
+export const bedrockRuntimeUrl = (region: string): string | undefined =>
+  AWS_REGION.test(region) ? `https://bedrock-runtime.${region}.amazonaws.com` : undefined
+
+/**
  * The base URL of a channel of `type` given `baseUrl` (a given one as it is,
  * else the type's default: for `vertex`, the endpoint of `settings.location`,
- * `VERTEX_DEFAULT_LOCATION` when unset); `undefined` when none is given and the
- * type has no default.
+ * `VERTEX_DEFAULT_LOCATION` when unset; for `bedrock`, the endpoint of its
+ * `settings.region`); `undefined` when none is given and the type has no
+ * default (a `bedrock` channel without a valid region).
  *
  * @category models
  */
 export const baseUrlOf = (
   type: ChannelType,
   baseUrl: string | undefined,
-  settings?: { readonly location?: string | undefined } | undefined
+  settings?: { readonly location?: string | undefined; readonly region?: string | undefined } | undefined
 ): string | undefined =>
   baseUrl ??
-    (type === "vertex" ? vertexBaseUrl(settings?.location ?? VERTEX_DEFAULT_LOCATION) : DEFAULT_BASE_URLS[type])
+    (type === "vertex"
+      ? vertexBaseUrl(settings?.location ?? VERTEX_DEFAULT_LOCATION)
+      : type === "bedrock"
+      ? settings?.region === undefined ? undefined : bedrockRuntimeUrl(settings.region)
+      : DEFAULT_BASE_URLS[type])
+
+/**
+ * Why a channel of `type` (a `ChannelType`; any other name has no setting to check) with `settings` cannot be used, naming the setting: a `bedrock` channel needs
+ * `settings.region` (its calls are signed for that region, and its default base URL is that region's endpoint), an
+ * AWS region name (`AWS_REGION`). `undefined` when nothing is wrong.
+ *
+ * @category models
+ */
+export const settingsProblem = (
+  type: string,
+  settings: { readonly region?: string | undefined } | undefined
+): { readonly message: string; readonly param: string } | undefined => {
+  if (type !== "bedrock") return undefined
+  const region = settings?.region
+  if (region === undefined) {
+    return { message: "settings.region is missing (a bedrock channel needs its AWS region).", param: "settings.region" }
+  }
+  return AWS_REGION.test(region) ? undefined : {
+    message: `settings.region "${region.slice(0, 40)}" is not an AWS region (like us-east-1).`,
+    param: "settings.region"
+  }
+}

@@ -12,7 +12,7 @@
  *   again." (one `#: …` clause per key, as github.com/sigoden/aichat/issues/543 and
  *   github.com/stanfordnlp/dspy/issues/365 quote it). The keys taken: `anthropic_version`, `anthropic_beta` (an array
  *   of strings), `max_tokens`, `messages`, `system`, `stop_sequences`, `temperature`, `top_p`, `top_k`, `tools`,
- *   `tool_choice`, `thinking`, `output_config`. The answer is the Anthropic route's (`Anthropic.ts`: same texts, tool
+ *   `tool_choice`, `thinking`, `output_config`, `metadata`. The answer is the Anthropic route's (`Anthropic.ts`: same texts, tool
  *   calls, thinking and its signatures, cache fields); its refusals become ValidationExceptions carrying Claude's
  *   message. The stream is `chunk` events whose payload is `{bytes: <base64 of one Anthropic stream event's JSON>}`
  *   (no `ping`), the `message_stop` event carrying `amazon-bedrock-invocationMetrics` {inputTokenCount,
@@ -87,7 +87,10 @@ const ANTHROPIC_KEYS: ReadonlySet<string> = new Set([
   "tools",
   "tool_choice",
   "thinking",
-  "output_config"
+  "output_config",
+  // Bedrock's Claude schema takes `metadata` with `user_id` (what Claude Code sends): it refuses only other keys
+  // inside it ("metadata.tags: Extra inputs are not permitted", github.com/BerriAI/litellm/issues/30629).
+  "metadata"
 ])
 
 const tokensOf = (text: string): number => Math.max(1, Math.ceil(text.length / 4))

@@ -24,6 +24,30 @@ import type { MediaParam } from "./shared/MediaLocation.ts"
  */
 export type FormatName = "openai-chat" | "openai-responses" | "anthropic" | "gemini" | "completions"
 
+/**
+ * The wire formats Sluice speaks only to upstreams, never to callers: Bedrock's Converse API
+ * (docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html).
+ *
+ * @category models
+ */
+export type OutboundOnlyName = "bedrock-converse"
+
+/**
+ * Every wire format an upstream call can be made in: the inbound formats and the outbound-only ones.
+ *
+ * @category models
+ */
+export type WireName = FormatName | OutboundOnlyName
+
+/**
+ * How an upstream stream is framed: `sse` (server-sent events, every format but one) or `aws-event-stream`
+ * (`application/vnd.amazon.eventstream` binary frames, Bedrock's ConverseStream and InvokeModelWithResponseStream;
+ * read by `upstreams/transport/EventStreamEvents.ts` into the same event shape).
+ *
+ * @category models
+ */
+export type StreamFraming = "sse" | "aws-event-stream"
+
 export type { Decoded } from "./shared/Decoded.ts"
 
 /**
@@ -77,7 +101,8 @@ export type DecodeStep<S> =
   | UpstreamFailed
 
 /**
- * Upstream SSE events → canonical parts. `complete` tells whether the
+ * Upstream stream events (SSE events, or event-stream messages in the same shape: `OutboundWire.framing`) →
+ * canonical parts. `complete` tells whether the
  * upstream's end marker has been seen; a body that ends before it is a broken
  * stream (never presented as a complete answer).
  *
@@ -119,6 +144,11 @@ export interface PassthroughTarget {
   readonly stream: boolean
   readonly outputCap: number | undefined
   readonly forwardStore?: boolean | undefined
+  /**
+   * The caller's headers a same-format channel gets (`RelayInput.forwardHeaders`, lower-case names: messages'
+   * `anthropic-beta`), for a dialect that carries one in the body instead (Bedrock's `anthropic_beta`).
+   */
+  readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
 /**
@@ -190,6 +220,71 @@ export interface ClassifiedError {
 }
 
 /**
+ * The outbound half of a wire format: what the gateway needs to call an upstream in it and read the answer.
+ * Every `Format` is one; an outbound-only format (`OutboundOnlyWire`) is only this.
+ *
+ * @category models
+ */
+export interface OutboundWire<DS = unknown> {
+  readonly name: WireName
+  /** How the upstream frames a stream in this format; absent is `sse`. */
+  readonly framing?: StreamFraming | undefined
+  /** Canonical → the upstream's JSON body (model already mapped by the caller of this function). */
+  readonly encodeRequest: (request: Request) => EncodedRequest
+  /** The upstream's JSON answer → canonical; a body that is not an answer is a `bad-body` failure. */
+  readonly decodeResponse: (body: unknown) => Response | UpstreamFailed
+  readonly streamDecoder: StreamDecoder<DS>
+  /**
+   * An upstream HTTP error (status, body text, and the vendor's structured error type where it sends one in a
+   * header: AWS's `x-amzn-ErrorType`) → failure kind and a message safe for the caller (the vendor's own error
+   * message when the body has one).
+   */
+  readonly classifyError: (
+    status: number,
+    bodyText: string,
+    errorType?: string | undefined
+  ) => ClassifiedError
+  /**
+   * Whether URL files (PDFs and the like) sent in this format must be
+   * downloaded and sent inline: `inlineImages` is the channel's
+   * `inline_images` setting (its default applied).
+   */
+  readonly inlinesFiles: (inlineImages: boolean) => boolean
+}
+
+/**
+ * An outbound-only wire format (no caller speaks it, so a request is never passed through to it).
+ *
+ * @category models
+ */
+export interface OutboundOnlyWire<DS = unknown> extends OutboundWire<DS> {
+  readonly name: OutboundOnlyName
+}
+
+/**
+ * What an upstream call is made in: a `Format` (both halves) or an outbound-only wire, told apart by `name`.
+ *
+ * @category models
+ */
+export type UpstreamWire = Format<unknown, unknown> | OutboundOnlyWire<unknown>
+
+/**
+ * Whether `wire` is a format a caller can speak (so it has a passthrough half), by its name.
+ *
+ * @category predicates
+ */
+export const isFormat = (wire: UpstreamWire): wire is Format<unknown, unknown> => wire.name !== "bedrock-converse"
+
+/**
+ * `wire` when a request that arrived in `inbound` format is passed through to it (the same format: its passthrough
+ * half applies), else `undefined` (the request is translated; never for an outbound-only wire).
+ *
+ * @category predicates
+ */
+export const sameFormatWire = (wire: UpstreamWire, inbound: FormatName): Format<unknown, unknown> | undefined =>
+  isFormat(wire) && wire.name === inbound ? wire : undefined
+
+/**
  * A wire format: both halves.
  *
  * Inbound (caller → gateway): `decodeRequest`, `encodeResponse`,
@@ -199,7 +294,7 @@ export interface ClassifiedError {
  *
  * @category models
  */
-export interface Format<DS = unknown, ES = unknown> {
+export interface Format<DS = unknown, ES = unknown> extends OutboundWire<DS> {
   readonly name: FormatName
   /** Caller's JSON body → canonical. `context.model` is the model from the path (generate-content). */
   readonly decodeRequest: (
@@ -211,19 +306,6 @@ export interface Format<DS = unknown, ES = unknown> {
   readonly streamEncoder: StreamEncoder<ES>
   /** A problem → the caller's error body in this format. */
   readonly encodeError: (problem: Problem) => unknown
-  /** Canonical → the upstream's JSON body (model already mapped by the caller of this function). */
-  readonly encodeRequest: (request: Request) => EncodedRequest
-  /** The upstream's JSON answer → canonical; a body that is not an answer is a `bad-body` failure. */
-  readonly decodeResponse: (body: unknown) => Response | UpstreamFailed
-  readonly streamDecoder: StreamDecoder<DS>
-  /**
-   * An upstream HTTP error (status and body text) → failure kind and a message
-   * safe for the caller (the vendor's own error message when the body has one).
-   */
-  readonly classifyError: (
-    status: number,
-    bodyText: string
-  ) => ClassifiedError
   /** What a same-format request and stream need (see `Passthrough`). */
   readonly passthrough: Passthrough
   /**
@@ -231,12 +313,6 @@ export interface Format<DS = unknown, ES = unknown> {
    * item (`messages[3].content[1].image_url.url`), for errors that name it.
    */
   readonly mediaParam: MediaParam
-  /**
-   * Whether URL files (PDFs and the like) sent in this format must be
-   * downloaded and sent inline: `inlineImages` is the channel's
-   * `inline_images` setting (its default applied).
-   */
-  readonly inlinesFiles: (inlineImages: boolean) => boolean
   /**
    * A stream event of this format with `cost` (USD) written into its usage
    * when it is the event that carries the answer's final usage, else

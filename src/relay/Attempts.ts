@@ -20,9 +20,10 @@ import type { Request } from "../canonical/Request.ts"
 import type { Usage } from "../canonical/Usage.ts"
 import { parseJsonWithin } from "../domain/JsonDepth.ts"
 import { type GatewayError, InvalidRequest, UpstreamFailed } from "../errors/GatewayError.ts"
-import type { DecodeStep, Format } from "../formats/Format.ts"
+import { type DecodeStep, sameFormatWire, type UpstreamWire } from "../formats/Format.ts"
 import { hasForeignReasoning } from "../formats/shared/ReasoningOrigin.ts"
 import { formatOf } from "../formats/Formats.ts"
+import { eventStreamReader } from "../upstreams/transport/EventStreamEvents.ts"
 import { sseReader } from "../upstreams/transport/SseEvents.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
@@ -59,7 +60,7 @@ export interface JsonAnswer {
  * @category models
  */
 export interface StreamHead {
-  readonly wire: Format<unknown, unknown>
+  readonly wire: UpstreamWire
   readonly first: ReadonlyArray<Sse.Event>
   readonly firstStep: DecodeStep<unknown>
   readonly next: Effect.Effect<ReadonlyArray<Sse.Event> | undefined, UpstreamFailed>
@@ -98,7 +99,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
   /** Images and files downloaded for this request, shared by its attempts (made by the first download). */
   let downloaded: Map<string, InlineMedia> | undefined
 
-  const wireOf = (candidate: Candidate): Format<unknown, unknown> =>
+  const wireOf = (candidate: Candidate): UpstreamWire =>
     endpoint === undefined
       ? dialectOf(
         candidate.channel.type,
@@ -109,7 +110,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
   /** The request with its URL media inline where `candidate`'s channel needs them, or `undefined` when none do. */
   const prepared = (
     candidate: Candidate,
-    wire: Format<unknown, unknown>
+    wire: UpstreamWire
   ): Effect.Effect<Request | undefined, GatewayError> => {
     if (endpoint !== undefined) return Effect.undefined
     // Most requests hold no URL media the channel must have inline: no download effect at all for them.
@@ -135,7 +136,7 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
    */
   const bodyOf = (
     candidate: Candidate,
-    wire: Format<unknown, unknown>,
+    wire: UpstreamWire,
     inlined: Request | undefined,
     stream: boolean
   ): Record<string, unknown> | InvalidRequest => {
@@ -144,15 +145,21 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     // request holds what only its own format can say. A channel with `forward_store: false` gets no `store`.
     const forwardStore = candidate.channel.settings.forward_store !== false
     let body: Record<string, unknown>
-    const sameFormat = endpoint === undefined && wire.name === input.inbound
-    const foreign = sameFormat && hasForeignReasoning(request, wire.name)
+    const same = endpoint === undefined ? sameFormatWire(wire, input.inbound) : undefined
+    const foreign = same !== undefined && hasForeignReasoning(request, same.name)
     if (endpoint !== undefined) body = { ...input.raw, model: candidate.upstreamModel }
-    else if (sameFormat && (!foreign || wire.passthrough.withoutForeignReasoning !== undefined)) {
-      const inline = inlined === undefined ? input.raw : wire.passthrough.inlineMedia(input.raw, inlined)
-      const raw = foreign && wire.passthrough.withoutForeignReasoning !== undefined
-        ? wire.passthrough.withoutForeignReasoning(inline, candidate.upstreamModel)
+    else if (same !== undefined && (!foreign || same.passthrough.withoutForeignReasoning !== undefined)) {
+      const inline = inlined === undefined ? input.raw : same.passthrough.inlineMedia(input.raw, inlined)
+      const raw = foreign && same.passthrough.withoutForeignReasoning !== undefined
+        ? same.passthrough.withoutForeignReasoning(inline, candidate.upstreamModel)
         : inline
-      body = wire.passthrough.body(raw, { model: candidate.upstreamModel, stream, outputCap: sentCap, forwardStore })
+      body = same.passthrough.body(raw, {
+        model: candidate.upstreamModel,
+        stream,
+        outputCap: sentCap,
+        forwardStore,
+        headers: input.forwardHeaders
+      })
     } else {
       const refused = request.untranslatable?.[0]
       if (refused !== undefined) return new InvalidRequest({ message: refused.message, param: refused.param })
@@ -169,14 +176,16 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
 
   const call = (
     candidate: Candidate,
-    wire: Format<unknown, unknown>,
+    wire: UpstreamWire,
     inlined: Request | undefined,
     stream: boolean
   ) => {
     const { channel } = candidate
     const target = adapters[channel.type].target(channel, candidate.key.key, wire.name, candidate.upstreamModel, stream)
     if (context.requestId !== undefined) target.headers["x-request-id"] = context.requestId
-    if (endpoint === undefined && wire.name === input.inbound) Object.assign(target.headers, input.forwardHeaders)
+    if (endpoint === undefined && sameFormatWire(wire, input.inbound) !== undefined) {
+      Object.assign(target.headers, input.forwardHeaders)
+    }
     const body = bodyOf(candidate, wire, inlined, stream)
     if (body instanceof InvalidRequest) return Effect.fail(body)
     return context.client.post(
@@ -210,9 +219,10 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       }
       const decoded = wire.decodeResponse(parsed)
       if (decoded instanceof UpstreamFailed) return yield* decoded
-      const passthrough = wire.name === input.inbound
-      const shown = passthrough && Predicate.isObject(parsed) && !Array.isArray(parsed)
-        ? wire.passthrough.answer?.(parsed as Record<string, unknown>)
+      const same = sameFormatWire(wire, input.inbound)
+      const passthrough = same !== undefined
+      const shown = same !== undefined && Predicate.isObject(parsed) && !Array.isArray(parsed)
+        ? same.passthrough.answer?.(parsed as Record<string, unknown>)
         : undefined
       return {
         text: passthrough
@@ -234,7 +244,8 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       const response = yield* call(candidate, wire, inlined, true)
       yield* Scope.addFinalizer(scope, Effect.sync(response.abort))
       if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
-      const next = sseReader(response.read)
+      // The wire says how its stream is framed: SSE, or AWS event-stream binary messages (Bedrock).
+      const next = wire.framing === "aws-event-stream" ? eventStreamReader(response.read) : sseReader(response.read)
       const first = yield* next
       if (first === undefined) {
         return yield* new UpstreamFailed({ kind: "stream-broken", status: 200, message: "Empty stream." })
@@ -249,12 +260,19 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
   return { json, stream }
 }
 
-/** An upstream HTTP error answer as the failure its format's classifier says. */
-const failureOfStatus = (wire: Format<unknown, unknown>, response: UpstreamResponse) =>
+/**
+ * An upstream HTTP error answer as the failure its format's classifier says, from its status, body and AWS's
+ * structured error type header (`x-amzn-ErrorType`, sent by Bedrock; absent elsewhere).
+ */
+const failureOfStatus = (wire: UpstreamWire, response: UpstreamResponse) =>
   response.text.pipe(
     Effect.catch(() => Effect.succeed("")),
     Effect.flatMap((text) => {
-      const classified = wire.classifyError(response.status, readableErrorBody(text))
+      const classified = wire.classifyError(
+        response.status,
+        readableErrorBody(text),
+        response.headers["x-amzn-errortype"]
+      )
       return Effect.fail(
         new UpstreamFailed({
           kind: classified.kind,

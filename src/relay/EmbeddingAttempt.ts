@@ -51,13 +51,16 @@ export interface EmbeddingAttemptContext {
 }
 
 /**
- * The wire of `candidate`'s channel, or `undefined` when its type cannot embed.
+ * The wire of `candidate`'s channel for its upstream model, or `undefined` when its type (or, on a type whose wire
+ * depends on the model, that model) cannot embed.
  *
  * @category attempts
  */
 export const embeddingWireOf = (candidate: Candidate): EmbeddingWire | undefined => {
   const adapter = embeddingAdapters[candidate.channel.type]
-  return adapter === undefined ? undefined : embeddingWires[adapter.wire]
+  if (adapter === undefined) return undefined
+  const name = typeof adapter.wire === "string" ? adapter.wire : adapter.wire(candidate.upstreamModel)
+  return name === undefined ? undefined : embeddingWires[name]
 }
 
 /**
@@ -80,7 +83,7 @@ export const makeEmbeddingAttempt = (context: EmbeddingAttemptContext) => {
   /** One translated call: `chunk` (at most the wire's batch limit) encoded, sent, and its answer decoded. */
   const embedChunk = (candidate: Candidate, wire: EmbeddingWire, chunk: EmbeddingRequest) =>
     Effect.flatMap(call(candidate, wire, wire.encodeRequest(chunk, candidate.upstreamModel)), (answer) => {
-      const decoded = wire.decodeResponse(answer.json, chunk.inputs.length)
+      const decoded = wire.decodeResponse(answer.json, chunk.inputs.length, answer.headers)
       return decoded instanceof UpstreamFailed ? Effect.fail(decoded) : Effect.succeed(decoded)
     })
 
@@ -89,15 +92,19 @@ export const makeEmbeddingAttempt = (context: EmbeddingAttemptContext) => {
   return (candidate: Candidate): Effect.Effect<EmbeddingAnswer, UpstreamFailed> =>
     Effect.gen(function* () {
       const wire = embeddingWireOf(candidate)!
-      if (wire.name === context.inbound.format && count <= wire.maxInputs) {
+      const { passthroughBody, passthroughUsage, passthroughAnswer } = wire
+      if (
+        wire.name === context.inbound.format && count <= wire.maxInputs && passthroughBody !== undefined &&
+        passthroughUsage !== undefined && passthroughAnswer !== undefined
+      ) {
         const answer = yield* call(
           candidate,
           wire,
-          wire.passthroughBody(context.raw, context.inbound, candidate.upstreamModel)
+          passthroughBody(context.raw, context.inbound, candidate.upstreamModel)
         )
-        const usage = wire.passthroughUsage(answer.json, count)
+        const usage = passthroughUsage(answer.json, count)
         if (usage instanceof UpstreamFailed) return yield* usage
-        return { text: wire.passthroughAnswer(answer.text, answer.json, context.inbound), usage: billed(usage) }
+        return { text: passthroughAnswer(answer.text, answer.json, context.inbound), usage: billed(usage) }
       }
       const chunks: Array<EmbeddingRequest> = []
       for (let start = 0; start < count; start += wire.maxInputs) {

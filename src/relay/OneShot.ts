@@ -19,7 +19,12 @@ import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings, type Settings } from "../services/GatewaySettings.ts"
 import { Ledger } from "../billing/Ledger.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
-import { channelTimeouts, readJsonAnswer, type UpstreamClient } from "../upstreams/transport/UpstreamClient.ts"
+import {
+  channelTimeouts,
+  type ErrorClassifier,
+  readJsonAnswer,
+  type UpstreamClient
+} from "../upstreams/transport/UpstreamClient.ts"
 import type { Catalog, Channel, Limits } from "../storage/Catalog.ts"
 import { type PipelineServices, runBilled } from "./BilledPipeline.ts"
 
@@ -148,7 +153,7 @@ export const runOneShot = <A>(
 const MAX_JSON_ANSWER_BYTES = 256 * 1024 * 1024
 
 /**
- * One upstream call whose 2xx answer is JSON: its text and parsed value.
+ * One upstream call whose 2xx answer is JSON: its text, parsed value and headers (names in lower case).
  * Fails with `UpstreamFailed`: a non-2xx status as `classify` reads the
  * vendor's error, or `bad-body` for a 2xx answer that is not JSON.
  *
@@ -164,8 +169,11 @@ export const postForJson = (
     readonly signing?: CallSigning | undefined
   },
   body: Parameters<typeof UpstreamClient.Service.post>[2],
-  classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string }
-): Effect.Effect<{ readonly text: string; readonly json: unknown }, UpstreamFailed> =>
+  classify: ErrorClassifier
+): Effect.Effect<
+  { readonly text: string; readonly json: unknown; readonly headers: Readonly<Record<string, string>> },
+  UpstreamFailed
+> =>
   Effect.gen(function* () {
     const response = yield* client.post(
       target.url,
@@ -174,5 +182,6 @@ export const postForJson = (
       channelTimeouts(channel, settings),
       target.signing
     )
-    return yield* readJsonAnswer(response, classify, channel.id, MAX_JSON_ANSWER_BYTES)
+    const answer = yield* readJsonAnswer(response, classify, channel.id, MAX_JSON_ANSWER_BYTES)
+    return { ...answer, headers: response.headers }
   })

@@ -13,6 +13,7 @@ import { promptTokensTypical, promptTokensUpperBound } from "../canonical/Estima
 import { costUsd } from "../billing/Meter.ts"
 import { holdPrice, isTextPriced, textCost } from "../domain/Pricing.ts"
 import { type GatewayError, InvalidRequest, LedgerUnavailable, ModelNotPriced } from "../errors/GatewayError.ts"
+import { sameFormatWire } from "../formats/Format.ts"
 import { formatOf } from "../formats/Formats.ts"
 import { streamBody } from "../http/ReadableBody.ts"
 import type { Candidate } from "../services/ChannelRouter.ts"
@@ -133,7 +134,7 @@ export class Relay extends Context.Service<Relay, {
             const bridge = {
               inbound: formatOf(input.inbound),
               wire: value.wire,
-              passthrough: value.wire.name === input.inbound,
+              passthrough: sameFormatWire(value.wire, input.inbound) !== undefined,
               meta: input.meta,
               jsonArray: input.jsonArrayStream === true,
               assemble: input.onAnswer !== undefined

@@ -23,15 +23,18 @@ import type { StreamPart } from "../canonical/StreamPart.ts"
 import type { Usage } from "../canonical/Usage.ts"
 import { toProblem } from "../errors/Envelope.ts"
 import { type LedgerUnavailable, UpstreamFailed } from "../errors/GatewayError.ts"
-import type { DecodeStep, Format, ResponseMeta } from "../formats/Format.ts"
+import { type DecodeStep, type Format, isFormat, type ResponseMeta, type UpstreamWire } from "../formats/Format.ts"
 
 /** What stays fixed over one answer. @category models */
 export interface BridgeConfig {
   /** The caller's format. */
   readonly inbound: Format<unknown, unknown>
-  /** The upstream's format. */
-  readonly wire: Format<unknown, unknown>
-  /** Same format: events are forwarded as received (less hidden ones), not re-encoded. */
+  /** The upstream's wire (a `Format`, or an outbound-only wire such as Bedrock's Converse). */
+  readonly wire: UpstreamWire
+  /**
+   * Same format (`sameFormatWire`, so `wire` is a `Format`): events are forwarded as received (less hidden ones, each
+   * as its `passthrough.event` shows it), not re-encoded.
+   */
   readonly passthrough: boolean
   readonly meta: ResponseMeta
   /** Generate-content without `alt=sse`: one JSON array instead of SSE frames. */
@@ -354,7 +357,7 @@ export const bridgeEvents = (
     decoded = result[0]
     if (assembled !== undefined) assembled = assemble(config, assembled, parts, delta)
     if (!config.passthrough) encoded = encodeParts(config, encoded, parts, framing)
-    else if (!config.wire.passthrough.hides(parts, config.meta)) {
+    else if (isFormat(config.wire) && !config.wire.passthrough.hides(parts, config.meta)) {
       frame(config, framing, config.wire.passthrough.event?.(event) ?? event)
     }
   }

@@ -119,7 +119,8 @@ export class HealthProber extends Context.Service<HealthProber, {
           if (midjourney !== undefined) return sendMidjourney(candidate, midjourney)
           if (videoAdapters[candidate.channel.type]?.probe !== undefined) return sendVideoProbe(candidate)
           const adapter = adapters[candidate.channel.type]
-          // The native format's wire for the model (a vertex channel asks a Claude model in the Messages wire).
+          // The native format's wire for the model (Bedrock: Converse or InvokeModel; a vertex channel asks a Claude
+          // model in the Messages wire).
           const wire = wireOf(
             candidate.channel.type,
             adapter.wireFormat(adapter.nativeFormat, candidate.channel, candidate.upstreamModel)

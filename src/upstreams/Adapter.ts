@@ -9,12 +9,14 @@
 import { type ChannelType, VERTEX_DEFAULT_LOCATION } from "../domain/ChannelType.ts"
 import { DeepSeekChatFormat } from "../formats/deepseek/chat/Format.ts"
 import { DeepSeekCompletionsFormat } from "../formats/deepseek/completions/Format.ts"
+import { isAnthropicModel } from "../formats/bedrock/converse/RequestEncoder.ts"
+import { AnthropicInvokeFormat } from "../formats/bedrock/invoke/AnthropicInvoke.ts"
+import type { Format, FormatName, UpstreamWire, WireName } from "../formats/Format.ts"
+import { formatOf, upstreamWireOf } from "../formats/Formats.ts"
+import { awsCredentialsOf, type CallSigning } from "./auth/CallSigning.ts"
 import { AzureChatFormat, AzureCompletionsFormat, AzureResponsesFormat } from "../formats/azure/Dialects.ts"
-import type { Format, FormatName } from "../formats/Format.ts"
-import { formatOf } from "../formats/Formats.ts"
 import { VertexAnthropicFormat } from "../formats/vertex/AnthropicFormat.ts"
 import { VertexGeminiFormat } from "../formats/vertex/GeminiFormat.ts"
-import type { CallSigning } from "./auth/CallSigning.ts"
 import { azureAuthHeaders, azureUrl, azureV1 } from "./AzureTarget.ts"
 import { isServiceAccountJson } from "./auth/GoogleToken.ts"
 import { upstreamUrl } from "./BaseUrl.ts"
@@ -34,6 +36,10 @@ export interface Channel {
     readonly responses_api?: boolean | undefined
     /** Extra headers sent with every call. */
     readonly headers?: Readonly<Record<string, string>> | undefined
+    /** The AWS region of a `bedrock` channel (its calls are signed for it). */
+    readonly region?: string | undefined
+    /** A `bedrock` channel's text API: `converse` (default) or `invoke` (Anthropic models through InvokeModel). */
+    readonly bedrock_api?: "converse" | "invoke" | undefined
     /** Azure's API version (`azure` channels): a date, or `v1` (`AzureTarget.ts`). */
     readonly api_version?: string | undefined
     /** The Google Cloud project (vertex channels). */
@@ -59,12 +65,12 @@ export interface Adapter {
    * The wire format used upstream for a request that arrived in `inbound` format, for upstream model `model` (the
    * mapped name: a cloud type serves some vendors' models in their own wire).
    */
-  readonly wireFormat: (inbound: FormatName, channel: Channel, model: string) => FormatName
+  readonly wireFormat: (inbound: FormatName, channel: Channel, model: string) => WireName
   /** URL and headers for a call in `wire` format to `model` with `key`. */
   readonly target: (
     channel: Channel,
     key: string,
-    wire: FormatName,
+    wire: WireName,
     model: string,
     stream: boolean
   ) => UpstreamTarget
@@ -286,6 +292,59 @@ const deepseek: Adapter = {
 }
 
 /**
+ * The credential of a `bedrock` channel key: `<access key id>|<secret>` or `…|<session token>` signs the call with
+ * SigV4 for service `bedrock` in the channel's region (docs.aws.amazon.com/bedrock/latest/userguide/inference-invoke.html
+ * "signed with Signature Version 4"); a key without `|` is a Bedrock API key, sent as `Authorization: Bearer`
+ * (docs.aws.amazon.com/bedrock/latest/userguide/api-keys-use.html). A key with `|` that is not credentials of either
+ * shape (an empty part, four parts) is sent as nothing at all, so no part of it leaves the gateway: Bedrock refuses the
+ * call and the key is treated as refused.
+ */
+const bedrockAuth = (
+  channel: Channel,
+  key: string
+): { readonly headers: Record<string, string>; readonly signing?: CallSigning } => {
+  const credentials = awsCredentialsOf(key)
+  if (credentials !== undefined) {
+    return {
+      headers: {},
+      signing: { _tag: "SigV4", region: channel.settings.region ?? "", service: "bedrock", credentials }
+    }
+  }
+  return key.includes("|") ? { headers: {} } : { headers: { authorization: `Bearer ${key}` } }
+}
+
+/**
+ * AWS Bedrock Runtime (docs.aws.amazon.com/bedrock/latest/APIReference/API_Operations_Amazon_Bedrock_Runtime.html): text
+ * through Converse (`POST /model/{modelId}/converse`, `/converse-stream`) for every model and inbound format, or, with
+ * `settings.bedrock_api: invoke` and an Anthropic model (a mapped id holding `anthropic.`), through InvokeModel with
+ * the Messages body (`/model/{modelId}/invoke`, `/invoke-with-response-stream`; `formats/bedrock/invoke/`). The model
+ * id or inference profile (an ARN too) is URL-encoded as one path segment, as the SDK writes the `modelId` label. The
+ * base URL (default: the region's endpoint, `domain/ChannelType.ts`) has no version suffix; a proxy prefix is kept.
+ * Streams answer `application/vnd.amazon.eventstream`. Keys: see `bedrockAuth`.
+ */
+const bedrock: Adapter = {
+  nativeFormat: "anthropic",
+  wireFormat: (_inbound, channel, model) =>
+    channel.settings.bedrock_api === "invoke" && isAnthropicModel(model) ? "anthropic" : "bedrock-converse",
+  target: (channel, key, wire, model, stream) => {
+    const action = wire === "anthropic"
+      ? (stream ? "invoke-with-response-stream" : "invoke")
+      : (stream ? "converse-stream" : "converse")
+    const auth = bedrockAuth(channel, key)
+    return {
+      url: channelUrl(channel, `/model/${encodeURIComponent(model)}/${action}`, []),
+      headers: withExtraHeaders(channel, {
+        ...json,
+        accept: stream ? "application/vnd.amazon.eventstream" : "application/json",
+        ...auth.headers
+      }),
+      ...(auth.signing === undefined ? {} : { signing: auth.signing })
+    }
+  },
+  dialects: { anthropic: AnthropicInvokeFormat }
+}
+
+/**
  * Azure OpenAI / Azure AI Foundry (`AzureTarget.ts` has the URLs and keys): chat completions and legacy completions
  * on every API version; Responses only on the v1 API (`settings.api_version: v1`), else served through chat
  * completions, as on an `openai` channel without `responses_api`; Messages and generate-content through chat
@@ -405,14 +464,16 @@ export const adapters: Record<ChannelType, Adapter> = {
   midjourney,
   kling,
   deepseek,
+  bedrock,
   azure,
   vertex
 }
 
 /**
- * The `Format` a channel of `type` speaks `wire` with: its adapter's dialect of it, else the registry's.
+ * The wire a channel of `type` speaks `wire` with: its adapter's dialect of it, else the registry's (an outbound-only
+ * wire has no dialects).
  *
  * @category adapters
  */
-export const wireOf = (type: ChannelType, wire: FormatName): Format<unknown, unknown> =>
-  adapters[type].dialects?.[wire] ?? formatOf(wire)
+export const wireOf = (type: ChannelType, wire: WireName): UpstreamWire =>
+  wire === "bedrock-converse" ? upstreamWireOf(wire) : adapters[type].dialects?.[wire] ?? formatOf(wire)

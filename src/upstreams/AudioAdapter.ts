@@ -104,6 +104,7 @@ export const audioAdapters: Record<ChannelType, AudioAdapter | undefined> = {
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
+  bedrock: undefined,
   azure,
   vertex: undefined
 }

@@ -22,7 +22,11 @@ import { mapUrlPath } from "./BaseUrl.ts"
 
 /** A channel type's embedding endpoint. @category models */
 export interface EmbeddingAdapter {
-  readonly wire: EmbeddingFormatName
+  /**
+   * The wire of the type's embedding calls, or, where it depends on the upstream model (Bedrock's model families),
+   * the wire for a model (`undefined`: that model does not embed here).
+   */
+  readonly wire: EmbeddingFormatName | ((model: string) => EmbeddingFormatName | undefined)
   /** URL and headers of an embedding call to `model` with `key` (the channel's extra headers included). */
   readonly target: (channel: Channel, key: string, model: string) => UpstreamTarget
 }
@@ -54,6 +58,22 @@ const gemini: EmbeddingAdapter = {
       headers: generate.headers
     }
   }
+}
+
+/**
+ * Bedrock: `POST /model/{modelId}/invoke` (InvokeModel, signed or with a Bearer API key as the text calls are), in
+ * the body of the mapped model's family: Titan Text Embeddings for `amazon.titan-embed-text…`, Cohere Embed for
+ * `cohere.embed…` (`formats/bedrock/embeddings/Wire.ts`); other models do not embed on a bedrock channel.
+ */
+const bedrock: EmbeddingAdapter = {
+  wire: (model) =>
+    model.includes("amazon.titan-embed-text")
+      ? "bedrock-titan"
+      : model.includes("cohere.embed")
+      ? "bedrock-cohere"
+      : undefined,
+  // The text adapter's InvokeModel call (its `anthropic` wire is the one sent to `/invoke`), not streamed.
+  target: (channel, key, model) => adapters.bedrock.target(channel, key, "anthropic", model, false)
 }
 
 /**
@@ -100,6 +120,7 @@ export const embeddingAdapters: Record<ChannelType, EmbeddingAdapter | undefined
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
+  bedrock,
   azure,
   vertex
 }

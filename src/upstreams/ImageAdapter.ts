@@ -96,6 +96,7 @@ export const imageAdapters: Record<ChannelType, ImageAdapter | undefined> = {
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
+  bedrock: undefined,
   azure,
   vertex: undefined
 }

@@ -54,6 +54,7 @@ export const midjourneyAdapters: Record<ChannelType, MidjourneyAdapter | undefin
   },
   kling: undefined,
   deepseek: undefined,
+  bedrock: undefined,
   azure: undefined,
   vertex: undefined
 }

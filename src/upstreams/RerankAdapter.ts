@@ -66,6 +66,7 @@ export const rerankAdapters: Record<ChannelType, RerankAdapter | undefined> = {
   midjourney: undefined,
   kling: undefined,
   deepseek: undefined,
+  bedrock: undefined,
   azure: undefined,
   vertex: undefined
 }

@@ -153,6 +153,7 @@ export const videoAdapters: Record<ChannelType, VideoAdapter | undefined> = {
     probe: { method: "GET", path: "/v1/videos/text2video?pageNum=1&pageSize=1" }
   },
   deepseek: undefined,
+  bedrock: undefined,
   azure: {
     wire: "openai",
     target: (channel, key, call, withKey) => ({

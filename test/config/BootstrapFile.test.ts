@@ -185,6 +185,36 @@ Deno.test("parseBootstrap: a deepseek channel may leave base_url out (DeepSeek's
   strictEqual(message, "channels[0].base_url: missing (channel type openai has no default base URL)")
 })
 
+Deno.test("parseBootstrap: a bedrock channel needs settings.region, and its base URL defaults to the region's", () => {
+  const bedrock = (settings: Record<string, unknown> | undefined) =>
+    variant((f) => {
+      const { settings: _settings, ...first } = f.channels[0]
+      ;(f.channels as Array<unknown>).push({
+        ...first,
+        name: "aws",
+        type: "bedrock",
+        base_url: undefined,
+        ...(settings === undefined ? {} : { settings })
+      })
+    })
+  strictEqual(
+    failure(bedrock(undefined)),
+    "channels[1].settings.region: settings.region is missing (a bedrock channel needs its AWS region)."
+  )
+  strictEqual(
+    failure(bedrock({ region: "us-east-1.evil.test" })),
+    'channels[1].settings.region: settings.region "us-east-1.evil.test" is not an AWS region (like us-east-1).'
+  )
+  const file = parsed(bedrock({ region: "us-east-1", bedrock_api: "invoke" }), "sluice.json")
+  const channel = file.channels?.[1]
+  strictEqual(channel?.settings?.bedrock_api, "invoke")
+  strictEqual(
+    baseUrlOf("bedrock", channel?.base_url, channel?.settings),
+    "https://bedrock-runtime.us-east-1.amazonaws.com"
+  )
+  ok(failure(bedrock({ region: "us-east-1", bedrock_api: "chat" })).startsWith("channels[1].settings.bedrock_api"))
+})
+
 Deno.test("parseBootstrap: a vertex channel needs settings.project; its base_url defaults to its location's endpoint", () => {
   const vertex = (settings: Record<string, unknown> | undefined) =>
     variant((f) =>

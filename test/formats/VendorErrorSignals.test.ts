@@ -10,6 +10,7 @@ import { classifyGeminiError } from "../../src/formats/gemini/generate-content/E
 import { classifyDeepSeekError } from "../../src/formats/deepseek/chat/ErrorBody.ts"
 import { classifyAzureError } from "../../src/formats/azure/ErrorBody.ts"
 import { classifyOpenAiError } from "../../src/formats/openai/shared/ErrorBody.ts"
+import { classifyBedrockError, streamExceptionFailure } from "../../src/formats/bedrock/ErrorBody.ts"
 
 const hostile = [
   "Your credit balance is too low to access the Anthropic API.",
@@ -162,6 +163,24 @@ Deno.test("deepseek classifyDeepSeekError: 402 Insufficient Balance is spent cre
   strictEqual(classifyDeepSeekError(429, body("Rate Limit Reached")).kind, "throttled")
   strictEqual(classifyDeepSeekError(503, body("Server Overloaded")).kind, "server")
   for (const text of hostile) strictEqual(classifyDeepSeekError(400, body(quoted(text))).kind, "rejected")
+})
+
+Deno.test("bedrock classifyBedrockError: the error type decides, never the message; no failure is spent credit", () => {
+  for (const text of hostile) {
+    for (const message of [text, quoted(text)]) {
+      const body = JSON.stringify({ message })
+      strictEqual(classifyBedrockError(400, body, "ValidationException").kind, "rejected", message)
+      strictEqual(classifyBedrockError(400, body).kind, "rejected", message)
+      strictEqual(classifyBedrockError(429, body, "ThrottlingException").kind, "throttled", message)
+      strictEqual(streamExceptionFailure("validationException", body).kind, "rejected", message)
+    }
+  }
+  strictEqual(classifyBedrockError(403, "{}", "UnrecognizedClientException").kind, "unauthorized")
+  strictEqual(classifyBedrockError(403, "{}", "AccessDeniedException").kind, "unauthorized")
+  const kinds = ["Validation", "ServiceQuotaExceeded", "Throttling", "ModelNotReady", "InternalServer"].map((name) =>
+    classifyBedrockError(400, "{}", `${name}Exception`).kind
+  )
+  strictEqual(kinds.includes("quota"), false)
 })
 
 Deno.test("azure classifyAzureError: its 401 disables the key, its content filter is a refusal by code only", () => {

@@ -11,6 +11,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { BEDROCK_TEST_API_KEY } from "../../src/emulator/BedrockAuth.ts"
 import { startEmulator } from "../../src/emulator/Emulator.ts"
 import { VERTEX_TEST_API_KEY, VERTEX_TEST_PROJECT } from "../../src/emulator/Vertex.ts"
 import { startGateway } from "../support/Gateway.ts"
@@ -44,7 +45,9 @@ Deno.test("base_url with a path prefix: every SDK's call goes to prefix + the ve
         JSON.stringify({
           groups: { default: { ratio: 1 } },
           models: Object.fromEntries(
-            ["m-chat", "m-query", "m-claude", "m-gemini", "m-vertex"].map((m) => [m, { input: 1, output: 2 }])
+            ["m-chat", "m-query", "m-claude", "m-gemini", "m-vertex", "m-bedrock"].map((
+              m
+            ) => [m, { input: 1, output: 2 }])
           ),
           channels: [
             {
@@ -83,6 +86,17 @@ Deno.test("base_url with a path prefix: every SDK's call goes to prefix + the ve
               keys: [VERTEX_TEST_API_KEY],
               models: ["m-vertex"],
               settings: { project: VERTEX_TEST_PROJECT }
+            },
+            {
+              // A Bedrock API key (Bearer): a SigV4 signature covers the path as sent, which a prefix-stripping proxy
+              // changes, so only a proxy that re-signs can carry signed keys.
+              name: "bedrock",
+              type: "bedrock",
+              base_url: `${edge.url}/edge/aws/bedrock/`,
+              keys: [BEDROCK_TEST_API_KEY],
+              models: ["m-bedrock"],
+              model_mapping: { "m-bedrock": "amazon.nova-lite-v1:0" },
+              settings: { region: "us-east-1" }
             }
           ],
           users: [{ username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: KEY }] }]
@@ -122,13 +136,20 @@ Deno.test("base_url with a path prefix: every SDK's call goes to prefix + the ve
     })
     strictEqual(vertex.choices[0].message.content, "Echo: hello vertex")
 
+    const converse = await openai.chat.completions.create({
+      model: "m-bedrock",
+      messages: [{ role: "user", content: "hello bedrock" }]
+    })
+    strictEqual(converse.choices[0].message.content, "Echo: hello bedrock")
+
     deepStrictEqual(edge.seen, [
       "/edge/openai/v1/chat/completions",
       "/edge/tenant/v1/chat/completions?tenant=t1",
       "/edge/claude/v1/messages",
       "/edge/gemini/v1beta/models/m-gemini:streamGenerateContent?alt=sse",
       `/edge/vertex/vertex/v1/projects/${VERTEX_TEST_PROJECT}/locations/us-central1/publishers/google/models/` +
-      "m-vertex:generateContent"
+      "m-vertex:generateContent",
+      "/edge/aws/bedrock/model/amazon.nova-lite-v1%3A0/converse"
     ])
   } finally {
     await gateway.close()

@@ -17,7 +17,11 @@
  * columns are one `vertex` channel on the emulator's Vertex AI under `/vertex`,
  * with the service-account key the emulator issued (so every call carries an
  * access token from its token endpoint): a Gemini model through generate-content
- * and a `claude…` model through rawPredict. One gateway serves the whole file.
+ * and a `claude…` model through rawPredict. The `bedrock` column is a bedrock channel
+ * on the emulator's Bedrock Runtime (under `/bedrock`, SigV4-signed) speaking
+ * Converse with Claude, `bedrock-invoke` one with `bedrock_api: invoke` (Claude
+ * through InvokeModel with the Messages body, a Bedrock API key). One gateway
+ * serves the whole file.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
@@ -41,7 +45,7 @@ import {
   responsesDriver,
   WEATHER_TOOL
 } from "./matrix/Inbound.ts"
-import { checkUpstream, MODEL_OF, PATH_OF, type UpstreamName } from "./matrix/Upstream.ts"
+import { CHANNEL_OF, checkUpstream, MODEL_OF, PATH_OF, type UpstreamName } from "./matrix/Upstream.ts"
 
 const KEY = "sk-matrix-caller-0001"
 const UPSTREAMS: ReadonlyArray<UpstreamName> = [
@@ -51,11 +55,16 @@ const UPSTREAMS: ReadonlyArray<UpstreamName> = [
   "deepseek",
   "azure",
   "vertex",
-  "vertex-claude"
+  "vertex-claude",
+  "bedrock",
+  "bedrock-invoke"
 ]
 
-/** The columns whose wire is the Messages API's (input excludes cache reads and writes; no thinking token count). */
-const MESSAGES_WIRE: ReadonlySet<UpstreamName> = new Set(["anthropic", "vertex-claude"])
+/**
+ * The columns whose wire is the Messages API's, or Bedrock's Converse (input excludes cache reads and writes; no
+ * thinking token count; the emulator's `sig-` signatures).
+ */
+const MESSAGES_WIRE: ReadonlySet<UpstreamName> = new Set(["anthropic", "vertex-claude", "bedrock", "bedrock-invoke"])
 
 /** USD per 1M tokens (quota units per token): DeepSeek's model bills cache hits at a quarter of `input`. */
 const PRICE_OF: Record<UpstreamName, { input: number; output: number; cached_input?: number }> = {
@@ -65,14 +74,19 @@ const PRICE_OF: Record<UpstreamName, { input: number; output: number; cached_inp
   deepseek: { input: 1, output: 2, cached_input: 0.25 },
   azure: { input: 1, output: 2 },
   vertex: { input: 1, output: 2 },
-  "vertex-claude": { input: 1, output: 2 }
+  "vertex-claude": { input: 1, output: 2 },
+  bedrock: { input: 1, output: 2 },
+  "bedrock-invoke": { input: 1, output: 2 }
 }
 
-/** The channel of an upstream column: its type, key and settings (vertex: the emulator's project, a service account). */
-const channelOf = (upstream: UpstreamName, serviceAccount: string) =>
+/**
+ * The channel of an upstream column: its type, key and settings (vertex: the emulator's project, a service account;
+ * bedrock: `CHANNEL_OF`).
+ */
+const channelOf = (upstream: UpstreamName, serviceAccount: string): Record<string, unknown> =>
   upstream === "vertex" || upstream === "vertex-claude"
     ? { type: "vertex", keys: [serviceAccount], settings: { project: "sluice-test-project" } }
-    : { type: upstream, keys: [`upstream-key-${upstream}`] }
+    : CHANNEL_OF[upstream] ?? { type: upstream, keys: [`upstream-key-${upstream}`] }
 
 const matrixConfig = (serviceAccount: string) => (emulatorUrl: string) => {
   const parsed = parseBootstrap(
@@ -165,8 +179,8 @@ const runCase = async (driver: Driver, upstream: UpstreamName, mode: Mode, testC
           ok(outcome.signature.startsWith("sig-"), `the upstream signature survives, got ${outcome.signature}`)
         }
       }
-      // The emulator's messages usage has no `output_tokens_details.thinking_tokens`, so an anthropic upstream
-      // reports no reasoning count there; the other upstreams do, and the count must reach the caller.
+      // The emulator's messages usage has no `output_tokens_details.thinking_tokens` and Converse's usage no reasoning
+      // count, so those upstreams report none there; the other upstreams do, and the count must reach the caller.
       if (!MESSAGES_WIRE.has(upstream)) {
         ok((outcome.usage.reasoning ?? 0) > 0, `reasoning tokens in the format's usage, got ${outcome.usage.reasoning}`)
       }

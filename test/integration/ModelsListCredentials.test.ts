@@ -12,7 +12,7 @@ import OpenAI from "openai"
 import { startGateway } from "../support/Gateway.ts"
 import { everyChannelType, sdkClients } from "../support/EveryChannelType.ts"
 
-const MODELS = ["m-azure", "m-chat", "m-claude", "m-deepseek", "m-gemini", "m-resp", "m-vertex"]
+const MODELS = ["m-azure", "m-bedrock", "m-chat", "m-claude", "m-deepseek", "m-gemini", "m-resp", "m-vertex"]
 
 const sorted = (ids: ReadonlyArray<string>) => [...ids].sort()
 

@@ -5,13 +5,16 @@
  * `gemini`, `m-deepseek` on `deepseek` (the emulator's DeepSeek under its
  * `/deepseek` prefix), `m-azure` on `azure` (its Azure OpenAI under
  * `/azure`), `m-vertex` on `vertex` (the emulator's Vertex AI under
- * `/vertex`, with its test API key); one user `alice` with key `KEY`; and the
- * three official SDK clients pointed at it.
+ * `/vertex`, with its test API key), `m-bedrock` on `bedrock` (the emulator's
+ * Bedrock Runtime under `/bedrock`, Converse with Claude, SigV4-signed with the
+ * emulator's test credentials); one user `alice` with key `KEY`; and the three
+ * official SDK clients pointed at it.
  */
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { BEDROCK_TEST_CHANNEL_KEY } from "../../src/emulator/BedrockAuth.ts"
 import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
 import { VERTEX_TEST_API_KEY, VERTEX_TEST_PROJECT } from "../../src/emulator/Vertex.ts"
 import type { TestGateway } from "./Gateway.ts"
@@ -40,7 +43,7 @@ export const everyChannelType = (settings: Record<string, unknown> = {}) => (emu
     JSON.stringify({
       groups: { default: { ratio: 1 } },
       models: Object.fromEntries(
-        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek", "m-azure", "m-vertex"].map((
+        ["m-chat", "m-resp", "m-claude", "m-gemini", "m-deepseek", "m-azure", "m-vertex", "m-bedrock"].map((
           name
         ) => [name, { input: 1, output: 2 }])
       ),
@@ -51,7 +54,12 @@ export const everyChannelType = (settings: Record<string, unknown> = {}) => (emu
         channel("gemini", "gemini", "m-gemini"),
         channel("deepseek", "deepseek", "m-deepseek", {}, "/deepseek"),
         channel("azure", "azure", "m-azure", {}, "/azure"),
-        channel("vertex", "vertex", "m-vertex", { project: VERTEX_TEST_PROJECT }, "/vertex", VERTEX_TEST_API_KEY)
+        channel("vertex", "vertex", "m-vertex", { project: VERTEX_TEST_PROJECT }, "/vertex", VERTEX_TEST_API_KEY),
+        {
+          ...channel("bedrock", "bedrock", "m-bedrock", { region: "us-east-1" }, "/bedrock"),
+          keys: [BEDROCK_TEST_CHANNEL_KEY],
+          model_mapping: { "m-bedrock": "us.anthropic.claude-sonnet-4-5-20250929-v1:0" }
+        }
       ],
       users: [{ username: "alice", group: "default", quota: 500_000_000, tokens: [{ name: "main", key: KEY }] }]
     }),

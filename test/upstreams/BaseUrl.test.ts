@@ -8,7 +8,7 @@
  */
 import { strictEqual } from "node:assert/strict"
 import fc from "fast-check"
-import type { ChannelType } from "../../src/domain/ChannelType.ts"
+import { baseUrlOf, type ChannelType } from "../../src/domain/ChannelType.ts"
 import { countTokensUrl, messagesCountUrl } from "../../src/relay/CountTokensRelay.ts"
 import { adapters, type Channel } from "../../src/upstreams/Adapter.ts"
 import { audioAdapters } from "../../src/upstreams/AudioAdapter.ts"
@@ -180,6 +180,16 @@ const CASES: Record<ChannelType, TypeCase> = {
       ["FIM completion", "/beta/completions", text("deepseek", "completions")]
     ]
   },
+  bedrock: {
+    // Bedrock Runtime's paths start at the root: no version suffix.
+    versions: [],
+    calls: [
+      ["converse", `/model/${MODEL}/converse`, text("bedrock", "bedrock-converse")],
+      ["converse stream", `/model/${MODEL}/converse-stream`, text("bedrock", "bedrock-converse", true)],
+      ["invoke", `/model/${MODEL}/invoke`, text("bedrock", "anthropic")],
+      ["invoke stream", `/model/${MODEL}/invoke-with-response-stream`, text("bedrock", "anthropic", true)]
+    ]
+  },
   azure: {
     // The `openai` SDK's `baseURL` forms of Azure (`…/openai`, `…/openai/v1`); a dated channel (settings {}) and v1.
     versions: ["/openai/v1", "/openai"],
@@ -271,7 +281,11 @@ for (
         strictEqual(url(channelOf(type, base)), `${proxy}${path}`, `${type} ${label} on ${base}`)
       }
       for (
-        const base of ["https://api.vendor.test", "https://api.vendor.test/", `https://api.vendor.test${versions[0]}`]
+        const base of [
+          "https://api.vendor.test",
+          "https://api.vendor.test/",
+          `https://api.vendor.test${versions[0] ?? ""}`
+        ]
       ) {
         strictEqual(url(channelOf(type, base)), `https://api.vendor.test${path}`, `${type} ${label} on ${base}`)
       }
@@ -320,6 +334,30 @@ Deno.test("base URL: the examples of the rule", () => {
   const cohere = channelOf("cohere", "https://api.cohere.ai/compatibility/v1")
   strictEqual(text("cohere", "openai-chat")(cohere), "https://api.cohere.ai/compatibility/v1/chat/completions")
   strictEqual(rerankAdapters.cohere!.target(cohere, KEY).url, "https://api.cohere.ai/v2/rerank")
+})
+
+Deno.test("base URL: a bedrock channel's default is its region's endpoint, and a model id is one encoded segment", () => {
+  const base = baseUrlOf("bedrock", undefined, { region: "eu-central-1" })
+  strictEqual(base, "https://bedrock-runtime.eu-central-1.amazonaws.com")
+  strictEqual(baseUrlOf("bedrock", undefined, { region: "us-east-1.evil.test/" }), undefined)
+  strictEqual(baseUrlOf("bedrock", undefined, undefined), undefined)
+  strictEqual(baseUrlOf("bedrock", "http://proxy.internal/aws", { region: "us-east-1" }), "http://proxy.internal/aws")
+  const channel: Channel = { type: "bedrock", baseUrl: base!, settings: { region: "eu-central-1" } }
+  strictEqual(
+    adapters.bedrock.target(channel, KEY, "bedrock-converse", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", true).url,
+    "https://bedrock-runtime.eu-central-1.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream"
+  )
+  strictEqual(
+    adapters.bedrock.target(
+      channel,
+      KEY,
+      "bedrock-converse",
+      "arn:aws:bedrock:eu-central-1:123456789012:inference-profile/eu.meta.llama3-2-1b-instruct-v1:0",
+      false
+    ).url,
+    "https://bedrock-runtime.eu-central-1.amazonaws.com/model/" +
+      "arn%3Aaws%3Abedrock%3Aeu-central-1%3A123456789012%3Ainference-profile%2Feu.meta.llama3-2-1b-instruct-v1%3A0/converse"
+  )
 })
 
 Deno.test("base URL: a prefix is never dropped or doubled, and no `//` appears (property)", () => {

@@ -8,7 +8,13 @@
  * @since 0.1.0
  */
 import type { ChannelSpec } from "../../config/BootstrapFile.ts"
-import { baseUrlOf, VERTEX_DEFAULT_LOCATION, vertexBaseUrl } from "../../domain/ChannelType.ts"
+import {
+  baseUrlOf,
+  bedrockRuntimeUrl,
+  settingsProblem,
+  VERTEX_DEFAULT_LOCATION,
+  vertexBaseUrl
+} from "../../domain/ChannelType.ts"
 import { MASKED, maskKey, maskSettings, maskUrl } from "./ChannelMasking.ts"
 import type { ChannelFields, ChannelRow } from "./ChannelViews.ts"
 
@@ -76,12 +82,15 @@ const projectRefusal = (type: string, settings: { readonly project?: string | un
 
 /**
  * `input` with its base URL: the given one, else its type's default (`deepseek`: `https://api.deepseek.com`,
- * `DEFAULT_BASE_URLS`; `vertex`: its location's endpoint); refused (`base_url`) when it gives none and its type has
- * no default, and (`settings.project`) a `vertex` channel without a project.
+ * `DEFAULT_BASE_URLS`; `vertex`: its location's endpoint; `bedrock`: its region's endpoint); refused (`base_url`) when
+ * it gives none and its type has no default, (`settings.project`) a `vertex` channel without a project, and
+ * (`settings.region`) a `bedrock` channel without a valid region (`settingsProblem`).
  */
 export const placed = (input: NewChannel): PlacedChannel | Refusal => {
   const noProject = projectRefusal(input.type, input.settings)
   if (noProject !== undefined) return noProject
+  const problem = settingsProblem(input.type, input.settings)
+  if (problem !== undefined) return problem
   const baseUrl = baseUrlOf(input.type, input.base_url, input.settings)
   return baseUrl === undefined
     ? { message: `base_url is missing (channel type ${input.type} has no default base URL).`, param: "base_url" }
@@ -90,14 +99,21 @@ export const placed = (input: NewChannel): PlacedChannel | Refusal => {
 
 /**
  * The base URL of a changed `vertex` channel: when its location changes and its base URL is the old location's
- * endpoint (the default it was given), the new location's endpoint; otherwise `baseUrl`.
+ * endpoint (the default it was given), the new location's endpoint; likewise a `bedrock` channel's region; otherwise
+ * `baseUrl`.
  */
 const relocated = (
   type: string,
   baseUrl: string,
-  before: { readonly location?: string | undefined } | undefined,
-  after: { readonly location?: string | undefined } | undefined
+  before: { readonly location?: string | undefined; readonly region?: string | undefined } | undefined,
+  after: { readonly location?: string | undefined; readonly region?: string | undefined } | undefined
 ): string => {
+  if (type === "bedrock") {
+    const from = before?.region
+    const to = after?.region
+    const moved = from !== undefined && to !== undefined && from !== to && baseUrl === bedrockRuntimeUrl(from)
+    return moved ? bedrockRuntimeUrl(to) ?? baseUrl : baseUrl
+  }
   if (type !== "vertex") return baseUrl
   const from = before?.location ?? VERTEX_DEFAULT_LOCATION
   const to = after?.location ?? VERTEX_DEFAULT_LOCATION
@@ -161,7 +177,10 @@ export const planUpdate = (
   const type = patch.type ?? current.type
   const noProject = projectRefusal(type, settings)
   if (noProject !== undefined) return noProject
-  // A vertex channel on its location's default endpoint moves with its location (its hosts are Google's only).
+  const problem = settingsProblem(type, settings)
+  if (problem !== undefined) return problem
+  // A vertex (bedrock) channel on its location's (region's) default endpoint moves with it (the hosts are Google's
+  // (AWS's) only).
   const followed = relocated(type, current.baseUrl, current.settings, settings)
   const baseUrl = patch.base_url === undefined || patch.base_url === maskUrl(current.baseUrl)
     ? followed

@@ -10,8 +10,13 @@ import type { EmbeddingRequest, EmbeddingResponse } from "../../canonical/Embedd
 import type { Usage } from "../../canonical/Usage.ts"
 import type { UpstreamFailed, UpstreamFailureKind } from "../../errors/GatewayError.ts"
 
-/** The embedding wire formats (`vertex`: Vertex AI's `:predict`, upstream only). @category models */
-export type EmbeddingFormatName = "openai" | "gemini" | "vertex"
+/**
+ * The embedding wire formats: the two callers speak (`openai`, `gemini`) and those spoken to upstreams only (`vertex`:
+ * Vertex AI's `:predict`; `bedrock-titan`, `bedrock-cohere`: Bedrock's model families, `formats/bedrock/embeddings/`).
+ *
+ * @category models
+ */
+export type EmbeddingFormatName = "openai" | "gemini" | "vertex" | "bedrock-titan" | "bedrock-cohere"
 
 /**
  * How the caller asked: OpenAI `/v1/embeddings` (with the encoding it wants
@@ -39,31 +44,49 @@ export interface EmbeddingWire {
   readonly encodeRequest: (request: EmbeddingRequest, model: string) => Record<string, unknown>
   /**
    * The caller's body forwarded as is but for the upstream's `model` (fields the gateway does not know still
-   * reach the upstream); only called when `inbound` is this format.
+   * reach the upstream); only called when `inbound` is this format. The three passthrough members are absent on a
+   * wire no caller speaks (Bedrock's).
    */
-  readonly passthroughBody: (
+  readonly passthroughBody?: (
     raw: Record<string, unknown>,
     inbound: EmbeddingInbound,
     model: string
   ) => Record<string, unknown>
   /**
-   * A 2xx answer (parsed JSON) of a call that sent `count` inputs: one vector per input in order, and the
-   * reported usage; an `UpstreamFailed` (`bad-body`) when the answer is not one.
+   * A 2xx answer (parsed JSON, and its headers with lower-case names, for a vendor that reports usage there) of a
+   * call that sent `count` inputs: one vector per input in order, and the reported usage; an `UpstreamFailed`
+   * (`bad-body`) when the answer is not one.
    */
-  readonly decodeResponse: (json: unknown, count: number) => EmbeddingResponse | UpstreamFailed
+  readonly decodeResponse: (
+    json: unknown,
+    count: number,
+    headers?: Readonly<Record<string, string>> | undefined
+  ) => EmbeddingResponse | UpstreamFailed
   /**
    * A passthrough call's 2xx answer checked without decoding its vectors (the caller gets them as sent): the
    * reported usage (`undefined` when none) when it holds `count` embeddings, else an `UpstreamFailed` (`bad-body`).
    */
-  readonly passthroughUsage: (json: unknown, count: number) => Usage | undefined | UpstreamFailed
+  readonly passthroughUsage?: (json: unknown, count: number) => Usage | undefined | UpstreamFailed
   /**
    * The caller's answer to a passthrough call (same format both sides): the upstream's own text when the shapes
    * match, or its parts re-framed (one `embedContent` answered through `batchEmbedContents`).
    */
-  readonly passthroughAnswer: (text: string, json: unknown, inbound: EmbeddingInbound) => string
+  readonly passthroughAnswer?: (text: string, json: unknown, inbound: EmbeddingInbound) => string
   /** The failure kind and caller-safe message of an upstream error answer (the text formats' classifiers). */
   readonly classifyError: (
     status: number,
-    text: string
+    text: string,
+    errorType?: string | undefined
   ) => { readonly kind: UpstreamFailureKind; readonly message: string }
 }
+
+/**
+ * An embedding wire a caller speaks (`openai`, `gemini`): its passthrough members present.
+ *
+ * @category models
+ */
+export type CallerEmbeddingWire =
+  & EmbeddingWire
+  & Required<
+    Pick<EmbeddingWire, "passthroughBody" | "passthroughUsage" | "passthroughAnswer">
+  >

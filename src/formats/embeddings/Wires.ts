@@ -11,6 +11,7 @@ import { encodeOpenAiError } from "../openai/shared/ErrorBody.ts"
 import type { EmbeddingFormatName, EmbeddingInbound, EmbeddingWire } from "./EmbeddingWire.ts"
 import { encodeGeminiEmbeddings, geminiEmbeddingWire } from "../gemini/embeddings/Wire.ts"
 import { encodeOpenAiEmbeddings, openAiEmbeddingWire } from "../openai/embeddings/Wire.ts"
+import { cohereEmbeddingWire, titanEmbeddingWire } from "../bedrock/embeddings/Wire.ts"
 import { vertexEmbeddingWire } from "../vertex/Embeddings.ts"
 
 export type { EmbeddingFormatName, EmbeddingInbound, EmbeddingWire } from "./EmbeddingWire.ts"
@@ -23,7 +24,9 @@ export type { EmbeddingFormatName, EmbeddingInbound, EmbeddingWire } from "./Emb
 export const embeddingWires: Record<EmbeddingFormatName, EmbeddingWire> = {
   openai: openAiEmbeddingWire,
   gemini: geminiEmbeddingWire,
-  vertex: vertexEmbeddingWire
+  vertex: vertexEmbeddingWire,
+  "bedrock-titan": titanEmbeddingWire,
+  "bedrock-cohere": cohereEmbeddingWire
 }
 
 /**
@@ -49,5 +52,5 @@ export const encodeEmbeddingAnswer = (
  *
  * @category encoding
  */
-export const embeddingErrorBody = (format: EmbeddingFormatName) => (problem: Problem): unknown =>
+export const embeddingErrorBody = (format: EmbeddingInbound["format"]) => (problem: Problem): unknown =>
   format === "openai" ? encodeOpenAiError(problem) : encodeGeminiError(problem)

@@ -27,7 +27,10 @@ const Url = Text(2048).check(Schema.isMinLength(1))
 const CreateBody = Schema.Struct({
   name: Name,
   type: ChannelType,
-  /** Optional where the type has a default (`deepseek`); refused as missing otherwise (`ChannelChanges.placed`). */
+  /**
+   * Optional where the type has a default (`deepseek`; `bedrock`: its `settings.region`'s endpoint); refused as
+   * missing otherwise (`ChannelChanges.placed`).
+   */
   base_url: Schema.optional(Url),
   keys: Schema.Array(Key).check(Schema.isMinLength(1), Schema.isMaxLength(1000)),
   models: ModelList,

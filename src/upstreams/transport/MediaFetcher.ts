@@ -43,10 +43,10 @@ import type { FilePart, ImagePart, MediaSource, Part } from "../../canonical/Con
 import { base64ByteLength } from "../../canonical/Estimate.ts"
 import type { Request } from "../../canonical/Request.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
-import type { FormatName } from "../../formats/Format.ts"
+import type { FormatName, WireName } from "../../formats/Format.ts"
 import type { MediaLocation } from "../../formats/shared/MediaLocation.ts"
 import { mediaParam } from "../../formats/shared/MediaParam.ts"
-import { formatOf } from "../../formats/Formats.ts"
+import { upstreamWireOf } from "../../formats/Formats.ts"
 import {
   type ByteBudget,
   byteBudget,
@@ -103,7 +103,7 @@ export class MediaFetchFailed extends Data.TaggedError("MediaFetchFailed")<{
  * @category predicates
  */
 export const inlinesImages = (channel: Pick<Channel, "type" | "settings">): boolean =>
-  channel.settings.inline_images ?? channel.type === "gemini"
+  channel.settings.inline_images ?? (channel.type === "gemini" || channel.type === "bedrock")
 
 /**
  * Whether URL files go inline for a channel called in `wire` format (see the
@@ -111,8 +111,8 @@ export const inlinesImages = (channel: Pick<Channel, "type" | "settings">): bool
  *
  * @category predicates
  */
-export const inlinesFiles = (channel: Pick<Channel, "type" | "settings">, wire: FormatName): boolean =>
-  formatOf(wire).inlinesFiles(inlinesImages(channel))
+export const inlinesFiles = (channel: Pick<Channel, "type" | "settings">, wire: WireName): boolean =>
+  upstreamWireOf(wire).inlinesFiles(inlinesImages(channel))
 
 /** `gs://…` or a Files-API URI (`https://generativelanguage.googleapis.com/v1beta/files/…`). */
 const isGeminiFileReference = (url: string): boolean =>
@@ -193,7 +193,7 @@ export interface MediaDownload {
 export const downloadsFor = (
   request: Request,
   channel: Pick<Channel, "type" | "settings">,
-  wire: FormatName
+  wire: WireName
 ): ReadonlyArray<MediaDownload> => {
   const images = inlinesImages(channel)
   const files = inlinesFiles(channel, wire)
@@ -343,7 +343,7 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
   readonly prepare: (
     request: Request,
     channel: Pick<Channel, "type" | "settings">,
-    wire: FormatName,
+    wire: WireName,
     cache: Map<string, InlineMedia>
   ) => Effect.Effect<Request | undefined, MediaFetchFailed>
   /**
@@ -443,7 +443,7 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
     const prepare = (
       request: Request,
       channel: Pick<Channel, "type" | "settings">,
-      wire: FormatName,
+      wire: WireName,
       cache: Map<string, InlineMedia>
     ) => {
       const downloads = downloadsFor(request, channel, wire)

@@ -111,6 +111,18 @@ export const readBounded = (
     return new TextDecoder().decode(concatBytes(chunks))
   })
 
+/**
+ * A vendor's error reader: the status, the error body's text, and AWS's structured error type (the
+ * `x-amzn-ErrorType` header, which Bedrock sends; absent elsewhere) → failure kind and a message safe for the caller.
+ *
+ * @category models
+ */
+export type ErrorClassifier = (
+  status: number,
+  text: string,
+  errorType?: string | undefined
+) => { readonly kind: UpstreamFailed["kind"]; readonly message: string }
+
 /** The most of a refused answer's body read for its error, in bytes (vendors' error bodies are a few hundred). */
 const MAX_ERROR_BODY_BYTES = 1024 * 1024
 
@@ -123,25 +135,27 @@ const MAX_ERROR_BODY_BYTES = 1024 * 1024
  */
 export const failIfRefused = (
   response: UpstreamResponse,
-  classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string },
+  classify: ErrorClassifier,
   channelId: number
 ): Effect.Effect<void, UpstreamFailed> =>
   response.status >= 200 && response.status < 300 ? Effect.void : Effect.gen(function* () {
     const text = yield* readBounded(response, MAX_ERROR_BODY_BYTES).pipe(Effect.orElseSucceed(() => undefined))
-    return yield* refusal(classify, response.status, text ?? "", channelId)
+    return yield* refusal(classify, response, text ?? "", channelId)
   })
 
 /**
- * A refused answer (`status`, its error body `text`) as the vendor's `classify` reads it, on `channelId`. A body
- * nested deeper than `MAX_JSON_DEPTH` is not handed to `classify` (which would parse it): the status decides.
+ * A refused answer (its status and `x-amzn-ErrorType` header, its error body `text`) as the vendor's `classify` reads
+ * it, on `channelId`. A body nested deeper than `MAX_JSON_DEPTH` is not handed to `classify` (which would parse it):
+ * the status decides.
  */
 const refusal = (
-  classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string },
-  status: number,
+  classify: ErrorClassifier,
+  response: UpstreamResponse,
   text: string,
   channelId: number
 ): UpstreamFailed => {
-  const classified = classify(status, readableErrorBody(text))
+  const status = response.status
+  const classified = classify(status, readableErrorBody(text), response.headers["x-amzn-errortype"])
   return new UpstreamFailed({ kind: classified.kind, status, message: classified.message, channelId })
 }
 
@@ -157,7 +171,7 @@ const refusal = (
  */
 export const readJsonAnswer = (
   response: UpstreamResponse,
-  classify: (status: number, text: string) => { readonly kind: UpstreamFailed["kind"]; readonly message: string },
+  classify: ErrorClassifier,
   channelId: number,
   limit: number,
   options: { readonly copyFailed?: boolean | undefined } = {}
@@ -177,7 +191,7 @@ export const readJsonAnswer = (
       )
     )
     if (response.status < 200 || response.status >= 300) {
-      return yield* refusal(classify, response.status, text ?? "", channelId)
+      return yield* refusal(classify, response, text ?? "", channelId)
     }
     if (text === undefined) {
       return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Answer too large." })

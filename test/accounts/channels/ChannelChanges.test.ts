@@ -168,6 +168,38 @@ Deno.test("maskedKeyRefusal: a key holding the mask is refused by its index; rea
   strictEqual(maskKey(KEY).includes(MASKED), true, "every masked key holds the mask")
 })
 
+Deno.test("ChannelChanges: a bedrock channel needs settings.region; its default base URL follows the region", () => {
+  const input = {
+    name: "aws",
+    type: "bedrock" as const,
+    keys: ["AKIDEXAMPLE|wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"],
+    models: ["claude"]
+  }
+  deepStrictEqual(placed(input), {
+    message: "settings.region is missing (a bedrock channel needs its AWS region).",
+    param: "settings.region"
+  })
+  strictEqual(
+    (placed({ ...input, settings: { region: "not a region" } }) as { param: string }).param,
+    "settings.region"
+  )
+  const ok = placed({ ...input, settings: { region: "us-west-2" } })
+  strictEqual(isRefusal(ok) ? undefined : ok.base_url, "https://bedrock-runtime.us-west-2.amazonaws.com")
+  const bedrock: ChannelRow = {
+    ...stored,
+    type: "bedrock",
+    baseUrl: "https://bedrock-runtime.us-west-2.amazonaws.com",
+    settings: { region: "us-west-2" }
+  }
+  strictEqual(refusedParam({ settings: {} }, bedrock), "settings.region")
+  // The keys follow the region to AWS's endpoint there (AWS's hosts only), as a vertex channel's follow its location.
+  const moved = planUpdate(bedrock, { id: 3, settings: { region: "eu-west-1" } }, [KEY])
+  strictEqual(isRefusal(moved) ? undefined : moved.fields.baseUrl, "https://bedrock-runtime.eu-west-1.amazonaws.com")
+  const proxied = { ...bedrock, baseUrl: "http://proxy.internal/aws" }
+  const kept = planUpdate(proxied, { id: 3, settings: { region: "eu-west-1" } }, [KEY])
+  strictEqual(isRefusal(kept) ? undefined : kept.fields.baseUrl, "http://proxy.internal/aws")
+})
+
 Deno.test("channel changes: a vertex channel needs settings.project and follows its location on its default endpoint", () => {
   const missing = placed({ name: "vx", type: "vertex", keys: ["sk-test-vertex-key"], models: ["m"] })
   ok(isRefusal(missing))

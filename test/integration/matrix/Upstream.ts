@@ -12,14 +12,28 @@
  * generate-content (`vertex`: `…/publishers/google/models/{model}:generateContent`
  * under the project and location, a Bearer token, every content with a role)
  * and Claude on Vertex (`vertex-claude`: `…/publishers/anthropic/models/{model}:rawPredict`,
- * the Messages body without `model`, with `anthropic_version`).
+ * the Messages body without `model`, with `anthropic_version`); Bedrock's Converse (`bedrock`, under `/bedrock`, the
+ * mapped model id in the path, SigV4-signed: `system` blocks, `inferenceConfig`, `toolConfig`, `toolUse` /
+ * `toolResult` blocks, `image` bytes, Claude's `thinking` in `additionalModelRequestFields`) and Bedrock's
+ * InvokeModel for Claude (`bedrock-invoke`, `bedrock_api: invoke`, a Bearer API key: the Messages body with
+ * `anthropic_version` and no `model` or `stream`).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import { BEDROCK_TEST_API_KEY, BEDROCK_TEST_CHANNEL_KEY } from "../../../src/emulator/BedrockAuth.ts"
 import type { RecordedRequest } from "../../../src/emulator/Emulator.ts"
 import { type Case, IMAGE_TEXT, type InboundName, PLAIN_TEXT, SYSTEM, WEATHER_TOOL } from "./Inbound.ts"
 
 /** The upstream channel types of the matrix. */
-export type UpstreamName = "openai" | "anthropic" | "gemini" | "deepseek" | "azure" | "vertex" | "vertex-claude"
+export type UpstreamName =
+  | "openai"
+  | "anthropic"
+  | "gemini"
+  | "deepseek"
+  | "azure"
+  | "vertex"
+  | "vertex-claude"
+  | "bedrock"
+  | "bedrock-invoke"
 
 /** The model each channel serves (a vertex channel serves a model whose id starts with `claude` through Claude's wire). */
 export const MODEL_OF: Record<UpstreamName, string> = {
@@ -29,7 +43,35 @@ export const MODEL_OF: Record<UpstreamName, string> = {
   deepseek: "m-deepseek",
   azure: "m-azure",
   vertex: "m-vertex",
-  "vertex-claude": "claude-m-vertex"
+  "vertex-claude": "claude-m-vertex",
+  bedrock: "m-bedrock",
+  "bedrock-invoke": "m-bedrock-invoke"
+}
+
+/** The Bedrock model ids the bedrock columns map their models to (Claude, so both APIs and reasoning apply). */
+export const BEDROCK_MODEL_OF: Readonly<Partial<Record<UpstreamName, string>>> = {
+  bedrock: "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+  "bedrock-invoke": "anthropic.claude-sonnet-4-5-20250929-v1:0"
+}
+
+/**
+ * What a column's channel has besides its type's defaults: the bedrock columns are `type: bedrock` channels (one with
+ * `bedrock_api: invoke`) with the emulator's test credentials (AWS keys signed with SigV4, or its API key) and a
+ * model mapping.
+ */
+export const CHANNEL_OF: Readonly<Partial<Record<UpstreamName, Record<string, unknown>>>> = {
+  bedrock: {
+    type: "bedrock",
+    keys: [BEDROCK_TEST_CHANNEL_KEY],
+    model_mapping: { [MODEL_OF.bedrock]: BEDROCK_MODEL_OF.bedrock },
+    settings: { region: "us-east-1" }
+  },
+  "bedrock-invoke": {
+    type: "bedrock",
+    keys: [BEDROCK_TEST_API_KEY],
+    model_mapping: { [MODEL_OF["bedrock-invoke"]]: BEDROCK_MODEL_OF["bedrock-invoke"] },
+    settings: { region: "us-east-1", bedrock_api: "invoke" }
+  }
 }
 
 /** The path prefix a channel's `base_url` has (the emulator serves DeepSeek under `/deepseek`, Azure under `/azure`,
@@ -41,12 +83,21 @@ export const PATH_OF: Record<UpstreamName, string> = {
   deepseek: "/deepseek",
   azure: "/azure",
   vertex: "/vertex",
-  "vertex-claude": "/vertex"
+  "vertex-claude": "/vertex",
+  bedrock: "/bedrock",
+  "bedrock-invoke": "/bedrock"
 }
 
-/** The wire an upstream column speaks (the vertex columns speak generate-content and Messages). */
-const wireOf = (upstream: UpstreamName): "openai" | "deepseek" | "azure" | "anthropic" | "gemini" =>
-  upstream === "vertex" ? "gemini" : upstream === "vertex-claude" ? "anthropic" : upstream
+/**
+ * The wire an upstream column speaks (the vertex columns speak generate-content and Messages; `bedrock` Converse,
+ * `bedrock-invoke` Messages).
+ */
+const wireOf = (upstream: UpstreamName): "openai" | "deepseek" | "azure" | "anthropic" | "gemini" | "bedrock" =>
+  upstream === "vertex"
+    ? "gemini"
+    : upstream === "vertex-claude" || upstream === "bedrock-invoke"
+    ? "anthropic"
+    : upstream
 
 /** The project the emulator's Vertex AI serves, and the location the matrix's vertex channels call. */
 const VERTEX_PLACE = "/vertex/v1/projects/sluice-test-project/locations/us-central1"
@@ -134,6 +185,23 @@ const checkRoute = (call: UpstreamCall, request: RecordedRequest) => {
       strictEqual(request.headers["authorization"], undefined, "no authorization header at Azure")
       return
     }
+    case "bedrock": {
+      const action = call.stream ? "converse-stream" : "converse"
+      strictEqual(request.path, `/bedrock/model/${encodeURIComponent(BEDROCK_MODEL_OF.bedrock!)}/${action}`)
+      ok(request.headers["authorization"]?.startsWith("AWS4-HMAC-SHA256 "), "SigV4-signed")
+      strictEqual("model" in body || "stream" in body, false, "the model and the operation are the path's")
+      ok(Array.isArray(body.messages), "converse messages")
+      return
+    }
+    case "bedrock-invoke": {
+      const action = call.stream ? "invoke-with-response-stream" : "invoke"
+      strictEqual(request.path, `/bedrock/model/${encodeURIComponent(BEDROCK_MODEL_OF["bedrock-invoke"]!)}/${action}`)
+      strictEqual(request.headers["authorization"], `Bearer ${BEDROCK_TEST_API_KEY}`, "Bedrock API key as Bearer")
+      strictEqual(body.anthropic_version, "bedrock-2023-05-31")
+      strictEqual("model" in body || "stream" in body, false, "the model and the operation are the path's")
+      ok(typeof body.max_tokens === "number" && body.max_tokens > 0, "invoke max_tokens")
+      return
+    }
     case "anthropic":
       strictEqual(request.path, "/v1/messages", "anthropic upstream path")
       strictEqual(body.model, model)
@@ -173,6 +241,13 @@ const checkPlain = (call: UpstreamCall, body: Json) => {
       strictEqual(textOfContent(messages.at(-1)?.content), PLAIN_TEXT)
       return
     }
+    case "bedrock": {
+      const messages = objects(body.messages)
+      if (call.inbound !== "completions") strictEqual(textOfContent(body.system), SYSTEM, "converse system blocks")
+      strictEqual(messages.at(-1)?.role, "user")
+      strictEqual(textOfContent(messages.at(-1)?.content), PLAIN_TEXT)
+      return
+    }
     case "anthropic": {
       const messages = objects(body.messages)
       if (call.inbound !== "completions") strictEqual(textOfContent(body.system), SYSTEM, "anthropic top-level system")
@@ -203,6 +278,14 @@ const checkImage = (call: UpstreamCall, body: Json) => {
       ok(image !== undefined, "openai upstream image_url part")
       ok(String(asObject(image.image_url).url).startsWith("data:image/png;base64,"), "openai upstream data URI")
       ok(parts.some((part) => part.text === IMAGE_TEXT))
+      return
+    }
+    case "bedrock": {
+      const blocks = objects(objects(body.messages).at(-1)?.content)
+      const image = asObject(blocks.find((block) => block.image !== undefined)?.image)
+      strictEqual(image.format, "png", "converse image block")
+      ok(typeof asObject(image.source).bytes === "string", "converse image bytes")
+      ok(blocks.some((block) => block.text === IMAGE_TEXT))
       return
     }
     case "anthropic": {
@@ -238,6 +321,18 @@ const checkReasoning = (call: UpstreamCall, body: Json) => {
       // A translated request switches thinking on (DeepSeek's toggle); a chat caller's body is its own.
       if (call.inbound !== "chat") deepStrictEqual(body.thinking, { type: "enabled" }, "deepseek thinking enabled")
       return
+    case "bedrock": {
+      const thinking = asObject(asObject(body.additionalModelRequestFields).thinking)
+      ok(thinking.type === "enabled" || thinking.type === "adaptive", "converse: Claude's thinking enabled")
+      if (thinking.type === "enabled") {
+        ok(
+          typeof thinking.budget_tokens === "number" &&
+            (asObject(body.inferenceConfig).maxTokens as number) > thinking.budget_tokens,
+          "converse maxTokens above budget_tokens"
+        )
+      }
+      return
+    }
     case "anthropic": {
       const thinking = asObject(body.thinking)
       ok(thinking.type === "enabled" || thinking.type === "adaptive", "anthropic thinking enabled")
@@ -264,6 +359,12 @@ const checkToolDeclared = (call: UpstreamCall, body: Json) => {
     case "azure": {
       const tool = objects(body.tools)[0]
       strictEqual(asObject(tool?.function).name, WEATHER_TOOL.name, "openai upstream function tool")
+      return
+    }
+    case "bedrock": {
+      const spec = asObject(objects(asObject(body.toolConfig).tools)[0]?.toolSpec)
+      strictEqual(spec.name, WEATHER_TOOL.name, "converse toolSpec")
+      ok(asObject(spec.inputSchema).json !== undefined, "converse inputSchema.json")
       return
     }
     case "anthropic": {
@@ -296,6 +397,18 @@ const checkToolResult = (call: UpstreamCall, body: Json) => {
       strictEqual(result?.role, "tool", "openai upstream role tool")
       strictEqual(result.tool_call_id, callId, "tool_call_id pairs with the call")
       ok(textOfContent(result.content).includes("21"), "openai upstream tool result content")
+      return
+    }
+    case "bedrock": {
+      const messages = objects(body.messages)
+      const assistant = messages.find((message) => message.role === "assistant")
+      const use = asObject(objects(assistant?.content).find((block) => block.toolUse !== undefined)?.toolUse)
+      strictEqual(use.name, WEATHER_TOOL.name, "converse toolUse block")
+      const last = messages.at(-1)
+      strictEqual(last?.role, "user")
+      const result = asObject(objects(last.content).find((block) => block.toolResult !== undefined)?.toolResult)
+      strictEqual(result.toolUseId, use.toolUseId, "toolUseId pairs with the call")
+      ok(textOfContent(result.content).includes("21"), "converse toolResult content")
       return
     }
     case "anthropic": {

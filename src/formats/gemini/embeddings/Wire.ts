@@ -20,7 +20,7 @@ import { UpstreamFailed } from "../../../errors/GatewayError.ts"
 import type { Decoded } from "../../Format.ts"
 import { classifyGeminiError } from "../generate-content/ErrorBody.ts"
 import { invalidAt, makeWireDecoder } from "../../shared/WireDecode.ts"
-import type { EmbeddingWire } from "../../embeddings/EmbeddingWire.ts"
+import type { CallerEmbeddingWire } from "../../embeddings/EmbeddingWire.ts"
 
 /**
  * The most requests one `:batchEmbedContents` call may carry (the API answers
@@ -234,7 +234,7 @@ const isObject = (value: unknown): boolean => typeof value === "object" && value
  *
  * @category formats
  */
-export const geminiEmbeddingWire: EmbeddingWire = {
+export const geminiEmbeddingWire: CallerEmbeddingWire = {
   name: "gemini",
   maxInputs: GEMINI_MAX_BATCH_REQUESTS,
   acceptsTokens: false,

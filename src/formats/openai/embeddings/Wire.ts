@@ -18,7 +18,7 @@ import { InvalidRequest, UpstreamFailed } from "../../../errors/GatewayError.ts"
 import type { Decoded } from "../../Format.ts"
 import { classifyOpenAiError } from "../shared/ErrorBody.ts"
 import { invalidAt, makeWireDecoder } from "../../shared/WireDecode.ts"
-import type { EmbeddingWire } from "../../embeddings/EmbeddingWire.ts"
+import type { CallerEmbeddingWire } from "../../embeddings/EmbeddingWire.ts"
 import { decodeFloat32Base64, encodeFloat32Base64 } from "../../embeddings/Float32Base64.ts"
 
 /**
@@ -219,7 +219,7 @@ export const openAiEmbeddingsUsage = (json: unknown, count: number): Usage | und
  *
  * @category formats
  */
-export const openAiEmbeddingWire: EmbeddingWire = {
+export const openAiEmbeddingWire: CallerEmbeddingWire = {
   name: "openai",
   maxInputs: OPENAI_MAX_EMBEDDING_INPUTS,
   acceptsTokens: true,
