@@ -13,7 +13,11 @@ import { withEmulator } from "../emulator/Support.ts"
 import { runTask } from "../support/VideoTaskRun.ts"
 
 const KEY = "sk-test-ark-channel"
-const STEP = 30
+/**
+ * The emulator's task step (milliseconds): long enough that the first poll, a third of a step after the submit, sees
+ * `queued` even on a loaded machine (at 30 ms a busy run's first poll came after the step).
+ */
+const STEP = 300
 const MODEL = "doubao-seedance-2-0-260128"
 
 const channel = (url: string): Channel => ({ type: "ark", baseUrl: `${url}/api/v3`, settings: {} })
