@@ -5,7 +5,14 @@
  *
  * @since 0.1.0
  */
-import type { ImagePart, MediaSource, Part, TextPart, ToolResultPart } from "../../../canonical/Content.ts"
+import type {
+  CacheBreakpoint,
+  ImagePart,
+  MediaSource,
+  Part,
+  TextPart,
+  ToolResultPart
+} from "../../../canonical/Content.ts"
 import type {
   Message,
   ReasoningConfig,
@@ -18,6 +25,7 @@ import type {
 import type { Decoded } from "../../Format.ts"
 import { reasoningFromClient } from "../../shared/ReasoningOrigin.ts"
 import {
+  type CacheControl,
   type ContentBlock,
   CustomTool,
   ImageBlock,
@@ -39,27 +47,42 @@ const utf8ToBase64 = (text: string): string => {
   return btoa(binary)
 }
 
+/** A block's `cache_control` as the canonical breakpoint field (`{}` when it has none). */
+const cacheOf = (
+  control: typeof CacheControl.Type | null | undefined
+): { readonly cache?: CacheBreakpoint } =>
+  control === undefined || control === null
+    ? {}
+    : { cache: control.ttl === undefined || control.ttl === null ? {} : { ttl: control.ttl } }
+
 const textPart = (text: string): TextPart => ({ type: "text", text })
+
+const textBlockPart = (block: typeof TextBlock.Type): TextPart => ({
+  type: "text",
+  text: block.text,
+  ...cacheOf(block.cache_control)
+})
 
 const imagePart = (block: typeof ImageBlock.Type): ImagePart => ({
   type: "image",
   source: block.source.type === "url"
     ? { kind: "url", url: block.source.url }
-    : { kind: "base64", mediaType: block.source.media_type, data: block.source.data }
+    : { kind: "base64", mediaType: block.source.media_type, data: block.source.data },
+  ...cacheOf(block.cache_control)
 })
 
 const toolResultContent = (block: typeof ToolResultBlock.Type): ReadonlyArray<TextPart | ImagePart> => {
   const content = block.content
   if (content === undefined || content === null) return []
   if (typeof content === "string") return [textPart(content)]
-  return content.map((inner) => (inner.type === "text" ? textPart(inner.text) : imagePart(inner)))
+  return content.map((inner) => (inner.type === "text" ? textBlockPart(inner) : imagePart(inner)))
 }
 
 /** One block → one canonical part; tool names of results are recovered from earlier `tool_use` blocks. */
 const partOf = (block: ContentBlock, toolNames: ReadonlyMap<string, string>): Part => {
   switch (block.type) {
     case "text":
-      return textPart(block.text)
+      return textBlockPart(block)
     case "image":
       return imagePart(block)
     case "document": {
@@ -68,14 +91,25 @@ const partOf = (block: ContentBlock, toolNames: ReadonlyMap<string, string>): Pa
         : block.source.type === "base64"
         ? { kind: "base64", mediaType: block.source.media_type, data: block.source.data }
         : { kind: "base64", mediaType: "text/plain", data: utf8ToBase64(block.source.data) }
-      return { type: "file", source, ...(typeof block.title === "string" ? { filename: block.title } : {}) }
+      return {
+        type: "file",
+        source,
+        ...(typeof block.title === "string" ? { filename: block.title } : {}),
+        ...cacheOf(block.cache_control)
+      }
     }
     case "thinking":
       return reasoningFromClient(block.thinking, { signature: block.signature }, "anthropic")
     case "redacted_thinking":
       return reasoningFromClient("", { redacted: block.data }, "anthropic")
     case "tool_use":
-      return { type: "tool-call", callId: block.id, name: block.name, arguments: JSON.stringify(block.input) }
+      return {
+        type: "tool-call",
+        callId: block.id,
+        name: block.name,
+        arguments: JSON.stringify(block.input),
+        ...cacheOf(block.cache_control)
+      }
     case "tool_result": {
       const name = toolNames.get(block.tool_use_id)
       return {
@@ -83,7 +117,8 @@ const partOf = (block: ContentBlock, toolNames: ReadonlyMap<string, string>): Pa
         callId: block.tool_use_id,
         ...(name === undefined ? {} : { name }),
         content: toolResultContent(block),
-        ...(typeof block.is_error === "boolean" ? { isError: block.is_error } : {})
+        ...(typeof block.is_error === "boolean" ? { isError: block.is_error } : {}),
+        ...cacheOf(block.cache_control)
       }
     }
   }
@@ -146,7 +181,7 @@ const systemOf = (system: RequestBody["system"]): ReadonlyArray<Message> => {
   if (system === undefined || system === null) return []
   if (typeof system === "string") return [{ role: "system", content: [textPart(system)] }]
   if (system.length === 0) return []
-  return [{ role: "system", content: system.map((block: typeof TextBlock.Type) => textPart(block.text)) }]
+  return [{ role: "system", content: system.map(textBlockPart) }]
 }
 
 /** Custom tools → function tools; any other `type` is a server tool, kept whole as a builtin. */
@@ -166,7 +201,8 @@ const toolsOf = (tools: RequestBody["tools"]): Decoded<ReadonlyArray<Tool> | und
       name: custom.name,
       ...(typeof custom.description === "string" ? { description: custom.description } : {}),
       parameters: custom.input_schema,
-      ...(typeof custom.strict === "boolean" ? { strict: custom.strict } : {})
+      ...(typeof custom.strict === "boolean" ? { strict: custom.strict } : {}),
+      ...cacheOf(custom.cache_control)
     })
   }
   return { ok: true, value: out }
@@ -244,9 +280,16 @@ const present = <A>(value: A | null | undefined): value is A => value !== undefi
  * model (`SetAside.ts`), and values of known fields it does not model (a new
  * role, thinking type or display, effort, tool choice type), are left out and
  * listed as `Request.untranslatable`; a same-format channel gets them as sent.
- * Not read: `cache_control`
- * marks, citations settings, `container`, `service_tier`, `speed`,
- * `inference_geo`, `diagnostics` (the canonical form has no place for them).
+ * `cache_control` marks (`{type: "ephemeral", ttl?: "5m" | "1h"}`) on a
+ * `system` text block, a message's `text`, `image`, `document`, `tool_use`
+ * or `tool_result` block (and the text and image blocks inside a
+ * `tool_result`) and a custom tool become the canonical `cache` breakpoint
+ * of that part or tool, `ttl` kept when given (a marker of another shape is
+ * a 400 naming it, `…cache_control.type`; a new `type` or `ttl` string is set
+ * aside, `SetAside.ts`); a server tool keeps its own in its definition.
+ * Not read: the top-level `cache_control` (automatic caching), citations
+ * settings, `container`, `service_tier`, `speed`, `inference_geo`,
+ * `diagnostics` (the canonical form has no place for them).
  *
  * @category decoding
  */
