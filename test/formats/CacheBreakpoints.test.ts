@@ -373,3 +373,67 @@ Deno.test("chat, Responses, generate-content and legacy completions list breakpo
     strictEqual(format.encodeRequest({ ...request, messages: [userText("hi")] }).dropped.includes("cache"), false)
   }
 })
+
+Deno.test("the messages decoder reads the top-level cache_control as a breakpoint on the last cacheable block", () => {
+  const auto = { type: "ephemeral", ttl: "1h" }
+  // The last block of the conversation; a thinking block (which takes no marker) is passed over.
+  const request = decoded({
+    model: "m",
+    cache_control: auto,
+    system: "Rules.",
+    tools: [{ name: "f", input_schema: { type: "object" } }],
+    messages: [
+      { role: "user", content: "Hi" },
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "Hello" }, { type: "thinking", thinking: "t", signature: "sig" }]
+      }
+    ]
+  })
+  deepStrictEqual(request.messages.at(-1)?.content, [
+    { type: "text", text: "Hello", cache: { ttl: "1h" } },
+    { type: "reasoning", text: "t", signature: "sig", origin: "anthropic" }
+  ])
+  deepStrictEqual(request.messages.slice(0, 2).map((message) => message.content), [
+    [{ type: "text", text: "Rules." }],
+    [{ type: "text", text: "Hi" }]
+  ])
+  strictEqual(request.tools?.[0].type === "function" && request.tools[0].cache, undefined)
+  // A block with its own marker keeps it; with no messages, the system prompt, then the last custom tool.
+  const own = decoded({
+    model: "m",
+    cache_control: auto,
+    messages: [{ role: "user", content: [{ type: "text", text: "Hi", cache_control: ephemeral }] }]
+  })
+  deepStrictEqual(own.messages[0].content, [{ type: "text", text: "Hi", cache: {} }])
+  deepStrictEqual(
+    decoded({ model: "m", cache_control: ephemeral, system: "Rules.", messages: [] }).messages[0].content,
+    [{ type: "text", text: "Rules.", cache: {} }]
+  )
+  const toolOnly = decoded({
+    model: "m",
+    cache_control: ephemeral,
+    tools: [{ name: "f", input_schema: { type: "object" } }, { type: "web_search_20250305", name: "web_search" }],
+    messages: []
+  })
+  deepStrictEqual(toolOnly.tools?.[0], { type: "function", name: "f", parameters: { type: "object" }, cache: {} })
+  // Converse gets it as a cachePoint after that block; a bad or new top-level value is named like the others.
+  const converse = ConverseWire.encodeRequest({
+    ...decoded({ model: CLAUDE, cache_control: ephemeral, messages: [{ role: "user", content: "Hi" }] }),
+    model: CLAUDE
+  })
+  deepStrictEqual((converse.body.messages as ReadonlyArray<{ content: unknown }>)[0].content, [
+    { text: "Hi" },
+    { cachePoint: { type: "default" } }
+  ])
+  failsAt({ model: "m", messages: [], cache_control: { type: "ephemeral", ttl: 5 } }, "cache_control.ttl")
+  deepStrictEqual(
+    decoded({
+      model: "m",
+      messages: [{ role: "user", content: "Hi" }],
+      cache_control: { type: "ephemeral", ttl: "1d" }
+    })
+      .untranslatable?.map((note) => note.param),
+    ["cache_control.ttl"]
+  )
+})

@@ -257,6 +257,41 @@ const responseFormatOf = (body: RequestBody): ResponseFormat | undefined => {
     : { type: "json_schema", name: "response", schema: format.schema }
 }
 
+/** Whether a part can carry a breakpoint in the messages format (thinking blocks take no `cache_control`). */
+const cacheable = (part: Part): boolean => part.type !== "reasoning" && part.type !== "audio"
+
+/**
+ * The top-level `cache_control` (automatic caching: "applies a cache_control marker to the last cacheable block in the
+ * request", `MessageCreateParamsBase.cache_control`) as an explicit breakpoint on that block: the last cacheable part
+ * of the conversation, else of the system prompt, else the last custom tool (prompt order: tools, system, messages).
+ * A block with its own marker keeps it.
+ */
+const withAutomaticBreakpoint = (
+  messages: ReadonlyArray<Message>,
+  tools: ReadonlyArray<Tool> | undefined,
+  control: typeof CacheControl.Type | null | undefined
+): { readonly messages: ReadonlyArray<Message>; readonly tools: ReadonlyArray<Tool> | undefined } => {
+  const { cache } = cacheOf(control)
+  if (cache === undefined) return { messages, tools }
+  for (const system of [false, true]) {
+    for (let index = messages.length - 1; index >= 0; index--) {
+      const message = messages[index]
+      if ((message.role === "system") !== system) continue
+      const at = message.content.findLastIndex(cacheable)
+      if (at < 0) continue
+      const part = message.content[at]
+      if ("cache" in part && part.cache !== undefined) return { messages, tools }
+      const content = message.content.map((item, position) => position === at ? { ...item, cache } as Part : item)
+      return { messages: messages.map((item, position) => position === index ? { ...message, content } : item), tools }
+    }
+  }
+  const last = tools?.findLastIndex((tool) => tool.type === "function") ?? -1
+  if (tools === undefined || last < 0) return { messages, tools }
+  const tool = tools[last]
+  if (tool.type !== "function" || tool.cache !== undefined) return { messages, tools }
+  return { messages, tools: tools.map((item, position) => position === last ? { ...tool, cache } : item) }
+}
+
 const present = <A>(value: A | null | undefined): value is A => value !== undefined && value !== null
 
 /**
@@ -287,9 +322,10 @@ const present = <A>(value: A | null | undefined): value is A => value !== undefi
  * of that part or tool, `ttl` kept when given (a marker of another shape is
  * a 400 naming it, `…cache_control.type`; a new `type` or `ttl` string is set
  * aside, `SetAside.ts`); a server tool keeps its own in its definition.
- * Not read: the top-level `cache_control` (automatic caching), citations
- * settings, `container`, `service_tier`, `speed`, `inference_geo`,
- * `diagnostics` (the canonical form has no place for them).
+ * The top-level `cache_control` (automatic caching) becomes the breakpoint
+ * of the last cacheable block (`withAutomaticBreakpoint`).
+ * Not read: citations settings, `container`, `service_tier`, `speed`,
+ * `inference_geo`, `diagnostics` (the canonical form has no place for them).
  *
  * @category decoding
  */
@@ -308,10 +344,11 @@ export const decodeRequest = (
   const reasoning = reasoningOf(wire)
   const responseFormat = responseFormatOf(wire)
   const userId = wire.metadata?.user_id
+  const marked = withAutomaticBreakpoint([...systemOf(wire.system), ...messages.value], tools.value, wire.cache_control)
   const request: Request = {
     model: wire.model,
-    messages: [...systemOf(wire.system), ...messages.value],
-    ...(tools.value === undefined ? {} : { tools: tools.value }),
+    messages: marked.messages,
+    ...(marked.tools === undefined ? {} : { tools: marked.tools }),
     ...toolChoiceOf(wire.tool_choice),
     ...(present(wire.max_tokens) ? { maxOutputTokens: wire.max_tokens } : {}),
     ...(present(wire.temperature) ? { temperature: wire.temperature } : {}),

@@ -258,7 +258,9 @@ export const RequestBody = Schema.Struct({
   thinking: nullable(Thinking),
   effort: nullable(Effort),
   output_config: nullable(Schema.Struct({ effort: nullable(Effort), format: nullable(JsonOutputFormat) })),
-  output_format: nullable(JsonOutputFormat)
+  output_format: nullable(JsonOutputFormat),
+  /** Automatic caching: a breakpoint on the last cacheable block of the request (`MessageCreateParamsBase`). */
+  cache_control: nullable(CacheControl)
 })
 
 /**

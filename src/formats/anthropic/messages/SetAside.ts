@@ -128,8 +128,8 @@ const listWithoutNewCacheValues = (list: unknown, field: string, notes: Array<Un
 
 /**
  * The top-level fields of `body` whose value the decoder does not model: `thinking.type`, `thinking.display`,
- * `output_config.effort`, `effort`, `tool_choice.type`, and a new `cache_control` type or ttl on a `system` block or
- * a custom tool. Each is left out of the copy (the whole `thinking`, `tool_choice` or `cache_control` for a new
+ * `output_config.effort`, `effort`, `tool_choice.type`, and a new `cache_control` type or ttl (top-level, on a
+ * `system` block or on a custom tool). Each is left out of the copy (the whole `thinking`, `tool_choice` or `cache_control` for a new
  * type) and noted.
  */
 const setAsideValues = (body: Record<string, unknown>, notes: Array<Untranslatable>): Record<string, unknown> => {
@@ -163,6 +163,17 @@ const setAsideValues = (body: Record<string, unknown>, notes: Array<Untranslatab
   if (choice !== undefined) {
     notes.push(newValue("tool_choice.type", choice))
     delete copy.tool_choice
+  }
+  const control = objectOf(body.cache_control)
+  const controlType = unknownIn(knownCacheTypes, control?.type)
+  const controlTtl = unknownIn(knownCacheTtls, control?.ttl)
+  if (controlType !== undefined || controlTtl !== undefined) {
+    notes.push(
+      controlType !== undefined
+        ? newValue("cache_control.type", controlType)
+        : newValue("cache_control.ttl", controlTtl!)
+    )
+    delete copy.cache_control
   }
   for (const field of ["system", "tools"] as const) {
     const judged = listWithoutNewCacheValues(body[field], field, notes)
