@@ -11,17 +11,31 @@ export type MediaSource =
   | { readonly kind: "url"; readonly url: string }
   | { readonly kind: "base64"; readonly mediaType: string; readonly data: string }
 
-/** Plain text. */
+/**
+ * A prompt-cache breakpoint on the element that carries it: the prompt up to and including that element (tools, then
+ * system, then messages, in that order) may be cached by the upstream, as Anthropic's `cache_control` marks it
+ * (docs.anthropic.com/en/docs/build-with-claude/prompt-caching) and Bedrock Converse's `cachePoint` follows it.
+ * `ttl` is how long the entry lives (`5m`, the vendors' default, or `1h`), absent when the caller named none. Only
+ * formats with explicit breakpoints read or write it (messages, Converse); the others cache by prefix on their own
+ * and list `cache` as dropped.
+ */
+export interface CacheBreakpoint {
+  readonly ttl?: "5m" | "1h" | undefined
+}
+
+/** Plain text; `cache` marks a prompt-cache breakpoint after it (`CacheBreakpoint`). */
 export interface TextPart {
   readonly type: "text"
   readonly text: string
+  readonly cache?: CacheBreakpoint | undefined
 }
 
-/** An image; `detail` is the OpenAI hint (`auto`, `low`, `high`) where one was given. */
+/** An image; `detail` is the OpenAI hint (`auto`, `low`, `high`) where one was given; `cache` as on `TextPart`. */
 export interface ImagePart {
   readonly type: "image"
   readonly source: MediaSource
   readonly detail?: string | undefined
+  readonly cache?: CacheBreakpoint | undefined
 }
 
 /** Audio input; `format` is the container name (`wav`, `mp3`). Data is Base64. */
@@ -31,27 +45,30 @@ export interface AudioPart {
   readonly format: string
 }
 
-/** A document or other file (PDF, …). */
+/** A document or other file (PDF, …); `cache` as on `TextPart`. */
 export interface FilePart {
   readonly type: "file"
   readonly source: MediaSource
   readonly filename?: string | undefined
+  readonly cache?: CacheBreakpoint | undefined
 }
 
 /**
  * A tool (function) call made by the assistant. `arguments` is the JSON text of
- * the arguments exactly as the model produced it.
+ * the arguments exactly as the model produced it; `cache` as on `TextPart`.
  */
 export interface ToolCallPart {
   readonly type: "tool-call"
   readonly callId: string
   readonly name: string
   readonly arguments: string
+  readonly cache?: CacheBreakpoint | undefined
 }
 
 /**
  * The result of a tool call, sent back by the caller. `name` is known in some
- * formats only (generate-content needs it; decoders recover it from history).
+ * formats only (generate-content needs it; decoders recover it from history). `cache` as on `TextPart` (its
+ * `content` parts may carry their own).
  */
 export interface ToolResultPart {
   readonly type: "tool-result"
@@ -59,6 +76,7 @@ export interface ToolResultPart {
   readonly name?: string | undefined
   readonly content: ReadonlyArray<TextPart | ImagePart>
   readonly isError?: boolean | undefined
+  readonly cache?: CacheBreakpoint | undefined
 }
 
 /**

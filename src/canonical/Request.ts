@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import type { Part } from "./Content.ts"
+import type { CacheBreakpoint, Part } from "./Content.ts"
 
 /**
  * One turn. `system` carries system and developer instructions wherever they
@@ -17,13 +17,17 @@ export interface Message {
   readonly developer?: boolean | undefined
 }
 
-/** A function tool the model may call; `parameters` is a JSON Schema object. */
+/**
+ * A function tool the model may call; `parameters` is a JSON Schema object; `cache` marks a prompt-cache breakpoint
+ * after this definition (`CacheBreakpoint`).
+ */
 export interface FunctionTool {
   readonly type: "function"
   readonly name: string
   readonly description?: string | undefined
   readonly parameters: Readonly<Record<string, unknown>>
   readonly strict?: boolean | undefined
+  readonly cache?: CacheBreakpoint | undefined
 }
 
 /**

@@ -5,7 +5,14 @@
  *
  * @since 0.1.0
  */
-import type { ImagePart, MediaSource, Part, TextPart, ToolResultPart } from "../../../canonical/Content.ts"
+import type {
+  CacheBreakpoint,
+  ImagePart,
+  MediaSource,
+  Part,
+  TextPart,
+  ToolResultPart
+} from "../../../canonical/Content.ts"
 import type {
   Message,
   ReasoningConfig,
@@ -18,6 +25,7 @@ import type {
 import type { Decoded } from "../../Format.ts"
 import { reasoningFromClient } from "../../shared/ReasoningOrigin.ts"
 import {
+  type CacheControl,
   type ContentBlock,
   CustomTool,
   ImageBlock,
@@ -39,27 +47,42 @@ const utf8ToBase64 = (text: string): string => {
   return btoa(binary)
 }
 
+/** A block's `cache_control` as the canonical breakpoint field (`{}` when it has none). */
+const cacheOf = (
+  control: typeof CacheControl.Type | null | undefined
+): { readonly cache?: CacheBreakpoint } =>
+  control === undefined || control === null
+    ? {}
+    : { cache: control.ttl === undefined || control.ttl === null ? {} : { ttl: control.ttl } }
+
 const textPart = (text: string): TextPart => ({ type: "text", text })
+
+const textBlockPart = (block: typeof TextBlock.Type): TextPart => ({
+  type: "text",
+  text: block.text,
+  ...cacheOf(block.cache_control)
+})
 
 const imagePart = (block: typeof ImageBlock.Type): ImagePart => ({
   type: "image",
   source: block.source.type === "url"
     ? { kind: "url", url: block.source.url }
-    : { kind: "base64", mediaType: block.source.media_type, data: block.source.data }
+    : { kind: "base64", mediaType: block.source.media_type, data: block.source.data },
+  ...cacheOf(block.cache_control)
 })
 
 const toolResultContent = (block: typeof ToolResultBlock.Type): ReadonlyArray<TextPart | ImagePart> => {
   const content = block.content
   if (content === undefined || content === null) return []
   if (typeof content === "string") return [textPart(content)]
-  return content.map((inner) => (inner.type === "text" ? textPart(inner.text) : imagePart(inner)))
+  return content.map((inner) => (inner.type === "text" ? textBlockPart(inner) : imagePart(inner)))
 }
 
 /** One block → one canonical part; tool names of results are recovered from earlier `tool_use` blocks. */
 const partOf = (block: ContentBlock, toolNames: ReadonlyMap<string, string>): Part => {
   switch (block.type) {
     case "text":
-      return textPart(block.text)
+      return textBlockPart(block)
     case "image":
       return imagePart(block)
     case "document": {
@@ -68,14 +91,25 @@ const partOf = (block: ContentBlock, toolNames: ReadonlyMap<string, string>): Pa
         : block.source.type === "base64"
         ? { kind: "base64", mediaType: block.source.media_type, data: block.source.data }
         : { kind: "base64", mediaType: "text/plain", data: utf8ToBase64(block.source.data) }
-      return { type: "file", source, ...(typeof block.title === "string" ? { filename: block.title } : {}) }
+      return {
+        type: "file",
+        source,
+        ...(typeof block.title === "string" ? { filename: block.title } : {}),
+        ...cacheOf(block.cache_control)
+      }
     }
     case "thinking":
       return reasoningFromClient(block.thinking, { signature: block.signature }, "anthropic")
     case "redacted_thinking":
       return reasoningFromClient("", { redacted: block.data }, "anthropic")
     case "tool_use":
-      return { type: "tool-call", callId: block.id, name: block.name, arguments: JSON.stringify(block.input) }
+      return {
+        type: "tool-call",
+        callId: block.id,
+        name: block.name,
+        arguments: JSON.stringify(block.input),
+        ...cacheOf(block.cache_control)
+      }
     case "tool_result": {
       const name = toolNames.get(block.tool_use_id)
       return {
@@ -83,7 +117,8 @@ const partOf = (block: ContentBlock, toolNames: ReadonlyMap<string, string>): Pa
         callId: block.tool_use_id,
         ...(name === undefined ? {} : { name }),
         content: toolResultContent(block),
-        ...(typeof block.is_error === "boolean" ? { isError: block.is_error } : {})
+        ...(typeof block.is_error === "boolean" ? { isError: block.is_error } : {}),
+        ...cacheOf(block.cache_control)
       }
     }
   }
@@ -146,7 +181,7 @@ const systemOf = (system: RequestBody["system"]): ReadonlyArray<Message> => {
   if (system === undefined || system === null) return []
   if (typeof system === "string") return [{ role: "system", content: [textPart(system)] }]
   if (system.length === 0) return []
-  return [{ role: "system", content: system.map((block: typeof TextBlock.Type) => textPart(block.text)) }]
+  return [{ role: "system", content: system.map(textBlockPart) }]
 }
 
 /** Custom tools → function tools; any other `type` is a server tool, kept whole as a builtin. */
@@ -166,7 +201,8 @@ const toolsOf = (tools: RequestBody["tools"]): Decoded<ReadonlyArray<Tool> | und
       name: custom.name,
       ...(typeof custom.description === "string" ? { description: custom.description } : {}),
       parameters: custom.input_schema,
-      ...(typeof custom.strict === "boolean" ? { strict: custom.strict } : {})
+      ...(typeof custom.strict === "boolean" ? { strict: custom.strict } : {}),
+      ...cacheOf(custom.cache_control)
     })
   }
   return { ok: true, value: out }
@@ -221,6 +257,41 @@ const responseFormatOf = (body: RequestBody): ResponseFormat | undefined => {
     : { type: "json_schema", name: "response", schema: format.schema }
 }
 
+/** Whether a part can carry a breakpoint in the messages format (thinking blocks take no `cache_control`). */
+const cacheable = (part: Part): boolean => part.type !== "reasoning" && part.type !== "audio"
+
+/**
+ * The top-level `cache_control` (automatic caching: "applies a cache_control marker to the last cacheable block in the
+ * request", `MessageCreateParamsBase.cache_control`) as an explicit breakpoint on that block: the last cacheable part
+ * of the conversation, else of the system prompt, else the last custom tool (prompt order: tools, system, messages).
+ * A block with its own marker keeps it.
+ */
+const withAutomaticBreakpoint = (
+  messages: ReadonlyArray<Message>,
+  tools: ReadonlyArray<Tool> | undefined,
+  control: typeof CacheControl.Type | null | undefined
+): { readonly messages: ReadonlyArray<Message>; readonly tools: ReadonlyArray<Tool> | undefined } => {
+  const { cache } = cacheOf(control)
+  if (cache === undefined) return { messages, tools }
+  for (const system of [false, true]) {
+    for (let index = messages.length - 1; index >= 0; index--) {
+      const message = messages[index]
+      if ((message.role === "system") !== system) continue
+      const at = message.content.findLastIndex(cacheable)
+      if (at < 0) continue
+      const part = message.content[at]
+      if ("cache" in part && part.cache !== undefined) return { messages, tools }
+      const content = message.content.map((item, position) => position === at ? { ...item, cache } as Part : item)
+      return { messages: messages.map((item, position) => position === index ? { ...message, content } : item), tools }
+    }
+  }
+  const last = tools?.findLastIndex((tool) => tool.type === "function") ?? -1
+  if (tools === undefined || last < 0) return { messages, tools }
+  const tool = tools[last]
+  if (tool.type !== "function" || tool.cache !== undefined) return { messages, tools }
+  return { messages, tools: tools.map((item, position) => position === last ? { ...tool, cache } : item) }
+}
+
 const present = <A>(value: A | null | undefined): value is A => value !== undefined && value !== null
 
 /**
@@ -244,8 +315,16 @@ const present = <A>(value: A | null | undefined): value is A => value !== undefi
  * model (`SetAside.ts`), and values of known fields it does not model (a new
  * role, thinking type or display, effort, tool choice type), are left out and
  * listed as `Request.untranslatable`; a same-format channel gets them as sent.
- * Not read: `cache_control`
- * marks, citations settings, `container`, `service_tier`, `speed`,
+ * `cache_control` marks (`{type: "ephemeral", ttl?: "5m" | "1h"}`) on a
+ * `system` text block, a message's `text`, `image`, `document`, `tool_use`
+ * or `tool_result` block (and the text and image blocks inside a
+ * `tool_result`) and a custom tool become the canonical `cache` breakpoint
+ * of that part or tool, `ttl` kept when given (a marker of another shape is
+ * a 400 naming it, `…cache_control.type`; a new `type` or `ttl` string is set
+ * aside, `SetAside.ts`); a server tool keeps its own in its definition.
+ * The top-level `cache_control` (automatic caching) becomes the breakpoint
+ * of the last cacheable block (`withAutomaticBreakpoint`).
+ * Not read: citations settings, `container`, `service_tier`, `speed`,
  * `inference_geo`, `diagnostics` (the canonical form has no place for them).
  *
  * @category decoding
@@ -265,10 +344,11 @@ export const decodeRequest = (
   const reasoning = reasoningOf(wire)
   const responseFormat = responseFormatOf(wire)
   const userId = wire.metadata?.user_id
+  const marked = withAutomaticBreakpoint([...systemOf(wire.system), ...messages.value], tools.value, wire.cache_control)
   const request: Request = {
     model: wire.model,
-    messages: [...systemOf(wire.system), ...messages.value],
-    ...(tools.value === undefined ? {} : { tools: tools.value }),
+    messages: marked.messages,
+    ...(marked.tools === undefined ? {} : { tools: marked.tools }),
     ...toolChoiceOf(wire.tool_choice),
     ...(present(wire.max_tokens) ? { maxOutputTokens: wire.max_tokens } : {}),
     ...(present(wire.temperature) ? { temperature: wire.temperature } : {}),

@@ -9,10 +9,19 @@
  */
 import { parseDataUri } from "../../../canonical/DataUri.ts"
 import { DEFAULT_OUTPUT_TOKENS } from "../../../canonical/Estimate.ts"
-import type { FilePart, ImagePart, MediaSource, Part, ReasoningPart, TextPart } from "../../../canonical/Content.ts"
+import type {
+  CacheBreakpoint,
+  FilePart,
+  ImagePart,
+  MediaSource,
+  Part,
+  ReasoningPart,
+  TextPart
+} from "../../../canonical/Content.ts"
 import type { ReasoningEffort, Request, Tool } from "../../../canonical/Request.ts"
 import { parseJsonOrUndefined } from "../../../domain/JsonDepth.ts"
 import type { EncodedRequest } from "../../Format.ts"
+import { cacheOfPart, keptCacheBreakpoints, ttlField } from "../../shared/CacheBreakpoints.ts"
 import { isForeignReasoning } from "../../shared/ReasoningOrigin.ts"
 import { fitThinkingBudget } from "../../shared/ThinkingBudget.ts"
 
@@ -119,7 +128,7 @@ export const toolLoopWithoutThinking = (request: Request): boolean => {
   // Consecutive assistant messages are merged into one turn.
   const parts = turns.slice(start, end + 1).flatMap((message) => message.content)
   if (!parts.some((part) => part.type === "tool-call")) return false
-  const first = parts.map(blockOf).find((block) => block !== undefined)
+  const first = parts.map((part) => blockOf(part)).find((block) => block !== undefined)
   return first?.type !== "thinking" && first?.type !== "redacted_thinking"
 }
 
@@ -234,8 +243,27 @@ const parseArguments = (text: string): Record<string, unknown> | undefined => {
 
 const textBlock = (part: TextPart): Block => ({ type: "text", text: part.text })
 
+/** The breakpoints this request sends (`keptCacheBreakpoints`); none for the rule checks that only read block types. */
+type Kept = ReadonlySet<object>
+const NONE_KEPT: Kept = new Set()
+
+/**
+ * `block` with `cache_control: {type: "ephemeral", ttl?}` when `element` (the part or tool it came from) is a kept
+ * breakpoint.
+ */
+const marked = (block: Block, element: object, cache: CacheBreakpoint | undefined, kept: Kept): Block =>
+  cache !== undefined && kept.has(element)
+    ? { ...block, cache_control: { type: "ephemeral", ...ttlField(cache) } }
+    : block
+
+/** One canonical part → one block with its kept breakpoint, or nothing (see `blockOf`). */
+const markedBlockOf = (part: Part, kept: Kept): Block | undefined => {
+  const block = blockOf(part, kept)
+  return block === undefined ? undefined : marked(block, part, cacheOfPart(part), kept)
+}
+
 /** One canonical part → one block, or nothing when the format cannot carry it (see `droppedFields`). */
-const blockOf = (part: Part): Block | undefined => {
+const blockOf = (part: Part, kept: Kept = NONE_KEPT): Block | undefined => {
   switch (part.type) {
     case "text":
       return textBlock(part)
@@ -255,9 +283,11 @@ const blockOf = (part: Part): Block | undefined => {
       return {
         type: "tool_result",
         tool_use_id: part.callId,
-        ...(part.content.length === 0
-          ? {}
-          : { content: part.content.map((inner) => (inner.type === "text" ? textBlock(inner) : imageBlock(inner))) }),
+        ...(part.content.length === 0 ? {} : {
+          content: part.content.map((inner) =>
+            marked(inner.type === "text" ? textBlock(inner) : imageBlock(inner), inner, inner.cache, kept)
+          )
+        }),
         ...(part.isError === undefined ? {} : { is_error: part.isError })
       }
   }
@@ -274,13 +304,13 @@ interface Turn {
  * consecutive turns of the same role are merged, and in a user turn the
  * `tool_result` blocks come first. Turns left without blocks are skipped.
  */
-const turnsOf = (request: Request): ReadonlyArray<Block> => {
+const turnsOf = (request: Request, kept: Kept): ReadonlyArray<Block> => {
   const turns: Array<Turn> = []
   for (const message of request.messages) {
     if (message.role === "system") continue
     const role = message.role === "assistant" ? "assistant" : "user"
     const blocks = message.content.flatMap((part) => {
-      const block = blockOf(part)
+      const block = markedBlockOf(part, kept)
       return block === undefined ? [] : [block]
     })
     if (blocks.length === 0) continue
@@ -296,23 +326,32 @@ const turnsOf = (request: Request): ReadonlyArray<Block> => {
   return turns.map((turn) => ({ role: turn.role, content: [...turn.results, ...turn.blocks] }))
 }
 
-/** System messages → `system`: a string when there is one text, else text blocks; absent when none. */
-const systemOf = (request: Request): string | ReadonlyArray<Block> | undefined => {
+/**
+ * System messages → `system`: a string when there is one text and no breakpoint on it, else text blocks (each with its
+ * kept breakpoint); absent when none.
+ */
+const systemOf = (request: Request, kept: Kept): string | ReadonlyArray<Block> | undefined => {
   const texts = request.messages
     .filter((message) => message.role === "system")
     .flatMap((message) => message.content.flatMap((part) => (part.type === "text" ? [part] : [])))
   if (texts.length === 0) return undefined
-  return texts.length === 1 ? texts[0].text : texts.map(textBlock)
+  if (texts.length === 1 && !kept.has(texts[0])) return texts[0].text
+  return texts.map((part) => marked(textBlock(part), part, part.cache, kept))
 }
 
-const toolOf = (tool: Tool): Block | undefined => {
+const toolOf = (tool: Tool, kept: Kept): Block | undefined => {
   if (tool.type === "builtin") return tool.format === "anthropic" ? { ...tool.definition } : undefined
-  return {
-    name: tool.name,
-    ...(tool.description === undefined ? {} : { description: tool.description }),
-    input_schema: "type" in tool.parameters ? tool.parameters : { type: "object", ...tool.parameters },
-    ...(tool.strict === undefined ? {} : { strict: tool.strict })
-  }
+  return marked(
+    {
+      name: tool.name,
+      ...(tool.description === undefined ? {} : { description: tool.description }),
+      input_schema: "type" in tool.parameters ? tool.parameters : { type: "object", ...tool.parameters },
+      ...(tool.strict === undefined ? {} : { strict: tool.strict })
+    },
+    tool,
+    tool.cache,
+    kept
+  )
 }
 
 const toolChoiceOf = (request: Request): Block | undefined => {
@@ -360,14 +399,17 @@ const allParts = (request: Request): ReadonlyArray<Part> =>
  * `topK` when thinking is on (the API rejects them with thinking), and
  * `reasoning.thinkingInToolLoop` (thinking asked for in a tool loop whose
  * assistant turn has no Anthropic thinking block to start with: sent as
- * `disabled`, see `toolLoopWithoutThinking`), and `reasoning.noRoomUnderCap`
+ * `disabled`, see `toolLoopWithoutThinking`), `reasoning.noRoomUnderCap`
  * (a budget asked for under an output cap of 1024 tokens or less: sent as
- * `disabled`, see `planThinking`).
+ * `disabled`, see `planThinking`), and `cache.overLimit` (prompt-cache
+ * breakpoints beyond `MAX_CACHE_BREAKPOINTS`: the earliest are left out,
+ * the last four sent, `keptCacheBreakpoints`).
  *
  * @category encoding
  */
 export const droppedFields = (request: Request): ReadonlyArray<string> => {
   const plan = planThinking(request)
+  const breakpoints = keptCacheBreakpoints(request)
   const parts = allParts(request)
   const format = request.responseFormat
   const checks: ReadonlyArray<readonly [string, boolean]> = [
@@ -405,7 +447,8 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
     ["reasoning.effort", plan.effortDropped],
     ["temperature", plan.on && request.temperature !== undefined],
     ["topP", plan.on && request.topP !== undefined],
-    ["topK", plan.on && request.topK !== undefined]
+    ["topK", plan.on && request.topK !== undefined],
+    ["cache.overLimit", breakpoints.overLimit > 0]
   ]
   return checks.filter(([, dropped]) => dropped).map(([name]) => name)
 }
@@ -419,16 +462,21 @@ export const droppedFields = (request: Request): ReadonlyArray<string> => {
  * by a vendor not known); tool-call
  * arguments are parsed back into `input`. `max_tokens` and `thinking` follow
  * `outputCapOf` and `planThinking` (see `DEFAULT_MAX_TOKENS`,
- * `THINKING_BUDGET_BY_EFFORT`). `dropped` lists what could not be carried
- * (`droppedFields`).
+ * `THINKING_BUDGET_BY_EFFORT`). Prompt-cache breakpoints (`cache` on a part or
+ * a function tool) become `cache_control: {type: "ephemeral", ttl?}` on that
+ * block or tool, at most `MAX_CACHE_BREAKPOINTS` (four) of
+ * them, the last ones in prompt order (tools, system, messages; a system
+ * prompt with a breakpoint is sent as text blocks). `dropped` lists what
+ * could not be carried (`droppedFields`).
  *
  * @category encoding
  */
 export const encodeRequest = (request: Request): EncodedRequest => {
   const plan = planThinking(request)
-  const system = systemOf(request)
+  const { kept } = keptCacheBreakpoints(request)
+  const system = systemOf(request, kept)
   const tools = (request.tools ?? []).flatMap((tool) => {
-    const block = toolOf(tool)
+    const block = toolOf(tool, kept)
     return block === undefined ? [] : [block]
   })
   const toolChoice = toolChoiceOf(request)
@@ -447,7 +495,7 @@ export const encodeRequest = (request: Request): EncodedRequest => {
     model: request.model,
     max_tokens: outputCapOf(request),
     ...(system === undefined ? {} : { system }),
-    messages: turnsOf(request),
+    messages: turnsOf(request, kept),
     ...(request.stopSequences === undefined ? {} : { stop_sequences: request.stopSequences }),
     ...sampling,
     ...(tools.length === 0 && request.tools === undefined ? {} : { tools }),

@@ -15,11 +15,26 @@ const nullable = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.Nul
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 /**
- * `{type: "text", text}`.
+ * `cache_control`: a prompt-cache breakpoint, `{type: "ephemeral", ttl?: "5m" | "1h"}` (`CacheControlEphemeral`;
+ * docs.anthropic.com/en/docs/build-with-claude/prompt-caching). A `type` or `ttl` string of another value is set
+ * aside before decoding (`SetAside.ts`); anything else that is not this shape is the caller's 400.
  *
  * @category schemas
  */
-export const TextBlock = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String })
+export const CacheControl = Schema.Struct({
+  type: Schema.Literal("ephemeral"),
+  ttl: nullable(Schema.Literals(["5m", "1h"]))
+})
+
+/** The `cache_control` field of a block or tool that may carry one. */
+const cacheControl = { cache_control: nullable(CacheControl) }
+
+/**
+ * `{type: "text", text, cache_control}`.
+ *
+ * @category schemas
+ */
+export const TextBlock = Schema.Struct({ type: Schema.Literal("text"), text: Schema.String, ...cacheControl })
 
 /**
  * `{type: "base64", media_type, data}`: raw Base64, no `data:` prefix.
@@ -51,17 +66,18 @@ export const PlainTextSource = Schema.Struct({
 })
 
 /**
- * `{type: "image", source}` with a Base64 or URL source.
+ * `{type: "image", source, cache_control}` with a Base64 or URL source.
  *
  * @category schemas
  */
 export const ImageBlock = Schema.Struct({
   type: Schema.Literal("image"),
-  source: Schema.Union([Base64Source, UrlSource]).annotate({ expected: "an image source of type base64 or url" })
+  source: Schema.Union([Base64Source, UrlSource]).annotate({ expected: "an image source of type base64 or url" }),
+  ...cacheControl
 })
 
 /**
- * `{type: "document", source, title}`: a PDF (Base64 or URL) or plain text.
+ * `{type: "document", source, title, cache_control}`: a PDF (Base64 or URL) or plain text.
  *
  * @category schemas
  */
@@ -70,7 +86,8 @@ export const DocumentBlock = Schema.Struct({
   source: Schema.Union([Base64Source, UrlSource, PlainTextSource]).annotate({
     expected: "a document source of type base64, url or text"
   }),
-  title: nullable(Schema.String)
+  title: nullable(Schema.String),
+  ...cacheControl
 })
 
 /**
@@ -92,7 +109,7 @@ export const ThinkingBlock = Schema.Struct({
 export const RedactedThinkingBlock = Schema.Struct({ type: Schema.Literal("redacted_thinking"), data: Schema.String })
 
 /**
- * `{type: "tool_use", id, name, input}`; `input` is a JSON object.
+ * `{type: "tool_use", id, name, input, cache_control}`; `input` is a JSON object.
  *
  * @category schemas
  */
@@ -100,12 +117,13 @@ export const ToolUseBlock = Schema.Struct({
   type: Schema.Literal("tool_use"),
   id: Schema.String,
   name: Schema.String,
-  input: JsonObject
+  input: JsonObject,
+  ...cacheControl
 })
 
 /**
- * `{type: "tool_result", tool_use_id, content, is_error}`; `content` is a
- * string or text and image blocks.
+ * `{type: "tool_result", tool_use_id, content, is_error, cache_control}`;
+ * `content` is a string or text and image blocks (each may carry its own `cache_control`).
  *
  * @category schemas
  */
@@ -118,7 +136,8 @@ export const ToolResultBlock = Schema.Struct({
       Schema.Array(Schema.Union([TextBlock, ImageBlock]).annotate({ expected: "a block of type text or image" }))
     ])
   ),
-  is_error: nullable(Schema.Boolean)
+  is_error: nullable(Schema.Boolean),
+  ...cacheControl
 })
 
 /**
@@ -158,7 +177,7 @@ export const MessageParam = Schema.Struct({
 })
 
 /**
- * A custom (client) tool: `{name, description, input_schema, strict}`,
+ * A custom (client) tool: `{name, description, input_schema, strict, cache_control}`,
  * `type` absent or `"custom"`.
  *
  * @category schemas
@@ -168,7 +187,8 @@ export const CustomTool = Schema.Struct({
   name: Schema.String,
   description: nullable(Schema.String),
   input_schema: JsonObject,
-  strict: nullable(Schema.Boolean)
+  strict: nullable(Schema.Boolean),
+  ...cacheControl
 })
 
 const parallel = { disable_parallel_tool_use: nullable(Schema.Boolean) }
@@ -238,7 +258,9 @@ export const RequestBody = Schema.Struct({
   thinking: nullable(Thinking),
   effort: nullable(Effort),
   output_config: nullable(Schema.Struct({ effort: nullable(Effort), format: nullable(JsonOutputFormat) })),
-  output_format: nullable(JsonOutputFormat)
+  output_format: nullable(JsonOutputFormat),
+  /** Automatic caching: a breakpoint on the last cacheable block of the request (`MessageCreateParamsBase`). */
+  cache_control: nullable(CacheControl)
 })
 
 /**

@@ -1,7 +1,7 @@
 /**
  * What a messages-format body holds that Sluice does not model, set aside
  * before decoding (content blocks, and new values of known fields: a role,
- * thinking type or display, effort, tool choice type): a same-format channel gets them as sent (the body is
+ * thinking type or display, effort, tool choice type, a `cache_control` type or ttl): a same-format channel gets them as sent (the body is
  * forwarded, not rebuilt), and a translation is refused naming them
  * (`Request.untranslatable`). They are blocks of a type the decoder does not
  * read (`server_tool_use`, `web_search_tool_result`, `search_result`,
@@ -69,6 +69,8 @@ const knownThinking: ReadonlySet<string> = new Set(["enabled", "adaptive", "betw
 const knownDisplay: ReadonlySet<string> = new Set(["summarized", "omitted"])
 const knownEffort: ReadonlySet<string> = new Set(["low", "medium", "high", "xhigh", "max"])
 const knownToolChoice: ReadonlySet<string> = new Set(["auto", "any", "tool", "none"])
+const knownCacheTypes: ReadonlySet<string> = new Set(["ephemeral"])
+const knownCacheTtls: ReadonlySet<string> = new Set(["5m", "1h"])
 
 /** The note for a value of a known field that only a messages-format upstream can take. */
 const newValue = (param: string, value: string): Untranslatable => ({
@@ -85,9 +87,50 @@ const unknownIn = (known: ReadonlySet<string>, value: unknown): string | undefin
   typeof value === "string" && !known.has(value) ? value : undefined
 
 /**
+ * `value` (a block or a tool at `at`) without a `cache_control` whose `type` or `ttl` is a string the decoder does not
+ * model (a new cache type or lifetime), noted; the text and image blocks inside a `tool_result`'s `content` are judged
+ * the same way. `value` itself when nothing is set aside.
+ */
+const withoutNewCacheValues = (value: unknown, at: string, notes: Array<Untranslatable>): unknown => {
+  const object = objectOf(value)
+  if (object === undefined) return value
+  let copy: Record<string, unknown> | undefined
+  const control = objectOf(object.cache_control)
+  const type = unknownIn(knownCacheTypes, control?.type)
+  const ttl = unknownIn(knownCacheTtls, control?.ttl)
+  if (type !== undefined || ttl !== undefined) {
+    notes.push(
+      type !== undefined ? newValue(`${at}.cache_control.type`, type) : newValue(`${at}.cache_control.ttl`, ttl!)
+    )
+    const { cache_control: _control, ...rest } = object
+    copy = rest
+  }
+  if (object.type === "tool_result" && Array.isArray(object.content)) {
+    const inner: ReadonlyArray<unknown> = object.content
+    const judged = inner.map((block, index) => withoutNewCacheValues(block, `${at}.content[${index}]`, notes))
+    if (judged.some((block, index) => block !== inner[index])) copy = { ...(copy ?? object), content: judged }
+  }
+  return copy ?? value
+}
+
+/** `list` (the body's `system` or `tools`) with `withoutNewCacheValues` applied to each item; `list` when unchanged. */
+const listWithoutNewCacheValues = (list: unknown, field: string, notes: Array<Untranslatable>): unknown => {
+  if (!Array.isArray(list)) return list
+  const items: ReadonlyArray<unknown> = list
+  const judged = items.map((item, index) => {
+    // A server tool's definition is kept whole (a builtin tool), `cache_control` and all.
+    const type = objectOf(item)?.type
+    if (field === "tools" && typeof type === "string" && type !== "custom") return item
+    return withoutNewCacheValues(item, `${field}[${index}]`, notes)
+  })
+  return judged.some((item, index) => item !== items[index]) ? judged : list
+}
+
+/**
  * The top-level fields of `body` whose value the decoder does not model: `thinking.type`, `thinking.display`,
- * `output_config.effort`, `effort`, `tool_choice.type`. Each is left out of the copy (the whole `thinking` or
- * `tool_choice` for a new type) and noted.
+ * `output_config.effort`, `effort`, `tool_choice.type`, and a new `cache_control` type or ttl (top-level, on a
+ * `system` block or on a custom tool). Each is left out of the copy (the whole `thinking`, `tool_choice` or `cache_control` for a new
+ * type) and noted.
  */
 const setAsideValues = (body: Record<string, unknown>, notes: Array<Untranslatable>): Record<string, unknown> => {
   const copy = { ...body }
@@ -121,6 +164,21 @@ const setAsideValues = (body: Record<string, unknown>, notes: Array<Untranslatab
     notes.push(newValue("tool_choice.type", choice))
     delete copy.tool_choice
   }
+  const control = objectOf(body.cache_control)
+  const controlType = unknownIn(knownCacheTypes, control?.type)
+  const controlTtl = unknownIn(knownCacheTtls, control?.ttl)
+  if (controlType !== undefined || controlTtl !== undefined) {
+    notes.push(
+      controlType !== undefined
+        ? newValue("cache_control.type", controlType)
+        : newValue("cache_control.ttl", controlTtl!)
+    )
+    delete copy.cache_control
+  }
+  for (const field of ["system", "tools"] as const) {
+    const judged = listWithoutNewCacheValues(body[field], field, notes)
+    if (judged !== body[field]) copy[field] = judged
+  }
   return copy
 }
 
@@ -128,8 +186,8 @@ const setAsideValues = (body: Record<string, unknown>, notes: Array<Untranslatab
  * `body` without what Sluice does not model (a copy; `body` itself is left as it is, and returned as is when
  * nothing is set aside), what was set aside, and a `restore` that gives a decoding failure of the copy the
  * caller's message and block indexes back. Set aside: blocks of a type the decoder does not read (or with a
- * source it does not read), messages of a role other than `user`, `assistant` and `system`, and the new values
- * of known top-level fields (`setAsideValues`).
+ * source it does not read), messages of a role other than `user`, `assistant` and `system`, the new values
+ * of known top-level fields (`setAsideValues`), and a `cache_control` of a new type or ttl on a block.
  *
  * @category decoding
  */
@@ -167,17 +225,22 @@ export const setAside = (body: unknown): {
       return
     }
     const keep: Array<number> = []
+    const blocks: Array<unknown> = []
     content.forEach((block, position) => {
       const reason = asideReason(block, `messages[${index}].content[${position}]`)
-      if (reason === undefined) keep.push(position)
-      else notes.push(reason)
+      if (reason !== undefined) {
+        notes.push(reason)
+        return
+      }
+      keep.push(position)
+      blocks.push(withoutNewCacheValues(block, `messages[${index}].content[${position}]`, notes))
     })
-    if (keep.length === content.length) {
+    if (keep.length === content.length && blocks.every((block, position) => block === content[position])) {
       copied.push(message)
       return
     }
     kept.set(at, keep)
-    copied.push({ ...objectOf(message), content: keep.map((position) => content[position]) })
+    copied.push({ ...objectOf(message), content: blocks })
   })
   if (notes.length === 0) return { body, notes, restore: (decoded) => decoded }
   const renumber = (text: string) =>

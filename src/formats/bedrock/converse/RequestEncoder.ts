@@ -15,9 +15,67 @@ import type { Message, Request } from "../../../canonical/Request.ts"
 import { parseJsonOrUndefined } from "../../../domain/JsonDepth.ts"
 import { encodeRequest as encodeMessagesRequest } from "../../anthropic/messages/RequestEncoder.ts"
 import type { EncodedRequest } from "../../Format.ts"
+import { cacheOfPart, keptCacheBreakpoints, ttlField } from "../../shared/CacheBreakpoints.ts"
 import { isForeignReasoning } from "../../shared/ReasoningOrigin.ts"
 
 type Block = Record<string, unknown>
+
+/**
+ * Where a Bedrock model takes `cachePoint` blocks (docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html,
+ * "Supported models, Regions, and limits"): Claude 3.5 Haiku, 3.7 Sonnet and the Claude 4 family in `system`, message
+ * `content` and `toolConfig.tools`; Amazon Nova in `system` and message `content` only. Any other model refuses a cache
+ * point outright ("You invoked an unsupported model or your request did not allow prompt caching",
+ * github.com/BerriAI/litellm/pull/39210), so it gets none. Claude 3 Haiku, Sonnet and Opus, 3.5 Sonnet (only ever in
+ * preview), Claude 2 and Instant are among those.
+ *
+ * @category predicates
+ */
+export const cachePointFields = (modelId: string): { readonly content: boolean; readonly tools: boolean } => {
+  if (isAnthropicModel(modelId)) {
+    const old = /anthropic\.claude-(?:v2|instant|3-(?:opus|sonnet|haiku)|3-5-sonnet)/.test(modelId)
+    return { content: !old, tools: !old }
+  }
+  return /amazon\.nova-/.test(modelId) ? { content: true, tools: false } : { content: false, tools: false }
+}
+
+/** The breakpoints this request sends as `cachePoint` blocks: the kept ones (`keptCacheBreakpoints`) the model takes. */
+interface CachePlan {
+  readonly kept: ReadonlySet<object>
+  readonly content: boolean
+  readonly tools: boolean
+}
+
+const cachePlanOf = (request: Request): CachePlan => ({
+  kept: keptCacheBreakpoints(request).kept,
+  ...cachePointFields(request.model)
+})
+
+/** `{cachePoint: {type: "default", ttl?}}` (SDK `CachePointBlock`: `type` `default`, optional `ttl` `5m` | `1h`). */
+const cachePoint = (cache: { readonly ttl?: "5m" | "1h" | undefined }): Block => ({
+  cachePoint: { type: "default", ...ttlField(cache) }
+})
+
+/**
+ * The breakpoint that follows `part` in Converse, if one is sent: its own, or (a tool result, whose inner blocks cannot
+ * hold a cache point) the last kept one of its content.
+ */
+const breakpointAfter = (part: Part, plan: CachePlan): Block | undefined => {
+  if (!plan.content) return undefined
+  const own = cacheOfPart(part)
+  if (own !== undefined && plan.kept.has(part)) return cachePoint(own)
+  if (part.type !== "tool-result") return undefined
+  const inner = part.content.findLast((item) => item.cache !== undefined && plan.kept.has(item))
+  return inner?.cache === undefined ? undefined : cachePoint(inner.cache)
+}
+
+/**
+ * `blocks` with `point` appended, when there is one and something before it to cache (a cache point never opens a
+ * list, nor follows another).
+ */
+const pushPoint = (blocks: Array<Block>, point: Block | undefined): void => {
+  const last = blocks.at(-1)
+  if (point !== undefined && last !== undefined && last.cachePoint === undefined) blocks.push(point)
+}
 
 /**
  * Whether a Bedrock model id or inference profile serves an Anthropic model (`anthropic.claude-…`,
@@ -154,21 +212,25 @@ const blockOf = (part: Part, documents: { count: number }): Block | undefined =>
   }
 }
 
-/** The conversation's turns: `tool` messages as user turns, consecutive turns of one role merged (Converse alternates). */
-const messagesOf = (messages: ReadonlyArray<Message>): Array<Block> => {
+/**
+ * The conversation's turns: `tool` messages as user turns, consecutive turns of one role merged (Converse alternates);
+ * a kept breakpoint becomes a `cachePoint` block after its block (after the block before it when its own is left out).
+ */
+const messagesOf = (messages: ReadonlyArray<Message>, plan: CachePlan): Array<Block> => {
   const documents = { count: 0 }
   const turns: Array<{ role: "user" | "assistant"; content: Array<Block> }> = []
   for (const message of messages) {
     if (message.role === "system") continue
     const role = message.role === "assistant" ? "assistant" : "user"
-    const content = message.content.flatMap((part) => {
+    const last = turns.at(-1)
+    const merged = last !== undefined && last.role === role
+    const content: Array<Block> = merged ? last.content : []
+    for (const part of message.content) {
       const block = blockOf(part, documents)
-      return block === undefined ? [] : [block]
-    })
-    if (content.length === 0) continue
-    const last = turns[turns.length - 1]
-    if (last !== undefined && last.role === role) last.content.push(...content)
-    else turns.push({ role, content })
+      if (block !== undefined) content.push(block)
+      pushPoint(content, breakpointAfter(part, plan))
+    }
+    if (!merged && content.length > 0) turns.push({ role, content })
   }
   return turns
 }
@@ -187,21 +249,33 @@ const requestMetadataOf = (metadata: Request["metadata"]): Record<string, string
     Object.entries(metadata ?? {}).filter(([key, value]) => METADATA_KEY.test(key) && METADATA_VALUE.test(value))
   )
 
-const systemOf = (messages: ReadonlyArray<Message>): Array<Block> =>
-  messages.filter((message) => message.role === "system").flatMap((message) =>
-    message.content.flatMap((part) => part.type === "text" && part.text !== "" ? [{ text: part.text }] : [])
-  )
+/** System messages' text → `system` text blocks, a `cachePoint` after each with a kept breakpoint. */
+const systemOf = (messages: ReadonlyArray<Message>, plan: CachePlan): Array<Block> => {
+  const blocks: Array<Block> = []
+  for (const message of messages) {
+    if (message.role !== "system") continue
+    for (const part of message.content) {
+      if (part.type !== "text") continue
+      if (part.text !== "") blocks.push({ text: part.text })
+      pushPoint(blocks, breakpointAfter(part, plan))
+    }
+  }
+  return blocks
+}
 
-const toolConfigOf = (request: Request): Block | undefined => {
-  const tools = (request.tools ?? []).flatMap((tool) =>
-    tool.type !== "function" ? [] : [{
+const toolConfigOf = (request: Request, plan: CachePlan): Block | undefined => {
+  const tools: Array<Block> = []
+  for (const tool of request.tools ?? []) {
+    if (tool.type !== "function") continue
+    tools.push({
       toolSpec: {
         name: tool.name,
         ...(tool.description === undefined || tool.description === "" ? {} : { description: tool.description }),
         inputSchema: { json: tool.parameters }
       }
-    }]
-  )
+    })
+    if (plan.tools && tool.cache !== undefined && plan.kept.has(tool)) pushPoint(tools, cachePoint(tool.cache))
+  }
   if (tools.length === 0) return undefined
   const choice = request.toolChoice
   const toolChoice = choice === undefined || choice.type === "none"
@@ -256,7 +330,9 @@ const additionalFieldsOf = (request: Request): AdditionalFields => {
  * such choice: the tools are sent, no choice with them), `parallelToolCalls`, `seed`, `presencePenalty`,
  * `frequencyPenalty`, `responseFormat.json_object`, `metadata` (an entry Bedrock's `requestMetadata` refuses), `topK` (a model other than Anthropic's, or with thinking on),
  * `reasoning` (a model other than Anthropic's), `reasoning.effort` (Claude's `output_config.effort`, which Converse has no
- * field for), `user`, `store`, `include`, `verbosity`.
+ * field for), `user`, `store`, `include`, `verbosity`, `cache` (prompt-cache breakpoints for a model that takes no cache
+ * point, `cachePointFields`), `cache.tools` (a breakpoint on a tool for a model that takes cache points only in system
+ * and messages: Nova), `cache.overLimit` (breakpoints beyond the four sent, `keptCacheBreakpoints`).
  *
  * @category encoding
  */
@@ -264,6 +340,9 @@ export const droppedFields = (request: Request): ReadonlyArray<string> =>
   droppedWith(request, additionalFieldsOf(request))
 
 const droppedWith = (request: Request, additional: AdditionalFields): ReadonlyArray<string> => {
+  const breakpoints = keptCacheBreakpoints(request)
+  const cacheFields = cachePointFields(request.model)
+  const toolMarked = (request.tools ?? []).some((tool) => tool.type === "function" && tool.cache !== undefined)
   const parts = request.messages.flatMap((message) => message.content)
   const nested = parts.flatMap((part) => part.type === "tool-result" ? part.content : [])
   const images = [...parts, ...nested].filter((part): part is ImagePart => part.type === "image")
@@ -300,7 +379,10 @@ const droppedWith = (request: Request, additional: AdditionalFields): ReadonlyAr
     ],
     ["store", request.store !== undefined],
     ["include", request.include !== undefined && request.include.length > 0],
-    ["verbosity", request.verbosity !== undefined]
+    ["verbosity", request.verbosity !== undefined],
+    ["cache", !cacheFields.content && breakpoints.kept.size > 0],
+    ["cache.tools", cacheFields.content && !cacheFields.tools && toolMarked],
+    ["cache.overLimit", cacheFields.content && breakpoints.overLimit > 0]
   ]
   return checks.filter(([, dropped]) => dropped).map(([name]) => name)
 }
@@ -314,13 +396,17 @@ const droppedWith = (request: Request, additional: AdditionalFields): ReadonlyAr
  * `maxOutputTokens`, `temperature`, `topP`, `stopSequences` (`temperature`/`topP` left out with Claude's thinking on,
  * which refuses them); function tools → `toolConfig` (`auto` → `{auto}`, `required` → `{any}`, a named tool →
  * `{tool: {name}}`); a JSON-schema response format → `outputConfig.textFormat` (`type: "json_schema"`, the schema as
- * JSON text); `metadata` → `requestMetadata` (the entries it takes); Anthropic-only fields in `additionalModelRequestFields`. `dropped`
+ * JSON text); `metadata` → `requestMetadata` (the entries it takes); Anthropic-only fields in `additionalModelRequestFields`;
+ * prompt-cache breakpoints (at most four, the last ones: `keptCacheBreakpoints`) → a `cachePoint` block (`type:
+ * "default"`, `ttl` when given) right after the marked block in `system`, in a message's `content` (after a tool
+ * result whose content holds one) and in `toolConfig.tools`, where the model takes them (`cachePointFields`). `dropped`
  * lists what could not be carried (`droppedFields`).
  *
  * @category encoding
  */
 export const encodeConverseRequest = (request: Request): EncodedRequest => {
-  const system = systemOf(request.messages)
+  const plan = cachePlanOf(request)
+  const system = systemOf(request.messages, plan)
   const additional = additionalFieldsOf(request)
   const inferenceConfig = {
     // With thinking on, the cap its budget was fitted under is sent even when the request named none.
@@ -335,11 +421,11 @@ export const encodeConverseRequest = (request: Request): EncodedRequest => {
       ? {}
       : { stopSequences: [...request.stopSequences] })
   }
-  const toolConfig = toolConfigOf(request)
+  const toolConfig = toolConfigOf(request, plan)
   const format = request.responseFormat
   const requestMetadata = requestMetadataOf(request.metadata)
   const body: Record<string, unknown> = {
-    messages: messagesOf(request.messages),
+    messages: messagesOf(request.messages, plan),
     ...(system.length === 0 ? {} : { system }),
     ...(Object.keys(inferenceConfig).length === 0 ? {} : { inferenceConfig }),
     ...(toolConfig === undefined ? {} : { toolConfig }),

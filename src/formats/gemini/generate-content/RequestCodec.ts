@@ -25,6 +25,7 @@ import type {
 import { InvalidRequest } from "../../../errors/GatewayError.ts"
 import type { Decoded, EncodedRequest } from "../../Format.ts"
 import { checksCallSignatures, SKIP_SIGNATURE_VALIDATOR } from "../Models.ts"
+import { hasCacheBreakpoints } from "../../shared/CacheBreakpoints.ts"
 import { isForeignReasoning } from "../../shared/ReasoningOrigin.ts"
 import { fitThinkingBudget } from "../../shared/ThinkingBudget.ts"
 import { makeWireDecoder, rebase } from "../../shared/WireDecode.ts"
@@ -477,6 +478,8 @@ export const geminiDroppedFields: ReadonlyArray<readonly [string, (request: Requ
   ["store", (request) => request.store !== undefined],
   ["include", (request) => request.include !== undefined],
   ["verbosity", (request) => request.verbosity !== undefined],
+  // Gemini caches prompt prefixes implicitly (explicit caches are `cachedContent` resources, not breakpoints).
+  ["cache", (request) => hasCacheBreakpoints(request)],
   [
     "tools.strict",
     (request) => (request.tools ?? []).some((tool) => tool.type === "function" && tool.strict !== undefined)

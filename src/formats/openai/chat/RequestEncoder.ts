@@ -12,6 +12,7 @@ import type { Message, ReasoningConfig, ReasoningEffort, Request, Tool } from ".
 import type { EncodedRequest } from "../../Format.ts"
 import { checksCallSignatures, isGeminiModel, SKIP_SIGNATURE_VALIDATOR } from "../../gemini/Models.ts"
 import { callSignatures, chatToolCall, extraContentFor, isCallSignature } from "./CallSignatures.ts"
+import { hasCacheBreakpoints } from "../../shared/CacheBreakpoints.ts"
 
 /**
  * How reasoning text in assistant history is sent:
@@ -68,7 +69,8 @@ const messageParts = (request: Request): ReadonlyArray<readonly [Message["role"]
 
 /**
  * The canonical fields `request` uses that chat cannot express, by name:
- * `topK`; `include` (Responses' extra output data: chat has no such list); `reasoning.budgetTokens` (approximated by an effort, see
+ * `topK`; `include` (Responses' extra output data: chat has no such list); `cache` (prompt-cache
+ * breakpoints: OpenAI caches prefixes implicitly); `reasoning.budgetTokens` (approximated by an effort, see
  * `effortForBudget`); `reasoning.enabled` when false without an effort (no
  * `reasoning_effort` is sent: `none` is refused by models that predate it and
  * by non-reasoning models); `reasoning.includeThoughts`; `tools.builtin`
@@ -92,6 +94,8 @@ export const droppedFields = (
   const dropped = new Set<string>()
   if (request.topK !== undefined) dropped.add("topK")
   if (request.include !== undefined) dropped.add("include")
+  // OpenAI caches prompt prefixes on its own (no breakpoints in the chat body).
+  if (hasCacheBreakpoints(request)) dropped.add("cache")
   const reasoning = request.reasoning
   if (reasoning?.budgetTokens !== undefined) dropped.add("reasoning.budgetTokens")
   if (reasoning?.enabled === false && reasoning.effort === undefined) dropped.add("reasoning.enabled")

@@ -9,6 +9,7 @@ import { Schema } from "effect"
 import type { Request } from "../../../canonical/Request.ts"
 import { InvalidRequest } from "../../../errors/GatewayError.ts"
 import type { Decoded, EncodedRequest } from "../../Format.ts"
+import { hasCacheBreakpoints } from "../../shared/CacheBreakpoints.ts"
 import { makeWireDecoder } from "../../shared/WireDecode.ts"
 
 const optionalNullable = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.NullOr(schema))
@@ -107,7 +108,7 @@ const messageSeparator = "\n\n"
 /**
  * The canonical fields `request` uses that a completions body cannot express:
  * `tools`, `toolChoice`, `parallelToolCalls`, `responseFormat`, `reasoning`,
- * `topK`, `metadata`, `store`, `include`, `verbosity`; `messages.roles` (several messages, or one that is not a
+ * `topK`, `metadata`, `store`, `include`, `verbosity`; `cache` (prompt-cache breakpoints); `messages.roles` (several messages, or one that is not a
  * user message, are flattened into one prompt); `messages.tool-call`,
  * `messages.tool-result`, `messages.reasoning`, `messages.media` (images,
  * audio, files).
@@ -129,6 +130,7 @@ export const completionsDroppedFields = (request: Request): ReadonlyArray<string
     verbosity: request.verbosity
   }
   for (const [name, value] of Object.entries(unsupported)) if (value !== undefined) dropped.push(name)
+  if (hasCacheBreakpoints(request)) dropped.push("cache")
   if (request.messages.length > 1 || request.messages.some((message) => message.role !== "user")) {
     dropped.push("messages.roles")
   }

@@ -26,6 +26,7 @@
 import type { ImagePart, Part, TextPart, ToolResultPart } from "../../../canonical/Content.ts"
 import type { Message, ReasoningConfig, Request, ResponseFormat, Tool, ToolChoice } from "../../../canonical/Request.ts"
 import type { EncodedRequest } from "../../Format.ts"
+import { hasCacheBreakpoints } from "../../shared/CacheBreakpoints.ts"
 import { isForeignReasoning } from "../../shared/ReasoningOrigin.ts"
 import { effortOfBudget, referenceOf } from "./WireSchema.ts"
 
@@ -33,6 +34,8 @@ type Json = Record<string, unknown>
 
 const isDropped = {
   stopSequences: (request: Request) => (request.stopSequences?.length ?? 0) > 0,
+  // OpenAI caches prompt prefixes on its own (no breakpoints in the Responses body).
+  cache: (request: Request) => hasCacheBreakpoints(request),
   topK: (request: Request) => request.topK !== undefined,
   seed: (request: Request) => request.seed !== undefined,
   presencePenalty: (request: Request) => request.presencePenalty !== undefined,
@@ -74,7 +77,8 @@ const fitsRole = (role: Message["role"], part: Part): boolean => {
  * body and leaves out of it, by name: `stopSequences`, `topK`, `seed`,
  * `presencePenalty`, `frequencyPenalty` (no Responses parameter);
  * `reasoning.budgetTokens` when an effort is also set (a budget alone becomes
- * the nearest effort); `tools.builtin` of another format; audio input
+ * the nearest effort); `cache` (prompt-cache breakpoints: OpenAI caches
+ * prefixes implicitly); `tools.builtin` of another format; audio input
  * (`messages.content.audio`, not an input content type in `EasyInputMessage`);
  * reasoning without a signature (`messages.content.reasoning`); redacted
  * reasoning (`messages.content.reasoning.redacted`); reasoning whose signature
