@@ -25,15 +25,21 @@ import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { wavFile } from "../../src/emulator/Audio.ts"
 import { type RecordedRequest, startEmulator } from "../../src/emulator/Emulator.ts"
 import { browser } from "../support/Browser.ts"
-import { ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
+import { ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { pixelPng } from "../emulator/Support.ts"
 import { eventually, usageOf } from "../support/VideoGateway.ts"
+import { assertBilledAsReported, type BilledAs, postsSince, rowReader } from "../support/BilledAsReported.ts"
 
 const KEY = "sk-test-azure-caller-0001"
 const UPSTREAM_KEY = "sk-test-azure-upstream-1"
 const ENTRA_TOKEN = "entra-test-token-0001"
 /** USD per 1M tokens. */
 const PRICE = { input: 2, output: 8, cached_input: 0.5 }
+const BILLED: BilledAs = {
+  vendor: "Azure",
+  quarters: { input: 8, cachedInput: 2, cacheWrite: 0, output: 32 },
+  cacheApart: false
+}
 
 const config = (emulatorUrl: string) => {
   const parsed = parseBootstrap(
@@ -106,48 +112,6 @@ const config = (emulatorUrl: string) => {
   return parsed.file
 }
 
-interface Row {
-  readonly id: string
-  readonly model: string
-  readonly prompt_tokens: number
-  readonly completion_tokens: number
-  readonly cached_tokens: number
-  readonly cost: string
-  readonly status: number
-}
-
-/** Cost in quota units of what the emulator reported: uncached at `input`, cached at `cached_input`, output. */
-const pricedAsReported = (request: RecordedRequest): bigint => {
-  const usage = request.usage!
-  // Quarter units: input 2 = 8, cached_input 0.5 = 2, output 8 = 32 quarters a token.
-  const quarters = 8 * (usage.input - usage.cacheRead) + 2 * usage.cacheRead + 32 * usage.output
-  return BigInt(Math.ceil(quarters / 4))
-}
-
-const rowsAfter = (gateway: TestGateway, after: string) =>
-  gateway.query<Row>(
-    `SELECT id::text AS id, model, prompt_tokens, completion_tokens, cached_tokens, cost::text AS cost, status
-     FROM usage_logs WHERE id > ${after} ORDER BY usage_logs.id`
-  )
-
-const postsSince = (gateway: TestGateway, from: number): ReadonlyArray<RecordedRequest> =>
-  gateway.emulator.requests.slice(from).filter((request) => request.method === "POST")
-
-/** Each successful row billed exactly what the matching emulator answer reported. */
-const assertBilledAsReported = (rows: ReadonlyArray<Row>, reported: ReadonlyArray<RecordedRequest>) => {
-  const billed = rows.filter((row) => row.status < 400)
-  strictEqual(billed.length, reported.length, "one billed row per answer")
-  billed.forEach((row, index) => {
-    const usage = reported[index].usage!
-    deepStrictEqual(
-      { prompt: row.prompt_tokens, completion: row.completion_tokens, cached: row.cached_tokens },
-      { prompt: usage.input, completion: usage.output, cached: usage.cacheRead },
-      `row ${row.id}: the tokens Azure reported`
-    )
-    strictEqual(BigInt(row.cost), pricedAsReported(reported[index]), `row ${row.id}: priced as reported`)
-  })
-}
-
 /** The upstream call went to a dated deployment path with the channel's `api-key` and no `authorization`. */
 const assertDated = (request: RecordedRequest, deployment: string, operation: string, version = "2024-10-21") => {
   strictEqual(request.path, `/azure/openai/deployments/${deployment}/${operation}`)
@@ -174,16 +138,7 @@ Deno.test("azure channels: both API versions from every SDK, billed as Azure rep
   const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
   const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: KEY, maxRetries: 0 })
   const google = new GoogleGenAI({ apiKey: KEY, httpOptions: { baseUrl: gateway.url, apiVersion: "v1beta" } })
-  let lastRow = "0"
-  const nextRows = async (failed = 0) => {
-    let rows = await rowsAfter(gateway, lastRow)
-    for (let tries = 0; rows.filter((row) => row.status >= 400).length < failed && tries < 50; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      rows = await rowsAfter(gateway, lastRow)
-    }
-    if (rows.length > 0) lastRow = rows.at(-1)!.id
-    return rows
-  }
+  const nextRows = rowReader(gateway)
   try {
     await t.step(
       "dated: chat, Responses, legacy completions, Messages and generate-content reach the deployment path",
@@ -240,7 +195,7 @@ Deno.test("azure channels: both API versions from every SDK, billed as Azure rep
           assertDated(request, deployment, index === 3 ? "completions" : "chat/completions")
         }
         ok(reported[0].usage!.cacheRead > 0)
-        assertBilledAsReported(await nextRows(), reported)
+        assertBilledAsReported(await nextRows(), reported, BILLED)
       }
     )
 
@@ -296,7 +251,7 @@ Deno.test("azure channels: both API versions from every SDK, billed as Azure rep
           strictEqual(request.headers["api-key"], UPSTREAM_KEY)
           strictEqual(request.headers.authorization, undefined)
         }
-        assertBilledAsReported(await nextRows(), reported)
+        assertBilledAsReported(await nextRows(), reported, BILLED)
       }
     )
 
@@ -362,7 +317,7 @@ Deno.test("azure channels: both API versions from every SDK, billed as Azure rep
         })
         strictEqual(generated.candidates?.[0]?.finishReason, "SAFETY")
         const reported = postsSince(gateway, from)
-        assertBilledAsReported(await nextRows(), reported)
+        assertBilledAsReported(await nextRows(), reported, BILLED)
       }
     )
 
@@ -377,7 +332,7 @@ Deno.test("azure channels: both API versions from every SDK, billed as Azure rep
       assertV1(request, "chat/completions", "entra-dep")
       strictEqual(request.headers.authorization, `Bearer ${ENTRA_TOKEN}`)
       strictEqual(request.headers["api-key"], undefined)
-      assertBilledAsReported(await nextRows(), [request])
+      assertBilledAsReported(await nextRows(), [request], BILLED)
     })
 
     await t.step("embeddings go to the deployment's embeddings", async () => {

@@ -17,13 +17,18 @@ import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { BEDROCK_TEST_API_KEY, BEDROCK_TEST_CHANNEL_KEY } from "../../src/emulator/BedrockAuth.ts"
-import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
 import { browser } from "../support/Browser.ts"
-import { ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
+import { ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
+import { assertBilledAsReported, type BilledAs, postsSince, rowReader } from "../support/BilledAsReported.ts"
 
 const KEY = "sk-test-bedrock-caller-0001"
 /** USD per 1M tokens. */
 const PRICE = { input: 2, output: 8, cached_input: 0.5, cache_write: 2.5 }
+const BILLED: BilledAs = {
+  vendor: "Bedrock",
+  quarters: { input: 8, cachedInput: 2, cacheWrite: 10, output: 32 },
+  cacheApart: true
+}
 const CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
@@ -76,67 +81,12 @@ const config = (emulatorUrl: string) => {
   return parsed.file
 }
 
-interface Row {
-  readonly id: string
-  readonly model: string
-  readonly prompt_tokens: number
-  readonly completion_tokens: number
-  readonly cached_tokens: number
-  readonly cost: string
-  readonly status: number
-}
-
-/**
- * Cost in quota units (micro-USD) of what Bedrock reported: `inputTokens` (without the cache) at `input`, cache reads
- * at `cached_input`, cache writes at `cache_write`, output at `output`; in quarters, 8, 2, 10 and 32 a token.
- */
-const pricedAsReported = (request: RecordedRequest): bigint => {
-  const usage = request.usage!
-  const quarters = 8 * usage.input + 2 * usage.cacheRead + 10 * usage.cacheWrite + 32 * usage.output
-  return BigInt(Math.ceil(quarters / 4))
-}
-
-const rowsAfter = (gateway: TestGateway, after: string) =>
-  gateway.query<Row>(
-    `SELECT id::text AS id, model, prompt_tokens, completion_tokens, cached_tokens, cost::text AS cost, status
-     FROM usage_logs WHERE id > ${after} ORDER BY usage_logs.id`
-  )
-
-/** The model-operation POSTs the emulator recorded since `from`. */
-const postsSince = (gateway: TestGateway, from: number): ReadonlyArray<RecordedRequest> =>
-  gateway.emulator.requests.slice(from).filter((request) => request.method === "POST")
-
-/** Each successful row billed exactly what the matching emulator answer reported. */
-const assertBilledAsReported = (rows: ReadonlyArray<Row>, reported: ReadonlyArray<RecordedRequest>) => {
-  const billed = rows.filter((row) => row.status < 400)
-  strictEqual(billed.length, reported.length, "one billed row per answer")
-  billed.forEach((row, index) => {
-    const usage = reported[index].usage
-    ok(usage !== undefined, `row ${row.id}: the emulator recorded usage`)
-    deepStrictEqual(
-      { prompt: row.prompt_tokens, completion: row.completion_tokens, cached: row.cached_tokens },
-      { prompt: usage.input + usage.cacheRead + usage.cacheWrite, completion: usage.output, cached: usage.cacheRead },
-      `row ${row.id}: the tokens Bedrock reported`
-    )
-    strictEqual(BigInt(row.cost), pricedAsReported(reported[index]), `row ${row.id}: priced as reported`)
-  })
-}
-
 Deno.test("bedrock channels: Converse and InvokeModel from every SDK, billed as Bedrock reported", async (t) => {
   const gateway = await startGateway({ config, store: "postgres" })
   const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
   const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: KEY, maxRetries: 0 })
   const google = new GoogleGenAI({ apiKey: KEY, httpOptions: { baseUrl: gateway.url, apiVersion: "v1beta" } })
-  let lastRow = "0"
-  const nextRows = async (failed = 0) => {
-    let rows = await rowsAfter(gateway, lastRow)
-    for (let tries = 0; rows.filter((row) => row.status >= 400).length < failed && tries < 50; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      rows = await rowsAfter(gateway, lastRow)
-    }
-    if (rows.length > 0) lastRow = rows.at(-1)!.id
-    return rows
-  }
+  const nextRows = rowReader(gateway)
   const lastPost = (from: number) => postsSince(gateway, from).at(-1)!
   try {
     await t.step("chat completions through Converse, signed with SigV4, streamed and not", async () => {
@@ -171,7 +121,7 @@ Deno.test("bedrock channels: Converse and InvokeModel from every SDK, billed as 
       ok(text.length > 0)
       ok(usage !== undefined && usage.completion_tokens > 0)
       strictEqual(lastPost(from).path, `/bedrock/model/${encodeURIComponent(CLAUDE)}/converse-stream`)
-      assertBilledAsReported(await nextRows(), postsSince(gateway, from))
+      assertBilledAsReported(await nextRows(), postsSince(gateway, from), BILLED)
     })
 
     await t.step("tools and an image cross to Converse; the tool call comes back, streamed and not", async () => {
@@ -238,7 +188,7 @@ Deno.test("bedrock channels: Converse and InvokeModel from every SDK, billed as 
       }
       strictEqual(name, "get_weather")
       ok(typeof JSON.parse(args) === "object")
-      assertBilledAsReported(await nextRows(), postsSince(gateway, from))
+      assertBilledAsReported(await nextRows(), postsSince(gateway, from), BILLED)
     })
 
     await t.step("Responses, Messages, generate-content and legacy completions reach Converse", async () => {
@@ -280,7 +230,7 @@ Deno.test("bedrock channels: Converse and InvokeModel from every SDK, billed as 
         max_tokens: 20
       })
       ok(completion.choices[0].text.length > 0)
-      assertBilledAsReported(await nextRows(), postsSince(gateway, from))
+      assertBilledAsReported(await nextRows(), postsSince(gateway, from), BILLED)
     })
 
     await t.step("cache reads are billed at cached_input and cache writes at cache_write, as reported", async () => {
@@ -305,7 +255,7 @@ Deno.test("bedrock channels: Converse and InvokeModel from every SDK, billed as 
       }
       ok(lastPost(from).usage!.cacheWrite > 0)
       strictEqual(written, lastPost(from).usage!.cacheWrite, "the Messages caller sees the cache write")
-      assertBilledAsReported(await nextRows(), postsSince(gateway, from))
+      assertBilledAsReported(await nextRows(), postsSince(gateway, from), BILLED)
     })
 
     await t.step(
@@ -366,7 +316,7 @@ Deno.test("bedrock channels: Converse and InvokeModel from every SDK, billed as 
         const translated = lastPost(from).body as Record<string, unknown>
         strictEqual(translated.anthropic_version, "bedrock-2023-05-31")
         strictEqual("model" in translated, false)
-        assertBilledAsReported(await nextRows(), postsSince(gateway, from))
+        assertBilledAsReported(await nextRows(), postsSince(gateway, from), BILLED)
       }
     )
 
@@ -405,7 +355,7 @@ Deno.test("bedrock channels: Converse and InvokeModel from every SDK, billed as 
     )
 
     await t.step("Bedrock's ValidationException is the caller's 400, nothing charged", async () => {
-      const before = await rowsAfter(gateway, lastRow)
+      const before = await nextRows()
       strictEqual(before.filter((row) => row.status < 400).length, 0)
       const refused = await openai.chat.completions.create({
         model: "br-claude",

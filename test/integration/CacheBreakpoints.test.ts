@@ -13,12 +13,17 @@ import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { BEDROCK_TEST_CHANNEL_KEY } from "../../src/emulator/BedrockAuth.ts"
-import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
-import { startGateway, type TestGateway } from "../support/Gateway.ts"
+import { startGateway } from "../support/Gateway.ts"
+import { assertBilledAsReported, type BilledAs, postsSince, rowsAfter } from "../support/BilledAsReported.ts"
 
 const KEY = "sk-test-cache-caller-0001"
 /** USD per 1M tokens. */
 const PRICE = { input: 2, output: 8, cached_input: 0.5, cache_write: 2.5 }
+const BILLED: BilledAs = {
+  vendor: "the vendor",
+  quarters: { input: 8, cachedInput: 2, cacheWrite: 10, output: 32 },
+  cacheApart: true
+}
 const CLAUDE = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
 const config = (emulatorUrl: string) => {
@@ -50,50 +55,6 @@ const config = (emulatorUrl: string) => {
   )
   if (!parsed.ok) throw new Error(parsed.message)
   return parsed.file
-}
-
-interface Row {
-  readonly id: string
-  readonly prompt_tokens: number
-  readonly completion_tokens: number
-  readonly cached_tokens: number
-  readonly cost: string
-  readonly status: number
-}
-
-/**
- * Cost in quota units (micro-USD) of what the vendor reported: input without the cache at `input`, cache reads at
- * `cached_input`, cache writes at `cache_write`, output at `output`; in quarters, 8, 2, 10 and 32 a token.
- */
-const pricedAsReported = (request: RecordedRequest): bigint => {
-  const usage = request.usage!
-  const quarters = 8 * usage.input + 2 * usage.cacheRead + 10 * usage.cacheWrite + 32 * usage.output
-  return BigInt(Math.ceil(quarters / 4))
-}
-
-const rowsAfter = (gateway: TestGateway, after: string) =>
-  gateway.query<Row>(
-    `SELECT id::text AS id, prompt_tokens, completion_tokens, cached_tokens, cost::text AS cost, status
-     FROM usage_logs WHERE id > ${after} ORDER BY usage_logs.id`
-  )
-
-const postsSince = (gateway: TestGateway, from: number): ReadonlyArray<RecordedRequest> =>
-  gateway.emulator.requests.slice(from).filter((request) => request.method === "POST")
-
-/** One billed row per answer, each the tokens and the price of what the emulator reported for it. */
-const assertBilledAsReported = (rows: ReadonlyArray<Row>, reported: ReadonlyArray<RecordedRequest>) => {
-  strictEqual(rows.length, reported.length, "one billed row per answer")
-  rows.forEach((row, index) => {
-    const usage = reported[index].usage
-    ok(usage !== undefined, `row ${row.id}: the emulator recorded usage`)
-    strictEqual(row.status, 200)
-    deepStrictEqual(
-      { prompt: row.prompt_tokens, completion: row.completion_tokens, cached: row.cached_tokens },
-      { prompt: usage.input + usage.cacheRead + usage.cacheWrite, completion: usage.output, cached: usage.cacheRead },
-      `row ${row.id}: the tokens the vendor reported`
-    )
-    strictEqual(BigInt(row.cost), pricedAsReported(reported[index]), `row ${row.id}: priced as reported`)
-  })
 }
 
 /** A Claude Code-like request: a long system prompt marked for the cache, then a marked user turn. */
@@ -182,7 +143,7 @@ Deno.test("cache breakpoints: Messages to Converse sends cachePoint blocks, bill
       strictEqual(cacheRead, read.cacheRead, "the caller sees the read")
 
       const rows = await nextRows(2)
-      assertBilledAsReported(rows, postsSince(gateway, from))
+      assertBilledAsReported(rows, postsSince(gateway, from), BILLED)
       strictEqual(rows[0].cached_tokens, 0)
       strictEqual(rows[1].cached_tokens, read.cacheRead)
       ok(BigInt(rows[0].cost) > BigInt(rows[1].cost), "the write costs more than the read")
@@ -200,7 +161,7 @@ Deno.test("cache breakpoints: Messages to Converse sends cachePoint blocks, bill
       strictEqual(sent.path, "/v1/messages")
       strictEqual(JSON.stringify(sent.body).includes("cache_control"), false)
       strictEqual((sent.body as { system?: unknown }).system, "Be brief.")
-      assertBilledAsReported(await nextRows(1), postsSince(gateway, from))
+      assertBilledAsReported(await nextRows(1), postsSince(gateway, from), BILLED)
     })
 
     await t.step("a Messages caller to the anthropic channel: the body goes as sent, markers and all", async () => {
@@ -210,7 +171,7 @@ Deno.test("cache breakpoints: Messages to Converse sends cachePoint blocks, bill
       const sent = postsSince(gateway, from).at(-1)!
       deepStrictEqual((sent.body as { system: unknown }).system, request.system)
       deepStrictEqual((sent.body as { messages: unknown }).messages, request.messages)
-      assertBilledAsReported(await nextRows(1), postsSince(gateway, from))
+      assertBilledAsReported(await nextRows(1), postsSince(gateway, from), BILLED)
     })
   } finally {
     await gateway.close()

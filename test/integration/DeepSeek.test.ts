@@ -19,17 +19,22 @@
  * - a deepseek channel without a `base_url` gets `https://api.deepseek.com`,
  *   from the bootstrap file and from the admin API.
  */
-import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import { ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
 import { browser } from "../support/Browser.ts"
-import { ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
+import { ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
+import { assertBilledAsReported, type BilledAs, postsSince, rowReader } from "../support/BilledAsReported.ts"
 
 const KEY = "sk-test-deepseek-caller-0001"
 /** USD per 1M tokens: cache hits at a quarter of `input`. */
 const PRICE = { input: 2, output: 8, cached_input: 0.5 }
+const BILLED: BilledAs = {
+  vendor: "DeepSeek",
+  quarters: { input: 8, cachedInput: 2, cacheWrite: 0, output: 32 },
+  cacheApart: false
+}
 
 const config = (emulatorUrl: string) => {
   const parsed = parseBootstrap(
@@ -74,68 +79,11 @@ const config = (emulatorUrl: string) => {
   return parsed.file
 }
 
-interface Row {
-  readonly id: string
-  readonly model: string
-  readonly prompt_tokens: number
-  readonly completion_tokens: number
-  readonly cached_tokens: number
-  readonly cost: string
-  readonly status: number
-}
-
-/** Cost in quota units of what DeepSeek reported: misses at `input`, hits at `cached_input`, output at `output`. */
-const pricedAsReported = (request: RecordedRequest): bigint => {
-  const usage = request.usage!
-  // Quarter units: input 2 = 8, cached_input 0.5 = 2, output 8 = 32 quarters a token.
-  const quarters = 8 * (usage.input - usage.cacheRead) + 2 * usage.cacheRead + 32 * usage.output
-  return BigInt(Math.ceil(quarters / 4))
-}
-
-/** The usage rows logged after row `after`, oldest first. */
-const rowsAfter = (gateway: TestGateway, after: string) =>
-  gateway.query<Row>(
-    `SELECT id::text AS id, model, prompt_tokens, completion_tokens, cached_tokens, cost::text AS cost, status
-     FROM usage_logs WHERE id > ${after} ORDER BY usage_logs.id`
-  )
-
-/** The answering POSTs the emulator recorded since `from`. */
-const postsSince = (gateway: TestGateway, from: number): ReadonlyArray<RecordedRequest> =>
-  gateway.emulator.requests.slice(from).filter((request) => request.method === "POST")
-
-/** Each successful row billed exactly what the matching emulator answer reported. */
-const assertBilledAsReported = (rows: ReadonlyArray<Row>, reported: ReadonlyArray<RecordedRequest>) => {
-  const billed = rows.filter((row) => row.status < 400)
-  strictEqual(billed.length, reported.length, "one billed row per answer")
-  billed.forEach((row, index) => {
-    const usage = reported[index].usage!
-    deepStrictEqual(
-      { prompt: row.prompt_tokens, completion: row.completion_tokens, cached: row.cached_tokens },
-      { prompt: usage.input, completion: usage.output, cached: usage.cacheRead },
-      `row ${row.id}: the tokens DeepSeek reported`
-    )
-    strictEqual(BigInt(row.cost), pricedAsReported(reported[index]), `row ${row.id}: hits at cached_input`)
-  })
-}
-
 Deno.test("deepseek channels: DeepSeek's wire carried, billed as DeepSeek reported", async (t) => {
   const gateway = await startGateway({ config, store: "postgres" })
   const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: KEY, maxRetries: 0 })
   const anthropic = new Anthropic({ baseURL: gateway.url, apiKey: KEY, maxRetries: 0 })
-  let lastRow = "0"
-  /**
-   * The rows logged since the last read. A delivered answer's row is durable before its end reaches the caller; a
-   * failed attempt's row is written off the request's path, so `failed` waits (up to 5 s) until that many are in.
-   */
-  const nextRows = async (failed = 0) => {
-    let rows = await rowsAfter(gateway, lastRow)
-    for (let tries = 0; rows.filter((row) => row.status >= 400).length < failed && tries < 50; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 100))
-      rows = await rowsAfter(gateway, lastRow)
-    }
-    if (rows.length > 0) lastRow = rows.at(-1)!.id
-    return rows
-  }
+  const nextRows = rowReader(gateway)
   try {
     await t.step("cache hits are billed at cached_input, as reported, on deepseek and openai channels", async () => {
       for (const model of ["ds-chat", "oa-chat"]) {
@@ -165,7 +113,7 @@ Deno.test("deepseek channels: DeepSeek's wire carried, billed as DeepSeek report
           (one.usage as unknown as Record<string, unknown>).prompt_cache_hit_tokens,
           reported[0].usage!.cacheRead
         )
-        assertBilledAsReported(await nextRows(), reported)
+        assertBilledAsReported(await nextRows(), reported, BILLED)
       }
     })
 
@@ -209,7 +157,7 @@ Deno.test("deepseek channels: DeepSeek's wire carried, billed as DeepSeek report
       const sent = postsSince(gateway, from)[1].body as { messages: ReadonlyArray<Record<string, unknown>> }
       const turn = sent.messages.find((message) => message.role === "assistant")!
       strictEqual(turn.reasoning_content, "Thinking about: weather in Paris?", "the reasoning went back")
-      assertBilledAsReported(await nextRows(), postsSince(gateway, from))
+      assertBilledAsReported(await nextRows(), postsSince(gateway, from), BILLED)
 
       // An openai channel drops reasoning history: DeepSeek's thinking mode refuses the tool turn.
       const before = gateway.emulator.requests.length
@@ -217,7 +165,7 @@ Deno.test("deepseek channels: DeepSeek's wire carried, billed as DeepSeek report
       ok(refused instanceof Anthropic.BadRequestError, `DeepSeek's 400 reaches the caller, got ${refused}`)
       ok(refused.message.includes("Missing `reasoning_content` field"), refused.message)
       const rows = await nextRows(1)
-      assertBilledAsReported(rows, postsSince(gateway, before).slice(0, 1))
+      assertBilledAsReported(rows, postsSince(gateway, before).slice(0, 1), BILLED)
       const failed = rows.filter((row) => row.status >= 400)
       strictEqual(failed.length, 1, "the refused call is logged")
       strictEqual(failed[0].cost, "0", "and costs nothing")
@@ -243,7 +191,7 @@ Deno.test("deepseek channels: DeepSeek's wire carried, billed as DeepSeek report
         strictEqual(body.max_tokens, 64)
         strictEqual("max_completion_tokens" in body, false)
       }
-      assertBilledAsReported(await nextRows(), postsSince(gateway, from))
+      assertBilledAsReported(await nextRows(), postsSince(gateway, from), BILLED)
     })
 
     await t.step("legacy completions go to DeepSeek's FIM completion, suffix included", async () => {
@@ -260,7 +208,7 @@ Deno.test("deepseek channels: DeepSeek's wire carried, billed as DeepSeek report
       strictEqual((request.body as Record<string, unknown>).suffix, "    return fib(a-1) + fib(a-2)")
       strictEqual(completion.usage?.prompt_tokens_details?.cached_tokens, request.usage!.cacheRead)
       ok(request.usage!.cacheRead > 0)
-      assertBilledAsReported(await nextRows(), [request])
+      assertBilledAsReported(await nextRows(), [request], BILLED)
     })
 
     await t.step("DeepSeek's refusal of an image is the caller's 400; nothing is charged", async () => {
