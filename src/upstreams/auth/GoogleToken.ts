@@ -21,6 +21,7 @@
 import { Clock, Deferred, Effect, Exit } from "effect"
 import type { importPKCS8 } from "jose"
 import { UpstreamFailed, type UpstreamFailureKind } from "../../errors/GatewayError.ts"
+import { readBounded } from "../transport/BoundedRead.ts"
 
 /**
  * The fields of a service-account key JSON the grant needs (the file Google Cloud's console downloads:
@@ -171,27 +172,7 @@ export const tokenRefusal = (status: number, json: unknown): UpstreamFailed => {
 
 /** The whole body within `MAX_TOKEN_ANSWER_BYTES`, or `undefined` past it. */
 const readAnswer = (response: TokenResponse): Effect.Effect<string | undefined, UpstreamFailed> =>
-  Effect.gen(function* () {
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    while (true) {
-      const chunk = yield* response.read
-      if (chunk === undefined) break
-      size += chunk.byteLength
-      if (size > MAX_TOKEN_ANSWER_BYTES) {
-        response.abort()
-        return undefined
-      }
-      chunks.push(chunk)
-    }
-    const whole = new Uint8Array(size)
-    let at = 0
-    for (const chunk of chunks) {
-      whole.set(chunk, at)
-      at += chunk.byteLength
-    }
-    return new TextDecoder().decode(whole)
-  })
+  readBounded(response, MAX_TOKEN_ANSWER_BYTES)
 
 /**
  * A token endpoint's 2xx answer (`{ access_token, expires_in, token_type }`, RFC 6749 section 5.1) as a token valid

@@ -27,6 +27,7 @@ import { nestsTooDeep, parseJsonWithin } from "../../domain/JsonDepth.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import { makeCallSigner } from "../auth/CallSigner.ts"
 import type { CallSigning } from "../auth/CallSigning.ts"
+import { readBounded } from "./BoundedRead.ts"
 
 /** Timeouts in milliseconds (0 = none). @category models */
 export interface Timeouts {
@@ -85,31 +86,8 @@ export interface UpstreamResponse {
   readonly abort: () => void
 }
 
-/**
- * The body as text when it is at most `limit` bytes, else `undefined` (the call is aborted past the limit, so a
- * vendor's oversized answer never sits whole in memory). Fails with the read's `UpstreamFailed`.
- *
- * @category upstream
- */
-export const readBounded = (
-  response: UpstreamResponse,
-  limit: number
-): Effect.Effect<string | undefined, UpstreamFailed> =>
-  Effect.gen(function* () {
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    while (true) {
-      const chunk = yield* response.read
-      if (chunk === undefined) break
-      size += chunk.byteLength
-      if (size > limit) {
-        response.abort()
-        return undefined
-      }
-      chunks.push(chunk)
-    }
-    return new TextDecoder().decode(concatBytes(chunks))
-  })
+/** Reading a whole body within a byte limit (`BoundedRead.ts`). @category upstream */
+export { readBounded }
 
 /**
  * A vendor's error reader: the status, the error body's text, and AWS's structured error type (the
