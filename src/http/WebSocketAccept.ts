@@ -15,7 +15,7 @@
  * @since 0.1.0
  */
 import { rememberClientAddress, trustProxies } from "./ClientAddress.ts"
-import { HANDSHAKE_ACCEPTED, type SocketMetrics, socketLine, type SocketTally } from "./WebSocketUpgrade.ts"
+import { HANDSHAKE_ACCEPTED, socketLine, type SocketMetrics, type SocketTally } from "./WebSocketUpgrade.ts"
 
 /** A session on an accepted socket, as the server keeps it. @category models */
 export interface SocketSession {

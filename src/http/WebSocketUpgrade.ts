@@ -13,7 +13,21 @@
  *
  * @since 0.1.0
  */
-import type { Metrics } from "../observability/Metrics.ts"
+/**
+ * Where the socket gauges are registered: the gateway's `Metrics`
+ * (`observability/Metrics.ts`, its `pullLabelled`), named by shape so this
+ * module stays below the telemetry.
+ *
+ * @category metrics
+ */
+export interface GaugeRegistry {
+  readonly pullLabelled: (
+    name: string,
+    description: string,
+    attributes: Record<string, string>,
+    get: () => number
+  ) => () => void
+}
 
 /**
  * The status an authenticated handshake's route answers inside the router
@@ -30,9 +44,8 @@ export const HANDSHAKE_ACCEPTED = 204
  * @category handshake
  */
 export const isWebSocketUpgrade = (request: Request): boolean =>
-  request.method === "GET" && (request.headers.get("upgrade") ?? "").toLowerCase().split(",").some((token) =>
-    token.trim() === "websocket"
-  )
+  request.method === "GET" &&
+  (request.headers.get("upgrade") ?? "").toLowerCase().split(",").some((token) => token.trim() === "websocket")
 
 /**
  * The limits of one socket, from the bootstrap file's `settings`.
@@ -188,7 +201,7 @@ export const socketLine = (
  *
  * @category metrics
  */
-export const makeSocketMetrics = (metrics: Metrics | undefined, routes: ReadonlyArray<string>) => {
+export const makeSocketMetrics = (metrics: GaugeRegistry | undefined, routes: ReadonlyArray<string>) => {
   const open = new Map<string, number>(routes.map((route) => [route, 0]))
   const totals = new Map<string, SocketTally>(routes.map((route) => [route, makeTally()]))
   const removers: Array<() => void> = []

@@ -37,7 +37,13 @@ const config = (emulatorUrl: string) =>
         models: ["gpt-test", "gpt-free"],
         settings: { responses_api: true }
       },
-      { name: "emu-anthropic", type: "anthropic", base_url: emulatorUrl, keys: ["sk-test-up-2"], models: ["claude-test"] },
+      {
+        name: "emu-anthropic",
+        type: "anthropic",
+        base_url: emulatorUrl,
+        keys: ["sk-test-up-2"],
+        models: ["claude-test"]
+      },
       { name: "emu-gemini", type: "gemini", base_url: emulatorUrl, keys: ["sk-test-up-3"], models: ["gemini-test"] }
     ],
     users: [
@@ -157,7 +163,12 @@ Deno.test("responses over a WebSocket: the SDK's client, billed per response", a
         const socket = connect(gateway)
         const calls = gateway.emulator.requests.length
         try {
-          const first = await socket.run({ model, input: "What is the weather in Paris?", tools: [WEATHER], store: false })
+          const first = await socket.run({
+            model,
+            input: "What is the weather in Paris?",
+            tools: [WEATHER],
+            store: false
+          })
           strictEqual(first.type, "response.completed", JSON.stringify(first))
           const call = outputOf(first).find((item) => item.type === "function_call")
           ok(call !== undefined, `a function call: ${JSON.stringify(outputOf(first))}`)
@@ -237,7 +248,9 @@ Deno.test("responses over a WebSocket: the SDK's client, billed per response", a
         const from = socket.events.length
         const words = "one two three four five six seven eight nine ten eleven twelve"
         socket.socket.send({ type: "response.create", model: "gpt-test", input: `a ${words}`, stream_id: "a" } as never)
-        socket.socket.send({ type: "response.create", model: "claude-test", input: `b ${words}`, stream_id: "b" } as never)
+        socket.socket.send(
+          { type: "response.create", model: "claude-test", input: `b ${words}`, stream_id: "b" } as never
+        )
         const done = (lane: string) => (event: Event) => event.type === "response.completed" && event.stream_id === lane
         await socket.next(done("a"), from)
         await socket.next(done("b"), from)
@@ -268,9 +281,13 @@ Deno.test("responses over a WebSocket: the SDK's client, billed per response", a
       try {
         const story = Array.from({ length: 60 }, (_, index) => `word${index}`).join(" ")
         const from = socket.events.length
-        socket.socket.send({ type: "response.create", model: "claude-test", input: story, max_output_tokens: 200 } as never)
+        socket.socket.send(
+          { type: "response.create", model: "claude-test", input: story, max_output_tokens: 200 } as never
+        )
         for (let tries = 0; tries < 500; tries++) {
-          if (socket.events.slice(from).filter((event) => event.type === "response.output_text.delta").length >= 5) break
+          if (socket.events.slice(from).filter((event) => event.type === "response.output_text.delta").length >= 5) {
+            break
+          }
           await new Promise((resolve) => setTimeout(resolve, 10))
         }
         await socket.close()
@@ -309,7 +326,9 @@ Deno.test("responses over a WebSocket: the SDK's client, billed per response", a
         strictEqual(noType.error?.param, "type")
         const binary = await socket.refused(new Uint8Array([1, 2, 3]))
         strictEqual(binary.error?.code, "invalid_frame")
-        const huge = await socket.refused(JSON.stringify({ type: "response.create", input: "x".repeat(17 * 1024 * 1024) }))
+        const huge = await socket.refused(
+          JSON.stringify({ type: "response.create", input: "x".repeat(17 * 1024 * 1024) })
+        )
         strictEqual(huge.error?.code, "frame_too_large")
         strictEqual(huge.status, 413)
         const nul = await socket.run({ model: "gpt-test\u0000\ud800", input: "hi" })
@@ -324,7 +343,9 @@ Deno.test("responses over a WebSocket: the SDK's client, billed per response", a
         strictEqual(badInput.error?.param, "input")
         const badLane = await socket.run({ model: "gpt-test", input: "hi", stream_id: 7 })
         strictEqual(badLane.error?.param, "stream_id")
-        const steer = await socket.refused(JSON.stringify({ type: "response.steer", previous_response_id: "x", input: "y" }))
+        const steer = await socket.refused(
+          JSON.stringify({ type: "response.steer", previous_response_id: "x", input: "y" })
+        )
         strictEqual(steer.error?.code, "unsupported_event")
         strictEqual(gateway.emulator.requests.length, upstreamCalls, "nothing reached the upstream")
         const still = await socket.run({ model: "gpt-test", input: "still here" })
@@ -347,7 +368,7 @@ Deno.test("responses over a WebSocket: the SDK's client, billed per response", a
         strictEqual(inside.type, "response.completed")
         const broke = await poor.run({ model: "gpt-test", input: "hi" })
         strictEqual(broke.type, "error")
-        strictEqual((broke).status, 402)
+        strictEqual(broke.status, 402)
         strictEqual(broke.error?.code, "insufficient_user_quota")
         const again = await poor.run({ model: "gpt-free", input: "free" })
         strictEqual(again.type, "response.completed", JSON.stringify(again))
@@ -377,6 +398,92 @@ Deno.test("responses over a WebSocket: the SDK's client, billed per response", a
       )
       ok(responseLines.length > 0, "each response's line carries its socket's id")
     })
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("responses over a WebSocket: the socket's limits, the key's rpm per response, the graceful drain", async (t) => {
+  const emulator = startEmulator({ tokensPerSecond: 30 })
+  const gateway = await startGateway({
+    emulator,
+    ownsEmulator: true,
+    config: (url) => {
+      const file = config(url)
+      return {
+        ...file,
+        settings: { ...file.settings, websocket_max_events_per_second: 3, websocket_idle_seconds: 1 },
+        users: [{
+          username: "carol",
+          group: "default",
+          quota: 100_000_000,
+          tokens: [{ name: "rpm", key: KEY, limits: { rpm: 2 } }]
+        }]
+      }
+    }
+  })
+  try {
+    await t.step("frames past the rate get an error event; the socket stays open", async () => {
+      const socket = connect(gateway)
+      try {
+        const from = socket.events.length
+        for (let index = 0; index < 5; index++) socket.socket.sendRaw(JSON.stringify({ type: "nothing" }))
+        await socket.next((event) => event.error?.code === "rate_limit_exceeded", from)
+        const codes = socket.events.slice(from).map((event) => event.error?.code)
+        strictEqual(codes.filter((code) => code === "unknown_event_type").length, 3, "three taken within the second")
+        strictEqual(socket.closed(), undefined)
+      } finally {
+        await socket.close()
+      }
+    })
+
+    await t.step("each response counts against the key's rpm as a request does", async () => {
+      await new Promise((resolve) => setTimeout(resolve, 1100))
+      const socket = connect(gateway)
+      try {
+        strictEqual((await socket.run({ model: "gpt-test", input: "one" })).type, "response.completed")
+        strictEqual((await socket.run({ model: "gpt-test", input: "two" })).type, "response.completed")
+        const third = await socket.run({ model: "gpt-test", input: "three" })
+        strictEqual(third.type, "error")
+        strictEqual(third.status, 429)
+      } finally {
+        await socket.close()
+      }
+    })
+
+    await t.step("an idle socket is closed", async () => {
+      const socket = connect(gateway)
+      for (let tries = 0; tries < 400 && socket.closed() === undefined; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      strictEqual(socket.closed()?.code, 1000)
+      strictEqual(socket.closed()?.reason, "idle timeout")
+    })
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("responses over a WebSocket: shutdown lets the response in flight finish, then closes with 1001", async () => {
+  const emulator = startEmulator({ tokensPerSecond: 30 })
+  const gateway = await startGateway({ emulator, ownsEmulator: true, config })
+  try {
+    const socket = connect(gateway)
+    const from = socket.events.length
+    socket.socket.send({ type: "response.create", model: "gpt-test", input: "a b c d e f g h i j k l" } as never)
+    await socket.next((event) => event.type === "response.output_text.delta", from)
+    const drained = gateway.drainSockets(Date.now() + 10_000)
+    socket.socket.send({ type: "response.create", model: "gpt-test", input: "too late" } as never)
+    await drained
+    const types = socket.events.slice(from).map((event) => event.type)
+    ok(types.includes("response.completed"), "the response in flight finished")
+    const refused = socket.events.slice(from).find((event) => event.type === "error")
+    strictEqual(refused?.error?.code, "server_shutting_down")
+    for (let tries = 0; tries < 300 && socket.closed() === undefined; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    strictEqual(socket.closed()?.code, 1001)
+    strictEqual(emulator.requests.length, 1, "the refused create never reached the upstream")
   } finally {
     await gateway.close()
   }

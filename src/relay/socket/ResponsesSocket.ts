@@ -28,7 +28,13 @@
  *
  * @since 0.1.0
  */
-import { type FrameRefusal, makeFrameGate, makeTally, type SocketTally, utf8Bytes } from "../../http/WebSocketUpgrade.ts"
+import {
+  type FrameRefusal,
+  makeFrameGate,
+  makeTally,
+  type SocketTally,
+  utf8Bytes
+} from "../../http/WebSocketUpgrade.ts"
 import type { WebSocketLimits } from "../../http/WebSocketUpgrade.ts"
 import { makeSocketMemory, type SocketMemoryBounds } from "./SocketMemory.ts"
 
@@ -343,7 +349,9 @@ export const runResponsesSocket = (options: ResponsesSocketOptions): ResponsesSo
     try {
       event = JSON.parse(admitted.text)
     } catch {
-      return send(errorEvent(400, "invalid_request_error", "invalid_json", "The event is not valid JSON.", null, undefined))
+      return send(
+        errorEvent(400, "invalid_request_error", "invalid_json", "The event is not valid JSON.", null, undefined)
+      )
     }
     if (!isObject(event) || typeof event.type !== "string") {
       return send(errorEvent(
