@@ -303,6 +303,7 @@ Deno.test("responses over a WebSocket: the SDK's client, billed per response", a
         strictEqual(billed.length, 1, "the cut response has its row")
         const delivered = socket.events.slice(from).filter((event) => event.type === "response.output_text.delta")
           .map((event) => event.delta).join("")
+        strictEqual(billed[0].prompt_tokens, slow.requests.at(-1)!.usage?.input, "the input tokens the upstream reported")
         ok(billed[0].completion_tokens >= Math.ceil(delivered.length / 4), "at least what reached the client")
         ok(billed[0].completion_tokens < 60, "not the whole answer")
         ok(BigInt(billed[0].cost) > 0n)
