@@ -303,7 +303,11 @@ Deno.test("responses over a WebSocket: the SDK's client, billed per response", a
         strictEqual(billed.length, 1, "the cut response has its row")
         const delivered = socket.events.slice(from).filter((event) => event.type === "response.output_text.delta")
           .map((event) => event.delta).join("")
-        strictEqual(billed[0].prompt_tokens, slow.requests.at(-1)!.usage?.input, "the input tokens the upstream reported")
+        strictEqual(
+          billed[0].prompt_tokens,
+          slow.requests.at(-1)!.usage?.input,
+          "the input tokens the upstream reported"
+        )
         ok(billed[0].completion_tokens >= Math.ceil(delivered.length / 4), "at least what reached the client")
         ok(billed[0].completion_tokens < 60, "not the whole answer")
         ok(BigInt(billed[0].cost) > 0n)
@@ -485,6 +489,29 @@ Deno.test("responses over a WebSocket: shutdown lets the response in flight fini
     }
     strictEqual(socket.closed()?.code, 1001)
     strictEqual(emulator.requests.length, 1, "the refused create never reached the upstream")
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("responses over a WebSocket: a response still running when the grace ends is cut, billed, then 1001", async () => {
+  const emulator = startEmulator({ tokensPerSecond: 10 })
+  const gateway = await startGateway({ emulator, ownsEmulator: true, config, store: "postgres" })
+  try {
+    const socket = connect(gateway)
+    const story = Array.from({ length: 80 }, (_, index) => `word${index}`).join(" ")
+    socket.socket.send({ type: "response.create", model: "claude-test", input: story } as never)
+    await socket.next((event) => event.type === "response.output_text.delta")
+    await gateway.drainSockets(Date.now() + 300)
+    ok(!socket.events.some((event) => event.type === "response.completed"), "the response did not finish in time")
+    const billed = await rows(gateway)
+    strictEqual(billed.length, 1, "the cut response was billed before the socket closed")
+    strictEqual(billed[0].prompt_tokens, emulator.requests[0].usage?.input)
+    ok(BigInt(billed[0].cost) > 0n)
+    for (let tries = 0; tries < 300 && socket.closed() === undefined; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    strictEqual(socket.closed()?.code, 1001)
   } finally {
     await gateway.close()
   }

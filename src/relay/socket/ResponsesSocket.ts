@@ -175,6 +175,8 @@ export const runResponsesSocket = (options: ResponsesSocketOptions): ResponsesSo
   let pending = 0
   let closed = false
   let draining = false
+  /** Set when the drain's grace is over: queued responses are not started. */
+  let stopped = false
   let sequence = 0
   let lastActivity = Date.now()
   /** Called once nothing is queued or running. */
@@ -219,6 +221,7 @@ export const runResponsesSocket = (options: ResponsesSocketOptions): ResponsesSo
     tally.responses++
     let cut = false
     let cancel: (() => void) | undefined
+    let cancelling: Promise<void> | undefined
     const onCut = () => {
       cut = true
       cancel?.()
@@ -232,8 +235,9 @@ export const runResponsesSocket = (options: ResponsesSocketOptions): ResponsesSo
         return
       }
       const reader = response.body.getReader()
-      // Cancelling the answer's body is a client gone mid-stream: the gateway bills what was reported.
-      cancel = () => void reader.cancel().catch(() => {})
+      // Cancelling the answer's body is a client gone mid-stream: the gateway bills what was reported; the promise
+      // settles once that bill is made (the body's finalizer), which the response waits for before it counts as done.
+      cancel = () => void (cancelling ??= reader.cancel().catch(() => {}))
       if (cut) cancel()
       for await (const payload of sseData(reader)) {
         if (cut || closed) break
@@ -267,6 +271,7 @@ export const runResponsesSocket = (options: ResponsesSocketOptions): ResponsesSo
       }
     } finally {
       running.delete(onCut)
+      await cancelling
     }
   }
 
@@ -322,7 +327,7 @@ export const runResponsesSocket = (options: ResponsesSocketOptions): ResponsesSo
     const lane = streamId ?? ""
     pending++
     const before = lanes.get(lane) ?? Promise.resolve()
-    const turn = before.then(() => closed ? undefined : runOne(body, items, streamId)).finally(() => {
+    const turn = before.then(() => closed || stopped ? undefined : runOne(body, items, streamId)).finally(() => {
       pending--
       if (lanes.get(lane) === turn) lanes.delete(lane)
       drained()
@@ -405,7 +410,10 @@ export const runResponsesSocket = (options: ResponsesSocketOptions): ResponsesSo
         await Promise.race([whenSettled(), late])
         clearTimeout(timer)
       }
+      stopped = true
       for (const cut of running) cut()
+      // The cut responses are billed before the socket closes (and before the gateway's layers do).
+      await whenSettled()
       if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) {
         try {
           socket.close(1001, "server shutting down")
