@@ -55,7 +55,9 @@ const HOP_HEADERS = new Set([
   "content-length",
   "content-type",
   "x-request-id",
-  "transfer-encoding"
+  "transfer-encoding",
+  // The inner answer is read here, not sent on: it must come uncompressed.
+  "accept-encoding"
 ])
 
 /**
