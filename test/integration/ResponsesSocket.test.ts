@@ -521,3 +521,31 @@ Deno.test("responses over a WebSocket: a response still running when the grace e
     await gateway.close()
   }
 })
+
+Deno.test("responses over a WebSocket: an open socket counts among its address's open requests", async () => {
+  const gateway = await startGateway({ config, maxOpenRequestsPerAddress: 1 })
+  try {
+    const first = connect(gateway)
+    strictEqual((await first.run({ model: "gpt-test", input: "hi" })).type, "response.completed")
+    const second = connect(gateway)
+    for (let tries = 0; tries < 300 && second.errors.length === 0; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    ok(second.errors.some((error) => error.message.includes("429")), second.errors.map((e) => e.message).join())
+    await second.close()
+    await first.close()
+    let third = connect(gateway)
+    // The first socket's count ends with it.
+    for (let tries = 0; tries < 20; tries++) {
+      const answer = await third.run({ model: "gpt-test", input: "again" }).catch(() => undefined)
+      if (answer?.type === "response.completed") break
+      await third.close()
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      third = connect(gateway)
+    }
+    strictEqual(third.events.at(-1)?.type, "response.completed")
+    await third.close()
+  } finally {
+    await gateway.close()
+  }
+})
