@@ -343,8 +343,8 @@ export const makeHandler = (options: AppOptions) => {
         socketId: accepted.socketId,
         limits: settings.websocket,
         memory: DEFAULT_SOCKET_MEMORY,
-        dispatch: (body, requestId) =>
-          web.handler(innerRequest(request, peer, trusted, "POST", request.url, body, requestId)),
+        dispatch: (body, requestId, signal) =>
+          web.handler(innerRequest(request, peer, trusted, "POST", request.url, body, requestId, signal)),
         onFrame: accepted.frame,
         onClosed: accepted.closed
       }))

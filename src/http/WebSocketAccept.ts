@@ -63,7 +63,7 @@ const HOP_HEADERS = new Set([
 /**
  * A request for a socket's inner work: `method` `url` with a JSON `body`, the
  * handshake's headers (not its WebSocket or hop-by-hop ones), `x-request-id:
- * requestId`, and the handshake's peer address (`peer`: read at the handshake, as the server's `info` cannot be read
+ * requestId`, `signal` (abort: the caller is gone), and the handshake's peer address (`peer`: read at the handshake, as the server's `info` cannot be read
  * once the handshake's request is over) and trusted proxies.
  *
  * @category requests
@@ -75,13 +75,14 @@ export const innerRequest = (
   method: string,
   url: string,
   body: string,
-  requestId: string
+  requestId: string,
+  signal?: AbortSignal
 ): Request => {
   const headers = new Headers()
   for (const [name, value] of handshake.headers) if (!HOP_HEADERS.has(name)) headers.set(name, value)
   headers.set("content-type", "application/json")
   headers.set("x-request-id", requestId)
-  const request = new Request(url, { method, headers, body })
+  const request = new Request(url, { method, headers, body, ...(signal === undefined ? {} : { signal }) })
   if (peer !== undefined) rememberClientAddress(request, peer)
   if (trusted.length > 0) trustProxies(request, trusted)
   return request

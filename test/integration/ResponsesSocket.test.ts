@@ -480,14 +480,15 @@ Deno.test("responses over a WebSocket: shutdown lets the response in flight fini
     const drained = gateway.drainSockets(Date.now() + 10_000)
     socket.socket.send({ type: "response.create", model: "gpt-test", input: "too late" } as never)
     await drained
-    const types = socket.events.slice(from).map((event) => event.type)
-    ok(types.includes("response.completed"), "the response in flight finished")
-    const refused = socket.events.slice(from).find((event) => event.type === "error")
-    strictEqual(refused?.error?.code, "server_shutting_down")
+    // Frames sent before the close frame arrive before it.
     for (let tries = 0; tries < 300 && socket.closed() === undefined; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 10))
     }
     strictEqual(socket.closed()?.code, 1001)
+    const types = socket.events.slice(from).map((event) => event.type)
+    ok(types.includes("response.completed"), "the response in flight finished")
+    const refused = socket.events.slice(from).find((event) => event.type === "error")
+    strictEqual(refused?.error?.code, "server_shutting_down")
     strictEqual(emulator.requests.length, 1, "the refused create never reached the upstream")
   } finally {
     await gateway.close()
@@ -545,6 +546,28 @@ Deno.test("responses over a WebSocket: an open socket counts among its address's
     }
     strictEqual(third.events.at(-1)?.type, "response.completed")
     await third.close()
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("responses over a WebSocket: a client gone before the answer began interrupts the upstream call", async () => {
+  const emulator = startEmulator({ latencyMs: 1_500 })
+  const gateway = await startGateway({ emulator, ownsEmulator: true, config, store: "postgres" })
+  try {
+    const socket = connect(gateway)
+    socket.socket.send({ type: "response.create", model: "gpt-test", input: "slow to start" } as never)
+    for (let tries = 0; tries < 300 && emulator.requests.length === 0; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    strictEqual(emulator.requests.length, 1, "the upstream call began")
+    await socket.close()
+    for (let tries = 0; tries < 300 && !emulator.requests[0].aborted; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    ok(emulator.requests[0].aborted, "the upstream call was interrupted before its answer")
+    const billed = await rows(gateway)
+    strictEqual(billed.reduce((sum, row) => sum + BigInt(row.cost), 0n), 0n, "nothing was reported, nothing charged")
   } finally {
     await gateway.close()
   }

@@ -6,7 +6,10 @@
  * own handler (`dispatch`), so it goes through the same authentication, rate
  * limits, budgets, routing to any upstream type, billed pipeline and access
  * log as over HTTP; each SSE event of that answer becomes one text frame, in
- * order (with `stream_id` added when the create named one).
+ * order (with `stream_id` added when the create named one). The terminal
+ * event (`response.completed`, `.incomplete`, `.failed`, or the stream's
+ * `error`) leaves once the answer's body has ended, so its settlement (the
+ * bill, the stored response for `store: true`) is done when the caller sees it.
  *
  * Lanes: requests with the same `stream_id` run one after another (FIFO),
  * different lanes at once, each response billed alone; a create without
@@ -44,6 +47,9 @@ export const MAX_PENDING = 16
 /** Longest `stream_id` taken, in UTF-16 units. @category limits */
 export const MAX_STREAM_ID_LENGTH = 128
 
+/** The events that end a response (openai 7.57.0 `ResponsesServerEvent`), and the stream's own error event. */
+const TERMINAL: ReadonlySet<string> = new Set(["response.completed", "response.incomplete", "response.failed", "error"])
+
 /** Bytes the socket may hold unsent before it stops reading the upstream's answer (backpressure). */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024
 
@@ -58,8 +64,10 @@ export interface ResponsesSocketOptions {
    * Runs one `POST /v1/responses` whose body is `body` (JSON text) with the
    * handshake's headers and `x-request-id: requestId`; answers the gateway's
    * own response (SSE on success, the OpenAI error envelope otherwise).
+   * `signal` aborts when the socket ends first (the request's fiber is then
+   * interrupted, as a client gone over HTTP interrupts it).
    */
-  readonly dispatch: (body: string, requestId: string) => Promise<Response>
+  readonly dispatch: (body: string, requestId: string, signal: AbortSignal) => Promise<Response>
   /** A frame went through the socket (for the metrics). */
   readonly onFrame?: ((direction: "in" | "out", bytes: number) => void) | undefined
   /** The socket closed with `code`, after its last response settled or was cut. */
@@ -222,13 +230,15 @@ export const runResponsesSocket = (options: ResponsesSocketOptions): ResponsesSo
     let cut = false
     let cancel: (() => void) | undefined
     let cancelling: Promise<void> | undefined
+    const aborted = new AbortController()
     const onCut = () => {
       cut = true
+      aborted.abort()
       cancel?.()
     }
     running.add(onCut)
     try {
-      const response = await options.dispatch(JSON.stringify(body), requestId)
+      const response = await options.dispatch(JSON.stringify(body), requestId, aborted.signal)
       const streamed = response.ok && (response.headers.get("content-type") ?? "").startsWith("text/event-stream")
       if (!streamed || response.body === null) {
         send(await errorFromResponse(response, streamId))
@@ -239,6 +249,7 @@ export const runResponsesSocket = (options: ResponsesSocketOptions): ResponsesSo
       // settles once that bill is made (the body's finalizer), which the response waits for before it counts as done.
       cancel = () => void (cancelling ??= reader.cancel().catch(() => {}))
       if (cut) cancel()
+      let held: Array<string> | undefined
       for await (const payload of sseData(reader)) {
         if (cut || closed) break
         let text = payload
@@ -258,10 +269,17 @@ export const runResponsesSocket = (options: ResponsesSocketOptions): ResponsesSo
             memory.save(answer.id, [...items, ...answer.output])
           }
         }
+        // The terminal event (and anything after it) waits for the answer's end: the stream's settlement (its bill,
+        // the stored response) is done by then, so a caller that continues from it at once finds it.
+        if (held !== undefined || (isObject(event) && TERMINAL.has(event.type as string))) {
+          ;(held ??= []).push(text)
+          continue
+        }
         sendText(text)
         await backpressure()
       }
       if (cut || closed) cancel()
+      else for (const text of held ?? []) sendText(text)
     } catch (cause) {
       if (!closed) {
         const message = cause instanceof Error && cause.name === "AbortError"
