@@ -34,6 +34,11 @@ import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
+import { RESPONSES_SOCKET_PATH, ResponsesSocketRoute } from "./routes/ResponsesSocketRoute.ts"
+import { runResponsesSocket } from "./relay/socket/ResponsesSocket.ts"
+import { DEFAULT_SOCKET_MEMORY } from "./relay/socket/SocketMemory.ts"
+import { innerRequest, makeSocketServer } from "./http/WebSocketAccept.ts"
+import { isWebSocketUpgrade, makeSocketMetrics } from "./http/WebSocketUpgrade.ts"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Assets } from "./tasks/Assets.ts"
 import { AuditLog } from "./accounts/AuditLog.ts"
@@ -239,6 +244,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
   ).pipe(Layer.provideMerge(accounts))
   return Layer.mergeAll(
     TextRoutes,
+    ResponsesSocketRoute,
     EmbeddingRoutes,
     AudioRoutes,
     RerankRoutes,
@@ -305,7 +311,8 @@ export const schedulerLayer = Layer.succeed(Scheduler.Scheduler, new Scheduler.M
  */
 export const makeHandler = (options: AppOptions) => {
   const telemetry = new Telemetry(options.telemetry ?? metricsOnly)
-  const trusted = settingsOf(options.file).trustedProxies
+  const settings = settingsOf(options.file)
+  const trusted = settings.trustedProxies
   const open = makeOpenRequests(options.maxOpenRequestsPerAddress ?? DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS)
   const bodyTimeout = Layer.succeed(BodyTimeout, (options.bodyTimeoutSeconds ?? DEFAULT_BODY_TIMEOUT_SECONDS) * 1000)
   const web = HttpRouter.toWebHandler(
@@ -316,12 +323,52 @@ export const makeHandler = (options: AppOptions) => {
     ),
     { disableLogger: true }
   )
+  const socketMetrics = makeSocketMetrics(telemetry.metrics, [RESPONSES_SOCKET_PATH])
+  const responsesSockets = makeSocketServer(RESPONSES_SOCKET_PATH, {
+    metrics: socketMetrics,
+    accessLog: options.telemetry?.accessLog === true ? telemetry.options.sink : undefined,
+    handshake: web.handler,
+    admit: (request, completed) => {
+      const refused = open.admit(request, completed, false)
+      if (refused !== undefined) telemetry.metrics?.rateLimited()
+      return refused
+    }
+  })
+  /** The Responses WebSocket mode (`relay/socket/ResponsesSocket.ts`): each `response.create` a POST of its own. */
+  const acceptResponsesSocket = (request: Request, info: Deno.ServeHandlerInfo | undefined) => {
+    const peer = info === undefined ? undefined : { remoteAddr: info.remoteAddr }
+    return responsesSockets.accept(request, (accepted) =>
+      runResponsesSocket({
+        socket: accepted.socket,
+        socketId: accepted.socketId,
+        limits: settings.websocket,
+        memory: DEFAULT_SOCKET_MEMORY,
+        dispatch: (body, requestId, signal) =>
+          web.handler(innerRequest(request, peer, trusted, "POST", request.url, body, requestId, signal)),
+        onFrame: accepted.frame,
+        onClosed: accepted.closed
+      }))
+  }
   return {
     ...web,
+    /** Closes every layer, first cutting the sockets still open (their responses billed as cut streams). */
+    dispose: async () => {
+      await responsesSockets.drain(Date.now())
+      socketMetrics.remove()
+      await web.dispose()
+    },
+    /**
+     * Lets the responses in flight on every socket finish until `deadline` (epoch milliseconds), then cuts the
+     * rest and closes each socket with 1001 (the graceful shutdown, `main.ts`).
+     */
+    drainSockets: (deadline: number): Promise<void> => responsesSockets.drain(deadline),
     handler: async (request: Request, info?: Deno.ServeHandlerInfo): Promise<Response> => {
       if (info !== undefined) rememberClientAddress(request, info)
       // The trusted proxies ride on the request, so every route reads the caller's address and scheme the same way.
       if (trusted.length > 0) trustProxies(request, trusted)
+      if (isWebSocketUpgrade(request) && pathOf(request.url) === RESPONSES_SOCKET_PATH) {
+        return acceptResponsesSocket(request, info)
+      }
       const api = isApiPath(request.url)
       const refused = info === undefined ? undefined : open.admit(request, info.completed, api)
       if (refused !== undefined) telemetry.metrics?.rateLimited()
@@ -329,6 +376,14 @@ export const makeHandler = (options: AppOptions) => {
       return api ? noStore(response) : response
     }
   }
+}
+
+/** The path of `url` (no query). */
+const pathOf = (url: string): string => {
+  const start = url.indexOf("/", url.indexOf("//") + 2)
+  if (start < 0) return "/"
+  const query = url.indexOf("?", start)
+  return url.slice(start, query < 0 ? undefined : query)
 }
 
 /** Whether `url` is under `/api/`, whose answers hold account data no cache may keep. */

@@ -4,7 +4,8 @@
  * the file applied), serves it, and shuts down gracefully on SIGTERM/SIGINT:
  * stop accepting, let in-flight requests and streams finish up to a deadline
  * (`SLUICE_SHUTDOWN_GRACE_SECONDS`), cut the streams still open so they are
- * billed for what was delivered and logged, flush the usage log, hand every
+ * billed for what was delivered and logged (WebSockets: the responses in
+ * flight finish within the grace, then each socket closes with 1001), flush the usage log, hand every
  * quota lease back, exit 0.
  *
  * @since 0.1.0
@@ -40,7 +41,7 @@ if (env.configPath !== undefined) {
 }
 
 if (env.databaseUrl === undefined) await Deno.mkdir(env.dataDir, { recursive: true })
-const { handler, dispose } = makeHandler({
+const { handler, dispose, drainSockets } = makeHandler({
   databaseUrl: env.databaseUrl,
   dataDir: env.dataDir,
   redisUrl: env.redisUrl,
@@ -85,6 +86,9 @@ let stopping = false
 const shutdown = async () => {
   if (stopping) return
   stopping = true
+  const graceEnds = Date.now() + env.shutdownGraceSeconds * 1000
+  // WebSockets take no new response; those in flight finish within the grace, then each socket closes with 1001.
+  const sockets = drainSockets(graceEnds)
   const drained = server.shutdown().then(() => true)
   const deadline = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), env.shutdownGraceSeconds * 1000))
   if (!await Promise.race([drained, deadline])) {
@@ -92,6 +96,7 @@ const shutdown = async () => {
     // The cut responses end their connections; give the server a moment to see it.
     await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 1_000))])
   }
+  await sockets
   await dispose()
   logSink.flush()
   Deno.exit(0)

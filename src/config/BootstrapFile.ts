@@ -239,6 +239,11 @@ export const UserSpec = Schema.Struct({
  * reverse proxy), from which the URLs it hands out are built (a video's
  * `/content` URL); unset: `oauth.public_url`, else the address the request
  * came to (forwarded headers are not trusted).
+ * WebSockets (README, "WebSockets"): `websocket_max_frame_bytes` (largest
+ * text frame a caller may send, default 16 MiB), `websocket_max_events_per_second`
+ * (frames a caller may send per second, default 20; 0: no limit) and
+ * `websocket_idle_seconds` (a socket with no frame either way and nothing in
+ * flight this long is closed, default 300; 0: never).
  * `journal_fsync`: the charge journal file waits for a group-committed
  * `fdatasync` before an answer's end leaves, so a charge survives a power cut,
  * not only a crash (default false; docs/BILLING.md, "The journal").
@@ -250,6 +255,9 @@ export const GatewaySettings = Schema.Struct({
   retry_times: Schema.optional(Count),
   default_max_tokens: Schema.optional(Count),
   max_body_bytes: Schema.optional(Count),
+  websocket_max_frame_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  websocket_max_events_per_second: Schema.optional(Count),
+  websocket_idle_seconds: Schema.optional(Count),
   request_deadline_ms: Schema.optional(Count),
   cooldown_failures: Schema.optional(Count),
   cooldown_seconds: Schema.optional(Count),

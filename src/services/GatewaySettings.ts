@@ -8,6 +8,7 @@
 import { Context, Layer } from "effect"
 import { DEFAULT_OUTPUT_TOKENS } from "../canonical/Estimate.ts"
 import type { BootstrapFile } from "../config/BootstrapFile.ts"
+import { DEFAULT_WEBSOCKET_LIMITS, type WebSocketLimits } from "../http/WebSocketUpgrade.ts"
 
 /** @category models */
 export interface Settings {
@@ -17,6 +18,8 @@ export interface Settings {
   readonly defaultMaxTokens: number
   /** Request bodies above this many bytes get 413 (default 32 MiB). */
   readonly maxBodyBytes: number
+  /** The limits of each WebSocket (`websocket_*`; `http/WebSocketUpgrade.ts`). */
+  readonly websocket: WebSocketLimits
   /** No new attempt starts after this long (default 10 min). */
   readonly requestDeadlineMs: number
   /** Default per-channel timeouts: head of the answer 5 min, gap between events 2 min, whole call 30 min. */
@@ -107,6 +110,11 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     retryTimes: given.retry_times ?? 2,
     defaultMaxTokens: given.default_max_tokens ?? DEFAULT_OUTPUT_TOKENS,
     maxBodyBytes: given.max_body_bytes ?? 32 * 1024 * 1024,
+    websocket: {
+      maxFrameBytes: given.websocket_max_frame_bytes ?? DEFAULT_WEBSOCKET_LIMITS.maxFrameBytes,
+      maxEventsPerSecond: given.websocket_max_events_per_second ?? DEFAULT_WEBSOCKET_LIMITS.maxEventsPerSecond,
+      idleSeconds: given.websocket_idle_seconds ?? DEFAULT_WEBSOCKET_LIMITS.idleSeconds
+    },
     requestDeadlineMs: given.request_deadline_ms ?? 10 * 60_000,
     firstByteTimeoutMs: 5 * 60_000,
     idleTimeoutMs: 2 * 60_000,

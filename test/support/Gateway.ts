@@ -58,6 +58,8 @@ export interface TestGateway {
    */
   readonly settled: () => Promise<void>
   readonly handler: (request: Request) => Promise<Response>
+  /** The graceful shutdown's socket drain: responses in flight finish until `deadline` (epoch ms), then 1001. */
+  readonly drainSockets: (deadline: number) => Promise<void>
   /** Stops the server, disposes the app (flushing the usage log), stops the emulator, drops the store. */
   readonly close: () => Promise<void>
   /** Stops only the server and the app, keeping the store (for restart tests). */
@@ -126,7 +128,7 @@ export const startGateway = async (options: {
   const pglite = databaseUrl === undefined && options.inMemoryStore !== true ? await freshPglite() : undefined
   const file = options.config(emulator.url)
   const telemetry = collectingTelemetry()
-  const { handler, dispose } = makeHandler({
+  const { handler, dispose, drainSockets } = makeHandler({
     databaseUrl,
     dataDir: pglite?.dataDir ?? options.dataDir ?? "memory://",
     redisUrl: options.redisUrl,
@@ -189,6 +191,7 @@ export const startGateway = async (options: {
     query,
     settled,
     handler,
+    drainSockets,
     databaseUrl,
     logs: telemetry.lines,
     stop,
