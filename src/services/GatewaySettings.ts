@@ -94,6 +94,15 @@ export interface Settings {
    * each request came to.
    */
   readonly publicUrl: string | undefined
+  /** Largest frame a caller's WebSocket may send, in bytes (`websocket_max_frame_bytes`, default 1 MiB). */
+  readonly websocketMaxFrameBytes: number
+  /** Events a caller's WebSocket may send per second (`websocket_events_per_second`, default 50). */
+  readonly websocketEventsPerSecond: number
+  /** A WebSocket with no frame either way for this long is closed (`websocket_idle_seconds`, default 300), in ms. */
+  readonly websocketIdleMillis: number
+  /** Input and output tokens of the one response a Realtime session's float covers (defaults 32,768 and 4,096). */
+  readonly realtimeFloatInputTokens: number
+  readonly realtimeFloatOutputTokens: number
 }
 
 /**
@@ -138,6 +147,11 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     registrationWindowMillis: (given.registration_window_seconds ?? 3600) * 1000,
     hashWorkers: given.hash_workers ?? 1,
     hashQueue: given.hash_queue ?? 32,
+    websocketMaxFrameBytes: given.websocket_max_frame_bytes ?? 1024 * 1024,
+    websocketEventsPerSecond: given.websocket_events_per_second ?? 50,
+    websocketIdleMillis: (given.websocket_idle_seconds ?? 300) * 1000,
+    realtimeFloatInputTokens: given.realtime_float_input_tokens ?? 32_768,
+    realtimeFloatOutputTokens: given.realtime_float_output_tokens ?? 4_096,
     trustedProxies: given.trusted_proxies ?? [],
     maxTasksInFlight: given.max_tasks_in_flight ?? 16,
     maxPendingAssets: given.max_pending_assets ?? 8,
