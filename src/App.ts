@@ -34,6 +34,8 @@ import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
+import { RealtimeRoutes, RealtimeSocket } from "./routes/RealtimeSocket.ts"
+import { upgradedResponse } from "./http/WebSocketUpgrade.ts"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Assets } from "./tasks/Assets.ts"
 import { AuditLog } from "./accounts/AuditLog.ts"
@@ -239,6 +241,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
   ).pipe(Layer.provideMerge(accounts))
   return Layer.mergeAll(
     TextRoutes,
+    RealtimeRoutes,
     EmbeddingRoutes,
     AudioRoutes,
     RerankRoutes,
@@ -275,7 +278,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
       ImageTasks.layer,
       Videos.layer,
       Midjourney.layer,
-      Kling.layer
+      Kling.layer,
+      RealtimeSocket.layer
     )),
     // The caller's task reads poll a stale task on the spot, so they sit above the poller.
     Layer.provide(CallerTasks.layer.pipe(Layer.provideMerge(relay)))
@@ -325,7 +329,9 @@ export const makeHandler = (options: AppOptions) => {
       const api = isApiPath(request.url)
       const refused = info === undefined ? undefined : open.admit(request, info.completed, api)
       if (refused !== undefined) telemetry.metrics?.rateLimited()
-      const response = refused ?? await web.handler(request)
+      const answered = refused ?? await web.handler(request)
+      // A WebSocket handshake's 101 travels beside the router's placeholder (see `http/WebSocketUpgrade.ts`).
+      const response = upgradedResponse(request) ?? answered
       return api ? noStore(response) : response
     }
   }
