@@ -8,7 +8,8 @@
  * and the key protocol is never sent upstream) → the model's candidates in the caller's group, `openai` channels
  * only → a price that can bill audio (`isRealtimePriced`, else `model_price_not_set`) → the caller's rate-limit slot
  * (concurrency while open) → the session's first float (`ledger.hold`) → the upstream socket, tried candidate by
- * candidate until one opens (failover only here) at `wss://<base>/v1/realtime?model=<upstream model>` (the base URL
+ * candidate until one opens (failover only here; `relay/realtime/RealtimeUpstream.ts`) at
+ * `wss://<base>/v1/realtime?model=<upstream model>` (the base URL
  * rule of `upstreams/BaseUrl.ts`, `http`→`ws`, `https`→`wss`) with `Authorization: Bearer <channel key>` and no
  * `OpenAI-Beta` header (the GA interface `OpenAIRealtimeWS` of `openai/realtime/ws` speaks; the beta one added
  * `OpenAI-Beta: realtime=v1`) → the upgrade. Open sessions are closed with 1001 when the app shuts down, their
@@ -30,73 +31,17 @@ import { Ledger } from "../billing/Ledger.ts"
 import { limitSubjects } from "../relay/BilledPipeline.ts"
 import { priceFor } from "../relay/OneShot.ts"
 import { type RealtimeSession, startRealtimeSession } from "../relay/realtime/RealtimeSession.ts"
+import { openUpstream } from "../relay/realtime/RealtimeUpstream.ts"
 import { Auth } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
 import { Catalog } from "../storage/Catalog.ts"
-import { channelUrl } from "../upstreams/Adapter.ts"
 
 /** The browser subprotocol that carries a key (`openai` package, `realtime/websocket.ts`). */
 const KEY_PROTOCOL = "openai-insecure-api-key."
-/** Milliseconds an upstream socket may take to open before the next candidate is tried. */
-const UPSTREAM_OPEN_MILLIS = 10_000
-/** Milliseconds the shutdown waits for open sessions to settle after closing them. */
-const SHUTDOWN_SETTLE_MILLIS = 5_000
-
-/**
- * The `wss://` (or `ws://`) URL of a channel's Realtime socket for `upstreamModel`.
- *
- * @category urls
- */
-export const realtimeUrl = (candidate: Candidate): string =>
-  channelUrl(candidate.channel, `/v1/realtime?model=${encodeURIComponent(candidate.upstreamModel)}`)
-    .replace(/^http(s?):\/\//i, (_, secure: string) => `ws${secure}://`)
-
-/** Opens the upstream socket of `candidate`; resolves when it is open, fails when it errs or closes first. */
-const openUpstream = (candidate: Candidate): Effect.Effect<WebSocket, UpstreamFailed> =>
-  Effect.callback<WebSocket, UpstreamFailed>((resume) => {
-    let socket: WebSocket
-    try {
-      socket = new WebSocket(realtimeUrl(candidate), { headers: { authorization: `Bearer ${candidate.key.key}` } })
-    } catch {
-      resume(Effect.fail(
-        new UpstreamFailed({
-          kind: "network",
-          status: 502,
-          message: "The channel's Realtime URL is not valid.",
-          channelId: candidate.channel.id
-        })
-      ))
-      return
-    }
-    const timer = setTimeout(
-      () => failWith("timeout", "The channel's Realtime socket did not open in time."),
-      UPSTREAM_OPEN_MILLIS
-    )
-    const failWith = (kind: "network" | "timeout", message: string) => {
-      clearTimeout(timer)
-      socket.onopen = socket.onerror = socket.onclose = null
-      try {
-        socket.close()
-      } catch {
-        // Not open.
-      }
-      resume(Effect.fail(new UpstreamFailed({ kind, status: 502, message, channelId: candidate.channel.id })))
-    }
-    socket.onopen = () => {
-      clearTimeout(timer)
-      socket.onopen = socket.onerror = socket.onclose = null
-      resume(Effect.succeed(socket))
-    }
-    socket.onerror = () => failWith("network", "The channel's Realtime socket refused the handshake.")
-    socket.onclose = () => failWith("network", "The channel's Realtime socket closed during the handshake.")
-    return Effect.sync(() => {
-      clearTimeout(timer)
-      socket.onopen = socket.onerror = socket.onclose = null
-      if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close()
-    })
-  })
+/** Milliseconds the responses in flight on open sessions may take to finish at shutdown before the 1001 close. */
+const SHUTDOWN_GRACE_MILLIS = 5_000
 
 /** @category services */
 export class RealtimeSocket extends Context.Service<RealtimeSocket, {
@@ -129,11 +74,14 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
         Effect.promise(async () => {
           unregister?.()
           const open = [...sessions]
-          for (const session of open) session.close(1001, "Server shutting down")
+          for (const session of open) session.drain(SHUTDOWN_GRACE_MILLIS)
+          // The grace, then the time the cut responses take to be booked.
+          let timer: ReturnType<typeof setTimeout> | undefined
           await Promise.race([
             Promise.allSettled(open.map((session) => session.ended)),
-            new Promise((resolve) => setTimeout(resolve, SHUTDOWN_SETTLE_MILLIS))
+            new Promise((resolve) => timer = setTimeout(resolve, SHUTDOWN_GRACE_MILLIS + 2_000))
           ])
+          clearTimeout(timer)
         })
       )
 

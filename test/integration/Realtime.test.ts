@@ -24,7 +24,7 @@ const POOR_QUOTA = 700n
 /** Prices in tenths of a USD per 1M tokens (so every product below is an integer number of tenths of a unit). */
 const TENTHS = { input: 40n, cachedInput: 4n, output: 160n, audioInput: 320n, cachedAudioInput: 4n, audioOutput: 640n }
 
-const config = (emulatorUrl: string) => {
+const config = (emulatorUrl: string, settings: Record<string, number> = {}) => {
   const parsed = parseBootstrap(
     JSON.stringify({
       groups: { default: { ratio: 1 } },
@@ -52,7 +52,7 @@ const config = (emulatorUrl: string) => {
         { username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: KEY }] },
         { username: "bob", group: "default", quota: Number(POOR_QUOTA), tokens: [{ name: "main", key: POOR_KEY }] }
       ],
-      settings: { realtime_float_input_tokens: 20, realtime_float_output_tokens: 10 }
+      settings: { realtime_float_input_tokens: 20, realtime_float_output_tokens: 10, ...settings }
     }),
     "realtime.json"
   )
@@ -324,3 +324,62 @@ Deno.test("Realtime: the browser subprotocol key, and bad frames answered with e
     strictEqual(rows.length, 1)
     strictEqual(BigInt(rows[0].cost), expectedCost(gateway.emulator.realtime[0].usage))
   }))
+
+Deno.test("Realtime: the gateway's shutdown closes an open session with 1001 and releases its float", async () => {
+  const gateway = await startGateway({ config, store: "postgres" })
+  try {
+    const socket = new WebSocket(`${gateway.url.replace("http", "ws")}/v1/realtime?model=gpt-realtime-test`, [
+      "realtime",
+      `openai-insecure-api-key.${KEY}`
+    ])
+    const created = new Promise((resolve) => socket.onmessage = resolve)
+    const closed = new Promise<number>((resolve) => socket.onclose = (event) => resolve(event.code))
+    await created
+    await gateway.stop()
+    strictEqual(await closed, 1001)
+    const [user] = await gateway.query<{ quota: string }>(
+      `SELECT quota::text AS quota FROM users WHERE username = 'alice'`
+    )
+    strictEqual(BigInt(user.quota), 100_000_000n, "the float was released whole")
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("Realtime: events beyond the rate are refused with error events; an idle socket is closed", async () => {
+  const gateway = await startGateway({
+    config: (url) => config(url, { websocket_events_per_second: 5, websocket_idle_seconds: 1 }),
+    store: "postgres"
+  })
+  try {
+    const socket = new WebSocket(`${gateway.url.replace("http", "ws")}/v1/realtime?model=gpt-realtime-test`, [
+      "realtime",
+      `openai-insecure-api-key.${KEY}`
+    ])
+    const events: Array<Record<string, unknown>> = []
+    const closed = new Promise<{ code: number; at: number }>((resolve) =>
+      socket.onclose = (event) => resolve({ code: event.code, at: Date.now() })
+    )
+    const created = new Promise((resolve) =>
+      socket.onmessage = (message) => {
+        events.push(JSON.parse(message.data))
+        resolve(undefined)
+      }
+    )
+    await created
+    for (let index = 0; index < 12; index++) socket.send(JSON.stringify({ type: "input_audio_buffer.clear" }))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const limited = events.filter((event) =>
+      event.type === "error" && (event.error as { code: string }).code === "rate_limit_exceeded"
+    )
+    strictEqual(limited.length, 7, "12 events in a burst, 5 a second admitted")
+    strictEqual(events.filter((event) => event.type === "input_audio_buffer.cleared").length, 5)
+    const quiet = Date.now()
+    const { code, at } = await closed
+    strictEqual(code, 1000)
+    ok(at - quiet >= 500 && at - quiet < 5_000, `closed ${at - quiet} ms after the last frame`)
+    strictEqual((await usageRows(gateway, "alice")).length, 0)
+  } finally {
+    await gateway.close()
+  }
+})

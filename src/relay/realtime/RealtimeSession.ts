@@ -14,7 +14,8 @@
  *   forwarded. When no new float can be held (balance or budget), the session is ending: the caller's events are
  *   refused (`insufficient_user_quota`), the responses in flight finish, then the caller gets an `error` event and
  *   the socket closes with 1008. At most `MAX_IN_FLIGHT` responses run at once (each on its own float).
- * - The end (caller or vendor closed, idle time, shutdown with 1001): the spare float is released; a response
+ * - The end (caller or vendor closed, idle time, shutdown: `drain` lets the responses in flight finish within the
+ *   grace, then closes with 1001): the spare float is released; a response
  *   still in flight is billed from the deltas it had sent (`cutTokens`, at most its float); the rate-limit slot is
  *   freed; one log line for the socket.
  *
@@ -73,6 +74,11 @@ export interface RealtimeSession {
   readonly ended: Promise<void>
   /** Ends the session: both sockets closed with `code` and `reason`. */
   readonly close: (code: number, reason: string) => void
+  /**
+   * Ends the session for a shutdown: the caller's events are refused from now on, the responses in flight may
+   * finish (billed as reported) for up to `graceMillis`, then both sockets close with 1001.
+   */
+  readonly drain: (graceMillis: number) => void
 }
 
 /** A response the vendor started and has not finished. */
@@ -116,6 +122,7 @@ export const startRealtimeSession = (
   /** `response.create` permits admitted and not yet matched with a `response.created`, in order. */
   const admitted: Array<Permit> = []
   let ending = false
+  let draining = false
   let ended = false
   let responses = 0
   let charged = 0n
@@ -257,7 +264,8 @@ export const startRealtimeSession = (
         }))
       }
       toClient(text)
-      if (ending && inFlight.size === 0) finishEnding()
+      if (draining && inFlight.size === 0) endWith("shutdown", 1001, "Server shutting down")
+      else if (ending && inFlight.size === 0) finishEnding()
       return
     }
     if (responseId !== undefined && event !== undefined) {
@@ -279,6 +287,14 @@ export const startRealtimeSession = (
   const onClientEvent = async (data: unknown) => {
     const read = readClientEvent(data, input.maxFrameBytes)
     if (isRefusal(read)) return refuse(read)
+    if (draining) {
+      return refuse({
+        code: "server_shutting_down",
+        message: "The gateway is shutting down; reconnect.",
+        param: null,
+        eventId: eventIdOf(read.event)
+      }, "server_error")
+    }
     if (ending) {
       return refuse({ ...quotaRefusal("The quota cannot cover another response."), eventId: eventIdOf(read.event) })
     }
@@ -391,7 +407,13 @@ export const startRealtimeSession = (
 
   return {
     ended: endedPromise,
-    close: (code, reason) => endWith("shutdown", code, reason)
+    close: (code, reason) => endWith("shutdown", code, reason),
+    drain: (graceMillis) => {
+      draining = true
+      if (inFlight.size === 0) return endWith("shutdown", 1001, "Server shutting down")
+      const timer = setTimeout(() => endWith("shutdown", 1001, "Server shutting down"), graceMillis)
+      void endedPromise.then(() => clearTimeout(timer))
+    }
   }
 }
 
