@@ -3,8 +3,9 @@
  * that must reach `Deno.serve` as is, but the router's middleware adds headers to every answer (`x-request-id`),
  * which would copy it into a plain `Response` (a 101 cannot be built that way). So a route upgrades through
  * `upgradeWebSocket`, which keeps the real response beside the request and hands the router a placeholder; the
- * outer handler (`App.ts` `makeHandler`) swaps it back with `upgradedResponse`. Only requests that came from
- * `Deno.serve` can be upgraded (an in-process `Request` cannot: `upgradeWebSocket` returns `undefined`).
+ * outer handler (`App.ts` `makeHandler`) swaps it back with `upgradedResponse`. A request that did not come from
+ * `Deno.serve` (an in-process call) still gets its `101`, but its socket never opens: a session must bound the
+ * wait for `open` (the Realtime session ends after `CLIENT_OPEN_MILLIS`).
  *
  * @since 0.3.0
  */
@@ -32,7 +33,7 @@ export const offeredProtocols = (request: HttpServerRequest.HttpServerRequest): 
 /**
  * Upgrades the request to a WebSocket with `protocol` as the chosen subprotocol (omitted when `undefined`; it must
  * be one the client offered). Returns the server side of the socket and the router's placeholder answer, or
- * `undefined` when the request cannot be upgraded (not from `Deno.serve`, or not a valid handshake).
+ * `undefined` when the request cannot be upgraded (not a web `Request`, or not a valid handshake).
  *
  * @category handlers
  */

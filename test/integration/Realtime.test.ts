@@ -13,7 +13,8 @@ import OpenAI from "openai"
 import { OpenAIRealtimeWS } from "openai/realtime/ws"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import type { RealtimeRecord } from "../../src/emulator/Realtime.ts"
-import { startGateway, type TestGateway } from "../support/Gateway.ts"
+import { browser } from "../support/Browser.ts"
+import { ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
 import { testCertificate } from "../support/TestCert.ts"
 
 const KEY = "sk-test-realtime-0001"
@@ -273,6 +274,32 @@ Deno.test("Realtime: no audio price is model_price_not_set at the handshake; a b
     strictEqual(gateway.emulator.requests.filter((request) => request.path === "/v1/realtime").length, 0)
     const rows = await usageRows(gateway, "alice")
     strictEqual(rows.length, 0)
+
+    // The admin pricing API takes the audio prices, shows them back, and the model is served from then on.
+    const root = browser(gateway.url)
+    await root.login("root", ROOT_PASSWORD)
+    const audioPrices = { audio_input: 32, audio_output: 64, cached_audio_input: 0.4 }
+    const put = await root.call("PUT", "/api/pricing", {
+      model: "gpt-realtime-noaudio",
+      input: 4,
+      output: 16,
+      ...audioPrices
+    })
+    strictEqual(put.success, true, put.message)
+    const listed = await root.call<Array<Record<string, unknown>>>("GET", "/api/pricing")
+    deepStrictEqual(
+      listed.data.find((row) => row.model === "gpt-realtime-noaudio"),
+      { model: "gpt-realtime-noaudio", input: 4, output: 16, ...audioPrices, free: false }
+    )
+    let served = await handshake("gpt-realtime-noaudio", KEY)
+    for (let tries = 0; tries < 50 && served.status === 400; tries++) {
+      await served.body?.cancel()
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      served = await handshake("gpt-realtime-noaudio", KEY)
+    }
+    // Past the price check: the upstream socket opened and the handshake was answered with its 101.
+    strictEqual(served.status, 101)
+    strictEqual(gateway.emulator.requests.filter((request) => request.path === "/v1/realtime").length, 1)
   }))
 
 Deno.test("Realtime: the browser subprotocol key, and bad frames answered with error events, charged nothing", () =>

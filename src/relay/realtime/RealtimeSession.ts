@@ -36,6 +36,9 @@ import { cutTokens, realtimeUsageOf } from "./RealtimeUsage.ts"
 /** Most responses a session may have running at once (OpenAI runs one per conversation, plus out-of-band ones). */
 export const MAX_IN_FLIGHT = 4
 
+/** Milliseconds the caller's socket may take to open after the 101 before the session ends. */
+export const CLIENT_OPEN_MILLIS = 10_000
+
 /** The metrics route label of Realtime sockets. */
 const ROUTE = "/v1/realtime"
 
@@ -132,9 +135,11 @@ export const startRealtimeSession = (
   const rate = makeEventRate(input.eventsPerSecond)
   let resolveEnded: () => void = () => {}
   const endedPromise = new Promise<void>((resolve) => resolveEnded = resolve)
-  const clientOpen: Promise<void> = client.readyState === WebSocket.OPEN
-    ? Promise.resolve()
-    : new Promise((resolve) => client.addEventListener("open", () => resolve(), { once: true }))
+  // Resolved when the caller's socket opens, or when the session ends first (so the queued events drain).
+  let releaseOpen: () => void = () => {}
+  const clientOpen = new Promise<void>((resolve) => releaseOpen = resolve)
+  if (client.readyState === WebSocket.OPEN) releaseOpen()
+  else client.addEventListener("open", () => releaseOpen(), { once: true })
   // Upstream events wait for the caller's socket to open, then cross one at a time (a `response.done` is billed
   // before it is forwarded, and nothing after it overtakes it).
   let upstreamChain: Promise<void> = clientOpen
@@ -235,6 +240,7 @@ export const startRealtimeSession = (
       : typeof event?.response_id === "string"
       ? event.response_id
       : undefined
+    if (type === "response.created" && ended) return
     if (type === "response.created" && responseId !== undefined && !inFlight.has(responseId)) {
       if (spare === undefined || inFlight.size >= MAX_IN_FLIGHT) {
         // A response no float covers: it is not forwarded and the session ends (never a response unbilled).
@@ -245,7 +251,7 @@ export const startRealtimeSession = (
       inFlight.set(responseId, { hold: spare, permit: admitted.shift(), textCharacters: 0, audioBytes: 0 })
       spare = undefined
       toClient(text)
-      if (!ending && !await refill()) ending = true
+      if (!ending && !ended && !await refill()) ending = true
       return
     }
     if (type === "response.done" && responseId !== undefined && event !== undefined) {
@@ -323,6 +329,8 @@ export const startRealtimeSession = (
     ended = true
     endReason = reason
     clearInterval(idleTimer)
+    clearTimeout(openTimer)
+    releaseOpen()
     try {
       if (client.readyState === WebSocket.OPEN || client.readyState === WebSocket.CONNECTING) {
         client.close(sendableCode(code), message.slice(0, 120))
@@ -371,6 +379,10 @@ export const startRealtimeSession = (
     ).finally(resolveEnded)
   }
 
+  const openTimer = client.readyState === WebSocket.OPEN
+    ? undefined
+    : setTimeout(() => endWith("client", 1000, "The caller's socket never opened"), CLIENT_OPEN_MILLIS)
+  void clientOpen.then(() => clearTimeout(openTimer))
   const idleTimer = setInterval(() => {
     if (input.idleMillis > 0 && Date.now() - lastFrame >= input.idleMillis) endWith("idle", 1000, "Idle timeout")
   }, Math.max(50, Math.min(5_000, Math.floor(input.idleMillis / 4) || 5_000)))
