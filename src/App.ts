@@ -36,6 +36,7 @@ import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
 import { RealtimeRoutes, RealtimeSocket } from "./routes/RealtimeSocket.ts"
 import { upgradedResponse } from "./http/WebSocketUpgrade.ts"
+import { makeWebSocketSessions, type WebSocketSessionRegistry, WebSocketSessions } from "./http/WebSocketSessions.ts"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Assets } from "./tasks/Assets.ts"
 import { AuditLog } from "./accounts/AuditLog.ts"
@@ -169,7 +170,11 @@ const rootUser = (rootPassword: string | undefined) =>
  *
  * @category layers
  */
-export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemetry(metricsOnly)) => {
+export const appLayer = (
+  options: AppOptions,
+  telemetry: Telemetry = new Telemetry(metricsOnly),
+  sockets: WebSocketSessionRegistry = makeWebSocketSessions()
+) => {
   const settings = settingsOf(options.file)
   const database = layerFromSettings({ databaseUrl: options.databaseUrl, dataDir: options.dataDir })
   const bootstrapped = Layer.effectDiscard(
@@ -279,7 +284,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
       Videos.layer,
       Midjourney.layer,
       Kling.layer,
-      RealtimeSocket.layer
+      RealtimeSocket.layer.pipe(Layer.provide(Layer.succeed(WebSocketSessions, sockets)))
     )),
     // The caller's task reads poll a stale task on the spot, so they sit above the poller.
     Layer.provide(CallerTasks.layer.pipe(Layer.provideMerge(relay)))
@@ -312,8 +317,9 @@ export const makeHandler = (options: AppOptions) => {
   const trusted = settingsOf(options.file).trustedProxies
   const open = makeOpenRequests(options.maxOpenRequestsPerAddress ?? DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS)
   const bodyTimeout = Layer.succeed(BodyTimeout, (options.bodyTimeoutSeconds ?? DEFAULT_BODY_TIMEOUT_SECONDS) * 1000)
+  const sockets = makeWebSocketSessions()
   const web = HttpRouter.toWebHandler(
-    appLayer(options, telemetry).pipe(
+    appLayer(options, telemetry, sockets).pipe(
       Layer.provide(HttpServer.layerServices),
       Layer.provideMerge(schedulerLayer),
       Layer.provideMerge(Layer.merge(observabilityLayer(options, telemetry), bodyTimeout))
@@ -322,6 +328,11 @@ export const makeHandler = (options: AppOptions) => {
   )
   return {
     ...web,
+    /**
+     * Drains the open WebSocket sessions (see `http/WebSocketSessions.ts`): call before the server's `shutdown()`,
+     * which would close them at once. Resolves when they ended, or `graceMillis` plus 2 s passed.
+     */
+    drainWebSockets: (graceMillis: number): Promise<void> => sockets.drain(graceMillis),
     handler: async (request: Request, info?: Deno.ServeHandlerInfo): Promise<Response> => {
       if (info !== undefined) rememberClientAddress(request, info)
       // The trusted proxies ride on the request, so every route reads the caller's address and scheme the same way.

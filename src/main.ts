@@ -40,7 +40,7 @@ if (env.configPath !== undefined) {
 }
 
 if (env.databaseUrl === undefined) await Deno.mkdir(env.dataDir, { recursive: true })
-const { handler, dispose } = makeHandler({
+const { handler, dispose, drainWebSockets } = makeHandler({
   databaseUrl: env.databaseUrl,
   dataDir: env.dataDir,
   redisUrl: env.redisUrl,
@@ -85,8 +85,11 @@ let stopping = false
 const shutdown = async () => {
   if (stopping) return
   stopping = true
-  const drained = server.shutdown().then(() => true)
   const deadline = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), env.shutdownGraceSeconds * 1000))
+  // WebSocket sessions first: the server's shutdown would close them at once; they finish their responses in the
+  // grace, then close with 1001, while the server still answers HTTP.
+  await drainWebSockets(env.shutdownGraceSeconds * 1000)
+  const drained = server.shutdown().then(() => true)
   if (!await Promise.race([drained, deadline])) {
     await closeOpenBodies()
     // The cut responses end their connections; give the server a moment to see it.

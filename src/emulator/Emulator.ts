@@ -357,7 +357,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       recordResponse: (entry) => {
         if (record) realtime.push(entry)
       },
-      closing: closing.signal
+      closing: closing.signal,
+      pacingMs
     })
     return response
   }

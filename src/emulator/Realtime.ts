@@ -14,7 +14,8 @@
  * Token counts are deterministic: text input ⌈characters / 4⌉ per text item, audio input one token per 1,600 bytes of
  * PCM16 (≈ 33 ms at 24 kHz), every input token of the conversation before the previous response's end counted as
  * cached (by kind); text output one token per delta, audio output one token per 1,600 bytes sent. Every
- * `response.done` is recorded (`RealtimeRecord`), with the `usage` object sent, for billing tests.
+ * `response.done` sent is recorded (`RealtimeRecord`), with the `usage` object sent, for billing tests; deltas are
+ * paced by the emulator's `tokensPerSecond` (default 1 ms apart).
  *
  * @since 0.3.0
  */
@@ -66,6 +67,8 @@ export interface RealtimeHost {
   readonly recordResponse: (record: RealtimeRecord) => void
   /** Resolves when the emulator closes; open sockets are closed with 1001 then. */
   readonly closing: AbortSignal
+  /** Milliseconds between two deltas of a response (the emulator's `tokensPerSecond` pacing; at least 1). */
+  readonly pacingMs: number
 }
 
 const text = (value: unknown): string => typeof value === "string" ? value : ""
@@ -123,7 +126,7 @@ export const serveRealtime = (socket: WebSocket, model: string, host: RealtimeHo
     send({ type: "conversation.item.done", previous_item_id: previousItem, item: { ...item, status: "completed" } })
     previousItem = stringOr(item.id) ?? previousItem
   }
-  const pause = () => new Promise((resolve) => setTimeout(resolve, 1))
+  const pause = () => new Promise((resolve) => setTimeout(resolve, Math.max(1, host.pacingMs)))
 
   const respond = async (trigger: "client" | "vad", modalities: ReadonlyArray<string> | undefined) => {
     const responseId = host.nextId("resp_")
@@ -204,7 +207,8 @@ export const serveRealtime = (socket: WebSocket, model: string, host: RealtimeHo
         usage
       }
     })
-    host.recordResponse({ sessionId, responseId, trigger, usage, model })
+    // Only a response whose `response.done` was sent reported its usage.
+    if (socket.readyState === WebSocket.OPEN) host.recordResponse({ sessionId, responseId, trigger, usage, model })
   }
 
   const drain = async () => {

@@ -26,11 +26,12 @@ import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { isWebSocketRequest, offeredProtocols, upgradeWebSocket } from "../http/WebSocketUpgrade.ts"
+import { makeWebSocketSessions, WebSocketSessions } from "../http/WebSocketSessions.ts"
 import { CurrentMetrics } from "../observability/Metrics.ts"
 import { Ledger } from "../billing/Ledger.ts"
 import { limitSubjects } from "../relay/BilledPipeline.ts"
 import { priceFor } from "../relay/OneShot.ts"
-import { type RealtimeSession, startRealtimeSession } from "../relay/realtime/RealtimeSession.ts"
+import { startRealtimeSession } from "../relay/realtime/RealtimeSession.ts"
 import { openUpstream } from "../relay/realtime/RealtimeUpstream.ts"
 import { Auth } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
@@ -52,7 +53,7 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
   /** Sessions open now. */
   readonly open: () => number
 }>()("sluice/routes/RealtimeSocket") {
-  /** Needs `Auth`, `ChannelRouter`, `Catalog`, `Ledger`, `RateLimiter` and `GatewaySettings`. */
+  /** Needs `Auth`, `ChannelRouter`, `Catalog`, `Ledger`, `RateLimiter`, `GatewaySettings` and `WebSocketSessions`. */
   static readonly layer = Layer.effect(
     RealtimeSocket,
     Effect.gen(function* () {
@@ -63,25 +64,20 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
       const limiter = yield* RateLimiter
       const settings = yield* GatewaySettings
       const metrics = yield* CurrentMetrics
-      const sessions = new Set<RealtimeSession>()
+      const sessions = yield* WebSocketSessions
+      const own = makeWebSocketSessions()
       const unregister = metrics?.pullLabelled(
         "sluice_websocket_open",
         "WebSocket sessions open now, by route",
         { route: "/v1/realtime" },
-        () => sessions.size
+        () => own.size()
       )
+      // A shutdown drains the sessions before the server stops (`WebSocketSessions`); closing the app drains
+      // whatever is still open, so every float is settled before the ledger closes.
       yield* Effect.addFinalizer(() =>
         Effect.promise(async () => {
           unregister?.()
-          const open = [...sessions]
-          for (const session of open) session.drain(SHUTDOWN_GRACE_MILLIS)
-          // The grace, then the time the cut responses take to be booked.
-          let timer: ReturnType<typeof setTimeout> | undefined
-          await Promise.race([
-            Promise.allSettled(open.map((session) => session.ended)),
-            new Promise((resolve) => timer = setTimeout(resolve, SHUTDOWN_GRACE_MILLIS + 2_000))
-          ])
-          clearTimeout(timer)
+          await own.drain(SHUTDOWN_GRACE_MILLIS)
         })
       )
 
@@ -164,8 +160,8 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
             upgrade.socket,
             opened.socket
           )
+          own.add(session)
           sessions.add(session)
-          void session.ended.then(() => sessions.delete(session))
           yield* Effect.logInfo("Realtime socket opened").pipe(Effect.annotateLogs({
             socket_id: socketId,
             model,
@@ -174,7 +170,7 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
           return upgrade.response
         }).pipe(respondWith(encodeOpenAiError))
 
-      return RealtimeSocket.of({ handshake, open: () => sessions.size })
+      return RealtimeSocket.of({ handshake, open: own.size })
     })
   )
 }

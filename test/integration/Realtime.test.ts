@@ -12,6 +12,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { OpenAIRealtimeWS } from "openai/realtime/ws"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { startEmulator } from "../../src/emulator/Emulator.ts"
 import type { RealtimeRecord } from "../../src/emulator/Realtime.ts"
 import { browser } from "../support/Browser.ts"
 import { ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
@@ -406,6 +407,87 @@ Deno.test("Realtime: events beyond the rate are refused with error events; an id
     strictEqual(code, 1000)
     ok(at - quiet >= 500 && at - quiet < 5_000, `closed ${at - quiet} ms after the last frame`)
     strictEqual((await usageRows(gateway, "alice")).length, 0)
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("Realtime: a response cut by the caller's close is billed from the deltas it had sent, within its float", async () => {
+  // Five deltas a second: the caller hangs up after the first, long before the response is done.
+  const gateway = await startGateway({
+    config,
+    store: "postgres",
+    emulator: startEmulator({ tokensPerSecond: 5 }),
+    ownsEmulator: true
+  })
+  try {
+    const socket = new WebSocket(`${gateway.url.replace("http", "ws")}/v1/realtime?model=gpt-realtime-test`, [
+      "realtime",
+      `openai-insecure-api-key.${KEY}`
+    ])
+    const closed = new Promise<number>((resolve) => socket.onclose = (event) => resolve(event.code))
+    let deltas = ""
+    socket.onmessage = (message) => {
+      const event = JSON.parse(message.data)
+      if (event.type === "session.created") {
+        socket.send(JSON.stringify({ type: "response.create", response: { output_modalities: ["text"] } }))
+      }
+      if (event.type === "response.output_text.delta") {
+        deltas += event.delta
+        socket.close(1000)
+      }
+    }
+    strictEqual(await closed, 1000)
+    strictEqual(deltas, "Hello")
+    // The emulator finishes its response into a closed socket: no response.done reached anyone.
+    await new Promise((resolve) => setTimeout(resolve, 1_500))
+    strictEqual(gateway.emulator.realtime.length, 0)
+    const rows = await usageRows(gateway, "alice")
+    strictEqual(rows.length, 1)
+    strictEqual(rows[0].status, 499)
+    strictEqual(rows[0].prompt_tokens, 0)
+    strictEqual(rows[0].completion_tokens, 2, "⌈5 characters / 4⌉ output text tokens")
+    strictEqual(BigInt(rows[0].cost), 2n * 16n)
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("Realtime: at shutdown a response in flight finishes and is billed as reported, then 1001", async () => {
+  const gateway = await startGateway({
+    config,
+    store: "postgres",
+    emulator: startEmulator({ tokensPerSecond: 5 }),
+    ownsEmulator: true
+  })
+  try {
+    const socket = new WebSocket(`${gateway.url.replace("http", "ws")}/v1/realtime?model=gpt-realtime-test`, [
+      "realtime",
+      `openai-insecure-api-key.${KEY}`
+    ])
+    const types: Array<string> = []
+    const closed = new Promise<number>((resolve) => socket.onclose = (event) => resolve(event.code))
+    const started = new Promise<void>((resolve) =>
+      socket.onmessage = (message) => {
+        const event = JSON.parse(message.data)
+        types.push(event.type)
+        if (event.type === "session.created") {
+          socket.send(JSON.stringify({ type: "response.create", response: { output_modalities: ["text"] } }))
+        }
+        if (event.type === "response.output_text.delta" && types.filter((type) => type === event.type).length === 1) {
+          resolve()
+        }
+      }
+    )
+    await started
+    await gateway.stop()
+    strictEqual(await closed, 1001)
+    strictEqual(types.at(-1), "response.done", "the response finished before the close")
+    strictEqual(gateway.emulator.realtime.length, 1)
+    const rows = await usageRows(gateway, "alice")
+    strictEqual(rows.length, 1)
+    strictEqual(rows[0].status, 200)
+    strictEqual(BigInt(rows[0].cost), expectedCost(gateway.emulator.realtime[0].usage))
   } finally {
     await gateway.close()
   }

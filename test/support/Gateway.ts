@@ -130,7 +130,7 @@ export const startGateway = async (options: {
   const pglite = databaseUrl === undefined && options.inMemoryStore !== true ? await freshPglite() : undefined
   const file = options.config(emulator.url)
   const telemetry = collectingTelemetry()
-  const { handler, dispose } = makeHandler({
+  const { handler, dispose, drainWebSockets } = makeHandler({
     databaseUrl,
     dataDir: pglite?.dataDir ?? options.dataDir ?? "memory://",
     redisUrl: options.redisUrl,
@@ -159,6 +159,8 @@ export const startGateway = async (options: {
   const stop = async () => {
     if (stopped) return
     stopped = true
+    // As `main.ts` does: WebSocket sessions drain before the servers' shutdown would close them.
+    await drainWebSockets(5_000)
     await tlsServer?.shutdown()
     await server.shutdown()
     await dispose()
