@@ -148,7 +148,13 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
               float,
               firstHold,
               permit,
-              admitResponse: limiter.acquire(subjects),
+              // Per response: rpm and tpm only (the socket's own slot already counts against the concurrency).
+              admitResponse: limiter.acquire(
+                subjects.map((subject) => ({
+                  key: subject.key,
+                  limits: { rpm: subject.limits.rpm, tpm: subject.limits.tpm }
+                }))
+              ),
               ledger,
               metrics,
               maxFrameBytes: settings.websocketMaxFrameBytes,

@@ -22,6 +22,7 @@ const KEY = "sk-test-realtime-0001"
 const POOR_KEY = "sk-test-realtime-poor"
 const UPSTREAM_KEY = "sk-test-upstream-rt"
 const POOR_QUOTA = 700n
+const LIMITED_KEY = "sk-test-realtime-limited"
 
 /** Prices in tenths of a USD per 1M tokens (so every product below is an integer number of tenths of a unit). */
 const TENTHS = { input: 40n, cachedInput: 4n, output: 160n, audioInput: 320n, cachedAudioInput: 4n, audioOutput: 640n }
@@ -52,7 +53,13 @@ const config = (emulatorUrl: string, settings: Record<string, number> = {}) => {
       }],
       users: [
         { username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: KEY }] },
-        { username: "bob", group: "default", quota: Number(POOR_QUOTA), tokens: [{ name: "main", key: POOR_KEY }] }
+        { username: "bob", group: "default", quota: Number(POOR_QUOTA), tokens: [{ name: "main", key: POOR_KEY }] },
+        {
+          username: "carol",
+          group: "default",
+          quota: 100_000_000,
+          tokens: [{ name: "main", key: LIMITED_KEY, limits: { rpm: 3, concurrency: 1 } }]
+        }
       ],
       settings: { realtime_float_input_tokens: 20, realtime_float_output_tokens: 10, ...settings }
     }),
@@ -492,3 +499,48 @@ Deno.test("Realtime: at shutdown a response in flight finishes and is billed as 
     await gateway.close()
   }
 })
+
+Deno.test("Realtime: a socket holds a concurrency slot while open; each response.create counts against the rpm", () =>
+  withGateway(async (gateway) => {
+    const url = `${gateway.url.replace("http", "ws")}/v1/realtime?model=gpt-realtime-test`
+    const socket = new WebSocket(url, ["realtime", `openai-insecure-api-key.${LIMITED_KEY}`])
+    const events: Array<Record<string, unknown>> = []
+    const waiters: Array<() => void> = []
+    socket.onmessage = (message) => {
+      events.push(JSON.parse(message.data))
+      for (const wake of waiters.splice(0)) wake()
+    }
+    const closed = new Promise<number>((resolve) => socket.onclose = (event) => resolve(event.code))
+    const waitFor = async (predicate: (event: Record<string, unknown>) => boolean) => {
+      while (!events.some(predicate)) await new Promise<void>((resolve) => waiters.push(resolve))
+      return events.splice(events.findIndex(predicate), 1)[0]
+    }
+    await waitFor((event) => event.type === "session.created")
+
+    // The one slot is taken: a second socket of the key is refused at the handshake.
+    const second = await fetch(url.replace("ws", "http"), {
+      headers: { authorization: `Bearer ${LIMITED_KEY}` }
+    })
+    strictEqual(second.status, 400, "a plain GET is not a handshake")
+    await second.body?.cancel()
+    const refused = new WebSocket(url, ["realtime", `openai-insecure-api-key.${LIMITED_KEY}`])
+    const refusedClose = await new Promise<number>((resolve) => refused.onclose = (event) => resolve(event.code))
+    ok(refusedClose !== 1000, `the handshake failed (${refusedClose})`)
+    strictEqual(gateway.logs.filter((line) => line.includes("Realtime socket opened")).length, 1)
+
+    // rpm 3: the handshake and two responses; the third response.create is refused, not forwarded.
+    for (let turn = 0; turn < 2; turn++) {
+      socket.send(JSON.stringify({ type: "response.create", response: { output_modalities: ["text"] } }))
+      await waitFor((event) => event.type === "response.done")
+    }
+    socket.send(JSON.stringify({ type: "response.create", event_id: "third" }))
+    const error = await waitFor((event) => event.type === "error")
+    deepStrictEqual(
+      { code: (error.error as { code: string }).code, event_id: (error.error as { event_id: string }).event_id },
+      { code: "rate_limit_exceeded", event_id: "third" }
+    )
+    socket.close(1000)
+    strictEqual(await closed, 1000)
+    strictEqual(gateway.emulator.realtime.length, 2)
+    strictEqual((await usageRows(gateway, "carol")).length, 2)
+  }))

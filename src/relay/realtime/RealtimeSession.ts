@@ -6,7 +6,7 @@
  * - From the caller: each frame passes `readClientEvent` (text, at most `websocket_max_frame_bytes`, one JSON
  *   object with a `type`) and the event rate (`websocket_events_per_second`); a refused frame is answered with an
  *   `error` event and not forwarded. A `response.create` counts against the caller's rpm (a refusal: an `error`
- *   event, `rate_limit_exceeded`, not forwarded).
+ *   event, `rate_limit_exceeded`, not forwarded); the session's tokens count against the tpm when it ends.
  * - The float (docs/BILLING.md, "Realtime sessions"): one hold of `float` quota units is kept spare. A vendor
  *   `response.created` (asked for by the caller, or started by server turn detection) takes the spare float and a
  *   new one is held at once; each `response.done` books its response's cost (`realtimeCost` of the usage it
@@ -58,7 +58,7 @@ export interface RealtimeSessionInput {
   readonly firstHold: Hold
   /** The rate-limit slot the socket holds while open. */
   readonly permit: Permit
-  /** Admits one `response.create` against the caller's rpm; its permit is released at the response's end. */
+  /** Admits one `response.create` against the caller's rpm (its slot is released at once). */
   readonly admitResponse: Effect.Effect<Permit, GatewayError>
   readonly ledger: typeof Ledger.Service
   readonly metrics: Metrics | undefined
@@ -87,7 +87,6 @@ export interface RealtimeSession {
 /** A response the vendor started and has not finished. */
 interface InFlight {
   readonly hold: Hold
-  readonly permit: Permit | undefined
   textCharacters: number
   audioBytes: number
 }
@@ -122,8 +121,6 @@ export const startRealtimeSession = (
   const { ledger, run } = input
   let spare: Hold | undefined = input.firstHold
   const inFlight = new Map<string, InFlight>()
-  /** `response.create` permits admitted and not yet matched with a `response.created`, in order. */
-  const admitted: Array<Permit> = []
   let ending = false
   let draining = false
   let ended = false
@@ -248,7 +245,7 @@ export const startRealtimeSession = (
         endWith("quota", 1008, "Quota exhausted")
         return
       }
-      inFlight.set(responseId, { hold: spare, permit: admitted.shift(), textCharacters: 0, audioBytes: 0 })
+      inFlight.set(responseId, { hold: spare, textCharacters: 0, audioBytes: 0 })
       spare = undefined
       toClient(text)
       if (!ending && !ended && !await refill()) ending = true
@@ -261,7 +258,6 @@ export const startRealtimeSession = (
         const tokens = realtimeUsageOf(event) ?? cutTokens(running.textCharacters, running.audioBytes)
         await run(Effect.gen(function* () {
           yield* book(responseId, running.hold, tokens, 200, null)
-          if (running.permit !== undefined) yield* running.permit.release(tokens.inputTokens + tokens.outputTokens)
           if (!(yield* ledger.durable)) {
             yield* Effect.logWarning("Realtime response billed but not yet journaled").pipe(
               Effect.annotateLogs({ socket_id: input.socketId })
@@ -305,8 +301,11 @@ export const startRealtimeSession = (
       return refuse({ ...quotaRefusal("The quota cannot cover another response."), eventId: eventIdOf(read.event) })
     }
     if (read.type === "response.create") {
+      // Counted against the rpm at admission; the slot is given back at once (the socket's own slot holds the
+      // concurrency, and its tokens are recorded against the tpm when it ends).
       const admittedPermit = await run(
         input.admitResponse.pipe(
+          Effect.tap((permit) => permit.release(0)),
           Effect.map((permit): Permit | GatewayError => permit),
           Effect.catch((error) => Effect.succeed(error))
         )
@@ -319,7 +318,6 @@ export const startRealtimeSession = (
           eventId: eventIdOf(read.event)
         }, "rate_limit_error")
       }
-      admitted.push(admittedPermit)
     }
     if (upstream.readyState === WebSocket.OPEN) upstream.send(read.text)
   }
@@ -358,11 +356,8 @@ export const startRealtimeSession = (
             499,
             "The session ended before the response was done"
           )
-          if (running.permit !== undefined) yield* running.permit.release(0)
         }
         inFlight.clear()
-        for (const permit of admitted) yield* permit.release(0)
-        admitted.length = 0
         yield* input.permit.release(tokensUsed)
         yield* ledger.durable
         yield* Effect.logInfo("Realtime socket ended").pipe(Effect.annotateLogs({
