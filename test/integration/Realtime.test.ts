@@ -223,6 +223,19 @@ Deno.test("Realtime: text, audio and server-VAD responses through OpenAIRealtime
     strictEqual(handshakes[0].key, UPSTREAM_KEY)
     strictEqual(handshakes[0].query.model, "gpt-realtime-2025-08-28")
     ok(!JSON.stringify(handshakes[0]).includes(KEY))
+
+    // Metrics: frames and bytes each way, no socket left open; one log line per response and one for the end.
+    const metrics = await (await fetch(`${gateway.url}/metrics`)).text()
+    for (const direction of ["in", "out"]) {
+      ok(
+        new RegExp(`sluice_websocket_frames_total\\{[^}]*direction="${direction}"[^}]*\\} [1-9]`).test(metrics),
+        direction
+      )
+      ok(new RegExp(`sluice_websocket_bytes_total\\{[^}]*direction="${direction}"[^}]*\\} [1-9]`).test(metrics))
+    }
+    ok(/sluice_websocket_open\{[^}]*\} 0/.test(metrics))
+    strictEqual(gateway.logs.filter((line) => line.includes("Realtime response billed")).length, 3)
+    strictEqual(gateway.logs.filter((line) => line.includes("Realtime socket ended")).length, 1)
   }))
 
 Deno.test("Realtime: a balance for about two responses ends the session with 1008, never charged beyond it", () =>
