@@ -36,6 +36,9 @@ import { cutTokens, realtimeUsageOf } from "./RealtimeUsage.ts"
 /** Most responses a session may have running at once (OpenAI runs one per conversation, plus out-of-band ones). */
 export const MAX_IN_FLIGHT = 4
 
+/** Response ids a session remembers as billed. */
+const MAX_FINISHED_KEPT = 16
+
 /** Milliseconds the caller's socket may take to open after the 101 before the session ends. */
 export const CLIENT_OPEN_MILLIS = 10_000
 
@@ -121,6 +124,8 @@ export const startRealtimeSession = (
   const { ledger, run } = input
   let spare: Hold | undefined = input.firstHold
   const inFlight = new Map<string, InFlight>()
+  /** The ids of the last responses billed (at most `MAX_FINISHED_KEPT`), so a repeated `response.done` bills nothing. */
+  const finished: Array<string> = []
   let ending = false
   let draining = false
   let ended = false
@@ -252,9 +257,17 @@ export const startRealtimeSession = (
       return
     }
     if (type === "response.done" && responseId !== undefined && event !== undefined) {
-      const running = inFlight.get(responseId)
+      // A `response.done` with no `response.created` before it is billed against the spare float all the same.
+      const known = inFlight.get(responseId)
+      const running = known ??
+        (spare === undefined || finished.includes(responseId)
+          ? undefined
+          : { hold: spare, textCharacters: 0, audioBytes: 0 })
+      if (known === undefined && running !== undefined) spare = undefined
       if (running !== undefined) {
         inFlight.delete(responseId)
+        finished.push(responseId)
+        if (finished.length > MAX_FINISHED_KEPT) finished.shift()
         const tokens = realtimeUsageOf(event) ?? cutTokens(running.textCharacters, running.audioBytes)
         await run(Effect.gen(function* () {
           yield* book(responseId, running.hold, tokens, 200, null)
@@ -266,6 +279,7 @@ export const startRealtimeSession = (
         }))
       }
       toClient(text)
+      if (known === undefined && running !== undefined && !ending && !ended && !await refill()) ending = true
       if (draining && inFlight.size === 0) endWith("shutdown", 1001, "Server shutting down")
       else if (ending && inFlight.size === 0) finishEnding()
       return
