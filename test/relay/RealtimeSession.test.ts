@@ -4,7 +4,7 @@
  * frame that is not JSON is passed through unbilled, and the end releases the spare float and frees the slot.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
-import { Effect } from "effect"
+import { Effect, Logger } from "effect"
 import type { Ledger } from "../../src/billing/Ledger.ts"
 import type { Hold } from "../../src/billing/QuotaLedger.ts"
 import { toFixed } from "../../src/domain/Pricing.ts"
@@ -65,7 +65,8 @@ Deno.test("RealtimeSession: an unannounced response.done is billed once against 
       eventsPerSecond: 0,
       idleMillis: 0,
       started: Date.now(),
-      run: (effect) => Effect.runPromise(effect)
+      // Its log lines are the integration tests' concern; here they go nowhere.
+      run: (effect) => Effect.runPromise(effect.pipe(Effect.provide(Logger.layer([]))))
     },
     client as unknown as WebSocket,
     upstream as unknown as WebSocket
