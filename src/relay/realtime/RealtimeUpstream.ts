@@ -11,6 +11,15 @@ import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { Candidate } from "../../services/ChannelRouter.ts"
 import { channelUrl } from "../../upstreams/Adapter.ts"
 
+/**
+ * Deno's `WebSocket` client, whose constructor also takes `{headers}` (a Deno extension of the web API); typed here
+ * because the DOM typings a program may be checked with (the console's) do not know it.
+ */
+const HeaderWebSocket = WebSocket as unknown as new (
+  url: string,
+  options: { readonly headers: Readonly<Record<string, string>> }
+) => WebSocket
+
 /** Milliseconds an upstream socket may take to open before the next candidate is tried. */
 const UPSTREAM_OPEN_MILLIS = 10_000
 
@@ -33,7 +42,9 @@ export const openUpstream = (candidate: Candidate): Effect.Effect<WebSocket, Ups
   Effect.callback<WebSocket, UpstreamFailed>((resume) => {
     let socket: WebSocket
     try {
-      socket = new WebSocket(realtimeUrl(candidate), { headers: { authorization: `Bearer ${candidate.key.key}` } })
+      socket = new HeaderWebSocket(realtimeUrl(candidate), {
+        headers: { authorization: `Bearer ${candidate.key.key}` }
+      })
     } catch {
       resume(Effect.fail(
         new UpstreamFailed({
