@@ -35,7 +35,7 @@ import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
 import { RealtimeRoutes, RealtimeSocket } from "./routes/RealtimeSocket.ts"
-import { upgradedResponse } from "./http/WebSocketUpgrade.ts"
+import { upgradedResponse } from "./http/WebSocketHandshake.ts"
 import { makeWebSocketSessions, type WebSocketSessionRegistry, WebSocketSessions } from "./http/WebSocketSessions.ts"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Assets } from "./tasks/Assets.ts"
@@ -341,7 +341,7 @@ export const makeHandler = (options: AppOptions) => {
       const refused = info === undefined ? undefined : open.admit(request, info.completed, api)
       if (refused !== undefined) telemetry.metrics?.rateLimited()
       const answered = refused ?? await web.handler(request)
-      // A WebSocket handshake's 101 travels beside the router's placeholder (see `http/WebSocketUpgrade.ts`).
+      // A WebSocket handshake's 101 travels beside the router's placeholder (see `http/WebSocketHandshake.ts`).
       const response = upgradedResponse(request) ?? answered
       return api ? noStore(response) : response
     }

@@ -241,7 +241,7 @@ export const UserSpec = Schema.Struct({
  * `journal_fsync`: the charge journal file waits for a group-committed
  * `fdatasync` before an answer's end leaves, so a charge survives a power cut,
  * not only a crash (default false; docs/BILLING.md, "The journal").
- * `websocket_max_frame_bytes` (default 1 MiB), `websocket_events_per_second` (default 50) and
+ * `websocket_max_frame_bytes` (default 16 MiB), `websocket_max_events_per_second` (default 20) and
  * `websocket_idle_seconds` (default 300): the limits of a WebSocket a caller holds open (a bigger frame or a faster
  * event is answered with an `error` event, an idle socket is closed). `realtime_float_input_tokens` (default 32,768)
  * and `realtime_float_output_tokens` (default 4,096): the one response a Realtime session's float is sized for
@@ -251,7 +251,7 @@ export const UserSpec = Schema.Struct({
  */
 export const GatewaySettings = Schema.Struct({
   websocket_max_frame_bytes: Schema.optional(Count),
-  websocket_events_per_second: Schema.optional(Count),
+  websocket_max_events_per_second: Schema.optional(Count),
   websocket_idle_seconds: Schema.optional(Count),
   realtime_float_input_tokens: Schema.optional(Count),
   realtime_float_output_tokens: Schema.optional(Count),

@@ -94,9 +94,9 @@ export interface Settings {
    * each request came to.
    */
   readonly publicUrl: string | undefined
-  /** Largest frame a caller's WebSocket may send, in bytes (`websocket_max_frame_bytes`, default 1 MiB). */
+  /** Largest frame a caller's WebSocket may send, in bytes (`websocket_max_frame_bytes`, default 16 MiB). */
   readonly websocketMaxFrameBytes: number
-  /** Events a caller's WebSocket may send per second (`websocket_events_per_second`, default 50). */
+  /** Events a caller's WebSocket may send per second (`websocket_max_events_per_second`, default 20; 0: no limit). */
   readonly websocketEventsPerSecond: number
   /** A WebSocket with no frame either way for this long is closed (`websocket_idle_seconds`, default 300), in ms. */
   readonly websocketIdleMillis: number
@@ -147,8 +147,8 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     registrationWindowMillis: (given.registration_window_seconds ?? 3600) * 1000,
     hashWorkers: given.hash_workers ?? 1,
     hashQueue: given.hash_queue ?? 32,
-    websocketMaxFrameBytes: given.websocket_max_frame_bytes ?? 1024 * 1024,
-    websocketEventsPerSecond: given.websocket_events_per_second ?? 50,
+    websocketMaxFrameBytes: given.websocket_max_frame_bytes ?? 16 * 1024 * 1024,
+    websocketEventsPerSecond: given.websocket_max_events_per_second ?? 20,
     websocketIdleMillis: (given.websocket_idle_seconds ?? 300) * 1000,
     realtimeFloatInputTokens: given.realtime_float_input_tokens ?? 32_768,
     realtimeFloatOutputTokens: given.realtime_float_output_tokens ?? 4_096,

@@ -61,7 +61,12 @@ const config = (emulatorUrl: string, settings: Record<string, number> = {}) => {
           tokens: [{ name: "main", key: LIMITED_KEY, limits: { rpm: 3, concurrency: 1 } }]
         }
       ],
-      settings: { realtime_float_input_tokens: 20, realtime_float_output_tokens: 10, ...settings }
+      settings: {
+        realtime_float_input_tokens: 20,
+        realtime_float_output_tokens: 10,
+        websocket_max_frame_bytes: 1_048_576,
+        ...settings
+      }
     }),
     "realtime.json"
   )
@@ -396,7 +401,7 @@ Deno.test("Realtime: the gateway's shutdown closes an open session with 1001 and
 
 Deno.test("Realtime: events beyond the rate are refused with error events; an idle socket is closed", async () => {
   const gateway = await startGateway({
-    config: (url) => config(url, { websocket_events_per_second: 5, websocket_idle_seconds: 1 }),
+    config: (url) => config(url, { websocket_max_events_per_second: 5, websocket_idle_seconds: 1 }),
     store: "postgres"
   })
   try {

@@ -4,7 +4,7 @@
  * reads the vendor's events only to bill them, and the caller's only to bound them.
  *
  * - From the caller: each frame passes `readClientEvent` (text, at most `websocket_max_frame_bytes`, one JSON
- *   object with a `type`) and the event rate (`websocket_events_per_second`); a refused frame is answered with an
+ *   object with a `type`) and the event rate (`websocket_max_events_per_second`); a refused frame is answered with an
  *   `error` event and not forwarded. A `response.create` counts against the caller's rpm (a refusal: an `error`
  *   event, `rate_limit_exceeded`, not forwarded); the session's tokens count against the tpm when it ends.
  * - The float (docs/BILLING.md, "Realtime sessions"): one hold of `float` quota units is kept spare. A vendor
