@@ -21,6 +21,7 @@ import midjourney from "./0012_midjourney.ts"
 import channelHealth from "./0013_channel_health.ts"
 import gatewaySecrets from "./0014_gateway_secrets.ts"
 import chargeJournal from "./0015_charge_journal.ts"
+import realtimePrices from "./0016_realtime_prices.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -38,5 +39,6 @@ export const loader = Migrator.fromRecord({
   "0012_midjourney": midjourney,
   "0013_channel_health": channelHealth,
   "0014_gateway_secrets": gatewaySecrets,
-  "0015_charge_journal": chargeJournal
+  "0015_charge_journal": chargeJournal,
+  "0016_realtime_prices": realtimePrices
 })

@@ -39,6 +39,9 @@ import { runResponsesSocket } from "./relay/socket/ResponsesSocket.ts"
 import { DEFAULT_SOCKET_MEMORY } from "./relay/socket/SocketMemory.ts"
 import { innerRequest, makeSocketServer } from "./http/WebSocketAccept.ts"
 import { isWebSocketUpgrade, makeSocketMetrics } from "./http/WebSocketUpgrade.ts"
+import { RealtimeRoutes, RealtimeSocket } from "./routes/RealtimeSocket.ts"
+import { upgradedResponse } from "./http/WebSocketHandshake.ts"
+import { makeWebSocketSessions, type WebSocketSessionRegistry, WebSocketSessions } from "./http/WebSocketSessions.ts"
 import { Accounts } from "./accounts/Accounts.ts"
 import { Assets } from "./tasks/Assets.ts"
 import { AuditLog } from "./accounts/AuditLog.ts"
@@ -172,7 +175,11 @@ const rootUser = (rootPassword: string | undefined) =>
  *
  * @category layers
  */
-export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemetry(metricsOnly)) => {
+export const appLayer = (
+  options: AppOptions,
+  telemetry: Telemetry = new Telemetry(metricsOnly),
+  sockets: WebSocketSessionRegistry = makeWebSocketSessions()
+) => {
   const settings = settingsOf(options.file)
   const database = layerFromSettings({ databaseUrl: options.databaseUrl, dataDir: options.dataDir })
   const bootstrapped = Layer.effectDiscard(
@@ -245,6 +252,7 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
   return Layer.mergeAll(
     TextRoutes,
     ResponsesSocketRoute,
+    RealtimeRoutes,
     EmbeddingRoutes,
     AudioRoutes,
     RerankRoutes,
@@ -281,7 +289,8 @@ export const appLayer = (options: AppOptions, telemetry: Telemetry = new Telemet
       ImageTasks.layer,
       Videos.layer,
       Midjourney.layer,
-      Kling.layer
+      Kling.layer,
+      RealtimeSocket.layer.pipe(Layer.provide(Layer.succeed(WebSocketSessions, sockets)))
     )),
     // The caller's task reads poll a stale task on the spot, so they sit above the poller.
     Layer.provide(CallerTasks.layer.pipe(Layer.provideMerge(relay)))
@@ -315,8 +324,9 @@ export const makeHandler = (options: AppOptions) => {
   const trusted = settings.trustedProxies
   const open = makeOpenRequests(options.maxOpenRequestsPerAddress ?? DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS)
   const bodyTimeout = Layer.succeed(BodyTimeout, (options.bodyTimeoutSeconds ?? DEFAULT_BODY_TIMEOUT_SECONDS) * 1000)
+  const sockets = makeWebSocketSessions()
   const web = HttpRouter.toWebHandler(
-    appLayer(options, telemetry).pipe(
+    appLayer(options, telemetry, sockets).pipe(
       Layer.provide(HttpServer.layerServices),
       Layer.provideMerge(schedulerLayer),
       Layer.provideMerge(Layer.merge(observabilityLayer(options, telemetry), bodyTimeout))
@@ -349,19 +359,25 @@ export const makeHandler = (options: AppOptions) => {
         onClosed: accepted.closed
       }))
   }
+  /** Drains every socket of both kinds until `deadline` (epoch milliseconds). */
+  const drainAll = (deadline: number): Promise<void> =>
+    Promise.all([responsesSockets.drain(deadline), sockets.drain(Math.max(0, deadline - Date.now()))]).then(() =>
+      undefined
+    )
   return {
     ...web,
     /** Closes every layer, first cutting the sockets still open (their responses billed as cut streams). */
     dispose: async () => {
-      await responsesSockets.drain(Date.now())
+      await drainAll(Date.now())
       socketMetrics.remove()
       await web.dispose()
     },
     /**
-     * Lets the responses in flight on every socket finish until `deadline` (epoch milliseconds), then cuts the
-     * rest and closes each socket with 1001 (the graceful shutdown, `main.ts`).
+     * Lets the responses in flight on every socket (Responses and Realtime) finish until `deadline` (epoch
+     * milliseconds), then cuts the rest and closes each socket with 1001: call before the server's `shutdown()`,
+     * which would close them at once (the graceful shutdown, `main.ts`).
      */
-    drainSockets: (deadline: number): Promise<void> => responsesSockets.drain(deadline),
+    drainSockets: drainAll,
     handler: async (request: Request, info?: Deno.ServeHandlerInfo): Promise<Response> => {
       if (info !== undefined) rememberClientAddress(request, info)
       // The trusted proxies ride on the request, so every route reads the caller's address and scheme the same way.
@@ -372,7 +388,9 @@ export const makeHandler = (options: AppOptions) => {
       const api = isApiPath(request.url)
       const refused = info === undefined ? undefined : open.admit(request, info.completed, api)
       if (refused !== undefined) telemetry.metrics?.rateLimited()
-      const response = refused ?? await web.handler(request)
+      const answered = refused ?? await web.handler(request)
+      // A WebSocket handshake's 101 travels beside the router's placeholder (see `http/WebSocketHandshake.ts`).
+      const response = upgradedResponse(request) ?? answered
       return api ? noStore(response) : response
     }
   }

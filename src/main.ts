@@ -87,16 +87,18 @@ const shutdown = async () => {
   if (stopping) return
   stopping = true
   const graceEnds = Date.now() + env.shutdownGraceSeconds * 1000
-  // WebSockets take no new response; those in flight finish within the grace, then each socket closes with 1001.
-  const sockets = drainSockets(graceEnds)
+  // WebSockets first: the server's shutdown would close them at once. They take no new response; those in flight
+  // finish within the grace, then each socket closes with 1001, while the server still answers HTTP.
+  await drainSockets(graceEnds)
+  const deadline = new Promise<boolean>((resolve) =>
+    setTimeout(() => resolve(false), Math.max(0, graceEnds - Date.now()))
+  )
   const drained = server.shutdown().then(() => true)
-  const deadline = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), env.shutdownGraceSeconds * 1000))
   if (!await Promise.race([drained, deadline])) {
     await closeOpenBodies()
     // The cut responses end their connections; give the server a moment to see it.
     await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, 1_000))])
   }
-  await sockets
   await dispose()
   logSink.flush()
   Deno.exit(0)

@@ -29,6 +29,9 @@ interface Price {
   readonly per_second?: number
   readonly per_1m_characters?: number
   readonly per_search?: number
+  readonly audio_input?: number
+  readonly audio_output?: number
+  readonly cached_audio_input?: number
   readonly family?: string
   readonly free?: boolean
 }
@@ -42,7 +45,10 @@ const PRICE_FIELDS = [
   { name: "per_image", label: "Per image (USD per image)" },
   { name: "per_second", label: "Per second (USD per second of video or audio)" },
   { name: "per_1m_characters", label: "Per 1M characters (USD, speech input)" },
-  { name: "per_search", label: "Per search unit (USD, rerank)" }
+  { name: "per_search", label: "Per search unit (USD, rerank)" },
+  { name: "audio_input", label: "Audio input (USD per 1M tokens, Realtime)" },
+  { name: "audio_output", label: "Audio output (USD per 1M tokens, Realtime)" },
+  { name: "cached_audio_input", label: "Cached audio input (USD per 1M tokens, Realtime)" }
 ] as const
 
 type PriceField = typeof PRICE_FIELDS[number]["name"]
@@ -147,7 +153,10 @@ const PriceForm = (props: { price: Price | null; onSaved: () => void }) => {
     per_image: textOf(start?.per_image),
     per_second: textOf(start?.per_second),
     per_1m_characters: textOf(start?.per_1m_characters),
-    per_search: textOf(start?.per_search)
+    per_search: textOf(start?.per_search),
+    audio_input: textOf(start?.audio_input),
+    audio_output: textOf(start?.audio_output),
+    cached_audio_input: textOf(start?.cached_audio_input)
   })
   const [family, setFamily] = useState(start?.family ?? "")
   const [free, setFree] = useState(start?.free === true)
@@ -291,6 +300,9 @@ export const Pricing = () => {
             <th scope="col">Per second</th>
             <th scope="col">Per 1M characters</th>
             <th scope="col">Per search</th>
+            <th scope="col">Audio input</th>
+            <th scope="col">Audio output</th>
+            <th scope="col">Cached audio input</th>
             <th scope="col">Family</th>
             <th scope="col">Actions</th>
           </tr>
@@ -307,6 +319,9 @@ export const Pricing = () => {
               <td>{money(item.per_second, "USD / s")}</td>
               <td>{money(item.per_1m_characters, "USD / 1M chars")}</td>
               <td>{money(item.per_search, "USD / search")}</td>
+              <td>{money(item.audio_input, "USD / 1M")}</td>
+              <td>{money(item.audio_output, "USD / 1M")}</td>
+              <td>{money(item.cached_audio_input, "USD / 1M")}</td>
               <td>{item.family ?? "from the name"}</td>
               <td>
                 <button

@@ -46,7 +46,9 @@ export const GroupSpec = Schema.Struct({
  * tokens read from the vendor's cache) and `cache_write` (prompt tokens
  * written to it) in USD per 1M tokens, each `input` when unset,
  * `per_image` and `per_second` in USD, `per_1m_characters` in USD per 1M
- * input characters (speech), `per_search` in USD per search unit (rerank); `free: true` lets an unpriced model be
+ * input characters (speech), `per_search` in USD per search unit (rerank), `audio_input`, `audio_output` and
+ * `cached_audio_input` in USD per 1M audio tokens (the Realtime API; `cached_audio_input` is `audio_input` when
+ * unset); `free: true` lets an unpriced model be
  * served at no cost.
  *
  * @category models
@@ -62,6 +64,12 @@ export const ModelSpec = Schema.Struct({
   per_1m_characters: Schema.optional(NonNegative),
   /** USD per search unit (rerank). */
   per_search: Schema.optional(NonNegative),
+  /** USD per 1M audio input tokens (Realtime). */
+  audio_input: Schema.optional(NonNegative),
+  /** USD per 1M audio output tokens (Realtime). */
+  audio_output: Schema.optional(NonNegative),
+  /** USD per 1M cached audio input tokens (Realtime); `audio_input` when unset. */
+  cached_audio_input: Schema.optional(NonNegative),
   /**
    * The validation rules a model follows: an image family (`formats/images/ImageFamilies.ts`) or a video family
    * (`formats/videos/VideoFamilies.ts`); default from its name.
@@ -247,10 +255,15 @@ export const UserSpec = Schema.Struct({
  * `journal_fsync`: the charge journal file waits for a group-committed
  * `fdatasync` before an answer's end leaves, so a charge survives a power cut,
  * not only a crash (default false; docs/BILLING.md, "The journal").
+ * `realtime_float_input_tokens` (default 32,768)
+ * and `realtime_float_output_tokens` (default 4,096): the one response a Realtime session's float is sized for
+ * (docs/BILLING.md, "Realtime sessions").
  *
  * @category models
  */
 export const GatewaySettings = Schema.Struct({
+  realtime_float_input_tokens: Schema.optional(Count),
+  realtime_float_output_tokens: Schema.optional(Count),
   journal_fsync: Schema.optional(Schema.Boolean),
   retry_times: Schema.optional(Count),
   default_max_tokens: Schema.optional(Count),

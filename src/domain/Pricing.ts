@@ -54,6 +54,12 @@ export interface Price {
   readonly perMillionCharacters?: bigint | undefined
   /** USD per search unit (`per_search`: rerank). */
   readonly perSearch?: bigint | undefined
+  /** USD per 1M audio input tokens (`audio_input`: the Realtime API). */
+  readonly audioInput?: bigint | undefined
+  /** USD per 1M audio output tokens (`audio_output`: the Realtime API). */
+  readonly audioOutput?: bigint | undefined
+  /** USD per 1M audio input tokens read from the vendor's cache (`cached_audio_input`); `undefined` = `audioInput`. */
+  readonly cachedAudioInput?: bigint | undefined
   readonly free: boolean
 }
 
@@ -166,3 +172,84 @@ export const audioCost = (ratio: bigint, price: Price, milliseconds: number): bi
  */
 export const searchCost = (ratio: bigint, price: Price, units: number): bigint =>
   price.free ? 0n : ceilDiv(ratio * count(units) * (price.perSearch ?? 0n) * 1_000_000n, SCALE * SCALE)
+
+/**
+ * The token counts of one Realtime response (`response.done`'s `response.usage`, see
+ * `relay/realtime/RealtimeUsage.ts`), each a non-negative integer. The cached counts are parts of their kind's input
+ * counts; the kinds' counts are parts of `inputTokens` / `outputTokens`.
+ *
+ * @category models
+ */
+export interface RealtimeTokens {
+  readonly inputTokens: number
+  readonly outputTokens: number
+  readonly textInput: number
+  readonly audioInput: number
+  readonly imageInput: number
+  readonly cachedText: number
+  readonly cachedAudio: number
+  readonly cachedImage: number
+  readonly textOutput: number
+  readonly audioOutput: number
+}
+
+/**
+ * Whether `price` can bill a Realtime session: free, or text prices (`input`, `output`) and both audio prices
+ * (`audio_input`, `audio_output`). A session may carry audio in either direction, so both are required up front.
+ *
+ * @category billing
+ */
+export const isRealtimePriced = (price: Price): boolean =>
+  price.free ||
+  (price.input !== undefined && price.output !== undefined && price.audioInput !== undefined &&
+    price.audioOutput !== undefined)
+
+const dearer = (left: bigint, right: bigint): bigint => left > right ? left : right
+
+/**
+ * The cost of one Realtime response in quota units: text (and image) input at `input` (cached at `cached_input`),
+ * audio input at `audio_input` (cached at `cached_audio_input`), text output at `output`, audio output at
+ * `audio_output`, times the group ratio, rounded up once. Input or output tokens the details do not account for (a
+ * vendor that reports totals only) are billed at the dearer of the text and audio price of their direction, so a
+ * thin report never bills less. Cached counts are capped at their kind's count.
+ *
+ * @category billing
+ */
+export const realtimeCost = (ratio: bigint, price: Price, tokens: RealtimeTokens): bigint => {
+  if (price.free) return 0n
+  const input = price.input ?? 0n
+  const output = price.output ?? 0n
+  const audioIn = price.audioInput ?? input
+  const audioOut = price.audioOutput ?? output
+  const cachedText = count(Math.min(tokens.cachedText, tokens.textInput))
+  const cachedAudio = count(Math.min(tokens.cachedAudio, tokens.audioInput))
+  const cachedImage = count(Math.min(tokens.cachedImage, tokens.imageInput))
+  const detailedIn = count(tokens.textInput) + count(tokens.audioInput) + count(tokens.imageInput)
+  const detailedOut = count(tokens.textOutput) + count(tokens.audioOutput)
+  const restIn = count(tokens.inputTokens) > detailedIn ? count(tokens.inputTokens) - detailedIn : 0n
+  const restOut = count(tokens.outputTokens) > detailedOut ? count(tokens.outputTokens) - detailedOut : 0n
+  const raw = (count(tokens.textInput) - cachedText + count(tokens.imageInput) - cachedImage) * input +
+    (cachedText + cachedImage) * (price.cachedInput ?? input) +
+    (count(tokens.audioInput) - cachedAudio) * audioIn + cachedAudio * (price.cachedAudioInput ?? audioIn) +
+    restIn * dearer(input, audioIn) +
+    count(tokens.textOutput) * output + count(tokens.audioOutput) * audioOut + restOut * dearer(output, audioOut)
+  return ceilDiv(ratio * raw, SCALE * SCALE)
+}
+
+/**
+ * The most one Realtime response of `inputTokens` input and `outputTokens` output can cost at `price`: every token
+ * at the dearest price of its direction (what a session's float is sized with).
+ *
+ * @category billing
+ */
+export const realtimeBound = (ratio: bigint, price: Price, inputTokens: number, outputTokens: number): bigint => {
+  if (price.free) return 0n
+  const input = price.input ?? 0n
+  const output = price.output ?? 0n
+  const dearIn = [price.audioInput ?? input, price.cachedInput ?? input, price.cachedAudioInput ?? input].reduce(
+    dearer,
+    input
+  )
+  const dearOut = dearer(output, price.audioOutput ?? output)
+  return ceilDiv(ratio * (count(inputTokens) * dearIn + count(outputTokens) * dearOut), SCALE * SCALE)
+}

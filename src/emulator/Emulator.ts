@@ -13,6 +13,7 @@
  *   `…:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array), `…:countTokens`,
  *   `…:embedContent`, `…:batchEmbedContents` (deterministic vectors, see `Embeddings.ts`),
  *   `GET /v1beta/models` (and `GET /v1/models` with a Gemini key).
+ * - OpenAI's Realtime socket (see `Realtime.ts`): `GET /v1/realtime?model=` with `Upgrade: websocket`.
  * - Audio and moderations (see `Audio.ts`): OpenAI `POST /v1/audio/speech`, `/v1/audio/transcriptions` and
  *   `/v1/audio/translations` (multipart), `POST /v1/moderations`; rerank (see `Rerank.ts`): Cohere `POST /v2/rerank`,
  *   Jina `POST /v1/rerank`.
@@ -95,6 +96,7 @@
  *
  * @since 0.1.0
  */
+import { type RealtimeRecord, serveRealtime } from "./Realtime.ts"
 import { type ArmedFault, armFaults, echoMessage, type Fault, takeFault, vendorErrorBody } from "./Faults.ts"
 
 export type { Fault } from "./Faults.ts"
@@ -200,6 +202,8 @@ export interface Emulator {
    * key its token endpoint takes assertions of (`Vertex.ts`).
    */
   vertexServiceAccountKey(): Promise<string>
+  /** Every response the Realtime socket finished, in order, with the `usage` its `response.done` sent (`Realtime.ts`). */
+  readonly realtime: ReadonlyArray<RealtimeRecord>
   /** Stops listening, ends hanging or streaming answers, and waits for the server to finish. */
   close(): Promise<void>
 }
@@ -264,6 +268,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
   let validKeys: ReadonlySet<string> | undefined = options.validKeys ? new Set(options.validKeys) : undefined
   let armed: Array<ArmedFault> = []
   let requests: Array<RecordedRequest> = []
+  let realtime: Array<RealtimeRecord> = []
   let requestCount = 0
   let abortCount = 0
   const closing = new AbortController()
@@ -303,6 +308,59 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     }
     const answer = await vertex.token(form)
     return jsonResponse(answer.body, answer.status)
+  }
+
+  /**
+   * `GET /v1/realtime?model=` upgrades: the key from `Authorization: Bearer` (or the browser subprotocol
+   * `openai-insecure-api-key.<key>`, answered with the `realtime` subprotocol), checked against `validKeys`, the
+   * handshake recorded, then the socket served by `Realtime.ts`.
+   */
+  const realtimeHandshake = (request: Request, url: URL): Response => {
+    const protocols = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((item) => item.trim())
+    const fromProtocol = protocols.find((item) => item.startsWith("openai-insecure-api-key."))
+    const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1]
+    const key = bearer ?? fromProtocol?.slice("openai-insecure-api-key.".length)
+    const model = url.searchParams.get("model") ?? ""
+    const headers = Object.fromEntries(request.headers)
+    delete headers.authorization
+    delete headers["sec-websocket-protocol"]
+    requestCount++
+    if (record) {
+      requests.push({
+        method: request.method,
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers,
+        key,
+        body: undefined,
+        aborted: false,
+        completed: true,
+        usage: undefined
+      })
+    }
+    if (validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
+      return jsonResponse({
+        error: { message: "Incorrect API key provided.", type: "invalid_request_error", code: "invalid_api_key" }
+      }, 401)
+    }
+    if (model === "") {
+      return jsonResponse({
+        error: { message: "Missing required parameter: 'model'.", type: "invalid_request_error", param: "model" }
+      }, 400)
+    }
+    const { socket, response } = Deno.upgradeWebSocket(
+      request,
+      protocols.includes("realtime") ? { protocol: "realtime" } : {}
+    )
+    serveRealtime(socket, model, {
+      nextId: ids.next,
+      recordResponse: (entry) => {
+        if (record) realtime.push(entry)
+      },
+      closing: closing.signal,
+      pacingMs
+    })
+    return response
   }
 
   const control = async (request: Request, path: string): Promise<Response> => {
@@ -362,6 +420,9 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     }
     if (path.startsWith("/_emulator/")) return control(request, path)
     if (request.method === "POST" && path === `${VERTEX_PREFIX}/token`) return vertexToken(request, path)
+    if (path === "/v1/realtime" && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+      return realtimeHandshake(request, url)
+    }
 
     const query: Record<string, string> = {}
     for (const [name, value] of url.searchParams) query[name] = value
@@ -555,6 +616,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
 
   const reset = () => {
     requests = []
+    realtime = []
     armed = []
     requestCount = 0
     abortCount = 0
@@ -582,6 +644,9 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     },
     reset,
     vertexServiceAccountKey: vertex.serviceAccountKey,
+    get realtime() {
+      return realtime
+    },
     close: async () => {
       closing.abort()
       await server.shutdown()

@@ -92,6 +92,18 @@ export class Metrics {
       Metric.gauge("sluice_channel_enabled_keys", { description: "Enabled keys of a channel", attributes })
   )
 
+  readonly #socketFrames = new Series(
+    ["route", "direction"],
+    counter(
+      "sluice_websocket_frames_total",
+      "WebSocket frames, by route and direction (in: from the caller, out: to it)"
+    )
+  )
+  readonly #socketBytes = new Series(
+    ["route", "direction"],
+    counter("sluice_websocket_bytes_total", "WebSocket payload bytes, by route and direction")
+  )
+
   constructor() {
     this.context = Context.make(Metric.MetricRegistry, new Map())
   }
@@ -141,6 +153,12 @@ export class Metrics {
     add(this.#tokens.at(model, "cached"), cached, context)
     add(this.#tokens.at(model, "reasoning"), reasoning, context)
     add(this.#charged.at(model, group), charged, context)
+  }
+
+  /** Counts one WebSocket frame of `bytes` payload bytes on `route` (`in`: from the caller; `out`: to it). */
+  websocketFrame(route: string, direction: "in" | "out", bytes: number): void {
+    add(this.#socketFrames.at(route, direction), 1, this.context)
+    add(this.#socketBytes.at(route, direction), bytes, this.context)
   }
 
   /** Counts a request refused by a rate limit. */

@@ -25,6 +25,7 @@ const EXACT: ReadonlySet<string> = new Set([
   "/v1/moderations",
   "/v1/rerank",
   "/v2/rerank",
+  "/v1/realtime",
   "/v1/videos",
   "/v1/video/generations",
   "/api/usage/token",

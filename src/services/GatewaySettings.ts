@@ -97,6 +97,9 @@ export interface Settings {
    * each request came to.
    */
   readonly publicUrl: string | undefined
+  /** Input and output tokens of the one response a Realtime session's float covers (defaults 32,768 and 4,096). */
+  readonly realtimeFloatInputTokens: number
+  readonly realtimeFloatOutputTokens: number
 }
 
 /**
@@ -146,6 +149,8 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     registrationWindowMillis: (given.registration_window_seconds ?? 3600) * 1000,
     hashWorkers: given.hash_workers ?? 1,
     hashQueue: given.hash_queue ?? 32,
+    realtimeFloatInputTokens: given.realtime_float_input_tokens ?? 32_768,
+    realtimeFloatOutputTokens: given.realtime_float_output_tokens ?? 4_096,
     trustedProxies: given.trusted_proxies ?? [],
     maxTasksInFlight: given.max_tasks_in_flight ?? 16,
     maxPendingAssets: given.max_pending_assets ?? 8,

@@ -108,12 +108,17 @@ export class Catalog extends Context.Service<Catalog, {
           perSecond: string | null
           perMillionCharacters: string | null
           perSearch: string | null
+          audioInput: string | null
+          audioOutput: string | null
+          cachedAudioInput: string | null
           family: string | null
           free: boolean
         }>`SELECT name, input_price::text AS input, output_price::text AS output,
                   cached_input_price::text AS "cachedInput", cache_write_price::text AS "cacheWrite", per_image::text AS "perImage",
                   per_second::text AS "perSecond", per_1m_characters::text AS "perMillionCharacters",
-                  per_search::text AS "perSearch", family, free FROM models`
+                  per_search::text AS "perSearch", audio_input_price::text AS "audioInput",
+                  audio_output_price::text AS "audioOutput", cached_audio_input_price::text AS "cachedAudioInput",
+                  family, free FROM models`
         const channelRows = yield* sql<{
           id: bigint
           name: string
@@ -197,6 +202,9 @@ export class Catalog extends Context.Service<Catalog, {
             perSecond: optionalFixed(row.perSecond),
             perMillionCharacters: optionalFixed(row.perMillionCharacters),
             perSearch: optionalFixed(row.perSearch),
+            audioInput: optionalFixed(row.audioInput),
+            audioOutput: optionalFixed(row.audioOutput),
+            cachedAudioInput: optionalFixed(row.cachedAudioInput),
             free: row.free
           }])),
           families: new Map(

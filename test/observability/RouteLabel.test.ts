@@ -22,6 +22,7 @@ Deno.test("route labels: fixed routes, model-route patterns, catch-alls", () => 
   strictEqual(routeOf("/api/user/self"), "/api/*")
   strictEqual(routeOf("/v1/audio/speech"), "/v1/audio/speech")
   strictEqual(routeOf("/v2/rerank"), "/v2/rerank")
+  strictEqual(routeOf("/v1/realtime"), "/v1/realtime")
   strictEqual(routeOf("/v1/videos/video_abc/content?variant=thumbnail"), "/v1/videos/{id}/content")
   strictEqual(routeOf("/v1/videos/video_abc/remix"), "/v1/videos/{id}/remix")
   strictEqual(routeOf("/v1/videos/sk-secret/evil"), "/v1/videos/{id}")

@@ -46,6 +46,8 @@ export const freshPostgres = async (): Promise<{ url: string; drop: () => Promis
 /** A running gateway for a test. */
 export interface TestGateway {
   readonly url: string
+  /** With `tls`: the same gateway on a second, TLS listener (`https://127.0.0.1:<port>`), for `wss://` clients. */
+  readonly tlsUrl: string | undefined
   readonly emulator: Emulator
   /** Every log line the gateway wrote (access log and Effect's lines, JSON), in order. */
   readonly logs: ReadonlyArray<string>
@@ -121,6 +123,8 @@ export const startGateway = async (options: {
   readonly bodyTimeoutSeconds?: number
   /** Requests one address may have open (`SLUICE_MAX_OPEN_REQUESTS_PER_ADDRESS`; default the gateway's). */
   readonly maxOpenRequestsPerAddress?: number
+  /** A certificate and key (PEM) to serve a second, TLS listener with (`tlsUrl`); default none. */
+  readonly tls?: { readonly cert: string; readonly key: string }
 }): Promise<TestGateway> => {
   const emulator = options.emulator ?? startEmulator()
   const postgres = options.databaseUrl === undefined && options.store === "postgres" ? await freshPostgres() : undefined
@@ -149,10 +153,17 @@ export const startGateway = async (options: {
     (request, info) => handler(request, info)
   )
   const url = `http://127.0.0.1:${server.addr.port}`
+  const tlsServer = options.tls === undefined ? undefined : Deno.serve(
+    { port: 0, hostname: "127.0.0.1", cert: options.tls.cert, key: options.tls.key, onListen: () => {} },
+    (request, info) => handler(request, info)
+  )
   let stopped = false
   const stop = async () => {
     if (stopped) return
     stopped = true
+    // As `main.ts` does: WebSocket sessions drain before the servers' shutdown would close them.
+    await drainSockets(Date.now() + 5_000)
+    await tlsServer?.shutdown()
     await server.shutdown()
     await dispose()
     await pglite?.remove()
@@ -187,6 +198,7 @@ export const startGateway = async (options: {
   }
   return {
     url,
+    tlsUrl: tlsServer === undefined ? undefined : `https://127.0.0.1:${tlsServer.addr.port}`,
     emulator,
     query,
     settled,

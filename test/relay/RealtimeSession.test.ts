@@ -1,0 +1,92 @@
+/**
+ * The Realtime session against a hostile vendor, over fake sockets and a recording ledger: a `response.done` with no
+ * `response.created` is billed against the spare float (and a new float held), a repeated one bills nothing, a
+ * frame that is not JSON is passed through unbilled, and the end releases the spare float and frees the slot.
+ */
+import { deepStrictEqual, strictEqual } from "node:assert/strict"
+import { Effect, Logger } from "effect"
+import type { Ledger } from "../../src/billing/Ledger.ts"
+import type { Hold } from "../../src/billing/QuotaLedger.ts"
+import { toFixed } from "../../src/domain/Pricing.ts"
+import { startRealtimeSession } from "../../src/relay/realtime/RealtimeSession.ts"
+import type { Principal } from "../../src/services/Auth.ts"
+import type { Candidate } from "../../src/services/ChannelRouter.ts"
+
+class FakeSocket extends EventTarget {
+  readyState: number = WebSocket.OPEN
+  readonly sent: Array<string> = []
+  send(text: string) {
+    this.sent.push(text)
+  }
+  close(code = 1000) {
+    if (this.readyState === WebSocket.CLOSED) return
+    this.readyState = WebSocket.CLOSED
+    this.dispatchEvent(Object.assign(new Event("close"), { code, reason: "" }))
+  }
+  receive(text: string) {
+    this.dispatchEvent(Object.assign(new Event("message"), { data: text }))
+  }
+}
+
+const flush = () => new Promise((resolve) => setTimeout(resolve, 20))
+
+Deno.test("RealtimeSession: an unannounced response.done is billed once against the spare float", async () => {
+  let holds = 0
+  const booked: Array<{ cost: bigint; requestId: string }> = []
+  const released: Array<Hold> = []
+  const ledger = {
+    hold: () => Effect.sync(() => ({ id: ++holds }) as unknown as Hold),
+    book: (_hold: Hold | undefined, cost: bigint, row: (charged: bigint) => { requestId: string }) =>
+      Effect.sync(() => {
+        booked.push({ cost, requestId: row(cost).requestId })
+        return cost
+      }),
+    release: (hold: Hold) => Effect.sync(() => void released.push(hold)),
+    durable: Effect.succeed(true)
+  } as unknown as typeof Ledger.Service
+  let slotReleased = false
+  const client = new FakeSocket()
+  const upstream = new FakeSocket()
+  const session = startRealtimeSession(
+    {
+      socketId: "rtsock_test",
+      principal: { userId: 1n, tokenId: 2n, group: "default" } as Principal,
+      model: "gpt-realtime-test",
+      candidate: { channel: { id: 1, name: "emu" }, key: { key: "k" }, upstreamModel: "gpt-rt" } as Candidate,
+      price: { input: toFixed(1), output: toFixed(1), audioInput: toFixed(1), audioOutput: toFixed(1), free: false },
+      ratio: 1_000_000_000n,
+      float: 1_000n,
+      firstHold: { id: 0 } as unknown as Hold,
+      permit: { release: () => Effect.sync(() => void (slotReleased = true)) },
+      admitResponse: Effect.succeed({ release: () => Effect.void }),
+      ledger,
+      metrics: undefined,
+      maxFrameBytes: 1024,
+      eventsPerSecond: 0,
+      idleMillis: 0,
+      started: Date.now(),
+      // Its log lines are the integration tests' concern; here they go nowhere.
+      run: (effect) => Effect.runPromise(effect.pipe(Effect.provide(Logger.layer([]))))
+    },
+    client as unknown as WebSocket,
+    upstream as unknown as WebSocket
+  )
+
+  const done = JSON.stringify({
+    type: "response.done",
+    response: { id: "resp_1", usage: { input_tokens: 10, output_tokens: 5 } }
+  })
+  upstream.receive(done)
+  upstream.receive(done)
+  upstream.receive("not json")
+  await flush()
+  deepStrictEqual(booked, [{ cost: 15n, requestId: "rtsock_test/resp_1" }])
+  strictEqual(holds, 1, "a new float was held after the spare was used")
+  deepStrictEqual(client.sent, [done, done, "not json"])
+
+  client.close(1000)
+  await session.ended
+  deepStrictEqual(released, [{ id: 1 }], "the refilled spare float was released")
+  strictEqual(slotReleased, true)
+  strictEqual(upstream.readyState, WebSocket.CLOSED)
+})
