@@ -157,9 +157,11 @@ export const claudeRun = (gateway: string, key: string, model: string, home: str
  * channel's reasoning must come back in a form the next turn replays (`store: false` with
  * `include: ["reasoning.encrypted_content"]`, as Codex sends); no plugin, app or skill catalog fetched (from
  * chatgpt.com and GitHub, which Codex 0.171 otherwise contacts at start); no update check, analytics, feedback or OpenTelemetry
- * export; commands run without approval or sandbox (the test's own temporary directory).
+ * export; commands run without approval or sandbox (the test's own temporary directory). `websocket`: the provider
+ * takes the Responses API's WebSocket transport (`supports_websockets`, with the `responses_websockets` feature on),
+ * so Codex runs its turns over one socket at `<gateway>/v1/responses`.
  */
-export const codexConfig = (gateway: string): string =>
+export const codexConfig = (gateway: string, websocket = false): string =>
   `model_provider = "sluice"
 model_reasoning_effort = "high"
 model_reasoning_summary = "auto"
@@ -174,7 +176,7 @@ env_key = "SLUICE_API_KEY"
 wire_api = "responses"
 request_max_retries = 0
 stream_max_retries = 0
-
+${websocket ? "supports_websockets = true\n" : ""}
 [analytics]
 enabled = false
 
@@ -191,13 +193,20 @@ plugin_sharing = false
 apps = false
 tool_suggest = false
 in_app_updates = false
-`
+${websocket ? "responses_websockets = true\n" : ""}`
 
-/** Codex CLI non-interactive (`codex exec`) against `gateway`, configured by `codexConfig`. */
-export const codexRun = (gateway: string, key: string, model: string, home: string, prompt: string): AgentRun => ({
+/** Codex CLI non-interactive (`codex exec`) against `gateway`, configured by `codexConfig` (`websocket` as there). */
+export const codexRun = (
+  gateway: string,
+  key: string,
+  model: string,
+  home: string,
+  prompt: string,
+  websocket = false
+): AgentRun => ({
   args: ["exec", "--skip-git-repo-check", "-m", model, prompt],
   env: { ...baseEnv(home), CODEX_HOME: join(home, ".codex"), SLUICE_API_KEY: key },
-  files: { ".codex/config.toml": codexConfig(gateway) }
+  files: { ".codex/config.toml": codexConfig(gateway, websocket) }
 })
 
 /**

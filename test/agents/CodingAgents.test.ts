@@ -304,3 +304,75 @@ if (installed._tag === "RegistryUnreachable") {
     )
   }
 }
+
+// Codex over the Responses API's WebSocket transport (`supports_websockets`): its turns run as `response.create`
+// events on one socket at `/v1/responses`, each billed as a response of its own, on a Responses channel and on a
+// translated one.
+if (installed._tag !== "RegistryUnreachable") {
+  for (const type of ["openai", "anthropic"] as const) {
+    const pkg = AGENT_PACKAGES.codex
+    const model = AGENT_MODELS.codex
+    Deno.test(
+      `${pkg.name}@${pkg.version} completes a tool round trip over the Responses WebSocket on the ${type} channel`,
+      async () => {
+        const gateway = await startGateway({ config: config(model, type), store: "postgres" })
+        const home = await Deno.makeTempDir({ prefix: "sluice-agent-socket-" })
+        try {
+          const marker = `marker-${crypto.randomUUID()}`
+          await Deno.writeTextFile(`${home}/note.txt`, `${marker}\n`)
+          const trap = startTrapProxy()
+          const result = await runAgent(
+            installed.bins.codex,
+            throughTrap(codexRun(gateway.url, KEY, model, home, toolPrompt("codex", "note.txt"), true), trap.url),
+            home,
+            180_000
+          ).finally(() => trap.close())
+          deepStrictEqual(trap.attempts, [], "traffic beyond the gateway")
+          const said = `exit ${result.code}\nstdout:\n${result.stdout.slice(-3000)}\nstderr:\n${
+            result.stderr.slice(-3000)
+          }`
+          strictEqual(result.code, 0, said)
+          ok(result.stdout.includes(marker), said)
+          // The socket's line is written when it closes, after Codex exits.
+          let sockets: ReadonlyArray<{ socket_id: string; route: string; responses: number }> = []
+          for (let tries = 0; sockets.length === 0 && tries < 50; tries++) {
+            await new Promise((resolve) => setTimeout(resolve, 100))
+            sockets = gateway.logs.flatMap((line) => {
+              try {
+                const parsed = JSON.parse(line) as { msg?: string; socket_id: string; route: string; responses: number }
+                return parsed.msg === "socket" ? [parsed] : []
+              } catch {
+                return []
+              }
+            })
+          }
+          ok(sockets.length >= 1 && sockets.every((socket) => socket.route === "/v1/responses"), said)
+          const lines = accessLines(gateway.logs)
+          const onSocket = lines.filter((line) =>
+            line.route === "/v1/responses" &&
+            sockets.some((socket) => line.request_id.startsWith(`${socket.socket_id}.`))
+          )
+          ok(onSocket.length >= 2, `expected a tool call and an answer on the socket, got ${JSON.stringify(lines)}`)
+          strictEqual(onSocket.length, sockets.reduce((sum, socket) => sum + socket.responses, 0))
+          for (const line of onSocket) {
+            strictEqual(line.status, 200)
+            strictEqual(line.channel, CHANNEL_NAMES[type])
+            ok(line.cost > 0, `unbilled: ${JSON.stringify(line)}`)
+          }
+          // Every response on the socket has its usage row, at the cost its access line reported.
+          const rows = await gateway.query<{ request_id: string; cost: string }>(
+            "SELECT request_id, cost::text AS cost FROM usage_logs WHERE status = 200 ORDER BY id"
+          )
+          deepStrictEqual(rows.map((row) => Number(row.cost)), onSocket.map((line) => line.cost), JSON.stringify(rows))
+          ok(
+            gateway.emulator.requests.some((request) => JSON.stringify(request.body).includes(marker)),
+            "the tool's output reached the upstream"
+          )
+        } finally {
+          await gateway.close()
+          await Deno.remove(home, { recursive: true }).catch(() => {})
+        }
+      }
+    )
+  }
+}
