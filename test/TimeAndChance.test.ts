@@ -12,11 +12,21 @@ import { deepStrictEqual } from "node:assert/strict"
 /** Not the gateway (the vendor emulator and the demo script): they keep their own time and chance. */
 const OUTSIDE = ["emulator/", "demo.ts"]
 
+/** Why a caller's WebSocket session reads the system clock. */
+const SOCKET_TIME =
+  "a caller's WebSocket session runs on the runtime's socket callbacks and real timers (idle close, " +
+  "events per second, the shutdown grace, a socket's time open), outside any fiber, in the wall time the sockets run in"
+
 /** Gateway files (or folders, ending in `/`) under `src/` that may read the system clock or `Math.random`, and why. */
 const ALLOWED: Readonly<Record<string, string>> = {
   "upstreams/transport/UpstreamClient.ts":
     "the upstream deadlines (first byte, total, idle) are checked by one real interval timer against real sockets; " +
-    "they are measured in the wall time that timer and the sockets run in, which a TestClock cannot move"
+    "they are measured in the wall time that timer and the sockets run in, which a TestClock cannot move",
+  "http/WebSocketAccept.ts": SOCKET_TIME,
+  "relay/socket/ResponsesSocket.ts": SOCKET_TIME,
+  "relay/realtime/RealtimeSession.ts": SOCKET_TIME,
+  "App.ts": "the shutdown drain's deadline is wall time: it races the runtime's server shutdown and real sockets",
+  "main.ts": "the shutdown grace is wall time, counted from the signal, around the runtime's server shutdown"
 }
 
 /** What is looked for: the system clock read directly, and `Math.random`. */

@@ -17,7 +17,7 @@
  *
  * @since 0.3.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { isRealtimePriced, realtimeBound } from "../domain/Pricing.ts"
 import { InvalidRequest, ModelNotFound, UpstreamFailed } from "../errors/GatewayError.ts"
@@ -137,6 +137,7 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
           const context = yield* Effect.context<never>()
           const run = <A>(effect: Effect.Effect<A>): Promise<A> => Effect.runPromiseWith(context)(effect)
           const socketId = `rtsock_${crypto.randomUUID().replaceAll("-", "")}`
+          const started = yield* Clock.currentTimeMillis
           const session = startRealtimeSession(
             {
               socketId,
@@ -160,7 +161,7 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
               maxFrameBytes: settings.websocket.maxFrameBytes,
               eventsPerSecond: settings.websocket.maxEventsPerSecond,
               idleMillis: settings.websocket.idleSeconds * 1000,
-              started: Date.now(),
+              started,
               run
             },
             upgrade.socket,
