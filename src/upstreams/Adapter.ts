@@ -126,24 +126,30 @@ export const withExtraHeaders = (channel: Channel, headers: Record<string, strin
 const json = { "content-type": "application/json" }
 
 /**
+ * The wire of an OpenAI-style upstream for an `inbound` request: chat completions and legacy completions as they
+ * came, Responses when the upstream has `/responses` (`responses`), every other format through chat completions.
+ */
+const openAiWire = (inbound: FormatName, responses: boolean): WireName => {
+  switch (inbound) {
+    case "openai-chat":
+    case "completions":
+      return inbound
+    case "openai-responses":
+      return responses ? "openai-responses" : "openai-chat"
+    case "anthropic":
+    case "gemini":
+      return "openai-chat"
+  }
+}
+
+/**
  * OpenAI-compatible upstreams: chat completions, Responses (when the channel
  * says it has `/v1/responses`), legacy completions; other inbound formats are
  * served through chat completions. Bearer key (platform.openai.com/docs/api-reference/authentication).
  */
 const openai: Adapter = {
   nativeFormat: "openai-chat",
-  wireFormat: (inbound, channel) => {
-    switch (inbound) {
-      case "openai-chat":
-      case "completions":
-        return inbound
-      case "openai-responses":
-        return channel.settings.responses_api === true ? "openai-responses" : "openai-chat"
-      case "anthropic":
-      case "gemini":
-        return "openai-chat"
-    }
-  },
+  wireFormat: (inbound, channel) => openAiWire(inbound, channel.settings.responses_api === true),
   target: (channel, key, wire) => {
     const path = wire === "openai-responses"
       ? "/v1/responses"
@@ -353,18 +359,7 @@ const bedrock: Adapter = {
  */
 const azure: Adapter = {
   nativeFormat: "openai-chat",
-  wireFormat: (inbound, channel) => {
-    switch (inbound) {
-      case "openai-chat":
-      case "completions":
-        return inbound
-      case "openai-responses":
-        return azureV1(channel) ? "openai-responses" : "openai-chat"
-      case "anthropic":
-      case "gemini":
-        return "openai-chat"
-    }
-  },
+  wireFormat: (inbound, channel) => openAiWire(inbound, azureV1(channel)),
   target: (channel, key, wire, model) => ({
     url: azureUrl(
       channel,
