@@ -15,6 +15,7 @@
  * @since 0.1.0
  */
 import { rememberClientAddress, trustProxies } from "./ClientAddress.ts"
+import { markMadeRequestId } from "./MadeRequestId.ts"
 import { HANDSHAKE_ACCEPTED, socketLine, type SocketMetrics, type SocketTally } from "./WebSocketUpgrade.ts"
 
 /** A session on an accepted socket, as the server keeps it. @category models */
@@ -83,6 +84,7 @@ export const innerRequest = (
   headers.set("content-type", "application/json")
   headers.set("x-request-id", requestId)
   const request = new Request(url, { method, headers, body, ...(signal === undefined ? {} : { signal }) })
+  markMadeRequestId(request)
   if (peer !== undefined) rememberClientAddress(request, peer)
   if (trusted.length > 0) trustProxies(request, trusted)
   return request

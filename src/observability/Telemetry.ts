@@ -14,6 +14,7 @@ import { Clock, Context, Effect, Layer, Logger, References } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { LogLevelName } from "../config/ObservabilityEnv.ts"
 import { headerOf } from "../http/Credentials.ts"
+import { hasMadeRequestId } from "../http/MadeRequestId.ts"
 import { jsonLine, levelOf, levelRank, textLine } from "./AccessLog.ts"
 import { Metrics } from "./Metrics.ts"
 import { attachRecord, type RecordOwner, RequestRecord } from "./RequestRecord.ts"
@@ -71,7 +72,8 @@ export class Telemetry implements RecordOwner {
     return new RequestRecord(
       this,
       given ?? makeRequestId(),
-      given === undefined,
+      // A request the gateway made itself (a socket's response) carries an id the gateway chose.
+      given === undefined || hasMadeRequestId(request),
       request.method,
       request.url,
       startedAt

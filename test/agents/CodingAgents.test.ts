@@ -359,11 +359,14 @@ if (installed._tag !== "RegistryUnreachable") {
             strictEqual(line.channel, CHANNEL_NAMES[type])
             ok(line.cost > 0, `unbilled: ${JSON.stringify(line)}`)
           }
-          // Every response on the socket has its usage row, at the cost its access line reported.
-          const rows = await gateway.query<{ request_id: string; cost: string }>(
-            "SELECT request_id, cost::text AS cost FROM usage_logs WHERE status = 200 ORDER BY id"
-          )
-          deepStrictEqual(rows.map((row) => Number(row.cost)), onSocket.map((line) => line.cost), JSON.stringify(rows))
+          // Every response on the socket has its usage row, under its access line's id, at the cost that line reported.
+          const rows = await waitForUsageRows(gateway, onSocket.map((line) => line.request_id))
+          for (const line of onSocket) {
+            const row = rows.find((candidate) => candidate.request_id === line.request_id)
+            ok(row !== undefined, `no usage row for ${line.request_id}`)
+            strictEqual(Number(row.cost), line.cost)
+            strictEqual(row.status, 200)
+          }
           ok(
             gateway.emulator.requests.some((request) => JSON.stringify(request.body).includes(marker)),
             "the tool's output reached the upstream"
