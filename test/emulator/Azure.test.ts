@@ -193,7 +193,8 @@ Deno.test("azure: Azure's own refusals: no key, a missing or unknown api-version
 })
 
 Deno.test("azure: Sora 2 videos on the v1 API (OpenAI's video schema) with api-key: create, poll, remix, content", async () => {
-  await withEmulator({ videoStepMs: 20, validKeys: [KEY] }, async (emulator) => {
+  // A 300 ms task step: the create's own answer still sees `queued` on a loaded machine (at 20 ms it did not).
+  await withEmulator({ videoStepMs: 300, validKeys: [KEY] }, async (emulator) => {
     // AzureOpenAI on the v1 base URL: `api-key` header, `api-version=preview` (the v1 API's own).
     const client = new AzureOpenAI({
       baseURL: `${emulator.url}/azure/openai/v1`,
@@ -205,7 +206,7 @@ Deno.test("azure: Sora 2 videos on the v1 API (OpenAI's video schema) with api-k
     strictEqual(created.status, "queued")
     let video = created
     for (let tries = 0; video.status !== "completed" && tries < 100; tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      await new Promise((resolve) => setTimeout(resolve, 100))
       video = await client.videos.retrieve(created.id)
     }
     strictEqual(video.status, "completed")
