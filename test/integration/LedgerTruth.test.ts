@@ -195,7 +195,12 @@ Deno.test("ledger truth: an answer whose charge no journal can hold is withheld:
   try {
     // A first answer takes the lease: the holds below are served from memory, as in an outage.
     await (await post(gateway, "/v1/chat/completions", chatBody(false))).text()
+    // The first answer's row is in before the mark is read (on a loaded machine it could land just after it).
+    for (let tries = 0; (await lastId(gateway)) === 0 && tries < 50; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
     const before = await lastId(gateway)
+    ok(before > 0, "the first answer's usage row")
     await gateway.query("ALTER TABLE charge_journal RENAME TO charge_journal_away")
     const chat = await (await post(gateway, "/v1/chat/completions", chatBody(true))).text()
     ok(chat.includes('"code":"quota_ledger_unavailable"'), chat)
