@@ -34,6 +34,9 @@ import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
+import { BatchRoutes } from "./routes/BatchRoutes.ts"
+import { BatchRunner } from "./batches/BatchRunner.ts"
+import { BatchDispatch, type DispatchHolder, makeDispatchHolder } from "./batches/BatchDispatch.ts"
 import { RESPONSES_SOCKET_PATH, ResponsesSocketRoute } from "./routes/ResponsesSocketRoute.ts"
 import { runResponsesSocket } from "./relay/socket/ResponsesSocket.ts"
 import { DEFAULT_SOCKET_MEMORY } from "./relay/socket/SocketMemory.ts"
@@ -178,7 +181,8 @@ const rootUser = (rootPassword: string | undefined) =>
 export const appLayer = (
   options: AppOptions,
   telemetry: Telemetry = new Telemetry(metricsOnly),
-  sockets: WebSocketSessionRegistry = makeWebSocketSessions()
+  sockets: WebSocketSessionRegistry = makeWebSocketSessions(),
+  dispatch: DispatchHolder = makeDispatchHolder()
 ) => {
   const settings = settingsOf(options.file)
   const database = layerFromSettings({ databaseUrl: options.databaseUrl, dataDir: options.dataDir })
@@ -251,6 +255,7 @@ export const appLayer = (
   ).pipe(Layer.provideMerge(accounts))
   return Layer.mergeAll(
     TextRoutes,
+    BatchRoutes,
     ResponsesSocketRoute,
     RealtimeRoutes,
     EmbeddingRoutes,
@@ -290,6 +295,8 @@ export const appLayer = (
       Videos.layer,
       Midjourney.layer,
       Kling.layer,
+      // Batch lines go through the gateway's own handler (`dispatch`, set by `makeHandler` once it is made).
+      BatchRunner.layer().pipe(Layer.provide(BatchDispatch.layer(dispatch))),
       RealtimeSocket.layer.pipe(Layer.provide(Layer.succeed(WebSocketSessions, sockets)))
     )),
     // The caller's task reads poll a stale task on the spot, so they sit above the poller.
@@ -325,14 +332,17 @@ export const makeHandler = (options: AppOptions) => {
   const open = makeOpenRequests(options.maxOpenRequestsPerAddress ?? DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS)
   const bodyTimeout = Layer.succeed(BodyTimeout, (options.bodyTimeoutSeconds ?? DEFAULT_BODY_TIMEOUT_SECONDS) * 1000)
   const sockets = makeWebSocketSessions()
+  const dispatch = makeDispatchHolder()
   const web = HttpRouter.toWebHandler(
-    appLayer(options, telemetry, sockets).pipe(
+    appLayer(options, telemetry, sockets, dispatch).pipe(
       Layer.provide(HttpServer.layerServices),
       Layer.provideMerge(schedulerLayer),
       Layer.provideMerge(Layer.merge(observabilityLayer(options, telemetry), bodyTimeout))
     ),
     { disableLogger: true }
   )
+  // Batch lines are the gateway's own inner requests: the router's handler, past the open-requests bound.
+  dispatch.handler = web.handler
   const socketMetrics = makeSocketMetrics(telemetry.metrics, [RESPONSES_SOCKET_PATH])
   const responsesSockets = makeSocketServer(RESPONSES_SOCKET_PATH, {
     metrics: socketMetrics,

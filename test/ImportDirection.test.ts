@@ -26,6 +26,8 @@ const layers: Record<string, number> = {
   billing: 6.2,
   // Beside each other, above the request path: the task subsystem and the `/api` backend.
   tasks: 6.5,
+  // Batches the gateway runs line by line through its own handler (store, runner, claims).
+  batches: 6.5,
   accounts: 6.5,
   relay: 7,
   routes: 8,

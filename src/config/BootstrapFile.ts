@@ -258,6 +258,11 @@ export const UserSpec = Schema.Struct({
  * `realtime_float_input_tokens` (default 32,768)
  * and `realtime_float_output_tokens` (default 4,096): the one response a Realtime session's float is sized for
  * (docs/BILLING.md, "Realtime sessions").
+ * Batches (docs/BATCHES.md): `batch_concurrency` (lines of one batch an instance runs at once, default 8),
+ * `batch_key_concurrency` (lines of one key's batches an instance runs at once, default 16),
+ * `batch_window_seconds` (a batch unfinished this long after its creation ends expired, default 86400),
+ * `batch_lease_seconds` (how long a claimed line stays claimed without its instance's heartbeat, default 30) and
+ * `batch_poll_ms` (how often an instance looks for lines to run, default 500).
  *
  * @category models
  */
@@ -311,6 +316,11 @@ export const GatewaySettings = Schema.Struct({
   max_pending_assets: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   task_poll_interval_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(10))),
   task_deadline_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  batch_concurrency: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  batch_key_concurrency: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  batch_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  batch_lease_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  batch_poll_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(10))),
   unknown_model_status: Schema.optional(Schema.Literals([503, 404])),
   public_url: Schema.optional(NonEmpty.check(Schema.isPattern(/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/)))
 })

@@ -124,7 +124,7 @@ export const toProblem = (error: GatewayError): Problem =>
     NotFound: (e) =>
       e.what === "task"
         ? problem(404, "platform_api_error", "task_not_exist", "task_origin_not_exist", e.param ?? "")
-        : e.what === "asset" || e.what === "image"
+        : e.what === "asset" || e.what === "image" || e.what === "batch"
         ? problem(404, "invalid_request_error", "not_found", `No ${e.what} with id "${e.id}".`, e.param ?? "")
         : problem(400, "invalid_request_error", "invalid_request", `No ${e.what} with id "${e.id}".`, e.param ?? ""),
     LedgerUnavailable: () =>

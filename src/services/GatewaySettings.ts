@@ -89,6 +89,16 @@ export interface Settings {
   readonly taskPollMillis: number
   /** A task unfinished this long after its submit fails and is refunded (default 24 h), in milliseconds. */
   readonly taskDeadlineMillis: number
+  /** Lines of one batch an instance runs at once (`batch_concurrency`, default 8). */
+  readonly batchConcurrency: number
+  /** Lines of one key's batches an instance runs at once (`batch_key_concurrency`, default 16). */
+  readonly batchKeyConcurrency: number
+  /** A batch unfinished this long after its creation ends expired (`batch_window_seconds`, default 24 h), in ms. */
+  readonly batchWindowMillis: number
+  /** A claimed line's lease without a heartbeat (`batch_lease_seconds`, default 30 s), in milliseconds. */
+  readonly batchLeaseMillis: number
+  /** How often an instance looks for batch lines to run (`batch_poll_ms`, default 500), in milliseconds. */
+  readonly batchPollMillis: number
   /** The HTTP status of `model_not_found`: 503 (the spec's, default) or 404 (OpenAI's; clients do not retry it). */
   readonly unknownModelStatus: 503 | 404
   /**
@@ -156,6 +166,11 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     maxPendingAssets: given.max_pending_assets ?? 8,
     taskPollMillis: given.task_poll_interval_ms ?? 5000,
     taskDeadlineMillis: (given.task_deadline_seconds ?? 86_400) * 1000,
+    batchConcurrency: given.batch_concurrency ?? 8,
+    batchKeyConcurrency: given.batch_key_concurrency ?? 16,
+    batchWindowMillis: (given.batch_window_seconds ?? 86_400) * 1000,
+    batchLeaseMillis: (given.batch_lease_seconds ?? 30) * 1000,
+    batchPollMillis: given.batch_poll_ms ?? 500,
     unknownModelStatus: given.unknown_model_status ?? 503,
     publicUrl: (given.public_url ?? file?.oauth?.public_url)?.replace(/\/+$/, "")
   }
