@@ -258,10 +258,16 @@ export const UserSpec = Schema.Struct({
  * `realtime_float_input_tokens` (default 32,768)
  * and `realtime_float_output_tokens` (default 4,096): the one response a Realtime session's float is sized for
  * (docs/BILLING.md, "Realtime sessions").
+ * Files (README, "Files"): `file_max_bytes` (largest file a caller may upload to `/v1/files`, default 200 MiB),
+ * `file_storage_per_user_bytes` (largest total of one user's files, default 10 GiB) and
+ * `file_sweep_interval_seconds` (how often each instance removes expired and deleted files, default 60; 0: never).
  *
  * @category models
  */
 export const GatewaySettings = Schema.Struct({
+  file_max_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  file_storage_per_user_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  file_sweep_interval_seconds: Schema.optional(Count),
   realtime_float_input_tokens: Schema.optional(Count),
   realtime_float_output_tokens: Schema.optional(Count),
   journal_fsync: Schema.optional(Schema.Boolean),
