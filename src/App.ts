@@ -31,6 +31,8 @@ import { VideoRoutes, Videos } from "./routes/VideoRoutes.ts"
 import { Midjourney, MidjourneyRoutes } from "./routes/MidjourneyRoutes.ts"
 import { Kling, KlingRoutes } from "./routes/KlingRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
+import { FileRoutes } from "./routes/FileRoutes.ts"
+import { FileStore } from "./files/FileStore.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
@@ -204,6 +206,11 @@ export const appLayer = (
       )
     ),
     ResponseStore.layer,
+    FileStore.layer({
+      maxFileBytes: settings.fileMaxBytes,
+      maxUserBytes: settings.fileStoragePerUserBytes,
+      sweepIntervalMillis: settings.fileSweepIntervalMillis
+    }),
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
@@ -267,6 +274,7 @@ export const appLayer = (
     MidjourneyRoutes,
     KlingRoutes,
     AssetRoutes,
+    FileRoutes,
     CompactRoute,
     ModelsRoutes,
     AccountRoutes,

@@ -25,6 +25,8 @@ const layers: Record<string, number> = {
   // rows): above the services whose principal and outbox it uses, below the tasks and relays that bill through it.
   billing: 6.2,
   // Beside each other, above the request path: the task subsystem and the `/api` backend.
+  // The files of `/v1/files`: above the request path, below the tasks, relays and routes that read and write them.
+  files: 6.3,
   tasks: 6.5,
   // Batches the gateway runs line by line through its own handler (store, runner, claims).
   batches: 6.5,

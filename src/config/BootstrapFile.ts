@@ -263,10 +263,16 @@ export const UserSpec = Schema.Struct({
  * `batch_window_seconds` (a batch unfinished this long after its creation ends expired, default 86400),
  * `batch_lease_seconds` (how long a claimed line stays claimed without its instance's heartbeat, default 30) and
  * `batch_poll_ms` (how often an instance looks for lines to run, default 500).
+ * Files (README, "Files"): `file_max_bytes` (largest file a caller may upload to `/v1/files`, default 200 MiB),
+ * `file_storage_per_user_bytes` (largest total of one user's files, default 10 GiB) and
+ * `file_sweep_interval_seconds` (how often each instance removes expired and deleted files, default 60; 0: never).
  *
  * @category models
  */
 export const GatewaySettings = Schema.Struct({
+  file_max_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  file_storage_per_user_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  file_sweep_interval_seconds: Schema.optional(Count),
   realtime_float_input_tokens: Schema.optional(Count),
   realtime_float_output_tokens: Schema.optional(Count),
   journal_fsync: Schema.optional(Schema.Boolean),

@@ -90,12 +90,14 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
 }) {}
 
 /**
- * The request body is larger than the configured limit (bytes).
+ * The request body is larger than the configured limit (bytes). `param` names the field that ran over (`file` for
+ * an upload past the per-file limit), or is absent for the body as a whole.
  *
  * @category errors
  */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
-  limitBytes: Schema.Number
+  limitBytes: Schema.Number,
+  param: Schema.optional(Schema.String)
 }) {}
 
 /**
@@ -194,7 +196,7 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
  * @category errors
  */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset", "image", "webhook", "batch"]),
+  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset", "image", "webhook", "batch", "file"]),
   id: Schema.String,
   param: Schema.optional(Schema.String)
 }) {}

@@ -110,6 +110,11 @@ export interface Settings {
   /** Input and output tokens of the one response a Realtime session's float covers (defaults 32,768 and 4,096). */
   readonly realtimeFloatInputTokens: number
   readonly realtimeFloatOutputTokens: number
+  /** `/v1/files`: largest upload (default 200 MiB) and largest total per user (default 10 GiB), in bytes. */
+  readonly fileMaxBytes: number
+  readonly fileStoragePerUserBytes: number
+  /** How often each instance sweeps expired and deleted files (default 60 s), in milliseconds; 0: never. */
+  readonly fileSweepIntervalMillis: number
 }
 
 /**
@@ -161,6 +166,9 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     hashQueue: given.hash_queue ?? 32,
     realtimeFloatInputTokens: given.realtime_float_input_tokens ?? 32_768,
     realtimeFloatOutputTokens: given.realtime_float_output_tokens ?? 4_096,
+    fileMaxBytes: given.file_max_bytes ?? 200 * 1024 * 1024,
+    fileStoragePerUserBytes: given.file_storage_per_user_bytes ?? 10 * 1024 * 1024 * 1024,
+    fileSweepIntervalMillis: (given.file_sweep_interval_seconds ?? 60) * 1000,
     trustedProxies: given.trusted_proxies ?? [],
     maxTasksInFlight: given.max_tasks_in_flight ?? 16,
     maxPendingAssets: given.max_pending_assets ?? 8,
