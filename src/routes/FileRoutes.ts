@@ -12,7 +12,8 @@
  *   (`application/octet-stream`); `DELETE /v1/files/{file_id}` → `{id, object: "file", deleted: true}`.
  *
  * The caller's key comes as `Authorization: Bearer`; an unknown, another user's, an expired or a malformed file id
- * answers the same 404 (`No such File object: <id>`, OpenAI's wording). Files are not billed; an upload counts
+ * answers the same 404 (`No such File object: <id>`, OpenAI's wording; an id longer than the router's longest path
+ * parameter, 100 characters, gets the 404 of an unknown route, also `not_found`). Files are not billed; an upload counts
  * against the key's and the user's request rate. Errors leave in the gateway envelope.
  *
  * The body deadline (`SLUICE_BODY_TIMEOUT_SECONDS`) is, for an upload, the longest wait for the next piece of the
