@@ -304,7 +304,7 @@ export const appLayer = (
       Midjourney.layer,
       Kling.layer,
       // Batch lines go through the gateway's own handler (`dispatch`, set by `makeHandler` once it is made).
-      BatchRunner.layer().pipe(Layer.provide(BatchDispatch.layer(dispatch))),
+      BatchRunner.layer.pipe(Layer.provide(BatchDispatch.layer(dispatch))),
       RealtimeSocket.layer.pipe(Layer.provide(Layer.succeed(WebSocketSessions, sockets)))
     )),
     // The caller's task reads poll a stale task on the spot, so they sit above the poller.

@@ -26,7 +26,19 @@ import { markMadeRequestId } from "../http/MadeRequestId.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { type Batch, type BatchApi, type BatchStatus, lineRequestId } from "./Batch.ts"
 import { BatchDispatch } from "./BatchDispatch.ts"
-import { claimLines, closePending, finishLine, renewLeases, selectActive, settleBatch, wasCharged } from "./BatchSql.ts"
+import { writeBatchOutput } from "./BatchOutput.ts"
+import { FileStore } from "../files/FileStore.ts"
+import {
+  claimLines,
+  closePending,
+  endWithFiles,
+  finishLine,
+  renewLeases,
+  selectActive,
+  selectBatch,
+  settleBatch,
+  wasCharged
+} from "./BatchSql.ts"
 
 /** The most batches one poll looks at. */
 const ACTIVE_BATCHES_PER_POLL = 100
@@ -34,8 +46,8 @@ const ACTIVE_BATCHES_PER_POLL = 100
 /** The longest line answer kept, in UTF-16 code units; a longer one is recorded as an error. */
 const MAX_RESULT_CHARS = 16 * 1024 * 1024
 
-/** How a batch's end is written once its lines have finished. @category models */
-export type Finalizer = (batch: Batch, status: BatchStatus) => Effect.Effect<void>
+/** How a batch's end is written once its lines have finished. */
+type Finalizer = (batch: Batch, status: BatchStatus) => Effect.Effect<void>
 
 /**
  * What a line's answer recorded as: its state, HTTP status and body text (JSON).
@@ -66,166 +78,177 @@ export class BatchRunner extends Context.Service<BatchRunner, {
   readonly instance: string
 }>()("sluice/batches/BatchRunner") {
   /**
-   * Runs in the layer's scope; needs the SQL client, `GatewaySettings` and `BatchDispatch`. `finalizers` write an
-   * API's end of batch (OpenAI: its output files); an API without one ends at once.
+   * Runs in the layer's scope; needs the SQL client, `GatewaySettings`, `BatchDispatch` and `FileStore` (an OpenAI
+   * batch ends with its output files; an Anthropic batch ends at once, its results read from the store).
    */
-  static readonly layer = (finalizers: Partial<Record<BatchApi, Finalizer>> = {}) =>
-    Layer.effect(
-      BatchRunner,
-      Effect.gen(function* () {
-        const sql = yield* SqlClient.SqlClient
-        const settings = yield* GatewaySettings
-        const { dispatch } = yield* BatchDispatch
-        const scope = yield* Effect.scope
-        const instance = `batches-${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
-        const latch = yield* Latch.make(false)
-        const leaseMillis = settings.batchLeaseMillis
-        const perBatch = new Map<bigint, number>()
-        const perToken = new Map<bigint, number>()
-        const bump = (map: Map<bigint, number>, key: bigint, by: number) => {
-          const next = (map.get(key) ?? 0) + by
-          if (next <= 0) map.delete(key)
-          else map.set(key, next)
-        }
+  static readonly layer = Layer.effect(
+    BatchRunner,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const settings = yield* GatewaySettings
+      const { dispatch } = yield* BatchDispatch
+      const files = yield* FileStore
+      const finalizers: Partial<Record<BatchApi, Finalizer>> = {
+        openai: (batch, status) =>
+          Effect.gen(function* () {
+            const { counts } = yield* selectBatch(sql, batch.api, batch.publicId, batch.userId).pipe(Effect.orDie)
+            const written = yield* writeBatchOutput(sql, files, batch, {
+              succeeded: counts.succeeded,
+              others: counts.errored + counts.canceled + counts.expired
+            })
+            yield* endWithFiles(sql, batch.id, status, written.outputFileId, written.errorFileId)
+          })
+      }
+      const scope = yield* Effect.scope
+      const instance = `batches-${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
+      const latch = yield* Latch.make(false)
+      const leaseMillis = settings.batchLeaseMillis
+      const perBatch = new Map<bigint, number>()
+      const perToken = new Map<bigint, number>()
+      const bump = (map: Map<bigint, number>, key: bigint, by: number) => {
+        const next = (map.get(key) ?? 0) + by
+        if (next <= 0) map.delete(key)
+        else map.set(key, next)
+      }
 
-        /** Sends one line through the gateway and reads its whole answer. */
-        const send = (batch: Batch, lineIndex: number, body: unknown): Effect.Effect<LineOutcome> =>
-          Effect.tryPromise({
-            try: async (signal) => {
-              const headers = new Headers({
-                "content-type": "application/json",
-                "x-request-id": lineRequestId(batch.publicId, lineIndex)
-              })
-              if (batch.api === "anthropic") headers.set("anthropic-version", "2023-06-01")
-              const request = new Request(`http://batch.internal${batch.endpoint}`, {
-                method: "POST",
-                headers,
-                body: JSON.stringify(body),
-                signal
-              })
-              markMadeRequestId(request)
-              markInnerCaller(request, { keyHash: batch.keyHash, clientAddress: batch.clientAddress ?? undefined })
-              const response = await dispatch(request)
-              const text = await response.text()
-              if (text.length > MAX_RESULT_CHARS) {
-                return errorBody(500, "api_error", "batch_result_too_large", "The line's answer is too large to keep.")
-              }
-              return {
-                state: response.status < 300 ? "succeeded" as const : "errored" as const,
-                statusCode: response.status,
-                result: storable(text)
-              }
-            },
-            catch: () => undefined
-          }).pipe(
-            Effect.catch(() =>
-              Effect.succeed(errorBody(500, "api_error", "internal_error", "The gateway could not run this line."))
-            )
-          )
-
-        /** What a claimed line comes to: its answer, or its end when the batch stopped or it ran before. */
-        const outcomeOf = Effect.fnUntraced(
-          function* (batch: Batch, lineIndex: number, line: string, attempts: number) {
-            const now = yield* Clock.currentTimeMillis
-            if (attempts > 1 && (yield* wasCharged(sql, lineRequestId(batch.publicId, lineIndex)))) {
-              // Its earlier attempt was answered and billed, but its instance stopped before recording it: not sent
-              // again (docs/BILLING.md, "Batches").
-              return errorBody(
-                500,
-                "api_error",
-                "batch_line_interrupted",
-                "This line was answered and billed, but the instance running it stopped before its answer was kept."
-              )
+      /** Sends one line through the gateway and reads its whole answer. */
+      const send = (batch: Batch, lineIndex: number, body: unknown): Effect.Effect<LineOutcome> =>
+        Effect.tryPromise({
+          try: async (signal) => {
+            const headers = new Headers({
+              "content-type": "application/json",
+              "x-request-id": lineRequestId(batch.publicId, lineIndex)
+            })
+            if (batch.api === "anthropic") headers.set("anthropic-version", "2023-06-01")
+            const request = new Request(`http://batch.internal${batch.endpoint}`, {
+              method: "POST",
+              headers,
+              body: JSON.stringify(body),
+              signal
+            })
+            markMadeRequestId(request)
+            markInnerCaller(request, { keyHash: batch.keyHash, clientAddress: batch.clientAddress ?? undefined })
+            const response = await dispatch(request)
+            const text = await response.text()
+            if (text.length > MAX_RESULT_CHARS) {
+              return errorBody(500, "api_error", "batch_result_too_large", "The line's answer is too large to keep.")
             }
-            if (batch.status === "cancelling") return { state: "canceled", statusCode: null, result: null } as const
-            if (batch.expiresAt.getTime() <= now) return { state: "expired", statusCode: null, result: null } as const
-            const parsed = JSON.parse(line) as { readonly body: unknown }
-            return yield* send(batch, lineIndex, parsed.body)
-          }
+            return {
+              state: response.status < 300 ? "succeeded" as const : "errored" as const,
+              statusCode: response.status,
+              result: storable(text)
+            }
+          },
+          catch: () => undefined
+        }).pipe(
+          Effect.catch(() =>
+            Effect.succeed(errorBody(500, "api_error", "internal_error", "The gateway could not run this line."))
+          )
         )
 
-        /** One worker of `batch`: claims and runs its lines one at a time until none is left to claim. */
-        const worker = (batch: Batch): Effect.Effect<void> => {
-          let ran = 0
-          return Effect.gen(function* () {
-            while (true) {
-              const [claimed] = yield* claimLines(sql, batch.id, instance, 1, leaseMillis)
-              if (claimed === undefined) return
-              ran++
-              const outcome = yield* outcomeOf(batch, claimed.lineIndex, claimed.line, claimed.attempts)
-              yield* finishLine(
-                sql,
-                batch.id,
-                claimed.lineIndex,
-                instance,
-                outcome.state,
-                outcome.statusCode,
-                outcome.result
-              )
-            }
-          }).pipe(
-            Effect.catchCause((cause) => Effect.logWarning("A batch worker stopped", cause)),
-            // A worker that ran lines wakes the poll (the batch may have ended); one that found none does not, so
-            // lines another instance holds are not polled for in a loop.
-            Effect.ensuring(Effect.suspend(() => {
-              bump(perBatch, batch.id, -1)
-              bump(perToken, batch.tokenId, -1)
-              return ran > 0 ? Effect.asVoid(latch.open) : Effect.void
-            }))
-          )
-        }
-
-        /** Ends `batch` once its lines have all finished (one instance wins the move); whether it ended here. */
-        const settle = Effect.fnUntraced(function* (batch: Batch) {
+      /** What a claimed line comes to: its answer, or its end when the batch stopped or it ran before. */
+      const outcomeOf = Effect.fnUntraced(
+        function* (batch: Batch, lineIndex: number, line: string, attempts: number) {
           const now = yield* Clock.currentTimeMillis
-          const end: BatchStatus = batch.status === "cancelling" || batch.cancelInitiatedAt !== null
-            ? "cancelled"
-            : batch.expiresAt.getTime() <= now
-            ? "expired"
-            : "completed"
-          const finalizer = finalizers[batch.api]
-          if (finalizer === undefined) return yield* settleBatch(sql, batch.id, ["in_progress", "cancelling"], end)
-          if (batch.status === "finalizing" || (yield* settleBatch(sql, batch.id, [batch.status], "finalizing"))) {
-            yield* finalizer(batch, end)
-            return true
-          }
-          return false
-        })
-
-        const poll = Effect.gen(function* () {
-          yield* renewLeases(sql, instance, leaseMillis)
-          const now = yield* Clock.currentTimeMillis
-          const active = yield* selectActive(sql, ACTIVE_BATCHES_PER_POLL, leaseMillis)
-          for (const batch of active) {
-            if (batch.status === "finalizing") {
-              yield* settle(batch)
-              continue
-            }
-            if (batch.status === "cancelling") yield* closePending(sql, batch.id, "canceled")
-            else if (batch.expiresAt.getTime() <= now) yield* closePending(sql, batch.id, "expired")
-            // With no worker of its own left, the batch may be done (a no-op while any line is open anywhere).
-            if ((perBatch.get(batch.id) ?? 0) === 0 && (yield* settle(batch))) continue
-            const free = Math.min(
-              settings.batchConcurrency - (perBatch.get(batch.id) ?? 0),
-              settings.batchKeyConcurrency - (perToken.get(batch.tokenId) ?? 0)
+          if (attempts > 1 && (yield* wasCharged(sql, lineRequestId(batch.publicId, lineIndex)))) {
+            // Its earlier attempt was answered and billed, but its instance stopped before recording it: not sent
+            // again (docs/BILLING.md, "Batches").
+            return errorBody(
+              500,
+              "api_error",
+              "batch_line_interrupted",
+              "This line was answered and billed, but the instance running it stopped before its answer was kept."
             )
-            for (let started = 0; started < free; started++) {
-              bump(perBatch, batch.id, 1)
-              bump(perToken, batch.tokenId, 1)
-              yield* Effect.forkIn(worker(batch), scope)
-            }
           }
-        })
+          if (batch.status === "cancelling") return { state: "canceled", statusCode: null, result: null } as const
+          if (batch.expiresAt.getTime() <= now) return { state: "expired", statusCode: null, result: null } as const
+          const parsed = JSON.parse(line) as { readonly body: unknown }
+          return yield* send(batch, lineIndex, parsed.body)
+        }
+      )
 
-        yield* Effect.gen(function* () {
+      /** One worker of `batch`: claims and runs its lines one at a time until none is left to claim. */
+      const worker = (batch: Batch): Effect.Effect<void> => {
+        let ran = 0
+        return Effect.gen(function* () {
           while (true) {
-            yield* poll.pipe(Effect.catchCause((cause) => Effect.logWarning("A batch poll failed", cause)))
-            yield* latch.await.pipe(Effect.timeoutOption(settings.batchPollMillis))
-            yield* latch.close
+            const [claimed] = yield* claimLines(sql, batch.id, instance, 1, leaseMillis)
+            if (claimed === undefined) return
+            ran++
+            const outcome = yield* outcomeOf(batch, claimed.lineIndex, claimed.line, claimed.attempts)
+            yield* finishLine(
+              sql,
+              batch.id,
+              claimed.lineIndex,
+              instance,
+              outcome.state,
+              outcome.statusCode,
+              outcome.result
+            )
           }
-        }).pipe(Effect.forkIn(scope))
+        }).pipe(
+          Effect.catchCause((cause) => Effect.logWarning("A batch worker stopped", cause)),
+          // A worker that ran lines wakes the poll (the batch may have ended); one that found none does not, so
+          // lines another instance holds are not polled for in a loop.
+          Effect.ensuring(Effect.suspend(() => {
+            bump(perBatch, batch.id, -1)
+            bump(perToken, batch.tokenId, -1)
+            return ran > 0 ? Effect.asVoid(latch.open) : Effect.void
+          }))
+        )
+      }
 
-        return BatchRunner.of({ wake: Effect.asVoid(latch.open), instance })
+      /** Ends `batch` once its lines have all finished (one instance wins the move); whether it ended here. */
+      const settle = Effect.fnUntraced(function* (batch: Batch) {
+        const now = yield* Clock.currentTimeMillis
+        const end: BatchStatus = batch.status === "cancelling" || batch.cancelInitiatedAt !== null
+          ? "cancelled"
+          : batch.expiresAt.getTime() <= now
+          ? "expired"
+          : "completed"
+        const finalizer = finalizers[batch.api]
+        if (finalizer === undefined) return yield* settleBatch(sql, batch.id, ["in_progress", "cancelling"], end)
+        if (batch.status === "finalizing" || (yield* settleBatch(sql, batch.id, [batch.status], "finalizing"))) {
+          yield* finalizer(batch, end)
+          return true
+        }
+        return false
       })
-    )
+
+      const poll = Effect.gen(function* () {
+        yield* renewLeases(sql, instance, leaseMillis)
+        const now = yield* Clock.currentTimeMillis
+        const active = yield* selectActive(sql, ACTIVE_BATCHES_PER_POLL, leaseMillis)
+        for (const batch of active) {
+          if (batch.status === "finalizing") {
+            yield* settle(batch)
+            continue
+          }
+          if (batch.status === "cancelling") yield* closePending(sql, batch.id, "canceled")
+          else if (batch.expiresAt.getTime() <= now) yield* closePending(sql, batch.id, "expired")
+          // With no worker of its own left, the batch may be done (a no-op while any line is open anywhere).
+          if ((perBatch.get(batch.id) ?? 0) === 0 && (yield* settle(batch))) continue
+          const free = Math.min(
+            settings.batchConcurrency - (perBatch.get(batch.id) ?? 0),
+            settings.batchKeyConcurrency - (perToken.get(batch.tokenId) ?? 0)
+          )
+          for (let started = 0; started < free; started++) {
+            bump(perBatch, batch.id, 1)
+            bump(perToken, batch.tokenId, 1)
+            yield* Effect.forkIn(worker(batch), scope)
+          }
+        }
+      })
+
+      yield* Effect.gen(function* () {
+        while (true) {
+          yield* poll.pipe(Effect.catchCause((cause) => Effect.logWarning("A batch poll failed", cause)))
+          yield* latch.await.pipe(Effect.timeoutOption(settings.batchPollMillis))
+          yield* latch.close
+        }
+      }).pipe(Effect.forkIn(scope))
+
+      return BatchRunner.of({ wake: Effect.asVoid(latch.open), instance })
+    })
+  )
 }

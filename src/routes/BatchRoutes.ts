@@ -9,6 +9,16 @@
  * - `DELETE /v1/messages/batches/{id}` → `{id, type: "message_batch_deleted"}` (an ended batch only);
  * - `GET /v1/messages/batches/{id}/results` → JSONL, one result per request in input order (an ended batch only).
  *
+ * OpenAI's Batch API (platform.openai.com/docs/api-reference/batch), Bearer key, OpenAI's error envelope:
+ *
+ * - `POST /v1/batches` `{input_file_id, endpoint, completion_window: "24h", metadata?}` → the `Batch`: the input
+ *   file (purpose `batch`, the caller's own) is read and every line checked first; a bad line makes the batch
+ *   `failed` with `errors.data[]` naming each bad line (`line` from 1), and nothing runs;
+ * - `GET /v1/batches/{id}`, `GET /v1/batches?after&limit` (newest first, `{object: "list", data, first_id, last_id,
+ *   has_more}`), `POST /v1/batches/{id}/cancel` (`cancelling`, then `cancelled`).
+ *
+ * The output and error files are written when the batch ends (`batches/BatchOutput.ts`), in input order.
+ *
  * Every line runs through the gateway's own handler as the key's own request (`batches/BatchRunner.ts`). Another
  * user's batch id answers 404, as a missing one does.
  *
@@ -17,7 +27,11 @@
 import { Effect, Option, Stream } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
-import { InvalidRequest } from "../errors/GatewayError.ts"
+import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
+import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
+import { type BatchFacts, decodeBatchCreate, encodeBatch, validateBatchInput } from "../formats/batches/OpenAiBatch.ts"
+import { FileStore } from "../files/FileStore.ts"
+import { ChannelRouter } from "../services/ChannelRouter.ts"
 import { formatOf } from "../formats/Formats.ts"
 import {
   decodeMessageBatchCreate,
@@ -80,8 +94,38 @@ const limitOf = (value: string | null): Effect.Effect<number, InvalidRequest> =>
     : Effect.fail(new InvalidRequest({ message: "limit: Expected an integer from 1 to 1000.", param: "limit" }))
 }
 
+/** The OpenAI `Batch` object of `view`. */
+const openAiBatchOf = (view: BatchView) => {
+  const { batch, counts } = view
+  const ended = batch.endedAt?.getTime() ?? null
+  const at = (status: string) => batch.status === status ? ended : null
+  return encodeBatch({
+    id: batch.publicId,
+    status: batch.status as BatchFacts["status"],
+    endpoint: batch.endpoint,
+    inputFileId: batch.inputFileId ?? "",
+    outputFileId: batch.outputFileId,
+    errorFileId: batch.errorFileId,
+    errors: batch.errors as BatchFacts["errors"],
+    metadata: batch.metadata as BatchFacts["metadata"],
+    counts: { total: batch.lineCount, completed: counts.succeeded, failed: counts.errored },
+    createdAt: batch.createdAt.getTime(),
+    inProgressAt: batch.inProgressAt?.getTime() ?? null,
+    expiresAt: batch.expiresAt.getTime(),
+    finalizingAt: batch.finalizingAt?.getTime() ?? null,
+    completedAt: at("completed"),
+    failedAt: at("failed"),
+    expiredAt: at("expired"),
+    cancellingAt: batch.cancelInitiatedAt?.getTime() ?? null,
+    cancelledAt: at("cancelled")
+  })
+}
+
+/** The largest `POST /v1/batches` body read, in bytes. @category constants */
+export const BATCH_CREATE_BODY_LIMIT = 64 * 1024
+
 /**
- * The Message Batches routes.
+ * The Message Batches routes and OpenAI's batch routes.
  *
  * @category routes
  */
@@ -90,6 +134,8 @@ export const BatchRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const settings = yield* GatewaySettings
   const sql = yield* SqlClient.SqlClient
   const runner = yield* BatchRunner
+  const files = yield* FileStore
+  const channels = yield* ChannelRouter
   const render = formatOf("anthropic").encodeError
   const encoder = new TextEncoder()
 
@@ -200,6 +246,95 @@ export const BatchRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       return HttpServerResponse.stream(lines, { contentType: "application/x-jsonl" })
     }).pipe(respondWith(render))
 
+  const bearerOf = (request: HttpServerRequest.HttpServerRequest) =>
+    auth.authenticate(credentialOf("bearer", request), clientAddressOf(request))
+
+  const openAiCreate = (request: HttpServerRequest.HttpServerRequest) =>
+    Effect.gen(function* () {
+      const principal = yield* bearerOf(request)
+      const body = yield* readJsonObject(request, BATCH_CREATE_BODY_LIMIT)
+      const decoded = decodeBatchCreate(body)
+      if (!decoded.ok) return yield* decoded.error
+      const { inputFileId, endpoint, metadata } = decoded.value
+      const content = yield* files.content(principal.userId, inputFileId).pipe(
+        Effect.catchTag("NotFound", (error) => Effect.fail(new NotFound({ ...error, param: "input_file_id" })))
+      )
+      if (content.file.purpose !== "batch") {
+        return yield* new InvalidRequest({
+          message: `File ${inputFileId} has purpose "${content.file.purpose}"; a batch's input needs purpose "batch".`,
+          param: "input_file_id"
+        })
+      }
+      // The file is within the upload limit (`file_max_bytes`); its lines are checked before anything is stored.
+      const lines = yield* content.stream.pipe(Stream.decodeText, Stream.splitLines, Stream.runCollect)
+      const validated = validateBatchInput(lines, endpoint, new Set(channels.models(principal)))
+      const keyHash = yield* tokenDigest(sql, principal.tokenId)
+      if (keyHash === undefined) return yield* Effect.die("The caller's token has no stored digest.")
+      const batch = yield* insertBatch(sql, {
+        publicId: newBatchId("batch_"),
+        api: "openai",
+        userId: principal.userId,
+        tokenId: principal.tokenId,
+        keyHash,
+        clientAddress: clientAddressOf(request),
+        endpoint,
+        status: validated.ok ? "in_progress" : "failed",
+        inputFileId,
+        metadata,
+        errors: validated.ok ? null : validated.errors,
+        windowMillis: settings.batchWindowMillis
+      }, validated.ok ? validated.value.map((line) => JSON.stringify(line)) : [])
+      if (validated.ok) yield* runner.wake
+      return HttpServerResponse.jsonUnsafe(
+        openAiBatchOf(yield* selectBatch(sql, "openai", batch.publicId, principal.userId))
+      )
+    }).pipe(respondWith(encodeOpenAiError))
+
+  const openAiRetrieve = (request: HttpServerRequest.HttpServerRequest) =>
+    Effect.gen(function* () {
+      const principal = yield* bearerOf(request)
+      return HttpServerResponse.jsonUnsafe(
+        openAiBatchOf(yield* selectBatch(sql, "openai", yield* idParam, principal.userId))
+      )
+    }).pipe(respondWith(encodeOpenAiError))
+
+  const openAiList = (request: HttpServerRequest.HttpServerRequest) =>
+    Effect.gen(function* () {
+      const principal = yield* bearerOf(request)
+      const query = new URL(request.url, "http://gateway").searchParams
+      const limitText = query.get("limit")
+      const limit = limitText === null ? 20 : Number(limitText)
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+        return yield* new InvalidRequest({ message: "limit must be an integer from 1 to 100.", param: "limit" })
+      }
+      const page = yield* selectBatchPage(sql, "openai", principal.userId, {
+        afterId: query.get("after") ?? undefined,
+        limit
+      })
+      const data = page.views.map(openAiBatchOf)
+      return HttpServerResponse.jsonUnsafe({
+        object: "list",
+        data,
+        first_id: data[0]?.id ?? null,
+        last_id: data.at(-1)?.id ?? null,
+        has_more: page.hasMore
+      })
+    }).pipe(respondWith(encodeOpenAiError))
+
+  const openAiCancel = (request: HttpServerRequest.HttpServerRequest) =>
+    Effect.gen(function* () {
+      const principal = yield* bearerOf(request)
+      const id = yield* idParam
+      const found = yield* selectBatch(sql, "openai", id, principal.userId)
+      yield* requestCancel(sql, found.batch.id)
+      yield* runner.wake
+      return HttpServerResponse.jsonUnsafe(openAiBatchOf(yield* selectBatch(sql, "openai", id, principal.userId)))
+    }).pipe(respondWith(encodeOpenAiError))
+
+  yield* router.add("POST", "/v1/batches", openAiCreate)
+  yield* router.add("GET", "/v1/batches", openAiList)
+  yield* router.add("GET", "/v1/batches/:id", openAiRetrieve)
+  yield* router.add("POST", "/v1/batches/:id/cancel", openAiCancel)
   yield* router.add("POST", "/v1/messages/batches", create)
   yield* router.add("GET", "/v1/messages/batches", list)
   yield* router.add("GET", "/v1/messages/batches/:id", retrieve)
