@@ -13,6 +13,7 @@ import { startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const ALICE = "sk-test-batch-alice-0001"
 const BOB = "sk-test-batch-bob-0001"
+const CAROL = "sk-test-batch-carol-0001"
 const MODELS = ["gpt-batch", "claude-batch", "gemini-batch"] as const
 
 const config = (emulatorUrl: string) => {
@@ -28,7 +29,9 @@ const config = (emulatorUrl: string) => {
       ].map((channel) => ({ ...channel, base_url: emulatorUrl })),
       users: [
         { username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: ALICE }] },
-        { username: "bob", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: BOB }] }
+        { username: "bob", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: BOB }] },
+        // A balance for a few lines only: each line's hold is taken as it starts.
+        { username: "carol", group: "default", quota: 2_000, tokens: [{ name: "main", key: CAROL }] }
       ],
       settings: { batch_concurrency: 4, batch_poll_ms: 50 }
     }),
@@ -250,6 +253,47 @@ Deno.test("Message Batches through the Anthropic SDK: run, billed per line, canc
         )
       }
     })
+
+    await t.step(
+      "a user out of quota: the remaining lines error with insufficient_user_quota and cost nothing",
+      async () => {
+        const carol = new Anthropic({ apiKey: CAROL, baseURL: gateway.url, maxRetries: 0 })
+        const created = await carol.messages.batches.create({
+          requests: Array.from({ length: 40 }, (_, index) => ({
+            custom_id: `q-${index}`,
+            params: {
+              model: "gpt-batch",
+              max_tokens: 200,
+              messages: [{ role: "user" as const, content: `Quota marker q${index}x.` }]
+            }
+          }))
+        })
+        const batch = await ended(carol, created.id)
+        const counts = batch.request_counts
+        ok(counts.succeeded >= 1 && counts.errored >= 1, JSON.stringify(counts))
+        strictEqual(counts.succeeded + counts.errored, 40)
+        let quotaErrors = 0
+        for await (const entry of await carol.messages.batches.results(created.id)) {
+          if (entry.result.type === "errored") {
+            // The Messages route's own error, as the key would have got it: the spec's code and type.
+            const error = entry.result.error.error as unknown as { type: string; code: string }
+            strictEqual(error.code, "insufficient_user_quota")
+            strictEqual(error.type, "platform_api_error")
+            ok(/quota/i.test(entry.result.error.error.message), entry.result.error.error.message)
+            quotaErrors++
+          }
+        }
+        strictEqual(quotaErrors, counts.errored)
+        const rows = await rowsOf(gateway, created.id)
+        const billed = rows.filter((row) => row.status < 400)
+        strictEqual(billed.length, counts.succeeded)
+        const spent = billed.reduce((sum, row) => sum + BigInt(row.cost), 0n)
+        const [after] = await gateway.query<{ quota: string }>(
+          "SELECT quota::text AS quota FROM users WHERE username = 'carol'"
+        )
+        strictEqual(2_000n - BigInt(after.quota), spent, "the balance fell by the billed lines only")
+      }
+    )
   } finally {
     await gateway.close()
   }

@@ -151,13 +151,17 @@ const ERROR_TYPES: Readonly<Record<number, string>> = {
 const errorTypeOf = (status: number | null): string =>
   (status === null ? undefined : ERROR_TYPES[status]) ?? "api_error"
 
-/** The `{type, message}` of an error answer body (Anthropic's envelope, or OpenAI's from the gateway). */
-const errorObjectOf = (body: unknown, status: number | null): { readonly type: string; readonly message: string } => {
+/**
+ * The error object of an error answer body: the Messages route's own (`{type, message, param, code}`, the code the
+ * spec names, such as `insufficient_user_quota` or `budget_exceeded`) kept whole, or one made from OpenAI's envelope
+ * (the gateway's own line errors), typed by HTTP status.
+ */
+const errorObjectOf = (body: unknown, status: number | null): Record<string, unknown> => {
   if (isObject(body) && isObject(body.error)) {
     const error = body.error
     const message = typeof error.message === "string" ? error.message : "The request failed."
-    const type = typeof error.type === "string" && body.type === "error" ? error.type : errorTypeOf(status)
-    return { type, message }
+    if (body.type === "error" && typeof error.type === "string") return { ...error, message }
+    return { type: errorTypeOf(status), message, ...(typeof error.code === "string" ? { code: error.code } : {}) }
   }
   return { type: errorTypeOf(status), message: "The request failed." }
 }
