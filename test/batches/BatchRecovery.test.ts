@@ -1,0 +1,138 @@
+/**
+ * A batch outliving the instance running it, and a batch outliving its window, through the `@anthropic-ai/sdk`
+ * on PostgreSQL: an instance stopped mid-batch leaves its claimed lines to a second instance on the same database,
+ * which takes them over once their lease runs out, so every line ends once and is billed at most once (a line
+ * whose earlier attempt was billed is not sent again); a batch past `batch_window_seconds` ends with its lines
+ * not started `expired`, its finished lines billed and nothing else.
+ */
+import { ok, strictEqual } from "node:assert/strict"
+import Anthropic from "@anthropic-ai/sdk"
+import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { freshPostgres, startGateway, type TestGateway } from "../support/Gateway.ts"
+
+const KEY = "sk-test-batch-recovery-0001"
+
+const config = (settings: Record<string, number>) => (emulatorUrl: string) => {
+  const parsed = parseBootstrap(
+    JSON.stringify({
+      groups: { default: { ratio: 1 } },
+      models: { "gpt-batch": { input: 1, output: 2 } },
+      channels: [{
+        name: "emu-openai",
+        type: "openai",
+        base_url: emulatorUrl,
+        keys: ["sk-test-up-openai"],
+        models: ["gpt-batch"]
+      }],
+      users: [{ username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: KEY }] }],
+      settings: { batch_poll_ms: 50, ...settings }
+    }),
+    "recovery.json"
+  )
+  if (!parsed.ok) throw new Error(parsed.message)
+  return parsed.file
+}
+
+const requests = (count: number, marker: string) =>
+  Array.from({ length: count }, (_, index) => ({
+    custom_id: `${marker}-${index}`,
+    params: {
+      model: "gpt-batch",
+      max_tokens: 16,
+      messages: [{ role: "user" as const, content: `Recovery marker ${marker}${index}x.` }]
+    }
+  }))
+
+const ended = async (client: Anthropic, id: string) => {
+  for (let tries = 0; tries < 400; tries++) {
+    const batch = await client.messages.batches.retrieve(id)
+    if (batch.processing_status === "ended") return batch
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`batch ${id} did not end`)
+}
+
+const billedPerRequest = async (gateway: TestGateway, batchId: string) => {
+  const rows = await gateway.query<{ request_id: string; billed: string }>(
+    `SELECT request_id, count(*) FILTER (WHERE status < 400)::text AS billed FROM usage_logs
+     WHERE request_id LIKE '${batchId}.%' GROUP BY request_id`
+  )
+  return new Map(rows.map((row) => [row.request_id, Number(row.billed)]))
+}
+
+Deno.test("a batch survives the instance running it: a second instance takes its lines over", async () => {
+  const emulator = startEmulator({ latencyMs: 150 })
+  const database = await freshPostgres()
+  const settings = { batch_concurrency: 4, batch_lease_seconds: 1 }
+  const first = await startGateway({ config: config(settings), databaseUrl: database.url, emulator })
+  let second: TestGateway | undefined
+  try {
+    const client = new Anthropic({ apiKey: KEY, baseURL: first.url, maxRetries: 0 })
+    const created = await client.messages.batches.create({ requests: requests(24, "r") })
+    for (let tries = 0; tries < 200; tries++) {
+      if ((await client.messages.batches.retrieve(created.id)).request_counts.succeeded >= 4) break
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    // The first instance stops mid-batch, its claimed lines still running.
+    await first.stop()
+    second = await startGateway({ config: config(settings), databaseUrl: database.url, emulator })
+    const resumed = new Anthropic({ apiKey: KEY, baseURL: second.url, maxRetries: 0 })
+    const batch = await ended(resumed, created.id)
+    const counts = batch.request_counts
+    strictEqual(counts.succeeded + counts.errored, 24, JSON.stringify(counts))
+    ok(counts.succeeded >= 20, JSON.stringify(counts))
+    const billed = await billedPerRequest(second, created.id)
+    let interrupted = 0
+    let index = 0
+    for await (const entry of await resumed.messages.batches.results(created.id)) {
+      const requestId = `${created.id}.${index++}`
+      if (entry.result.type === "succeeded") {
+        strictEqual(billed.get(requestId), 1, `${requestId}: a succeeded line is billed once`)
+      } else {
+        ok(entry.result.type === "errored")
+        // Answered and billed before the stop, its answer lost: billed once, never sent again.
+        strictEqual((entry.result.error.error as unknown as { code: string }).code, "batch_line_interrupted")
+        strictEqual(billed.get(requestId), 1)
+        interrupted++
+      }
+    }
+    strictEqual(index, 24)
+    strictEqual(interrupted, counts.errored)
+    strictEqual([...billed.values()].reduce((sum, n) => sum + n, 0), 24, "every line billed exactly once")
+  } finally {
+    await first.stop()
+    await second?.stop()
+    await database.drop()
+    await emulator.close()
+  }
+})
+
+Deno.test("a batch past its window ends expired: its finished lines billed, the rest not run", async () => {
+  const emulator = startEmulator({ latencyMs: 150 })
+  const gateway = await startGateway({
+    config: config({ batch_concurrency: 1, batch_window_seconds: 1 }),
+    store: "postgres",
+    emulator,
+    ownsEmulator: true
+  })
+  try {
+    const client = new Anthropic({ apiKey: KEY, baseURL: gateway.url, maxRetries: 0 })
+    const created = await client.messages.batches.create({ requests: requests(20, "e") })
+    const batch = await ended(client, created.id)
+    const counts = batch.request_counts
+    ok(counts.succeeded >= 1 && counts.expired >= 1, JSON.stringify(counts))
+    strictEqual(counts.succeeded + counts.expired, 20)
+    let expired = 0
+    for await (const entry of await client.messages.batches.results(created.id)) {
+      if (entry.result.type === "expired") expired++
+    }
+    strictEqual(expired, counts.expired)
+    const billed = await billedPerRequest(gateway, created.id)
+    strictEqual([...billed.values()].reduce((sum, n) => sum + n, 0), counts.succeeded)
+    const calls = emulator.requests.filter((request) => JSON.stringify(request.body).includes("Recovery marker e"))
+    strictEqual(calls.length, counts.succeeded, "an expired line never reached the vendor")
+  } finally {
+    await gateway.close()
+  }
+})
