@@ -1,5 +1,5 @@
 /**
- * Batches run by the gateway (src/batches/, docs/BATCHES.md): `batches`, one row per batch of either vendor's
+ * Batches run by the gateway (src/batches/, docs/ROUTES.md "Batches"): `batches`, one row per batch of either vendor's
  * API (`api` `anthropic` or `openai`), with the caller's token by id and by stored key digest (its lines are
  * authenticated by digest, as the key would be), the inner route every line is sent to, its status and times;
  * `batch_lines`, one row per line in input order (`line_index` from 0): the line as JSON text (`custom_id` and

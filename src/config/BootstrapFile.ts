@@ -258,7 +258,7 @@ export const UserSpec = Schema.Struct({
  * `realtime_float_input_tokens` (default 32,768)
  * and `realtime_float_output_tokens` (default 4,096): the one response a Realtime session's float is sized for
  * (docs/BILLING.md, "Realtime sessions").
- * Batches (docs/BATCHES.md): `batch_concurrency` (lines of one batch an instance runs at once, default 8),
+ * Batches (docs/ROUTES.md, "Batches"): `batch_concurrency` (lines of one batch an instance runs at once, default 8),
  * `batch_key_concurrency` (lines of one key's batches an instance runs at once, default 16),
  * `batch_window_seconds` (a batch unfinished this long after its creation ends expired, default 86400),
  * `batch_lease_seconds` (how long a claimed line stays claimed without its instance's heartbeat, default 30) and
