@@ -216,7 +216,8 @@ export class BatchRunner extends Context.Service<BatchRunner, {
       })
 
       const poll = Effect.gen(function* () {
-        yield* renewLeases(sql, instance, leaseMillis)
+        // The heartbeat of the lines this instance runs (none: no statement).
+        if (perBatch.size > 0) yield* renewLeases(sql, instance, leaseMillis)
         const now = yield* Clock.currentTimeMillis
         const active = yield* selectActive(sql, ACTIVE_BATCHES_PER_POLL, leaseMillis)
         for (const batch of active) {
