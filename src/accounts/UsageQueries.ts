@@ -30,6 +30,8 @@ export interface LogFilter {
   readonly channelId?: bigint | undefined
   readonly username?: string | undefined
   readonly requestId?: string | undefined
+  /** A batch's id: its lines' rows (request ids `<batch id>.<line index>`). */
+  readonly batchId?: string | undefined
 }
 
 /**
@@ -42,6 +44,8 @@ export interface LogFilter {
 export interface LogView {
   readonly id: number
   readonly request_id: string
+  /** The batch the row's request was a line of (`msgbatch_…`, `batch_…`), else `null`. */
+  readonly batch_id: string | null
   readonly attempt: number
   readonly created_at: number
   readonly username?: string | null
@@ -61,6 +65,10 @@ export interface LogView {
   readonly status: number
   readonly error: string | null
 }
+
+/** The batch id of a batch line's request id (`<batch id>.<line index>`), else `null`. */
+const batchOfRequest = (requestId: string): string | null =>
+  /^((?:msgbatch|batch)_[0-9a-f]{24})\.\d+$/.exec(requestId)?.[1] ?? null
 
 interface LogRow {
   readonly id: bigint
@@ -168,6 +176,10 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         if (filter.channelId !== undefined) parts.push(sql`l.channel_id = ${filter.channelId}`)
         if (filter.username !== undefined) parts.push(sql`u.username = ${filter.username}`)
         if (filter.requestId !== undefined) parts.push(sql`l.request_id = ${filter.requestId}`)
+        // A batch's line ids are `<batch id>.<index>`; `_` is escaped, as LIKE would read it as any character.
+        if (filter.batchId !== undefined) {
+          parts.push(sql`l.request_id LIKE ${filter.batchId.replace(/[\\%_]/g, "\\$&") + ".%"}`)
+        }
         return parts.length === 0 ? sql`TRUE` : sql.and(parts)
       }
 
@@ -189,6 +201,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         const items = rows.map((row): LogView => ({
           id: Number(row.id),
           request_id: row.requestId,
+          batch_id: batchOfRequest(row.requestId),
           attempt: row.attempt,
           created_at: epochSeconds(row.createdAt) ?? 0,
           ...(admin

@@ -10,6 +10,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { type RecordedRequest, startEmulator } from "../../src/emulator/Emulator.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
+import { browser } from "../support/Browser.ts"
 
 const ALICE = "sk-test-batch-alice-0001"
 const BOB = "sk-test-batch-bob-0001"
@@ -28,7 +29,13 @@ const config = (emulatorUrl: string) => {
         { name: "emu-gemini", type: "gemini", keys: ["sk-test-up-gemini"], models: ["gemini-batch"] }
       ].map((channel) => ({ ...channel, base_url: emulatorUrl })),
       users: [
-        { username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: ALICE }] },
+        {
+          username: "alice",
+          password: "alice-password-1",
+          group: "default",
+          quota: 100_000_000,
+          tokens: [{ name: "main", key: ALICE }]
+        },
         { username: "bob", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: BOB }] },
         // A balance for a few lines only: each line's hold is taken as it starts.
         { username: "carol", group: "default", quota: 2_000, tokens: [{ name: "main", key: CAROL }] }
@@ -163,6 +170,20 @@ Deno.test("Message Batches through the Anthropic SDK: run, billed per line, canc
         "SELECT quota::text AS quota FROM users WHERE username = 'alice'"
       )
       strictEqual(BigInt(quotaBefore.quota) - BigInt(quotaAfter.quota), total)
+
+      // The caller's own log shows the batch's rows by its id, with their cost.
+      const page = browser(gateway.url)
+      await page.login("alice", "alice-password-1")
+      const logged = await page.call<{ items: Array<{ batch_id: string | null; quota: number; status: number }> }>(
+        "GET",
+        `/api/log/self?batch_id=${created.id}&page_size=100`
+      )
+      strictEqual(logged.data.items.length, rows.length)
+      ok(logged.data.items.every((item) => item.batch_id === created.id))
+      strictEqual(
+        logged.data.items.filter((item) => item.status < 400).reduce((sum, item) => sum + BigInt(item.quota), 0n),
+        total
+      )
     })
 
     await t.step("list pages newest first; another user's batch answers 404", async () => {
