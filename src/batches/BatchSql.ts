@@ -387,6 +387,15 @@ export const selectFinishedLines = (
   )
 
 /**
+ * How many batches user `userId` has unfinished.
+ *
+ * @category statements
+ */
+export const unfinishedBatches = (sql: SqlClient.SqlClient, userId: bigint): Effect.Effect<number> =>
+  sql<{ readonly n: bigint | number | string }>`SELECT count(*) AS n FROM batches
+    WHERE user_id = ${userId} AND ended_at IS NULL`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), Effect.orDie)
+
+/**
  * The stored key digest of token `tokenId`, or `undefined` when it has none.
  *
  * @category statements

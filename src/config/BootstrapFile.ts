@@ -262,7 +262,8 @@ export const UserSpec = Schema.Struct({
  * `batch_key_concurrency` (lines of one key's batches an instance runs at once, default 16),
  * `batch_window_seconds` (a batch unfinished this long after its creation ends expired, default 86400),
  * `batch_lease_seconds` (how long a claimed line stays claimed without its instance's heartbeat, default 30) and
- * `batch_poll_ms` (how often an instance looks for lines to run, default 500).
+ * `batch_poll_ms` (how often an instance looks for lines to run, default 500) and `batch_max_in_progress` (batches one
+ * user may have unfinished at once, default 100; more are answered 429).
  * Files (README, "Files"): `file_max_bytes` (largest file a caller may upload to `/v1/files`, default 200 MiB),
  * `file_storage_per_user_bytes` (largest total of one user's files, default 10 GiB) and
  * `file_sweep_interval_seconds` (how often each instance removes expired and deleted files, default 60; 0: never).
@@ -327,6 +328,7 @@ export const GatewaySettings = Schema.Struct({
   batch_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   batch_lease_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   batch_poll_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(10))),
+  batch_max_in_progress: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   unknown_model_status: Schema.optional(Schema.Literals([503, 404])),
   public_url: Schema.optional(NonEmpty.check(Schema.isPattern(/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/)))
 })

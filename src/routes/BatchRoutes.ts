@@ -27,7 +27,7 @@
 import { Effect, Option, Stream } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
-import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
+import { InvalidRequest, NotFound, RateLimited } from "../errors/GatewayError.ts"
 import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import { type BatchFacts, decodeBatchCreate, encodeBatch, validateBatchInput } from "../formats/batches/OpenAiBatch.ts"
 import { FileStore } from "../files/FileStore.ts"
@@ -53,7 +53,8 @@ import {
   selectBatch,
   selectBatchPage,
   selectFinishedLines,
-  tokenDigest
+  tokenDigest,
+  unfinishedBatches
 } from "../batches/BatchSql.ts"
 
 /** Result lines read from the store per query while the results stream. */
@@ -139,6 +140,21 @@ export const BatchRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const render = formatOf("anthropic").encodeError
   const encoder = new TextEncoder()
 
+  /** The caller's token digest, once its user is under `batch_max_in_progress` unfinished batches. */
+  const admit = (principal: { readonly userId: bigint; readonly tokenId: bigint }) =>
+    Effect.gen(function* () {
+      if ((yield* unfinishedBatches(sql, principal.userId)) >= settings.batchMaxInProgress) {
+        return yield* new RateLimited({
+          message: `You have ${settings.batchMaxInProgress} batches unfinished, the most allowed at once; ` +
+            "wait for one to end.",
+          retryAfterSeconds: 60
+        })
+      }
+      const keyHash = yield* tokenDigest(sql, principal.tokenId)
+      if (keyHash === undefined) return yield* Effect.die("The caller's token has no stored digest.")
+      return keyHash
+    })
+
   const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
     auth.authenticate(credentialOf("messages", request), clientAddressOf(request))
   const idParam = Effect.map(HttpRouter.params, (params) => params.id ?? "")
@@ -150,8 +166,7 @@ export const BatchRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       const body = yield* readJsonObject(request, settings.maxBodyBytes)
       const decoded = decodeMessageBatchCreate(body)
       if (!decoded.ok) return yield* decoded.error
-      const keyHash = yield* tokenDigest(sql, principal.tokenId)
-      if (keyHash === undefined) return yield* Effect.die("The caller's token has no stored digest.")
+      const keyHash = yield* admit(principal)
       const batch = yield* insertBatch(sql, {
         publicId: newBatchId("msgbatch_"),
         api: "anthropic",
@@ -268,8 +283,7 @@ export const BatchRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       // The file is within the upload limit (`file_max_bytes`); its lines are checked before anything is stored.
       const lines = yield* content.stream.pipe(Stream.decodeText, Stream.splitLines, Stream.runCollect)
       const validated = validateBatchInput(lines, endpoint, new Set(channels.models(principal)))
-      const keyHash = yield* tokenDigest(sql, principal.tokenId)
-      if (keyHash === undefined) return yield* Effect.die("The caller's token has no stored digest.")
+      const keyHash = yield* admit(principal)
       const batch = yield* insertBatch(sql, {
         publicId: newBatchId("batch_"),
         api: "openai",

@@ -3,9 +3,10 @@
  * on PostgreSQL: an instance stopped mid-batch leaves its claimed lines to a second instance on the same database,
  * which takes them over once their lease runs out, so every line ends once and is billed at most once (a line
  * whose earlier attempt was billed is not sent again); a batch past `batch_window_seconds` ends with its lines
- * not started `expired`, its finished lines billed and nothing else.
+ * not started `expired`, its finished lines billed and nothing else; a user at `batch_max_in_progress` unfinished
+ * batches is refused another.
  */
-import { ok, strictEqual } from "node:assert/strict"
+import { ok, rejects, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startEmulator } from "../../src/emulator/Emulator.ts"
@@ -111,7 +112,7 @@ Deno.test("a batch survives the instance running it: a second instance takes its
 Deno.test("a batch past its window ends expired: its finished lines billed, the rest not run", async () => {
   const emulator = startEmulator({ latencyMs: 150 })
   const gateway = await startGateway({
-    config: config({ batch_concurrency: 1, batch_window_seconds: 1 }),
+    config: config({ batch_concurrency: 1, batch_window_seconds: 1, batch_max_in_progress: 1 }),
     store: "postgres",
     emulator,
     ownsEmulator: true
@@ -119,6 +120,11 @@ Deno.test("a batch past its window ends expired: its finished lines billed, the 
   try {
     const client = new Anthropic({ apiKey: KEY, baseURL: gateway.url, maxRetries: 0 })
     const created = await client.messages.batches.create({ requests: requests(20, "e") })
+    // One unfinished batch is this user's most (`batch_max_in_progress: 1`).
+    await rejects(
+      client.messages.batches.create({ requests: requests(1, "second") }),
+      (error) => error instanceof Anthropic.RateLimitError
+    )
     const batch = await ended(client, created.id)
     const counts = batch.request_counts
     ok(counts.succeeded >= 1 && counts.expired >= 1, JSON.stringify(counts))
