@@ -19,7 +19,7 @@
  *
  * @since 0.4.0
  */
-import { Clock, Context, Effect, Latch, Layer } from "effect"
+import { Clock, Context, Effect, Exit, Latch, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { markInnerCaller } from "../http/InnerCaller.ts"
 import { markMadeRequestId } from "../http/MadeRequestId.ts"
@@ -39,6 +39,9 @@ import {
   settleBatch,
   wasCharged
 } from "./BatchSql.ts"
+
+/** How long a shutdown waits for the lines running to finish, in milliseconds. */
+const DRAIN_MILLIS = 10_000
 
 /** The most batches one poll looks at. */
 const ACTIVE_BATCHES_PER_POLL = 100
@@ -100,6 +103,9 @@ export class BatchRunner extends Context.Service<BatchRunner, {
           })
       }
       const scope = yield* Effect.scope
+      // The workers' own scope, closed by the drain below once their lines finished (or its deadline passed).
+      const workers = yield* Scope.make()
+      let draining = false
       const instance = `batches-${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
       const latch = yield* Latch.make(false)
       const leaseMillis = settings.batchLeaseMillis
@@ -171,7 +177,7 @@ export class BatchRunner extends Context.Service<BatchRunner, {
       const worker = (batch: Batch): Effect.Effect<void> => {
         let ran = 0
         return Effect.gen(function* () {
-          while (true) {
+          while (!draining) {
             const [claimed] = yield* claimLines(sql, batch.id, instance, 1, leaseMillis)
             if (claimed === undefined) return
             ran++
@@ -233,10 +239,10 @@ export class BatchRunner extends Context.Service<BatchRunner, {
             settings.batchConcurrency - (perBatch.get(batch.id) ?? 0),
             settings.batchKeyConcurrency - (perToken.get(batch.tokenId) ?? 0)
           )
-          for (let started = 0; started < free; started++) {
+          for (let started = 0; started < free && !draining; started++) {
             bump(perBatch, batch.id, 1)
             bump(perToken, batch.tokenId, 1)
-            yield* Effect.forkIn(worker(batch), scope)
+            yield* Effect.forkIn(worker(batch), workers)
           }
         }
       })
@@ -248,6 +254,18 @@ export class BatchRunner extends Context.Service<BatchRunner, {
           yield* latch.close
         }
       }).pipe(Effect.forkIn(scope))
+
+      // On shutdown (runs before the poll loop is stopped, so leases keep being renewed): no new line starts, the
+      // lines running finish and are recorded for up to `DRAIN_MILLIS`; then what still runs is interrupted, its
+      // lines left to the takeover rule. Lines not started stay pending, for any instance at once.
+      yield* Effect.addFinalizer(() =>
+        Effect.gen(function* () {
+          draining = true
+          const deadline = (yield* Clock.currentTimeMillis) + DRAIN_MILLIS
+          while (perBatch.size > 0 && (yield* Clock.currentTimeMillis) < deadline) yield* Effect.sleep(20)
+          yield* Scope.close(workers, Exit.void)
+        })
+      )
 
       return BatchRunner.of({ wake: Effect.asVoid(latch.open), instance })
     })

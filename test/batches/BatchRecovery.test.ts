@@ -2,11 +2,11 @@
  * A batch outliving the instance running it, and a batch outliving its window, through the `@anthropic-ai/sdk`
  * on PostgreSQL: an instance stopped mid-batch leaves its claimed lines to a second instance on the same database,
  * which takes them over once their lease runs out, so every line ends once and is billed at most once (a line
- * whose earlier attempt was billed is not sent again); a batch past `batch_window_seconds` ends with its lines
+ * whose earlier attempt was billed is not sent again, as a takeover of a dead instance's claims shows); a batch past `batch_window_seconds` ends with its lines
  * not started `expired`, its finished lines billed and nothing else; a user at `batch_max_in_progress` unfinished
  * batches is refused another.
  */
-import { ok, rejects, strictEqual } from "node:assert/strict"
+import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startEmulator } from "../../src/emulator/Emulator.ts"
@@ -75,8 +75,13 @@ Deno.test("a batch survives the instance running it: a second instance takes its
       if ((await client.messages.batches.retrieve(created.id)).request_counts.succeeded >= 4) break
       await new Promise((resolve) => setTimeout(resolve, 20))
     }
-    // The first instance stops mid-batch, its claimed lines still running.
+    // The first instance stops mid-batch: no line starts any more, the running ones finish and are recorded.
     await first.stop()
+    const running = await first.query<{ line_index: number }>(
+      "SELECT line_index FROM batch_lines WHERE state = 'running'",
+      false
+    )
+    strictEqual(running.length, 0, "a graceful stop leaves no line claimed")
     second = await startGateway({ config: config(settings), databaseUrl: database.url, emulator })
     const resumed = new Anthropic({ apiKey: KEY, baseURL: second.url, maxRetries: 0 })
     const batch = await ended(resumed, created.id)
@@ -92,7 +97,7 @@ Deno.test("a batch survives the instance running it: a second instance takes its
         strictEqual(billed.get(requestId), 1, `${requestId}: a succeeded line is billed once`)
       } else {
         ok(entry.result.type === "errored")
-        // Answered and billed before the stop, its answer lost: billed once, never sent again.
+        // (A stop past the drain deadline: answered and billed, its answer lost; billed once, never sent again.)
         strictEqual((entry.result.error.error as unknown as { code: string }).code, "batch_line_interrupted")
         strictEqual(billed.get(requestId), 1)
         interrupted++
@@ -138,6 +143,46 @@ Deno.test("a batch past its window ends expired: its finished lines billed, the 
     strictEqual([...billed.values()].reduce((sum, n) => sum + n, 0), counts.succeeded)
     const calls = emulator.requests.filter((request) => JSON.stringify(request.body).includes("Recovery marker e"))
     strictEqual(calls.length, counts.succeeded, "an expired line never reached the vendor")
+  } finally {
+    await gateway.close()
+  }
+})
+
+Deno.test("takeover of a dead instance's lines: a charged attempt is not sent again, an uncharged one is", async () => {
+  const emulator = startEmulator()
+  const gateway = await startGateway({
+    config: config({ batch_lease_seconds: 1 }),
+    store: "postgres",
+    emulator,
+    ownsEmulator: true
+  })
+  try {
+    const client = new Anthropic({ apiKey: KEY, baseURL: gateway.url, maxRetries: 0 })
+    const created = await client.messages.batches.create({ requests: requests(4, "t") })
+    await ended(client, created.id)
+    const callsOf = (index: number) =>
+      emulator.requests.filter((request) => JSON.stringify(request.body).includes(`Recovery marker t${index}x`)).length
+    deepStrictEqual([0, 1, 2, 3].map(callsOf), [1, 1, 1, 1])
+    // As a dead instance leaves them: line 0 answered and charged but its result never recorded; line 1 claimed and
+    // never charged (its usage row gone, as if the call never reached a vendor); both leases run out.
+    await gateway.query(
+      `UPDATE batch_lines SET state = 'running', claimed_by = 'dead-instance', claimed_until = now() - interval '1 second',
+         result = NULL, status_code = NULL, finished_at = NULL
+       WHERE line_index IN (0, 1) AND batch_id = (SELECT id FROM batches WHERE public_id = '${created.id}')`
+    )
+    await gateway.query(`DELETE FROM usage_logs WHERE request_id = '${created.id}.1'`)
+    await gateway.query(`UPDATE batches SET status = 'in_progress', ended_at = NULL WHERE public_id = '${created.id}'`)
+    const batch = await ended(client, created.id)
+    deepStrictEqual(batch.request_counts, { processing: 0, succeeded: 3, errored: 1, canceled: 0, expired: 0 })
+    const results = []
+    for await (const entry of await client.messages.batches.results(created.id)) results.push(entry)
+    const first = results[0].result
+    ok(first.type === "errored")
+    strictEqual((first.error.error as unknown as { code: string }).code, "batch_line_interrupted")
+    strictEqual(results[1].result.type, "succeeded")
+    deepStrictEqual([0, 1, 2, 3].map(callsOf), [1, 2, 1, 1], "only the uncharged line was sent again")
+    const billed = await billedPerRequest(gateway, created.id)
+    deepStrictEqual([0, 1, 2, 3].map((index) => billed.get(`${created.id}.${index}`)), [1, 1, 1, 1])
   } finally {
     await gateway.close()
   }
