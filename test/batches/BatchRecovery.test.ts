@@ -8,6 +8,7 @@
  */
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
+import OpenAI, { toFile } from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startEmulator } from "../../src/emulator/Emulator.ts"
 import { freshPostgres, startGateway, type TestGateway } from "../support/Gateway.ts"
@@ -143,6 +144,45 @@ Deno.test("a batch past its window ends expired: its finished lines billed, the 
     strictEqual([...billed.values()].reduce((sum, n) => sum + n, 0), counts.succeeded)
     const calls = emulator.requests.filter((request) => JSON.stringify(request.body).includes("Recovery marker e"))
     strictEqual(calls.length, counts.succeeded, "an expired line never reached the vendor")
+
+    // The same through OpenAI's API: status `expired`, the finished lines in the output file, the rest in the error
+    // file as `batch_expired`.
+    const openai = new OpenAI({ apiKey: KEY, baseURL: `${gateway.url}/v1`, maxRetries: 0 })
+    const input = await openai.files.create({
+      file: await toFile(
+        new TextEncoder().encode(
+          Array.from({ length: 20 }, (_, index) =>
+            JSON.stringify({
+              custom_id: `x-${index}`,
+              method: "POST",
+              url: "/v1/chat/completions",
+              body: { model: "gpt-batch", max_tokens: 8, messages: [{ role: "user", content: `Expiry x${index}y.` }] }
+            })).join("\n")
+        ),
+        "expiring.jsonl"
+      ),
+      purpose: "batch"
+    })
+    let openaiBatch = await openai.batches.create({
+      input_file_id: input.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h"
+    })
+    for (let tries = 0; tries < 400 && openaiBatch.status !== "expired"; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      openaiBatch = await openai.batches.retrieve(openaiBatch.id)
+    }
+    strictEqual(openaiBatch.status, "expired")
+    ok(openaiBatch.expired_at !== null)
+    const completed = openaiBatch.request_counts!.completed
+    ok(completed >= 1 && completed < 20, `completed ${completed}`)
+    const text = async (id: string) => (await (await openai.files.content(id)).text()).split("\n").filter(Boolean)
+    strictEqual((await text(openaiBatch.output_file_id!)).length, completed)
+    const expiredLines = (await text(openaiBatch.error_file_id!)).map((line) => JSON.parse(line))
+    strictEqual(expiredLines.length, 20 - completed)
+    ok(expiredLines.every((line) => line.error.code === "batch_expired"))
+    const openaiBilled = await billedPerRequest(gateway, openaiBatch.id)
+    strictEqual([...openaiBilled.values()].reduce((sum, n) => sum + n, 0), completed)
   } finally {
     await gateway.close()
   }
