@@ -33,6 +33,7 @@ import {
   closePending,
   endWithFiles,
   finishLine,
+  releaseLine,
   renewLeases,
   selectActive,
   selectBatch,
@@ -61,7 +62,15 @@ interface LineOutcome {
   readonly state: "succeeded" | "errored" | "canceled" | "expired"
   readonly statusCode: number | null
   readonly result: string | null
+  /**
+   * Set when the gateway's rate limits refused the line (429 that a retry can fix, not a budget): seconds to wait
+   * before it is tried again. The line goes back to pending rather than ending.
+   */
+  readonly retryAfterSeconds?: number | undefined
 }
+
+/** The longest wait after a rate-limited line, in seconds. */
+const MAX_RETRY_AFTER_SECONDS = 30
 
 /** A gateway-made error body in OpenAI's envelope (the Anthropic view rewraps it). */
 const errorBody = (status: number, type: string, code: string, message: string): LineOutcome => ({
@@ -139,10 +148,14 @@ export class BatchRunner extends Context.Service<BatchRunner, {
             if (text.length > MAX_RESULT_CHARS) {
               return errorBody(500, "api_error", "batch_result_too_large", "The line's answer is too large to keep.")
             }
+            const retryable = response.status === 429 && response.headers.get("x-should-retry") !== "false"
             return {
               state: response.status < 300 ? "succeeded" as const : "errored" as const,
               statusCode: response.status,
-              result: storable(text)
+              result: storable(text),
+              retryAfterSeconds: retryable
+                ? Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Number(response.headers.get("retry-after")) || 1))
+                : undefined
             }
           },
           catch: () => undefined
@@ -182,6 +195,12 @@ export class BatchRunner extends Context.Service<BatchRunner, {
             if (claimed === undefined) return
             ran++
             const outcome = yield* outcomeOf(batch, claimed.lineIndex, claimed.line, claimed.attempts)
+            if (outcome.retryAfterSeconds !== undefined) {
+              // Refused by the key's or user's rate limits (nothing charged): back in line, this worker waits.
+              yield* releaseLine(sql, batch.id, claimed.lineIndex, instance)
+              yield* Effect.sleep(outcome.retryAfterSeconds * 1000)
+              continue
+            }
             yield* finishLine(
               sql,
               batch.id,

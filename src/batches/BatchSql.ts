@@ -315,6 +315,23 @@ export const finishLine = (
     RETURNING line_index AS "lineIndex"`.pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
 /**
+ * Puts line `lineIndex` back to pending (a rate-limited attempt, nothing charged), if `instance` still holds it.
+ *
+ * @category claims
+ */
+export const releaseLine = (
+  sql: SqlClient.SqlClient,
+  batchId: bigint,
+  lineIndex: number,
+  instance: string
+): Effect.Effect<void> =>
+  sql`UPDATE batch_lines SET state = 'pending', claimed_by = NULL, claimed_until = NULL
+    WHERE batch_id = ${batchId} AND line_index = ${lineIndex} AND claimed_by = ${instance} AND state = 'running'`.pipe(
+    Effect.asVoid,
+    Effect.orDie
+  )
+
+/**
  * Whether the request `requestId` was charged: a usage row of it that is billed (a status below 400 or a cost), or
  * a charge-journal record not yet folded that names it (a stopped instance's, until a live one folds it).
  *

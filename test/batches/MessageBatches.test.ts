@@ -15,6 +15,7 @@ import { browser } from "../support/Browser.ts"
 const ALICE = "sk-test-batch-alice-0001"
 const BOB = "sk-test-batch-bob-0001"
 const CAROL = "sk-test-batch-carol-0001"
+const DAVE = "sk-test-batch-dave-0001"
 const MODELS = ["gpt-batch", "claude-batch", "gemini-batch"] as const
 
 const config = (emulatorUrl: string) => {
@@ -38,7 +39,14 @@ const config = (emulatorUrl: string) => {
         },
         { username: "bob", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: BOB }] },
         // A balance for a few lines only: each line's hold is taken as it starts.
-        { username: "carol", group: "default", quota: 2_000, tokens: [{ name: "main", key: CAROL }] }
+        { username: "carol", group: "default", quota: 2_000, tokens: [{ name: "main", key: CAROL }] },
+        // One request in flight at once: the batch's other workers are refused (429) and wait.
+        {
+          username: "dave",
+          group: "default",
+          quota: 100_000_000,
+          tokens: [{ name: "main", key: DAVE, limits: { concurrency: 1 } }]
+        }
       ],
       settings: { batch_concurrency: 4, batch_poll_ms: 50 }
     }),
@@ -285,7 +293,7 @@ Deno.test("Message Batches through the Anthropic SDK: run, billed per line, canc
             params: {
               model: "gpt-batch",
               max_tokens: 200,
-              messages: [{ role: "user" as const, content: `Quota marker q${index}x.` }]
+              messages: [{ role: "user" as const, content: `Quota marker q${index}x. ${"words to bill ".repeat(60)}` }]
             }
           }))
         })
@@ -315,6 +323,29 @@ Deno.test("Message Batches through the Anthropic SDK: run, billed per line, canc
         strictEqual(2_000n - BigInt(after.quota), spent, "the balance fell by the billed lines only")
       }
     )
+
+    await t.step("a key's rate limit delays lines rather than failing them", async () => {
+      const dave = new Anthropic({ apiKey: DAVE, baseURL: gateway.url, maxRetries: 0 })
+      const created = await dave.messages.batches.create({
+        requests: Array.from({ length: 8 }, (_, index) => ({
+          custom_id: `d-${index}`,
+          params: {
+            model: MODELS[index % 3],
+            max_tokens: 16,
+            messages: [{ role: "user" as const, content: `Limit marker d${index}x.` }]
+          }
+        }))
+      })
+      const batch = await ended(dave, created.id)
+      deepStrictEqual(batch.request_counts, { processing: 0, succeeded: 8, errored: 0, canceled: 0, expired: 0 })
+      const billed = (await rowsOf(gateway, created.id)).filter((row) => row.status < 400)
+      strictEqual(billed.length, 8)
+      strictEqual(new Set(billed.map((row) => row.request_id)).size, 8)
+      ok(
+        gateway.logs.some((line) => line.includes(`"request_id":"${created.id}.`) && line.includes('"status":429')),
+        "some lines were refused by the limit first"
+      )
+    })
   } finally {
     await gateway.close()
   }
