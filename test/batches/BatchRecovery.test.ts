@@ -227,3 +227,37 @@ Deno.test("takeover of a dead instance's lines: a charged attempt is not sent ag
     await gateway.close()
   }
 })
+
+Deno.test("two instances share one batch: every line runs once, on one of them, billed once", async () => {
+  const emulator = startEmulator({ latencyMs: 40 })
+  const database = await freshPostgres()
+  const settings = { batch_concurrency: 2 }
+  const first = await startGateway({ config: config(settings), databaseUrl: database.url, emulator })
+  const second = await startGateway({ config: config(settings), databaseUrl: database.url, emulator })
+  try {
+    const client = new Anthropic({ apiKey: KEY, baseURL: first.url, maxRetries: 0 })
+    const created = await client.messages.batches.create({ requests: requests(40, "s") })
+    const batch = await ended(new Anthropic({ apiKey: KEY, baseURL: second.url, maxRetries: 0 }), created.id)
+    deepStrictEqual(batch.request_counts, { processing: 0, succeeded: 40, errored: 0, canceled: 0, expired: 0 })
+    const runners = await first.query<{ claimed_by: string; lines: string }>(
+      `SELECT claimed_by, count(*)::text AS lines FROM batch_lines GROUP BY claimed_by`
+    )
+    strictEqual(runners.length, 2, `both instances ran lines: ${JSON.stringify(runners)}`)
+    for (let index = 0; index < 40; index++) {
+      const calls = emulator.requests.filter((request) =>
+        JSON.stringify(request.body).includes(`Recovery marker s${index}x`)
+      )
+      strictEqual(calls.length, 1, `line ${index} reached the vendor once`)
+    }
+    // Each instance folds its own charges: both are waited for.
+    await second.settled()
+    const billed = await billedPerRequest(first, created.id)
+    strictEqual(billed.size, 40)
+    ok([...billed.values()].every((count) => count === 1), "every line billed once")
+  } finally {
+    await first.stop()
+    await second.stop()
+    await database.drop()
+    await emulator.close()
+  }
+})
