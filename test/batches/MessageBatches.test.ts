@@ -3,7 +3,8 @@
  * `list` / `results` / `cancel` / `delete`), on one gateway on PostgreSQL in front of the emulator: a batch whose
  * lines go to openai, anthropic and gemini channels, every line billed exactly the usage the emulator reported and
  * logged once under `<batch id>.<line index>`; lines that fail (an unknown model, bad params) errored and free; a
- * batch cancelled mid-run; another user's batch id answering 404; a bad create body refused with the field named.
+ * batch cancelled mid-run; another user's batch id answering 404; a bad create body refused with the field named; a
+ * user out of quota and a key past its budget erroring the remaining lines at no cost; a rate-limited key slowed.
  */
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
@@ -16,6 +17,7 @@ const ALICE = "sk-test-batch-alice-0001"
 const BOB = "sk-test-batch-bob-0001"
 const CAROL = "sk-test-batch-carol-0001"
 const DAVE = "sk-test-batch-dave-0001"
+const ERIN = "sk-test-batch-erin-0001"
 const MODELS = ["gpt-batch", "claude-batch", "gemini-batch"] as const
 
 const config = (emulatorUrl: string) => {
@@ -46,6 +48,13 @@ const config = (emulatorUrl: string) => {
           group: "default",
           quota: 100_000_000,
           tokens: [{ name: "main", key: DAVE, limits: { concurrency: 1 } }]
+        },
+        // A key whose daily budget ($0.002) covers a few lines only.
+        {
+          username: "erin",
+          group: "default",
+          quota: 100_000_000,
+          tokens: [{ name: "main", key: ERIN, budgets: [{ amount: 0.002, period: "day" }] }]
         }
       ],
       settings: { batch_concurrency: 4, batch_poll_ms: 50 }
@@ -345,6 +354,32 @@ Deno.test("Message Batches through the Anthropic SDK: run, billed per line, canc
         gateway.logs.some((line) => line.includes(`"request_id":"${created.id}.`) && line.includes('"status":429')),
         "some lines were refused by the limit first"
       )
+    })
+
+    await t.step("a key past its budget: the remaining lines error with budget_exceeded, not retried", async () => {
+      const erin = new Anthropic({ apiKey: ERIN, baseURL: gateway.url, maxRetries: 0 })
+      const created = await erin.messages.batches.create({
+        requests: Array.from({ length: 30 }, (_, index) => ({
+          custom_id: `b-${index}`,
+          params: {
+            model: "gpt-batch",
+            max_tokens: 200,
+            messages: [{ role: "user" as const, content: `Budget marker b${index}x. ${"words to bill ".repeat(60)}` }]
+          }
+        }))
+      })
+      const batch = await ended(erin, created.id)
+      const counts = batch.request_counts
+      ok(counts.succeeded >= 1 && counts.errored >= 1, JSON.stringify(counts))
+      strictEqual(counts.succeeded + counts.errored, 30)
+      for await (const entry of await erin.messages.batches.results(created.id)) {
+        if (entry.result.type === "errored") {
+          strictEqual((entry.result.error.error as unknown as { code: string }).code, "budget_exceeded")
+        }
+      }
+      const billed = (await rowsOf(gateway, created.id)).filter((row) => row.status < 400)
+      strictEqual(billed.length, counts.succeeded)
+      ok(billed.reduce((sum, row) => sum + BigInt(row.cost), 0n) <= 2_000n, "within the budget")
     })
   } finally {
     await gateway.close()
