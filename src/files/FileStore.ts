@@ -32,6 +32,7 @@ import {
   type FileObject,
   type FilePurpose,
   isFileId,
+  isFilePurpose,
   newFileId,
   quotableFileId
 } from "./FileObject.ts"
@@ -173,7 +174,10 @@ export class FileStore extends Context.Service<FileStore, {
   ) => Effect.Effect<FileObject, E>
   /** The File object of `fileId` when `userId` owns it and it is neither deleted nor expired; else `NotFound`. */
   readonly get: (userId: bigint, fileId: string) => Effect.Effect<FileObject, NotFound>
-  /** A page of `userId`'s visible files, in creation order (`query.order`), after the file `query.after`. */
+  /**
+   * A page of `userId`'s visible files, in creation order (`query.order`), after the file `query.after` (which need
+   * not exist any more); only those of `query.purpose` when given (none for a purpose no file can have).
+   */
   readonly list: (userId: bigint, query: FileListQuery) => Effect.Effect<FileList>
   /** The File object and bytes of `fileId` (owner-checked as `get`). */
   readonly content: (userId: bigint, fileId: string) => Effect.Effect<FileContent, NotFound>
@@ -422,6 +426,10 @@ const makeFileStore = (options: FileStoreOptions) =>
     })
 
     const list = Effect.fn("FileStore.list")(function* (userId: bigint, query: FileListQuery) {
+      // No stored file has another purpose (and a caller's string, NUL and all, never reaches the database).
+      if (query.purpose !== undefined && !isFilePurpose(query.purpose)) {
+        return { object: "list", data: [], first_id: null, last_id: null, has_more: false } satisfies FileList
+      }
       const now = new Date(yield* Clock.currentTimeMillis)
       const limit = Math.max(1, Math.min(10_000, Math.floor(query.limit)))
       const after = query.after === undefined

@@ -221,6 +221,7 @@ Deno.test("files: create, retrieve, content, list, delete through the openai SDK
       const next = await alice.files.list({ limit: 2, after: page.data[1].id })
       deepStrictEqual(next.data.map((file) => file.id), newestFirst.slice(2, 4))
 
+      deepStrictEqual((await alice.files.list({ purpose: "fine-tune\u0000\uD800" })).data, [])
       await assertApiError(alice.files.list({ limit: 0 }), 400, "limit")
       await assertApiError(alice.files.list({ limit: 10_001 }), 400, "limit")
       await assertApiError(alice.files.list({ after: "not-a-file" }), 400, "after")
