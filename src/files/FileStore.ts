@@ -53,8 +53,9 @@ export const DEFAULT_SWEEP_INTERVAL_MILLIS = 60_000
 export const UPLOAD_DEADLINE_SECONDS = 3600
 
 /**
- * An unfinished upload older than this (milliseconds) is one a crashed instance left: the sweep removes it. Twice
- * `UPLOAD_DEADLINE_SECONDS`, so no upload still running is swept.
+ * An unfinished upload that wrote no chunk for this long (milliseconds) is one a crashed instance left: the sweep
+ * removes it. Twice `UPLOAD_DEADLINE_SECONDS`, so no upload still running is swept (nor a long `createFromLines`,
+ * which writes a chunk at least every mebibyte).
  *
  * @category constants
  */
@@ -289,8 +290,9 @@ const makeFileStore = (options: FileStoreOptions) =>
       Effect.gen(function* () {
         const createdAtMillis = yield* Clock.currentTimeMillis
         const id = newFileId(createdAtMillis)
-        yield* sql`INSERT INTO files (id, user_id, filename, created_at)
-                   VALUES (${id}, ${userId}, ${filename}, ${new Date(createdAtMillis)})`.pipe(Effect.orDie)
+        const created = new Date(createdAtMillis)
+        yield* sql`INSERT INTO files (id, user_id, filename, created_at, written_at)
+                   VALUES (${id}, ${userId}, ${filename}, ${created}, ${created})`.pipe(Effect.orDie)
         let seq = 0
         let total = 0
         let pending: Array<Uint8Array> = []
@@ -316,10 +318,12 @@ const makeFileStore = (options: FileStoreOptions) =>
             pendingBytes -= size
             const data = concat(taken, size)
             yield* sql`INSERT INTO file_chunks (file_id, seq, data) VALUES (${id}, ${seq}, ${data})`.pipe(Effect.orDie)
-            yield* sql`UPDATE files SET bytes = bytes + ${size} WHERE id = ${id}`.pipe(Effect.orDie)
+            const now = new Date(yield* Clock.currentTimeMillis)
+            yield* sql`UPDATE files SET bytes = bytes + ${size}, written_at = ${now} WHERE id = ${id}`.pipe(
+              Effect.orDie
+            )
             seq += 1
             if (limits !== undefined) {
-              const now = new Date(yield* Clock.currentTimeMillis)
               const used = yield* userTotal(userId, now)
               if (used > limits.maxUserBytes) {
                 return yield* new InvalidRequest({
@@ -495,7 +499,7 @@ const makeFileStore = (options: FileStoreOptions) =>
       const stale = new Date(nowMillis - STALE_UPLOAD_MILLIS)
       const rows = yield* sql<{ id: string }>`
         SELECT id FROM files
-        WHERE deleted OR expires_at <= ${now} OR (NOT complete AND created_at < ${stale})
+        WHERE deleted OR expires_at <= ${now} OR (NOT complete AND written_at < ${stale})
         LIMIT ${SWEEP_BATCH}`.pipe(Effect.orDie)
       for (const row of rows) yield* purge(row.id)
       if (rows.length > 0) yield* Effect.logDebug("Swept files").pipe(Effect.annotateLogs("files", rows.length))
