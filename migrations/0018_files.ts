@@ -8,7 +8,8 @@
  * `purpose` may come after the file); `complete` turns true when every chunk is in, and only complete, undeleted,
  * unexpired rows are visible. `deleted` marks a file whose chunks are being removed: the expiry sweep finishes what a
  * deletion (or a crashed upload) left behind. `bytes` counts the chunks written so far (the per-user total includes
- * uploads in flight). `created_at` and `expires_at` are what the File object shows (`expires_at` NULL: never).
+ * uploads in flight). `created_at` and `expires_at` are what the File object shows (`expires_at` NULL: never);
+ * `written_at` is when the last chunk of an unfinished upload was written (a long silence marks one a crash left).
  *
  * The id 0018 follows 0016 with a gap: 0017 is taken by another change. Effect's Migrator runs only ids above the
  * latest applied one, so 0017 must be merged before any store runs this one.
@@ -29,12 +30,13 @@ export default Effect.gen(function* () {
       bytes       BIGINT NOT NULL DEFAULT 0 CHECK (bytes >= 0),
       created_at  TIMESTAMPTZ NOT NULL,
       expires_at  TIMESTAMPTZ,
+      written_at  TIMESTAMPTZ NOT NULL,
       complete    BOOLEAN NOT NULL DEFAULT false,
       deleted     BOOLEAN NOT NULL DEFAULT false
     )`
   yield* sql`CREATE INDEX files_user_idx ON files (user_id, id)`
   yield* sql`CREATE INDEX files_expires_idx ON files (expires_at) WHERE expires_at IS NOT NULL`
-  yield* sql`CREATE INDEX files_unfinished_idx ON files (created_at) WHERE deleted OR NOT complete`
+  yield* sql`CREATE INDEX files_unfinished_idx ON files (written_at) WHERE deleted OR NOT complete`
   yield* sql`
     CREATE TABLE file_chunks (
       file_id  TEXT COLLATE "C" NOT NULL REFERENCES files (id) ON DELETE CASCADE,

@@ -28,6 +28,9 @@ export type FilePurpose = UploadPurpose | "batch_output"
 export const isUploadPurpose = (value: string): value is UploadPurpose =>
   (UPLOAD_PURPOSES as ReadonlyArray<string>).includes(value)
 
+/** Whether `value` is a purpose a stored file may have (`FilePurpose`). @category guards */
+export const isFilePurpose = (value: string): value is FilePurpose => value === "batch_output" || isUploadPurpose(value)
+
 /**
  * OpenAI's File object: `bytes` the size, `created_at` and `expires_at` Unix seconds (`expires_at` null: the file
  * never expires), `status` always `processed` (a file is visible only once all of it is stored).

@@ -32,6 +32,7 @@ import {
   type FileObject,
   type FilePurpose,
   isFileId,
+  isFilePurpose,
   newFileId,
   quotableFileId
 } from "./FileObject.ts"
@@ -52,8 +53,9 @@ export const DEFAULT_SWEEP_INTERVAL_MILLIS = 60_000
 export const UPLOAD_DEADLINE_SECONDS = 3600
 
 /**
- * An unfinished upload older than this (milliseconds) is one a crashed instance left: the sweep removes it. Twice
- * `UPLOAD_DEADLINE_SECONDS`, so no upload still running is swept.
+ * An unfinished upload that wrote no chunk for this long (milliseconds) is one a crashed instance left: the sweep
+ * removes it. Twice `UPLOAD_DEADLINE_SECONDS`, so no upload still running is swept (nor a long `createFromLines`,
+ * which writes a chunk at least every mebibyte).
  *
  * @category constants
  */
@@ -173,7 +175,10 @@ export class FileStore extends Context.Service<FileStore, {
   ) => Effect.Effect<FileObject, E>
   /** The File object of `fileId` when `userId` owns it and it is neither deleted nor expired; else `NotFound`. */
   readonly get: (userId: bigint, fileId: string) => Effect.Effect<FileObject, NotFound>
-  /** A page of `userId`'s visible files, in creation order (`query.order`), after the file `query.after`. */
+  /**
+   * A page of `userId`'s visible files, in creation order (`query.order`), after the file `query.after` (which need
+   * not exist any more); only those of `query.purpose` when given (none for a purpose no file can have).
+   */
   readonly list: (userId: bigint, query: FileListQuery) => Effect.Effect<FileList>
   /** The File object and bytes of `fileId` (owner-checked as `get`). */
   readonly content: (userId: bigint, fileId: string) => Effect.Effect<FileContent, NotFound>
@@ -285,8 +290,9 @@ const makeFileStore = (options: FileStoreOptions) =>
       Effect.gen(function* () {
         const createdAtMillis = yield* Clock.currentTimeMillis
         const id = newFileId(createdAtMillis)
-        yield* sql`INSERT INTO files (id, user_id, filename, created_at)
-                   VALUES (${id}, ${userId}, ${filename}, ${new Date(createdAtMillis)})`.pipe(Effect.orDie)
+        const created = new Date(createdAtMillis)
+        yield* sql`INSERT INTO files (id, user_id, filename, created_at, written_at)
+                   VALUES (${id}, ${userId}, ${filename}, ${created}, ${created})`.pipe(Effect.orDie)
         let seq = 0
         let total = 0
         let pending: Array<Uint8Array> = []
@@ -312,10 +318,12 @@ const makeFileStore = (options: FileStoreOptions) =>
             pendingBytes -= size
             const data = concat(taken, size)
             yield* sql`INSERT INTO file_chunks (file_id, seq, data) VALUES (${id}, ${seq}, ${data})`.pipe(Effect.orDie)
-            yield* sql`UPDATE files SET bytes = bytes + ${size} WHERE id = ${id}`.pipe(Effect.orDie)
+            const now = new Date(yield* Clock.currentTimeMillis)
+            yield* sql`UPDATE files SET bytes = bytes + ${size}, written_at = ${now} WHERE id = ${id}`.pipe(
+              Effect.orDie
+            )
             seq += 1
             if (limits !== undefined) {
-              const now = new Date(yield* Clock.currentTimeMillis)
               const used = yield* userTotal(userId, now)
               if (used > limits.maxUserBytes) {
                 return yield* new InvalidRequest({
@@ -422,6 +430,10 @@ const makeFileStore = (options: FileStoreOptions) =>
     })
 
     const list = Effect.fn("FileStore.list")(function* (userId: bigint, query: FileListQuery) {
+      // No stored file has another purpose (and a caller's string, NUL and all, never reaches the database).
+      if (query.purpose !== undefined && !isFilePurpose(query.purpose)) {
+        return { object: "list", data: [], first_id: null, last_id: null, has_more: false } satisfies FileList
+      }
       const now = new Date(yield* Clock.currentTimeMillis)
       const limit = Math.max(1, Math.min(10_000, Math.floor(query.limit)))
       const after = query.after === undefined
@@ -487,7 +499,7 @@ const makeFileStore = (options: FileStoreOptions) =>
       const stale = new Date(nowMillis - STALE_UPLOAD_MILLIS)
       const rows = yield* sql<{ id: string }>`
         SELECT id FROM files
-        WHERE deleted OR expires_at <= ${now} OR (NOT complete AND created_at < ${stale})
+        WHERE deleted OR expires_at <= ${now} OR (NOT complete AND written_at < ${stale})
         LIMIT ${SWEEP_BATCH}`.pipe(Effect.orDie)
       for (const row of rows) yield* purge(row.id)
       if (rows.length > 0) yield* Effect.logDebug("Swept files").pipe(Effect.annotateLogs("files", rows.length))

@@ -9,7 +9,8 @@
  * - `GET /v1/files` (`after`, `limit` 1 to 10,000, default 10,000, `order` `asc`/`desc`, default `desc`, `purpose`)
  *   → `{object: "list", data, first_id, last_id, has_more}`.
  * - `GET /v1/files/{file_id}` → the File object; `GET /v1/files/{file_id}/content` → its bytes, streamed
- *   (`application/octet-stream`); `DELETE /v1/files/{file_id}` → `{id, object: "file", deleted: true}`.
+ *   (`application/octet-stream`, as an attachment, `nosniff`, a sandboxing CSP); `DELETE /v1/files/{file_id}` →
+ *   `{id, object: "file", deleted: true}`.
  *
  * The caller's key comes as `Authorization: Bearer`; an unknown, another user's, an expired or a malformed file id
  * answers the same 404 (`No such File object: <id>`, OpenAI's wording; an id longer than the router's longest path
@@ -258,9 +259,11 @@ export const FileRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       return HttpServerResponse.stream(found.stream, {
         contentType: "application/octet-stream",
         contentLength: found.file.bytes,
+        // A caller's bytes, never rendered on the gateway's origin (docs/OPERATING.md, "Security").
         headers: {
           "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(found.file.filename)}`,
-          "x-content-type-options": "nosniff"
+          "x-content-type-options": "nosniff",
+          "content-security-policy": "default-src 'none'; sandbox"
         }
       })
     }).pipe(respondWith(encodeOpenAiError))

@@ -91,7 +91,8 @@ const postRaw = async (gateway: TestGateway, key: string, parts: ReadonlyArray<U
 }
 
 Deno.test("files: create, retrieve, content, list, delete through the openai SDK", async (t) => {
-  const gateway = await startGateway({ config })
+  // A one-second body deadline: for an upload, the longest pause between two pieces.
+  const gateway = await startGateway({ config, bodyTimeoutSeconds: 1 })
   try {
     const alice = clientOf(gateway, ALICE)
     const bob = clientOf(gateway, BOB)
@@ -131,6 +132,7 @@ Deno.test("files: create, retrieve, content, list, delete through the openai SDK
       strictEqual(response.headers.get("content-type"), "application/octet-stream")
       strictEqual(response.headers.get("content-length"), String(batch.bytes))
       strictEqual(response.headers.get("x-content-type-options"), "nosniff")
+      strictEqual(response.headers.get("content-security-policy"), "default-src 'none'; sandbox")
       strictEqual(await response.text(), jsonl)
     })
 
@@ -221,6 +223,7 @@ Deno.test("files: create, retrieve, content, list, delete through the openai SDK
       const next = await alice.files.list({ limit: 2, after: page.data[1].id })
       deepStrictEqual(next.data.map((file) => file.id), newestFirst.slice(2, 4))
 
+      deepStrictEqual((await alice.files.list({ purpose: "fine-tune\u0000\uD800" })).data, [])
       await assertApiError(alice.files.list({ limit: 0 }), 400, "limit")
       await assertApiError(alice.files.list({ limit: 10_001 }), 400, "limit")
       await assertApiError(alice.files.list({ after: "not-a-file" }), 400, "after")
@@ -319,6 +322,41 @@ Deno.test("files: create, retrieve, content, list, delete through the openai SDK
         "file",
         "request_too_large"
       )
+      strictEqual((await alice.files.list()).data.length, listed)
+    })
+
+    await t.step("an upload that pauses past the body deadline: 408, nothing kept", async () => {
+      const listed = (await alice.files.list()).data.length
+      const boundary = "sluice-pause-boundary"
+      const encoder = new TextEncoder()
+      let pulls = 0
+      const body = new ReadableStream<Uint8Array>({
+        start(stream) {
+          stream.enqueue(encoder.encode(
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="slow.bin"\r\n\r\n`
+          ))
+        },
+        async pull(stream) {
+          pulls += 1
+          if (pulls <= 12) {
+            stream.enqueue(bytesOf(128 * 1024, pulls))
+            return
+          }
+          // Silent until the answer came, then the body ends (the server keeps a connection whose body never ends).
+          while (!answered) await new Promise((resolve) => setTimeout(resolve, 50))
+          stream.close()
+        }
+      })
+      let answered = false
+      const response = await fetch(`${gateway.url}/v1/files`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ALICE}`, "content-type": `multipart/form-data; boundary=${boundary}` },
+        body,
+        duplex: "half"
+      } as RequestInit)
+      answered = true
+      strictEqual(response.status, 408)
+      strictEqual((await response.json()).error.code, "request_timeout")
       strictEqual((await alice.files.list()).data.length, listed)
     })
 

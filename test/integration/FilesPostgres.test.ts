@@ -63,6 +63,48 @@ Deno.test("files on PostgreSQL: two instances, 1 MiB chunks, nothing left of a r
     )
     deepStrictEqual(await counts(), { files: 0, chunks: 0 })
 
+    // A caller that leaves mid-upload: what was written is removed.
+    const boundary = "sluice-abort-boundary"
+    const encoder = new TextEncoder()
+    const controller = new AbortController()
+    let sent = 0
+    let during = { files: 0, chunks: 0 }
+    const body = new ReadableStream<Uint8Array>({
+      start(stream) {
+        stream.enqueue(encoder.encode(
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="cut.bin"\r\n` +
+            "Content-Type: application/octet-stream\r\n\r\n"
+        ))
+      },
+      async pull(stream) {
+        if (sent >= 2.5 * MIB) {
+          // Once the first chunks are written, the caller goes away.
+          for (let tries = 0; tries < 50 && (during = await counts()).chunks < 2; tries++) {
+            await new Promise((resolve) => setTimeout(resolve, 50))
+          }
+          controller.abort()
+          return
+        }
+        stream.enqueue(bytesOf(256 * 1024))
+        sent += 256 * 1024
+      }
+    })
+    await rejects(fetch(`${first.url}/v1/files`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${ALICE}`, "content-type": `multipart/form-data; boundary=${boundary}` },
+      body,
+      signal: controller.signal,
+      duplex: "half"
+    } as RequestInit))
+    strictEqual(during.files, 1)
+    ok(during.chunks >= 2, JSON.stringify(during))
+    let afterAbort = await counts()
+    for (let tries = 0; tries < 50 && afterAbort.files > 0; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      afterAbort = await counts()
+    }
+    deepStrictEqual(afterAbort, { files: 0, chunks: 0 })
+
     // An expired file: 404 at once on both instances, then swept with its chunks.
     const expiring = await a.files.create({
       file: await toFile(bytesOf(MIB + 10), "expiring.bin"),
