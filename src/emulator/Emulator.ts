@@ -14,6 +14,8 @@
  *   `…:embedContent`, `…:batchEmbedContents` (deterministic vectors, see `Embeddings.ts`),
  *   `GET /v1beta/models` (and `GET /v1/models` with a Gemini key).
  * - OpenAI's Realtime socket (see `Realtime.ts`): `GET /v1/realtime?model=` with `Upgrade: websocket`.
+ * - OpenAI's Responses socket (see `ResponsesSocket.ts`): `GET /v1/responses` with `Upgrade: websocket`, each
+ *   `response.create` run as `POST /v1/responses` (recorded with `transport: "websocket"`).
  * - Audio and moderations (see `Audio.ts`): OpenAI `POST /v1/audio/speech`, `/v1/audio/transcriptions` and
  *   `/v1/audio/translations` (multipart), `POST /v1/moderations`; rerank (see `Rerank.ts`): Cohere `POST /v2/rerank`,
  *   Jina `POST /v1/rerank`.
@@ -97,6 +99,7 @@
  * @since 0.1.0
  */
 import { type RealtimeRecord, serveRealtime } from "./Realtime.ts"
+import { serveResponsesSocket } from "./ResponsesSocket.ts"
 import { type ArmedFault, armFaults, echoMessage, type Fault, takeFault, vendorErrorBody } from "./Faults.ts"
 
 export type { Fault } from "./Faults.ts"
@@ -146,6 +149,11 @@ export interface RecordedRequest {
   readonly body: unknown
   aborted: boolean
   completed: boolean
+  /**
+   * How it arrived: `http`, or `websocket` (a Realtime or Responses socket's handshake, or a `response.create` sent
+   * over the emulator's Responses socket).
+   */
+  readonly transport: "http" | "websocket"
   /** The usage the answer reported, in the vendor's terms (`ReportedUsage.ts`); `undefined` when none. */
   usage: ReportedUsage | undefined
 }
@@ -297,6 +305,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       body: { grant_type: fields.grant_type, assertion: fields.assertion === undefined ? undefined : "(a JWT)" },
       aborted: false,
       completed: true,
+      transport: "http",
       usage: undefined
     }
     requestCount++
@@ -335,6 +344,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
         body: undefined,
         aborted: false,
         completed: true,
+        transport: "websocket",
         usage: undefined
       })
     }
@@ -359,6 +369,59 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       },
       closing: closing.signal,
       pacingMs
+    })
+    return response
+  }
+
+  /** The requests a Responses socket made for its creates (recorded as `transport: "websocket"`). */
+  const socketCreates = new WeakSet<Request>()
+
+  /**
+   * `GET /v1/responses` upgrades: the key from `Authorization: Bearer` checked against `validKeys`, the handshake
+   * recorded, then the socket served by `ResponsesSocket.ts`, each create run through `handle` with the
+   * handshake's headers.
+   */
+  const responsesHandshake = (request: Request, url: URL): Response => {
+    const key = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1]
+    const headers = Object.fromEntries(request.headers)
+    delete headers.authorization
+    requestCount++
+    if (record) {
+      requests.push({
+        method: request.method,
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers,
+        key,
+        body: undefined,
+        aborted: false,
+        completed: true,
+        transport: "websocket",
+        usage: undefined
+      })
+    }
+    if (validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
+      return jsonResponse(vendorErrorBody("openai", 401, unauthorizedMessage.openai), 401)
+    }
+    const { socket, response } = Deno.upgradeWebSocket(request)
+    const forwarded = new Headers()
+    for (const name of ["authorization", "openai-organization", "openai-project", "user-agent"]) {
+      const value = request.headers.get(name)
+      if (value !== null) forwarded.set(name, value)
+    }
+    forwarded.set("content-type", "application/json")
+    serveResponsesSocket(socket, {
+      run: (body, signal) => {
+        const create = new Request(new URL("/v1/responses", url), {
+          method: "POST",
+          headers: forwarded,
+          body: JSON.stringify(body),
+          signal
+        })
+        socketCreates.add(create)
+        return handle(create)
+      },
+      closing: closing.signal
     })
     return response
   }
@@ -423,6 +486,9 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     if (path === "/v1/realtime" && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
       return realtimeHandshake(request, url)
     }
+    if (path === "/v1/responses" && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+      return responsesHandshake(request, url)
+    }
 
     const query: Record<string, string> = {}
     for (const [name, value] of url.searchParams) query[name] = value
@@ -474,6 +540,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       body: parsed,
       aborted: false,
       completed: false,
+      transport: socketCreates.has(request) ? "websocket" : "http",
       usage: undefined
     }
     requestCount++
