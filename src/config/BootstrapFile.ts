@@ -102,6 +102,13 @@ export const ChannelType = Schema.Literals([
 export const ChannelSettings = Schema.Struct({
   /** The upstream has `/v1/responses` (openai channels); otherwise Responses requests go through chat completions. */
   responses_api: Schema.optional(Schema.Boolean),
+  /**
+   * With `responses_api` (openai channels): a response asked for over a client's Responses WebSocket
+   * (`GET /v1/responses`) reaches the upstream over the channel's own Responses socket (`wss://<base>/v1/responses`,
+   * one per client socket and channel key, opened on first use and reused by the socket's later responses) instead
+   * of one `POST` each. Requests over HTTP still use HTTP.
+   */
+  responses_websocket: Schema.optional(Schema.Boolean),
   /** The upstream has `/v1/responses/compact`. */
   responses_compact: Schema.optional(Schema.Boolean),
   connect_timeout_ms: Schema.optional(Count),
