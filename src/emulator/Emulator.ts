@@ -212,6 +212,8 @@ export interface Emulator {
   vertexServiceAccountKey(): Promise<string>
   /** Every response the Realtime socket finished, in order, with the `usage` its `response.done` sent (`Realtime.ts`). */
   readonly realtime: ReadonlyArray<RealtimeRecord>
+  /** Responses sockets (`ResponsesSocket.ts`) open now. */
+  readonly openResponsesSockets: () => number
   /** Stops listening, ends hanging or streaming answers, and waits for the server to finish. */
   close(): Promise<void>
 }
@@ -375,6 +377,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
 
   /** The requests a Responses socket made for its creates (recorded as `transport: "websocket"`). */
   const socketCreates = new WeakSet<Request>()
+  /** Responses sockets open now. */
+  let openSockets = 0
 
   /**
    * `GET /v1/responses` upgrades: the key from `Authorization: Bearer` checked against `validKeys`, the handshake
@@ -404,6 +408,15 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       return jsonResponse(vendorErrorBody("openai", 401, unauthorizedMessage.openai), 401)
     }
     const { socket, response } = Deno.upgradeWebSocket(request)
+    let counted = false
+    socket.addEventListener("open", () => {
+      counted = true
+      openSockets++
+    })
+    socket.addEventListener("close", () => {
+      if (counted) openSockets--
+      counted = false
+    })
     const forwarded = new Headers()
     for (const name of ["authorization", "openai-organization", "openai-project", "user-agent"]) {
       const value = request.headers.get(name)
@@ -714,6 +727,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     get realtime() {
       return realtime
     },
+    openResponsesSockets: () => openSockets,
     close: async () => {
       closing.abort()
       await server.shutdown()

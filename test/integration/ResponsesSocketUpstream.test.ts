@@ -4,7 +4,9 @@
  * first use and reused, through the same billed pipeline as over HTTP: each response billed exactly the usage the
  * emulator recorded, the emulator's record showing the turns came over its socket; an upstream socket lost
  * mid-response is billed by the cut-stream rule (the same charge as the same cut over HTTP), the client gets an
- * error event and its socket stays usable; an upstream refusal is an error event that charges nothing.
+ * error event and its socket stays usable; an upstream refusal is an error event that charges nothing, or fails
+ * over to the next channel; lanes open a connection each and reuse them; the upstream sockets close with the
+ * client's, and a client gone mid-response closes the one it was using.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
@@ -16,14 +18,19 @@ const UPSTREAM_KEY = "sk-test-up-ws-1"
 
 const config = (emulatorUrl: string) =>
   basicConfig(emulatorUrl, {
-    models: { "gpt-ws": { input: 2, output: 8 }, "gpt-http": { input: 2, output: 8 } },
+    models: {
+      "gpt-ws": { input: 2, output: 8 },
+      "gpt-http": { input: 2, output: 8 },
+      "gpt-fo": { input: 2, output: 8 }
+    },
     channels: [
       {
         name: "emu-openai-socket",
         type: "openai",
         base_url: `${emulatorUrl}/v1`,
         keys: [UPSTREAM_KEY],
-        models: ["gpt-ws"],
+        models: ["gpt-ws", "gpt-fo"],
+        priority: 10,
         settings: { responses_api: true, responses_websocket: true }
       },
       {
@@ -31,7 +38,7 @@ const config = (emulatorUrl: string) =>
         type: "openai",
         base_url: emulatorUrl,
         keys: ["sk-test-up-http-1"],
-        models: ["gpt-http"],
+        models: ["gpt-http", "gpt-fo"],
         settings: { responses_api: true }
       }
     ],
@@ -75,7 +82,7 @@ const connect = (gateway: TestGateway) => {
     socket.close({ code: 1000, reason: "done" })
     await until(() => closed !== undefined, "the close")
   }
-  return { run, close, closed: () => closed }
+  return { run, close, closed: () => closed, events: () => events }
 }
 
 /** The usage rows, oldest first. */
@@ -243,6 +250,89 @@ Deno.test("responses socket to an openai channel over its own upstream socket", 
           gateway.emulator.clearFaults()
           await socket.close()
         }
+      }
+    )
+
+    await t.step("an upstream socket's refusal fails over to the next channel, billed once", async () => {
+      const before = (await rows(gateway)).length
+      gateway.emulator.setFaults([{ match: { path: "/v1/responses", model: "gpt-fo" }, status: 500, times: 1 }])
+      const socket = connect(gateway)
+      try {
+        const from = responsesCalls(gateway).length
+        const answer = (await socket.run({ model: "gpt-fo", input: "fail over" })).at(-1)!
+        strictEqual(answer.type, "response.completed", JSON.stringify(answer))
+        const calls = responsesCalls(gateway).slice(from).filter((request) => request.method === "POST")
+        deepStrictEqual(calls.map((request) => [request.key, request.transport]), [
+          [UPSTREAM_KEY, "websocket"],
+          ["sk-test-up-http-1", "http"]
+        ], "the socket channel refused, the HTTP channel answered")
+        const billed = (await rows(gateway)).slice(before).filter((row) => BigInt(row.cost) > 0n)
+        deepStrictEqual(
+          billed.map((row) => [row.prompt_tokens, row.completion_tokens]),
+          [[calls[1].usage!.input, calls[1].usage!.output]],
+          "billed once, what the answering channel reported"
+        )
+      } finally {
+        gateway.emulator.clearFaults()
+        await socket.close()
+      }
+    })
+
+    await t.step("two lanes open a connection each, reused by later turns; all close with the client's", async () => {
+      const handshakes = () => responsesCalls(gateway).filter((request) => request.method === "GET").length
+      const before = handshakes()
+      const socket = connect(gateway)
+      try {
+        const words = "alpha beta gamma delta epsilon zeta eta theta"
+        const lanes = ["a", "b"]
+        for (let round = 0; round < 2; round++) {
+          const runs = lanes.map((lane) => socket.run({ model: "gpt-ws", input: `${lane} ${words}`, stream_id: lane }))
+          const ends = await Promise.all(runs)
+          for (const events of ends) ok(events.some((event) => event.type === "response.completed"))
+        }
+        ok(handshakes() - before <= 2, `at most one upstream socket per lane (${handshakes() - before})`)
+        ok(gateway.emulator.openResponsesSockets() >= 1)
+      } finally {
+        await socket.close()
+      }
+      for (let tries = 0; tries < 300 && gateway.emulator.openResponsesSockets() > 0; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      strictEqual(gateway.emulator.openResponsesSockets(), 0, "the upstream sockets closed with the client's")
+    })
+
+    await t.step(
+      "a client gone mid-response closes its upstream socket and is billed for what was delivered",
+      async () => {
+        const before = (await rows(gateway)).length
+        gateway.emulator.setFaults([{ match: { path: "/v1/responses", model: "gpt-ws" }, paceMs: 40, times: 1 }])
+        const socket = connect(gateway)
+        const story = Array.from({ length: 40 }, (_, index) => `word${index}`).join(" ")
+        try {
+          const pending = socket.run({ model: "gpt-ws", input: story })
+          pending.catch(() => {})
+          for (let tries = 0; tries < 300; tries++) {
+            if (socket.events().filter((event) => event.type === "response.output_text.delta").length >= 3) break
+            await new Promise((resolve) => setTimeout(resolve, 10))
+          }
+        } finally {
+          await socket.close()
+        }
+        const cut = gateway.emulator.requests.at(-1)!
+        strictEqual(cut.transport, "websocket")
+        for (let tries = 0; tries < 300 && gateway.emulator.openResponsesSockets() > 0; tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 10))
+        }
+        strictEqual(gateway.emulator.openResponsesSockets(), 0, "the upstream socket was closed")
+        ok(cut.aborted, "the upstream response was interrupted")
+        let billed = (await rows(gateway)).slice(before)
+        for (let tries = 0; tries < 300 && billed.length === 0; tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 10))
+          billed = (await rows(gateway)).slice(before)
+        }
+        strictEqual(billed.length, 1, "the cut response has its row")
+        ok(billed[0].completion_tokens >= 3 && billed[0].completion_tokens < 40, JSON.stringify(billed[0]))
+        strictEqual(BigInt(billed[0].cost), cost(billed[0].prompt_tokens, billed[0].completion_tokens))
       }
     )
   } finally {

@@ -43,6 +43,12 @@ const HeaderWebSocket = WebSocket as unknown as new (
   options: { readonly headers: Readonly<Record<string, string>> }
 ) => WebSocket
 
+/**
+ * Bytes of frames one turn may hold unread (the caller reads slower than the upstream sends; a socket has no
+ * backpressure): past it the turn is cut, as a stream the gateway cannot deliver is.
+ */
+export const MAX_UNREAD_BYTES = 32 * 1024 * 1024
+
 /** Milliseconds a socket may take to open when the channel sets no first-byte timeout. */
 const DEFAULT_OPEN_MILLIS = 10_000
 
@@ -198,6 +204,7 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
     Effect.callback<SocketTurn, UpstreamFailed>((resume) => {
       const started = Date.now()
       let frames: Array<Sse.Event> = []
+      let unread = 0
       /** Set once the terminal frame arrived (`done`) or the turn failed. */
       let ended: "done" | UpstreamFailed | undefined
       let released = false
@@ -279,6 +286,10 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
           resume(Effect.succeed(turn))
           return
         }
+        unread += data.length
+        if (unread > MAX_UNREAD_BYTES) {
+          return end(failure("stream-broken", "The caller read the answer too slowly; it was cut.", 200))
+        }
         frames.push({ _tag: "Event", event: type, id: undefined, data })
         if (TERMINAL.has(type)) return end("done")
         if (!answered) {
@@ -293,6 +304,7 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
         if (frames.length > 0) {
           const batch = frames
           frames = []
+          unread = 0
           return Effect.succeed(batch)
         }
         if (ended instanceof UpstreamFailed) return Effect.fail(ended)

@@ -1,0 +1,125 @@
+/**
+ * The upstream Responses socket pool against the emulator's socket: a turn's frames as the SSE events the Responses
+ * decoder reads, one connection reused across turns, a turn abandoned mid-response closing its connection, an
+ * error event as the first answer handed back as its status, the channel's first-byte timeout, and the pool's
+ * connections closing with it.
+ */
+import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import { Effect, Exit } from "effect"
+import type { Sse } from "effect/encoding"
+import { startEmulator } from "../../../src/emulator/Emulator.ts"
+import { UpstreamFailed } from "../../../src/errors/GatewayError.ts"
+import {
+  makeResponsesUpstreamSockets,
+  type SocketTurn
+} from "../../../src/upstreams/transport/ResponsesUpstreamSocket.ts"
+
+const HEADERS = { authorization: "Bearer sk-test-up-ws-1" }
+const TIMEOUTS = { firstByteMs: 5_000, idleMs: 5_000, totalMs: 30_000 }
+
+/** Every event of a turn, to its end. */
+const drain = async (turn: SocketTurn): Promise<ReadonlyArray<Sse.Event>> => {
+  const events: Array<Sse.Event> = []
+  while (true) {
+    const batch = await Effect.runPromise(turn.next)
+    if (batch === undefined) return events
+    events.push(...batch)
+  }
+}
+
+const until = async (done: () => boolean) => {
+  for (let tries = 0; tries < 300 && !done(); tries++) await new Promise((resolve) => setTimeout(resolve, 10))
+}
+
+Deno.test("upstream responses socket: turns reuse one connection, frames read as SSE events", async () => {
+  const emulator = startEmulator({})
+  const pool = makeResponsesUpstreamSockets()
+  try {
+    const url = `${emulator.url}/v1/responses`
+    for (const input of ["first turn", "second turn"]) {
+      const turn = await Effect.runPromise(pool.turn(url, HEADERS, { model: "gpt-5", input, stream: true }, TIMEOUTS))
+      strictEqual(turn.status, 200)
+      const events = await drain(turn)
+      turn.release()
+      strictEqual(events[0].event, "response.created")
+      strictEqual(events.at(-1)!.event, "response.completed")
+      ok(events.every((event) => JSON.parse(event.data).type === event.event), "named by their type")
+      ok(events.at(-1)!.data.includes(`Echo: ${input}`))
+    }
+    strictEqual(pool.opened(), 1, "one upstream socket for both turns")
+    const creates = emulator.requests.filter((request) => request.method === "POST")
+    deepStrictEqual(creates.map((request) => request.transport), ["websocket", "websocket"])
+    strictEqual(creates[0].key, "sk-test-up-ws-1")
+  } finally {
+    pool.close()
+    await until(() => emulator.openResponsesSockets() === 0)
+    strictEqual(emulator.openResponsesSockets(), 0, "the pool's connections closed with it")
+    await emulator.close()
+  }
+})
+
+Deno.test("upstream responses socket: a turn released mid-response closes its connection", async () => {
+  const emulator = startEmulator({ tokensPerSecond: 50 })
+  const pool = makeResponsesUpstreamSockets()
+  try {
+    const url = `${emulator.url}/v1/responses`
+    const body = { model: "gpt-5", input: "one two three four five six seven eight nine ten" }
+    const turn = await Effect.runPromise(pool.turn(url, HEADERS, body, TIMEOUTS))
+    await Effect.runPromise(turn.next)
+    turn.release()
+    await until(() => emulator.openResponsesSockets() === 0)
+    strictEqual(emulator.openResponsesSockets(), 0, "the abandoned response's socket is closed")
+    const again = await Effect.runPromise(pool.turn(url, HEADERS, { model: "gpt-5", input: "again" }, TIMEOUTS))
+    strictEqual((await drain(again)).at(-1)!.event, "response.completed")
+    again.release()
+    strictEqual(pool.opened(), 2, "a new connection for the next turn")
+  } finally {
+    pool.close()
+    await emulator.close()
+  }
+})
+
+Deno.test("upstream responses socket: an error first is a status; a slow first frame times out", async () => {
+  const emulator = startEmulator({})
+  const pool = makeResponsesUpstreamSockets()
+  try {
+    const url = `${emulator.url}/v1/responses`
+    emulator.setFaults([{ match: { path: "/v1/responses" }, status: 429, message: "Slow down.", times: 1 }])
+    const refused = await Effect.runPromise(pool.turn(url, HEADERS, { model: "gpt-5", input: "x" }, TIMEOUTS))
+    strictEqual(refused.status, 429)
+    strictEqual(JSON.parse(refused.errorText).error.message, "Slow down.")
+    refused.release()
+    strictEqual(pool.opened(), 1)
+
+    emulator.setFaults([{ match: { path: "/v1/responses" }, delayMs: 2_000, times: 1 }])
+    const slow = await Effect.runPromiseExit(
+      pool.turn(url, HEADERS, { model: "gpt-5", input: "x" }, { ...TIMEOUTS, firstByteMs: 100 })
+    )
+    ok(Exit.isFailure(slow))
+    const error = slow.cause.reasons.find((reason) => reason._tag === "Fail")
+    ok(error !== undefined && error._tag === "Fail" && error.error instanceof UpstreamFailed)
+    strictEqual(error.error.kind, "timeout")
+    await until(() => emulator.openResponsesSockets() === 0)
+    strictEqual(emulator.openResponsesSockets(), 0, "the timed-out turn's socket is closed")
+  } finally {
+    pool.close()
+    await emulator.close()
+  }
+})
+
+Deno.test("upstream responses socket: a refused handshake fails as a network error", async () => {
+  const emulator = startEmulator({ validKeys: ["sk-test-other"] })
+  const pool = makeResponsesUpstreamSockets()
+  try {
+    const exit = await Effect.runPromiseExit(
+      pool.turn(`${emulator.url}/v1/responses`, HEADERS, { model: "gpt-5", input: "x" }, TIMEOUTS)
+    )
+    ok(Exit.isFailure(exit))
+    const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
+    ok(failure !== undefined && failure._tag === "Fail" && failure.error instanceof UpstreamFailed)
+    strictEqual(failure.error.kind, "network")
+  } finally {
+    pool.close()
+    await emulator.close()
+  }
+})
