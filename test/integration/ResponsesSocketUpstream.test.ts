@@ -147,6 +147,14 @@ Deno.test("responses socket to an openai channel over its own upstream socket", 
           )
           strictEqual(calls[0].key, UPSTREAM_KEY, "the handshake carries the channel's key")
           ok(!JSON.stringify(calls).includes(KEY), "the caller's key never reaches the upstream")
+          const previous = calls.map((request) =>
+            (request.body as { previous_response_id?: string })?.previous_response_id
+          )
+          deepStrictEqual(
+            previous.slice(1),
+            [undefined, first.response!.id, second.response!.id],
+            "later turns send only their new input, continuing the upstream socket's last response"
+          )
           const last = JSON.stringify(calls[3].body)
           ok(last.includes("What is the weather in Lisbon?") && last.includes("warm, 24 C"), "the turns' history")
 

@@ -7,6 +7,12 @@
  * frame's `type` as the event name, the frame as its data), so the billed pipeline, the decoder and the bridge do
  * not know which transport carried them.
  *
+ * A turn whose input starts with the whole conversation of its connection's last completed response (the gateway
+ * expands a client's `previous_response_id` into the full input, so failover may pick any channel) sends only the
+ * new items with `previous_response_id` naming that upstream response, as OpenAI's guide asks of socket clients; the
+ * rest of the body is sent each turn. Should the upstream answer `previous_response_not_found`, the turn is sent again
+ * whole.
+ *
  * One pool per client socket (`UPSTREAM_SOCKETS`, kept in the client socket's `http/SocketScope.ts`): a turn takes
  * an idle connection to the same URL and key, or opens one (at most `MAX_CONNECTIONS` per pool, as OpenAI's socket
  * runs one response at a time per connection), and gives it back once the response ended (`response.completed`,
@@ -86,12 +92,20 @@ export interface ResponsesUpstreamSockets extends SocketResource {
   readonly opened: () => number
 }
 
+/** A turn as it started, and whether its create continued the connection's last response. */
+interface TurnRun {
+  readonly turn: SocketTurn
+  readonly continued: boolean
+}
+
 /** One upstream connection. */
 interface Connection {
   readonly socket: WebSocket
   readonly pool: string
   /** The turn reading it now, or `undefined` while idle. */
   reader: ((frame: MessageEvent | undefined) => void) | undefined
+  /** The last response it completed and the conversation so far (input then output items, as JSON texts). */
+  last: { readonly id: string; readonly history: ReadonlyArray<string> } | undefined
 }
 
 /** `http(s)://` → `ws(s)://`. */
@@ -114,10 +128,60 @@ const typeOf = (text: string): string | undefined => {
   }
 }
 
-/** The create event's text: the body as a `response.create`, without the fields only HTTP uses. */
-const createEvent = (body: Readonly<Record<string, unknown>>): string => {
+/** The input of a create body as items (a string is one user message, as the Responses API reads it). */
+const inputItems = (input: unknown): ReadonlyArray<unknown> | undefined =>
+  typeof input === "string"
+    ? [{ type: "message", role: "user", content: input }]
+    : Array.isArray(input)
+    ? input
+    : undefined
+
+/**
+ * The create event for `body` on `connection`: the body as a `response.create`, without the fields only HTTP uses.
+ * When the body's input starts with the whole conversation of the connection's last response (its input, then its
+ * output), only the rest is sent, with `previous_response_id` naming that response: OpenAI's socket continues its
+ * connection's latest response from memory, `store: false` included (the guide's "incremental inputs"), and the
+ * usage it reports is the same. Anything else is sent whole. Also answers the conversation's items as JSON texts.
+ */
+const createEvent = (
+  connection: Connection,
+  body: Readonly<Record<string, unknown>>,
+  incremental: boolean
+): {
+  readonly text: string
+  readonly conversation: ReadonlyArray<string> | undefined
+  readonly continued: boolean
+} => {
   const { stream: _stream, stream_options: _options, ...rest } = body
-  return JSON.stringify({ type: "response.create", ...rest })
+  const items = rest.previous_response_id === undefined ? inputItems(rest.input) : undefined
+  const conversation = items?.map((item) => JSON.stringify(item))
+  const last = connection.last
+  if (
+    incremental && conversation !== undefined && last !== undefined && conversation.length > last.history.length &&
+    last.history.every((item, index) => item === conversation[index])
+  ) {
+    const event = {
+      type: "response.create",
+      ...rest,
+      previous_response_id: last.id,
+      input: items!.slice(last.history.length)
+    }
+    return { text: JSON.stringify(event), conversation, continued: true }
+  }
+  return { text: JSON.stringify({ type: "response.create", ...rest }), conversation, continued: false }
+}
+
+/** The id and output items (as JSON texts) of a `response.completed` frame, or `undefined`. */
+const completedOf = (data: string): { readonly id: string; readonly output: ReadonlyArray<string> } | undefined => {
+  try {
+    const parsed = JSON.parse(data) as { response?: { id?: unknown; output?: unknown } }
+    const response = parsed.response
+    return typeof response?.id === "string" && Array.isArray(response.output)
+      ? { id: response.id, output: response.output.map((item) => JSON.stringify(item)) }
+      : undefined
+  } catch {
+    return undefined
+  }
 }
 
 const closeQuietly = (socket: WebSocket, code = 1000, reason = "done") => {
@@ -169,7 +233,7 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
       socket.onopen = () => {
         clearTimeout(timer)
         opened++
-        const connection: Connection = { socket, pool, reader: undefined }
+        const connection: Connection = { socket, pool, reader: undefined, last: undefined }
         all.add(connection)
         socket.onmessage = (message) => connection.reader?.(message)
         socket.onclose = () => {
@@ -200,8 +264,16 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
   }
 
   /** Runs one response on `connection`: sends the create, then reads frames until its terminal one. */
-  const run = (connection: Connection, text: string, timeouts: Timeouts) =>
-    Effect.callback<SocketTurn, UpstreamFailed>((resume) => {
+  const run = (
+    connection: Connection,
+    body: Readonly<Record<string, unknown>>,
+    timeouts: Timeouts,
+    incremental: boolean
+  ) =>
+    Effect.callback<TurnRun, UpstreamFailed>((resume) => {
+      const { text, conversation, continued } = createEvent(connection, body, incremental)
+      // Only this turn's completion names the connection's latest response.
+      connection.last = undefined
       const started = Date.now()
       let frames: Array<Sse.Event> = []
       let unread = 0
@@ -235,7 +307,7 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
           if (outcome instanceof UpstreamFailed) {
             release()
             resume(Effect.fail(outcome))
-          } else resume(Effect.succeed(turn))
+          } else resume(Effect.succeed({ turn, continued }))
         }
         wake?.()
       }
@@ -283,7 +355,7 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
           answered = true
           ended = "done"
           clearTimeout(timer)
-          resume(Effect.succeed(turn))
+          resume(Effect.succeed({ turn, continued }))
           return
         }
         unread += data.length
@@ -291,10 +363,16 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
           return end(failure("stream-broken", "The caller read the answer too slowly; it was cut.", 200))
         }
         frames.push({ _tag: "Event", event: type, id: undefined, data })
+        if (type === "response.completed" && conversation !== undefined) {
+          const completed = completedOf(data)
+          if (completed !== undefined) {
+            connection.last = { id: completed.id, history: [...conversation, ...completed.output] }
+          }
+        }
         if (TERMINAL.has(type)) return end("done")
         if (!answered) {
           answered = true
-          resume(Effect.succeed(turn))
+          resume(Effect.succeed({ turn, continued }))
         }
         arm()
         wake?.()
@@ -349,19 +427,32 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
     })
 
   return {
-    turn: (url, headers, body, timeouts) =>
-      Effect.suspend(() => {
+    turn: (url, headers, body, timeouts) => {
+      const pool = `${url}\n${JSON.stringify(headers)}`
+      /** An idle connection of the pool, or a new one. */
+      const acquire = Effect.suspend(() => {
         if (closed) return Effect.fail(failure("network", "The client socket has closed."))
-        const pool = `${url}\n${JSON.stringify(headers)}`
         const ready = takeIdle(pool)
-        if (ready === undefined && all.size >= MAX_CONNECTIONS) {
+        if (ready !== undefined) return Effect.succeed(ready)
+        if (all.size >= MAX_CONNECTIONS) {
           return Effect.fail(failure("network", "Too many upstream sockets are open for this client socket."))
         }
-        const connection = ready === undefined
-          ? open(url, headers, pool, timeouts.firstByteMs > 0 ? timeouts.firstByteMs : DEFAULT_OPEN_MILLIS)
-          : Effect.succeed(ready)
-        return Effect.flatMap(connection, (taken) => run(taken, createEvent(body), timeouts))
-      }),
+        return open(url, headers, pool, timeouts.firstByteMs > 0 ? timeouts.firstByteMs : DEFAULT_OPEN_MILLIS)
+      })
+      return Effect.flatMap(acquire, (taken) => run(taken, body, timeouts, true)).pipe(
+        Effect.flatMap(({ turn, continued }) => {
+          // The upstream no longer holds the response continued from: the same turn again, whole.
+          if (!continued || turn.status !== 400 || !turn.errorText.includes(`"previous_response_not_found"`)) {
+            return Effect.succeed(turn)
+          }
+          turn.release()
+          return Effect.map(
+            Effect.flatMap(acquire, (taken) => run(taken, body, timeouts, false)),
+            (whole) => whole.turn
+          )
+        })
+      )
+    },
     opened: () => opened,
     close: () => {
       if (closed) return

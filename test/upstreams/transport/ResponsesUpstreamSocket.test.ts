@@ -123,3 +123,63 @@ Deno.test("upstream responses socket: a refused handshake fails as a network err
     await emulator.close()
   }
 })
+
+Deno.test("upstream responses socket: a turn continuing the connection's last response sends only its new input", async () => {
+  const emulator = startEmulator({})
+  const pool = makeResponsesUpstreamSockets()
+  try {
+    const url = `${emulator.url}/v1/responses`
+    const send = async (input: unknown) => {
+      const turn = await Effect.runPromise(pool.turn(url, HEADERS, { model: "gpt-5", input, store: false }, TIMEOUTS))
+      const events = await drain(turn)
+      turn.release()
+      return JSON.parse(events.at(-1)!.data).response as { id: string; output: ReadonlyArray<unknown> }
+    }
+    const first = await send("remember the heron")
+    const history = [{ type: "message", role: "user", content: "remember the heron" }, ...first.output]
+    const second = await send([...history, { type: "message", role: "user", content: "what bird?" }])
+    const recorded = emulator.requests.filter((request) => request.method === "POST")
+    const body = recorded[1].body as { previous_response_id?: string; input: ReadonlyArray<unknown> }
+    strictEqual(body.previous_response_id, first.id, "continued from the connection's last response")
+    strictEqual(body.input.length, history.length + 1, "the emulator expanded the same conversation")
+    ok(JSON.stringify(second.output).includes("Echo: what bird?"))
+    ok((recorded[1].usage?.input ?? 0) > (recorded[0].usage?.input ?? 0), "the usage counts the whole conversation")
+
+    // The upstream lost the response continued from: the turn goes again, whole.
+    emulator.setFaults([{
+      match: { path: "/v1/responses" },
+      status: 400,
+      body: {
+        error: {
+          type: "invalid_request_error",
+          code: "previous_response_not_found",
+          message: "Previous response not found.",
+          param: "previous_response_id"
+        }
+      },
+      times: 1
+    }])
+    const conversation = [
+      ...history,
+      { type: "message", role: "user", content: "what bird?" },
+      ...second.output,
+      { type: "message", role: "user", content: "and again?" }
+    ]
+    const third = await send(conversation)
+    ok(JSON.stringify(third.output).includes("Echo: and again?"))
+    const [refused, whole] = emulator.requests.slice(-2).map((request) =>
+      request.body as { previous_response_id?: string; input: ReadonlyArray<unknown> }
+    )
+    strictEqual(refused.previous_response_id, second.id)
+    strictEqual(whole.previous_response_id, undefined, "sent again without the continuation")
+    strictEqual(whole.input.length, conversation.length)
+
+    // A conversation that does not start with the last one is sent whole.
+    await send([{ type: "message", role: "user", content: "something else" }])
+    strictEqual((emulator.requests.at(-1)!.body as { previous_response_id?: string }).previous_response_id, undefined)
+    strictEqual(pool.opened(), 1)
+  } finally {
+    pool.close()
+    await emulator.close()
+  }
+})
