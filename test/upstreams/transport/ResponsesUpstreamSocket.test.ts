@@ -183,3 +183,47 @@ Deno.test("upstream responses socket: a turn continuing the connection's last re
     await emulator.close()
   }
 })
+
+/** A hostile upstream socket: answers each create by what its `input` names. */
+const hostileUpstream = () =>
+  Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, (request) => {
+    const { socket, response } = Deno.upgradeWebSocket(request)
+    socket.onmessage = (message) => {
+      const input = JSON.parse(String(message.data)).input
+      const created = JSON.stringify({ type: "response.created", response: { id: "resp_h", output: [] } })
+      if (input === "binary") socket.send(new Uint8Array([1, 2, 3]))
+      else if (input === "deep") socket.send(`{"type":"response.created","x":${"[".repeat(200)}${"]".repeat(200)}}`)
+      else if (input === "late-binary") {
+        socket.send(created)
+        socket.send(new Uint8Array([1]))
+      } else if (input === "silent") socket.send(created)
+    }
+    return response
+  })
+
+Deno.test("upstream responses socket: hostile frames are bad-body failures, a silent upstream times out", async () => {
+  const server = hostileUpstream()
+  const pool = makeResponsesUpstreamSockets()
+  try {
+    const url = `http://127.0.0.1:${server.addr.port}/v1/responses`
+    const kindOf = async (input: string, timeouts = TIMEOUTS) => {
+      const exit = await Effect.runPromiseExit(Effect.flatMap(
+        pool.turn(url, HEADERS, { model: "m", input }, timeouts),
+        (turn) => Effect.ensuring(Effect.flatMap(turn.next, () => turn.next), Effect.sync(turn.release))
+      ))
+      if (Exit.isSuccess(exit)) return "answered"
+      const reason = exit.cause.reasons.find((item) => item._tag === "Fail")
+      return reason !== undefined && reason._tag === "Fail" && reason.error instanceof UpstreamFailed
+        ? reason.error.kind
+        : "other"
+    }
+    strictEqual(await kindOf("binary"), "bad-body")
+    strictEqual(await kindOf("deep"), "bad-body")
+    strictEqual(await kindOf("late-binary"), "bad-body")
+    strictEqual(await kindOf("silent", { ...TIMEOUTS, idleMs: 100 }), "timeout")
+    strictEqual(pool.opened(), 4, "every failed turn's connection was closed, none reused")
+  } finally {
+    pool.close()
+    await server.shutdown()
+  }
+})
