@@ -5,7 +5,10 @@
  * body passed through, its URL media made inline in place where needed, or a
  * translation of the canonical request, refused naming the field when the
  * request holds what only its own format can carry), the
- * upstream call, and either a JSON answer or a stream's accepted head (its
+ * upstream call (over HTTP, or, for a request that came over a client's
+ * Responses socket to a channel that takes its wire over a WebSocket, over
+ * that socket's upstream socket: `ResponsesUpstreamSocket.ts`, the same events
+ * for the same decoder), and either a JSON answer or a stream's accepted head (its
  * first event read and decoded, so an in-band error there can still fail
  * over). Every upstream failure is an `UpstreamFailed` classified by the
  * wire format; a download the caller can fix is an `InvalidRequest`.
