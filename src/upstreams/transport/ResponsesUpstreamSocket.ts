@@ -14,8 +14,8 @@
  * whole.
  *
  * One pool per client socket (`UPSTREAM_SOCKETS`, kept in the client socket's `http/SocketScope.ts`): a turn takes
- * an idle connection to the same URL and key, or opens one (at most `MAX_CONNECTIONS` per pool, as OpenAI's socket
- * runs one response at a time per connection), and gives it back once the response ended (`response.completed`,
+ * an idle connection to the same URL and key, or opens one (at most `MAX_CONNECTIONS` per client socket, an idle one
+ * of another URL or key closed to make room; OpenAI's socket runs one response at a time per connection), and gives it back once the response ended (`response.completed`,
  * `.incomplete`, `.failed`, or an `error` event), so a socket's later turns reuse it. A turn released before its
  * response ended (the caller gone, a cut, a timeout) closes its connection: OpenAI's socket has no cancel event, and a
  * response left running would interleave with the next. The pool's connections close with the client socket.
@@ -252,6 +252,17 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
       })
     })
 
+  /** Closes one idle connection of any pool (the first found), to make room for another pool's. */
+  const evictIdle = () => {
+    for (const list of idle.values()) {
+      const connection = list.shift()
+      if (connection === undefined) continue
+      forget(connection)
+      closeQuietly(connection.socket, 1000, "making room")
+      return
+    }
+  }
+
   /** Takes an idle open connection of `pool`, if any. */
   const takeIdle = (pool: string): Connection | undefined => {
     const list = idle.get(pool)
@@ -434,6 +445,7 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
         if (closed) return Effect.fail(failure("network", "The client socket has closed."))
         const ready = takeIdle(pool)
         if (ready !== undefined) return Effect.succeed(ready)
+        if (all.size >= MAX_CONNECTIONS) evictIdle()
         if (all.size >= MAX_CONNECTIONS) {
           return Effect.fail(failure("network", "Too many upstream sockets are open for this client socket."))
         }

@@ -11,6 +11,7 @@ import { startEmulator } from "../../../src/emulator/Emulator.ts"
 import { UpstreamFailed } from "../../../src/errors/GatewayError.ts"
 import {
   makeResponsesUpstreamSockets,
+  MAX_CONNECTIONS,
   type SocketTurn
 } from "../../../src/upstreams/transport/ResponsesUpstreamSocket.ts"
 
@@ -225,5 +226,27 @@ Deno.test("upstream responses socket: hostile frames are bad-body failures, a si
   } finally {
     pool.close()
     await server.shutdown()
+  }
+})
+
+Deno.test("upstream responses socket: past the bound, an idle connection of another key makes room", async () => {
+  const emulator = startEmulator({})
+  const pool = makeResponsesUpstreamSockets()
+  try {
+    const url = `${emulator.url}/v1/responses`
+    for (let index = 0; index <= MAX_CONNECTIONS; index++) {
+      const headers = { authorization: `Bearer sk-test-up-ws-${index}` }
+      const turn = await Effect.runPromise(
+        pool.turn(url, headers, { model: "gpt-5", input: `turn ${index}` }, TIMEOUTS)
+      )
+      strictEqual((await drain(turn)).at(-1)!.event, "response.completed")
+      turn.release()
+    }
+    strictEqual(pool.opened(), MAX_CONNECTIONS + 1)
+    await until(() => emulator.openResponsesSockets() <= MAX_CONNECTIONS)
+    strictEqual(emulator.openResponsesSockets(), MAX_CONNECTIONS, "one idle connection was closed")
+  } finally {
+    pool.close()
+    await emulator.close()
   }
 })
