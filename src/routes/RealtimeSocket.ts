@@ -159,7 +159,7 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
               ledger,
               metrics,
               maxFrameBytes: settings.websocket.maxFrameBytes,
-              eventsPerSecond: settings.websocket.maxEventsPerSecond,
+              eventsPerSecond: settings.realtimeMaxEventsPerSecond,
               idleMillis: settings.websocket.idleSeconds * 1000,
               started,
               run
