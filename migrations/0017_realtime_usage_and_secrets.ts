@@ -2,7 +2,7 @@
  * The Realtime API's second round: each usage row's audio tokens (`audio_input_tokens`, `audio_output_tokens`,
  * parts of `prompt_tokens` and `completion_tokens`, 0 where a response had none), and the ephemeral keys of
  * `POST /v1/realtime/client_secrets` (`realtime_client_secrets`: the key's SHA-256 digest, never the key, the token
- * it stands for, the model it is bound to, the session settings sent upstream first, and its expiry in epoch
+ * it stands for, the model it is bound to, the session settings sent upstream first (JSON text: TEXT, not JSONB, holds a caller's NUL and lone surrogates), and its expiry in epoch
  * seconds).
  *
  * @since 0.3.0
@@ -19,7 +19,7 @@ export default Effect.gen(function* () {
     secret_hash TEXT PRIMARY KEY,
     token_id    BIGINT NOT NULL REFERENCES tokens(id) ON DELETE CASCADE,
     model       TEXT NOT NULL,
-    session     JSONB NOT NULL,
+    session     TEXT NOT NULL,
     created_at  BIGINT NOT NULL,
     expires_at  BIGINT NOT NULL
   )`

@@ -64,6 +64,7 @@ Deno.test("RealtimeSession: an unannounced response.done is billed once against 
       maxFrameBytes: 1024,
       eventsPerSecond: 0,
       idleMillis: 0,
+      traced: false,
       started: Date.now(),
       // Its log lines are the integration tests' concern; here they go nowhere.
       run: (effect) => Effect.runPromise(effect.pipe(Effect.provide(Logger.layer([]))))
@@ -126,6 +127,7 @@ Deno.test("RealtimeSession: each response holds an rpm place until it ends, then
       maxFrameBytes: 1024,
       eventsPerSecond: 0,
       idleMillis: 0,
+      traced: false,
       started: Date.now(),
       run: (effect) => Effect.runPromise(effect.pipe(Effect.provide(Logger.layer([]))))
     },

@@ -23,7 +23,7 @@
  *
  * @since 0.3.0
  */
-import { Effect } from "effect"
+import { Clock, Effect, Exit, type Tracer } from "effect"
 import { type Price, realtimeCost, type RealtimeTokens } from "../../domain/Pricing.ts"
 import { errorEvent, isRefusal, makeEventRate, readClientEvent, type Refusal } from "../../http/WebSocketFrames.ts"
 import type { Metrics } from "../../observability/Metrics.ts"
@@ -69,6 +69,8 @@ export interface RealtimeSessionInput {
   readonly metrics: Metrics | undefined
   readonly maxFrameBytes: number
   readonly eventsPerSecond: number
+  /** Whether spans are exported (`TracingEnabled`): then each response has a `realtime.response` span. */
+  readonly traced: boolean
   /** Milliseconds with no frame either way before the socket is closed; 0: never. */
   readonly idleMillis: number
   readonly started: number
@@ -94,6 +96,8 @@ interface InFlight {
   readonly hold: Hold
   /** Its place in the caller's rpm, given back with its tokens (the tpm) when it ends. */
   readonly permit: Permit | undefined
+  /** Its `realtime.response` span, when spans are exported. */
+  readonly span: Tracer.Span | undefined
   textCharacters: number
   audioBytes: number
 }
@@ -172,12 +176,36 @@ export const startRealtimeSession = (
   /** The rpm place of a response the vendor started: the caller's oldest admitted create's, or a new one. */
   const permitOfStarted = async (): Promise<Permit | undefined> => pending.shift() ?? await admit()
 
+  /**
+   * A response's span, a child of the handshake's (`run` carries its context), from its `response.created` to its
+   * end; `undefined` when spans are not exported.
+   */
+  const startSpan = (responseId: string): Promise<Tracer.Span | undefined> =>
+    input.traced
+      ? run(Effect.makeSpan("realtime.response", {
+        kind: "internal",
+        attributes: {
+          "sluice.socket_id": input.socketId,
+          "sluice.response_id": responseId.slice(0, 100),
+          "sluice.model": input.model,
+          "sluice.channel": input.candidate.channel.name
+        }
+      }))
+      : Promise.resolve(undefined)
+
   /** Gives a response's place back with the tokens it used (counted against the tpm). */
   const releasePermit = (permit: Permit | undefined, tokens: number): Effect.Effect<void> =>
     permit === undefined ? Effect.void : permit.release(tokens)
 
   /** Books `tokens` of a response against `hold` as its one usage row; returns what was charged. */
-  const book = (responseId: string, hold: Hold, tokens: RealtimeTokens, status: number, error: string | null) =>
+  const book = (
+    responseId: string,
+    hold: Hold,
+    tokens: RealtimeTokens,
+    status: number,
+    error: string | null,
+    span: Tracer.Span | undefined
+  ) =>
     Effect.gen(function* () {
       const cost = realtimeCost(input.ratio, input.price, tokens)
       // A cut response is billed from an estimate, never above its float; a reported one as reported.
@@ -211,6 +239,15 @@ export const startRealtimeSession = (
         0,
         bill
       )
+      if (span !== undefined) {
+        span.attribute("sluice.input_tokens", tokens.inputTokens)
+        span.attribute("sluice.output_tokens", tokens.outputTokens)
+        span.attribute("sluice.audio_input_tokens", tokens.audioInput)
+        span.attribute("sluice.audio_output_tokens", tokens.audioOutput)
+        span.attribute("sluice.cost", bill.toString())
+        span.attribute("sluice.status", status)
+        span.end(yield* Clock.currentTimeNanos, Exit.void)
+      }
       responses++
       charged += bill
       yield* Effect.logInfo("Realtime response billed").pipe(Effect.annotateLogs({
@@ -279,7 +316,8 @@ export const startRealtimeSession = (
       // over the rpm or tpm it is cancelled at the vendor (still billed what it reports) and the caller told.
       const fromCreate = pending.length > 0
       const permit = await permitOfStarted()
-      inFlight.set(responseId, { hold, permit, textCharacters: 0, audioBytes: 0 })
+      const span = await startSpan(responseId)
+      inFlight.set(responseId, { hold, permit, span, textCharacters: 0, audioBytes: 0 })
       toClient(text)
       if (permit === undefined && !fromCreate) {
         if (upstream.readyState === WebSocket.OPEN) {
@@ -301,7 +339,7 @@ export const startRealtimeSession = (
       const running = known ??
         (spare === undefined || finished.includes(responseId)
           ? undefined
-          : { hold: spare, permit: undefined, textCharacters: 0, audioBytes: 0 })
+          : { hold: spare, permit: undefined, span: undefined, textCharacters: 0, audioBytes: 0 })
       if (known === undefined && running !== undefined) spare = undefined
       if (running !== undefined) {
         inFlight.delete(responseId)
@@ -309,8 +347,9 @@ export const startRealtimeSession = (
         if (finished.length > MAX_FINISHED_KEPT) finished.shift()
         const tokens = realtimeUsageOf(event) ?? cutTokens(running.textCharacters, running.audioBytes)
         const permit = running.permit ?? (known === undefined ? await permitOfStarted() : undefined)
+        const span = running.span ?? await startSpan(responseId)
         await run(Effect.gen(function* () {
-          yield* book(responseId, running.hold, tokens, 200, null)
+          yield* book(responseId, running.hold, tokens, 200, null, span)
           yield* releasePermit(permit, tokens.inputTokens + tokens.outputTokens)
           if (!(yield* ledger.durable)) {
             yield* Effect.logWarning("Realtime response billed but not yet journaled").pipe(
@@ -403,7 +442,14 @@ export const startRealtimeSession = (
         spare = undefined
         for (const [responseId, running] of inFlight) {
           const cut = cutTokens(running.textCharacters, running.audioBytes)
-          yield* book(responseId, running.hold, cut, 499, "The session ended before the response was done")
+          yield* book(
+            responseId,
+            running.hold,
+            cut,
+            499,
+            "The session ended before the response was done",
+            running.span
+          )
           yield* releasePermit(running.permit, cut.inputTokens + cut.outputTokens)
         }
         inFlight.clear()
