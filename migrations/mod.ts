@@ -22,6 +22,7 @@ import channelHealth from "./0013_channel_health.ts"
 import gatewaySecrets from "./0014_gateway_secrets.ts"
 import chargeJournal from "./0015_charge_journal.ts"
 import realtimePrices from "./0016_realtime_prices.ts"
+import realtimeUsageAndSecrets from "./0017_realtime_usage_and_secrets.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -40,5 +41,6 @@ export const loader = Migrator.fromRecord({
   "0013_channel_health": channelHealth,
   "0014_gateway_secrets": gatewaySecrets,
   "0015_charge_journal": chargeJournal,
-  "0016_realtime_prices": realtimePrices
+  "0016_realtime_prices": realtimePrices,
+  "0017_realtime_usage_and_secrets": realtimeUsageAndSecrets
 })

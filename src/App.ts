@@ -41,6 +41,7 @@ import { innerRequest, makeSocketServer } from "./http/WebSocketAccept.ts"
 import { bindSocketScope, makeSocketScope } from "./http/SocketScope.ts"
 import { isWebSocketUpgrade, makeSocketMetrics } from "./http/WebSocketUpgrade.ts"
 import { RealtimeRoutes, RealtimeSocket } from "./routes/RealtimeSocket.ts"
+import { RealtimeSecrets } from "./services/RealtimeSecrets.ts"
 import { upgradedResponse } from "./http/WebSocketHandshake.ts"
 import { makeWebSocketSessions, type WebSocketSessionRegistry, WebSocketSessions } from "./http/WebSocketSessions.ts"
 import { Accounts } from "./accounts/Accounts.ts"
@@ -291,7 +292,9 @@ export const appLayer = (
       Videos.layer,
       Midjourney.layer,
       Kling.layer,
-      RealtimeSocket.layer.pipe(Layer.provide(Layer.succeed(WebSocketSessions, sockets)))
+      RealtimeSocket.layer.pipe(
+        Layer.provide(Layer.merge(Layer.succeed(WebSocketSessions, sockets), RealtimeSecrets.layer))
+      )
     )),
     // The caller's task reads poll a stale task on the spot, so they sit above the poller.
     Layer.provide(CallerTasks.layer.pipe(Layer.provideMerge(relay)))

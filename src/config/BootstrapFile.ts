@@ -256,7 +256,10 @@ export const UserSpec = Schema.Struct({
  * came to (forwarded headers are not trusted).
  * WebSockets (README, "WebSockets"): `websocket_max_frame_bytes` (largest
  * text frame a caller may send, default 16 MiB), `websocket_max_events_per_second`
- * (frames a caller may send per second, default 20; 0: no limit) and
+ * (frames a caller may send per second on a Responses socket, default 20; 0: no
+ * limit), `realtime_max_events_per_second` (the same on a Realtime socket,
+ * default 200: a voice client streams its microphone in 20 ms
+ * `input_audio_buffer.append` events, 50 a second, beside its other events) and
  * `websocket_idle_seconds` (a socket with no frame either way and nothing in
  * flight this long is closed, default 300; 0: never).
  * `journal_fsync`: the charge journal file waits for a group-committed
@@ -277,6 +280,7 @@ export const GatewaySettings = Schema.Struct({
   max_body_bytes: Schema.optional(Count),
   websocket_max_frame_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   websocket_max_events_per_second: Schema.optional(Count),
+  realtime_max_events_per_second: Schema.optional(Count),
   websocket_idle_seconds: Schema.optional(Count),
   request_deadline_ms: Schema.optional(Count),
   cooldown_failures: Schema.optional(Count),

@@ -13,7 +13,8 @@
  *   `…:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array), `…:countTokens`,
  *   `…:embedContent`, `…:batchEmbedContents` (deterministic vectors, see `Embeddings.ts`),
  *   `GET /v1beta/models` (and `GET /v1/models` with a Gemini key).
- * - OpenAI's Realtime socket (see `Realtime.ts`): `GET /v1/realtime?model=` with `Upgrade: websocket`.
+ * - OpenAI's Realtime socket (see `Realtime.ts`): `GET /v1/realtime?model=` with `Upgrade: websocket`, and Azure's
+ *   `GET /azure/openai/v1/realtime?model=<deployment>` (key as `api-key`) speaking the same GA events.
  * - OpenAI's Responses socket (see `ResponsesSocket.ts`): `GET /v1/responses` with `Upgrade: websocket`, each
  *   `response.create` run as `POST /v1/responses` (recorded with `transport: "websocket"`).
  * - Audio and moderations (see `Audio.ts`): OpenAI `POST /v1/audio/speech`, `/v1/audio/transcriptions` and
@@ -322,7 +323,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
   }
 
   /**
-   * `GET /v1/realtime?model=` upgrades: the key from `Authorization: Bearer` (or the browser subprotocol
+   * `GET /v1/realtime?model=` (and Azure's `GET /azure/openai/v1/realtime?model=<deployment>`, the key as
+   * `api-key`) upgrades: the key from `Authorization: Bearer` (or the browser subprotocol
    * `openai-insecure-api-key.<key>`, answered with the `realtime` subprotocol), checked against `validKeys`, the
    * handshake recorded, then the socket served by `Realtime.ts`.
    */
@@ -330,10 +332,12 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     const protocols = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((item) => item.trim())
     const fromProtocol = protocols.find((item) => item.startsWith("openai-insecure-api-key."))
     const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1]
-    const key = bearer ?? fromProtocol?.slice("openai-insecure-api-key.".length)
+    // Azure's path (`/azure/openai/v1/realtime`) takes the key as `api-key`, or an Entra token as Bearer.
+    const key = bearer ?? request.headers.get("api-key") ?? fromProtocol?.slice("openai-insecure-api-key.".length)
     const model = url.searchParams.get("model") ?? ""
     const headers = Object.fromEntries(request.headers)
     delete headers.authorization
+    delete headers["api-key"]
     delete headers["sec-websocket-protocol"]
     requestCount++
     if (record) {
@@ -496,7 +500,10 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     }
     if (path.startsWith("/_emulator/")) return control(request, path)
     if (request.method === "POST" && path === `${VERTEX_PREFIX}/token`) return vertexToken(request, path)
-    if (path === "/v1/realtime" && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+    if (
+      (path === "/v1/realtime" || path === "/azure/openai/v1/realtime") &&
+      request.headers.get("upgrade")?.toLowerCase() === "websocket"
+    ) {
       return realtimeHandshake(request, url)
     }
     if (path === "/v1/responses" && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
