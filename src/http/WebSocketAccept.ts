@@ -99,17 +99,21 @@ export const makeSocketServer = (route: string, options: SocketServerOptions) =>
   const sessions = new Set<SocketSession>()
   return {
     /**
-     * Answers a handshake `request`: the handler's refusal, the open-requests
+     * Answers a handshake `request`: the open-requests refusal, the handler's
      * refusal, a 400 when the runtime cannot upgrade it, or the 101 with the
      * session `start` made running on it.
      */
     accept: async (request: Request, start: (accepted: AcceptedSocket) => SocketSession): Promise<Response> => {
-      const answer = await options.handshake(request)
-      if (answer.status !== HANDSHAKE_ACCEPTED) return answer
+      // The open-requests bound first, as over HTTP: a refused socket never reaches the handler (nor its log).
       let end: () => void = () => {}
       const ended = new Promise<void>((resolve) => end = resolve)
       const refused = options.admit(request, ended)
       if (refused !== undefined) return refused
+      const answer = await options.handshake(request)
+      if (answer.status !== HANDSHAKE_ACCEPTED) {
+        end()
+        return answer
+      }
       let upgraded: { socket: WebSocket; response: Response }
       try {
         upgraded = Deno.upgradeWebSocket(request)

@@ -133,7 +133,13 @@ export class Telemetry implements RecordOwner {
           attachRecord(request, record)
           return Effect.matchCauseEffect(app, {
             onSuccess: (response) => {
-              record.responded(response.status)
+              // A WebSocket handshake's route answers a 204 placeholder the server turns into the 101
+              // (`http/WebSocketHandshake.ts`): the access line tells what the caller got.
+              record.responded(
+                response.status === 204 && (request.headers["upgrade"] ?? "").toLowerCase() === "websocket"
+                  ? 101
+                  : response.status
+              )
               return Effect.succeed(HttpServerResponse.setHeader(response, "x-request-id", record.requestId))
             },
             onFailure: (cause) => {

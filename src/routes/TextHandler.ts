@@ -18,6 +18,7 @@ import { credentialOf, type CredentialStyle, headerOf } from "../http/Credential
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { innerCallerOf } from "../http/InnerCaller.ts"
 import { respondWith } from "../http/Respond.ts"
+import { socketScopeOf } from "../http/SocketScope.ts"
 import { recordOf, usageRequestId } from "../observability/RequestRecord.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
@@ -124,7 +125,8 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         jsonArrayStream: path?.jsonArray,
         onAnswer: prepared.onAnswer,
         includeCost,
-        forwardHeaders
+        forwardHeaders,
+        socket: socketScopeOf(httpRequest)
       })
     }).pipe(respondWith(path?.jsonArray === true ? renderInArray : render))
   }
