@@ -86,8 +86,10 @@ export interface BatchView {
 export interface ClaimedLine {
   readonly lineIndex: number
   readonly line: string
-  /** Claims so far, this one included: above 1, an earlier attempt may have run (`BatchRunner`'s takeover rule). */
+  /** Claims so far, this one included. */
   readonly attempts: number
+  /** Claimed from an instance whose lease ran out: its attempt may have run (`BatchRunner`'s takeover rule). */
+  readonly takenOver: boolean
 }
 
 /** A finished line as the results read it: its index, JSON text, state, HTTP status and result JSON text. @category models */

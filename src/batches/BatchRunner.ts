@@ -167,9 +167,9 @@ export class BatchRunner extends Context.Service<BatchRunner, {
 
       /** What a claimed line comes to: its answer, or its end when the batch stopped or it ran before. */
       const outcomeOf = Effect.fnUntraced(
-        function* (batch: Batch, lineIndex: number, line: string, attempts: number) {
+        function* (batch: Batch, lineIndex: number, line: string, takenOver: boolean) {
           const now = yield* Clock.currentTimeMillis
-          if (attempts > 1 && (yield* wasCharged(sql, lineRequestId(batch.publicId, lineIndex)))) {
+          if (takenOver && (yield* wasCharged(sql, lineRequestId(batch.publicId, lineIndex)))) {
             // Its earlier attempt was answered and billed, but its instance stopped before recording it: not sent
             // again (docs/BILLING.md, "Batches").
             return errorBody(
@@ -194,7 +194,7 @@ export class BatchRunner extends Context.Service<BatchRunner, {
             const [claimed] = yield* claimLines(sql, batch.id, instance, 1, leaseMillis)
             if (claimed === undefined) return
             ran++
-            const outcome = yield* outcomeOf(batch, claimed.lineIndex, claimed.line, claimed.attempts)
+            const outcome = yield* outcomeOf(batch, claimed.lineIndex, claimed.line, claimed.takenOver)
             if (outcome.retryAfterSeconds !== undefined) {
               // Refused by the key's or user's rate limits (nothing charged): back in line, this worker waits.
               yield* releaseLine(sql, batch.id, claimed.lineIndex, instance)

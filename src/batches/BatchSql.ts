@@ -257,7 +257,7 @@ export const closePending = (sql: SqlClient.SqlClient, batchId: bigint, state: "
 /**
  * Claims for `instance`, for `leaseMillis`, up to `limit` lines of batch `batchId` in input order: lines not
  * started while the batch is in progress (not once it is cancelling), and lines whose claim ran out (their
- * instance stopped renewing it). Each claim counts an attempt.
+ * instance stopped renewing it: `takenOver`). Each claim counts an attempt.
  *
  * @category claims
  */
@@ -268,20 +268,26 @@ export const claimLines = (
   limit: number,
   leaseMillis: number
 ): Effect.Effect<ReadonlyArray<ClaimedLine>> =>
-  sql<{ readonly lineIndex: number; readonly line: string; readonly attempts: number }>`UPDATE batch_lines
-    SET state = 'running', claimed_by = ${instance}, attempts = attempts + 1,
-      claimed_until = now() + ${leaseMillis} * interval '1 millisecond'
-    WHERE batch_id = ${batchId} AND line_index IN (
-      SELECT line_index FROM batch_lines
+  sql<
+    { readonly lineIndex: number; readonly line: string; readonly attempts: number; readonly takenOver: boolean }
+  >`WITH picked AS (
+      SELECT line_index, state AS previous FROM batch_lines
       WHERE batch_id = ${batchId}
         AND ((state = 'pending' AND EXISTS (SELECT 1 FROM batches WHERE id = ${batchId} AND status = 'in_progress'))
           OR (state = 'running' AND claimed_until < now()))
       ORDER BY line_index LIMIT ${limit}
       FOR UPDATE SKIP LOCKED)
-    RETURNING line_index AS "lineIndex", line, attempts`.pipe(
+    UPDATE batch_lines b SET state = 'running', claimed_by = ${instance}, attempts = b.attempts + 1,
+      claimed_until = now() + ${leaseMillis} * interval '1 millisecond'
+    FROM picked WHERE b.batch_id = ${batchId} AND b.line_index = picked.line_index
+    RETURNING b.line_index AS "lineIndex", b.line, b.attempts, picked.previous = 'running' AS "takenOver"`.pipe(
     Effect.map((rows) =>
-      rows.map((row) => ({ lineIndex: Number(row.lineIndex), line: row.line, attempts: Number(row.attempts) }))
-        .sort((a, b) => a.lineIndex - b.lineIndex)
+      rows.map((row) => ({
+        lineIndex: Number(row.lineIndex),
+        line: row.line,
+        attempts: Number(row.attempts),
+        takenOver: row.takenOver === true
+      })).sort((a, b) => a.lineIndex - b.lineIndex)
     ),
     Effect.orDie
   )
