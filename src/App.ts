@@ -205,7 +205,8 @@ export const appLayer = (
     FileStore.layer({
       maxFileBytes: settings.fileMaxBytes,
       maxUserBytes: settings.fileStoragePerUserBytes,
-      sweepIntervalMillis: settings.fileSweepIntervalMillis
+      sweepIntervalMillis: settings.fileSweepIntervalMillis,
+      maxUploadsInFlight: settings.fileMaxUploadsInFlight
     }),
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
