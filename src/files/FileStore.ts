@@ -253,7 +253,7 @@ const concat = (pieces: ReadonlyArray<Uint8Array>, size: number): Uint8Array => 
 }
 
 const encoder = new TextEncoder()
-const NEWLINE = encoder.encode("\n")
+const NEWLINE = 0x0a
 
 /** Where a download is: the next chunk's `seq`, and the bytes read so far. */
 interface ReadState {
@@ -433,16 +433,17 @@ const makeFileStore = (options: FileStoreOptions) =>
         readonly expiresAfterSeconds?: number | undefined
       }
     ): Effect.Effect<FileObject, E> => {
-      const bytes = lines.pipe(
-        Stream.flatMap((line) => Stream.make(typeof line === "string" ? encoder.encode(line) : line, NEWLINE))
-      )
-      return write(userId, details.filename, bytes, undefined).pipe(
-        // Without limits, `write` fails with nothing but the stream's error.
-        Effect.catchIf(
-          (error): error is PayloadTooLarge | InvalidRequest =>
-            error instanceof PayloadTooLarge || error instanceof InvalidRequest,
-          (error) => Effect.die(error)
-        ),
+      const bytes = Stream.map(lines, (line) => {
+        if (typeof line === "string") return encoder.encode(`${line}\n`)
+        const ended = new Uint8Array(line.byteLength + 1)
+        ended.set(line)
+        ended[line.byteLength] = NEWLINE
+        return ended
+      })
+      // Without limits, `write` fails with nothing but the stream's error (the limit failures are made only when
+      // it is given limits), which the cast says.
+      const written = write(userId, details.filename, bytes, undefined) as Effect.Effect<StagedFile, E>
+      return written.pipe(
         Effect.flatMap((staged) =>
           commit(staged, {
             purpose: details.purpose ?? "batch_output",
@@ -450,7 +451,7 @@ const makeFileStore = (options: FileStoreOptions) =>
           })
         ),
         Effect.withSpan("FileStore.createFromLines")
-      ) as Effect.Effect<FileObject, E>
+      )
     }
 
     const visible = (now: Date) => sql`complete AND NOT deleted AND (expires_at IS NULL OR expires_at > ${now})`
