@@ -26,7 +26,7 @@ import { stdoutSink } from "./observability/AccessLog.ts"
  *
  * @category errors
  */
-export class StartupFailed extends Data.TaggedError("StartupFailed")<{ readonly message: string }> {}
+class StartupFailed extends Data.TaggedError("StartupFailed")<{ readonly message: string }> {}
 
 /** What the process was started with: the environment and the bootstrap file it names, decoded. */
 interface Startup {
@@ -154,7 +154,7 @@ const acquireServer = (env: Env, gateway: Gateway): Effect.Effect<Deno.HttpServe
  *
  * @category layers
  */
-export const MainLayer: Layer.Layer<never, StartupFailed> = Layer.effectDiscard(Effect.gen(function* () {
+const MainLayer: Layer.Layer<never, StartupFailed> = Layer.effectDiscard(Effect.gen(function* () {
   yield* Effect.addFinalizer(() => Effect.sync(() => logSink.flush()))
   const startup = yield* readStartup
   const gateway = yield* acquireGateway(startup)

@@ -1,6 +1,6 @@
 /**
- * When the emulator calls a tool (`toolCalls` option, `Answer.ts`'s `ToolCallMode`), on the OpenAI chat, Anthropic
- * and Gemini wires through their official SDKs: `automatic` (the default) calls the first offered tool whenever tool
+ * When the emulator calls a tool (`toolCalls` option, `Answer.ts`'s `ToolCallMode`), on the OpenAI chat, Anthropic,
+ * Gemini and Responses wires through their official SDKs: `automatic` (the default) calls the first offered tool whenever tool
  * choice allows; `asked` (the demo's) answers in text unless the last user message asks for a call
  * (`tool:<name> {json}`) or tool choice requires one (a named tool, `required` / `any` / `ANY`), and answers a tool
  * result in text, so an agent's turn ends.
@@ -222,5 +222,37 @@ Deno.test("tool calls: the Gemini wire follows the mode (automatic, asked, ANY, 
       calls += chunk.functionCalls?.length ?? 0
     }
     deepStrictEqual([text, calls], ["Echo: Stream me the weather.", 0])
+  })
+})
+
+Deno.test("tool calls: the Responses wire (what Codex speaks) follows the mode", async () => {
+  const weatherTool = { type: "function" as const, name: "get_weather", parameters: weatherSchema, strict: true }
+  const respond = async (url: string, input: string, toolChoice?: OpenAI.Responses.ToolChoiceOptions) => {
+    const response = await openai(url).responses.create({
+      model: "gpt-5",
+      input,
+      tools: [weatherTool],
+      ...(toolChoice === undefined ? {} : { tool_choice: toolChoice })
+    })
+    return {
+      calls: response.output.flatMap((item) =>
+        item.type === "function_call" ? [[item.name, JSON.parse(item.arguments)]] : []
+      ),
+      text: response.output_text
+    }
+  }
+  await withEmulator({}, async (emulator) => {
+    deepStrictEqual((await respond(emulator.url, "What is the weather?")).calls, [["get_weather", SAMPLED]])
+  })
+  await withEmulator({ toolCalls: "asked" }, async (emulator) => {
+    deepStrictEqual(await respond(emulator.url, "What is the weather?"), {
+      calls: [],
+      text: "Echo: What is the weather?"
+    })
+    deepStrictEqual((await respond(emulator.url, ASKED)).calls, [["get_weather", {
+      location: "Paris",
+      unit: "celsius"
+    }]])
+    deepStrictEqual((await respond(emulator.url, "Anything.", "required")).calls, [["get_weather", SAMPLED]])
   })
 })
