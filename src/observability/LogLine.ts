@@ -93,10 +93,15 @@ export const cleanText = (text: string, maxChars: number = MAX_VALUE_CHARS): str
   // Cut first (a megabyte costs only its first `maxChars`); the replacements keep the length.
   cut(text, maxChars).replace(unsafe, " ").toWellFormed()
 
+/** How far past the cut text is still masked: any key that starts before the cut ends within this. */
+const MASK_MARGIN = 4096
+
 /** Text made fit for a log line and masked of key-like text (`safeVendorText`, which leaves U+2028/U+2029). */
 const maskedText = (text: string, maxChars: number): string =>
-  // The whole text is masked (linear) before it is cut, so no key is cut in half and left readable.
-  safeVendorText(text, maxChars).replace(separators, " ")
+  // Masked before it is cut, so no key is cut in half and left readable; what lies past the margin is never shown,
+  // so a megabyte costs no more than its first few kilobytes.
+  safeVendorText(text.length > maxChars + MASK_MARGIN ? text.slice(0, maxChars + MASK_MARGIN) : text, maxChars)
+    .replace(separators, " ")
 
 /** Whether a field holds an id (`id`, `request_id`, `socket_id`, …): cleaned, never masked. */
 const isIdKey = (key: string): boolean => key === "id" || key.endsWith("_id")

@@ -230,6 +230,9 @@ Deno.test("log line: hostile values come out one bounded, masked, parseable line
       separator: "e\u2028f\u2029g",
       newline: "h\ni",
       huge,
+      // A key across the cut, and one at the head of a megabyte: masked whole, never half shown.
+      edge: `${" ".repeat(990)}sk-test-${"k".repeat(40)}`,
+      headKey: `sk-ant-api03-${"q".repeat(1_000_000)}`,
       key: "upstream said: invalid key sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
       known: "the key sk-test-upstream-known-0001 was refused",
       request_id: "0123456789abcdef0123456789abcdef",
@@ -255,6 +258,8 @@ Deno.test("log line: hostile values come out one bounded, masked, parseable line
     strictEqual(json.newline, "h\ni")
     strictEqual((json.huge as string).length, MAX_VALUE_CHARS)
     ok((json.huge as string).endsWith("…"))
+    ok(!(json.edge as string).includes("kkkk") && (json.edge as string).endsWith(" sk-[redac…"), String(json.edge))
+    strictEqual(json.headKey, "sk-ant-[redacted]")
     strictEqual(json.key, "upstream said: invalid key sk-ant-[redacted]")
     strictEqual(json.known, "the key [redacted] was refused")
     strictEqual(json.request_id, "0123456789abcdef0123456789abcdef", "an id is not masked")
