@@ -6,30 +6,32 @@
  * A line is `time` (ISO-8601, UTC), `level` (`debug`, `info`, `warn` or
  * `error`), `msg` (the message), then its fields:
  * - `LOG_FORMAT=json`: one JSON object per line,
- *   `{"time":"2026-11-25T15:00:00.000Z","level":"warn","msg":"Channel cooled down","channel":"openai-main",…}`;
- * - `LOG_FORMAT=text`: `2026-11-25T15:00:00.000Z WARN  Channel cooled down channel=openai-main …`, the level
+ *   `{"time":"2026-11-25T15:00:00.000Z","level":"warn","msg":"Channel put in cooldown","channel":"openai-main",…}`;
+ * - `LOG_FORMAT=text`: `2026-11-25T15:00:00.000Z WARN  Channel put in cooldown channel=openai-main …`, the level
  *   upper-cased and padded to five characters, a value written bare when it is a plain word and as JSON otherwise
  *   (quoted and escaped), fields with no value (`null`, `[]`, `{}`) left out.
  *
  * An Effect line's fields are, in order: its log annotations; the entries of
  * the plain objects logged after the message (`Effect.logWarning("…", { seq })`
  * gives `"seq":…`); `detail`, the other values logged after the message (one
- * value, or an array of them); `spans` (`{ label: milliseconds }`, when
- * inside `Effect.withLogSpan`); `cause` (the pretty-printed cause, when one
- * was logged). There is no fiber id. A field whose key is already on the line
- * (`time`, `level`, `msg`, or an earlier field) is written under `field_<key>`
- * (repeated until free); nothing overwrites `time`, `level` or `msg`.
+ * value, or an array of them; an `Error` is its stack, cut as a cause is);
+ * `spans` (`{ label: milliseconds }`, when inside `Effect.withLogSpan`);
+ * `cause` (the pretty-printed cause, when one was logged). There is no fiber
+ * id. A field whose key is already on the line (`time`, `level`, `msg`, or an
+ * earlier field) is written under `field_<key>` (repeated until free); nothing
+ * overwrites `time`, `level` or `msg`.
  *
- * Every value is made safe (`makeLine`): control characters (NUL included,
- * tab and newline aside, which both forms escape) and U+2028/U+2029 become spaces, lone surrogates U+FFFD, a string is cut to
- * 1000 UTF-16 units (a cause to 4000) ending in `…`, key-like text is masked
- * (`domain/Redact.ts` `safeVendorText`: `sk-…`, `AIza…`, `Bearer …`, long
- * mixed runs and the configured upstream keys), objects are cut to 32 entries
- * and 4 levels, a line to 64 fields (`fields_dropped` counts the rest),
- * `bigint` becomes a decimal string and a non-finite number `null`. Not
- * masked (only cleaned and cut): `msg`, the gateway's own sentence (the
- * generated root password is written once in one), and fields named `id` or
- * `…_id`, ids the gateway made or checked (masking would hide a hex id).
+ * Every value is made safe (`makeLine`): control characters (NUL included;
+ * tab and newline stay, both forms escape them) and U+2028/U+2029 become
+ * spaces, lone surrogates U+FFFD, a string is cut to 1000 UTF-16 units (a
+ * cause to 4000) ending in `…`, key-like text is masked (`domain/Redact.ts`
+ * `safeVendorText`: `sk-…`, `AIza…`, `Bearer …`, long mixed runs and the
+ * configured upstream keys), objects are cut to 32 entries and 4 levels, a
+ * line to 64 fields (`fields_dropped` counts the rest), `bigint` becomes a
+ * decimal string and a non-finite number `null`. Not masked (only cleaned and
+ * cut): `msg`, the gateway's own sentence (the generated root password is
+ * written once in one), and fields named `id` or `…_id`, ids the gateway made
+ * or checked (masking would hide a hex id).
  *
  * @since 0.1.0
  */
@@ -57,7 +59,7 @@ export interface LogLine {
 export const MAX_VALUE_CHARS = 1000
 /** The longest `cause` kept, in UTF-16 units. @category limits */
 export const MAX_CAUSE_CHARS = 4000
-/** The most fields a line holds after `time`, `level` and `msg` (the rest are counted in `fields_dropped`). @category limits */
+/** The most fields after `time`, `level` and `msg`; the rest are counted in `fields_dropped`. @category limits */
 export const MAX_FIELDS = 64
 /** The most entries of an object or array value kept. @category limits */
 export const MAX_ENTRIES = 32
@@ -157,7 +159,11 @@ export const logValue = (value: unknown, key: string, depth = 0): LogValue => {
   // Effect's values (errors, `Redacted`, `Option`…) by their `toJSON`, a redacted value as `<redacted>`.
   const json = Inspectable.toJson(value)
   if (json !== value) return logValue(json, key, depth + 1)
-  if (value instanceof Error) return maskedText(`${value.name}: ${value.message}`, MAX_VALUE_CHARS)
+  if (value instanceof Error) {
+    // A defect's stack tells an operator where it came from (it starts with the name and message).
+    const stack = typeof value.stack === "string" && value.stack.length > 0 ? value.stack : undefined
+    return maskedText(stack ?? `${value.name}: ${value.message}`, MAX_CAUSE_CHARS)
+  }
   const out: Record<string, LogValue> = {}
   let entries = 0
   for (const [name, item] of Object.entries(value)) {
@@ -290,7 +296,7 @@ const isEmpty = (value: LogValue | undefined): boolean =>
 
 /**
  * A line in the readable form (no newline): `time LEVEL msg key=value …`,
- * e.g. `2026-11-25T15:00:00.000Z WARN  Channel cooled down channel=openai-main seconds=30`. The message is
+ * e.g. `2026-11-25T15:00:00.000Z WARN  Channel put in cooldown channel=openai-main seconds=30`. The message is
  * written bare unless it holds `=` or a control character (then quoted as JSON).
  *
  * @category formatting
