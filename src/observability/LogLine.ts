@@ -11,7 +11,8 @@
  *   upper-cased and padded to five characters, a value written bare when it is a plain word and as JSON otherwise
  *   (quoted and escaped), fields with no value (`null`, `[]`, `{}`) left out.
  *
- * An Effect line's fields are, in order: its log annotations; the entries of
+ * An Effect line's fields are, in order: its log annotations (`request_id`
+ * first inside a request, `Telemetry.ts`); the entries of
  * the plain objects logged after the message (`Effect.logWarning("…", { seq })`
  * gives `"seq":…`); `detail`, the other values logged after the message (one
  * value, or an array of them; an `Error` is its stack, cut as a cause is);

@@ -134,8 +134,9 @@ export class Telemetry implements RecordOwner {
 
   /**
    * The middleware of every request (a global router middleware): makes the
-   * request's record, attaches it to the request (what `CurrentRequest` reads), and
-   * returns the answer with `x-request-id`.
+   * request's record, attaches it to the request (what `CurrentRequest` reads),
+   * annotates the request's log lines with its `request_id`, and returns the
+   * answer with `x-request-id`.
    */
   get middlewareLayer(): Layer.Layer<never, never, HttpRouter.HttpRouter> {
     return HttpRouter.middleware(
@@ -145,7 +146,8 @@ export class Telemetry implements RecordOwner {
           const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
           const record = this.open(request, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
           attachRecord(request, record)
-          return Effect.matchCauseEffect(app, {
+          // Every log line of the request's fiber (and the fibers it forks) names the request, as its access line does.
+          return Effect.matchCauseEffect(Effect.annotateLogs(app, "request_id", record.requestId), {
             onSuccess: (response) => {
               // A WebSocket handshake's route answers a 204 placeholder the server turns into the 101
               // (`http/WebSocketHandshake.ts`): the access line tells what the caller got.

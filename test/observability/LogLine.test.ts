@@ -358,6 +358,7 @@ Deno.test("log line: a running gateway's warning and its access lines share the 
     strictEqual(cooldown.channel, "primary")
     strictEqual(typeof cooldown.seconds, "number")
     strictEqual(typeof cooldown.reason, "string")
+    strictEqual(cooldown.request_id, "shape-1", "a line logged inside a request names it")
     const access = lines.find((line) => line.msg === "request" && line.request_id === "shape-1")
     deepStrictEqual(access?.failover, ["primary:server", "secondary:ok"])
   } finally {
