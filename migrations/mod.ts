@@ -22,6 +22,7 @@ import channelHealth from "./0013_channel_health.ts"
 import gatewaySecrets from "./0014_gateway_secrets.ts"
 import chargeJournal from "./0015_charge_journal.ts"
 import realtimePrices from "./0016_realtime_prices.ts"
+import realtimeUsageAndSecrets from "./0017_realtime_usage_and_secrets.ts"
 import files from "./0018_files.ts"
 
 /** @category migrations */
@@ -42,6 +43,6 @@ export const loader = Migrator.fromRecord({
   "0014_gateway_secrets": gatewaySecrets,
   "0015_charge_journal": chargeJournal,
   "0016_realtime_prices": realtimePrices,
-  // 0017 is another change's (see 0018_files.ts).
+  "0017_realtime_usage_and_secrets": realtimeUsageAndSecrets,
   "0018_files": files
 })

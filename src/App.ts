@@ -40,8 +40,10 @@ import { RESPONSES_SOCKET_PATH, ResponsesSocketRoute } from "./routes/ResponsesS
 import { runResponsesSocket } from "./relay/socket/ResponsesSocket.ts"
 import { DEFAULT_SOCKET_MEMORY } from "./relay/socket/SocketMemory.ts"
 import { innerRequest, makeSocketServer } from "./http/WebSocketAccept.ts"
+import { bindSocketScope, makeSocketScope } from "./http/SocketScope.ts"
 import { isWebSocketUpgrade, makeSocketMetrics } from "./http/WebSocketUpgrade.ts"
 import { RealtimeRoutes, RealtimeSocket } from "./routes/RealtimeSocket.ts"
+import { RealtimeSecrets } from "./services/RealtimeSecrets.ts"
 import { upgradedResponse } from "./http/WebSocketHandshake.ts"
 import { makeWebSocketSessions, type WebSocketSessionRegistry, WebSocketSessions } from "./http/WebSocketSessions.ts"
 import { Accounts } from "./accounts/Accounts.ts"
@@ -299,7 +301,9 @@ export const appLayer = (
       Videos.layer,
       Midjourney.layer,
       Kling.layer,
-      RealtimeSocket.layer.pipe(Layer.provide(Layer.succeed(WebSocketSessions, sockets)))
+      RealtimeSocket.layer.pipe(
+        Layer.provide(Layer.merge(Layer.succeed(WebSocketSessions, sockets), RealtimeSecrets.layer))
+      )
     )),
     // The caller's task reads poll a stale task on the spot, so they sit above the poller.
     Layer.provide(CallerTasks.layer.pipe(Layer.provideMerge(relay)))
@@ -345,7 +349,7 @@ export const makeHandler = (options: AppOptions) => {
   const socketMetrics = makeSocketMetrics(telemetry.metrics, [RESPONSES_SOCKET_PATH])
   const responsesSockets = makeSocketServer(RESPONSES_SOCKET_PATH, {
     metrics: socketMetrics,
-    accessLog: options.telemetry?.accessLog === true ? telemetry.options.sink : undefined,
+    accessLog: options.telemetry?.accessLog === true ? telemetry.write : undefined,
     handshake: web.handler,
     admit: (request, completed) => {
       const refused = open.admit(request, completed, false)
@@ -356,17 +360,25 @@ export const makeHandler = (options: AppOptions) => {
   /** The Responses WebSocket mode (`relay/socket/ResponsesSocket.ts`): each `response.create` a POST of its own. */
   const acceptResponsesSocket = (request: Request, info: Deno.ServeHandlerInfo | undefined) => {
     const peer = info === undefined ? undefined : { remoteAddr: info.remoteAddr }
-    return responsesSockets.accept(request, (accepted) =>
-      runResponsesSocket({
+    return responsesSockets.accept(request, (accepted) => {
+      // What the socket keeps across its responses (its upstream sockets), closed once its last response settled.
+      const scope = makeSocketScope(accepted.socketId)
+      return runResponsesSocket({
         socket: accepted.socket,
         socketId: accepted.socketId,
         limits: settings.websocket,
         memory: DEFAULT_SOCKET_MEMORY,
         dispatch: (body, requestId, signal) =>
-          web.handler(innerRequest(request, peer, trusted, "POST", request.url, body, requestId, signal)),
+          web.handler(
+            bindSocketScope(innerRequest(request, peer, trusted, "POST", request.url, body, requestId, signal), scope)
+          ),
         onFrame: accepted.frame,
-        onClosed: accepted.closed
-      }))
+        onClosed: (code, tally) => {
+          scope.close()
+          accepted.closed(code, tally)
+        }
+      })
+    })
   }
   /** Drains every socket of both kinds until `deadline` (epoch milliseconds). */
   const drainAll = (deadline: number): Promise<void> =>

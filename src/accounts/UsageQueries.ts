@@ -55,6 +55,9 @@ export interface LogView {
   readonly completion_tokens: number
   readonly cached_tokens: number
   readonly reasoning_tokens: number
+  /** Audio tokens among `prompt_tokens` and `completion_tokens` (a Realtime response's). */
+  readonly audio_input_tokens: number
+  readonly audio_output_tokens: number
   readonly quota: number
   readonly latency_ms: number
   readonly stream: boolean
@@ -78,6 +81,8 @@ interface LogRow {
   readonly completionTokens: number
   readonly cachedTokens: number
   readonly reasoningTokens: number
+  readonly audioInputTokens: number
+  readonly audioOutputTokens: number
   readonly cost: bigint
   readonly latencyMs: number
   readonly stream: boolean
@@ -182,7 +187,8 @@ export class UsageQueries extends Context.Service<UsageQueries, {
                  l.user_id AS "userId", l.token_id AS "tokenId", t.name AS "tokenName", l.model,
                  l.channel_id AS "channelId", c.name AS "channelName", l.prompt_tokens AS "promptTokens",
                  l.completion_tokens AS "completionTokens", l.cached_tokens AS "cachedTokens",
-                 l.reasoning_tokens AS "reasoningTokens", l.cost, l.latency_ms AS "latencyMs", l.stream, l.status,
+                 l.reasoning_tokens AS "reasoningTokens", l.audio_input_tokens AS "audioInputTokens",
+                 l.audio_output_tokens AS "audioOutputTokens", l.cost, l.latency_ms AS "latencyMs", l.stream, l.status,
                  l.error
           FROM ${from} WHERE ${condition}
           ORDER BY l.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(Effect.orDie)
@@ -203,6 +209,8 @@ export class UsageQueries extends Context.Service<UsageQueries, {
           completion_tokens: row.completionTokens,
           cached_tokens: row.cachedTokens,
           reasoning_tokens: row.reasoningTokens,
+          audio_input_tokens: row.audioInputTokens,
+          audio_output_tokens: row.audioOutputTokens,
           quota: Number(row.cost),
           latency_ms: row.latencyMs,
           stream: row.stream,

@@ -102,6 +102,13 @@ export const ChannelType = Schema.Literals([
 export const ChannelSettings = Schema.Struct({
   /** The upstream has `/v1/responses` (openai channels); otherwise Responses requests go through chat completions. */
   responses_api: Schema.optional(Schema.Boolean),
+  /**
+   * With `responses_api` (openai channels): a response asked for over a client's Responses WebSocket
+   * (`GET /v1/responses`) reaches the upstream over the channel's own Responses socket (`wss://<base>/v1/responses`,
+   * one per client socket and channel key, opened on first use and reused by the socket's later responses) instead
+   * of one `POST` each. Requests over HTTP still use HTTP.
+   */
+  responses_websocket: Schema.optional(Schema.Boolean),
   /** The upstream has `/v1/responses/compact`. */
   responses_compact: Schema.optional(Schema.Boolean),
   connect_timeout_ms: Schema.optional(Count),
@@ -249,7 +256,10 @@ export const UserSpec = Schema.Struct({
  * came to (forwarded headers are not trusted).
  * WebSockets (README, "WebSockets"): `websocket_max_frame_bytes` (largest
  * text frame a caller may send, default 16 MiB), `websocket_max_events_per_second`
- * (frames a caller may send per second, default 20; 0: no limit) and
+ * (frames a caller may send per second on a Responses socket, default 20; 0: no
+ * limit), `realtime_max_events_per_second` (the same on a Realtime socket,
+ * default 200: a voice client streams its microphone in 20 ms
+ * `input_audio_buffer.append` events, 50 a second, beside its other events) and
  * `websocket_idle_seconds` (a socket with no frame either way and nothing in
  * flight this long is closed, default 300; 0: never).
  * `journal_fsync`: the charge journal file waits for a group-committed
@@ -278,6 +288,7 @@ export const GatewaySettings = Schema.Struct({
   max_body_bytes: Schema.optional(Count),
   websocket_max_frame_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   websocket_max_events_per_second: Schema.optional(Count),
+  realtime_max_events_per_second: Schema.optional(Count),
   websocket_idle_seconds: Schema.optional(Count),
   request_deadline_ms: Schema.optional(Count),
   cooldown_failures: Schema.optional(Count),

@@ -13,7 +13,10 @@
  *   `…:streamGenerateContent` (`?alt=sse` → SSE, else a streamed JSON array), `…:countTokens`,
  *   `…:embedContent`, `…:batchEmbedContents` (deterministic vectors, see `Embeddings.ts`),
  *   `GET /v1beta/models` (and `GET /v1/models` with a Gemini key).
- * - OpenAI's Realtime socket (see `Realtime.ts`): `GET /v1/realtime?model=` with `Upgrade: websocket`.
+ * - OpenAI's Realtime socket (see `Realtime.ts`): `GET /v1/realtime?model=` with `Upgrade: websocket`, and Azure's
+ *   `GET /azure/openai/v1/realtime?model=<deployment>` (key as `api-key`) speaking the same GA events.
+ * - OpenAI's Responses socket (see `ResponsesSocket.ts`): `GET /v1/responses` with `Upgrade: websocket`, each
+ *   `response.create` run as `POST /v1/responses` (recorded with `transport: "websocket"`).
  * - Audio and moderations (see `Audio.ts`): OpenAI `POST /v1/audio/speech`, `/v1/audio/transcriptions` and
  *   `/v1/audio/translations` (multipart), `POST /v1/moderations`; rerank (see `Rerank.ts`): Cohere `POST /v2/rerank`,
  *   Jina `POST /v1/rerank`.
@@ -74,7 +77,8 @@
  *   (else the first) with arguments sampled from its JSON Schema (string "sample", number 1, boolean true,
  *   enum first, objects recursively with only `required` properties when some are listed); two calls with
  *   distinct ids when the last user text contains `parallel`; `tool:<name> {json}` in the last user text calls
- *   that offered tool with those arguments. After tool results: `Tool result: <texts>`.
+ *   that offered tool with those arguments. After tool results: `Tool result: <texts>`. With the option
+ *   `toolCalls: "asked"` (the demo's), tool choice `auto` gets a call only when `tool:<name> {json}` asks for it.
  * - Reasoning when asked (chat `reasoning_effort` ≠ none, Responses `reasoning.effort` ≠ none, Anthropic
  *   `thinking.type` enabled/adaptive, Gemini `includeThoughts` or `thinkingBudget` > 0): `Thinking about:
  *   <last user text>`, counted as reasoning tokens (Anthropic signature `sig-<hash>`).
@@ -97,11 +101,14 @@
  * @since 0.1.0
  */
 import { type RealtimeRecord, serveRealtime } from "./Realtime.ts"
+import { serveResponsesSocket } from "./ResponsesSocket.ts"
 import { type ArmedFault, armFaults, echoMessage, type Fault, takeFault, vendorErrorBody } from "./Faults.ts"
 
 export type { Fault } from "./Faults.ts"
+export type { ToolCallMode } from "./Answer.ts"
 import { inBandErrorFrame, malformedBody, requestKey, resolveRoute, unauthorizedMessage } from "./Routes.ts"
 import { pngFor } from "./Png.ts"
+import type { ToolCallMode } from "./Answer.ts"
 import { type ReportedUsage, reportedUsage } from "./ReportedUsage.ts"
 import { makeMjTasks, mjImageSeed } from "./Midjourney.ts"
 import { makeVideoTasks } from "./VideoTasks.ts"
@@ -146,6 +153,11 @@ export interface RecordedRequest {
   readonly body: unknown
   aborted: boolean
   completed: boolean
+  /**
+   * How it arrived: `http`, or `websocket` (a Realtime or Responses socket's handshake, or a `response.create` sent
+   * over the emulator's Responses socket).
+   */
+  readonly transport: "http" | "websocket"
   /** The usage the answer reported, in the vendor's terms (`ReportedUsage.ts`); `undefined` when none. */
   usage: ReportedUsage | undefined
 }
@@ -182,6 +194,12 @@ export interface EmulatorOptions {
   readonly bedrockApiKeys?: ReadonlyArray<string>
   /** The Vertex AI API keys (express mode) model calls may carry (default `[VERTEX_TEST_API_KEY]`). */
   readonly vertexApiKeys?: ReadonlyArray<string>
+  /**
+   * When a request that offers tools gets a tool call, on every wire (`Answer.ts`, `ToolCallMode`): `automatic`
+   * (default; what the tests rely on) whenever tool choice allows one; `asked` (the demo's) only when the last user
+   * message asks for one (`tool:<name> {json}`) or tool choice requires one, plain text otherwise.
+   */
+  readonly toolCalls?: ToolCallMode
 }
 
 /** A running emulator and its test controls. @category models */
@@ -204,6 +222,8 @@ export interface Emulator {
   vertexServiceAccountKey(): Promise<string>
   /** Every response the Realtime socket finished, in order, with the `usage` its `response.done` sent (`Realtime.ts`). */
   readonly realtime: ReadonlyArray<RealtimeRecord>
+  /** Responses sockets (`ResponsesSocket.ts`) open now. */
+  readonly openResponsesSockets: () => number
   /** Stops listening, ends hanging or streaming answers, and waits for the server to finish. */
   close(): Promise<void>
 }
@@ -297,6 +317,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       body: { grant_type: fields.grant_type, assertion: fields.assertion === undefined ? undefined : "(a JWT)" },
       aborted: false,
       completed: true,
+      transport: "http",
       usage: undefined
     }
     requestCount++
@@ -311,7 +332,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
   }
 
   /**
-   * `GET /v1/realtime?model=` upgrades: the key from `Authorization: Bearer` (or the browser subprotocol
+   * `GET /v1/realtime?model=` (and Azure's `GET /azure/openai/v1/realtime?model=<deployment>`, the key as
+   * `api-key`) upgrades: the key from `Authorization: Bearer` (or the browser subprotocol
    * `openai-insecure-api-key.<key>`, answered with the `realtime` subprotocol), checked against `validKeys`, the
    * handshake recorded, then the socket served by `Realtime.ts`.
    */
@@ -319,10 +341,12 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     const protocols = (request.headers.get("sec-websocket-protocol") ?? "").split(",").map((item) => item.trim())
     const fromProtocol = protocols.find((item) => item.startsWith("openai-insecure-api-key."))
     const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1]
-    const key = bearer ?? fromProtocol?.slice("openai-insecure-api-key.".length)
+    // Azure's path (`/azure/openai/v1/realtime`) takes the key as `api-key`, or an Entra token as Bearer.
+    const key = bearer ?? request.headers.get("api-key") ?? fromProtocol?.slice("openai-insecure-api-key.".length)
     const model = url.searchParams.get("model") ?? ""
     const headers = Object.fromEntries(request.headers)
     delete headers.authorization
+    delete headers["api-key"]
     delete headers["sec-websocket-protocol"]
     requestCount++
     if (record) {
@@ -335,6 +359,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
         body: undefined,
         aborted: false,
         completed: true,
+        transport: "websocket",
         usage: undefined
       })
     }
@@ -359,6 +384,70 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       },
       closing: closing.signal,
       pacingMs
+    })
+    return response
+  }
+
+  /** The requests a Responses socket made for its creates (recorded as `transport: "websocket"`). */
+  const socketCreates = new WeakSet<Request>()
+  /** Responses sockets open now. */
+  let openSockets = 0
+
+  /**
+   * `GET /v1/responses` upgrades: the key from `Authorization: Bearer` checked against `validKeys`, the handshake
+   * recorded, then the socket served by `ResponsesSocket.ts`, each create run through `handle` with the
+   * handshake's headers.
+   */
+  const responsesHandshake = (request: Request, url: URL): Response => {
+    const key = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1]
+    const headers = Object.fromEntries(request.headers)
+    delete headers.authorization
+    requestCount++
+    if (record) {
+      requests.push({
+        method: request.method,
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers,
+        key,
+        body: undefined,
+        aborted: false,
+        completed: true,
+        transport: "websocket",
+        usage: undefined
+      })
+    }
+    if (validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
+      return jsonResponse(vendorErrorBody("openai", 401, unauthorizedMessage.openai), 401)
+    }
+    const { socket, response } = Deno.upgradeWebSocket(request)
+    let counted = false
+    socket.addEventListener("open", () => {
+      counted = true
+      openSockets++
+    })
+    socket.addEventListener("close", () => {
+      if (counted) openSockets--
+      counted = false
+    })
+    const forwarded = new Headers()
+    for (const name of ["authorization", "openai-organization", "openai-project", "user-agent"]) {
+      const value = request.headers.get(name)
+      if (value !== null) forwarded.set(name, value)
+    }
+    forwarded.set("content-type", "application/json")
+    serveResponsesSocket(socket, {
+      run: (body, signal) => {
+        const create = new Request(new URL("/v1/responses", url), {
+          method: "POST",
+          headers: forwarded,
+          body: JSON.stringify(body),
+          signal
+        })
+        socketCreates.add(create)
+        return handle(create)
+      },
+      closing: closing.signal
     })
     return response
   }
@@ -420,8 +509,14 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     }
     if (path.startsWith("/_emulator/")) return control(request, path)
     if (request.method === "POST" && path === `${VERTEX_PREFIX}/token`) return vertexToken(request, path)
-    if (path === "/v1/realtime" && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+    if (
+      (path === "/v1/realtime" || path === "/azure/openai/v1/realtime") &&
+      request.headers.get("upgrade")?.toLowerCase() === "websocket"
+    ) {
       return realtimeHandshake(request, url)
+    }
+    if (path === "/v1/responses" && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
+      return responsesHandshake(request, url)
     }
 
     const query: Record<string, string> = {}
@@ -474,6 +569,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
       body: parsed,
       aborted: false,
       completed: false,
+      transport: socketCreates.has(request) ? "websocket" : "http",
       usage: undefined
     }
     requestCount++
@@ -581,7 +677,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
         created: Math.floor(Date.now() / 1000),
         videos,
         midjourney,
-        prompts
+        prompts,
+        toolCalls: options.toolCalls
       })
       if (inBand && fault?.status !== undefined && reply._tag === "Events") {
         const kept = reply.frames.slice(0, fault.breakAfterEvents)
@@ -647,6 +744,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     get realtime() {
       return realtime
     },
+    openResponsesSockets: () => openSockets,
     close: async () => {
       closing.abort()
       await server.shutdown()

@@ -16,7 +16,13 @@
  */
 import { rememberClientAddress, trustProxies } from "./ClientAddress.ts"
 import { markMadeRequestId } from "./MadeRequestId.ts"
-import { HANDSHAKE_ACCEPTED, socketLine, type SocketMetrics, type SocketTally } from "./WebSocketUpgrade.ts"
+import {
+  HANDSHAKE_ACCEPTED,
+  type SocketLine,
+  socketLine,
+  type SocketMetrics,
+  type SocketTally
+} from "./WebSocketUpgrade.ts"
 
 /** A session on an accepted socket, as the server keeps it. @category models */
 export interface SocketSession {
@@ -38,8 +44,8 @@ export interface AcceptedSocket {
 /** How a server is built. @category models */
 export interface SocketServerOptions {
   readonly metrics: SocketMetrics
-  /** The access log's sink, or `undefined` when it is off. */
-  readonly accessLog: ((line: string) => void) | undefined
+  /** Where a socket's end line goes (the telemetry's `write`), or `undefined` when the access log is off. */
+  readonly accessLog: ((line: SocketLine) => void) | undefined
   /** The gateway's handler for the handshake (its route authenticates it). */
   readonly handshake: (request: Request) => Promise<Response>
   /** The open-requests bound: the refusal when the address has too many open, else `undefined`. */
@@ -99,17 +105,21 @@ export const makeSocketServer = (route: string, options: SocketServerOptions) =>
   const sessions = new Set<SocketSession>()
   return {
     /**
-     * Answers a handshake `request`: the handler's refusal, the open-requests
+     * Answers a handshake `request`: the open-requests refusal, the handler's
      * refusal, a 400 when the runtime cannot upgrade it, or the 101 with the
      * session `start` made running on it.
      */
     accept: async (request: Request, start: (accepted: AcceptedSocket) => SocketSession): Promise<Response> => {
-      const answer = await options.handshake(request)
-      if (answer.status !== HANDSHAKE_ACCEPTED) return answer
+      // The open-requests bound first, as over HTTP: a refused socket never reaches the handler (nor its log).
       let end: () => void = () => {}
       const ended = new Promise<void>((resolve) => end = resolve)
       const refused = options.admit(request, ended)
       if (refused !== undefined) return refused
+      const answer = await options.handshake(request)
+      if (answer.status !== HANDSHAKE_ACCEPTED) {
+        end()
+        return answer
+      }
       let upgraded: { socket: WebSocket; response: Response }
       try {
         upgraded = Deno.upgradeWebSocket(request)

@@ -26,6 +26,8 @@ const EXACT: ReadonlySet<string> = new Set([
   "/v1/rerank",
   "/v2/rerank",
   "/v1/realtime",
+  "/v1/realtime/client_secrets",
+  "/openai/v1/realtime",
   "/v1/videos",
   "/v1/video/generations",
   "/v1/files",

@@ -5,7 +5,10 @@
  * body passed through, its URL media made inline in place where needed, or a
  * translation of the canonical request, refused naming the field when the
  * request holds what only its own format can carry), the
- * upstream call, and either a JSON answer or a stream's accepted head (its
+ * upstream call (over HTTP, or, for a request that came over a client's
+ * Responses socket to a channel that takes its wire over a WebSocket, over
+ * that socket's upstream socket: `ResponsesUpstreamSocket.ts`, the same events
+ * for the same decoder), and either a JSON answer or a stream's accepted head (its
  * first event read and decoded, so an in-band error there can still fail
  * over). Every upstream failure is an `UpstreamFailed` classified by the
  * wire format; a download the caller can fix is an `InvalidRequest`.
@@ -39,6 +42,7 @@ import {
   type UpstreamClient,
   type UpstreamResponse
 } from "../upstreams/transport/UpstreamClient.ts"
+import { UPSTREAM_SOCKETS } from "../upstreams/transport/ResponsesUpstreamSocket.ts"
 import { adapters, wireOf as dialectOf } from "../upstreams/Adapter.ts"
 import { mapUrlPath } from "../upstreams/BaseUrl.ts"
 import type { RelayInput } from "./RelayInput.ts"
@@ -197,6 +201,22 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     )
   }
 
+  /**
+   * The stream call over the caller's socket's upstream socket, when the request came over a client socket and
+   * `candidate`'s channel takes `wire` over a WebSocket (`Adapter.socketTarget`); `undefined`: over HTTP.
+   */
+  const socketCall = (candidate: Candidate, wire: UpstreamWire, inlined: Request | undefined) => {
+    if (input.socket === undefined || endpoint !== undefined) return undefined
+    const { channel } = candidate
+    const target = adapters[channel.type].socketTarget?.(channel, candidate.key.key, wire.name)
+    if (target === undefined) return undefined
+    const sockets = input.socket.get(UPSTREAM_SOCKETS)
+    if (sockets === undefined) return undefined
+    const body = bodyOf(candidate, wire, inlined, true)
+    if (body instanceof InvalidRequest) return Effect.fail(body)
+    return sockets.turn(target.url, target.headers, body, channelTimeouts(channel, settings))
+  }
+
   /** One non-stream attempt: the caller's JSON body (a passthrough answer as received), or a failure. */
   const json = (candidate: Candidate) =>
     Effect.gen(function* () {
@@ -241,11 +261,21 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
     return Effect.gen(function* () {
       const wire = wireOf(candidate)
       const inlined = yield* prepared(candidate, wire)
-      const response = yield* call(candidate, wire, inlined, true)
-      yield* Scope.addFinalizer(scope, Effect.sync(response.abort))
-      if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
-      // The wire says how its stream is framed: SSE, or AWS event-stream binary messages (Bedrock).
-      const next = wire.framing === "aws-event-stream" ? eventStreamReader(response.read) : sseReader(response.read)
+      const turn = socketCall(candidate, wire, inlined)
+      let next: Effect.Effect<ReadonlyArray<Sse.Event> | undefined, UpstreamFailed>
+      if (turn !== undefined) {
+        // Over the client socket's upstream socket: the same events, read by the same decoder.
+        const answered = yield* turn
+        yield* Scope.addFinalizer(scope, Effect.sync(answered.release))
+        if (answered.status !== 200) return yield* failureOf(wire, answered.status, answered.errorText, undefined)
+        next = answered.next
+      } else {
+        const response = yield* call(candidate, wire, inlined, true)
+        yield* Scope.addFinalizer(scope, Effect.sync(response.abort))
+        if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
+        // The wire says how its stream is framed: SSE, or AWS event-stream binary messages (Bedrock).
+        next = wire.framing === "aws-event-stream" ? eventStreamReader(response.read) : sseReader(response.read)
+      }
       const first = yield* next
       if (first === undefined) {
         return yield* new UpstreamFailed({ kind: "stream-broken", status: 200, message: "Empty stream." })
@@ -267,19 +297,18 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
 const failureOfStatus = (wire: UpstreamWire, response: UpstreamResponse) =>
   response.text.pipe(
     Effect.catch(() => Effect.succeed("")),
-    Effect.flatMap((text) => {
-      const classified = wire.classifyError(
-        response.status,
-        readableErrorBody(text),
-        response.headers["x-amzn-errortype"]
-      )
-      return Effect.fail(
-        new UpstreamFailed({
-          kind: classified.kind,
-          status: response.status,
-          message: classified.message,
-          ...(classified.code === undefined ? {} : { code: classified.code })
-        })
-      )
+    Effect.flatMap((text) => failureOf(wire, response.status, text, response.headers["x-amzn-errortype"]))
+  )
+
+/** An upstream error answer (`status`, its body `text`) as the failure its format's classifier says. */
+const failureOf = (wire: UpstreamWire, status: number, text: string, errorType: string | undefined) => {
+  const classified = wire.classifyError(status, readableErrorBody(text), errorType)
+  return Effect.fail(
+    new UpstreamFailed({
+      kind: classified.kind,
+      status,
+      message: classified.message,
+      ...(classified.code === undefined ? {} : { code: classified.code })
     })
   )
+}

@@ -9,6 +9,7 @@ import type { Request } from "../canonical/Request.ts"
 import type { Usage } from "../canonical/Usage.ts"
 import type { GatewayError } from "../errors/GatewayError.ts"
 import type { FormatName, ResponseMeta } from "../formats/Format.ts"
+import type { SocketScope } from "../http/SocketScope.ts"
 import type { RequestRecord } from "../observability/RequestRecord.ts"
 import type { Principal } from "../services/Auth.ts"
 import type { Channel } from "../storage/Catalog.ts"
@@ -48,6 +49,11 @@ export interface RelayInput {
   readonly forwardHeaders?: Readonly<Record<string, string>> | undefined
   /** Forward to a side endpoint of the inbound format instead of the format's own (see `SideEndpoint`). */
   readonly endpoint?: SideEndpoint | undefined
+  /**
+   * The client socket the request came over (a Responses socket's `response.create`), whose upstream sockets a
+   * channel that takes the wire over a WebSocket is reached through (`Adapter.socketTarget`); `undefined` over HTTP.
+   */
+  readonly socket?: SocketScope | undefined
 }
 
 /**

@@ -17,27 +17,41 @@
  *
  * @since 0.3.0
  */
-import { Clock, Context, Effect, Layer } from "effect"
-import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { ChannelType } from "../domain/ChannelType.ts"
 import { isRealtimePriced, realtimeBound } from "../domain/Pricing.ts"
-import { InvalidRequest, ModelNotFound, UpstreamFailed } from "../errors/GatewayError.ts"
+import { InvalidApiKey, InvalidRequest, ModelNotFound, UpstreamFailed } from "../errors/GatewayError.ts"
+import { CLIENT_SECRET_PREFIX, decodeClientSecretRequest } from "../formats/openai/realtime/ClientSecretRequest.ts"
 import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
+import { readJsonObject } from "../http/Body.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
-import { credentialOf } from "../http/Credentials.ts"
+import { credentialOf, headerOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { isWebSocketRequest, offeredProtocols, upgradeWebSocket } from "../http/WebSocketHandshake.ts"
 import { makeWebSocketSessions, WebSocketSessions } from "../http/WebSocketSessions.ts"
 import { CurrentMetrics } from "../observability/Metrics.ts"
+import { TracingEnabled } from "../observability/Tracing.ts"
 import { Ledger } from "../billing/Ledger.ts"
 import { limitSubjects } from "../relay/BilledPipeline.ts"
 import { priceFor } from "../relay/OneShot.ts"
 import { startRealtimeSession } from "../relay/realtime/RealtimeSession.ts"
 import { openUpstream } from "../relay/realtime/RealtimeUpstream.ts"
-import { Auth } from "../services/Auth.ts"
+import { Auth, type Principal } from "../services/Auth.ts"
+import { RealtimeSecrets } from "../services/RealtimeSecrets.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
 import { Catalog } from "../storage/Catalog.ts"
+
+/** The channel types whose upstream has a Realtime socket (`relay/realtime/RealtimeUpstream.ts`). */
+const REALTIME_TYPES: ReadonlySet<ChannelType> = new Set(["openai", "azure"])
+
+/** Azure OpenAI's GA Realtime path, as the `openai` package's `buildRealtimeURL` makes it for an `AzureOpenAI` client. */
+const AZURE_REALTIME_PATH = "/openai/v1/realtime"
+
+/** Largest `POST /v1/realtime/client_secrets` body read, in bytes. */
+const CLIENT_SECRET_BODY_BYTES = 256 * 1024
 
 /** The browser subprotocol that carries a key (`openai` package, `realtime/websocket.ts`). */
 const KEY_PROTOCOL = "openai-insecure-api-key."
@@ -50,10 +64,20 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
   readonly handshake: (
     httpRequest: HttpServerRequest.HttpServerRequest
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
+  /**
+   * `POST /v1/realtime/client_secrets`: an ephemeral key for a browser (`services/RealtimeSecrets.ts`), after the
+   * same model and price checks as the handshake. Never fails: refusals are rendered in OpenAI's envelope.
+   */
+  readonly createClientSecret: (
+    httpRequest: HttpServerRequest.HttpServerRequest
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse>
   /** Sessions open now. */
   readonly open: () => number
 }>()("sluice/routes/RealtimeSocket") {
-  /** Needs `Auth`, `ChannelRouter`, `Catalog`, `Ledger`, `RateLimiter`, `GatewaySettings` and `WebSocketSessions`. */
+  /**
+   * Needs `Auth`, `ChannelRouter`, `Catalog`, `Ledger`, `RateLimiter`, `GatewaySettings`, `RealtimeSecrets` and
+   * `WebSocketSessions`.
+   */
   static readonly layer = Layer.effect(
     RealtimeSocket,
     Effect.gen(function* () {
@@ -65,6 +89,7 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
       const settings = yield* GatewaySettings
       const metrics = yield* CurrentMetrics
       const sessions = yield* WebSocketSessions
+      const secrets = yield* RealtimeSecrets
       const own = makeWebSocketSessions()
       const unregister = metrics?.pullLabelled(
         "sluice_websocket_open",
@@ -90,17 +115,34 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
           }
           const offered = offeredProtocols(httpRequest)
           const keyProtocol = offered.find((protocol) => protocol.startsWith(KEY_PROTOCOL))
-          const key = credentialOf("bearer", httpRequest) ?? keyProtocol?.slice(KEY_PROTOCOL.length)
-          const principal = yield* auth.authenticate(key, clientAddressOf(httpRequest))
-          const model = new URL(httpRequest.url, "http://gateway").searchParams.get("model") ?? ""
+          const url = new URL(httpRequest.url, "http://gateway")
+          // Azure's path (`AzureOpenAI` + `OpenAIRealtimeWS.azure`) sends the key as `api-key`.
+          const key = (url.pathname === AZURE_REALTIME_PATH ? headerOf(httpRequest, "api-key") : undefined) ??
+            credentialOf("bearer", httpRequest) ?? keyProtocol?.slice(KEY_PROTOCOL.length)
+          const requested = url.searchParams.get("model") ?? ""
+          const clientAddress = clientAddressOf(httpRequest)
+          let principal: Principal
+          let model = requested
+          let sessionSettings: Record<string, unknown> | undefined
+          if (key !== undefined && key.startsWith(CLIENT_SECRET_PREFIX)) {
+            const secret = yield* secrets.resolve(key)
+            if (Option.isNone(secret)) return yield* new InvalidApiKey({ reason: "unknown" })
+            principal = yield* auth.authenticateDigest(secret.value.keyHash, clientAddress)
+            if (requested !== "" && requested !== secret.value.model) {
+              return yield* new InvalidRequest({
+                message: `This client secret is bound to another model than "${requested.slice(0, 200)}".`,
+                param: "model"
+              })
+            }
+            model = secret.value.model
+            sessionSettings = secret.value.session
+          } else {
+            principal = yield* auth.authenticate(key, clientAddress)
+          }
           if (model === "") {
             return yield* new InvalidRequest({ message: "Missing required parameter: `model`.", param: "model" })
           }
-          const candidates = (yield* router.candidates(principal, model)).filter((candidate) =>
-            candidate.channel.type === "openai"
-          )
-          if (candidates.length === 0) return yield* new ModelNotFound({ model })
-          const { price, ratio, limits } = yield* priceFor(catalog, model, principal.group, isRealtimePriced)
+          const { candidates, price, ratio, limits } = yield* realtimeRoute(principal, model)
           const float = realtimeBound(
             ratio,
             price,
@@ -127,6 +169,10 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
             yield* giveBack
             return yield* (lastFailure ??
               new UpstreamFailed({ kind: "network", status: 502, message: "No channel's Realtime socket opened." }))
+          }
+          // A client secret's session settings go first, before any event of the caller's.
+          if (sessionSettings !== undefined) {
+            opened.socket.send(JSON.stringify({ type: "session.update", session: sessionSettings }))
           }
           const upgrade = upgradeWebSocket(httpRequest, offered.includes("realtime") ? "realtime" : undefined)
           if (upgrade === undefined) {
@@ -159,8 +205,9 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
               ledger,
               metrics,
               maxFrameBytes: settings.websocket.maxFrameBytes,
-              eventsPerSecond: settings.websocket.maxEventsPerSecond,
+              eventsPerSecond: settings.realtimeMaxEventsPerSecond,
               idleMillis: settings.websocket.idleSeconds * 1000,
+              traced: yield* TracingEnabled,
               started,
               run
             },
@@ -177,17 +224,52 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
           return upgrade.response
         }).pipe(respondWith(encodeOpenAiError))
 
-      return RealtimeSocket.of({ handshake, open: own.size })
+      /** The model's Realtime candidates (openai and azure channels) in the caller's group, and its audio prices. */
+      const realtimeRoute = (principal: Principal, model: string) =>
+        Effect.gen(function* () {
+          const candidates = (yield* router.candidates(principal, model)).filter((candidate) =>
+            REALTIME_TYPES.has(candidate.channel.type)
+          )
+          if (candidates.length === 0) return yield* new ModelNotFound({ model })
+          const priced = yield* priceFor(catalog, model, principal.group, isRealtimePriced)
+          return { candidates, ...priced }
+        })
+
+      const createClientSecret = (httpRequest: HttpServerRequest.HttpServerRequest) =>
+        Effect.gen(function* () {
+          const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest), clientAddressOf(httpRequest))
+          const body = yield* readJsonObject(httpRequest, CLIENT_SECRET_BODY_BYTES)
+          const asked = yield* decodeClientSecretRequest(body)
+          yield* realtimeRoute(principal, asked.model)
+          const created = yield* secrets.create(principal.tokenId, asked.model, asked.session, asked.seconds)
+          return HttpServerResponse.jsonUnsafe({
+            value: created.value,
+            expires_at: created.expiresAt,
+            session: {
+              ...asked.session,
+              id: `sess_${crypto.randomUUID().replaceAll("-", "")}`,
+              object: "realtime.session",
+              type: "realtime",
+              model: asked.model,
+              expires_at: created.expiresAt
+            }
+          })
+        }).pipe(respondWith(encodeOpenAiError))
+
+      return RealtimeSocket.of({ handshake, createClientSecret, open: own.size })
     })
   )
 }
 
 /**
- * `GET /v1/realtime`.
+ * `GET /v1/realtime`, Azure's `GET /openai/v1/realtime` (the path `OpenAIRealtimeWS.azure` opens, `?model=<deployment>`
+ * naming the gateway's model) and `POST /v1/realtime/client_secrets`.
  *
  * @category routes
  */
 export const RealtimeRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const socket = yield* RealtimeSocket
   yield* router.add("GET", "/v1/realtime", socket.handshake)
+  yield* router.add("GET", AZURE_REALTIME_PATH, socket.handshake)
+  yield* router.add("POST", "/v1/realtime/client_secrets", socket.createClientSecret)
 }))

@@ -17,6 +17,7 @@ import { readJsonObject } from "../http/Body.ts"
 import { credentialOf, type CredentialStyle, headerOf } from "../http/Credentials.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
+import { socketScopeOf } from "../http/SocketScope.ts"
 import { recordOf, usageRequestId } from "../observability/RequestRecord.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
@@ -119,7 +120,8 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         jsonArrayStream: path?.jsonArray,
         onAnswer: prepared.onAnswer,
         includeCost,
-        forwardHeaders
+        forwardHeaders,
+        socket: socketScopeOf(httpRequest)
       })
     }).pipe(respondWith(path?.jsonArray === true ? renderInArray : render))
   }

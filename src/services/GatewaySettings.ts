@@ -97,6 +97,11 @@ export interface Settings {
    * each request came to.
    */
   readonly publicUrl: string | undefined
+  /**
+   * Frames a Realtime caller may send per second (`realtime_max_events_per_second`, default 200: 20 ms audio
+   * appends are 50 a second); 0: no limit.
+   */
+  readonly realtimeMaxEventsPerSecond: number
   /** Input and output tokens of the one response a Realtime session's float covers (defaults 32,768 and 4,096). */
   readonly realtimeFloatInputTokens: number
   readonly realtimeFloatOutputTokens: number
@@ -156,6 +161,7 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     registrationWindowMillis: (given.registration_window_seconds ?? 3600) * 1000,
     hashWorkers: given.hash_workers ?? 1,
     hashQueue: given.hash_queue ?? 32,
+    realtimeMaxEventsPerSecond: given.realtime_max_events_per_second ?? 200,
     realtimeFloatInputTokens: given.realtime_float_input_tokens ?? 32_768,
     realtimeFloatOutputTokens: given.realtime_float_output_tokens ?? 4_096,
     fileMaxBytes: given.file_max_bytes ?? 200 * 1024 * 1024,

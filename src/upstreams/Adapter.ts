@@ -34,6 +34,11 @@ export interface Channel {
   readonly settings: {
     /** The upstream has `/v1/responses` (openai channels). */
     readonly responses_api?: boolean | undefined
+    /**
+     * A Responses request that came over a client's Responses socket reaches the upstream over its own Responses
+     * socket (`wss://<base>/v1/responses`) rather than a `POST` (openai channels with `responses_api`).
+     */
+    readonly responses_websocket?: boolean | undefined
     /** Extra headers sent with every call. */
     readonly headers?: Readonly<Record<string, string>> | undefined
     /** The AWS region of a `bedrock` channel (its calls are signed for it). */
@@ -74,6 +79,13 @@ export interface Adapter {
     model: string,
     stream: boolean
   ) => UpstreamTarget
+  /**
+   * The upstream socket for a call in `wire` format to `model` with `key`, when the channel takes that wire over a
+   * WebSocket as well as over HTTP (openai channels with `settings.responses_websocket`, the Responses wire): its
+   * `http(s)://` URL (the transport makes it `ws(s)://`) and the handshake's headers. Absent, or `undefined`: HTTP
+   * only.
+   */
+  readonly socketTarget?: ((channel: Channel, key: string, wire: WireName) => UpstreamTarget | undefined) | undefined
   /**
    * The type's own dialect of a wire format, where it has one (DeepSeek's chat completions): the `Format` used
    * for that wire on a channel of the type instead of the registry's (`wireOf`). Absent: the registry's for all.
@@ -160,7 +172,15 @@ const openai: Adapter = {
       url: channelUrl(channel, path),
       headers: withExtraHeaders(channel, { ...json, authorization: `Bearer ${key}` })
     }
-  }
+  },
+  // OpenAI's WebSocket mode: the same path, Bearer key on the handshake (platform.openai.com/docs/guides/websocket-mode).
+  socketTarget: (channel, key, wire) =>
+    wire === "openai-responses" && channel.settings.responses_websocket === true
+      ? {
+        url: channelUrl(channel, "/v1/responses"),
+        headers: withExtraHeaders(channel, { authorization: `Bearer ${key}` })
+      }
+      : undefined
 }
 
 /**

@@ -34,7 +34,7 @@ const KEY = "sk-test-agents-0001"
  * knows: Codex sends its full tool set, `apply_patch` as a freeform custom tool included, only for a model it
  * knows), the other two types beside it.
  */
-const config = (model: string, type: ChannelType) => (emulatorUrl: string) => {
+const config = (model: string, type: ChannelType, upstreamSocket = false) => (emulatorUrl: string) => {
   const channel = (channelType: ChannelType, settings: Record<string, unknown> = {}) => ({
     name: CHANNEL_NAMES[channelType],
     type: channelType,
@@ -53,7 +53,12 @@ const config = (model: string, type: ChannelType) => (emulatorUrl: string) => {
         "other-gemini": { input: 1, output: 1 }
       },
       // The openai channel speaks Responses (`responses_api`): Codex's requests reach it as sent.
-      channels: [channel("openai", { responses_api: true }), channel("anthropic"), channel("gemini")],
+      // With `upstreamSocket`, a client's Responses socket reaches it over its own upstream socket.
+      channels: [
+        channel("openai", { responses_api: true, ...(upstreamSocket ? { responses_websocket: true } : {}) }),
+        channel("anthropic"),
+        channel("gemini")
+      ],
       users: [{ username: "agent", group: "default", quota: 100_000_000, tokens: [{ name: "agents", key: KEY }] }]
     }),
     "agents.json"
@@ -210,7 +215,7 @@ if (installed._tag === "RegistryUnreachable") {
             checkFields(agent, type, gateway)
             // The tool's output reached the upstream in the agent's second turn.
             const upstream = gateway.emulator.requests.filter((request) =>
-              JSON.stringify(request.body).includes(marker)
+              (JSON.stringify(request.body) ?? "").includes(marker)
             )
             ok(upstream.length >= 1, "no upstream request carried the tool's output")
 
@@ -306,16 +311,18 @@ if (installed._tag === "RegistryUnreachable") {
 }
 
 // Codex over the Responses API's WebSocket transport (`supports_websockets`): its turns run as `response.create`
-// events on one socket at `/v1/responses`, each billed as a response of its own, on a Responses channel and on a
-// translated one.
+// events on one socket at `/v1/responses`, each billed as a response of its own, on a Responses channel (over HTTP,
+// and over the channel's own upstream socket, `responses_websocket`) and on a translated one.
 if (installed._tag !== "RegistryUnreachable") {
-  for (const type of ["openai", "anthropic"] as const) {
+  for (const [type, upstreamSocket] of [["openai", false], ["openai", true], ["anthropic", false]] as const) {
     const pkg = AGENT_PACKAGES.codex
     const model = AGENT_MODELS.codex
     Deno.test(
-      `${pkg.name}@${pkg.version} completes a tool round trip over the Responses WebSocket on the ${type} channel`,
+      `${pkg.name}@${pkg.version} completes a tool round trip over the Responses WebSocket on the ${type} channel${
+        upstreamSocket ? " over its upstream socket" : ""
+      }`,
       async () => {
-        const gateway = await startGateway({ config: config(model, type), store: "postgres" })
+        const gateway = await startGateway({ config: config(model, type, upstreamSocket), store: "postgres" })
         const home = await Deno.makeTempDir({ prefix: "sluice-agent-socket-" })
         try {
           const marker = `marker-${crypto.randomUUID()}`
@@ -368,9 +375,18 @@ if (installed._tag !== "RegistryUnreachable") {
             strictEqual(row.status, 200)
           }
           ok(
-            gateway.emulator.requests.some((request) => JSON.stringify(request.body).includes(marker)),
+            gateway.emulator.requests.some((request) => (JSON.stringify(request.body) ?? "").includes(marker)),
             "the tool's output reached the upstream"
           )
+          if (upstreamSocket) {
+            const creates = gateway.emulator.requests.filter((request) =>
+              request.path === "/v1/responses" && request.method === "POST"
+            )
+            ok(
+              creates.length >= 2 && creates.every((request) => request.transport === "websocket"),
+              `every turn over the upstream socket: ${JSON.stringify(creates.map((request) => request.transport))}`
+            )
+          }
         } finally {
           await gateway.close()
           await Deno.remove(home, { recursive: true }).catch(() => {})

@@ -2,11 +2,13 @@
  * Budgets in the quota ledger on PostgreSQL: two instances sharing one budget
  * window never hold nor charge more than it, the window's `spent` equals the
  * charges, a refusal names the budget and its reset, a cost above the hold is
- * capped by the budget, a refused balance gives the budget hold back, and a
- * rollover under load charges each request to the window it started in.
+ * capped by the budget, a refused balance gives the budget hold back, a
+ * rollover under load charges each request to the window it started in, and
+ * a window made while commits run (a first request's statements) is charged
+ * with the key.
  */
 import { ok, strictEqual } from "node:assert/strict"
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Context, Effect, Fiber, Layer, type Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import type { AppliedBudget } from "../../src/domain/BudgetPeriod.ts"
 import type { Principal } from "../../src/services/Auth.ts"
@@ -234,6 +236,42 @@ Deno.test(
       const [spent] = yield* windows(sql, "token", ids.tokenId)
       strictEqual(spent.spent, charged)
       strictEqual(charged, 6_000n)
+    })
+  )
+)
+
+Deno.test(
+  "budgets: a window made while a commit runs between the statements of a first request keeps its charge",
+  withDatabase((url) =>
+    Effect.gen(function* () {
+      const { ledger, sql } = yield* instance(url)
+      const ids = yield* seed(sql, 10_000_000n, {
+        token: JSON.stringify([{ amount: "2000", period: "day" }]),
+        user: JSON.stringify([{ amount: "1000000", period: "month" }])
+      })
+      const who = principal(ids, [day(2_000n), { amount: 1_000_000n, period: "month", timezone: "UTC", owner: "user" }])
+      // Commits back to back, as the usage log's ticks under load: one lands while a window's row is being made.
+      let running = true
+      const ticks = yield* Effect.forkChild(Effect.gen(function* () {
+        while (running) {
+          yield* ledger.commit()
+          yield* Effect.yieldNow
+        }
+      }))
+      const hold = yield* ledger.reserve(who, 300n)
+      const charged = yield* ledger.settle(hold, 36n)
+      running = false
+      yield* Fiber.join(ticks)
+      yield* ledger.commit(Effect.void)
+      const [tokenWindow] = yield* windows(sql, "token", ids.tokenId)
+      const [userWindow] = yield* windows(sql, "user", ids.userId)
+      const [used] = yield* sql<
+        { readonly used: bigint }
+      >`SELECT used_quota AS used FROM tokens WHERE id = ${ids.tokenId}`
+      strictEqual(charged, 36n)
+      strictEqual(BigInt(used.used), 36n, "the key's used quota has the charge")
+      strictEqual(tokenWindow.spent, 36n, "the key's daily window has the charge")
+      strictEqual(userWindow.spent, 36n, "the user's monthly window has the charge")
     })
   )
 )

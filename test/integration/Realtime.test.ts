@@ -125,12 +125,15 @@ interface UsageRow {
   readonly prompt_tokens: number
   readonly completion_tokens: number
   readonly cached_tokens: number
+  readonly audio_input_tokens: number
+  readonly audio_output_tokens: number
   readonly status: number
 }
 
 const usageRows = (gateway: TestGateway, username: string) =>
   gateway.query<UsageRow>(`
-    SELECT l.request_id, l.cost::text AS cost, l.prompt_tokens, l.completion_tokens, l.cached_tokens, l.status
+    SELECT l.request_id, l.cost::text AS cost, l.prompt_tokens, l.completion_tokens, l.cached_tokens,
+      l.audio_input_tokens, l.audio_output_tokens, l.status
     FROM usage_logs l JOIN users u ON u.id = l.user_id WHERE u.username = '${username}' ORDER BY l.id`)
 
 const withGateway = async (run: (gateway: TestGateway) => Promise<void>) => {
@@ -215,6 +218,9 @@ Deno.test("Realtime: text, audio and server-VAD responses through OpenAIRealtime
       strictEqual(BigInt(row.cost), expectedCost(record.usage), `response ${index} billed as reported`)
       strictEqual(row.prompt_tokens, record.usage.input_tokens)
       strictEqual(row.completion_tokens, record.usage.output_tokens)
+      const details = (name: string) => (record.usage[name] as { audio_tokens?: number } | undefined)?.audio_tokens ?? 0
+      strictEqual(row.audio_input_tokens, details("input_token_details"), "the audio input the vendor reported")
+      strictEqual(row.audio_output_tokens, details("output_token_details"), "the audio output the vendor reported")
       strictEqual(row.status, 200)
     }
     const [user] = await gateway.query<{ quota: string }>(
@@ -241,6 +247,9 @@ Deno.test("Realtime: text, audio and server-VAD responses through OpenAIRealtime
     ok(/sluice_websocket_open\{[^}]*\} 0/.test(metrics))
     strictEqual(gateway.logs.filter((line) => line.includes("Realtime response billed")).length, 3)
     strictEqual(gateway.logs.filter((line) => line.includes("Realtime socket ended")).length, 1)
+    const handshakeLines = gateway.logs.filter((line) => line.includes('"route":"/v1/realtime"'))
+      .map((line) => JSON.parse(line)).filter((line) => line.msg === "request")
+    deepStrictEqual(handshakeLines.map((line) => line.status), [101], "the handshake's access line is its 101")
   }))
 
 Deno.test("Realtime: a balance for about two responses ends the session with 1008, never charged beyond it", () =>
@@ -401,7 +410,7 @@ Deno.test("Realtime: the gateway's shutdown closes an open session with 1001 and
 
 Deno.test("Realtime: events beyond the rate are refused with error events; an idle socket is closed", async () => {
   const gateway = await startGateway({
-    config: (url) => config(url, { websocket_max_events_per_second: 5, websocket_idle_seconds: 1 }),
+    config: (url) => config(url, { realtime_max_events_per_second: 5, websocket_idle_seconds: 1 }),
     store: "postgres"
   })
   try {

@@ -402,6 +402,13 @@ Deno.test("responses over a WebSocket: the SDK's client, billed per response", a
         ids.has(line.request_id.split(".")[0])
       )
       ok(responseLines.length > 0, "each response's line carries its socket's id")
+      // The handshake's own line says what the caller got: the 101, not the router's placeholder.
+      const handshakeLines = gateway.logs.map((line) => JSON.parse(line)).filter((line) =>
+        line.msg === "request" && line.method === "GET" && line.route === "/v1/responses"
+      )
+      ok(handshakeLines.length >= 5, `${handshakeLines.length} handshake lines`)
+      ok(handshakeLines.every((line) => line.status === 101 || line.status >= 400), JSON.stringify(handshakeLines))
+      ok(handshakeLines.some((line) => line.status === 101))
     })
   } finally {
     await gateway.close()

@@ -9,7 +9,7 @@
  * key or the prompt text.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { startGateway } from "../support/Gateway.ts"
+import { basicConfig, startGateway } from "../support/Gateway.ts"
 import { KEY, twoChannels } from "./Support.ts"
 
 interface Attribute {
@@ -111,6 +111,78 @@ Deno.test("otlp: request and attempt spans with their parents and attributes, an
     for (const secret of [KEY, "sk-test-upstream-primary", "sk-test-upstream-second", PROMPT]) {
       ok(!everything.includes(secret), `the export holds ${secret}`)
     }
+  } finally {
+    if (!closed) await gateway.close()
+    await receiver.shutdown()
+  }
+})
+
+Deno.test("otlp: each Realtime response is a realtime.response span under the handshake's, with its usage and cost", async () => {
+  const bodies: Array<{ readonly path: string; readonly text: string }> = []
+  const receiver = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen: () => {} }, async (request) => {
+    bodies.push({ path: new URL(request.url).pathname, text: await request.text() })
+    return new Response("{}", { headers: { "content-type": "application/json" } })
+  })
+  const key = "sk-test-otlp-realtime-1"
+  const gateway = await startGateway({
+    config: (url) =>
+      basicConfig(url, {
+        models: { "gpt-realtime-test": { input: 10, output: 10, audio_input: 10, audio_output: 10 } },
+        channels: [{
+          name: "emu-realtime",
+          type: "openai",
+          base_url: `${url}/v1`,
+          keys: ["sk-test-upstream-rt-otlp"],
+          models: ["gpt-realtime-test"]
+        }],
+        users: [{ username: "alice", group: "default", quota: 10_000_000, tokens: [{ name: "main", key }] }]
+      }),
+    otlp: { endpoint: `http://127.0.0.1:${receiver.addr.port}/`, serviceName: "sluice-test", exportIntervalMillis: 100 }
+  })
+  let closed = false
+  try {
+    const socket = new WebSocket(`${gateway.url.replace("http", "ws")}/v1/realtime?model=gpt-realtime-test`, [
+      "realtime",
+      `openai-insecure-api-key.${key}`
+    ])
+    const done = new Promise<{ response: { id: string } }>((resolve) =>
+      socket.onmessage = (message) => {
+        const event = JSON.parse(message.data)
+        if (event.type === "session.created") {
+          socket.send(JSON.stringify({ type: "response.create", response: { output_modalities: ["text"] } }))
+        }
+        if (event.type === "response.done") resolve(event)
+      }
+    )
+    const { response } = await done
+    const ended = new Promise((resolve) => socket.onclose = resolve)
+    socket.close(1000)
+    await ended
+    await new Promise((resolve) => setTimeout(resolve, 400))
+    await gateway.close()
+    closed = true
+    const spans: Array<Span> = bodies.filter((body) => body.path === "/v1/traces").flatMap((body) =>
+      JSON.parse(body.text).resourceSpans.flatMap((resource: { scopeSpans: Array<{ spans: Array<Span> }> }) =>
+        resource.scopeSpans.flatMap((scope) => scope.spans)
+      )
+    )
+    const handshake = spans.find((span) => span.name === "GET /v1/realtime")
+    ok(handshake !== undefined, `a handshake span; got ${spans.map((span) => span.name).join(", ")}`)
+    const responses = spans.filter((span) => span.name === "realtime.response")
+    strictEqual(responses.length, 1)
+    const [span] = responses
+    strictEqual(span.parentSpanId, handshake.spanId)
+    strictEqual(span.traceId, handshake.traceId)
+    strictEqual(attribute(span, "sluice.response_id"), response.id)
+    const record = gateway.emulator.realtime.find((entry) => entry.responseId === response.id)!
+    strictEqual(attribute(span, "sluice.input_tokens"), record.usage.input_tokens)
+    strictEqual(attribute(span, "sluice.output_tokens"), record.usage.output_tokens)
+    strictEqual(
+      attribute(span, "sluice.cost"),
+      String((Number(record.usage.input_tokens) + Number(record.usage.output_tokens)) * 10)
+    )
+    strictEqual(attribute(span, "sluice.status"), 200)
+    ok(!bodies.map((body) => body.text).join("\n").includes(key), "no key in the export")
   } finally {
     if (!closed) await gateway.close()
     await receiver.shutdown()

@@ -64,6 +64,7 @@ Deno.test("RealtimeSession: an unannounced response.done is billed once against 
       maxFrameBytes: 1024,
       eventsPerSecond: 0,
       idleMillis: 0,
+      traced: false,
       started: Date.now(),
       // Its log lines are the integration tests' concern; here they go nowhere.
       run: (effect) => Effect.runPromise(effect.pipe(Effect.provide(Logger.layer([]))))
@@ -89,4 +90,81 @@ Deno.test("RealtimeSession: an unannounced response.done is billed once against 
   deepStrictEqual(released, [{ id: 1 }], "the refilled spare float was released")
   strictEqual(slotReleased, true)
   strictEqual(upstream.readyState, WebSocket.CLOSED)
+})
+
+Deno.test("RealtimeSession: each response holds an rpm place until it ends, then gives back its tokens; a turn-detected response over the rpm is cancelled", async () => {
+  const ledger = {
+    hold: () => Effect.sync(() => ({ id: 1 }) as unknown as Hold),
+    book: (_hold: Hold | undefined, cost: bigint) => Effect.succeed(cost),
+    release: () => Effect.void,
+    durable: Effect.succeed(true)
+  } as unknown as typeof Ledger.Service
+  // Two places in the rpm; each release records the tokens it gives back.
+  let places = 2
+  const releasedTokens: Array<number> = []
+  const admitResponse = Effect.suspend(() => {
+    if (places === 0) return Effect.fail({ _tag: "RateLimited" } as never)
+    places--
+    return Effect.succeed({ release: (tokens: number) => Effect.sync(() => void releasedTokens.push(tokens)) })
+  })
+  let slotTokens: number | undefined
+  const client = new FakeSocket()
+  const upstream = new FakeSocket()
+  const session = startRealtimeSession(
+    {
+      socketId: "rtsock_rpm",
+      principal: { userId: 1n, tokenId: 2n, group: "default" } as Principal,
+      model: "gpt-realtime-test",
+      candidate: { channel: { id: 1, name: "emu" }, key: { key: "k" }, upstreamModel: "gpt-rt" } as Candidate,
+      price: { input: toFixed(1), output: toFixed(1), audioInput: toFixed(1), audioOutput: toFixed(1), free: false },
+      ratio: 1_000_000_000n,
+      float: 1_000n,
+      firstHold: { id: 0 } as unknown as Hold,
+      permit: { release: (tokens) => Effect.sync(() => void (slotTokens = tokens)) },
+      admitResponse,
+      ledger,
+      metrics: undefined,
+      maxFrameBytes: 1024,
+      eventsPerSecond: 0,
+      idleMillis: 0,
+      traced: false,
+      started: Date.now(),
+      run: (effect) => Effect.runPromise(effect.pipe(Effect.provide(Logger.layer([]))))
+    },
+    client as unknown as WebSocket,
+    upstream as unknown as WebSocket
+  )
+  const created = (id: string) => JSON.stringify({ type: "response.created", response: { id } })
+  const done = (id: string) =>
+    JSON.stringify({ type: "response.done", response: { id, usage: { input_tokens: 30, output_tokens: 12 } } })
+
+  // The caller's create takes a place; the response it asks for carries it and gives back its 42 tokens.
+  client.receive(JSON.stringify({ type: "response.create" }))
+  await flush()
+  strictEqual(places, 1)
+  upstream.receive(created("resp_a"))
+  upstream.receive(done("resp_a"))
+  await flush()
+  deepStrictEqual(releasedTokens, [42])
+  strictEqual(places, 1, "the create's place was not taken twice")
+
+  // Turn detection starts one: it takes the last place; the next one finds none and is cancelled at the vendor.
+  upstream.receive(created("resp_b"))
+  upstream.receive(created("resp_c"))
+  await flush()
+  strictEqual(places, 0)
+  deepStrictEqual(upstream.sent.map((text) => JSON.parse(text)).filter((event) => event.type === "response.cancel"), [
+    { type: "response.cancel", response_id: "resp_c" }
+  ])
+  const refusals = client.sent.map((text) => JSON.parse(text)).filter((event) => event.type === "error")
+  deepStrictEqual(refusals.map((event) => event.error.code), ["rate_limit_exceeded"])
+  // Both are billed what they report; only resp_b held a place to give back.
+  upstream.receive(done("resp_b"))
+  upstream.receive(done("resp_c"))
+  await flush()
+  deepStrictEqual(releasedTokens, [42, 42])
+
+  client.close(1000)
+  await session.ended
+  strictEqual(slotTokens, 0, "the socket's own slot gives back no tokens: each response gave its own")
 })

@@ -48,6 +48,16 @@ const CASES: Record<ChannelType, TypeCase> = {
     calls: [
       ["chat", "/v1/chat/completions", text("openai", "openai-chat")],
       ["responses", "/v1/responses", text("openai", "openai-responses")],
+      [
+        "responses socket",
+        "/v1/responses",
+        (channel) =>
+          adapters.openai.socketTarget!(
+            { ...channel, settings: { ...channel.settings, responses_websocket: true } },
+            KEY,
+            "openai-responses"
+          )!.url
+      ],
       ["completions", "/v1/completions", text("openai", "completions")],
       ["embeddings", "/v1/embeddings", (channel) => embeddingAdapters.openai!.target(channel, KEY, MODEL).url],
       [

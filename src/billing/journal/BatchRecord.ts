@@ -57,7 +57,10 @@ const Row = Schema.Tuple([
   Schema.Number,
   Schema.Boolean,
   Schema.Number,
-  Schema.NullOr(Schema.String)
+  Schema.NullOr(Schema.String),
+  // The audio counts, absent from the records written before them.
+  Schema.optionalKey(Schema.Number),
+  Schema.optionalKey(Schema.Number)
 ])
 
 const Stored = Schema.Struct({
@@ -133,7 +136,9 @@ export const decodeBatch = (text: string): BatchRecord | undefined => {
       latencyMs: row[12],
       stream: row[13],
       status: row[14],
-      error: row[15]
+      error: row[15],
+      audioInputTokens: row[16] ?? 0,
+      audioOutputTokens: row[17] ?? 0
     }))
   }
 }

@@ -50,6 +50,13 @@ export interface BudgetHolds {
   readonly chargedBudgets: (hold: Hold) => ReadonlyArray<Account>
 }
 
+/** A budget window a request is charged to: its `budget_periods` row id, its budget and its end (epoch ms). */
+interface HeldWindow {
+  readonly id: bigint
+  readonly budget: AppliedBudget
+  readonly end: number | undefined
+}
+
 /**
  * Budget holds over `balances`, leasing from `leases` and making window rows
  * in `store`; `clock` (epoch ms) is the time budgets' periods are read from.
@@ -109,20 +116,23 @@ export const makeBudgetHolds = (options: {
   }
 
   /**
-   * The accounts of the windows of `principal`'s budgets that contain now: synchronous while each window is
-   * known, else one statement per new window. Spend is charged to these windows, the ones the request started in.
+   * The windows of `principal`'s budgets that contain now (each with the budget it is of): synchronous while each
+   * window is known, else one statement per new window. Spend is charged to these windows, the ones the request
+   * started in. Windows, not accounts: an account made here would hold nothing while the statements of the next
+   * windows run, and a commit meanwhile would prune it, leaving a detached account whose charges no commit writes
+   * (the key charged, its budget window not); `holdBudgets` makes the accounts and counts their hold in one step.
    */
-  const budgetAccounts = (principal: Principal) =>
+  const budgetWindows = (principal: Principal) =>
     Effect.suspend(() => {
       const now = clock()
-      const found: Array<Account> = []
+      const found: Array<HeldWindow> = []
       const missing: Array<{ key: string; budget: AppliedBudget; start: number; end: number | undefined }> = []
       const keys = keysOf(principal)
       for (const [index, budget] of (principal.budgets ?? []).entries()) {
         const key = keys[index]
         const known = windows.get(key)
         if (known !== undefined && isCurrent(known, now)) {
-          found.push(windowAccount(known.id, budget, known.end))
+          found.push({ id: known.id, budget, end: known.end })
           continue
         }
         const { start, end } = windowOf(budget.period, budget.timezone, now)
@@ -130,9 +140,9 @@ export const makeBudgetHolds = (options: {
       }
       if (missing.length === 0) return Effect.succeed(found)
       return Effect.forEach(missing, ({ key, budget, start, end }) =>
-        store.periodRow(budget, budgetOwnerId(principal, budget), start, end).pipe(Effect.map((id) => {
+        store.periodRow(budget, budgetOwnerId(principal, budget), start, end).pipe(Effect.map((id): HeldWindow => {
           windows.set(key, { start, end, id })
-          return windowAccount(id, budget, end)
+          return { id, budget, end }
         }))).pipe(
           Effect.map((made) => [...found, ...made]),
           Effect.catchTag("SqlError", unavailable)
@@ -140,17 +150,19 @@ export const makeBudgetHolds = (options: {
     })
 
   /**
-   * Holds `amount` in every budget account, as the balance's holds do: synchronously when each lease covers it,
-   * else under the gate with top-ups (the amount is taken under the gate too). Fails with `BudgetExceeded` for
-   * the first window that cannot cover it.
+   * Holds `amount` in the account of every window, as the balance's holds do: the accounts are made (or found)
+   * and their hold counted in one synchronous step, so no commit prunes one before it is held; then the amount is
+   * taken synchronously when each lease covers it, else under the gate with top-ups (the amount is taken under the
+   * gate too). Returns the accounts held. Fails with `BudgetExceeded` for the first window that cannot cover it.
    */
-  const holdBudgets = (accounts: ReadonlyArray<Account>, amount: bigint) =>
-    Effect.suspend((): Effect.Effect<void, BudgetExceeded | LedgerUnavailable> => {
+  const holdBudgets = (held: ReadonlyArray<HeldWindow>, amount: bigint) =>
+    Effect.suspend((): Effect.Effect<ReadonlyArray<Account>, BudgetExceeded | LedgerUnavailable> => {
+      const accounts = held.map(({ id, budget, end }) => windowAccount(id, budget, end))
       for (const account of accounts) account.holds += 1
       if (accounts.every((account) => covers(account, amount)) && !fenced()) {
         const now = leases.now()
         for (const account of accounts) take(account, amount, now)
-        return Effect.forEach(accounts, refillLater, { discard: true })
+        return Effect.as(Effect.forEach(accounts, refillLater, { discard: true }), accounts)
       }
       return gate.withPermits(1)(Effect.gen(function* () {
         if (fenced()) yield* renewNow
@@ -166,6 +178,7 @@ export const makeBudgetHolds = (options: {
         }
         const now = leases.now()
         for (const account of accounts) take(account, amount, now)
+        return accounts
       })).pipe(
         Effect.catchTag("SqlError", unavailable),
         Effect.onError(() =>
@@ -209,8 +222,7 @@ export const makeBudgetHolds = (options: {
       )
     }
     return Effect.uninterruptible(Effect.gen(function* () {
-      const accounts = yield* budgetAccounts(principal)
-      yield* holdBudgets(accounts, amount)
+      const accounts = yield* holdBudgets(yield* budgetWindows(principal), amount)
       const hold = yield* balances.reserve(principal, amount).pipe(Effect.onError(() => release(accounts, amount)))
       budgetHolds.set(hold, accounts)
       return hold

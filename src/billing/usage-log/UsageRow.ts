@@ -23,6 +23,10 @@ export interface UsageRow {
   readonly completionTokens: number
   readonly cachedTokens: number
   readonly reasoningTokens: number
+  /** Audio tokens among `promptTokens` (a Realtime response's `input_token_details.audio_tokens`); absent: 0. */
+  readonly audioInputTokens?: number | undefined
+  /** Audio tokens among `completionTokens` (`output_token_details.audio_tokens`); absent: 0. */
+  readonly audioOutputTokens?: number | undefined
   readonly cost: bigint
   readonly latencyMs: number
   readonly stream: boolean
@@ -98,6 +102,12 @@ export const cleanRow = (row: UsageRow): { readonly row: UsageRow; readonly adju
     completionTokens: integer("completionTokens", row.completionTokens),
     cachedTokens: integer("cachedTokens", row.cachedTokens),
     reasoningTokens: integer("reasoningTokens", row.reasoningTokens),
+    ...(row.audioInputTokens === undefined
+      ? {}
+      : { audioInputTokens: integer("audioInputTokens", row.audioInputTokens) }),
+    ...(row.audioOutputTokens === undefined
+      ? {}
+      : { audioOutputTokens: integer("audioOutputTokens", row.audioOutputTokens) }),
     cost,
     latencyMs: integer("latencyMs", row.latencyMs),
     stream: row.stream === true,
@@ -138,7 +148,9 @@ export const tupleOf = (row: UsageRow): Array<string | number | boolean | null> 
   row.latencyMs,
   row.stream,
   row.status,
-  row.error
+  row.error,
+  row.audioInputTokens ?? 0,
+  row.audioOutputTokens ?? 0
 ]
 
 /**
@@ -157,6 +169,8 @@ export const minimalRow = (row: UsageRow, sqlState: string): UsageRow => ({
   completionTokens: 0,
   cachedTokens: 0,
   reasoningTokens: 0,
+  audioInputTokens: 0,
+  audioOutputTokens: 0,
   latencyMs: 0,
   error: `Usage row set aside: the database rejected it (SQLSTATE ${sqlState}).`
 })

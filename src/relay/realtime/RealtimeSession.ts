@@ -5,8 +5,10 @@
  *
  * - From the caller: each frame passes `readClientEvent` (text, at most `websocket_max_frame_bytes`, one JSON
  *   object with a `type`) and the event rate (`websocket_max_events_per_second`); a refused frame is answered with an
- *   `error` event and not forwarded. A `response.create` counts against the caller's rpm (a refusal: an `error`
- *   event, `rate_limit_exceeded`, not forwarded); the session's tokens count against the tpm when it ends.
+ *   `error` event and not forwarded. A `response.create` takes a place in the caller's rpm (a refusal: an `error`
+ *   event, `rate_limit_exceeded`, not forwarded), kept until the response it asks for ends, when its tokens count
+ *   against the tpm. A response started by server turn detection takes its own place when it starts; over the rpm
+ *   or tpm it is cancelled at the vendor (`response.cancel`), billed what it then reports, and the caller told.
  * - The float (docs/BILLING.md, "Realtime sessions"): one hold of `float` quota units is kept spare. A vendor
  *   `response.created` (asked for by the caller, or started by server turn detection) takes the spare float and a
  *   new one is held at once; each `response.done` books its response's cost (`realtimeCost` of the usage it
@@ -21,7 +23,7 @@
  *
  * @since 0.3.0
  */
-import { Effect } from "effect"
+import { Clock, Effect, Exit, type Tracer } from "effect"
 import { type Price, realtimeCost, type RealtimeTokens } from "../../domain/Pricing.ts"
 import { errorEvent, isRefusal, makeEventRate, readClientEvent, type Refusal } from "../../http/WebSocketFrames.ts"
 import type { Metrics } from "../../observability/Metrics.ts"
@@ -61,12 +63,14 @@ export interface RealtimeSessionInput {
   readonly firstHold: Hold
   /** The rate-limit slot the socket holds while open. */
   readonly permit: Permit
-  /** Admits one `response.create` against the caller's rpm (its slot is released at once). */
+  /** Admits one response against the caller's rpm and tpm; its permit is released with the response's tokens. */
   readonly admitResponse: Effect.Effect<Permit, GatewayError>
   readonly ledger: typeof Ledger.Service
   readonly metrics: Metrics | undefined
   readonly maxFrameBytes: number
   readonly eventsPerSecond: number
+  /** Whether spans are exported (`TracingEnabled`): then each response has a `realtime.response` span. */
+  readonly traced: boolean
   /** Milliseconds with no frame either way before the socket is closed; 0: never. */
   readonly idleMillis: number
   readonly started: number
@@ -90,9 +94,16 @@ export interface RealtimeSession {
 /** A response the vendor started and has not finished. */
 interface InFlight {
   readonly hold: Hold
+  /** Its place in the caller's rpm, given back with its tokens (the tpm) when it ends. */
+  readonly permit: Permit | undefined
+  /** Its `realtime.response` span, when spans are exported. */
+  readonly span: Tracer.Span | undefined
   textCharacters: number
   audioBytes: number
 }
+
+/** Most admitted `response.create` events kept waiting for the vendor's `response.created`. */
+const MAX_PENDING_PERMITS = 8
 
 const encoder = new TextEncoder()
 
@@ -124,6 +135,8 @@ export const startRealtimeSession = (
   const { ledger, run } = input
   let spare: Hold | undefined = input.firstHold
   const inFlight = new Map<string, InFlight>()
+  /** The rpm places of the caller's admitted `response.create` events, oldest first, until their responses start. */
+  const pending: Array<Permit> = []
   /** The ids of the last responses billed (at most `MAX_FINISHED_KEPT`), so a repeated `response.done` bills nothing. */
   const finished: Array<string> = []
   let ending = false
@@ -131,7 +144,6 @@ export const startRealtimeSession = (
   let ended = false
   let responses = 0
   let charged = 0n
-  let tokensUsed = 0
   let endReason = "client"
   let lastFrame = Date.now()
   const rate = makeEventRate(input.eventsPerSecond)
@@ -154,8 +166,46 @@ export const startRealtimeSession = (
   }
   const refuse = (refusal: Refusal, type?: string) => toClient(errorEvent(refusal, type))
 
+  /** One response's place in the caller's rpm, or `undefined` when the rpm or tpm is spent. */
+  const admit = (): Promise<Permit | undefined> =>
+    run(input.admitResponse.pipe(
+      Effect.map((permit): Permit | undefined => permit),
+      Effect.catch(() => Effect.succeed(undefined))
+    ))
+
+  /** The rpm place of a response the vendor started: the caller's oldest admitted create's, or a new one. */
+  const permitOfStarted = async (): Promise<Permit | undefined> => pending.shift() ?? await admit()
+
+  /**
+   * A response's span, a child of the handshake's (`run` carries its context), from its `response.created` to its
+   * end; `undefined` when spans are not exported.
+   */
+  const startSpan = (responseId: string): Promise<Tracer.Span | undefined> =>
+    input.traced
+      ? run(Effect.makeSpan("realtime.response", {
+        kind: "internal",
+        attributes: {
+          "sluice.socket_id": input.socketId,
+          "sluice.response_id": responseId.slice(0, 100),
+          "sluice.model": input.model,
+          "sluice.channel": input.candidate.channel.name
+        }
+      }))
+      : Promise.resolve(undefined)
+
+  /** Gives a response's place back with the tokens it used (counted against the tpm). */
+  const releasePermit = (permit: Permit | undefined, tokens: number): Effect.Effect<void> =>
+    permit === undefined ? Effect.void : permit.release(tokens)
+
   /** Books `tokens` of a response against `hold` as its one usage row; returns what was charged. */
-  const book = (responseId: string, hold: Hold, tokens: RealtimeTokens, status: number, error: string | null) =>
+  const book = (
+    responseId: string,
+    hold: Hold,
+    tokens: RealtimeTokens,
+    status: number,
+    error: string | null,
+    span: Tracer.Span | undefined
+  ) =>
     Effect.gen(function* () {
       const cost = realtimeCost(input.ratio, input.price, tokens)
       // A cut response is billed from an estimate, never above its float; a reported one as reported.
@@ -172,6 +222,8 @@ export const startRealtimeSession = (
         completionTokens: tokens.outputTokens,
         cachedTokens: tokens.cachedText + tokens.cachedAudio + tokens.cachedImage,
         reasoningTokens: 0,
+        audioInputTokens: tokens.audioInput,
+        audioOutputTokens: tokens.audioOutput,
         cost: amount,
         latencyMs: Date.now() - input.started,
         stream: true,
@@ -187,9 +239,17 @@ export const startRealtimeSession = (
         0,
         bill
       )
+      if (span !== undefined) {
+        span.attribute("sluice.input_tokens", tokens.inputTokens)
+        span.attribute("sluice.output_tokens", tokens.outputTokens)
+        span.attribute("sluice.audio_input_tokens", tokens.audioInput)
+        span.attribute("sluice.audio_output_tokens", tokens.audioOutput)
+        span.attribute("sluice.cost", bill.toString())
+        span.attribute("sluice.status", status)
+        span.end(yield* Clock.currentTimeNanos, Exit.void)
+      }
       responses++
       charged += bill
-      tokensUsed += tokens.inputTokens + tokens.outputTokens
       yield* Effect.logInfo("Realtime response billed").pipe(Effect.annotateLogs({
         socket_id: input.socketId,
         response_id: responseId.slice(0, 100),
@@ -250,9 +310,26 @@ export const startRealtimeSession = (
         endWith("quota", 1008, "Quota exhausted")
         return
       }
-      inFlight.set(responseId, { hold: spare, textCharacters: 0, audioBytes: 0 })
+      const hold = spare
       spare = undefined
+      // A response started by server turn detection (no create of the caller's before it) takes its own rpm place;
+      // over the rpm or tpm it is cancelled at the vendor (still billed what it reports) and the caller told.
+      const fromCreate = pending.length > 0
+      const permit = await permitOfStarted()
+      const span = await startSpan(responseId)
+      inFlight.set(responseId, { hold, permit, span, textCharacters: 0, audioBytes: 0 })
       toClient(text)
+      if (permit === undefined && !fromCreate) {
+        if (upstream.readyState === WebSocket.OPEN) {
+          upstream.send(JSON.stringify({ type: "response.cancel", response_id: responseId }))
+        }
+        refuse({
+          code: "rate_limit_exceeded",
+          message: "Too many responses for this key; the one turn detection started was cancelled.",
+          param: null,
+          eventId: null
+        }, "rate_limit_error")
+      }
       if (!ending && !ended && !await refill()) ending = true
       return
     }
@@ -262,15 +339,18 @@ export const startRealtimeSession = (
       const running = known ??
         (spare === undefined || finished.includes(responseId)
           ? undefined
-          : { hold: spare, textCharacters: 0, audioBytes: 0 })
+          : { hold: spare, permit: undefined, span: undefined, textCharacters: 0, audioBytes: 0 })
       if (known === undefined && running !== undefined) spare = undefined
       if (running !== undefined) {
         inFlight.delete(responseId)
         finished.push(responseId)
         if (finished.length > MAX_FINISHED_KEPT) finished.shift()
         const tokens = realtimeUsageOf(event) ?? cutTokens(running.textCharacters, running.audioBytes)
+        const permit = running.permit ?? (known === undefined ? await permitOfStarted() : undefined)
+        const span = running.span ?? await startSpan(responseId)
         await run(Effect.gen(function* () {
-          yield* book(responseId, running.hold, tokens, 200, null)
+          yield* book(responseId, running.hold, tokens, 200, null, span)
+          yield* releasePermit(permit, tokens.inputTokens + tokens.outputTokens)
           if (!(yield* ledger.durable)) {
             yield* Effect.logWarning("Realtime response billed but not yet journaled").pipe(
               Effect.annotateLogs({ socket_id: input.socketId })
@@ -315,16 +395,14 @@ export const startRealtimeSession = (
       return refuse({ ...quotaRefusal("The quota cannot cover another response."), eventId: eventIdOf(read.event) })
     }
     if (read.type === "response.create") {
-      // Counted against the rpm at admission; the slot is given back at once (the socket's own slot holds the
-      // concurrency, and its tokens are recorded against the tpm when it ends).
-      const admittedPermit = await run(
-        input.admitResponse.pipe(
-          Effect.tap((permit) => permit.release(0)),
-          Effect.map((permit): Permit | GatewayError => permit),
-          Effect.catch((error) => Effect.succeed(error))
-        )
-      )
-      if ("_tag" in admittedPermit) {
+      // Counted against the rpm at admission; the place is kept until the response it asks for ends, then given
+      // back with its tokens (the tpm). The socket's own slot holds the concurrency.
+      const admitted = await admit()
+      if (admitted !== undefined) {
+        pending.push(admitted)
+        // Creates the vendor never answered with a response (it refused them) give their places back.
+        while (pending.length > MAX_PENDING_PERMITS) void run(pending.shift()!.release(0))
+      } else {
         return refuse({
           code: "rate_limit_exceeded",
           message: "Too many responses for this key; try again shortly.",
@@ -363,16 +441,21 @@ export const startRealtimeSession = (
         if (spare !== undefined) yield* ledger.release(spare)
         spare = undefined
         for (const [responseId, running] of inFlight) {
+          const cut = cutTokens(running.textCharacters, running.audioBytes)
           yield* book(
             responseId,
             running.hold,
-            cutTokens(running.textCharacters, running.audioBytes),
+            cut,
             499,
-            "The session ended before the response was done"
+            "The session ended before the response was done",
+            running.span
           )
+          yield* releasePermit(running.permit, cut.inputTokens + cut.outputTokens)
         }
         inFlight.clear()
-        yield* input.permit.release(tokensUsed)
+        for (const permit of pending.splice(0)) yield* permit.release(0)
+        // Each response's tokens reached the tpm as it ended; the socket's slot holds only the concurrency.
+        yield* input.permit.release(0)
         yield* ledger.durable
         yield* Effect.logInfo("Realtime socket ended").pipe(Effect.annotateLogs({
           socket_id: input.socketId,

@@ -2,7 +2,10 @@
  * The upstream side of a Realtime session: the channel's socket at `wss://<base>/v1/realtime?model=<upstream model>`
  * (the base URL rule of `upstreams/BaseUrl.ts`, then `http`→`ws`, `https`→`wss`), opened with the runtime's
  * `WebSocket` client and `Authorization: Bearer <channel key>` (what `OpenAIRealtimeWS` of `openai/realtime/ws`
- * sends; no `OpenAI-Beta` header, which only the beta interface used), and no subprotocol.
+ * sends; no `OpenAI-Beta` header, which only the beta interface used), and no subprotocol. An `azure` channel's is
+ * Azure's GA path `wss://<resource>/openai/v1/realtime?model=<deployment>` with the key as `api-key` (an `entra:`
+ * key as Bearer), on either API family: the path `OpenAIRealtimeWS.azure` opens (the `openai` package's
+ * `buildRealtimeURL`; learn.microsoft.com/azure/ai-foundry/openai/how-to/realtime-audio-websockets).
  *
  * @since 0.3.0
  */
@@ -10,6 +13,8 @@ import { Effect } from "effect"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { Candidate } from "../../services/ChannelRouter.ts"
 import { channelUrl } from "../../upstreams/Adapter.ts"
+import { AZURE_VERSIONS, azureAuthHeaders } from "../../upstreams/AzureTarget.ts"
+import { upstreamUrl } from "../../upstreams/BaseUrl.ts"
 
 /**
  * Deno's `WebSocket` client, whose constructor also takes `{headers}` (a Deno extension of the web API); typed here
@@ -29,8 +34,20 @@ const UPSTREAM_OPEN_MILLIS = 10_000
  * @category urls
  */
 export const realtimeUrl = (candidate: Candidate): string =>
-  channelUrl(candidate.channel, `/v1/realtime?model=${encodeURIComponent(candidate.upstreamModel)}`)
+  (candidate.channel.type === "azure"
+    ? upstreamUrl(
+      candidate.channel.baseUrl,
+      `/openai/v1/realtime?model=${encodeURIComponent(candidate.upstreamModel)}`,
+      AZURE_VERSIONS
+    )
+    : channelUrl(candidate.channel, `/v1/realtime?model=${encodeURIComponent(candidate.upstreamModel)}`))
     .replace(/^http(s?):\/\//i, (_, secure: string) => `ws${secure}://`)
+
+/** The handshake's credential header: the channel key as Bearer, or on `azure` as `api-key` (Entra: Bearer). */
+const realtimeAuth = (candidate: Candidate): Record<string, string> =>
+  candidate.channel.type === "azure"
+    ? azureAuthHeaders(candidate.key.key)
+    : { authorization: `Bearer ${candidate.key.key}` }
 
 /**
  * Opens the upstream socket of `candidate`: succeeds once it is open, fails with a retryable `UpstreamFailed`
@@ -43,7 +60,7 @@ export const openUpstream = (candidate: Candidate): Effect.Effect<WebSocket, Ups
     let socket: WebSocket
     try {
       socket = new HeaderWebSocket(realtimeUrl(candidate), {
-        headers: { authorization: `Bearer ${candidate.key.key}` }
+        headers: realtimeAuth(candidate)
       })
     } catch {
       resume(Effect.fail(

@@ -16,6 +16,10 @@
  * `stream_id` is on the default lane (the SDK's `ResponseCreate.stream_id`
  * docs). At most `MAX_PENDING` responses are queued or running per socket.
  *
+ * The dispatched requests carry the socket's scope (`http/SocketScope.ts`, bound in `App.ts`): a channel that
+ * takes the Responses wire over a WebSocket is reached through the socket's own upstream sockets
+ * (`upstreams/transport/ResponsesUpstreamSocket.ts`), every other over HTTP.
+ *
  * Continuation: `previous_response_id` naming one of the socket's last
  * responses (`SocketMemory.ts`) is expanded here into the request's `input`,
  * so it works with `store: false`; any other id goes on to the stored
@@ -23,7 +27,8 @@
  *
  * Errors inside the socket are `error` events (`ResponsesServerEvent.ResponseWsError`:
  * `{type: "error", status, error: {type, code, message, param}, stream_id?}`);
- * the socket stays open. A client gone mid-response cuts that response's
+ * the socket stays open; a stream's own `error` event (a failure after the answer began: an upstream cut, a
+ * timeout) is sent in that shape too. A client gone mid-response cuts that response's
  * stream, which bills what the upstream had reported, as a disconnect over
  * HTTP does. There is no client event to cancel a response in openai 7.57.0
  * (its client events are `response.create` and `response.steer`); steering is
@@ -98,6 +103,34 @@ const errorEvent = (
   error: { type, code, message, param },
   ...(streamId === undefined ? {} : { stream_id: streamId })
 })
+
+/**
+ * The status and type of the codes a Responses stream's `error` event carries once its answer began (the upstream
+ * failures and the ledger's of `errors/Envelope.ts`); any other is a 500 `server_error`.
+ */
+const STREAM_ERRORS: Readonly<Record<string, readonly [number, string]>> = {
+  upstream_error: [502, "platform_api_error"],
+  upstream_timeout: [504, "platform_api_error"],
+  bad_response_body: [500, "platform_api_error"],
+  bad_response: [500, "platform_api_error"],
+  too_many_requests: [429, "platform_api_error"]
+}
+
+/** A Responses stream's `error` event (`{type: "error", code, message, param}`) as the socket's `error` event. */
+const streamErrorEvent = (event: Record<string, unknown>, streamId: string | undefined) => {
+  const code = typeof event.code === "string" && event.code !== "" ? event.code : null
+  const [status, type] = code !== null && Object.hasOwn(STREAM_ERRORS, code)
+    ? STREAM_ERRORS[code]
+    : [500, "server_error"]
+  return errorEvent(
+    status,
+    type,
+    code,
+    typeof event.message === "string" ? event.message : "The response failed.",
+    typeof event.param === "string" && event.param !== "" ? event.param : null,
+    streamId
+  )
+}
 
 const refusalEvent = (refusal: FrameRefusal) =>
   errorEvent(refusal.status, "invalid_request_error", refusal.code, refusal.message, null, undefined)
@@ -259,7 +292,11 @@ export const runResponsesSocket = (options: ResponsesSocketOptions): ResponsesSo
         } catch {
           continue
         }
-        if (isObject(event)) {
+        if (isObject(event) && event.type === "error" && !isObject(event.error)) {
+          // The stream's own error event (`{type: "error", code, message, param}`) in the socket's error shape.
+          event = streamErrorEvent(event, streamId)
+          text = JSON.stringify(event)
+        } else if (isObject(event)) {
           if (streamId !== undefined) text = JSON.stringify({ ...event, stream_id: streamId })
           const answer = event.response
           if (

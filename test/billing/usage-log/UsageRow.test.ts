@@ -32,6 +32,7 @@ const row: UsageRow = {
   completionTokens: 20,
   cachedTokens: 1,
   reasoningTokens: 2,
+  audioInputTokens: 4,
   cost: 1_234n,
   latencyMs: 250,
   stream: true,
@@ -110,7 +111,9 @@ Deno.test("tupleOf: the columns in order, bigints as strings", () => {
     250,
     true,
     200,
-    null
+    null,
+    4,
+    0
   ])
 })
 
@@ -125,6 +128,8 @@ Deno.test("minimalRow: ids, attempt, cost, stream and status kept; no channel, t
     completionTokens: 0,
     cachedTokens: 0,
     reasoningTokens: 0,
+    audioInputTokens: 0,
+    audioOutputTokens: 0,
     latencyMs: 0,
     error: "Usage row set aside: the database rejected it (SQLSTATE 22021)."
   })
