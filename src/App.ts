@@ -428,8 +428,9 @@ const noStore = (response: Response): Response => {
 
 /**
  * What every layer and every request fiber sees of the telemetry: the
- * metrics (and the storage-error counter `http/Respond.ts` reports to), Effect's loggers (when telemetry is configured) and the OTLP
- * tracer and logger (when an endpoint is).
+ * metrics (and the storage-error counter `http/Respond.ts` reports to),
+ * Effect's loggers (when telemetry is configured) and the OTLP tracer and
+ * logger (when an endpoint is).
  */
 const observabilityLayer = (options: AppOptions, telemetry: Telemetry) => {
   const metrics = Layer.merge(

@@ -89,7 +89,7 @@ export const errorHeaders = (error: GatewayError): Record<string, string> => {
  * @category http
  */
 export const StorageErrorCounter = Context.Reference<(operation: string) => void>(
-  "sluice/http/Respond/StorageErrorCounter",
+  "sluice/http/StorageErrorCounter",
   { defaultValue: () => () => {} }
 )
 

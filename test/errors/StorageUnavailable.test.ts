@@ -5,7 +5,7 @@
  * every other failure as it was.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
-import { Effect, Layer, Logger, References } from "effect"
+import { Cause, Effect, Exit, Layer, Logger, References } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { SqlError } from "effect/sql"
 import { envelopeBody, type EnvelopeKind, toProblem } from "../../src/errors/Envelope.ts"
@@ -106,4 +106,12 @@ Deno.test("storageFailure: a statement's SqlError becomes StorageUnavailable nam
   )
   strictEqual(kept, notFound, "a domain error is kept as it was")
   strictEqual(await Effect.runPromise(Effect.succeed(7).pipe(storageFailure("tasks.find"))), 7)
+
+  // A transaction whose connection was lost dies of its SqlError (its ROLLBACK fails too): the same failure.
+  const died = await Effect.runPromise(Effect.flip(Effect.die(sqlError).pipe(storageFailure("users.update"))))
+  deepStrictEqual({ ...died }, { _tag: "StorageUnavailable", operation: "users.update" })
+  // Any other defect stays one.
+  const bug = new Error("a bug")
+  const exit = await Effect.runPromise(Effect.exit(Effect.die(bug).pipe(storageFailure("users.update"))))
+  strictEqual(Exit.isFailure(exit) && Cause.hasDies(exit.cause), true)
 })
