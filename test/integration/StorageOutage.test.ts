@@ -2,11 +2,13 @@
  * Requests whose own store reads meet a PostgreSQL outage (`PostgresOutage.ts` closes every connection and refuses
  * new ones): the key lookup of a key not yet cached (`/v1/chat/completions` through the `openai` SDK) and the
  * session lookup of `/api/user/self` used to die (a 500 with a defect log); they now answer 503
- * `storage_unavailable` with `Retry-After: 5` in their envelope, with no stack or driver text, each counted in
+ * `storage_unavailable` with `Retry-After: 5` in their envelope (gateway, Anthropic's through `@anthropic-ai/sdk`,
+ * api), with no stack or driver text, each counted in
  * `sluice_storage_errors_total{operation}` and logged once as `Storage unavailable`; nothing reaches the vendor and
  * nothing is charged. Once the database is back the same requests succeed.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
 import { startEmulator } from "../../src/emulator/Emulator.ts"
 import { browser } from "../support/Browser.ts"
@@ -83,6 +85,17 @@ Deno.test({
         deepStrictEqual(JSON.parse(text), {
           error: { message: MESSAGE, type: "platform_api_error", param: "", code: "storage_unavailable" }
         })
+        // The Messages format's own envelope, through the Anthropic SDK.
+        const messages = await new Anthropic({ baseURL: gateway.url, apiKey: COLD_KEY, maxRetries: 0 }).messages
+          .create({ model: "gpt-test", max_tokens: 16, messages: [{ role: "user", content: "anthropic" }] })
+          .then(() => undefined, (error: unknown) => error)
+        ok(messages instanceof Anthropic.APIError, `the answer failed: ${messages}`)
+        strictEqual(messages.status, 503)
+        strictEqual(messages.headers?.get("retry-after"), "5")
+        deepStrictEqual(messages.error, {
+          type: "error",
+          error: { type: "platform_api_error", message: MESSAGE, param: "", code: "storage_unavailable" }
+        })
         // The api envelope, for a session read.
         const self = await root.call("GET", "/api/user/self")
         strictEqual(self.status, 503)
@@ -91,10 +104,10 @@ Deno.test({
         strictEqual(self.headers.get("retry-after"), "5")
         outage.up()
 
-        strictEqual(await metric(gateway.url, "sluice_storage_errors_total", 'operation="auth.lookup"'), 2)
+        strictEqual(await metric(gateway.url, "sluice_storage_errors_total", 'operation="auth.lookup"'), 3)
         strictEqual(await metric(gateway.url, "sluice_storage_errors_total", 'operation="sessions.resolve"'), 1)
         const warnings = gateway.logs.filter((line) => line.includes('"Storage unavailable"'))
-        strictEqual(warnings.length, 3, warnings.join("\n"))
+        strictEqual(warnings.length, 4, warnings.join("\n"))
         ok(warnings.some((line) => line.includes("auth.lookup")) && warnings.some((line) => line.includes("sessions")))
         const defects = gateway.logs.filter((line) => line.includes("failed with a defect"))
         deepStrictEqual(defects, [], "no defect was logged")
