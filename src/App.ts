@@ -91,6 +91,7 @@ import { UsageLog } from "./billing/UsageLog.ts"
 import { UsageQueries } from "./accounts/UsageQueries.ts"
 import { UserCaps } from "./services/UserCaps.ts"
 import { Catalog } from "./storage/Catalog.ts"
+import { StorageErrorCounter } from "./http/Respond.ts"
 import { CurrentMetrics } from "./observability/Metrics.ts"
 import { Telemetry, type TelemetryOptions } from "./observability/Telemetry.ts"
 import { otlpLayer, type OtlpOptions } from "./observability/Tracing.ts"
@@ -455,11 +456,15 @@ const noStore = (response: Response): Response => {
 
 /**
  * What every layer and every request fiber sees of the telemetry: the
- * metrics, Effect's loggers (when telemetry is configured) and the OTLP
- * tracer and logger (when an endpoint is).
+ * metrics (and the storage-error counter `http/Respond.ts` reports to),
+ * Effect's loggers (when telemetry is configured) and the OTLP tracer and
+ * logger (when an endpoint is).
  */
 const observabilityLayer = (options: AppOptions, telemetry: Telemetry) => {
-  const metrics = Layer.succeed(CurrentMetrics, telemetry.metrics)
+  const metrics = Layer.merge(
+    Layer.succeed(CurrentMetrics, telemetry.metrics),
+    Layer.succeed(StorageErrorCounter, (operation: string) => telemetry.metrics?.storageError(operation))
+  )
   const loggers = options.telemetry === undefined ? Layer.empty : telemetry.loggerLayer
   const logging = options.otlp === undefined ? loggers : otlpLayer(options.otlp).pipe(Layer.provideMerge(loggers))
   return Layer.merge(metrics, logging)

@@ -145,6 +145,13 @@ export const toProblem = (error: GatewayError): Problem =>
         "quota_ledger_unavailable",
         "The gateway cannot reach its database to account for quota; try again shortly."
       ),
+    StorageUnavailable: () =>
+      problem(
+        503,
+        "platform_api_error",
+        "storage_unavailable",
+        "The gateway cannot reach its database; try again shortly."
+      ),
     Unauthenticated: (e) =>
       problem(
         401,
@@ -156,7 +163,7 @@ export const toProblem = (error: GatewayError): Problem =>
   })
 
 /**
- * The problem for a defect (a bug or a storage failure): a 500 that says
+ * The problem for a defect (a bug; a storage failure is `StorageUnavailable`): a 500 that says
  * nothing of the cause.
  *
  * @category errors

@@ -212,6 +212,20 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
 export class LedgerUnavailable extends Schema.TaggedError<LedgerUnavailable>()("LedgerUnavailable", {}) {}
 
 /**
+ * A statement the request needed could not run on the gateway's database (the
+ * connection was refused or lost, the pool timed out, the server failed it):
+ * 503 `storage_unavailable` with `Retry-After`. `operation` names what could
+ * not be done in a few fixed words (`auth.lookup`, `tasks.find`); it never
+ * holds SQL text, parameters or the driver's message, so it is safe to log and
+ * to use as a metric label.
+ *
+ * @category errors
+ */
+export class StorageUnavailable extends Schema.TaggedError<StorageUnavailable>()("StorageUnavailable", {
+  operation: Schema.String
+}) {}
+
+/**
  * An `/api/*` route needs a browser session and none came with the request,
  * or it expired or was revoked (401 in the api envelope).
  *
@@ -251,5 +265,6 @@ export type GatewayError =
   | UpstreamFailed
   | NotFound
   | LedgerUnavailable
+  | StorageUnavailable
   | Unauthenticated
   | Forbidden
