@@ -23,6 +23,7 @@ import gatewaySecrets from "./0014_gateway_secrets.ts"
 import chargeJournal from "./0015_charge_journal.ts"
 import realtimePrices from "./0016_realtime_prices.ts"
 import realtimeUsageAndSecrets from "./0017_realtime_usage_and_secrets.ts"
+import channelHealthHistory from "./0020_channel_health_history.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -42,5 +43,6 @@ export const loader = Migrator.fromRecord({
   "0014_gateway_secrets": gatewaySecrets,
   "0015_charge_journal": chargeJournal,
   "0016_realtime_prices": realtimePrices,
-  "0017_realtime_usage_and_secrets": realtimeUsageAndSecrets
+  "0017_realtime_usage_and_secrets": realtimeUsageAndSecrets,
+  "0020_channel_health_history": channelHealthHistory
 })
