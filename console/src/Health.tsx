@@ -46,6 +46,12 @@ interface ChannelState {
   readonly unhealthy_reason: string | null
   readonly health_changed_at: number | null
   readonly keys: ReadonlyArray<{ readonly position: number; readonly enabled: boolean; readonly reason: string | null }>
+  readonly last_probe: {
+    readonly at: number
+    readonly key_position: number | null
+    readonly ok: boolean
+    readonly status: number | null
+  } | null
   readonly tested_at: number | null
   readonly test_latency_ms: number | null
   readonly test_error: string | null
@@ -247,6 +253,16 @@ const ChannelPanel = (props: { state: ChannelState }) => {
           {state.unhealthy
             ? `since ${timeText(state.health_changed_at)} (${state.unhealthy_reason ?? "no reason"})`
             : "no"}
+        </dd>
+      </div>
+      <div>
+        <dt>Last probe</dt>
+        <dd>
+          {state.last_probe === null
+            ? "none"
+            : `${timeText(state.last_probe.at)}, key ${state.last_probe.key_position}: ${
+              state.last_probe.ok ? "passed" : "failed"
+            } (${state.last_probe.status === 0 ? "no answer" : `HTTP ${state.last_probe.status}`})`}
         </dd>
       </div>
       <div>

@@ -102,6 +102,14 @@ export interface ChannelHealthState {
   readonly unhealthy_reason: string | null
   readonly health_changed_at: number | null
   readonly keys: ReadonlyArray<{ readonly position: number; readonly enabled: boolean; readonly reason: string | null }>
+  /** The prober's last test of the channel (while cooling or a key is disabled): when, which key, its outcome. */
+  readonly last_probe: {
+    readonly at: number
+    readonly key_position: number | null
+    readonly ok: boolean
+    /** The upstream's HTTP status; 0 when it gave none (a connection failure or a timeout). */
+    readonly status: number | null
+  } | null
   /** The last test (the console's test button): when, its latency, its error (`null` when it passed). */
   readonly tested_at: number | null
   readonly test_latency_ms: number | null
@@ -257,8 +265,15 @@ export class HealthQueries extends Context.Service<HealthQueries, {
           readonly unhealthy: boolean | null
           readonly reason: string | null
           readonly changedAt: Date | null
+          readonly generation: bigint | null
+          readonly probedAt: Date | null
+          readonly probeKey: number | null
+          readonly probeOk: boolean | null
+          readonly probeStatus: number | null
         }>`SELECT c.id, c.name, c.enabled, c.tested_at AS "testedAt", c.test_latency_ms AS "testLatencyMs",
-                  c.test_error AS "testError", h.unhealthy, h.reason, h.changed_at AS "changedAt"
+                  c.test_error AS "testError", h.unhealthy, h.reason, h.changed_at AS "changedAt", h.generation,
+                  h.probed_at AS "probedAt", h.probe_key AS "probeKey", h.probe_ok AS "probeOk",
+                  h.probe_status AS "probeStatus"
            FROM channels c LEFT JOIN channel_health h ON h.channel_id = c.id
            WHERE c.id IN ${sql.in(channelIds)} ORDER BY c.id`.pipe(Effect.orDie)
         const names = new Map(channelRows.map((row) => [Number(row.id), row.name]))
@@ -274,7 +289,16 @@ export class HealthQueries extends Context.Service<HealthQueries, {
             cooldown_until: view?.cooldownUntil ?? null,
             unhealthy: row.unhealthy === true,
             unhealthy_reason: row.unhealthy === true ? row.reason : null,
-            health_changed_at: epochSeconds(row.changedAt),
+            // A row made by the prober alone (generation 0) has seen no transition.
+            health_changed_at: row.generation === null || Number(row.generation) === 0
+              ? null
+              : epochSeconds(row.changedAt),
+            last_probe: row.probedAt === null ? null : {
+              at: epochSeconds(row.probedAt) ?? 0,
+              key_position: row.probeKey,
+              ok: row.probeOk === true,
+              status: row.probeStatus
+            },
             keys: view?.keys ?? [],
             tested_at: epochSeconds(row.testedAt),
             test_latency_ms: row.testLatencyMs,

@@ -14,12 +14,24 @@ import { browser } from "../../support/Browser.ts"
 const config = (url: string) =>
   basicConfig(url, { settings: { cooldown_failures: 1, cooldown_seconds: 600, probe_interval_seconds: 0 } })
 
+/** The same with the prober every second (it tests a cooling channel until it answers). */
+const probing = (url: string) =>
+  basicConfig(url, { settings: { cooldown_failures: 1, cooldown_seconds: 600, probe_interval_seconds: 1 } })
+
+const until = async (what: string, check: () => Promise<boolean>) => {
+  for (let tries = 0; tries < 100; tries++) {
+    if (await check()) return
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  throw new Error(`Timed out waiting for ${what}`)
+}
+
 Deno.test({
   name: "health api: admins only, real traffic and failures counted, seeded rows bucketed with exact percentiles",
   sanitizeOps: false,
   sanitizeResources: false,
   fn: async () => {
-    const gateway = await startGateway({ config, store: "postgres" })
+    const gateway = await startGateway({ config: probing, store: "postgres" })
     try {
       const root = browser(gateway.url)
       await root.login("root", ROOT_PASSWORD)
@@ -68,7 +80,21 @@ Deno.test({
       })
         .then(() => 200, (error: { status: number }) => error.status)
       ok(failed >= 500, `the failed request answered ${failed}`)
+      const [{ id: cooled }] = await gateway.query<{ id: string }>(
+        "SELECT id::text AS id FROM channels WHERE name = 'emu-openai'"
+      )
+      const stateOf = async () =>
+        (await root.call<HealthReport>("GET", `/api/health/channels?channel=${cooled}`)).data.channels[0]
+      // The prober tests the cooling channel: failed (HTTP 500) while the upstream fails.
+      await until("a failed probe", async () => (await stateOf()).last_probe?.status === 500)
+      const probed = await stateOf()
+      strictEqual(probed.last_probe!.ok, false)
+      strictEqual(probed.last_probe!.key_position, 0)
+      strictEqual(probed.state, "cooling")
       gateway.emulator.clearFaults()
+      // Then passed, which ends the cooldown and announces the recovery.
+      await until("a passed probe", async () => (await stateOf()).last_probe?.ok === true)
+      await until("the recovery", async () => (await stateOf()).state === "healthy")
       const [{ id: channelId, cost }] = await gateway.query<{ id: string; cost: string }>(
         `SELECT c.id::text AS id, (SELECT sum(cost)::text FROM usage_logs) AS cost FROM channels c
          WHERE c.name = 'emu-openai'`
@@ -90,15 +116,17 @@ Deno.test({
       ok(series.buckets.every((bucket) => bucket.t >= live.data.start && bucket.t < live.data.end))
       strictEqual(series.buckets.reduce((sum, bucket) => sum + bucket.requests, 0), 3)
       const state = live.data.channels.find((channel) => String(channel.channel_id) === channelId)!
-      strictEqual(state.state, "cooling")
-      strictEqual(state.unhealthy, true)
-      strictEqual(state.unhealthy_reason, "server")
-      ok(state.cooldown_until! > Date.now() / 1000)
+      strictEqual(state.state, "healthy")
+      strictEqual(state.unhealthy, false)
+      strictEqual(state.cooldown_until, null)
+      ok(state.health_changed_at !== null)
       deepStrictEqual(state.keys, [{ position: 0, enabled: true, reason: null }])
-      const unhealthy = live.data.events.filter((event) => event.type === "channel.unhealthy")
-      strictEqual(unhealthy.length, 1)
-      strictEqual(unhealthy[0].reason, "server")
-      strictEqual(unhealthy[0].channel, "emu-openai")
+      // Both transitions on the time axis, newest first, with their structured reasons.
+      deepStrictEqual(
+        live.data.events.map((event) => [event.type, event.reason, event.channel]),
+        [["channel.recovered", "probe", "emu-openai"], ["channel.unhealthy", "server", "emu-openai"]]
+      )
+      ok(live.data.events.every((event) => event.at >= live.data.start && event.at < live.data.end))
       ok(!JSON.stringify(live.data).includes("sk-test-upstream-1"), "no upstream key in the report")
 
       // Seeded rows of one model: 100 successes at 1..100 ms ten minutes ago, two timeouts and one cancelled call
