@@ -266,3 +266,35 @@ Deno.test({
     }
   }
 })
+
+Deno.test({
+  name: "health api: the embedded store (PGlite) answers the same report",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const gateway = await startGateway({ config, store: "pglite" })
+    try {
+      const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: "sk-test-alice-0001", maxRetries: 0 })
+      const answer = await openai.chat.completions.create({
+        model: "gpt-test",
+        messages: [{ role: "user", content: "embedded" }]
+      })
+      const root = browser(gateway.url)
+      await root.login("root", ROOT_PASSWORD)
+      for (const window of ["hour", "day", "week"]) {
+        const channels = await root.call<HealthReport>("GET", `/api/health/channels?window=${window}`)
+        strictEqual(channels.success, true, channels.message)
+        strictEqual(channels.data.series[0].name, "emu-openai")
+        strictEqual(channels.data.series[0].totals.requests, 1)
+        strictEqual(channels.data.series[0].totals.prompt_tokens, answer.usage!.prompt_tokens)
+        strictEqual(channels.data.channels[0].state, "healthy")
+        const models = await root.call<HealthReport>("GET", `/api/health/models?window=${window}&model=gpt-test`)
+        strictEqual(models.success, true, models.message)
+        strictEqual(models.data.series[0].totals.completion_tokens, answer.usage!.completion_tokens)
+        ok(models.data.series[0].totals.p50_ms !== null)
+      }
+    } finally {
+      await gateway.close()
+    }
+  }
+})
