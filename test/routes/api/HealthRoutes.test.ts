@@ -251,7 +251,7 @@ Deno.test({
         const elapsed = await timed(path)
         ok(elapsed < 1000, `${path} took ${elapsed} ms`)
       }
-      // Every channel over a day (about 170,000 rows) and a week (all 1,000,000 rows in the window): recorded, not
+      // Every channel over a day (about 146,000 rows) and a week (all 1,000,000 rows in the window): recorded, not
       // bounded (docs/CONSOLE.md).
       await timed("/api/health/channels?window=day")
       await timed("/api/health/channels?window=week")
