@@ -163,7 +163,7 @@ const Overview = (props: { report: Report; view: View }) => {
     return <p class="empty">No requests in the {WINDOW_TITLES[view.window].toLowerCase()}.</p>
   }
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" role="region" aria-label="Health table (scrolls sideways on a narrow screen)" tabIndex={0}>
       <table>
         <caption>
           {report.by === "channel" ? "Channels" : "Models"}, {WINDOW_TITLES[view.window].toLowerCase()}, busiest first
@@ -191,7 +191,8 @@ const Overview = (props: { report: Report; view: View }) => {
               times,
               series: [{
                 label: "Attempts",
-                values: valuesOf(times, series, (b) => b.requests, 0),
+                values: valuesOf(times, series, (b) =>
+                  b.requests, 0),
                 colour: "--chart-1"
               }],
               unit: "attempts",
