@@ -3,8 +3,9 @@
  * `openai` SDK (answers, then a failing upstream that cools the channel and raises `channel.unhealthy`) and an hour
  * of seeded usage rows; root opens Health at 1280×800 and 390×844: the channel table with its state and sparklines,
  * the channel's detail with charts that have axes, a unit, a legend whose values follow the cursor, the event
- * marked and listed, the model view, the empty state of a quiet window, the dark scheme; the dashboard's spend
- * chart has axes and a legend with the model; the chart code is loaded only when a chart is shown. Every view
+ * marked and listed, the model view, the empty state of a quiet window, the dark scheme, no Health for a user; the
+ * dashboard's spend chart has axes and a legend with the model; the chart code is loaded only when a chart is
+ * shown. Every view
  * passes axe-core with no serious or critical violation and has no script error or CSP violation; screenshots go to
  * `docs/console/health.png` (the detail) and `test/screenshots/`.
  */
@@ -180,6 +181,20 @@ Deno.test({
       await phone.page.getByRole("row", { name: /emu-openai/ }).waitFor()
       await scan(phone.page, "console-health-channels-phone")
       deepStrictEqual(phone.problems, [], "no script error or CSP violation on the phone")
+
+      // A user has no Health link, and its address is "Not found" (the API refuses the session anyway).
+      const user = await api.call("POST", "/api/user/", { username: "uma", password: "uma-password-1" })
+      strictEqual(user.success, true, user.message)
+      const uma = await watched(chrome, { width: 1280, height: 800 })
+      await uma.page.goto(gateway.url)
+      await uma.page.getByLabel("Username").fill("uma")
+      await uma.page.getByLabel("Password").fill("uma-password-1")
+      await uma.page.getByRole("button", { name: "Sign in", exact: true }).click()
+      await uma.page.getByRole("heading", { name: "Dashboard" }).waitFor()
+      strictEqual(await uma.page.getByRole("link", { name: "Health" }).count(), 0)
+      await uma.page.goto(`${gateway.url}/#/health`)
+      await uma.page.getByRole("heading", { name: "Not found" }).waitFor()
+      deepStrictEqual(uma.problems, [], "no script error or CSP violation for the user")
     } finally {
       await chrome.close()
       await gateway.close()
