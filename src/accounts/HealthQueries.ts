@@ -11,11 +11,12 @@
  * most `limit` × buckets-per-window rows whatever the table holds. A failed attempt's kind is the prefix of its
  * usage row's `error` (`failureText`: `<kind>: <vendor words>`), `cancelled` for status 499 (the caller left);
  * anything else is `other`. Counts are usage rows with `attempt >= 1` (a request that failed over counts once per
- * channel it tried); cost also sums a task's `attempt = 0` adjustment rows.
+ * channel it tried); cost also sums a task's `attempt = 0` adjustment rows. The cost is bounded: at most
+ * `MAX_CONCURRENT_REPORTS` aggregates at once, and the same query within `REPORT_TTL_SECONDS` shares one.
  *
  * @since 0.4.0
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Cache, Clock, Context, Duration, Effect, Layer, Semaphore } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { epochSeconds } from "../domain/Page.ts"
 import { UpstreamFailureKind } from "../errors/GatewayError.ts"
@@ -42,6 +43,12 @@ export const MAX_SERIES = 100
 
 /** The most events one answer holds (newest kept). @category models */
 export const MAX_EVENTS = 500
+
+/** The most reports computed at once (each is one aggregate over the window's usage rows). @category models */
+export const MAX_CONCURRENT_REPORTS = 2
+
+/** How long a computed report is answered again to the same query, seconds. @category models */
+export const REPORT_TTL_SECONDS = 2
 
 /** What to aggregate. `channelId` / `model` narrow to one series. @category models */
 export interface HealthQuery {
@@ -172,6 +179,27 @@ const statsOf = (row: AggregateRow): HealthStats => {
   }
 }
 
+/** A query as a cache key (text, so equal queries are equal keys), and back. */
+const keyOf = (query: HealthQuery): string =>
+  JSON.stringify([query.by, query.window, query.channelId?.toString() ?? null, query.model ?? null, query.limit])
+
+const queryOfKey = (key: string): HealthQuery => {
+  const [by, window, channelId, model, limit] = JSON.parse(key) as [
+    HealthSubject,
+    HealthWindow,
+    string | null,
+    string | null,
+    number
+  ]
+  return {
+    by,
+    window,
+    channelId: channelId === null ? undefined : BigInt(channelId),
+    model: model ?? undefined,
+    limit
+  }
+}
+
 /** The window ending at the bucket boundary after `nowMillis`. */
 export const windowOf = (window: HealthWindow, nowMillis: number): { readonly start: number; readonly end: number } => {
   const { seconds, bucketSeconds } = HEALTH_WINDOWS[window]
@@ -181,7 +209,10 @@ export const windowOf = (window: HealthWindow, nowMillis: number): { readonly st
 
 /** @category services */
 export class HealthQueries extends Context.Service<HealthQueries, {
-  /** The report of `query` at the `Clock`'s now. Storage failures are defects. */
+  /**
+   * The report of `query` at the `Clock`'s now (or computed for the same query at most `REPORT_TTL_SECONDS` ago).
+   * Storage failures are defects.
+   */
   readonly report: (query: HealthQuery) => Effect.Effect<HealthReport>
 }>()("sluice/accounts/HealthQueries") {
   /** SQL-backed, with the router's in-memory health state. */
@@ -191,7 +222,7 @@ export class HealthQueries extends Context.Service<HealthQueries, {
       const sql = yield* SqlClient.SqlClient
       const router = yield* ChannelRouter
 
-      const report = Effect.fn("HealthQueries.report")(function* (query: HealthQuery) {
+      const compute = Effect.fn("HealthQueries.report")(function* (query: HealthQuery) {
         const { bucketSeconds } = HEALTH_WINDOWS[query.window]
         const { start, end } = windowOf(query.window, yield* Clock.currentTimeMillis)
         const byChannel = query.by === "channel"
@@ -354,6 +385,16 @@ export class HealthQueries extends Context.Service<HealthQueries, {
           query_ms: queryMs
         } satisfies HealthReport
       })
+
+      // At most `MAX_CONCURRENT_REPORTS` aggregates run at once, and the same report asked again within
+      // `REPORT_TTL_SECONDS` (another tab, a refresh) is the one computed, shared while it runs.
+      const permits = yield* Semaphore.make(MAX_CONCURRENT_REPORTS)
+      const cache = yield* Cache.make({
+        capacity: 64,
+        timeToLive: Duration.seconds(REPORT_TTL_SECONDS),
+        lookup: (key: string) => permits.withPermits(1)(compute(queryOfKey(key)))
+      })
+      const report = (query: HealthQuery) => Cache.get(cache, keyOf(query))
 
       return HealthQueries.of({ report })
     })

@@ -229,7 +229,8 @@ Deno.test({
       ok(Number(count) >= 1_000_000)
       const timings: Array<string> = []
       const timed = async (path: string, warm = true) => {
-        if (warm) await root.call("GET", path) // warm the cache once
+        // Warm the database's cache once with another limit (the same query again is the report computed already).
+        if (warm) await root.call("GET", `${path}&limit=19`)
         const started = performance.now()
         const answer = await root.call<HealthReport>("GET", path)
         const elapsed = Math.round(performance.now() - started)
