@@ -7,7 +7,7 @@
  * dashboard's spend chart has axes and a legend with the model; the chart code is loaded only when a chart is
  * shown. Every view
  * passes axe-core with no serious or critical violation and has no script error or CSP violation; screenshots go to
- * `docs/console/health.png` (the detail) and `test/screenshots/`.
+ * `docs/console/health.png` (the detail), `docs/console-dashboard.png` and `test/screenshots/`.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
@@ -110,6 +110,7 @@ Deno.test({
       strictEqual(await figure.locator(".u-axis").count(), 2, "a time axis and a value axis")
       ok((await figure.locator(".u-legend").innerText()).includes("gpt-test"), "the legend names the model")
       ok((await figure.locator(".u-legend").innerText()).includes("Day (UTC)"))
+      await scan(root.page, "console-dashboard", new URL("../../docs/", import.meta.url))
 
       // Health: the channel table.
       await root.page.getByRole("link", { name: "Health" }).click()

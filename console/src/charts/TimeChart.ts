@@ -116,7 +116,11 @@ const build = (target: HTMLElement, spec: ChartSpec): uPlot => {
         ticks: { stroke: grid, width: 1 },
         label: spec.unit,
         labelSize: 20,
-        size: 70,
+        // Wide enough for the longest tick text (about 7 px a character at the axis font) and the gap to the plot.
+        size: (_chart, values) =>
+          values === null || values === undefined || values.length === 0
+            ? 50
+            : Math.max(50, Math.max(...values.map((value) => String(value).length)) * 7 + 22),
         values: (_chart, ticks) => ticks.map((tick) => spec.format(tick))
       }
     ],
