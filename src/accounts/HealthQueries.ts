@@ -200,7 +200,7 @@ const queryOfKey = (key: string): HealthQuery => {
   }
 }
 
-/** The window ending at the bucket boundary after `nowMillis`. */
+/** The window `[start, end)` in epoch seconds ending at the first bucket boundary after `nowMillis` (epoch ms). @category models */
 export const windowOf = (window: HealthWindow, nowMillis: number): { readonly start: number; readonly end: number } => {
   const { seconds, bucketSeconds } = HEALTH_WINDOWS[window]
   const end = (Math.floor(nowMillis / 1000 / bucketSeconds) + 1) * bucketSeconds
