@@ -15,6 +15,7 @@ import { AdminUserRoutes } from "./routes/api/AdminUserRoutes.ts"
 import { CatalogRoutes } from "./routes/api/CatalogRoutes.ts"
 import { ChannelRoutes } from "./routes/api/ChannelRoutes.ts"
 import { LogRoutes } from "./routes/api/LogRoutes.ts"
+import { HealthRoutes } from "./routes/api/HealthRoutes.ts"
 import { OAuthRoutes } from "./routes/api/OAuthRoutes.ts"
 import { TaskRoutes } from "./routes/api/TaskRoutes.ts"
 import { TokenRoutes } from "./routes/api/TokenRoutes.ts"
@@ -89,6 +90,7 @@ import { Tokens } from "./accounts/Tokens.ts"
 import { UpstreamClient } from "./upstreams/transport/UpstreamClient.ts"
 import { UsageLog } from "./billing/UsageLog.ts"
 import { UsageQueries } from "./accounts/UsageQueries.ts"
+import { HealthQueries } from "./accounts/HealthQueries.ts"
 import { UserCaps } from "./services/UserCaps.ts"
 import { Catalog } from "./storage/Catalog.ts"
 import { StorageErrorCounter } from "./http/Respond.ts"
@@ -261,6 +263,7 @@ export const appLayer = (
     TaskPoller.layer(),
     ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),
     CatalogAdmin.layer,
+    HealthQueries.layer,
     OAuth.layer(options.file, settings),
     rootUser(options.rootPassword)
   ).pipe(Layer.provideMerge(accounts))
@@ -286,6 +289,7 @@ export const appLayer = (
     TokenRoutes,
     WebhookRoutes,
     LogRoutes,
+    HealthRoutes,
     TaskRoutes,
     AdminUserRoutes,
     ChannelRoutes,

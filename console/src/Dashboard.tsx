@@ -1,10 +1,12 @@
 /**
  * The dashboard: balance and spend (today, 7 and 30 days) in USD, requests,
- * and a daily chart of spend by model (plain SVG), from `GET /api/user/self`
+ * and a daily chart of spend by model (uPlot, loaded on demand: `Chart.tsx`), from `GET /api/user/self`
  * and `GET /api/user/self/usage?days=30`.
  */
-import { useEffect, useState } from "preact/hooks"
+import { useEffect, useMemo, useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
+import type { ChartSpec } from "./charts/TimeChart.ts"
+import { TimeChart } from "./Chart.tsx"
 import { usd } from "./money.ts"
 import { type Me, me } from "./state.ts"
 import { ErrorText } from "./ui.tsx"
@@ -19,62 +21,41 @@ interface Daily {
   readonly quota: number
 }
 
-const COLOURS = ["#1f6feb", "#b35900", "#1a7f37", "#8250df", "#cf222e", "#0e7490"]
+/** The chart colours, as CSS variables of `app.css` (light and dark). */
+const COLOURS = ["--chart-1", "--chart-2", "--chart-3", "--chart-4", "--chart-5", "--chart-6"]
 
 /** The UTC date `daysAgo` days before today, `YYYY-MM-DD`. */
 const dayText = (daysAgo: number): string => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10)
 
-/** Spend per day by model as stacked bars, with a legend. */
+/** A USD amount for an axis tick or the legend (quota units in, at most 4 significant digits out). */
+const usdTick = (units: number): string => `${Number((units / 1_000_000).toPrecision(4))} USD`
+
+/** Spend per UTC day over 30 days, one line per model, with axes (day, USD), a legend and hover values. */
 const Chart = (props: { rows: ReadonlyArray<Daily> }) => {
-  const days = Array.from({ length: 30 }, (_, index) => dayText(29 - index))
-  const models = [...new Set(props.rows.map((row) => row.model))].sort()
-  const totals = days.map((day) =>
-    props.rows.filter((row) => row.date === day).reduce((sum, row) => sum + row.quota, 0)
-  )
-  const max = Math.max(1, ...totals)
-  const width = 600, height = 160, bar = width / days.length
+  const spec = useMemo((): ChartSpec => {
+    const days = Array.from({ length: 30 }, (_, index) => dayText(29 - index))
+    const models = [...new Set(props.rows.map((row) => row.model))].sort()
+    return {
+      times: days.map((day) => Date.parse(`${day}T00:00:00Z`) / 1000),
+      series: models.map((model, index) => ({
+        label: model,
+        values: days.map((day) => props.rows.find((row) => row.date === day && row.model === model)?.quota ?? 0),
+        colour: COLOURS[index % COLOURS.length]
+      })),
+      unit: "USD",
+      format: usdTick,
+      height: 200,
+      days: true
+    }
+  }, [props.rows])
+  const total = props.rows.reduce((sum, row) => sum + row.quota, 0)
   return (
-    <figure class="chart">
-      <svg
-        viewBox={`0 0 ${width} ${height}`}
-        role="img"
-        aria-label="Spend per day over 30 days, by model"
-        preserveAspectRatio="none"
-      >
-        {days.flatMap((day, index) => {
-          let y = height
-          return models.map((model, colour) => {
-            const row = props.rows.find((r) => r.date === day && r.model === model)
-            if (row === undefined || row.quota === 0) return null
-            const h = Math.max(1, (row.quota / max) * (height - 10))
-            y -= h
-            return (
-              <rect
-                key={`${day}-${model}`}
-                x={index * bar + 1}
-                y={y}
-                width={bar - 2}
-                height={h}
-                fill={COLOURS[colour % COLOURS.length]}
-              >
-                <title>{`${day} ${model}: ${usd(row.quota)}, ${row.requests} requests`}</title>
-              </rect>
-            )
-          })
-        })}
-      </svg>
-      <figcaption>
-        <span class="axis">{days[0]} to {days[days.length - 1]} (UTC days; peak {usd(Math.max(0, ...totals))})</span>
-        {" "}
-        {models.length === 0
-          ? "No usage in the last 30 days."
-          : models.map((model, colour) => (
-            <span key={model} class="legend">
-              <span class="swatch" style={{ background: COLOURS[colour % COLOURS.length] }} /> {model}
-            </span>
-          ))}
-      </figcaption>
-    </figure>
+    <TimeChart
+      title="Spend per day by model, last 30 UTC days"
+      summary={`${usd(total)} in all`}
+      spec={spec}
+      empty="No usage in the last 30 days."
+    />
   )
 }
 

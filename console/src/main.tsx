@@ -10,6 +10,7 @@ import { api, ApiError, wordsOf } from "./api.ts"
 import { Audit } from "./Audit.tsx"
 import { Channels } from "./Channels.tsx"
 import { Dashboard } from "./Dashboard.tsx"
+import { Health } from "./Health.tsx"
 import { Keys } from "./Keys.tsx"
 import { Logs } from "./Logs.tsx"
 import { Playground } from "./Playground.tsx"
@@ -30,6 +31,7 @@ const PAGES: ReadonlyArray<
   { name: "webhooks", title: "Webhooks" },
   { name: "account", title: "Account" },
   { name: "channels", title: "Channels", admin: true },
+  { name: "health", title: "Health", admin: true },
   { name: "users", title: "Users", admin: true },
   { name: "pricing", title: "Groups and pricing", admin: true },
   { name: "all-logs", title: "All logs", admin: true },
@@ -70,6 +72,9 @@ const Content = (props: { user: Me }) => {
       return <Account user={props.user} />
     case "channels":
       if (isAdmin(props.user)) return <Channels />
+      break
+    case "health":
+      if (isAdmin(props.user)) return <Health />
       break
     case "users":
       if (isAdmin(props.user)) return <Users />

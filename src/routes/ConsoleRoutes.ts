@@ -1,7 +1,8 @@
 /**
  * The web console's static files: `GET /` (the page), `GET /console/app.js`
- * (the bundle built from `console/src/` by `deno task console`) and
- * `GET /console/app.css`, read once from the repo's `console/` folder when the
+ * (the bundle built from `console/src/` by `deno task console`),
+ * `GET /console/charts.js` and `GET /console/charts.css` (the chart code, which the page loads on demand) and
+ * `GET /console/app.css`: a fixed list, read once from the repo's `console/` folder when the
  * gateway starts. Every answer carries a Content-Security-Policy that allows
  * scripts, styles and requests from this origin only (no inline script, no
  * foreign origin), and may not be framed. The console's only back end is
@@ -36,6 +37,9 @@ export const CONSOLE_CSP = [
 const FILES: ReadonlyArray<{ readonly path: `/${string}`; readonly file: string; readonly type: string }> = [
   { path: "/", file: "index.html", type: "text/html; charset=utf-8" },
   { path: "/console/app.js", file: "dist/app.js", type: "text/javascript; charset=utf-8" },
+  // The chart code, loaded by the page only when it shows a chart (console/build.ts).
+  { path: "/console/charts.js", file: "dist/charts.js", type: "text/javascript; charset=utf-8" },
+  { path: "/console/charts.css", file: "dist/charts.css", type: "text/css; charset=utf-8" },
   { path: "/console/app.css", file: "app.css", type: "text/css; charset=utf-8" }
 ]
 

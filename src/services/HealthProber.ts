@@ -10,11 +10,13 @@
  * with chat); a 2xx answer re-enables the key or ends the cooldown (and
  * announces `channel.recovered` when the channel was marked unhealthy, by
  * this instance or another: `ChannelRouter.syncHealth` runs before each
- * round). Every change is logged with its reason.
+ * round). Every change is logged with its reason; each probe's outcome (when, which key, passed or not, the
+ * upstream's status) is kept on the channel's `channel_health` row for the operator's health view.
  *
  * @since 0.1.0
  */
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
 import { toProblem } from "../errors/Envelope.ts"
 import type { Price } from "../domain/Pricing.ts"
 import { Catalog, type Channel } from "../storage/Catalog.ts"
@@ -78,6 +80,7 @@ export class HealthProber extends Context.Service<HealthProber, {
         const router = yield* ChannelRouter
         const client = yield* UpstreamClient
         const catalog = yield* Catalog
+        const sql = yield* SqlClient.SqlClient
 
         const timeouts = { firstByteMs: 30_000, idleMs: 30_000, totalMs: 60_000 }
 
@@ -135,12 +138,23 @@ export class HealthProber extends Context.Service<HealthProber, {
           return client.post(target.url, target.headers, JSON.stringify(body), timeouts, target.signing)
         }
 
+        /** Keeps the probe's outcome on the channel's `channel_health` row (the health view's "last probe"). */
+        const recordProbe = (candidate: Candidate, status: number) =>
+          sql`INSERT INTO channel_health (channel_id, unhealthy, generation, probed_at, probe_key, probe_ok, probe_status)
+            VALUES (${candidate.channel.id}, FALSE, 0, now(), ${candidate.key.position},
+              ${status >= 200 && status < 300}, ${status})
+            ON CONFLICT (channel_id) DO UPDATE SET probed_at = now(), probe_key = EXCLUDED.probe_key,
+              probe_ok = EXCLUDED.probe_ok, probe_status = EXCLUDED.probe_status`.pipe(
+            Effect.catch((error) => Effect.logWarning("Could not record a channel probe", error.message)),
+            Effect.catchDefect(() => Effect.logWarning("Could not record a channel probe"))
+          )
+
         const probe = (candidate: Candidate) =>
           send(candidate).pipe(
-            Effect.flatMap((response) =>
-              response.text.pipe(Effect.as(response.status >= 200 && response.status < 300))
-            ),
-            Effect.catch(() => Effect.succeed(false)),
+            Effect.flatMap((response) => response.text.pipe(Effect.as(response.status))),
+            Effect.catch((error) => Effect.succeed(error.status)),
+            Effect.tap((status) => recordProbe(candidate, status)),
+            Effect.map((status) => status >= 200 && status < 300),
             Effect.flatMap((healthy) => {
               if (!healthy) return Effect.void
               if (!candidate.key.enabled) return router.enableKey(candidate.channel.id, candidate.key.position)

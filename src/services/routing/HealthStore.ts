@@ -13,7 +13,7 @@
 import { Effect } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
 import type { Catalog, Channel } from "../../storage/Catalog.ts"
-import { enqueueOperatorEvent } from "../WebhookOutbox.ts"
+import { enqueueOperatorEvent, type OPERATOR_EVENTS } from "../WebhookOutbox.ts"
 import type { Candidate } from "./CandidateOrder.ts"
 import type { ChannelHealth } from "./ChannelHealth.ts"
 
@@ -62,6 +62,22 @@ const logged = (name: string | null) => (write: Effect.Effect<void, SqlError.Sql
     )
   )
 
+/**
+ * Records an operator event in `channel_events` (the health view's time axis, kept whether or not an endpoint
+ * listens), then writes it to the outbox for the subscribed endpoints; both in the caller's transaction.
+ */
+const announce = (
+  sql: SqlClient.SqlClient,
+  event: { readonly channelId: number; readonly keyPosition: number | null; readonly reason: string },
+  type: typeof OPERATOR_EVENTS[number],
+  key: string,
+  data: Record<string, unknown>
+): Effect.Effect<void, SqlError.SqlError> =>
+  sql`INSERT INTO channel_events (channel_id, event_type, key_position, reason)
+    VALUES (${event.channelId}, ${type}, ${event.keyPosition}, ${event.reason.slice(0, 500)})`.pipe(
+    Effect.andThen(enqueueOperatorEvent(sql, type, key, data))
+  )
+
 /** The health store over `sql`, reloading `catalog` after a key changes. @category constructors */
 export const makeHealthStore = (sql: SqlClient.SqlClient, catalog: Catalog["Service"]): HealthStore => {
   const markUnhealthy = (channel: Channel, health: ChannelHealth, reason: string) =>
@@ -74,8 +90,9 @@ export const makeHealthStore = (sql: SqlClient.SqlClient, catalog: Catalog["Serv
         WHERE NOT channel_health.unhealthy
         RETURNING generation, changed_at AS "changedAt"`.pipe(
         Effect.flatMap((rows) =>
-          rows.length === 0 ? Effect.void : enqueueOperatorEvent(
+          rows.length === 0 ? Effect.void : announce(
             sql,
+            { channelId: channel.id, keyPosition: null, reason },
             "channel.unhealthy",
             `${channel.id}:${rows[0].generation}`,
             {
@@ -99,8 +116,9 @@ export const makeHealthStore = (sql: SqlClient.SqlClient, catalog: Catalog["Serv
         WHERE channel_id = ${channelId} AND unhealthy
         RETURNING generation, changed_at AS "changedAt"`.pipe(
         Effect.flatMap((rows) =>
-          rows.length === 0 ? Effect.void : enqueueOperatorEvent(
+          rows.length === 0 ? Effect.void : announce(
             sql,
+            { channelId, keyPosition: null, reason: by },
             "channel.recovered",
             `${channelId}:${rows[0].generation}`,
             {
@@ -129,8 +147,9 @@ export const makeHealthStore = (sql: SqlClient.SqlClient, catalog: Catalog["Serv
         WHERE channel_id = ${candidate.channel.id} AND position = ${candidate.key.position} AND enabled
         RETURNING position`.pipe(
         Effect.flatMap((rows) =>
-          rows.length === 0 ? Effect.void : enqueueOperatorEvent(
+          rows.length === 0 ? Effect.void : announce(
             sql,
+            { channelId: candidate.channel.id, keyPosition: candidate.key.position, reason },
             "channel.key_disabled",
             `${candidate.channel.id}:${candidate.key.position}:${crypto.randomUUID()}`,
             {
