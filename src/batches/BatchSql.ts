@@ -100,7 +100,7 @@ export const insertBatch = (
         ${batch.metadata === undefined || batch.metadata === null ? null : JSON.stringify(batch.metadata)},
         ${batch.errors === undefined || batch.errors === null ? null : JSON.stringify(batch.errors)},
         now() + ${batch.windowMillis} * interval '1 millisecond',
-        ${batch.status === "in_progress" ? new Date() : null}, ${batch.status === "failed" ? new Date() : null})
+        CASE WHEN ${batch.status} = 'in_progress' THEN now() END, CASE WHEN ${batch.status} = 'failed' THEN now() END)
       RETURNING ${sql.literal(BATCH_COLUMNS)}`
     const stored = batchOf(row)
     for (let start = 0; start < lines.length; start += LINES_PER_INSERT) {
