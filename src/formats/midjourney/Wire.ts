@@ -21,10 +21,12 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import type { TaskStatus } from "../../canonical/Video.ts"
 import type { Problem } from "../../domain/Problem.ts"
 import { safeVendorText } from "../../domain/Redact.ts"
 import { InvalidRequest, UpstreamFailed, type UpstreamFailureKind } from "../../errors/GatewayError.ts"
+import type { Decoded } from "../shared/Decoded.ts"
 
 /** The actions a Midjourney task can be. @category models */
 export type MjAction =
@@ -177,7 +179,7 @@ const commonOf = (body: Record<string, unknown>): Common => {
 export const decodeMjSubmit = (
   kind: MjSubmitKind,
   body: Record<string, unknown>
-): { readonly ok: true; readonly value: MjSubmit } | { readonly ok: false; readonly error: InvalidRequest } => {
+): Decoded<MjSubmit> => {
   try {
     switch (kind) {
       case "imagine": {
@@ -187,21 +189,23 @@ export const decodeMjSubmit = (
         const base64Array = body.base64Array === undefined || body.base64Array === null
           ? undefined
           : imagesOf(body.base64Array, "base64Array", 0)
-        return { ok: true, value: { kind, ...commonOf(body), prompt, base64Array } }
+        return Result.succeed({ kind, ...commonOf(body), prompt, base64Array })
       }
       case "blend": {
         const dimensions = body.dimensions ?? undefined
         if (
           dimensions !== undefined && dimensions !== "PORTRAIT" && dimensions !== "SQUARE" && dimensions !== "LANDSCAPE"
         ) throw bad("dimensions must be PORTRAIT, SQUARE or LANDSCAPE.", "dimensions")
-        return {
-          ok: true,
-          value: { kind, ...commonOf(body), base64Array: imagesOf(body.base64Array, "base64Array", 2), dimensions }
-        }
+        return Result.succeed({
+          kind,
+          ...commonOf(body),
+          base64Array: imagesOf(body.base64Array, "base64Array", 2),
+          dimensions
+        })
       }
       case "describe": {
         if (!isImageDataUri(body.base64)) throw bad("base64 must be a data:image/...;base64 URI.", "base64")
-        return { ok: true, value: { kind, ...commonOf(body), base64: body.base64 } }
+        return Result.succeed({ kind, ...commonOf(body), base64: body.base64 })
       }
       case "simple-change": {
         // `<taskId> U1`…`U4`, `V1`…`V4` or `R` (novicezk `ConvertUtils.convertChangeParams`).
@@ -210,7 +214,7 @@ export const decodeMjSubmit = (
         if (match === null) throw bad('content must be "<taskId> U1" to U4, V1 to V4, or R.', "content")
         const action = match[2] === undefined ? "REROLL" : match[2].toUpperCase() === "U" ? "UPSCALE" : "VARIATION"
         const index = match[3] === undefined ? undefined : Number(match[3])
-        return { ok: true, value: { kind: "change", ...commonOf(body), taskId: match[1], action, index } }
+        return Result.succeed({ kind: "change", ...commonOf(body), taskId: match[1], action, index })
       }
       case "change": {
         const taskId = taskIdOf(body)
@@ -224,7 +228,7 @@ export const decodeMjSubmit = (
         ) {
           throw bad("index must be an integer from 1 to 4.", "index")
         }
-        return { ok: true, value: { kind, ...commonOf(body), taskId, action, index: index as number | undefined } }
+        return Result.succeed({ kind, ...commonOf(body), taskId, action, index: index as number | undefined })
       }
       case "action": {
         const taskId = taskIdOf(body)
@@ -233,7 +237,7 @@ export const decodeMjSubmit = (
         if (customId.length > 200 || actionOfCustomId(customId) === undefined) {
           throw bad("customId is not a button this gateway knows.", "customId")
         }
-        return { ok: true, value: { kind, ...commonOf(body), taskId, customId } }
+        return Result.succeed({ kind, ...commonOf(body), taskId, customId })
       }
       case "modal": {
         const taskId = taskIdOf(body)
@@ -242,11 +246,11 @@ export const decodeMjSubmit = (
         if (mask !== undefined && mask !== "" && !isImageDataUri(mask)) {
           throw bad("maskBase64 must be a data:image/...;base64 URI.", "maskBase64")
         }
-        return { ok: true, value: { kind, taskId, prompt, maskBase64: mask === "" ? undefined : mask } }
+        return Result.succeed({ kind, taskId, prompt, maskBase64: mask === "" ? undefined : mask })
       }
     }
   } catch (error) {
-    if (error instanceof InvalidRequest) return { ok: false, error }
+    if (error instanceof InvalidRequest) return Result.fail(error)
     throw error
   }
 }

@@ -33,7 +33,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
 import { parseDataUri } from "../../canonical/DataUri.ts"
 import type { MediaRef, ReferenceRole, VideoReference, VideoRequest } from "../../canonical/Video.ts"
 import { ASSET_URI_PREFIX, assetIdOf, isAssetId } from "../../domain/AssetId.ts"
@@ -52,15 +52,10 @@ import {
   type VideoFamily
 } from "./VideoFamilies.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
+import type { Decoded } from "../shared/Decoded.ts"
 
 /** The body a video route decodes. @category models */
 export type VideoRoute = "videos" | "remix" | "unified"
-
-/** A decoded request, or the first rule it breaks. @category models */
-export type VideoDecoded = { readonly ok: true; readonly value: VideoRequest } | {
-  readonly ok: false
-  readonly error: InvalidRequest
-}
 
 /** The longest model name, in characters. @category rules */
 export const MAX_MODEL_NAME = 256
@@ -568,16 +563,15 @@ export const decodeVideoRequest = (
   raw: Record<string, unknown>,
   family: VideoFamily | undefined,
   route: VideoRoute
-): VideoDecoded => {
+): Decoded<VideoRequest> => {
   try {
     const value = decode(raw, family, route)
     // Only the fields the request has: an absent field is absent, not `undefined`.
-    return {
-      ok: true,
-      value: Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as VideoRequest
-    }
+    return Result.succeed(
+      Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as VideoRequest
+    )
   } catch (error) {
-    if (error instanceof Rejected) return { ok: false, error: error.error }
+    if (error instanceof Rejected) return Result.fail(error.error)
     throw error
   }
 }
@@ -696,19 +690,20 @@ export const videoFormFields = (
           setPath(fields, path!, "", name)
           files.push({ path: path!, name, file: value })
         }
-        return { ok: true as const, fields, files }
+        return Result.succeed({ fields, files })
       } catch (error) {
-        if (error instanceof Rejected) return { ok: false as const, error: error.error }
+        if (error instanceof Rejected) return Result.fail(error.error)
         throw error
       }
     })()
-    if (!checked.ok) return yield* checked.error
-    for (const { path, file } of checked.files) {
+    if (Result.isFailure(checked)) return yield* checked.failure
+    const { fields, files } = checked.success
+    for (const { path, file } of files) {
       const uri = yield* Effect.tryPromise({
         try: () => dataUriOfFile(file),
         catch: () => new InvalidRequest({ message: `${path[0]} could not be read.`, param: path[0] })
       })
-      checked.fields[path[0]] = uri
+      fields[path[0]] = uri
     }
-    return checked.fields
+    return fields
   })

@@ -27,10 +27,12 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import { parseDataUri } from "../../../canonical/DataUri.ts"
 import type { VideoReference, VideoRequest } from "../../../canonical/Video.ts"
 import { ASSET_URI_PREFIX, assetIdOf, isAssetId } from "../../../domain/AssetId.ts"
 import { InvalidRequest } from "../../../errors/GatewayError.ts"
+import type { Decoded } from "../../shared/Decoded.ts"
 import { MAX_MEDIA_URL, MAX_METADATA_CHARS, MAX_MODEL_NAME } from "../../videos/RequestDecoder.ts"
 import { MAX_INLINE_IMAGE_CHARS } from "../../videos/VideoFamilies.ts"
 import {
@@ -49,11 +51,6 @@ export const MAX_EXTERNAL_TASK_ID = 64
 
 /** The model Kling uses when a request names none. @category rules */
 export const KLING_DEFAULT_MODEL = "kling-v1"
-
-/** A decoded Kling request, or the first rule it breaks. @category models */
-export type KlingDecoded =
-  | { readonly ok: true; readonly value: VideoRequest }
-  | { readonly ok: false; readonly error: InvalidRequest }
 
 class Rejected {
   constructor(readonly error: InvalidRequest) {}
@@ -244,11 +241,11 @@ const decode = (raw: unknown, action: KlingAction): VideoRequest => {
  *
  * @category decoding
  */
-export const decodeKlingRequest = (raw: unknown, action: KlingAction): KlingDecoded => {
+export const decodeKlingRequest = (raw: unknown, action: KlingAction): Decoded<VideoRequest> => {
   try {
-    return { ok: true, value: decode(raw, action) }
+    return Result.succeed(decode(raw, action))
   } catch (error) {
-    if (error instanceof Rejected) return { ok: false, error: error.error }
+    if (error instanceof Rejected) return Result.fail(error.error)
     throw error
   }
 }

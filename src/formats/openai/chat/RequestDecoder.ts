@@ -21,7 +21,7 @@
  *
  * @since 0.1.0
  */
-import { Predicate, Schema } from "effect"
+import { Predicate, Result, Schema } from "effect"
 import { parseDataUri } from "../../../canonical/DataUri.ts"
 import type { ImagePart, Part, TextPart, ToolCallPart } from "../../../canonical/Content.ts"
 import type {
@@ -279,11 +279,11 @@ const userPart = (input: unknown, param: string, notes: Array<Untranslatable>): 
     return undefined
   }
   const decoded = decoder(input)
-  if (!decoded.ok) {
-    const rebased = rebase(decoded.error, param)
+  if (Result.isFailure(decoded)) {
+    const rebased = rebase(decoded.failure, param)
     throw new Rejection(rebased.message, rebased.param ?? "")
   }
-  const part = decoded.value
+  const part = decoded.success
   switch (part.type) {
     case "text":
       return { type: "text", text: part.text }
@@ -497,8 +497,8 @@ const decodeMessage = (input: unknown, index: number): ChatMessage => {
     )
   }
   const decoded = decoder(input)
-  if (decoded.ok) return decoded.value
-  const rebased = rebase(decoded.error, prefix)
+  if (Result.isSuccess(decoded)) return decoded.success
+  const rebased = rebase(decoded.failure, prefix)
   throw new Rejection(rebased.message, rebased.param ?? "")
 }
 
@@ -601,12 +601,12 @@ const decodeKnown = (
   context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
 ): Decoded<Request> => {
   const decoded = decodeBody(body)
-  if (!decoded.ok) return decoded
+  if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
   try {
-    return { ok: true, value: toRequest(decoded.value, body as Record<string, unknown>, context.stream) }
+    return Result.succeed(toRequest(decoded.success, body as Record<string, unknown>, context.stream))
   } catch (error) {
     if (error instanceof Rejection) {
-      return { ok: false, error: new InvalidRequest({ message: error.message, param: error.param }) }
+      return Result.fail(new InvalidRequest({ message: error.message, param: error.param }))
     }
     throw error
   }

@@ -54,7 +54,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import type {
   ImagePart,
   Part,
@@ -207,8 +207,8 @@ const rejectType = (type: string | undefined, path: string, unsupported: string)
 /** Decodes `value` found at `prefix`, re-basing the failing field's path onto it. */
 const expect = <A>(decode: (input: unknown) => Decoded<A>, value: unknown, prefix: string): A => {
   const decoded = decode(value)
-  if (decoded.ok) return decoded.value
-  const rebased = rebase(decoded.error, prefix)
+  if (Result.isSuccess(decoded)) return decoded.success
+  const rebased = rebase(decoded.failure, prefix)
   return reject(rebased.message, rebased.param ?? "")
 }
 
@@ -602,9 +602,9 @@ export const decodeResponsesRequest = (
 ): Decoded<Request> => {
   const aside = setAsideNewValues(body, RESPONSES_POSITIONS, "Responses")
   try {
-    return withNewValues(aside, { ok: true, value: decode(aside.body, context) })
+    return withNewValues(aside, Result.succeed(decode(aside.body, context)))
   } catch (error) {
-    if (error instanceof Rejected) return aside.restore({ ok: false, error: error.error })
+    if (error instanceof Rejected) return aside.restore(Result.fail(error.error))
     throw error
   }
 }
