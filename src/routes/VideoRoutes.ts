@@ -32,7 +32,8 @@ import {
   type TaskView
 } from "../formats/videos/VideoObject.ts"
 import { decodeVideoListQuery, encodeVideoDeleted, encodeVideoList } from "../formats/videos/VideoList.ts"
-import { decodeVideoRequest, videoFormFields, type VideoRoute } from "../formats/videos/RequestDecoder.ts"
+import { decodeVideoRequest, type VideoRoute } from "../formats/videos/RequestDecoder.ts"
+import { videoFormFields } from "../formats/videos/VideoForm.ts"
 import { encodeVideoError } from "../formats/videos/ErrorBody.ts"
 import { readFormData, readJsonObject } from "../http/Body.ts"
 import { gatewayOriginOf } from "../http/ClientAddress.ts"

@@ -14,7 +14,8 @@ import { defaultVideoFamily, videoErrorEnvelope, type VideoFamily } from "../../
 import { toProblem } from "../../../src/errors/Envelope.ts"
 import type { InvalidRequest } from "../../../src/errors/GatewayError.ts"
 import { encodeVideoError } from "../../../src/formats/videos/ErrorBody.ts"
-import { decodeVideoRequest, videoFormFields, type VideoRoute } from "../../../src/formats/videos/RequestDecoder.ts"
+import { decodeVideoRequest, type VideoRoute } from "../../../src/formats/videos/RequestDecoder.ts"
+import { videoFormFields } from "../../../src/formats/videos/VideoForm.ts"
 import { ASSET_URI, decoderRoute, IMAGE_URL, PNG_DATA_URI, VIDEO_RULES } from "../../support/VideoRules.ts"
 
 /** The family a route would pick: the default for the body's model name (none without a model). */

@@ -33,7 +33,9 @@ import type { VideoReference, VideoRequest } from "../../../canonical/Video.ts"
 import { ASSET_URI_PREFIX, assetIdOf, isAssetId } from "../../../domain/AssetId.ts"
 import { InvalidRequest } from "../../../errors/GatewayError.ts"
 import type { Decoded } from "../../shared/Decoded.ts"
-import { MAX_MEDIA_URL, MAX_METADATA_CHARS, MAX_MODEL_NAME } from "../../videos/RequestDecoder.ts"
+import { MAX_MODEL_NAME } from "../../videos/RequestDecoder.ts"
+import { MAX_MEDIA_URL } from "../../videos/request/MediaRefs.ts"
+import { MAX_METADATA_CHARS } from "../../videos/request/VideoFields.ts"
 import { MAX_INLINE_IMAGE_CHARS } from "../../videos/VideoFamilies.ts"
 import {
   KLING_ASPECT_RATIOS,
