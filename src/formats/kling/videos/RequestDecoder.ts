@@ -34,7 +34,7 @@ import { ASSET_URI_PREFIX, assetIdOf, isAssetId } from "../../../domain/AssetId.
 import { InvalidRequest } from "../../../errors/GatewayError.ts"
 import type { Decoded } from "../../shared/Decoded.ts"
 import { MAX_MODEL_NAME } from "../../videos/RequestDecoder.ts"
-import { MAX_MEDIA_URL } from "../../videos/request/MediaRefs.ts"
+import { BASE64, MAX_MEDIA_URL, quote, sniffBase64 } from "../../videos/request/MediaRefs.ts"
 import { MAX_METADATA_CHARS } from "../../videos/request/VideoFields.ts"
 import { MAX_INLINE_IMAGE_CHARS } from "../../videos/VideoFamilies.ts"
 import {
@@ -58,9 +58,6 @@ type Refused<A> = Result.Result<A, InvalidRequest>
 
 const refuse = (message: string, param: string): Refused<never> => Result.fail(new InvalidRequest({ message, param }))
 
-/** A caller's value quoted for a message: at most 24 characters, control characters escaped. */
-const quote = (value: string): string => JSON.stringify(value.length > 24 ? `${value.slice(0, 24)}…` : value)
-
 const text = (raw: Record<string, unknown>, name: string, max: number): Refused<string | undefined> => {
   const value = raw[name]
   if (value === undefined || value === null) return Result.succeed(undefined)
@@ -71,20 +68,6 @@ const text = (raw: Record<string, unknown>, name: string, max: number): Refused<
   }
   return Result.succeed(value)
 }
-
-/** A bare Base64 image's media type from its first bytes (PNG, JPEG, GIF, WebP), else `undefined`. */
-const sniffBase64 = (value: string): string | undefined =>
-  value.startsWith("iVBORw0KGgo")
-    ? "image/png"
-    : value.startsWith("/9j/")
-    ? "image/jpeg"
-    : value.startsWith("R0lGOD")
-    ? "image/gif"
-    : value.startsWith("UklGR")
-    ? "image/webp"
-    : undefined
-
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 
 /** `image` / `image_tail`: a public URL, an asset URI, or a Base64 image (made a data URI). */
 const imageRef = (raw: Record<string, unknown>, name: string): Refused<string | undefined> => {

@@ -31,8 +31,8 @@ export interface MediaPolicy {
 /** A caller's value quoted for a message: at most 24 characters, control characters escaped. @category formatting */
 export const quote = (value: string): string => JSON.stringify(value.length > 24 ? `${value.slice(0, 24)}…` : value)
 
-/** A bare Base64 image's media type from its first bytes (PNG, JPEG, GIF, WebP), else `undefined`. */
-const sniffBase64 = (value: string): string | undefined =>
+/** A bare Base64 image's media type from its first bytes (PNG, JPEG, GIF, WebP), else `undefined`. @category rules */
+export const sniffBase64 = (value: string): string | undefined =>
   value.startsWith("iVBORw0KGgo")
     ? "image/png"
     : value.startsWith("/9j/")
@@ -43,7 +43,8 @@ const sniffBase64 = (value: string): string | undefined =>
     ? "image/webp"
     : undefined
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
+/** Base64 text (the standard alphabet, optional padding). @category rules */
+export const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/
 
 /** An inline image's problem (a data URI, or bare Base64 when `bare`), or `undefined`. */
 const inlineProblem = (value: string, label: string): string | undefined => {
