@@ -31,10 +31,12 @@
  * mini-2.0's own parameters (duration, ratio, resolution, images). Fields a
  * family does not know are ignored (spec "What the service does", 8).
  *
+ * The fields are `Schema`s (`request/VideoFields.ts`, media references by
+ * `request/MediaRefs.ts`), decoded in the order the rules check them; the
+ * rules that tie fields together are plain code over the decoded fields. The
+ * answer is Effect's `Result`; a form body is read by `VideoForm.ts`.
+ *
  * @since 0.1.0
- * The fields are `Schema`s (`request/VideoFields.ts`), decoded in the order
- * the rules below check them; the rules that tie fields together are plain
- * code over the decoded fields. The answer is Effect's `Result`.
  */
 import { Result, Schema } from "effect"
 import type { ReferenceRole, VideoReference, VideoRequest } from "../../canonical/Video.ts"
