@@ -25,7 +25,7 @@ import { imageTypeOfBase64, isHttpUrl } from "./ImageData.ts"
 const invalid = (
   message: string,
   param: string
-): Decoded<ImageRequest> => (Result.fail(new InvalidRequest({ message, param })))
+): Decoded<ImageRequest> => Result.fail(new InvalidRequest({ message, param }))
 
 /** `text` holds a lone UTF-16 surrogate (not well-formed Unicode). */
 const hasLoneSurrogate = (text: string): boolean => !text.isWellFormed()

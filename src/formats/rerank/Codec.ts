@@ -63,7 +63,7 @@ export interface RerankAnswer {
   readonly tokens: number | undefined
 }
 
-const invalid = (message: string, param: string) => (Result.fail(new InvalidRequest({ message, param })))
+const invalid = (message: string, param: string) => Result.fail(new InvalidRequest({ message, param }))
 
 /**
  * Checks a `/v1/rerank` or `/v2/rerank` body. Fails with `InvalidRequest`

@@ -34,7 +34,7 @@ const decodeBody = makeWireDecoder(Body)
 const rejected = (
   message: string,
   param: string
-): Decoded<Request> => (Result.fail(new InvalidRequest({ message, param })))
+): Decoded<Request> => Result.fail(new InvalidRequest({ message, param }))
 
 const orUndefined = <A>(value: A | null | undefined): A | undefined => value === null ? undefined : value
 

@@ -43,7 +43,7 @@ const isTokenId = (value: unknown): value is number =>
 
 /** `input` as canonical inputs, or the first thing wrong with it (named by its path). */
 const inputsOf = (input: unknown): Decoded<ReadonlyArray<EmbeddingInput>> => {
-  const fail = (path: ReadonlyArray<PropertyKey>, detail: string) => (Result.fail(invalidAt(path, detail)))
+  const fail = (path: ReadonlyArray<PropertyKey>, detail: string) => Result.fail(invalidAt(path, detail))
   if (input === undefined || input === null) {
     return Result.fail(new InvalidRequest({ message: "input is missing.", param: "input" }))
   }
