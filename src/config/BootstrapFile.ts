@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import { Yaml } from "effect/encoding"
 import { IMAGE_FAMILIES } from "../formats/images/ImageFamilies.ts"
 import { VIDEO_FAMILIES } from "../formats/videos/VideoFamilies.ts"
@@ -421,12 +421,12 @@ export const parseBootstrap = (text: string, path: string): { ok: true; file: Bo
     return { ok: false, message: `${path}: cannot be parsed: ${(error as Error).message}` }
   }
   const decoded = decodeFile(raw ?? {})
-  if (!decoded.ok) {
-    const param = decoded.error.param
-    const detail = decoded.error.message.replace(/^Invalid [^:]*: /, "")
+  if (Result.isFailure(decoded)) {
+    const param = decoded.failure.param
+    const detail = decoded.failure.message.replace(/^Invalid [^:]*: /, "")
     return { ok: false, message: param === "" ? detail : `${param}: ${detail}` }
   }
-  const file = decoded.value
+  const file = decoded.success
   const problem = unknownGroup(file) ?? badExpiry(file) ?? oidcWithoutIssuer(file) ?? missingBaseUrl(file) ??
     missingProject(file)
   return problem === undefined ? { ok: true, file } : { ok: false, message: problem }

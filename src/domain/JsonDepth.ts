@@ -1,3 +1,4 @@
+import { Result } from "effect"
 /**
  * How deep JSON text nests, told before it is parsed: one linear scan that
  * counts `[` and `{` outside strings (string contents skipped, escapes
@@ -90,15 +91,13 @@ export const jsonDepth = (text: string, limit: number = Number.POSITIVE_INFINITY
 export const nestsTooDeep = (text: string, limit: number = MAX_JSON_DEPTH): boolean => jsonDepth(text, limit) > limit
 
 /**
- * What `parseJsonWithin` gives: the value, or why there is none (`too-deep`:
- * the text nests deeper than the limit and was not parsed; `not-json`:
- * `JSON.parse` refused it).
+ * What `parseJsonWithin` gives: Effect's `Result`, whose success is the value
+ * and whose failure says why there is none (`too-deep`: the text nests deeper
+ * than the limit and was not parsed; `not-json`: `JSON.parse` refused it).
  *
  * @category models
  */
-export type JsonParsed =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly reason: "too-deep" | "not-json" }
+export type JsonParsed = Result.Result<unknown, "too-deep" | "not-json">
 
 /**
  * `JSON.parse(text)` when `text` nests at most `limit` levels (default
@@ -107,11 +106,11 @@ export type JsonParsed =
  * @category json
  */
 export const parseJsonWithin = (text: string, limit: number = MAX_JSON_DEPTH): JsonParsed => {
-  if (nestsTooDeep(text, limit)) return { ok: false, reason: "too-deep" }
+  if (nestsTooDeep(text, limit)) return Result.fail("too-deep")
   try {
-    return { ok: true, value: JSON.parse(text) }
+    return Result.succeed(JSON.parse(text))
   } catch {
-    return { ok: false, reason: "not-json" }
+    return Result.fail("not-json")
   }
 }
 
@@ -124,5 +123,5 @@ export const parseJsonWithin = (text: string, limit: number = MAX_JSON_DEPTH): J
  */
 export const parseJsonOrUndefined = (text: string): unknown => {
   const parsed = parseJsonWithin(text)
-  return parsed.ok ? parsed.value : undefined
+  return Result.getOrUndefined(parsed)
 }

@@ -8,7 +8,7 @@
  *
  * @since 0.1.0
  */
-import { Schema, SchemaIssue } from "effect"
+import { Result, Schema, SchemaIssue } from "effect"
 
 /**
  * What is wrong with a decoded value, in words a caller can act on: `param`
@@ -19,16 +19,6 @@ import { Schema, SchemaIssue } from "effect"
 export interface FieldError {
   readonly message: string
   readonly param: string
-}
-
-/**
- * A decoded value, or the first field that is wrong.
- *
- * @category models
- */
-export type DecodeResult<A> = { readonly ok: true; readonly value: A } | {
-  readonly ok: false
-  readonly error: FieldError
 }
 
 const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
@@ -102,8 +92,9 @@ const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
   )
 
 /**
- * Builds a synchronous decoder for `schema` that never throws: a value, or a
- * `FieldError` naming the first bad field. `prefix` is the path of the
+ * Builds a synchronous decoder for `schema` that never throws: a `Result`
+ * whose success is the value and whose failure is a `FieldError` naming the
+ * first bad field. `prefix` is the path of the
  * decoded value inside a larger body (`tools[2]`), so `param` names the field
  * in the caller's terms.
  *
@@ -111,14 +102,14 @@ const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
  */
 export const makeDecoder = <A, I>(
   schema: Schema.Codec<A, I>
-): (input: unknown, prefix?: ReadonlyArray<PropertyKey>) => DecodeResult<A> => {
+): (input: unknown, prefix?: ReadonlyArray<PropertyKey>) => Result.Result<A, FieldError> => {
   const decode = Schema.decodeUnknownExit(schema)
   return (input, prefix = []) => {
     const exit = decode(input, { errors: "first" })
-    if (exit._tag === "Success") return { ok: true, value: exit.value }
+    if (exit._tag === "Success") return Result.succeed(exit.value)
     const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
     if (failure === undefined || !Schema.isSchemaError(failure.error)) {
-      return { ok: false, error: fieldErrorAt(prefix, "The request body could not be read.") }
+      return Result.fail(fieldErrorAt(prefix, "The request body could not be read."))
     }
     const issue = formatter(failure.error.issue).issues[0]
     const path = (issue?.path ?? []).map((segment) =>
@@ -128,7 +119,7 @@ export const makeDecoder = <A, I>(
     if (message === "Missing key") {
       const param = pathToParam([...prefix, ...path])
       const missing = param === "" ? "A required field is missing." : `${param} is missing.`
-      return { ok: false, error: { message: missing, param } }
+      return Result.fail({ message: missing, param })
     }
     const plain = plainExpectation(message)
     const value = valueAt(input, path)
@@ -143,9 +134,9 @@ export const makeDecoder = <A, I>(
         const message = sent === undefined
           ? `${param} is missing.`
           : `Invalid ${param}: Expected ${orList(plain.values)}`
-        return { ok: false, error: { message, param } }
+        return Result.fail({ message, param })
       }
     }
-    return { ok: false, error: fieldErrorAt([...prefix, ...path], plain.message) }
+    return Result.fail(fieldErrorAt([...prefix, ...path], plain.message))
   }
 }

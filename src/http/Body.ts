@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import { concatBytes } from "../domain/Bytes.ts"
 import { MAX_JSON_DEPTH, parseJsonWithin } from "../domain/JsonDepth.ts"
@@ -97,15 +97,15 @@ const TOO_DEEP_MESSAGE =
  */
 export const parseJsonObject = (text: string): Effect.Effect<Record<string, unknown>, InvalidRequest> => {
   const parsed = parseJsonWithin(text)
-  if (!parsed.ok) {
+  if (Result.isFailure(parsed)) {
     return Effect.fail(
       new InvalidRequest({
-        message: parsed.reason === "too-deep" ? TOO_DEEP_MESSAGE : "The request body is not valid JSON.",
+        message: parsed.failure === "too-deep" ? TOO_DEEP_MESSAGE : "The request body is not valid JSON.",
         param: ""
       })
     )
   }
-  const value = parsed.value
+  const value = parsed.success
   return typeof value !== "object" || value === null || Array.isArray(value)
     ? Effect.fail(new InvalidRequest({ message: "The request body must be a JSON object.", param: "" }))
     : Effect.succeed(value as Record<string, unknown>)

@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Exit, Predicate, Scope } from "effect"
+import { Effect, Exit, Predicate, Result, Scope } from "effect"
 import type { Sse } from "effect/encoding"
 import type { OutputPart } from "../canonical/Content.ts"
 import { promptTokensUpperBound } from "../canonical/Estimate.ts"
@@ -226,11 +226,11 @@ export const makeAttempts = (context: AttemptContext): Attempts => {
       if (response.status < 200 || response.status >= 300) return yield* failureOfStatus(wire, response)
       const text = yield* response.text
       const read = parseJsonWithin(text)
-      if (!read.ok) {
-        const message = read.reason === "too-deep" ? "Nested too deep." : "Not JSON."
+      if (Result.isFailure(read)) {
+        const message = read.failure === "too-deep" ? "Nested too deep." : "Not JSON."
         return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message })
       }
-      const parsed = read.value
+      const parsed = read.success
       if (endpoint !== undefined) {
         const usage = endpoint.usageOf(parsed)
         // No usage reported: billed from what was delivered (see `billedUsage`).

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Effect, Predicate, Schema } from "effect"
+import { Clock, Effect, Predicate, Result, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
 import { parseDataUri } from "../canonical/DataUri.ts"
 import { promptTokensTypical } from "../canonical/Estimate.ts"
@@ -104,8 +104,8 @@ export const CompactRoute = HttpRouter.use(Effect.fnUntraced(function* (router) 
       const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest), clientAddressOf(httpRequest))
       const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
       const decoded = decodeBody(raw)
-      if (!decoded.ok) return yield* decoded.error
-      const body = decoded.value
+      if (Result.isFailure(decoded)) return yield* decoded.failure
+      const body = decoded.success
       if (raw.stream !== undefined && raw.stream !== null && raw.stream !== false) {
         return yield* new InvalidRequest({ message: `${COMPACT_PATH} does not stream.`, param: "stream" })
       }

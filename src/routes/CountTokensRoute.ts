@@ -27,7 +27,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { promptTokensTypical } from "../canonical/Estimate.ts"
 import { formatOf } from "../formats/Formats.ts"
@@ -84,10 +84,10 @@ export class CountTokens extends Context.Service<CountTokens, {
           )
           const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
           const decoded = gemini.decodeRequest(generateBodyOf(raw), { model, stream: false })
-          if (!decoded.ok) return yield* decoded.error
+          if (Result.isFailure(decoded)) return yield* decoded.failure
           const candidates = yield* router.candidates(principal, model)
           const counted = yield* relay.count(candidates, raw, geminiCountWire)
-          const body = counted ?? { totalTokens: promptTokensTypical(decoded.value) }
+          const body = counted ?? { totalTokens: promptTokensTypical(decoded.success) }
           return HttpServerResponse.jsonUnsafe(body)
         }).pipe(respondWith(gemini.encodeError))
 
@@ -99,8 +99,8 @@ export class CountTokens extends Context.Service<CountTokens, {
           )
           const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
           const decoded = anthropic.decodeRequest(raw, { stream: false })
-          if (!decoded.ok) return yield* decoded.error
-          const candidates = yield* router.candidates(principal, decoded.value.model)
+          if (Result.isFailure(decoded)) return yield* decoded.failure
+          const candidates = yield* router.candidates(principal, decoded.success.model)
           let headers: Record<string, string> | undefined
           for (const name of MESSAGES_FORWARDED_HEADERS) {
             const value = headerOf(httpRequest, name)
@@ -108,7 +108,7 @@ export class CountTokens extends Context.Service<CountTokens, {
           }
           const counted = yield* relay.count(candidates, raw, messagesCountWire, headers)
           const body = counted === undefined
-            ? { input_tokens: promptTokensTypical(decoded.value) }
+            ? { input_tokens: promptTokensTypical(decoded.success) }
             : { input_tokens: counted.input_tokens }
           return HttpServerResponse.jsonUnsafe(body)
         }).pipe(respondWith(anthropic.encodeError))

@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { decodeGeminiEmbedRequest } from "../formats/gemini/embeddings/Wire.ts"
 import { embeddingErrorBody } from "../formats/embeddings/Wires.ts"
@@ -56,11 +56,11 @@ export class Embeddings extends Context.Service<Embeddings, {
             : yield* auth.authenticate(credentialOf("bearer", httpRequest), clientAddressOf(httpRequest))
           const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
           const decoded = decodeOpenAiEmbeddingRequest(raw)
-          if (!decoded.ok) return yield* decoded.error
+          if (Result.isFailure(decoded)) return yield* decoded.failure
           return yield* relay.run({
-            inbound: { format: "openai", base64: decoded.value.base64 },
+            inbound: { format: "openai", base64: decoded.success.base64 },
             raw,
-            request: decoded.value.request,
+            request: decoded.success.request,
             principal
           })
         }).pipe(respondWith(embeddingErrorBody("openai")))
@@ -73,8 +73,8 @@ export class Embeddings extends Context.Service<Embeddings, {
           )
           const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
           const decoded = decodeGeminiEmbedRequest(raw, model, batch)
-          if (!decoded.ok) return yield* decoded.error
-          return yield* relay.run({ inbound: { format: "gemini", batch }, raw, request: decoded.value, principal })
+          if (Result.isFailure(decoded)) return yield* decoded.failure
+          return yield* relay.run({ inbound: { format: "gemini", batch }, raw, request: decoded.success, principal })
         }).pipe(respondWith(embeddingErrorBody("gemini")))
 
       return Embeddings.of({ openai, gemini })

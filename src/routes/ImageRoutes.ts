@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { ImageBytes } from "../canonical/Image.ts"
 import { InvalidRequest } from "../errors/GatewayError.ts"
@@ -120,8 +120,8 @@ export class Images extends Context.Service<Images, {
           const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
           const family = familyOf(raw)
           const decoded = decodeImageRequest(raw, family)
-          if (!decoded.ok) return yield* decoded.error
-          return yield* relay.run({ request: decoded.value, family, principal, contentBase: baseOf(httpRequest) })
+          if (Result.isFailure(decoded)) return yield* decoded.failure
+          return yield* relay.run({ request: decoded.success, family, principal, contentBase: baseOf(httpRequest) })
         }).pipe(respondWith(encodeOpenAiError))
 
       const edits = (httpRequest: HttpServerRequest.HttpServerRequest) =>
@@ -131,8 +131,8 @@ export class Images extends Context.Service<Images, {
           const { fields, edit } = yield* splitForm(form)
           const family = familyOf(fields)
           const decoded = decodeImageRequest(fields, family, edit)
-          if (!decoded.ok) return yield* decoded.error
-          return yield* relay.run({ request: decoded.value, family, principal, contentBase: baseOf(httpRequest) })
+          if (Result.isFailure(decoded)) return yield* decoded.failure
+          return yield* relay.run({ request: decoded.success, family, principal, contentBase: baseOf(httpRequest) })
         }).pipe(respondWith(encodeOpenAiError))
 
       const content = (httpRequest: HttpServerRequest.HttpServerRequest, id: string) =>

@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { GatewayError } from "../errors/GatewayError.ts"
 import { internalProblem, toProblem } from "../errors/Envelope.ts"
@@ -95,13 +95,13 @@ export class Kling extends Context.Service<Kling, {
           const principal = yield* principalOf(request)
           const body = yield* readJsonObject(request, settings.maxBodyBytes)
           const decoded = decodeKlingRequest(body, action)
-          if (!decoded.ok) return yield* decoded.error
+          if (Result.isFailure(decoded)) return yield* decoded.failure
           const origin = gatewayOriginOf(request, settings.publicUrl)
           return yield* caps.task(
             principal.userId,
             relay.submit({
-              request: decoded.value,
-              defaultSeconds: decoded.value.seconds ?? KLING_DEFAULT_SECONDS,
+              request: decoded.success,
+              defaultSeconds: decoded.success.seconds ?? KLING_DEFAULT_SECONDS,
               principal,
               respond: (task) => HttpServerResponse.jsonUnsafe(encodeKlingTask(klingViewOf(task, origin), requestId))
             })

@@ -32,7 +32,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { decodeMjSubmit, encodeMjError, encodeMjTask, type MjSubmitKind } from "../formats/midjourney/Wire.ts"
 import { decodeMjListIds } from "../formats/midjourney/TaskList.ts"
@@ -116,8 +116,8 @@ export class Midjourney extends Context.Service<Midjourney, {
           const principal = yield* callerOf(request)
           const body = yield* readJsonObject(request, settings.maxBodyBytes)
           const decoded = decodeMjSubmit(kind, body)
-          if (!decoded.ok) return yield* decoded.error
-          const value = decoded.value
+          if (Result.isFailure(decoded)) return yield* decoded.failure
+          const value = decoded.success
           if (value.kind === "modal") {
             const task = yield* relay.modal(value, principal)
             return answer(1, "Submit success", task.publicId)
@@ -145,9 +145,9 @@ export class Midjourney extends Context.Service<Midjourney, {
           const principal = yield* callerOf(request)
           const body = yield* readJsonObject(request, settings.maxBodyBytes)
           const ids = decodeMjListIds(body)
-          if (!ids.ok) return yield* ids.error
+          if (Result.isFailure(ids)) return yield* ids.failure
           const origin = gatewayOriginOf(request, settings.publicUrl)
-          const found = yield* tasks.readMany(principal.userId, ids.value, "midjourney")
+          const found = yield* tasks.readMany(principal.userId, ids.success, "midjourney")
           return HttpServerResponse.jsonUnsafe(yield* Effect.forEach(found, (task) => viewOf(task, origin)))
         }).pipe(respondWith(encodeMjError))
 

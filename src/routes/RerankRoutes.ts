@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import { HttpRouter, type HttpServerRequest, type HttpServerResponse } from "effect/http"
 import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import { decodeRerankRequest } from "../formats/rerank/Codec.ts"
@@ -37,8 +37,8 @@ export class Rerank extends Context.Service<Rerank, {
           const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest), clientAddressOf(httpRequest))
           const body = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
           const decoded = decodeRerankRequest(body)
-          if (!decoded.ok) return yield* decoded.error
-          return yield* relay.run({ request: decoded.value, principal })
+          if (Result.isFailure(decoded)) return yield* decoded.failure
+          return yield* relay.run({ request: decoded.success, principal })
         }).pipe(respondWith(encodeOpenAiError))
 
       return Rerank.of({ rerank })

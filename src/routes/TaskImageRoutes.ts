@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { NotFound } from "../errors/GatewayError.ts"
 import { decodeImageRequest } from "../formats/images/Wires.ts"
@@ -61,12 +61,12 @@ export class ImageTasks extends Context.Service<ImageTasks, {
           const raw = yield* readJsonObject(request, settings.maxBodyBytes)
           const family = typeof raw.model === "string" ? imageFamilyOf(catalog.snapshot(), raw.model) : undefined
           const decoded = decodeImageRequest(raw, family)
-          if (!decoded.ok) return yield* decoded.error
+          if (Result.isFailure(decoded)) return yield* decoded.failure
           return yield* caps.task(
             principal.userId,
             relay.submit(
               {
-                request: decoded.value,
+                request: decoded.success,
                 family,
                 principal,
                 contentBase: gatewayOriginOf(request, settings.publicUrl)

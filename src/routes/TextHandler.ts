@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Result } from "effect"
 import type { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { promptTokensTypical } from "../canonical/Estimate.ts"
 import type { OutputPart } from "../canonical/Content.ts"
@@ -88,10 +88,10 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
         : yield* services.auth.authenticate(key, clientAddressOf(httpRequest))
       const raw = yield* readJsonObject(httpRequest, services.settings.maxBodyBytes)
       const decoded = format.decodeRequest(raw, { model: path?.model, stream: path?.stream })
-      if (!decoded.ok) return yield* decoded.error
+      if (Result.isFailure(decoded)) return yield* decoded.failure
       const prepared: Prepared = options.prepare === undefined
-        ? { request: decoded.value }
-        : yield* options.prepare(principal, raw, decoded.value)
+        ? { request: decoded.success }
+        : yield* options.prepare(principal, raw, decoded.success)
       const request = prepared.request
       // A request id the gateway made is also the usage log's; a caller's own is never trusted to be unique.
       const record = recordOf(httpRequest)

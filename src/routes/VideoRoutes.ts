@@ -19,7 +19,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { DEFAULT_VIDEO_SECONDS, videoErrorEnvelope, type VideoFamily } from "../formats/videos/VideoFamilies.ts"
 import type { Problem } from "../domain/Problem.ts"
@@ -32,7 +32,8 @@ import {
   type TaskView
 } from "../formats/videos/VideoObject.ts"
 import { decodeVideoListQuery, encodeVideoDeleted, encodeVideoList } from "../formats/videos/VideoList.ts"
-import { decodeVideoRequest, videoFormFields, type VideoRoute } from "../formats/videos/RequestDecoder.ts"
+import { decodeVideoRequest, type VideoRoute } from "../formats/videos/RequestDecoder.ts"
+import { videoFormFields } from "../formats/videos/VideoForm.ts"
 import { encodeVideoError } from "../formats/videos/ErrorBody.ts"
 import { readFormData, readJsonObject } from "../http/Body.ts"
 import { gatewayOriginOf } from "../http/ClientAddress.ts"
@@ -194,9 +195,9 @@ export class Videos extends Context.Service<Videos, {
           }
           family = familyOf(raw.model)
           const decoded = decodeVideoRequest(raw, family, route)
-          if (!decoded.ok) return yield* decoded.error
+          if (Result.isFailure(decoded)) return yield* decoded.failure
           const input = {
-            request: decoded.value,
+            request: decoded.success,
             defaultSeconds: DEFAULT_VIDEO_SECONDS[family ?? "openai-video"],
             principal,
             respond: (task: Task) => HttpServerResponse.jsonUnsafe(respond(taskViewOf(task, originOf(request))))
@@ -236,8 +237,8 @@ export class Videos extends Context.Service<Videos, {
           Effect.gen(function* () {
             const principal = yield* principalOf(request)
             const query = decodeVideoListQuery(new URL(request.url, "http://gateway").searchParams)
-            if (!query.ok) return yield* query.error
-            const page = yield* tasks.videoPage(principal.userId, query.value)
+            if (Result.isFailure(query)) return yield* query.failure
+            const page = yield* tasks.videoPage(principal.userId, query.success)
             const origin = originOf(request)
             const views = page.tasks.map((task) => taskViewOf(task, origin))
             return HttpServerResponse.jsonUnsafe(encodeVideoList(views, page.hasMore))

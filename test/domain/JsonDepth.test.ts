@@ -4,6 +4,7 @@
  * quotes, backslashes, escapes); it stops at the first level past its limit;
  * and `parseJsonWithin` refuses a bracket bomb without parsing it.
  */
+import { Result } from "effect"
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import {
@@ -91,16 +92,16 @@ Deno.test("jsonDepth: stops at the first level past the limit", () => {
 })
 
 Deno.test("parseJsonWithin: a bomb is refused unparsed; 64 levels, scalars and bad JSON as JSON.parse says", () => {
-  deepStrictEqual(parseJsonWithin(nested(1_000_000)), { ok: false, reason: "too-deep" })
+  deepStrictEqual(parseJsonWithin(nested(1_000_000)), Result.fail("too-deep"))
   // Unbalanced: the scanner still refuses it before JSON.parse sees it.
-  deepStrictEqual(parseJsonWithin("[".repeat(1_000_000)), { ok: false, reason: "too-deep" })
+  deepStrictEqual(parseJsonWithin("[".repeat(1_000_000)), Result.fail("too-deep"))
   const deepest = parseJsonWithin(nested(MAX_JSON_DEPTH))
-  strictEqual(deepest.ok, true)
-  if (deepest.ok) strictEqual(realDepth(deepest.value), MAX_JSON_DEPTH)
-  deepStrictEqual(parseJsonWithin('{"a":"[[["}'), { ok: true, value: { a: "[[[" } })
-  deepStrictEqual(parseJsonWithin("7"), { ok: true, value: 7 })
-  deepStrictEqual(parseJsonWithin("{"), { ok: false, reason: "not-json" })
-  deepStrictEqual(parseJsonWithin(""), { ok: false, reason: "not-json" })
+  strictEqual(Result.isSuccess(deepest), true)
+  if (Result.isSuccess(deepest)) strictEqual(realDepth(deepest.success), MAX_JSON_DEPTH)
+  deepStrictEqual(parseJsonWithin('{"a":"[[["}'), Result.succeed({ a: "[[[" }))
+  deepStrictEqual(parseJsonWithin("7"), Result.succeed(7))
+  deepStrictEqual(parseJsonWithin("{"), Result.fail("not-json"))
+  deepStrictEqual(parseJsonWithin(""), Result.fail("not-json"))
   strictEqual(parseJsonOrUndefined(nested(MAX_JSON_DEPTH + 1)), undefined)
   deepStrictEqual(parseJsonOrUndefined("[1]"), [1])
 })

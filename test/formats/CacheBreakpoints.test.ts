@@ -5,6 +5,7 @@
  * last ones); Converse gets a `cachePoint` after each marked block where the model takes one; the other encoders list
  * `cache` as dropped.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { Request } from "../../src/canonical/Request.ts"
 import { AnthropicFormat } from "../../src/formats/anthropic/messages/Format.ts"
@@ -66,15 +67,15 @@ const markedBody = {
 
 const decoded = (body: unknown): Request => {
   const result = AnthropicFormat.decodeRequest(body, {})
-  if (!result.ok) throw new Error(`expected ok, got ${result.error.message}`)
-  return result.value
+  if (Result.isFailure(result)) throw new Error(`expected ok, got ${result.failure.message}`)
+  return result.success
 }
 
 const failsAt = (body: unknown, param: string) => {
   const result = AnthropicFormat.decodeRequest(body, {})
-  if (result.ok) throw new Error(`expected an InvalidRequest at ${param}`)
-  strictEqual(result.error._tag, "InvalidRequest")
-  strictEqual(result.error.param, param)
+  if (Result.isSuccess(result)) throw new Error(`expected an InvalidRequest at ${param}`)
+  strictEqual(result.failure._tag, "InvalidRequest")
+  strictEqual(result.failure.param, param)
 }
 
 const userText = (text: string, cache?: { readonly ttl?: "5m" | "1h" }) => ({

@@ -4,6 +4,7 @@
  * `output_config.effort`, `context_management`, `anthropic-beta`), `POST /v1/messages/count_tokens` (free), and a new
  * value of a known field (taken by a same-format channel, refused by name on a translation, without charge).
  */
+import { Result } from "effect"
 import Anthropic from "@anthropic-ai/sdk"
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import { promptTokensTypical } from "../../src/canonical/Estimate.ts"
@@ -150,8 +151,8 @@ Deno.test("count_tokens: the vendor's count on an anthropic channel, the estimat
     const before = gateway.emulator.requests.length
     const estimated = await client.messages.countTokens({ ...request, model: "gpt-demo" })
     const decoded = formatOf("anthropic").decodeRequest({ ...request, model: "gpt-demo" }, {})
-    ok(decoded.ok)
-    strictEqual(estimated.input_tokens, promptTokensTypical(decoded.value))
+    ok(Result.isSuccess(decoded))
+    strictEqual(estimated.input_tokens, promptTokensTypical(decoded.success))
     strictEqual(gateway.emulator.requests.length, before, "no upstream call for an estimate")
 
     await rejects(

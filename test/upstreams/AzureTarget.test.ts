@@ -5,6 +5,7 @@
  * classification of Azure's errors by their structured codes, the chat stream decoder on Azure's first chunk, and
  * the validation of `settings.api_version` and of a missing `base_url`.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { Sse } from "effect/encoding"
 import { ChannelSpec, parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -175,6 +176,6 @@ Deno.test("azure settings: api_version a date, a preview date or v1; an azure ch
     models: ["m"],
     settings: { api_version: "nope" }
   })
-  ok(!decoded.ok)
-  strictEqual(decoded.error.param, "settings.api_version")
+  ok(Result.isFailure(decoded))
+  strictEqual(decoded.failure.param, "settings.api_version")
 })

@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import type { ImageBytes, ImageRequest } from "../../canonical/Image.ts"
 import {
   type ImageFamily,
@@ -17,19 +18,14 @@ import {
   resolveSize
 } from "./ImageFamilies.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
+import type { Decoded } from "../shared/Decoded.ts"
 import { toDataUri } from "../../canonical/DataUri.ts"
 import { imageTypeOfBase64, isHttpUrl } from "./ImageData.ts"
 
-/** A decoded request, or the first rule it breaks. @category models */
-export type ImageDecoded = { readonly ok: true; readonly value: ImageRequest } | {
-  readonly ok: false
-  readonly error: InvalidRequest
-}
-
-const invalid = (message: string, param: string): ImageDecoded => ({
-  ok: false,
-  error: new InvalidRequest({ message, param })
-})
+const invalid = (
+  message: string,
+  param: string
+): Decoded<ImageRequest> => Result.fail(new InvalidRequest({ message, param }))
 
 /** `text` holds a lone UTF-16 surrogate (not well-formed Unicode). */
 const hasLoneSurrogate = (text: string): boolean => !text.isWellFormed()
@@ -114,33 +110,33 @@ export const decodeImageRequest = (
   raw: Record<string, unknown>,
   family: ImageFamily | undefined,
   edit?: { readonly images: ReadonlyArray<ImageBytes>; readonly mask?: ImageBytes | undefined }
-): ImageDecoded => {
+): Decoded<ImageRequest> => {
   const model = stringField(raw, "model")
-  if (model instanceof InvalidRequest) return { ok: false, error: model }
+  if (model instanceof InvalidRequest) return Result.fail(model)
   if (model === undefined || model.length === 0) return invalid("model is required.", "model")
   const prompt = stringField(raw, "prompt")
-  if (prompt instanceof InvalidRequest) return { ok: false, error: prompt }
+  if (prompt instanceof InvalidRequest) return Result.fail(prompt)
   if (prompt === undefined || prompt.trim().length === 0) return invalid("prompt is required.", "prompt")
   const longest = maxPromptLength(family)
   if (prompt.length > longest) {
     return invalid(`prompt is ${prompt.length} characters; at most ${longest} are allowed.`, "prompt")
   }
   const n = countOf(raw.n, family)
-  if (n instanceof InvalidRequest) return { ok: false, error: n }
+  if (n instanceof InvalidRequest) return Result.fail(n)
 
   const responseFormat = stringField(raw, "response_format")
-  if (responseFormat instanceof InvalidRequest) return { ok: false, error: responseFormat }
+  if (responseFormat instanceof InvalidRequest) return Result.fail(responseFormat)
   if (responseFormat !== undefined && !["url", "b64_json", "base64"].includes(responseFormat)) {
     return invalid("response_format must be url, b64_json or base64.", "response_format")
   }
 
   const sizeText = stringField(raw, "size")
-  if (sizeText instanceof InvalidRequest) return { ok: false, error: sizeText }
+  if (sizeText instanceof InvalidRequest) return Result.fail(sizeText)
   const size = sizeText === undefined ? undefined : resolveSize(family, sizeText)
   if (size !== undefined && isViolation(size)) return invalid(size.message, size.param)
 
   const qualityText = stringField(raw, "quality")
-  if (qualityText instanceof InvalidRequest) return { ok: false, error: qualityText }
+  if (qualityText instanceof InvalidRequest) return Result.fail(qualityText)
   const quality = resolveQuality(family, qualityText)
   if (isViolation(quality)) return invalid(quality.message, quality.param)
 
@@ -149,7 +145,7 @@ export const decodeImageRequest = (
   if (!stringOrObject(raw.style)) return invalid("style must be a string or an object.", "style")
   if (!stringOrObject(raw.background)) return invalid("background must be a string or an object.", "background")
   const user = stringField(raw, "user")
-  if (user instanceof InvalidRequest) return { ok: false, error: user }
+  if (user instanceof InvalidRequest) return Result.fail(user)
 
   const given = edit === undefined ? referencesOf(raw.image) : []
   if (given === undefined) {
@@ -168,23 +164,20 @@ export const decodeImageRequest = (
     return invalid("A dall-e-2 model edits one image at a time.", "image")
   }
 
-  return {
-    ok: true,
-    value: {
-      model,
-      prompt,
-      n,
-      size: size?.size === "auto" ? undefined : size?.size,
-      tier: size?.tier,
-      quality: quality.quality,
-      // No response_format: what the model's vendor answers by default (GPT image models: b64_json only).
-      b64: responseFormat === undefined ? family === "gpt-image" : responseFormat !== "url",
-      style: raw.style ?? undefined,
-      background: raw.background ?? undefined,
-      watermark,
-      user,
-      references: references as ReadonlyArray<string>,
-      edit
-    }
-  }
+  return Result.succeed({
+    model,
+    prompt,
+    n,
+    size: size?.size === "auto" ? undefined : size?.size,
+    tier: size?.tier,
+    quality: quality.quality,
+    // No response_format: what the model's vendor answers by default (GPT image models: b64_json only).
+    b64: responseFormat === undefined ? family === "gpt-image" : responseFormat !== "url",
+    style: raw.style ?? undefined,
+    background: raw.background ?? undefined,
+    watermark,
+    user,
+    references: references as ReadonlyArray<string>,
+    edit
+  })
 }

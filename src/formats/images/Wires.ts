@@ -11,7 +11,7 @@ import type { ImageFormatName, ImageWire } from "./ImageWire.ts"
 import { openAiImageWire } from "../openai/images/Wire.ts"
 
 export type { ImageCallBody, ImageFormatName, ImageWire } from "./ImageWire.ts"
-export { decodeImageRequest, type ImageDecoded } from "./RequestDecoder.ts"
+export { decodeImageRequest } from "./RequestDecoder.ts"
 export { encodeImagesAnswer } from "../openai/images/Wire.ts"
 
 /**

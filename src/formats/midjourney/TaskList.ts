@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../shared/Decoded.ts"
 
@@ -20,13 +21,10 @@ export const MAX_LIST_IDS = 100
 export const decodeMjListIds = (body: Record<string, unknown>): Decoded<ReadonlyArray<string>> => {
   const ids = body.ids
   if (!Array.isArray(ids) || !ids.every((id) => typeof id === "string")) {
-    return { ok: false, error: new InvalidRequest({ message: "ids must be an array of task ids.", param: "ids" }) }
+    return Result.fail(new InvalidRequest({ message: "ids must be an array of task ids.", param: "ids" }))
   }
   if (ids.length > MAX_LIST_IDS) {
-    return {
-      ok: false,
-      error: new InvalidRequest({ message: `ids may hold at most ${MAX_LIST_IDS} task ids.`, param: "ids" })
-    }
+    return Result.fail(new InvalidRequest({ message: `ids may hold at most ${MAX_LIST_IDS} task ids.`, param: "ids" }))
   }
-  return { ok: true, value: ids }
+  return Result.succeed(ids)
 }

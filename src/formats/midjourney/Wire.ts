@@ -21,10 +21,12 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import type { TaskStatus } from "../../canonical/Video.ts"
 import type { Problem } from "../../domain/Problem.ts"
 import { safeVendorText } from "../../domain/Redact.ts"
 import { InvalidRequest, UpstreamFailed, type UpstreamFailureKind } from "../../errors/GatewayError.ts"
+import type { Decoded } from "../shared/Decoded.ts"
 
 /** The actions a Midjourney task can be. @category models */
 export type MjAction =
@@ -125,131 +127,127 @@ export type MjSubmit =
  */
 export type MjSubmitKind = MjSubmit["kind"] | "simple-change"
 
-const bad = (message: string, param: string) => new InvalidRequest({ message, param })
+type Refused<A> = Result.Result<A, InvalidRequest>
 
-const optionalString = (body: Record<string, unknown>, name: string, max: number): string | undefined => {
+const bad = (message: string, param: string): Refused<never> => Result.fail(new InvalidRequest({ message, param }))
+
+const optionalString = (body: Record<string, unknown>, name: string, max: number): Refused<string | undefined> => {
   const value = body[name]
-  if (value === undefined || value === null) return undefined
-  if (typeof value !== "string") throw bad(`${name} must be a string.`, name)
-  if (value.length > max) throw bad(`${name} is longer than ${max} characters.`, name)
-  return value
+  if (value === undefined || value === null) return Result.succeed(undefined)
+  if (typeof value !== "string") return bad(`${name} must be a string.`, name)
+  if (value.length > max) return bad(`${name} is longer than ${max} characters.`, name)
+  return Result.succeed(value)
 }
 
-const taskIdOf = (body: Record<string, unknown>): string => {
+const taskIdOf = (body: Record<string, unknown>): Refused<string> => {
   const value = body.taskId
-  if (typeof value !== "string" || value.trim() === "") throw bad("taskId is required.", "taskId")
-  if (value.length > 100) throw bad("taskId is longer than 100 characters.", "taskId")
-  return value
+  if (typeof value !== "string" || value.trim() === "") return bad("taskId is required.", "taskId")
+  if (value.length > 100) return bad("taskId is longer than 100 characters.", "taskId")
+  return Result.succeed(value)
 }
 
 const isImageDataUri = (value: unknown): value is string =>
   typeof value === "string" && /^data:image\/[a-z0-9.+-]{1,50};base64,[A-Za-z0-9+/=\s]+$/i.test(value)
 
-const imagesOf = (value: unknown, param: string, min: number): ReadonlyArray<string> => {
-  if (!Array.isArray(value)) throw bad(`${param} must be an array of image data URIs.`, param)
+const imagesOf = (value: unknown, param: string, min: number): Refused<ReadonlyArray<string>> => {
+  if (!Array.isArray(value)) return bad(`${param} must be an array of image data URIs.`, param)
   if (value.length < min || value.length > MAX_IMAGES) {
-    throw bad(`${param} must hold ${min} to ${MAX_IMAGES} images.`, param)
+    return bad(`${param} must hold ${min} to ${MAX_IMAGES} images.`, param)
   }
-  value.forEach((item, index) => {
-    if (!isImageDataUri(item)) {
-      throw bad(`${param}[${index}] must be a data:image/...;base64 URI.`, `${param}[${index}]`)
-    }
-  })
-  return value as ReadonlyArray<string>
+  const index = value.findIndex((item) => !isImageDataUri(item))
+  return index === -1
+    ? Result.succeed(value as ReadonlyArray<string>)
+    : bad(`${param}[${index}] must be a data:image/...;base64 URI.`, `${param}[${index}]`)
 }
 
-const commonOf = (body: Record<string, unknown>): Common => {
-  const botType = body.botType
-  if (botType !== undefined && botType !== null && botType !== "MID_JOURNEY" && botType !== "NIJI_JOURNEY") {
-    throw bad("botType must be MID_JOURNEY or NIJI_JOURNEY.", "botType")
-  }
-  return { state: optionalString(body, "state", 1000), botType: botType ?? undefined }
-}
+const commonOf = (body: Record<string, unknown>): Refused<Common> =>
+  Result.gen(function* () {
+    const botType = body.botType
+    if (botType !== undefined && botType !== null && botType !== "MID_JOURNEY" && botType !== "NIJI_JOURNEY") {
+      return yield* bad("botType must be MID_JOURNEY or NIJI_JOURNEY.", "botType")
+    }
+    return { state: yield* optionalString(body, "state", 1000), botType: botType ?? undefined }
+  })
 
 /**
- * Decodes the body of `POST /mj/submit/{kind}`. Fails with `InvalidRequest`
- * whose `param` names the field. `notifyHook` and `accountFilter` are not
- * decoded: they are never forwarded (a hook would receive the upstream's ids;
- * the account pool is the operator's).
+ * Decodes the body of `POST /mj/submit/{kind}`: `Result.succeed(MjSubmit)`,
+ * or `Result.fail(InvalidRequest)` whose `param` names the field.
+ * `notifyHook` and `accountFilter` are not decoded: they are never forwarded
+ * (a hook would receive the upstream's ids; the account pool is the
+ * operator's).
  *
  * @category decoding
  */
 export const decodeMjSubmit = (
   kind: MjSubmitKind,
   body: Record<string, unknown>
-): { readonly ok: true; readonly value: MjSubmit } | { readonly ok: false; readonly error: InvalidRequest } => {
-  try {
+): Decoded<MjSubmit> =>
+  Result.gen(function* () {
     switch (kind) {
       case "imagine": {
         const prompt = body.prompt
-        if (typeof prompt !== "string" || prompt.trim() === "") throw bad("prompt is required.", "prompt")
-        if (prompt.length > MAX_PROMPT) throw bad(`prompt is longer than ${MAX_PROMPT} characters.`, "prompt")
+        if (typeof prompt !== "string" || prompt.trim() === "") return yield* bad("prompt is required.", "prompt")
+        if (prompt.length > MAX_PROMPT) return yield* bad(`prompt is longer than ${MAX_PROMPT} characters.`, "prompt")
         const base64Array = body.base64Array === undefined || body.base64Array === null
           ? undefined
-          : imagesOf(body.base64Array, "base64Array", 0)
-        return { ok: true, value: { kind, ...commonOf(body), prompt, base64Array } }
+          : yield* imagesOf(body.base64Array, "base64Array", 0)
+        return { kind, ...yield* commonOf(body), prompt, base64Array }
       }
       case "blend": {
         const dimensions = body.dimensions ?? undefined
         if (
           dimensions !== undefined && dimensions !== "PORTRAIT" && dimensions !== "SQUARE" && dimensions !== "LANDSCAPE"
-        ) throw bad("dimensions must be PORTRAIT, SQUARE or LANDSCAPE.", "dimensions")
-        return {
-          ok: true,
-          value: { kind, ...commonOf(body), base64Array: imagesOf(body.base64Array, "base64Array", 2), dimensions }
-        }
+        ) return yield* bad("dimensions must be PORTRAIT, SQUARE or LANDSCAPE.", "dimensions")
+        const common = yield* commonOf(body)
+        return { kind, ...common, base64Array: yield* imagesOf(body.base64Array, "base64Array", 2), dimensions }
       }
       case "describe": {
-        if (!isImageDataUri(body.base64)) throw bad("base64 must be a data:image/...;base64 URI.", "base64")
-        return { ok: true, value: { kind, ...commonOf(body), base64: body.base64 } }
+        if (!isImageDataUri(body.base64)) return yield* bad("base64 must be a data:image/...;base64 URI.", "base64")
+        return { kind, ...yield* commonOf(body), base64: body.base64 }
       }
       case "simple-change": {
         // `<taskId> U1`…`U4`, `V1`…`V4` or `R` (novicezk `ConvertUtils.convertChangeParams`).
         const content = body.content
         const match = typeof content === "string" ? /^(\S{1,100}) (?:([UV])([1-4])|R)$/i.exec(content.trim()) : null
-        if (match === null) throw bad('content must be "<taskId> U1" to U4, V1 to V4, or R.', "content")
+        if (match === null) return yield* bad('content must be "<taskId> U1" to U4, V1 to V4, or R.', "content")
         const action = match[2] === undefined ? "REROLL" : match[2].toUpperCase() === "U" ? "UPSCALE" : "VARIATION"
         const index = match[3] === undefined ? undefined : Number(match[3])
-        return { ok: true, value: { kind: "change", ...commonOf(body), taskId: match[1], action, index } }
+        return { kind: "change", ...yield* commonOf(body), taskId: match[1], action, index }
       }
       case "change": {
-        const taskId = taskIdOf(body)
+        const taskId = yield* taskIdOf(body)
         const action = body.action
         if (action !== "UPSCALE" && action !== "VARIATION" && action !== "REROLL") {
-          throw bad("action must be UPSCALE, VARIATION or REROLL.", "action")
+          return yield* bad("action must be UPSCALE, VARIATION or REROLL.", "action")
         }
         const index = body.index ?? undefined
         if (
           action !== "REROLL" && !(typeof index === "number" && Number.isInteger(index) && index >= 1 && index <= 4)
         ) {
-          throw bad("index must be an integer from 1 to 4.", "index")
+          return yield* bad("index must be an integer from 1 to 4.", "index")
         }
-        return { ok: true, value: { kind, ...commonOf(body), taskId, action, index: index as number | undefined } }
+        return { kind, ...yield* commonOf(body), taskId, action, index: index as number | undefined }
       }
       case "action": {
-        const taskId = taskIdOf(body)
+        const taskId = yield* taskIdOf(body)
         const customId = body.customId
-        if (typeof customId !== "string" || customId === "") throw bad("customId is required.", "customId")
+        if (typeof customId !== "string" || customId === "") return yield* bad("customId is required.", "customId")
         if (customId.length > 200 || actionOfCustomId(customId) === undefined) {
-          throw bad("customId is not a button this gateway knows.", "customId")
+          return yield* bad("customId is not a button this gateway knows.", "customId")
         }
-        return { ok: true, value: { kind, ...commonOf(body), taskId, customId } }
+        return { kind, ...yield* commonOf(body), taskId, customId }
       }
       case "modal": {
-        const taskId = taskIdOf(body)
-        const prompt = optionalString(body, "prompt", MAX_PROMPT)
+        const taskId = yield* taskIdOf(body)
+        const prompt = yield* optionalString(body, "prompt", MAX_PROMPT)
         const mask = body.maskBase64 ?? undefined
         if (mask !== undefined && mask !== "" && !isImageDataUri(mask)) {
-          throw bad("maskBase64 must be a data:image/...;base64 URI.", "maskBase64")
+          return yield* bad("maskBase64 must be a data:image/...;base64 URI.", "maskBase64")
         }
-        return { ok: true, value: { kind, taskId, prompt, maskBase64: mask === "" ? undefined : mask } }
+        return { kind, taskId, prompt, maskBase64: mask === "" ? undefined : mask }
       }
     }
-  } catch (error) {
-    if (error instanceof InvalidRequest) return { ok: false, error }
-    throw error
-  }
-}
+  })
 
 /** The fields of a submit's `Common` that go upstream as given. */
 const commonBody = (submit: Common) => ({

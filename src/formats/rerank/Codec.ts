@@ -20,9 +20,11 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import { utf8Length } from "../../canonical/Estimate.ts"
 import { safeVendorText } from "../../domain/Redact.ts"
 import { InvalidRequest, UpstreamFailed } from "../../errors/GatewayError.ts"
+import type { Decoded } from "../shared/Decoded.ts"
 
 /** A document: text, or an object (fields the caller chose). @category models */
 export type RerankDocument = string | Readonly<Record<string, unknown>>
@@ -61,10 +63,7 @@ export interface RerankAnswer {
   readonly tokens: number | undefined
 }
 
-const invalid = (message: string, param: string) => ({
-  ok: false as const,
-  error: new InvalidRequest({ message, param })
-})
+const invalid = (message: string, param: string) => Result.fail(new InvalidRequest({ message, param }))
 
 /**
  * Checks a `/v1/rerank` or `/v2/rerank` body. Fails with `InvalidRequest`
@@ -74,7 +73,7 @@ const invalid = (message: string, param: string) => ({
  */
 export const decodeRerankRequest = (
   body: Record<string, unknown>
-): { readonly ok: true; readonly value: RerankRequest } | { readonly ok: false; readonly error: InvalidRequest } => {
+): Decoded<RerankRequest> => {
   const { model, query, documents } = body
   if (typeof model !== "string" || model.length === 0) return invalid("`model` must be a non-empty string.", "model")
   if (typeof query !== "string" || query.length === 0) return invalid("`query` must be a non-empty string.", "query")
@@ -102,17 +101,14 @@ export const decodeRerankRequest = (
   if (maxTokens !== undefined && (typeof maxTokens !== "number" || !Number.isInteger(maxTokens) || maxTokens < 1)) {
     return invalid("`max_tokens_per_doc` must be a positive integer.", "max_tokens_per_doc")
   }
-  return {
-    ok: true,
-    value: {
-      model,
-      query,
-      documents: documents as ReadonlyArray<RerankDocument>,
-      topN: topN === undefined ? undefined : Math.min(topN, documents.length),
-      returnDocuments: returnDocuments ?? false,
-      maxTokensPerDoc: maxTokens
-    }
-  }
+  return Result.succeed({
+    model,
+    query,
+    documents: documents as ReadonlyArray<RerankDocument>,
+    topN: topN === undefined ? undefined : Math.min(topN, documents.length),
+    returnDocuments: returnDocuments ?? false,
+    maxTokensPerDoc: maxTokens
+  })
 }
 
 /** A document's text as a wire that only reads text receives it. */

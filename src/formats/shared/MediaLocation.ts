@@ -18,6 +18,7 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import type { Request } from "../../canonical/Request.ts"
 import type { Decoded } from "./Decoded.ts"
 
@@ -147,19 +148,19 @@ export const mediaFieldLocations = (
   const marked = paths.reduce<unknown>((value, path, index) => withValueAt(value, path, `${MARKER}${index}`), body)
   // The model from a generate-content path is not in the body; any name decodes the same messages.
   const decoded = decode(marked, { model: "media-field" })
-  if (!decoded.ok) return []
+  if (Result.isFailure(decoded)) return []
   const found: Array<{ readonly path: WirePath; readonly location: MediaLocation }> = []
   const visit = (url: string | undefined, location: MediaLocation) => {
     if (url === undefined || !url.startsWith(MARKER)) return
     const path = paths[Number(url.slice(MARKER.length))]
     if (path !== undefined) found.push({ path, location })
   }
-  for (const [message, { content }] of decoded.value.messages.entries()) {
+  for (const [message, { content }] of decoded.success.messages.entries()) {
     for (const [part, item] of content.entries()) {
-      visit(mediaUrlAt(decoded.value, { message, part }), { message, part })
+      visit(mediaUrlAt(decoded.success, { message, part }), { message, part })
       if (item.type === "tool-result") {
         for (const inner of item.content.keys()) {
-          visit(mediaUrlAt(decoded.value, { message, part, inner }), { message, part, inner })
+          visit(mediaUrlAt(decoded.success, { message, part, inner }), { message, part, inner })
         }
       }
     }

@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import type { Untranslatable } from "../../canonical/Request.ts"
 import { safeVendorText } from "../../domain/Redact.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
@@ -162,16 +163,15 @@ export const setAsideNewValues = (
     notes,
     renumber,
     restore: <A>(decoded: Decoded<A>): Decoded<A> => {
-      if (decoded.ok) return decoded
-      const { message, param, code } = decoded.error
-      return {
-        ok: false,
-        error: new InvalidRequest({
+      if (Result.isSuccess(decoded)) return decoded
+      const { message, param, code } = decoded.failure
+      return Result.fail(
+        new InvalidRequest({
           message: renumber(message),
           ...(param === undefined ? {} : { param: renumber(param) }),
           ...(code === undefined ? {} : { code })
         })
-      }
+      )
     }
   }
 }
@@ -186,11 +186,11 @@ export const withNewValues = <A extends { readonly untranslatable?: ReadonlyArra
   aside: NewValues,
   decoded: Decoded<A>
 ): Decoded<A> => {
-  if (!decoded.ok) return aside.restore(decoded)
+  if (Result.isFailure(decoded)) return aside.restore(decoded)
   if (aside.notes.length === 0) return decoded
-  const own = (decoded.value.untranslatable ?? []).map((note) => ({
+  const own = (decoded.success.untranslatable ?? []).map((note) => ({
     param: aside.renumber(note.param),
     message: aside.renumber(note.message)
   }))
-  return { ok: true, value: { ...decoded.value, untranslatable: [...aside.notes, ...own] } }
+  return Result.succeed({ ...decoded.success, untranslatable: [...aside.notes, ...own] })
 }

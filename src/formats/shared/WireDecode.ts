@@ -1,12 +1,13 @@
 /**
- * Decoding a caller's JSON with `Schema` into the formats' `Decoded` results:
+ * Decoding a caller's JSON with `Schema` into the formats' `Decoded` results
+ * (Effect's `Result`):
  * the first bad field as an `InvalidRequest` (wording and `param` from
  * `domain/SchemaDecode.ts`), and re-basing an error found inside a nested
  * value onto the caller's body.
  *
  * @since 0.1.0
  */
-import type { Schema } from "effect"
+import { Result, type Schema } from "effect"
 import { fieldErrorAt, makeDecoder as makeFieldDecoder } from "../../domain/SchemaDecode.ts"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../Format.ts"
@@ -32,10 +33,7 @@ export const makeWireDecoder = <A, I>(
   schema: Schema.Codec<A, I>
 ): (input: unknown, prefix?: ReadonlyArray<PropertyKey>) => Decoded<A> => {
   const decode = makeFieldDecoder(schema)
-  return (input, prefix) => {
-    const result = decode(input, prefix)
-    return result.ok ? result : { ok: false, error: new InvalidRequest(result.error) }
-  }
+  return (input, prefix) => Result.mapError(decode(input, prefix), (error) => new InvalidRequest(error))
 }
 
 /**

@@ -31,15 +31,35 @@
  * mini-2.0's own parameters (duration, ratio, resolution, images). Fields a
  * family does not know are ignored (spec "What the service does", 8).
  *
+ * The fields are `Schema`s (`request/VideoFields.ts`, media references by
+ * `request/MediaRefs.ts`), decoded in the order the rules check them; the
+ * rules that tie fields together are plain code over the decoded fields. The
+ * answer is Effect's `Result`; a form body is read by `VideoForm.ts`.
+ *
  * @since 0.1.0
  */
-import { Effect } from "effect"
-import { parseDataUri } from "../../canonical/DataUri.ts"
-import type { MediaRef, ReferenceRole, VideoReference, VideoRequest } from "../../canonical/Video.ts"
-import { ASSET_URI_PREFIX, assetIdOf, isAssetId } from "../../domain/AssetId.ts"
+import { Result, Schema } from "effect"
+import type { ReferenceRole, VideoReference, VideoRequest } from "../../canonical/Video.ts"
+import type { InvalidRequest } from "../../errors/GatewayError.ts"
+import type { Decoded } from "../shared/Decoded.ts"
+import { type MediaPolicy, mediaProblem, mediaRefOf, quote } from "./request/MediaRefs.ts"
+import {
+  decodeFields,
+  flag,
+  flagOf,
+  listOf,
+  media,
+  mediaList,
+  metadata,
+  MINI_CODE,
+  refusal,
+  requiredText,
+  seconds,
+  secondsOf,
+  text
+} from "./request/VideoFields.ts"
 import {
   defaultVideoFamily,
-  MAX_INLINE_IMAGE_CHARS,
   MAX_VIDEO_PROMPT,
   MAX_VIDEO_REFERENCES,
   MAX_VIDEO_SECONDS,
@@ -51,242 +71,24 @@ import {
   VIDEOA_DURATION,
   type VideoFamily
 } from "./VideoFamilies.ts"
-import { InvalidRequest } from "../../errors/GatewayError.ts"
 
 /** The body a video route decodes. @category models */
 export type VideoRoute = "videos" | "remix" | "unified"
 
-/** A decoded request, or the first rule it breaks. @category models */
-export type VideoDecoded = { readonly ok: true; readonly value: VideoRequest } | {
-  readonly ok: false
-  readonly error: InvalidRequest
-}
-
 /** The longest model name, in characters. @category rules */
 export const MAX_MODEL_NAME = 256
 
-/** The longest media URL, in characters. @category rules */
-export const MAX_MEDIA_URL = 4096
+type Refused<A> = Result.Result<A, InvalidRequest>
 
-/** The largest `metadata` object, in characters of its JSON. @category rules */
-export const MAX_METADATA_CHARS = 16_384
+const refuse = (message: string, param: string, code?: string): Refused<never> =>
+  Result.fail(refusal(message, param, code))
 
-/** mini-2.0's own parameter errors carry this code (spec "Errors"). */
-const MINI_CODE = "invalid_request_error"
-
-/** Thrown inside the decoder only; `decodeVideoRequest` turns it into its answer. */
-class Rejected {
-  constructor(readonly error: InvalidRequest) {}
-}
-
-const reject = (message: string, param: string, code?: string): never => {
-  throw new Rejected(new InvalidRequest({ message, param, ...(code === undefined ? {} : { code }) }))
-}
-
-/** A caller's value quoted for a message: at most 24 characters, control characters escaped. */
-const quote = (value: string): string => JSON.stringify(value.length > 24 ? `${value.slice(0, 24)}…` : value)
-
-/** A string field: absent (`undefined` or `null`), or a well-formed string without NUL of at most `max` characters. */
-const text = (raw: Record<string, unknown>, name: string, max: number, code?: string): string | undefined => {
-  const value = raw[name]
-  if (value === undefined || value === null) return undefined
-  if (typeof value !== "string") return reject(`${name} must be a string.`, name, code)
-  if (value.length > max) {
-    return reject(`${name} is ${value.length} characters; at most ${max} are allowed.`, name, code)
-  }
-  if (!value.isWellFormed() || value.includes("\u0000")) {
-    return reject(`${name} holds a NUL character or a lone surrogate.`, name, code)
-  }
-  return value
-}
-
-/**
- * A whole number of seconds: a JSON integer, or (forms, OpenAI's `seconds`) a
- * string of digits. `values` says which values the family takes, for the message.
- */
-const secondsField = (
-  raw: Record<string, unknown>,
-  name: string,
-  code?: string,
-  values = ""
-): number | undefined => {
-  const value = raw[name]
-  if (value === undefined || value === null) return undefined
-  if (typeof value === "number" && Number.isSafeInteger(value)) return value
-  if (typeof value === "string" && /^\s*\d{1,6}\s*$/.test(value)) return Number(value)
-  return reject(`${name} must be a whole number of seconds${values}.`, name, code)
-}
-
-/** A boolean field (a form's `true` / `false` too). */
-const booleanField = (raw: Record<string, unknown>, name: string): boolean | undefined => {
-  const value = raw[name]
-  if (value === undefined || value === null) return undefined
-  if (typeof value === "boolean") return value
-  if (value === "true") return true
-  if (value === "false") return false
-  return reject(`${name} must be a boolean.`, name)
-}
-
-/** `metadata`: absent, or a plain object whose JSON is at most `MAX_METADATA_CHARS`. */
-const metadataField = (raw: Record<string, unknown>): Readonly<Record<string, unknown>> | undefined => {
-  const value = raw.metadata
-  if (value === undefined || value === null) return undefined
-  if (typeof value !== "object" || Array.isArray(value)) return reject("metadata must be an object.", "metadata")
-  const json = JSON.stringify(value)
-  if (json.length > MAX_METADATA_CHARS) {
-    return reject(
-      `metadata is ${json.length} characters of JSON; at most ${MAX_METADATA_CHARS} are allowed.`,
-      "metadata"
-    )
-  }
-  return value as Record<string, unknown>
-}
-
-/** What a media field of a family accepts besides public `http(s)://` URLs and asset URIs. */
-interface MediaPolicy {
-  /** Images inline as a `data:image/…;base64,` URI (or, on the unified route, bare Base64). */
-  readonly inline: boolean
-  readonly code?: string | undefined
-}
-
-/** A bare Base64 image's media type from its first bytes (PNG, JPEG, GIF, WebP), else `undefined`. */
-const sniffBase64 = (value: string): string | undefined =>
-  value.startsWith("iVBORw0KGgo")
-    ? "image/png"
-    : value.startsWith("/9j/")
-    ? "image/jpeg"
-    : value.startsWith("R0lGOD")
-    ? "image/gif"
-    : value.startsWith("UklGR")
-    ? "image/webp"
-    : undefined
-
-/**
- * One media reference checked: a public `http://` or `https://` URL (no
- * credentials; the spec's "public URL"; its host is checked against
- * non-public addresses by `Assets.resolveRequest` before any vendor call), an
- * asset URI `asset://<id>`, or, where `policy.inline`, an image data URI
- * (bare Base64 when `bareBase64`, made a data URI). `name` is the field,
- * `label` how the message names the item.
- */
-const mediaRef = (
-  value: unknown,
-  name: string,
-  label: string,
-  kind: VideoReference["kind"],
-  policy: MediaPolicy,
-  bareBase64 = false
-): MediaRef => {
-  const { code } = policy
-  if (typeof value !== "string" || value.length === 0) return reject(`${label} must be a non-empty string.`, name, code)
-  if (!value.isWellFormed() || value.includes("\u0000")) {
-    return reject(`${label} holds a NUL character or a lone surrogate.`, name, code)
-  }
-  if (value.startsWith("data:") || (bareBase64 && sniffBase64(value) !== undefined)) {
-    if (!policy.inline || kind !== "image") {
-      return reject(
-        `${label} must be a public http(s):// URL or ${ASSET_URI_PREFIX}<id>; data URIs and uploads are not accepted.`,
-        name,
-        code
-      )
-    }
-    if (value.length > MAX_INLINE_IMAGE_CHARS) {
-      return reject(`${label} is larger than ${MAX_INLINE_IMAGE_CHARS} characters.`, name, code)
-    }
-    if (value.startsWith("data:")) {
-      const parsed = parseDataUri(value)
-      if (parsed === undefined || !/^image\/[a-z0-9.+-]{1,64}$/i.test(parsed.mediaType)) {
-        return reject(`${label} must be a Base64 image data URI (data:image/<type>;base64,…).`, name, code)
-      }
-      if (!/^[A-Za-z0-9+/]*={0,2}$/.test(parsed.data)) return reject(`${label} is not valid Base64.`, name, code)
-      return value
-    }
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(value)) return reject(`${label} is not valid Base64.`, name, code)
-    return `data:${sniffBase64(value)};base64,${value}`
-  }
-  if (value.length > MAX_MEDIA_URL) return reject(`${label} is longer than ${MAX_MEDIA_URL} characters.`, name, code)
-  const asset = assetIdOf(value)
-  if (asset !== undefined) {
-    return isAssetId(asset) ? value : reject(`${label} names no valid asset id: ${quote(asset)}.`, name, code)
-  }
-  let url: URL
-  try {
-    url = new URL(value)
-  } catch {
-    return reject(`${label} must be a public http(s):// URL or ${ASSET_URI_PREFIX}<id>.`, name, code)
-  }
-  const web = url.protocol === "https:" || url.protocol === "http:"
-  if (!web || url.hostname === "" || url.username !== "" || url.password !== "") {
-    return reject(
-      `${label} must be a public http(s):// URL (without credentials) or ${ASSET_URI_PREFIX}<id>.`,
-      name,
-      code
-    )
-  }
-  return value
-}
-
-/** Collects references, bounded by `MAX_VIDEO_REFERENCES` over the whole request. */
-class References {
-  readonly list: Array<VideoReference> = []
-  add(reference: VideoReference, name: string): void {
-    if (this.list.length >= MAX_VIDEO_REFERENCES) {
-      reject(`A request may carry at most ${MAX_VIDEO_REFERENCES} media references.`, name)
-    }
-    this.list.push(reference)
-  }
-  /** A single-reference field. */
-  one(
-    raw: Record<string, unknown>,
-    name: string,
-    kind: VideoReference["kind"],
-    role: ReferenceRole,
-    policy: MediaPolicy,
-    bareBase64 = false
-  ): boolean {
-    const value = raw[name]
-    if (value === undefined || value === null) return false
-    this.add({ kind, role, ref: mediaRef(value, name, name, kind, policy, bareBase64), param: name }, name)
-    return true
-  }
-  /** An array field (or, where `single`, a string too). */
-  many(
-    raw: Record<string, unknown>,
-    name: string,
-    kind: VideoReference["kind"],
-    role: ReferenceRole,
-    policy: MediaPolicy,
-    options: { readonly single?: boolean; readonly bareBase64?: boolean } = {}
-  ): number {
-    const value = raw[name]
-    if (value === undefined || value === null) return 0
-    if (options.single === true && typeof value === "string") {
-      this.add({ kind, role, ref: mediaRef(value, name, name, kind, policy, options.bareBase64), param: name }, name)
-      return 1
-    }
-    if (!Array.isArray(value)) {
-      return reject(
-        `${name} must be an array of strings${options.single === true ? " or a string" : ""}.`,
-        name,
-        policy.code
-      )
-    }
-    if (value.length > MAX_VIDEO_REFERENCES) {
-      return reject(
-        `${name} has ${value.length} items; at most ${MAX_VIDEO_REFERENCES} are allowed.`,
-        name,
-        policy.code
-      )
-    }
-    value.forEach((item, index) =>
-      this.add({
-        kind,
-        role,
-        ref: mediaRef(item, name, `${name}[${index}]`, kind, policy, options.bareBase64),
-        param: `${name}[${index}]`
-      }, name)
-    )
-    return value.length
+/** One schema per key, built on first use (the rules of a family, a route). */
+const memo = <K, A>(make: (key: K) => A): (key: K) => A => {
+  const made = new Map<K, A>()
+  return (key) => {
+    if (!made.has(key)) made.set(key, make(key))
+    return made.get(key)!
   }
 }
 
@@ -305,229 +107,88 @@ const ratioOf = (value: string): string | undefined => {
   return match !== null && Number(match[1]) >= 1 && Number(match[2]) >= 1 ? value : undefined
 }
 
-/** `resolution`: a tier such as `720p` (any case), made lower case. */
-const resolutionOf = (value: string | undefined): string | undefined => {
-  if (value === undefined) return undefined
-  const lower = value.toLowerCase()
-  return /^\d{3,4}p$/.test(lower)
-    ? lower
-    : reject(`Invalid resolution ${quote(value)}: use a tier such as 720p.`, "resolution")
+/** A reference with the field it came from, which a refusal of the whole request names. */
+interface Slot {
+  readonly field: string
+  readonly reference: VideoReference
 }
+
+/** A single-reference field's slot (none when absent). */
+const one = (
+  field: string,
+  value: string | null | undefined,
+  kind: VideoReference["kind"],
+  role: ReferenceRole,
+  policy: MediaPolicy
+): ReadonlyArray<Slot> =>
+  value === undefined || value === null
+    ? []
+    : [{ field, reference: { kind, role, ref: mediaRefOf(value, policy), param: field } }]
+
+/** A list field's slots, items named `field[i]` (a plain string: `field`). */
+const many = (
+  field: string,
+  value: unknown,
+  kind: VideoReference["kind"],
+  role: ReferenceRole,
+  policy: MediaPolicy
+): ReadonlyArray<Slot> =>
+  listOf(value).map((item, index) => ({
+    field,
+    reference: {
+      kind,
+      role,
+      ref: mediaRefOf(item, policy),
+      param: typeof value === "string" ? field : `${field}[${index}]`
+    }
+  }))
+
+/** The references, at most `MAX_VIDEO_REFERENCES` over the whole request (the first one over names its field). */
+const bounded = (slots: ReadonlyArray<Slot>): Refused<ReadonlyArray<VideoReference>> =>
+  slots.length > MAX_VIDEO_REFERENCES
+    ? refuse(
+      `A request may carry at most ${MAX_VIDEO_REFERENCES} media references.`,
+      slots[MAX_VIDEO_REFERENCES].field
+    )
+    : Result.succeed(slots.map((slot) => slot.reference))
+
+/** The duration fields of a family: their code and bounds, and the decoder of both. */
+const durationRules = memo((family: VideoFamily) => {
+  const mini = family === "mini-2.0"
+  const code = mini ? MINI_CODE : undefined
+  const { min, max } = mini ? MINI_DURATION : family === "videoa" ? VIDEOA_DURATION : { min: 1, max: MAX_VIDEO_SECONDS }
+  const which = mini ? " for mini-2.0" : family === "videoa" ? " for the first video family (its vendor's range)" : ""
+  const values = ` from ${min} to ${max}${which}`
+  const decode = decodeFields(
+    Schema.Struct({ duration: seconds("duration", values), seconds: seconds("seconds", values) }),
+    code
+  )
+  return { code, min, max, values, decode }
+})
 
 /** The duration: `duration` if given, else `seconds` (both checked), within the family's bounds. */
 const durationOf = (
-  raw: Record<string, unknown>,
+  raw: Readonly<Record<string, unknown>>,
   family: VideoFamily,
   required: boolean
-): number | undefined => {
-  const mini = family === "mini-2.0"
-  const code = mini ? MINI_CODE : undefined
-  const [min, max] = mini
-    ? [MINI_DURATION.min, MINI_DURATION.max]
-    : family === "videoa"
-    ? [VIDEOA_DURATION.min, VIDEOA_DURATION.max]
-    : [1, MAX_VIDEO_SECONDS]
-  const which = mini ? " for mini-2.0" : family === "videoa" ? " for the first video family (its vendor's range)" : ""
-  const values = ` from ${min} to ${max}${which}`
-  const duration = secondsField(raw, "duration", code, values)
-  const seconds = secondsField(raw, "seconds", code, values)
-  const chosen = duration ?? seconds
-  const param = duration !== undefined ? "duration" : "seconds"
-  if (chosen === undefined) {
-    return required
-      ? reject("duration is required: a whole number of seconds from 4 to 15.", "duration", code)
-      : undefined
-  }
-  for (const [name, value] of [["duration", duration], ["seconds", seconds]] as const) {
-    if (value !== undefined && (value < min || value > max)) {
-      reject(`${name} must be a whole number of seconds${values}; got ${value}.`, name, code)
+): Refused<number | undefined> =>
+  Result.gen(function* () {
+    const { code, min, max, values, decode } = durationRules(family)
+    const fields = yield* decode(raw)
+    const duration = secondsOf(fields.duration)
+    const seconds = secondsOf(fields.seconds)
+    if (duration === undefined && seconds === undefined) {
+      return required
+        ? yield* refuse("duration is required: a whole number of seconds from 4 to 15.", "duration", code)
+        : undefined
     }
-  }
-  return param === "duration" ? duration : seconds
-}
-
-/** The first video family on `POST /v1/videos`. */
-const videoaBody = (raw: Record<string, unknown>, base: Base): VideoRequest => {
-  const policy: MediaPolicy = { inline: false }
-  const references = new References()
-  const aspectRatio = text(raw, "aspect_ratio", 16)
-  if (aspectRatio !== undefined && !(VIDEOA_ASPECT_RATIOS as ReadonlyArray<string>).includes(aspectRatio)) {
-    reject(
-      `Invalid aspect_ratio ${quote(aspectRatio)}: use one of ${VIDEOA_ASPECT_RATIOS.join(", ")}.`,
-      "aspect_ratio"
-    )
-  }
-  const size = text(raw, "size", 32)
-  if (size !== undefined && pixelSize(size) === undefined) {
-    reject(`Invalid size ${quote(size)}: use <width>x<height> (a ratio goes in aspect_ratio).`, "size")
-  }
-  const first = references.one(raw, "first_image", "image", "first_frame", policy)
-  if (first && raw.image !== undefined && raw.image !== null) reject("Give first_image or image, not both.", "image")
-  // The OpenAI-style `image` is the first frame here too.
-  const hasFirst = first || references.one(raw, "image", "image", "first_frame", policy)
-  if (raw.last_image !== undefined && raw.last_image !== null && !hasFirst) {
-    reject("last_image is only valid together with first_image.", "last_image")
-  }
-  references.one(raw, "last_image", "image", "last_frame", policy)
-  references.many(raw, "reference_image_urls", "image", "reference_image", policy)
-  references.one(raw, "reference_video_url", "video", "reference_video", policy)
-  references.many(raw, "reference_video_urls", "video", "reference_video", policy)
-  references.many(raw, "reference_audios", "audio", "reference_audio", policy)
-  references.many(raw, "reference_audio_urls", "audio", "reference_audio", policy)
-  references.one(raw, "audio_url", "audio", "reference_audio", policy)
-  const generateAudio = booleanField(raw, "generate_audio")
-  return {
-    ...base,
-    seconds: durationOf(raw, "videoa", false),
-    size,
-    aspectRatio,
-    resolution: resolutionOf(text(raw, "resolution", 16)),
-    watermark: booleanField(raw, "watermark"),
-    generateAudio,
-    references: references.list
-  }
-}
-
-/** mini-2.0 on `POST /v1/videos`. */
-const miniBody = (raw: Record<string, unknown>, base: Base): VideoRequest => {
-  const seconds = durationOf(raw, "mini-2.0", true)
-  const ratio = text(raw, "ratio", 16, MINI_CODE)
-  if (ratio === undefined) reject("ratio is required: 16:9 or 9:16.", "ratio", MINI_CODE)
-  if (!(MINI_RATIOS as ReadonlyArray<string | undefined>).includes(ratio)) {
-    reject(`Invalid ratio ${quote(ratio ?? "")}: use 16:9 or 9:16.`, "ratio", MINI_CODE)
-  }
-  const resolution = text(raw, "resolution", 16, MINI_CODE)
-  if (resolution === undefined) reject("resolution is required: 480p.", "resolution", MINI_CODE)
-  if (resolution?.toLowerCase() !== MINI_RESOLUTION) {
-    reject(`Invalid resolution ${quote(resolution ?? "")}: mini-2.0 takes 480p.`, "resolution", MINI_CODE)
-  }
-  const references = new References()
-  const images = raw.images
-  if (images !== undefined && images !== null) {
-    if (!Array.isArray(images)) reject("images must be an array of public image URLs.", "images", MINI_CODE)
-    if ((images as Array<unknown>).length > MINI_MAX_IMAGES) {
-      reject(
-        `images has ${(images as Array<unknown>).length} items; mini-2.0 takes at most ${MINI_MAX_IMAGES}.`,
-        "images",
-        MINI_CODE
-      )
-    }
-    references.many(raw, "images", "image", "reference_image", { inline: false, code: MINI_CODE })
-  }
-  return { ...base, seconds, aspectRatio: ratio, resolution: MINI_RESOLUTION, references: references.list }
-}
-
-/** The generic (OpenAI-style) family on `POST /v1/videos`, and every family's remix. */
-const openAiBody = (raw: Record<string, unknown>, base: Base, family: VideoFamily, route: VideoRoute): VideoRequest => {
-  const policy: MediaPolicy = { inline: family === "openai-video" }
-  const references = new References()
-  const sizeText = text(raw, "size", 32)
-  let size: string | undefined
-  let aspectRatio: string | undefined
-  if (sizeText !== undefined) {
-    size = pixelSize(sizeText)
-    if (size === undefined && family === "videoa") {
-      reject(`Invalid size ${quote(sizeText)}: use <width>x<height>.`, "size")
-    }
-    if (size === undefined) {
-      aspectRatio = ratioOf(sizeText) ??
-        reject(`Invalid size ${quote(sizeText)}: use <width>x<height> or a ratio such as 16:9.`, "size")
-    }
-  }
-  const image = references.one(raw, "image", "image", "first_frame", policy)
-  if (route === "videos") {
-    const input = raw.input_reference
-    if (input !== undefined && input !== null) {
-      if (image) reject("Give image or input_reference, not both.", "input_reference")
-      if (typeof input === "object" && !Array.isArray(input)) {
-        const object = input as Record<string, unknown>
-        if (object.file_id !== undefined && object.file_id !== null) {
-          reject("input_reference.file_id is not supported: give image_url (a URL or a data URI).", "input_reference")
-        }
-        references.add(
-          {
-            kind: "image",
-            role: "first_frame",
-            ref: mediaRef(object.image_url, "input_reference", "input_reference.image_url", "image", policy),
-            param: "input_reference"
-          },
-          "input_reference"
-        )
-      } else {
-        references.one(raw, "input_reference", "image", "first_frame", policy)
+    for (const [name, value] of [["duration", duration], ["seconds", seconds]] as const) {
+      if (value !== undefined && (value < min || value > max)) {
+        return yield* refuse(`${name} must be a whole number of seconds${values}; got ${value}.`, name, code)
       }
     }
-  }
-  const seconds = durationOf(raw, family, false)
-  return { ...base, seconds, size, aspectRatio, references: references.list }
-}
-
-/** The unified body, every family. */
-const unifiedBody = (raw: Record<string, unknown>, base: Base, family: VideoFamily): VideoRequest => {
-  const mini = family === "mini-2.0"
-  const code = mini ? MINI_CODE : undefined
-  const policy: MediaPolicy = { inline: true, code }
-  const references = new References()
-  const hasImage = references.one(raw, "image", "image", "first_frame", policy, true)
-  if (family === "videoa" && hasImage && raw.images !== undefined && raw.images !== null) {
-    reject(
-      "Give image (the first frame) or images (references), not both: the first video family cannot mix them.",
-      "images"
-    )
-  }
-  references.many(raw, "images", "image", "reference_image", policy, { bareBase64: true })
-  references.many(raw, "input_reference", "image", "reference_image", policy, { single: true, bareBase64: true })
-  if (mini && references.list.length > MINI_MAX_IMAGES) {
-    reject(`mini-2.0 takes at most ${MINI_MAX_IMAGES} images over image, images and input_reference.`, "images", code)
-  }
-  if (base.prompt.length === 0 && references.list.length === 0) {
-    reject("prompt is required (or an image to animate).", "prompt")
-  }
-  // The family's own ratio field (mini-2.0's `ratio`, the first family's `aspect_ratio`) stands for a ratio `size`.
-  const ratioField = mini ? "ratio" : family === "videoa" ? "aspect_ratio" : undefined
-  const familyRatio = ratioField === undefined ? undefined : text(raw, ratioField, 16, code)
-  const givenSize = text(raw, "size", 32, code)
-  if (familyRatio !== undefined && givenSize !== undefined && givenSize !== familyRatio) {
-    reject(`Give size or ${ratioField}, not two different values.`, ratioField!, code)
-  }
-  const sizeText = givenSize ?? familyRatio
-  const sizeParam = givenSize !== undefined ? "size" : ratioField ?? "size"
-  let size: string | undefined
-  let aspectRatio: string | undefined
-  if (sizeText !== undefined) {
-    size = pixelSize(sizeText)
-    if (size === undefined) {
-      aspectRatio = ratioOf(sizeText) ??
-        reject(
-          `Invalid ${sizeParam} ${quote(sizeText)}: use <width>x<height> or a ratio such as 16:9.`,
-          sizeParam,
-          code
-        )
-    }
-    if (family === "videoa" && aspectRatio !== undefined) {
-      if (!(VIDEOA_ASPECT_RATIOS as ReadonlyArray<string>).includes(aspectRatio)) {
-        reject(
-          `Invalid ${sizeParam} ${quote(sizeText)}: use <width>x<height> or one of ${VIDEOA_ASPECT_RATIOS.join(", ")}.`,
-          sizeParam
-        )
-      }
-    }
-    if (mini && !(MINI_RATIOS as ReadonlyArray<string | undefined>).includes(aspectRatio)) {
-      reject(`Invalid ${sizeParam} ${quote(sizeText)}: mini-2.0 takes the ratio 16:9 or 9:16.`, sizeParam, code)
-    }
-  }
-  if (mini && aspectRatio === undefined) {
-    reject("size (or ratio) is required for mini-2.0: the ratio 16:9 or 9:16.", "size", code)
-  }
-  return {
-    ...base,
-    seconds: durationOf(raw, family, mini),
-    size,
-    aspectRatio,
-    resolution: mini ? MINI_RESOLUTION : undefined,
-    references: references.list
-  }
-}
+    return duration ?? seconds
+  })
 
 /** The fields every body has. */
 interface Base {
@@ -536,31 +197,351 @@ interface Base {
   readonly metadata: Readonly<Record<string, unknown>> | undefined
 }
 
-const decode = (raw: unknown, family: VideoFamily | undefined, route: VideoRoute): VideoRequest => {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    return reject("The request body must be a JSON object.", "")
+const model = requiredText("model", MAX_MODEL_NAME, "model is required.", { blank: true })
+
+/** `POST /v1/videos` and remix: model and prompt required. */
+const decodeBase = decodeFields(Schema.Struct({
+  model,
+  prompt: requiredText("prompt", MAX_VIDEO_PROMPT, "prompt is required.", { blank: true }),
+  metadata
+}))
+
+/** The unified body: a prompt may be left out when an image is given. */
+const decodeUnifiedBase = decodeFields(Schema.Struct({ model, prompt: text("prompt", MAX_VIDEO_PROMPT), metadata }))
+
+const urlsOnly: MediaPolicy = { inline: false }
+
+const videoaFrames = decodeFields(Schema.Struct({
+  aspect_ratio: text(
+    "aspect_ratio",
+    16,
+    (value) =>
+      (VIDEOA_ASPECT_RATIOS as ReadonlyArray<string>).includes(value)
+        ? undefined
+        : `Invalid aspect_ratio ${quote(value)}: use one of ${VIDEOA_ASPECT_RATIOS.join(", ")}.`
+  ),
+  size: text(
+    "size",
+    32,
+    (value) =>
+      pixelSize(value) === undefined
+        ? `Invalid size ${quote(value)}: use <width>x<height> (a ratio goes in aspect_ratio).`
+        : undefined
+  ),
+  first_image: media("first_image", "image", urlsOnly)
+}))
+
+const videoaImage = decodeFields(Schema.Struct({ image: media("image", "image", urlsOnly) }))
+
+const videoaReferences = decodeFields(Schema.Struct({
+  last_image: media("last_image", "image", urlsOnly),
+  reference_image_urls: mediaList("reference_image_urls", "image", urlsOnly),
+  reference_video_url: media("reference_video_url", "video", urlsOnly),
+  reference_video_urls: mediaList("reference_video_urls", "video", urlsOnly),
+  reference_audios: mediaList("reference_audios", "audio", urlsOnly),
+  reference_audio_urls: mediaList("reference_audio_urls", "audio", urlsOnly),
+  audio_url: media("audio_url", "audio", urlsOnly),
+  generate_audio: flag("generate_audio")
+}))
+
+const videoaOutput = decodeFields(Schema.Struct({
+  resolution: text(
+    "resolution",
+    16,
+    (value) =>
+      /^\d{3,4}p$/.test(value.toLowerCase())
+        ? undefined
+        : `Invalid resolution ${quote(value)}: use a tier such as 720p.`
+  ),
+  watermark: flag("watermark")
+}))
+
+const present = (value: unknown): boolean => value !== undefined && value !== null
+
+/** The first video family on `POST /v1/videos`. */
+const videoaBody = (raw: Readonly<Record<string, unknown>>, base: Base): Refused<VideoRequest> =>
+  Result.gen(function* () {
+    const frames = yield* videoaFrames(raw)
+    const first = present(frames.first_image)
+    if (first && present(raw.image)) return yield* refuse("Give first_image or image, not both.", "image")
+    // The OpenAI-style `image` is the first frame here too.
+    const image = first ? undefined : (yield* videoaImage(raw)).image
+    if (present(raw.last_image) && !first && !present(image)) {
+      return yield* refuse("last_image is only valid together with first_image.", "last_image")
+    }
+    const fields = yield* videoaReferences(raw)
+    const references = yield* bounded([
+      ...one("first_image", frames.first_image, "image", "first_frame", urlsOnly),
+      ...one("image", image, "image", "first_frame", urlsOnly),
+      ...one("last_image", fields.last_image, "image", "last_frame", urlsOnly),
+      ...many("reference_image_urls", fields.reference_image_urls, "image", "reference_image", urlsOnly),
+      ...one("reference_video_url", fields.reference_video_url, "video", "reference_video", urlsOnly),
+      ...many("reference_video_urls", fields.reference_video_urls, "video", "reference_video", urlsOnly),
+      ...many("reference_audios", fields.reference_audios, "audio", "reference_audio", urlsOnly),
+      ...many("reference_audio_urls", fields.reference_audio_urls, "audio", "reference_audio", urlsOnly),
+      ...one("audio_url", fields.audio_url, "audio", "reference_audio", urlsOnly)
+    ])
+    const seconds = yield* durationOf(raw, "videoa", false)
+    const output = yield* videoaOutput(raw)
+    return {
+      ...base,
+      seconds,
+      size: frames.size ?? undefined,
+      aspectRatio: frames.aspect_ratio ?? undefined,
+      resolution: output.resolution?.toLowerCase(),
+      watermark: flagOf(output.watermark),
+      generateAudio: flagOf(fields.generate_audio),
+      references
+    }
+  })
+
+const miniFields = decodeFields(
+  Schema.Struct({
+    ratio: requiredText("ratio", 16, "ratio is required: 16:9 or 9:16.", {
+      check: (value) =>
+        (MINI_RATIOS as ReadonlyArray<string>).includes(value)
+          ? undefined
+          : `Invalid ratio ${quote(value)}: use 16:9 or 9:16.`
+    }),
+    resolution: requiredText("resolution", 16, "resolution is required: 480p.", {
+      check: (value) =>
+        value.toLowerCase() === MINI_RESOLUTION ? undefined : `Invalid resolution ${quote(value)}: mini-2.0 takes 480p.`
+    }),
+    images: mediaList("images", "image", urlsOnly, {
+      before: (value) =>
+        !Array.isArray(value)
+          ? "images must be an array of public image URLs."
+          : value.length > MINI_MAX_IMAGES
+          ? `images has ${value.length} items; mini-2.0 takes at most ${MINI_MAX_IMAGES}.`
+          : undefined
+    })
+  }),
+  MINI_CODE
+)
+
+/** mini-2.0 on `POST /v1/videos`. */
+const miniBody = (raw: Readonly<Record<string, unknown>>, base: Base): Refused<VideoRequest> =>
+  Result.gen(function* () {
+    const seconds = yield* durationOf(raw, "mini-2.0", true)
+    const fields = yield* miniFields(raw)
+    const references = yield* bounded(many("images", fields.images, "image", "reference_image", urlsOnly))
+    return { ...base, seconds, aspectRatio: fields.ratio ?? undefined, resolution: MINI_RESOLUTION, references }
+  })
+
+/** The generic family's media policy: inline images; every other family takes URLs only. */
+const openAiPolicy = (family: VideoFamily): MediaPolicy => ({ inline: family === "openai-video" })
+
+const openAiFields = memo((family: VideoFamily) =>
+  decodeFields(Schema.Struct({
+    size: text("size", 32, (value) =>
+      pixelSize(value) !== undefined
+        ? undefined
+        : family === "videoa"
+        ? `Invalid size ${quote(value)}: use <width>x<height>.`
+        : ratioOf(value) !== undefined
+        ? undefined
+        : `Invalid size ${quote(value)}: use <width>x<height> or a ratio such as 16:9.`),
+    image: media("image", "image", openAiPolicy(family))
+  }))
+)
+
+/** `input_reference` as the `openai` SDK sends it: an object with `image_url`, or the reference itself. */
+const inputReferenceOf = (input: unknown, policy: MediaPolicy): Refused<ReadonlyArray<Slot>> => {
+  const object = typeof input === "object" && input !== null && !Array.isArray(input)
+    ? input as Readonly<Record<string, unknown>>
+    : undefined
+  if (present(object?.file_id)) {
+    return refuse("input_reference.file_id is not supported: give image_url (a URL or a data URI).", "input_reference")
   }
-  const body = raw as Record<string, unknown>
-  const model = text(body, "model", MAX_MODEL_NAME)
-  if (model === undefined || model.trim().length === 0) return reject("model is required.", "model")
-  const rules = family ?? defaultVideoFamily(model)
-  const prompt = text(body, "prompt", MAX_VIDEO_PROMPT) ?? ""
-  if (prompt.trim().length === 0 && route !== "unified") return reject("prompt is required.", "prompt")
-  const base: Base = { model, prompt, metadata: metadataField(body) }
-  if (route === "unified") return unifiedBody(body, base, rules)
-  if (route === "remix") return openAiBody(body, base, rules, route)
-  return rules === "videoa"
-    ? videoaBody(body, base)
-    : rules === "mini-2.0"
-    ? miniBody(body, base)
-    : openAiBody(body, base, rules, route)
+  const value = object === undefined ? input : object.image_url
+  const problem = mediaProblem(
+    value,
+    object === undefined ? "input_reference" : "input_reference.image_url",
+    "image",
+    policy
+  )
+  return problem !== undefined
+    ? refuse(problem, "input_reference")
+    : Result.succeed(one("input_reference", value as string, "image", "first_frame", policy))
 }
+
+/** The generic (OpenAI-style) family on `POST /v1/videos`, and every family's remix. */
+const openAiBody = (
+  raw: Readonly<Record<string, unknown>>,
+  base: Base,
+  family: VideoFamily,
+  route: VideoRoute
+): Refused<VideoRequest> =>
+  Result.gen(function* () {
+    const policy = openAiPolicy(family)
+    const fields = yield* openAiFields(family)(raw)
+    const size = fields.size ?? undefined
+    const slots = [...one("image", fields.image, "image", "first_frame", policy)]
+    if (route === "videos" && present(raw.input_reference)) {
+      if (present(fields.image)) return yield* refuse("Give image or input_reference, not both.", "input_reference")
+      slots.push(...yield* inputReferenceOf(raw.input_reference, policy))
+    }
+    const references = yield* bounded(slots)
+    const seconds = yield* durationOf(raw, family, false)
+    const pixels = size === undefined ? undefined : pixelSize(size)
+    return {
+      ...base,
+      seconds,
+      size: pixels,
+      aspectRatio: size !== undefined && pixels === undefined ? size : undefined,
+      references
+    }
+  })
+
+/** Images inline as a data URI or bare Base64 on the unified route, every family. */
+const unifiedPolicy: MediaPolicy = { inline: true, bareBase64: true }
+
+/** The family's own name of the ratio on the unified route (mini-2.0's `ratio`, the first family's `aspect_ratio`). */
+const ratioFieldOf = (family: VideoFamily): string | undefined =>
+  family === "mini-2.0" ? "ratio" : family === "videoa" ? "aspect_ratio" : undefined
+
+const unifiedFields = memo((family: VideoFamily) => {
+  const code = family === "mini-2.0" ? MINI_CODE : undefined
+  const ratioField = ratioFieldOf(family)
+  // Read under the key `ratio`, reported under the family's own name.
+  const decodeRatio = decodeFields(Schema.Struct({ ratio: text(ratioField ?? "ratio", 16) }), code)
+  return {
+    image: decodeFields(Schema.Struct({ image: media("image", "image", unifiedPolicy) }), code),
+    lists: decodeFields(
+      Schema.Struct({
+        images: mediaList("images", "image", unifiedPolicy),
+        input_reference: mediaList("input_reference", "image", unifiedPolicy, { single: true })
+      }),
+      code
+    ),
+    /** The family's ratio field, reported under its own name. */
+    ratio: (raw: Readonly<Record<string, unknown>>): Refused<string | undefined> => {
+      if (ratioField === undefined) return Result.succeed(undefined)
+      return Result.mapBoth(decodeRatio({ ratio: raw[ratioField] }), {
+        onSuccess: (fields) => fields.ratio ?? undefined,
+        onFailure: (error) => refusal(error.message, ratioField, code)
+      })
+    },
+    size: decodeFields(Schema.Struct({ size: text("size", 32) }), code)
+  }
+})
+
+/** The size or ratio of a unified body: `[size, aspectRatio]`, checked against the family. */
+const unifiedShape = (
+  raw: Readonly<Record<string, unknown>>,
+  family: VideoFamily
+): Refused<readonly [string | undefined, string | undefined]> =>
+  Result.gen(function* () {
+    const mini = family === "mini-2.0"
+    const code = mini ? MINI_CODE : undefined
+    const ratioField = ratioFieldOf(family)
+    const decoders = unifiedFields(family)
+    const familyRatio = yield* decoders.ratio(raw)
+    const givenSize = (yield* decoders.size(raw)).size ?? undefined
+    if (familyRatio !== undefined && givenSize !== undefined && givenSize !== familyRatio) {
+      return yield* refuse(`Give size or ${ratioField}, not two different values.`, ratioField!, code)
+    }
+    const sizeText = givenSize ?? familyRatio
+    const sizeParam = givenSize !== undefined ? "size" : ratioField ?? "size"
+    if (sizeText === undefined) {
+      return mini
+        ? yield* refuse("size (or ratio) is required for mini-2.0: the ratio 16:9 or 9:16.", "size", code)
+        : [undefined, undefined] as const
+    }
+    const size = pixelSize(sizeText)
+    const aspectRatio = size === undefined ? ratioOf(sizeText) : undefined
+    if (size === undefined && aspectRatio === undefined) {
+      return yield* refuse(
+        `Invalid ${sizeParam} ${quote(sizeText)}: use <width>x<height> or a ratio such as 16:9.`,
+        sizeParam,
+        code
+      )
+    }
+    if (
+      family === "videoa" && aspectRatio !== undefined &&
+      !(VIDEOA_ASPECT_RATIOS as ReadonlyArray<string>).includes(aspectRatio)
+    ) {
+      return yield* refuse(
+        `Invalid ${sizeParam} ${quote(sizeText)}: use <width>x<height> or one of ${VIDEOA_ASPECT_RATIOS.join(", ")}.`,
+        sizeParam
+      )
+    }
+    if (mini && !(MINI_RATIOS as ReadonlyArray<string | undefined>).includes(aspectRatio)) {
+      return yield* refuse(
+        `Invalid ${sizeParam} ${quote(sizeText)}: mini-2.0 takes the ratio 16:9 or 9:16.`,
+        sizeParam,
+        code
+      )
+    }
+    return [size, aspectRatio] as const
+  })
+
+/** The unified body, every family. */
+const unifiedBody = (raw: Readonly<Record<string, unknown>>, base: Base, family: VideoFamily): Refused<VideoRequest> =>
+  Result.gen(function* () {
+    const mini = family === "mini-2.0"
+    const code = mini ? MINI_CODE : undefined
+    const decoders = unifiedFields(family)
+    const { image } = yield* decoders.image(raw)
+    if (family === "videoa" && present(image) && present(raw.images)) {
+      return yield* refuse(
+        "Give image (the first frame) or images (references), not both: the first video family cannot mix them.",
+        "images"
+      )
+    }
+    const lists = yield* decoders.lists(raw)
+    const references = yield* bounded([
+      ...one("image", image, "image", "first_frame", unifiedPolicy),
+      ...many("images", lists.images, "image", "reference_image", unifiedPolicy),
+      ...many("input_reference", lists.input_reference, "image", "reference_image", unifiedPolicy)
+    ])
+    if (mini && references.length > MINI_MAX_IMAGES) {
+      return yield* refuse(
+        `mini-2.0 takes at most ${MINI_MAX_IMAGES} images over image, images and input_reference.`,
+        "images",
+        code
+      )
+    }
+    if (base.prompt.length === 0 && references.length === 0) {
+      return yield* refuse("prompt is required (or an image to animate).", "prompt")
+    }
+    const [size, aspectRatio] = yield* unifiedShape(raw, family)
+    return {
+      ...base,
+      seconds: yield* durationOf(raw, family, mini),
+      size,
+      aspectRatio,
+      resolution: mini ? MINI_RESOLUTION : undefined,
+      references
+    }
+  })
+
+const decode = (raw: unknown, family: VideoFamily | undefined, route: VideoRoute): Refused<VideoRequest> =>
+  Result.gen(function* () {
+    if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+      return yield* refuse("The request body must be a JSON object.", "")
+    }
+    const body = raw as Readonly<Record<string, unknown>>
+    const fields = yield* (route === "unified" ? decodeUnifiedBase : decodeBase)(body)
+    const model = fields.model ?? ""
+    const rules = family ?? defaultVideoFamily(model)
+    const base: Base = { model, prompt: fields.prompt ?? "", metadata: fields.metadata ?? undefined }
+    if (route === "unified") return yield* unifiedBody(body, base, rules)
+    if (route === "remix") return yield* openAiBody(body, base, rules, route)
+    return yield* rules === "videoa"
+      ? videoaBody(body, base)
+      : rules === "mini-2.0"
+      ? miniBody(body, base)
+      : openAiBody(body, base, rules, route)
+  })
 
 /**
  * Decodes a video request body for a model of `family` (`undefined`: the
  * default for the body's model name) on `route`. Never throws: any input,
  * however hostile (not an object, NUL, lone surrogates, megabytes of
- * prompt), gives either the request or an `InvalidRequest`.
+ * prompt), gives `Result.succeed(VideoRequest)` (only the fields the request
+ * has: an absent field is absent, not `undefined`) or
+ * `Result.fail(InvalidRequest)`.
  *
  * @category decoding
  */
@@ -568,147 +549,8 @@ export const decodeVideoRequest = (
   raw: Record<string, unknown>,
   family: VideoFamily | undefined,
   route: VideoRoute
-): VideoDecoded => {
-  try {
-    const value = decode(raw, family, route)
-    // Only the fields the request has: an absent field is absent, not `undefined`.
-    return {
-      ok: true,
-      value: Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as VideoRequest
-    }
-  } catch (error) {
-    if (error instanceof Rejected) return { ok: false, error: error.error }
-    throw error
-  }
-}
-
-/** The most entries a video form may have. @category rules */
-export const MAX_FORM_FIELDS = 256
-
-/** Image types an uploaded reference may have (the `openai` videos API takes JPEG, PNG and WebP). */
-const UPLOAD_TYPES = ["image/png", "image/jpeg", "image/webp"]
-
-/** The fields a generic-family upload may come in (`input_reference`, as the SDK sends it; `image`). */
-const UPLOAD_FIELDS = ["input_reference", "image"]
-
-/** `name[a][]` → `["name", "a", ""]`, or `undefined` for a name that is not of that shape. */
-const keyPath = (name: string): ReadonlyArray<string> | undefined => {
-  const match = /^([A-Za-z0-9_.-]{1,64})((?:\[[A-Za-z0-9_.-]{0,64}\]){0,3})$/.exec(name)
-  if (match === null) return undefined
-  return [match[1], ...Array.from(match[2].matchAll(/\[([^\]]*)\]/g), (m) => m[1])]
-}
-
-const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"])
-
-/** Sets `value` at `path` in `target` (`""` appends to an array). */
-const setPath = (target: Record<string, unknown>, path: ReadonlyArray<string>, value: unknown, name: string) => {
-  let node: Record<string, unknown> | Array<unknown> = target
-  for (let index = 0; index < path.length; index++) {
-    const key = path[index]
-    const last = index === path.length - 1
-    const nextIsAppend = !last && path[index + 1] === ""
-    if (Array.isArray(node)) {
-      if (key !== "") reject(`The form field ${quote(name)} mixes list and object keys.`, path[0])
-      if (last) node.push(value)
-      else reject(`The form field ${quote(name)} nests too deep.`, path[0])
-      return
-    }
-    if (key === "" || FORBIDDEN_KEYS.has(key)) reject(`The form field ${quote(name)} is not a valid name.`, path[0])
-    if (last) {
-      if (Object.hasOwn(node, key)) reject(`The form field ${quote(name)} is given twice.`, path[0])
-      node[key] = value
-      return
-    }
-    const existing: unknown = Object.hasOwn(node, key) ? node[key] : undefined
-    if (existing === undefined) {
-      const created: Record<string, unknown> | Array<unknown> = nextIsAppend ? [] : {}
-      node[key] = created
-      node = created
-    } else if (typeof existing === "object" && existing !== null && Array.isArray(existing) === nextIsAppend) {
-      node = existing as Record<string, unknown> | Array<unknown>
-    } else {
-      return reject(`The form field ${quote(name)} conflicts with another field.`, path[0])
-    }
-  }
-}
-
-/** An uploaded image as a data URI. */
-const dataUriOfFile = async (file: File): Promise<string> => {
-  const bytes = new Uint8Array(await file.arrayBuffer())
-  let binary = ""
-  for (let start = 0; start < bytes.length; start += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(start, start + 0x8000))
-  }
-  return `data:${file.type};base64,${btoa(binary)}`
-}
-
-/**
- * A `multipart/form-data` video body (as the official `openai` SDK's
- * `videos.create` sends it: text fields, nested keys `input_reference[image_url]`
- * and `metadata[key]`, lists `images[]`, and `input_reference` as a file)
- * turned into the raw record `decodeVideoRequest` reads. Text fields stay
- * text (`seconds` stays the string the SDK sends). A file is accepted only
- * for the generic family (`openai-video`) in `input_reference` or `image`,
- * as a PNG, JPEG or WebP image of at most 3/4 of `MAX_INLINE_IMAGE_CHARS`
- * bytes, and becomes a `data:` URI; any other file is an `InvalidRequest`
- * naming its field (the first and mini families take public URLs only).
- * `family` is the family of the form's `model` (`undefined`: its default).
- *
- * @category decoding
- */
-export const videoFormFields = (
-  form: FormData,
-  family: VideoFamily | undefined
-): Effect.Effect<Record<string, unknown>, InvalidRequest> =>
-  Effect.gen(function* () {
-    const entries = Array.from(form.entries())
-    const modelEntry = form.get("model")
-    const rules = family ?? defaultVideoFamily(typeof modelEntry === "string" ? modelEntry : "")
-    const checked = (() => {
-      try {
-        if (entries.length > MAX_FORM_FIELDS) {
-          reject(`The form has ${entries.length} fields; at most ${MAX_FORM_FIELDS} are allowed.`, "")
-        }
-        const fields: Record<string, unknown> = {}
-        const files: Array<{ readonly path: ReadonlyArray<string>; readonly name: string; readonly file: File }> = []
-        for (const [name, value] of entries) {
-          const path = keyPath(name)
-          if (path === undefined) reject(`The form field ${quote(name)} is not a valid name.`, name.slice(0, 64))
-          const field = path![0]
-          if (typeof value === "string") {
-            setPath(fields, path!, value, name)
-            continue
-          }
-          if (rules !== "openai-video" || !UPLOAD_FIELDS.includes(field) || path!.length > 1) {
-            reject(
-              `${field} cannot be an uploaded file${
-                rules === "openai-video" ? "" : ": give a public http(s):// URL or asset://<id>"
-              }.`,
-              field,
-              rules === "mini-2.0" ? MINI_CODE : undefined
-            )
-          }
-          if (!UPLOAD_TYPES.includes(value.type)) {
-            reject(`${field} must be a PNG, JPEG or WebP image; got ${quote(value.type || "no type")}.`, field)
-          }
-          const most = Math.floor(MAX_INLINE_IMAGE_CHARS * 3 / 4) - 64
-          if (value.size > most) reject(`${field} is ${value.size} bytes; at most ${most} are allowed.`, field)
-          setPath(fields, path!, "", name)
-          files.push({ path: path!, name, file: value })
-        }
-        return { ok: true as const, fields, files }
-      } catch (error) {
-        if (error instanceof Rejected) return { ok: false as const, error: error.error }
-        throw error
-      }
-    })()
-    if (!checked.ok) return yield* checked.error
-    for (const { path, file } of checked.files) {
-      const uri = yield* Effect.tryPromise({
-        try: () => dataUriOfFile(file),
-        catch: () => new InvalidRequest({ message: `${path[0]} could not be read.`, param: path[0] })
-      })
-      checked.fields[path[0]] = uri
-    }
-    return checked.fields
-  })
+): Decoded<VideoRequest> =>
+  Result.map(
+    decode(raw, family, route),
+    (value) => Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as VideoRequest
+  )

@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
 import type { Decoded } from "../shared/Decoded.ts"
 import { encodeVideoObject, type TaskView } from "./VideoObject.ts"
@@ -30,16 +31,13 @@ export const decodeVideoListQuery = (query: URLSearchParams): Decoded<VideoListQ
   const limitText = query.get("limit") ?? "20"
   const limit = /^\d{1,3}$/.test(limitText) ? Number(limitText) : NaN
   if (!(limit >= 1 && limit <= 100)) {
-    return {
-      ok: false,
-      error: new InvalidRequest({ message: "limit must be a whole number from 1 to 100.", param: "limit" })
-    }
+    return Result.fail(new InvalidRequest({ message: "limit must be a whole number from 1 to 100.", param: "limit" }))
   }
   const order = query.get("order") ?? "desc"
   if (order !== "asc" && order !== "desc") {
-    return { ok: false, error: new InvalidRequest({ message: "order must be asc or desc.", param: "order" }) }
+    return Result.fail(new InvalidRequest({ message: "order must be asc or desc.", param: "order" }))
   }
-  return { ok: true, value: { after: query.get("after") ?? undefined, limit, order } }
+  return Result.succeed({ after: query.get("after") ?? undefined, limit, order })
 }
 
 /**

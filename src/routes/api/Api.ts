@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, type Schema } from "effect"
+import { Effect, Result, type Schema } from "effect"
 import { type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type PageRequest } from "../../domain/Page.ts"
 import { makeDecoder, pathToParam } from "../../domain/SchemaDecode.ts"
@@ -222,9 +222,9 @@ export const decodeBody = <A, I>(schema: Schema.Codec<A, I>) => {
         return Effect.fail(new InvalidRequest({ message: `${param || "A key"} holds a NUL character.`, param }))
       }
       const decoded = decode(body)
-      return decoded.ok
-        ? Effect.succeed(decoded.value)
-        : Effect.fail(new InvalidRequest({ message: decoded.error.message, param: decoded.error.param }))
+      return Result.isSuccess(decoded)
+        ? Effect.succeed(decoded.success)
+        : Effect.fail(new InvalidRequest({ message: decoded.failure.message, param: decoded.failure.param }))
     })
 }
 

@@ -20,7 +20,7 @@ import "./UndiciAssert.ts"
 import { Buffer } from "node:buffer"
 import type { Readable } from "node:stream"
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import { Agent, type Dispatcher, EnvHttpProxyAgent } from "undici"
 import { nestsTooDeep, parseJsonWithin } from "../../domain/JsonDepth.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
@@ -174,14 +174,14 @@ export const readJsonAnswer = (
       return yield* new UpstreamFailed({ kind: "bad-body", status: response.status, message: "Answer too large." })
     }
     const parsed = parseJsonWithin(text)
-    if (!parsed.ok) {
+    if (Result.isFailure(parsed)) {
       return yield* new UpstreamFailed({
         kind: "bad-body",
         status: response.status,
-        message: parsed.reason === "too-deep" ? "Nested too deep." : "Not JSON."
+        message: parsed.failure === "too-deep" ? "Nested too deep." : "Not JSON."
       })
     }
-    return { text, json: parsed.value }
+    return { text, json: parsed.success }
   })
 
 /**

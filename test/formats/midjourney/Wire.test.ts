@@ -3,6 +3,7 @@
  * field named on every refusal, the proxy's codes read, hostile task objects
  * bounded, the public task object and the error envelope.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import { UpstreamFailed } from "../../../src/errors/GatewayError.ts"
@@ -22,7 +23,7 @@ const IMAGE = "data:image/png;base64,iVBORw0KGgo="
 
 const paramOf = (kind: Parameters<typeof decodeMjSubmit>[0], body: Record<string, unknown>) => {
   const decoded = decodeMjSubmit(kind, body)
-  return decoded.ok ? undefined : decoded.error.param
+  return Result.isSuccess(decoded) ? undefined : decoded.failure.param
 }
 
 Deno.test("mj wire: each action is billed by its mj_<action> model; modal-opening actions as mj_modal", () => {
@@ -52,8 +53,8 @@ Deno.test("mj wire: submit bodies are decoded with the offending field named", (
   strictEqual(paramOf("simple-change", { content: "mj_1 U5" }), "content")
   strictEqual(paramOf("simple-change", { content: 12 }), "content")
   const simple = decodeMjSubmit("simple-change", { content: "mj_abc v3" })
-  ok(simple.ok)
-  deepStrictEqual(simple.value, {
+  ok(Result.isSuccess(simple))
+  deepStrictEqual(simple.success, {
     kind: "change",
     state: undefined,
     botType: undefined,
@@ -62,14 +63,14 @@ Deno.test("mj wire: submit bodies are decoded with the offending field named", (
     index: 3
   })
   const reroll = decodeMjSubmit("simple-change", { content: "mj_abc R" })
-  ok(reroll.ok && reroll.value.kind === "change" && reroll.value.action === "REROLL")
+  ok(Result.isSuccess(reroll) && reroll.success.kind === "change" && reroll.success.action === "REROLL")
   const imagine = decodeMjSubmit("imagine", { prompt: "cat", notifyHook: "http://169.254.169.254/", botType: null })
-  ok(imagine.ok)
+  ok(Result.isSuccess(imagine))
   // The caller's hook is never forwarded; the upstream gets its own task id in place of ours.
-  deepStrictEqual(encodeMjSubmit(imagine.value, undefined), { path: "/mj/submit/imagine", body: { prompt: "cat" } })
+  deepStrictEqual(encodeMjSubmit(imagine.success, undefined), { path: "/mj/submit/imagine", body: { prompt: "cat" } })
   const change = decodeMjSubmit("change", { taskId: "mj_public", action: "REROLL", state: "s" })
-  ok(change.ok)
-  deepStrictEqual(encodeMjSubmit(change.value, "1234567890123456"), {
+  ok(Result.isSuccess(change))
+  deepStrictEqual(encodeMjSubmit(change.success, "1234567890123456"), {
     path: "/mj/submit/change",
     body: { taskId: "1234567890123456", action: "REROLL", state: "s" }
   })
@@ -175,8 +176,10 @@ Deno.test("property: the decoders take any JSON without throwing, and what they 
   fc.assert(
     fc.property(fc.constantFrom(...kinds), fc.dictionary(fc.string(), fc.jsonValue()), (kind, body) => {
       const decoded = decodeMjSubmit(kind, body)
-      if (!decoded.ok) return typeof decoded.error.param === "string" && decoded.error.param.length > 0
-      return JSON.stringify(encodeMjSubmit(decoded.value, "1").body).length <= JSON.stringify(body).length + 64
+      if (Result.isFailure(decoded)) {
+        return typeof decoded.failure.param === "string" && decoded.failure.param.length > 0
+      }
+      return JSON.stringify(encodeMjSubmit(decoded.success, "1").body).length <= JSON.stringify(body).length + 64
     }),
     { numRuns: 500 }
   )

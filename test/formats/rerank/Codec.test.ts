@@ -4,6 +4,7 @@
  * caller's answer sorted and cut to `top_n` with documents when asked, and
  * the search-unit bound never below the measured units (property).
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import {
@@ -19,8 +20,8 @@ import { UpstreamFailed } from "../../../src/errors/GatewayError.ts"
 
 const request = (body: Record<string, unknown>): RerankRequest => {
   const decoded = decodeRerankRequest(body)
-  if (!decoded.ok) throw new Error(decoded.error.message)
-  return decoded.value
+  if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
+  return decoded.success
 }
 
 Deno.test("decodeRerankRequest names the bad field", () => {
@@ -34,8 +35,8 @@ Deno.test("decodeRerankRequest names the bad field", () => {
   ]
   for (const [body, param] of cases) {
     const decoded = decodeRerankRequest(body)
-    ok(!decoded.ok)
-    strictEqual(decoded.error.param, param)
+    ok(Result.isFailure(decoded))
+    strictEqual(decoded.failure.param, param)
   }
   strictEqual(request({ model: "m", query: "q", documents: ["a", "b"], top_n: 9 }).topN, 2)
 })

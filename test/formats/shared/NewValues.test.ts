@@ -6,6 +6,7 @@
  * positions: messages, chat completions, Responses, generate-content (legacy completions has none: its body holds
  * no enumerated string).
  */
+import { Result } from "effect"
 import fc from "fast-check"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { FormatName } from "../../../src/formats/Format.ts"
@@ -175,8 +176,11 @@ for (const position of POSITIONS) {
         const body = position.body(value)
         const before = structuredClone(body)
         const decoded = formatOf(position.format).decodeRequest(body, { model: "m" })
-        ok(decoded.ok, decoded.ok ? "" : `${decoded.error.param}: ${decoded.error.message}`)
-        const notes = decoded.value.untranslatable ?? []
+        ok(
+          Result.isSuccess(decoded),
+          Result.isSuccess(decoded) ? "" : `${decoded.failure.param}: ${decoded.failure.message}`
+        )
+        const notes = decoded.success.untranslatable ?? []
         ok(notes.some((note) => note.param === position.param), JSON.stringify(notes))
         deepStrictEqual(body, before)
       }),
@@ -189,8 +193,8 @@ Deno.test("a known value at each position is decoded, not set aside", () => {
   for (const position of POSITIONS) {
     for (const value of position.known) {
       const decoded = formatOf(position.format).decodeRequest(position.body(value), { model: "m" })
-      if (!decoded.ok) continue // A known value may still be invalid in this body (e.g. a tool role without its id).
-      const notes = decoded.value.untranslatable ?? []
+      if (Result.isFailure(decoded)) continue // A known value may still be invalid in this body (e.g. a tool role without its id).
+      const notes = decoded.success.untranslatable ?? []
       strictEqual(notes.some((note) => note.param === position.param), false, `${position.format} ${value}`)
     }
   }

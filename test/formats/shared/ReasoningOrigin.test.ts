@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import type { ReasoningOrigin } from "../../../src/canonical/Content.ts"
@@ -77,8 +78,8 @@ Deno.test("chain: Gemini signatures travel through each client format and reach 
   const decoded = GeminiFormat.decodeResponse(signedAnswer) as Response
   const nextTurn = (format: typeof AnthropicFormat | typeof OpenAiResponsesFormat, history: unknown) => {
     const read = format.decodeRequest(history, {})
-    if (!read.ok) throw read.error
-    return read.value
+    if (Result.isFailure(read)) throw read.failure
+    return read.success
   }
   // messages client: the answer's content blocks become the assistant turn of the next request
   const message = AnthropicFormat.encodeResponse(decoded, meta) as { content: ReadonlyArray<unknown> }

@@ -4,7 +4,7 @@
  * field), literal unions as a list, and errors re-based onto the caller's body.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import { InvalidRequest } from "../../../src/errors/GatewayError.ts"
 import { plainExpectation } from "../../../src/domain/SchemaDecode.ts"
 import { makeWireDecoder, rebase } from "../../../src/formats/shared/WireDecode.ts"
@@ -22,8 +22,8 @@ const decode = makeWireDecoder(Body)
 
 const errorOf = (input: unknown, prefix?: ReadonlyArray<PropertyKey>) => {
   const decoded = decode(input, prefix)
-  if (decoded.ok) throw new Error("expected a failure")
-  return { message: decoded.error.message, param: decoded.error.param }
+  if (Result.isSuccess(decoded)) throw new Error("expected a failure")
+  return { message: decoded.failure.message, param: decoded.failure.param }
 }
 
 Deno.test("schema decode: a missing field is named as missing", () => {

@@ -6,19 +6,16 @@
  * `videos.create` really sends.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
 import OpenAI, { toFile } from "openai"
 import type { VideoRequest } from "../../../src/canonical/Video.ts"
+import type { Decoded } from "../../../src/formats/shared/Decoded.ts"
 import { defaultVideoFamily, videoErrorEnvelope, type VideoFamily } from "../../../src/formats/videos/VideoFamilies.ts"
 import { toProblem } from "../../../src/errors/Envelope.ts"
 import type { InvalidRequest } from "../../../src/errors/GatewayError.ts"
 import { encodeVideoError } from "../../../src/formats/videos/ErrorBody.ts"
-import {
-  decodeVideoRequest,
-  type VideoDecoded,
-  videoFormFields,
-  type VideoRoute
-} from "../../../src/formats/videos/RequestDecoder.ts"
+import { decodeVideoRequest, type VideoRoute } from "../../../src/formats/videos/RequestDecoder.ts"
+import { videoFormFields } from "../../../src/formats/videos/VideoForm.ts"
 import { ASSET_URI, decoderRoute, IMAGE_URL, PNG_DATA_URI, VIDEO_RULES } from "../../support/VideoRules.ts"
 
 /** The family a route would pick: the default for the body's model name (none without a model). */
@@ -27,19 +24,19 @@ const familyOf = (body: unknown): VideoFamily | undefined => {
   return typeof model === "string" && model.length > 0 ? defaultVideoFamily(model) : undefined
 }
 
-const decoded = (body: unknown, route: VideoRoute): VideoDecoded =>
+const decoded = (body: unknown, route: VideoRoute): Decoded<VideoRequest> =>
   decodeVideoRequest(body as Record<string, unknown>, familyOf(body), route)
 
 const accepted = (body: Record<string, unknown>, route: VideoRoute): VideoRequest => {
   const result = decoded(body, route)
-  if (!result.ok) throw new Error(`refused: ${result.error.message} (${result.error.param})`)
-  return result.value
+  if (Result.isFailure(result)) throw new Error(`refused: ${result.failure.message} (${result.failure.param})`)
+  return result.success
 }
 
 const refused = (body: unknown, route: VideoRoute): InvalidRequest => {
   const result = decoded(body, route)
-  if (result.ok) throw new Error(`accepted: ${JSON.stringify(result.value).slice(0, 200)}`)
-  return result.error
+  if (Result.isSuccess(result)) throw new Error(`accepted: ${JSON.stringify(result.success).slice(0, 200)}`)
+  return result.failure
 }
 
 Deno.test("the validation table has a row for every route and both envelopes, names unique", () => {
@@ -272,8 +269,8 @@ Deno.test("accepted: a remix body (model, prompt, seconds, size, image, metadata
 
 Deno.test("a bootstrap family overrides the name: a videoa-named model under the generic rules takes a ratio size", () => {
   const body = { model: "videoa-custom", prompt: "x", size: "16:9" }
-  strictEqual(decodeVideoRequest(body, "videoa", "videos").ok, false)
-  strictEqual(decodeVideoRequest(body, "openai-video", "videos").ok, true)
+  strictEqual(Result.isSuccess(decodeVideoRequest(body, "videoa", "videos")), false)
+  strictEqual(Result.isSuccess(decodeVideoRequest(body, "openai-video", "videos")), true)
 })
 
 Deno.test("hostile: random values in every field never throw and never echo megabytes", () => {
@@ -327,7 +324,7 @@ Deno.test("hostile: random values in every field never throw and never echo mega
             { model, prompt: "p", duration: 5, ratio: "16:9", resolution: "480p", [field]: value },
             route
           )
-          if (!result.ok) ok(result.error.message.length < 300)
+          if (Result.isFailure(result)) ok(result.failure.message.length < 300)
         }
       }
     }

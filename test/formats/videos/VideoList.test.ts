@@ -4,6 +4,7 @@
  * named; the cursor page and the delete answer as `videos.list` and
  * `videos.delete` read them.
  */
+import { Result } from "effect"
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { decodeVideoListQuery, encodeVideoDeleted, encodeVideoList } from "../../../src/formats/videos/VideoList.ts"
 import type { TaskView } from "../../../src/formats/videos/VideoObject.ts"
@@ -11,11 +12,11 @@ import type { TaskView } from "../../../src/formats/videos/VideoObject.ts"
 const decode = (query: string) => decodeVideoListQuery(new URLSearchParams(query))
 
 Deno.test("decodeVideoListQuery: defaults, bounds and the first bad parameter", () => {
-  deepStrictEqual(decode(""), { ok: true, value: { after: undefined, limit: 20, order: "desc" } })
-  deepStrictEqual(decode("after=video_x&limit=100&order=asc"), {
-    ok: true,
-    value: { after: "video_x", limit: 100, order: "asc" }
-  })
+  deepStrictEqual(decode(""), Result.succeed({ after: undefined, limit: 20, order: "desc" }))
+  deepStrictEqual(
+    decode("after=video_x&limit=100&order=asc"),
+    Result.succeed({ after: "video_x", limit: 100, order: "asc" })
+  )
   const bad: ReadonlyArray<readonly [string, string]> = [
     ["limit=0", "limit"],
     ["limit=101", "limit"],
@@ -25,7 +26,7 @@ Deno.test("decodeVideoListQuery: defaults, bounds and the first bad parameter", 
   ]
   for (const [query, param] of bad) {
     const decoded = decode(query)
-    strictEqual(decoded.ok ? undefined : decoded.error.param, param, query)
+    strictEqual(Result.isSuccess(decoded) ? undefined : decoded.failure.param, param, query)
   }
 })
 

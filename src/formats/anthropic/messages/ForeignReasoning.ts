@@ -13,6 +13,7 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import { decodeRequest } from "./RequestDecoder.ts"
 import { toolLoopWithoutThinking } from "./RequestEncoder.ts"
 
@@ -50,7 +51,7 @@ export const anthropicWithoutForeignReasoning = (raw: Record<string, unknown>): 
   const thinking = isObject(raw.thinking) ? raw.thinking.type : undefined
   if (thinking === "enabled" || thinking === "adaptive") {
     const decoded = decodeRequest(body, {})
-    if (decoded.ok && toolLoopWithoutThinking(decoded.value)) body.thinking = { type: "disabled" }
+    if (Result.isSuccess(decoded) && toolLoopWithoutThinking(decoded.success)) body.thinking = { type: "disabled" }
   }
   return body
 }

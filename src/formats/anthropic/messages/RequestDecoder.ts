@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import type {
   CacheBreakpoint,
   ImagePart,
@@ -141,10 +142,9 @@ const messagesOf = (body: RequestBody): Decoded<ReadonlyArray<Message>> => {
       // A mid-conversation system message keeps its place; it holds text only, as the top-level `system` does.
       const otherAt = blocks.findIndex((block) => block.type !== "text")
       if (otherAt >= 0) {
-        return {
-          ok: false,
-          error: invalidAt(["messages", index, "content", otherAt, "type"], "system messages hold text blocks only")
-        }
+        return Result.fail(
+          invalidAt(["messages", index, "content", otherAt, "type"], "system messages hold text blocks only")
+        )
       }
       out.push({ role: "system", content: blocks.map((block) => partOf(block, toolNames)) })
       continue
@@ -152,13 +152,10 @@ const messagesOf = (body: RequestBody): Decoded<ReadonlyArray<Message>> => {
     if (message.role === "assistant") {
       const resultAt = blocks.findIndex((block) => block.type === "tool_result")
       if (resultAt >= 0) {
-        return {
-          ok: false,
-          error: invalidAt(
-            ["messages", index, "content", resultAt, "type"],
-            "tool_result blocks belong in user messages"
-          )
-        }
+        return Result.fail(invalidAt(
+          ["messages", index, "content", resultAt, "type"],
+          "tool_result blocks belong in user messages"
+        ))
       }
       for (const block of blocks) if (block.type === "tool_use") toolNames.set(block.id, block.name)
       out.push({ role: "assistant", content: blocks.map((block) => partOf(block, toolNames)) })
@@ -174,7 +171,7 @@ const messagesOf = (body: RequestBody): Decoded<ReadonlyArray<Message>> => {
     if (results.length > 0) out.push({ role: "tool", content: results })
     if (rest.length > 0 || results.length === 0) out.push({ role: "user", content: rest })
   }
-  return { ok: true, value: out }
+  return Result.succeed(out)
 }
 
 const systemOf = (system: RequestBody["system"]): ReadonlyArray<Message> => {
@@ -186,7 +183,7 @@ const systemOf = (system: RequestBody["system"]): ReadonlyArray<Message> => {
 
 /** Custom tools → function tools; any other `type` is a server tool, kept whole as a builtin. */
 const toolsOf = (tools: RequestBody["tools"]): Decoded<ReadonlyArray<Tool> | undefined> => {
-  if (tools === undefined || tools === null) return { ok: true, value: undefined }
+  if (tools === undefined || tools === null) return Result.succeed(undefined)
   const out: Array<Tool> = []
   for (const [index, tool] of tools.entries()) {
     if (typeof tool.type === "string" && tool.type !== "custom") {
@@ -194,8 +191,8 @@ const toolsOf = (tools: RequestBody["tools"]): Decoded<ReadonlyArray<Tool> | und
       continue
     }
     const decoded = decodeCustomTool(tool, ["tools", index])
-    if (!decoded.ok) return decoded
-    const custom = decoded.value
+    if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
+    const custom = decoded.success
     out.push({
       type: "function",
       name: custom.name,
@@ -205,7 +202,7 @@ const toolsOf = (tools: RequestBody["tools"]): Decoded<ReadonlyArray<Tool> | und
       ...cacheOf(custom.cache_control)
     })
   }
-  return { ok: true, value: out }
+  return Result.succeed(out)
 }
 
 const toolChoiceOf = (
@@ -335,16 +332,20 @@ export const decodeRequest = (
 ): Decoded<Request> => {
   const aside = setAside(body)
   const decoded = aside.restore(decodeBody(aside.body))
-  if (!decoded.ok) return decoded
-  const wire = decoded.value
+  if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
+  const wire = decoded.success
   const messages = aside.restore(messagesOf(wire))
-  if (!messages.ok) return messages
+  if (Result.isFailure(messages)) return Result.fail(messages.failure)
   const tools = toolsOf(wire.tools)
-  if (!tools.ok) return tools
+  if (Result.isFailure(tools)) return Result.fail(tools.failure)
   const reasoning = reasoningOf(wire)
   const responseFormat = responseFormatOf(wire)
   const userId = wire.metadata?.user_id
-  const marked = withAutomaticBreakpoint([...systemOf(wire.system), ...messages.value], tools.value, wire.cache_control)
+  const marked = withAutomaticBreakpoint(
+    [...systemOf(wire.system), ...messages.success],
+    tools.success,
+    wire.cache_control
+  )
   const request: Request = {
     model: wire.model,
     messages: marked.messages,
@@ -361,5 +362,5 @@ export const decodeRequest = (
     ...(present(userId) ? { user: userId } : {}),
     ...(aside.notes.length === 0 ? {} : { untranslatable: aside.notes })
   }
-  return { ok: true, value: request }
+  return Result.succeed(request)
 }

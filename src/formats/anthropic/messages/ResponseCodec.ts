@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import type { OutputPart } from "../../../canonical/Content.ts"
 import type { Response } from "../../../canonical/Response.ts"
 import { parseJsonOrUndefined } from "../../../domain/JsonDepth.ts"
@@ -67,15 +68,15 @@ export const decodeResponse = (body: unknown): Response | UpstreamFailed => {
     return new UpstreamFailed({ kind, status: 200, message })
   }
   const decoded = decodeMessage(body)
-  if (!decoded.ok) return badBody(decoded.error.message)
-  const message = decoded.value
+  if (Result.isFailure(decoded)) return badBody(decoded.failure.message)
+  const message = decoded.success
   const content: Array<OutputPart> = []
   for (const [index, raw] of message.content.entries()) {
     const type = typeof raw === "object" && raw !== null ? (raw as { readonly type?: unknown }).type : undefined
     if (typeof type === "string" && !OUTPUT_BLOCK_TYPES.has(type)) continue
     const block = decodeBlock(raw, ["content", index])
-    if (!block.ok) return badBody(block.error.message)
-    content.push(partOfOutputBlock(block.value))
+    if (Result.isFailure(block)) return badBody(block.failure.message)
+    content.push(partOfOutputBlock(block.success))
   }
   const stopReason = message.stop_reason ?? undefined
   const stopSequence = message.stop_sequence ?? undefined

@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import type { Untranslatable } from "../../../canonical/Request.ts"
 import { safeVendorText } from "../../../domain/Redact.ts"
 import { InvalidRequest } from "../../../errors/GatewayError.ts"
@@ -255,16 +256,15 @@ export const setAside = (body: unknown): {
     body: { ...top, messages: copied },
     notes,
     restore: <A>(decoded: Decoded<A>): Decoded<A> => {
-      if (decoded.ok) return decoded
-      const { message, param, code } = decoded.error
-      return {
-        ok: false,
-        error: new InvalidRequest({
+      if (Result.isSuccess(decoded)) return decoded
+      const { message, param, code } = decoded.failure
+      return Result.fail(
+        new InvalidRequest({
           message: renumber(message),
           ...(param === undefined ? {} : { param: renumber(param) }),
           ...(code === undefined ? {} : { code })
         })
-      }
+      )
     }
   }
 }

@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import type { Sse } from "effect/encoding"
 import type { FinishReason } from "../../../canonical/Finish.ts"
 import type { StreamPart } from "../../../canonical/StreamPart.ts"
@@ -216,45 +217,45 @@ export const step = (state: StreamDecoderState, event: Sse.Event): DecodeStep<St
   switch (name) {
     case "message_start": {
       const decoded = decodeStart(payload)
-      if (!decoded.ok) return badEvent(name, decoded.error.message)
-      const message = decoded.value.message
+      if (Result.isFailure(decoded)) return badEvent(name, decoded.failure.message)
+      const message = decoded.success.message
       const next = withUsage({ ...state, id: message.id, model: message.model }, message.usage ?? undefined)
       return [next, [{ _tag: "ResponseStart", id: message.id, model: message.model, created: 0 }, usageUpdate(next)]]
     }
     case "content_block_start": {
       const decoded = decodeBlockStart(payload)
-      if (!decoded.ok) return badEvent(name, decoded.error.message)
-      const raw = decoded.value.content_block
+      if (Result.isFailure(decoded)) return badEvent(name, decoded.failure.message)
+      const raw = decoded.success.content_block
       const type = typeof raw === "object" && raw !== null ? (raw as { readonly type?: unknown }).type : undefined
       if (typeof type === "string" && !OUTPUT_BLOCK_TYPES.has(type)) return [state, []]
       const block = decodeBlock(raw, ["content_block"])
-      if (!block.ok) return badEvent(name, block.error.message)
+      if (Result.isFailure(block)) return badEvent(name, block.failure.message)
       const index = state.nextIndex
       const next: StreamDecoderState = {
         ...state,
-        indexes: { ...state.indexes, [decoded.value.index]: index },
+        indexes: { ...state.indexes, [decoded.success.index]: index },
         nextIndex: index + 1,
         open: [...state.open, index]
       }
-      return [next, blockStartParts(index, block.value)]
+      return [next, blockStartParts(index, block.success)]
     }
     case "content_block_delta": {
       const decoded = decodeDelta(payload)
-      if (!decoded.ok) return badEvent(name, decoded.error.message)
-      const index = state.indexes[decoded.value.index]
-      return index === undefined ? [state, []] : [state, deltaPart(index, decoded.value.delta)]
+      if (Result.isFailure(decoded)) return badEvent(name, decoded.failure.message)
+      const index = state.indexes[decoded.success.index]
+      return index === undefined ? [state, []] : [state, deltaPart(index, decoded.success.delta)]
     }
     case "content_block_stop": {
       const decoded = decodeStop(payload)
-      if (!decoded.ok) return badEvent(name, decoded.error.message)
-      const index = state.indexes[decoded.value.index]
+      if (Result.isFailure(decoded)) return badEvent(name, decoded.failure.message)
+      const index = state.indexes[decoded.success.index]
       if (index === undefined || !state.open.includes(index)) return [state, []]
       return [{ ...state, open: state.open.filter((open) => open !== index) }, [{ _tag: "BlockStop", index }]]
     }
     case "message_delta": {
       const decoded = decodeMessageDelta(payload)
-      if (!decoded.ok) return badEvent(name, decoded.error.message)
-      const { delta, usage } = decoded.value
+      if (Result.isFailure(decoded)) return badEvent(name, decoded.failure.message)
+      const { delta, usage } = decoded.success
       const next = withUsage({
         ...state,
         stopReason: delta.stop_reason ?? state.stopReason,

@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import type { EmbeddingInput, EmbeddingRequest, EmbeddingResponse } from "../../../canonical/Embedding.ts"
 import type { Usage } from "../../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../../errors/GatewayError.ts"
@@ -69,37 +69,31 @@ const requestInput = (
   model: string | undefined
 ): Decoded<{ readonly input: EmbeddingInput; readonly dimensions: number | undefined }> => {
   const decoded = decodeEmbedRequest(value, prefix)
-  if (!decoded.ok) return decoded
-  const { content, taskType, title, outputDimensionality } = decoded.value
-  const named = decoded.value.model ?? undefined
+  if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
+  const { content, taskType, title, outputDimensionality } = decoded.success
+  const named = decoded.success.model ?? undefined
   if (model !== undefined && named !== undefined && named !== model && named !== `models/${model}`) {
-    return {
-      ok: false,
-      error: invalidAt([...prefix, "model"], `Expected "models/${model}", the model of the path.`)
-    }
+    return Result.fail(invalidAt([...prefix, "model"], `Expected "models/${model}", the model of the path.`))
   }
   const texts: Array<string> = []
   for (let index = 0; index < content.parts.length; index++) {
     const text = content.parts[index].text
     if (typeof text !== "string") {
-      return { ok: false, error: invalidAt([...prefix, "content", "parts", index], "Only text parts can be embedded.") }
+      return Result.fail(invalidAt([...prefix, "content", "parts", index], "Only text parts can be embedded."))
     }
     texts.push(text)
   }
   const text = texts.join("\n")
   if (text.length === 0) {
-    return { ok: false, error: invalidAt([...prefix, "content", "parts"], "Expected a part with non-empty text.") }
+    return Result.fail(invalidAt([...prefix, "content", "parts"], "Expected a part with non-empty text."))
   }
   if (outputDimensionality !== undefined && outputDimensionality !== null && outputDimensionality < 1) {
-    return { ok: false, error: invalidAt([...prefix, "outputDimensionality"], "Expected an integer of at least 1.") }
+    return Result.fail(invalidAt([...prefix, "outputDimensionality"], "Expected an integer of at least 1."))
   }
-  return {
-    ok: true,
-    value: {
-      input: { type: "text", text, title: title ?? undefined, taskType: taskType ?? undefined },
-      dimensions: outputDimensionality ?? undefined
-    }
-  }
+  return Result.succeed({
+    input: { type: "text", text, title: title ?? undefined, taskType: taskType ?? undefined },
+    dimensions: outputDimensionality ?? undefined
+  })
 }
 
 /**
@@ -120,39 +114,33 @@ export const decodeGeminiEmbedRequest = (
   if (!batch) {
     // The path names the model of one `:embedContent`; a `model` in its body is not checked.
     const one = requestInput(raw, [], undefined)
-    return one.ok ? { ok: true, value: { model, inputs: [one.value.input], dimensions: one.value.dimensions } } : one
+    return Result.map(one, ({ input, dimensions }) => ({ model, inputs: [input], dimensions }))
   }
   const body = decodeBatch(raw)
-  if (!body.ok) return body
-  const requests = body.value.requests
-  if (requests.length === 0) return { ok: false, error: invalidAt(["requests"], "Expected at least one request.") }
+  if (Result.isFailure(body)) return Result.fail(body.failure)
+  const requests = body.success.requests
+  if (requests.length === 0) return Result.fail(invalidAt(["requests"], "Expected at least one request."))
   if (requests.length > GEMINI_MAX_BATCH_REQUESTS) {
-    return {
-      ok: false,
-      error: invalidAt(
-        ["requests"],
-        `At most ${GEMINI_MAX_BATCH_REQUESTS} requests can be in one batch; this one has ${requests.length}.`
-      )
-    }
+    return Result.fail(invalidAt(
+      ["requests"],
+      `At most ${GEMINI_MAX_BATCH_REQUESTS} requests can be in one batch; this one has ${requests.length}.`
+    ))
   }
   const inputs: Array<EmbeddingInput> = []
   let dimensions: number | undefined
   for (let index = 0; index < requests.length; index++) {
     const one = requestInput(requests[index], ["requests", index], model)
-    if (!one.ok) return one
-    if (index > 0 && one.value.dimensions !== dimensions) {
-      return {
-        ok: false,
-        error: invalidAt(
-          ["requests", index, "outputDimensionality"],
-          "Every request of a batch must ask the same outputDimensionality."
-        )
-      }
+    if (Result.isFailure(one)) return Result.fail(one.failure)
+    if (index > 0 && one.success.dimensions !== dimensions) {
+      return Result.fail(invalidAt(
+        ["requests", index, "outputDimensionality"],
+        "Every request of a batch must ask the same outputDimensionality."
+      ))
     }
-    dimensions = one.value.dimensions
-    inputs.push(one.value.input)
+    dimensions = one.success.dimensions
+    inputs.push(one.success.input)
   }
-  return { ok: true, value: { model, inputs, dimensions } }
+  return Result.succeed({ model, inputs, dimensions })
 }
 
 /**

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Predicate, Schema } from "effect"
+import { Predicate, Result, Schema } from "effect"
 import type { Part } from "../../../canonical/Content.ts"
 import type {
   Message,
@@ -228,13 +228,12 @@ const decodeMessages = (body: Body): Decoded<ReadonlyArray<Message>> => {
   for (const [index, content] of body.contents.entries()) {
     const wireRole = content.role ?? "user"
     if (wireRole !== "user" && wireRole !== "model" && wireRole !== "function") {
-      return {
-        ok: false,
-        error: new InvalidRequest({
+      return Result.fail(
+        new InvalidRequest({
           message: `Invalid contents[${index}].role: expected "user" or "model", got "${wireRole}"`,
           param: `contents[${index}].role`
         })
-      }
+      )
     }
     const role = wireRole === "model" ? "assistant" : "user"
     if (content.parts.length === 0) {
@@ -273,14 +272,14 @@ const decodeMessages = (body: Body): Decoded<ReadonlyArray<Message>> => {
       start = end
     }
   }
-  return { ok: true, value: messages }
+  return Result.succeed(messages)
 }
 
 const builtinKeys = (tool: Readonly<Record<string, unknown>>): ReadonlyArray<string> =>
   Object.keys(tool).filter((key) => key !== "functionDeclarations")
 
 const decodeTools = (raw: Body["tools"]): Decoded<ReadonlyArray<Tool> | undefined> => {
-  if (raw === undefined) return { ok: true, value: undefined }
+  if (raw === undefined) return Result.succeed(undefined)
   const list = Array.isArray(raw) ? raw : [raw]
   const tools: Array<Tool> = []
   for (const [toolIndex, tool] of list.entries()) {
@@ -288,15 +287,15 @@ const decodeTools = (raw: Body["tools"]): Decoded<ReadonlyArray<Tool> | undefine
     if (declarations !== undefined) {
       if (!Array.isArray(declarations)) {
         const param = Array.isArray(raw) ? `tools[${toolIndex}].functionDeclarations` : "tools.functionDeclarations"
-        return { ok: false, error: new InvalidRequest({ message: `Invalid ${param}: expected an array`, param }) }
+        return Result.fail(new InvalidRequest({ message: `Invalid ${param}: expected an array`, param }))
       }
       for (const [index, candidate] of declarations.entries()) {
         const decoded = decodeDeclaration(candidate)
-        if (!decoded.ok) {
+        if (Result.isFailure(decoded)) {
           const prefix = Array.isArray(raw) ? `tools[${toolIndex}]` : "tools"
-          return { ok: false, error: rebase(decoded.error, `${prefix}.functionDeclarations[${index}]`) }
+          return Result.fail(rebase(decoded.failure, `${prefix}.functionDeclarations[${index}]`))
         }
-        const declaration = decoded.value
+        const declaration = decoded.success
         const parameters = declaration.parametersJsonSchema ??
           (declaration.parameters !== undefined
             ? openApiToJsonSchemaObject(declaration.parameters)
@@ -313,7 +312,7 @@ const decodeTools = (raw: Body["tools"]): Decoded<ReadonlyArray<Tool> | undefine
       tools.push({ type: "builtin", format: "gemini", definition: { [key]: tool[key] } })
     }
   }
-  return { ok: true, value: tools }
+  return Result.succeed(tools)
 }
 
 const decodeToolChoice = (body: Body): ToolChoice | undefined => {
@@ -412,21 +411,21 @@ const decodeKnown = (
   context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
 ): Decoded<Request> => {
   const decoded = decodeBody(normalizeBody(body))
-  if (!decoded.ok) return decoded
-  const wire = decoded.value
+  if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
+  const wire = decoded.success
   const model = context.model ?? wire.model
   if (model === undefined || model === "") {
-    return { ok: false, error: new InvalidRequest({ message: "The model is missing.", param: "model" }) }
+    return Result.fail(new InvalidRequest({ message: "The model is missing.", param: "model" }))
   }
   const messages = decodeMessages(wire)
-  if (!messages.ok) return messages
+  if (Result.isFailure(messages)) return Result.fail(messages.failure)
   const tools = decodeTools(wire.tools)
-  if (!tools.ok) return tools
+  if (Result.isFailure(tools)) return Result.fail(tools.failure)
   const config = wire.generationConfig
   const request: Request = defined({
     model,
-    messages: messages.value,
-    tools: tools.value,
+    messages: messages.success,
+    tools: tools.success,
     toolChoice: decodeToolChoice(wire),
     maxOutputTokens: config?.maxOutputTokens,
     temperature: config?.temperature,
@@ -440,7 +439,7 @@ const decodeKnown = (
     reasoning: decodeReasoning(config),
     stream: context.stream ?? false
   })
-  return { ok: true, value: request }
+  return Result.succeed(request)
 }
 
 // ---------------------------------------------------------------------------

@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import type { Sse } from "effect/encoding"
 import type { BlockKind, StreamPart } from "../../../canonical/StreamPart.ts"
 import { emptyUsage, type Usage } from "../../../canonical/Usage.ts"
@@ -53,11 +53,11 @@ export interface GeminiDecoderState {
 
 const decodeChunk = Schema.decodeUnknownExit(WireResponse)
 
-const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
+const parseJson = (text: string): Result.Result<unknown, void> => {
   try {
-    return { ok: true, value: JSON.parse(text) }
+    return Result.succeed(JSON.parse(text))
   } catch {
-    return { ok: false }
+    return Result.failVoid
   }
 }
 
@@ -131,14 +131,14 @@ const decodePart = (builder: Builder, part: WirePart) => {
  */
 export const stepGeminiDecoder = (state: GeminiDecoderState, event: Sse.Event): DecodeStep<GeminiDecoderState> => {
   const parsed = parseJson(event.data)
-  if (!parsed.ok) return badChunk("it is not JSON")
-  const error = readGeminiError(parsed.value)
+  if (Result.isFailure(parsed)) return badChunk("it is not JSON")
+  const error = readGeminiError(parsed.success)
   if (error !== undefined) {
     const status = error.code ?? 500
     const { kind, message } = classifyGeminiError(status, event.data)
     return new UpstreamFailed({ kind, status, message })
   }
-  const decoded = decodeChunk(parsed.value)
+  const decoded = decodeChunk(parsed.success)
   if (decoded._tag === "Failure") return badChunk("it is not a generate-content response")
   const chunk = decoded.value
   const builder: Builder = { state, out: [] }

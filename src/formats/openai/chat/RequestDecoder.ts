@@ -21,7 +21,7 @@
  *
  * @since 0.1.0
  */
-import { Predicate, Schema } from "effect"
+import { Predicate, Result, Schema } from "effect"
 import { parseDataUri } from "../../../canonical/DataUri.ts"
 import type { ImagePart, Part, TextPart, ToolCallPart } from "../../../canonical/Content.ts"
 import type {
@@ -230,10 +230,9 @@ type Body = typeof Body.Type
 
 const decodeBody = makeWireDecoder(Body)
 
-/** Thrown inside this module only, turned into `Decoded` at its edge. */
-class Rejection {
-  constructor(readonly message: string, readonly param: string) {}
-}
+type Refused<A> = Result.Result<A, InvalidRequest>
+
+const refuse = (message: string, param: string): Refused<never> => Result.fail(new InvalidRequest({ message, param }))
 
 const textParts = (content: string | ReadonlyArray<{ readonly text: string }>): ReadonlyArray<TextPart> =>
   typeof content === "string"
@@ -256,10 +255,10 @@ const mediaTypeOfFilename = (filename: string | undefined): string =>
  * only a chat completions upstream can take (a `video_url` part, a file by
  * `file_id`, a type Sluice does not model), noted in `notes`.
  */
-const userPart = (input: unknown, param: string, notes: Array<Untranslatable>): Part | undefined => {
+const userPart = (input: unknown, param: string, notes: Array<Untranslatable>): Refused<Part | undefined> => {
   const type = Predicate.isObject(input) ? input.type : undefined
   if (typeof type !== "string") {
-    throw new Rejection(
+    return refuse(
       Predicate.isObject(input) ? `${param}.type must be a string.` : `${param} must be a content part object.`,
       Predicate.isObject(input) ? `${param}.type` : param
     )
@@ -276,26 +275,30 @@ const userPart = (input: unknown, param: string, notes: Array<Untranslatable>): 
         }" reach only a chat completions upstream; this model's channel would ` +
           "need a translation, which cannot carry them."
     })
-    return undefined
+    return Result.succeed(undefined)
   }
   const decoded = decoder(input)
-  if (!decoded.ok) {
-    const rebased = rebase(decoded.error, param)
-    throw new Rejection(rebased.message, rebased.param ?? "")
+  if (Result.isFailure(decoded)) {
+    const rebased = rebase(decoded.failure, param)
+    return refuse(rebased.message, rebased.param ?? "")
   }
-  const part = decoded.value
+  return partOf(decoded.success, param, notes)
+}
+
+/** A decoded user content part → its canonical part (`userPart`). */
+const partOf = (part: UserContentPart, param: string, notes: Array<Untranslatable>): Refused<Part | undefined> => {
   switch (part.type) {
     case "text":
-      return { type: "text", text: part.text }
+      return Result.succeed({ type: "text", text: part.text })
     case "image_url":
-      return imagePart(part.image_url.url, part.image_url.detail)
+      return Result.succeed(imagePart(part.image_url.url, part.image_url.detail))
     case "input_audio":
-      return { type: "audio", data: part.input_audio.data, format: part.input_audio.format }
+      return Result.succeed({ type: "audio", data: part.input_audio.data, format: part.input_audio.format })
     case "file": {
       const { file_data, file_id, filename } = part.file
       if (file_data === undefined) {
         if (file_id === undefined) {
-          throw new Rejection("A file part needs file.file_data or file.file_id.", `${param}.file`)
+          return refuse("A file part needs file.file_data or file.file_id.", `${param}.file`)
         }
         notes.push({
           param: `${param}.file.file_id`,
@@ -303,13 +306,13 @@ const userPart = (input: unknown, param: string, notes: Array<Untranslatable>): 
             "completions upstream; this model's channel would need a translation. Send the file inline as " +
             "file.file_data."
         })
-        return undefined
+        return Result.succeed(undefined)
       }
       const inline = parseDataUri(file_data)
       const source = inline === undefined
         ? { kind: "base64" as const, mediaType: mediaTypeOfFilename(filename), data: file_data }
         : { kind: "base64" as const, mediaType: inline.mediaType, data: inline.data }
-      return filename === undefined ? { type: "file", source } : { type: "file", source, filename }
+      return Result.succeed(filename === undefined ? { type: "file", source } : { type: "file", source, filename })
     }
   }
 }
@@ -337,7 +340,40 @@ const legacyCallIdFor = (messages: ReadonlyArray<ChatMessage>, before: number, n
   return legacyCallId(before)
 }
 
-const toMessage = (messages: ReadonlyArray<ChatMessage>, index: number, notes: Array<Untranslatable>): Message => {
+/** The canonical parts of a user message's content parts, in order (`userPart`). */
+const userParts = (
+  parts: ReadonlyArray<unknown>,
+  param: string,
+  notes: Array<Untranslatable>
+): Refused<ReadonlyArray<Part>> =>
+  Result.gen(function* () {
+    const out: Array<Part> = []
+    for (const [partIndex, input] of parts.entries()) {
+      const part = yield* userPart(input, `${param}.content[${partIndex}]`, notes)
+      if (part !== undefined) out.push(part)
+    }
+    return out
+  })
+
+const toMessage = (
+  messages: ReadonlyArray<ChatMessage>,
+  index: number,
+  notes: Array<Untranslatable>
+): Refused<Message> => {
+  const message = messages[index]
+  const param = `messages[${index}]`
+  if (message.role === "user" && typeof message.content !== "string") {
+    return Result.map(userParts(message.content, param, notes), (content) => ({ role: "user", content }))
+  }
+  return Result.succeed(translatedMessage(messages, index, notes))
+}
+
+/** A message whose translation cannot fail (every role but a user message with content parts). */
+const translatedMessage = (
+  messages: ReadonlyArray<ChatMessage>,
+  index: number,
+  notes: Array<Untranslatable>
+): Message => {
   const message = messages[index]
   const param = `messages[${index}]`
   switch (message.role) {
@@ -347,12 +383,8 @@ const toMessage = (messages: ReadonlyArray<ChatMessage>, index: number, notes: A
         ? { role: "system", content: textParts(message.content), developer: true }
         : { role: "system", content: textParts(message.content) }
     case "user":
-      return {
-        role: "user",
-        content: typeof message.content === "string"
-          ? textParts(message.content)
-          : message.content.flatMap((part, partIndex) => userPart(part, `${param}.content[${partIndex}]`, notes) ?? [])
-      }
+      // Content parts are translated by `toMessage`; here the content is text.
+      return { role: "user", content: typeof message.content === "string" ? textParts(message.content) : [] }
     case "assistant": {
       const content: Array<Part> = []
       const reasoning = message.reasoning_content ?? message.reasoning
@@ -482,12 +514,12 @@ const compact = <A extends object>(record: A): A =>
 
 const orUndefined = <A>(value: A | null | undefined): A | undefined => value === null ? undefined : value
 
-const decodeMessage = (input: unknown, index: number): ChatMessage => {
+const decodeMessage = (input: unknown, index: number): Refused<ChatMessage> => {
   const prefix = `messages[${index}]`
   const role = Predicate.isObject(input) ? input.role : undefined
   const decoder = typeof role === "string" && Object.hasOwn(messageDecoders, role) ? messageDecoders[role] : undefined
   if (decoder === undefined) {
-    throw new Rejection(
+    return refuse(
       Predicate.isObject(input)
         ? `Invalid ${prefix}.role: expected one of system, developer, user, assistant, tool, function (got ${
           JSON.stringify(role) ?? "nothing"
@@ -496,58 +528,62 @@ const decodeMessage = (input: unknown, index: number): ChatMessage => {
       Predicate.isObject(input) ? `${prefix}.role` : prefix
     )
   }
-  const decoded = decoder(input)
-  if (decoded.ok) return decoded.value
-  const rebased = rebase(decoded.error, prefix)
-  throw new Rejection(rebased.message, rebased.param ?? "")
-}
-
-const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: boolean | undefined): Request => {
-  if (body.messages.length === 0) throw new Rejection("messages must contain at least one message.", "messages")
-  const messages = body.messages.map(decodeMessage)
-  const n = orUndefined(body.n) ?? 1
-  if (n < 1) throw new Rejection(`n must be at least 1 (got ${n}).`, "n")
-  const stop = orUndefined(body.stop)
-  const wireEffort = orUndefined(body.reasoning_effort)
-  const effort: ReasoningEffort | undefined = wireEffort === "max" ? "xhigh" : wireEffort
-  const seed = orUndefined(body.seed)
-  // The spec types `seed` as a number; OpenAI takes an integer (`ChatCompletionCreateParamsBase.seed`), any size.
-  if (seed !== undefined && !Number.isInteger(seed)) {
-    throw new Rejection(`Invalid seed: the upstream API takes an integer seed (got ${seed}).`, "seed")
-  }
-  const notes: Array<Untranslatable> = []
-  if (n > 1) {
-    notes.push({
-      param: "n",
-      message: `n = ${n} choices reach only a chat completions upstream; this model's channel would need a ` +
-        "translation, which answers one."
-    })
-  }
-  return compact<Request>({
-    model: body.model,
-    messages: messages.map((_, index) => toMessage(messages, index, notes)),
-    tools: toTools(body, raw),
-    toolChoice: toToolChoice(body, notes),
-    parallelToolCalls: orUndefined(body.parallel_tool_calls),
-    maxOutputTokens: orUndefined(body.max_completion_tokens) ?? orUndefined(body.max_tokens),
-    temperature: orUndefined(body.temperature),
-    topP: orUndefined(body.top_p),
-    stopSequences: stop === undefined ? undefined : typeof stop === "string" ? [stop] : stop,
-    seed,
-    presencePenalty: orUndefined(body.presence_penalty),
-    frequencyPenalty: orUndefined(body.frequency_penalty),
-    responseFormat: toResponseFormat(body),
-    reasoning: effort === undefined ? undefined : { effort },
-    stream: orUndefined(body.stream) ?? contextStream ?? false,
-    user: orUndefined(body.user),
-    metadata: orUndefined(body.metadata),
-    store: orUndefined(body.store),
-    verbosity: orUndefined(body.verbosity),
-    includeObfuscation: orUndefined(body.stream_options?.include_obfuscation),
-    choices: n === 1 ? undefined : n,
-    untranslatable: notes.length === 0 ? undefined : notes
+  return Result.mapError(decoder(input), (error) => {
+    const rebased = rebase(error, prefix)
+    return new InvalidRequest({ message: rebased.message, param: rebased.param ?? "" })
   })
 }
+
+const toRequest = (body: Body, raw: Record<string, unknown>, contextStream: boolean | undefined): Refused<Request> =>
+  Result.gen(function* () {
+    if (body.messages.length === 0) return yield* refuse("messages must contain at least one message.", "messages")
+    const messages: Array<ChatMessage> = []
+    for (const [index, input] of body.messages.entries()) messages.push(yield* decodeMessage(input, index))
+    const n = orUndefined(body.n) ?? 1
+    if (n < 1) return yield* refuse(`n must be at least 1 (got ${n}).`, "n")
+    const stop = orUndefined(body.stop)
+    const wireEffort = orUndefined(body.reasoning_effort)
+    const effort: ReasoningEffort | undefined = wireEffort === "max" ? "xhigh" : wireEffort
+    const seed = orUndefined(body.seed)
+    // The spec types `seed` as a number; OpenAI takes an integer (`ChatCompletionCreateParamsBase.seed`), any size.
+    if (seed !== undefined && !Number.isInteger(seed)) {
+      return yield* refuse(`Invalid seed: the upstream API takes an integer seed (got ${seed}).`, "seed")
+    }
+    const notes: Array<Untranslatable> = []
+    if (n > 1) {
+      notes.push({
+        param: "n",
+        message: `n = ${n} choices reach only a chat completions upstream; this model's channel would need a ` +
+          "translation, which answers one."
+      })
+    }
+    const translated: Array<Message> = []
+    for (const index of messages.keys()) translated.push(yield* toMessage(messages, index, notes))
+    return compact<Request>({
+      model: body.model,
+      messages: translated,
+      tools: toTools(body, raw),
+      toolChoice: toToolChoice(body, notes),
+      parallelToolCalls: orUndefined(body.parallel_tool_calls),
+      maxOutputTokens: orUndefined(body.max_completion_tokens) ?? orUndefined(body.max_tokens),
+      temperature: orUndefined(body.temperature),
+      topP: orUndefined(body.top_p),
+      stopSequences: stop === undefined ? undefined : typeof stop === "string" ? [stop] : stop,
+      seed,
+      presencePenalty: orUndefined(body.presence_penalty),
+      frequencyPenalty: orUndefined(body.frequency_penalty),
+      responseFormat: toResponseFormat(body),
+      reasoning: effort === undefined ? undefined : { effort },
+      stream: orUndefined(body.stream) ?? contextStream ?? false,
+      user: orUndefined(body.user),
+      metadata: orUndefined(body.metadata),
+      store: orUndefined(body.store),
+      verbosity: orUndefined(body.verbosity),
+      includeObfuscation: orUndefined(body.stream_options?.include_obfuscation),
+      choices: n === 1 ? undefined : n,
+      untranslatable: notes.length === 0 ? undefined : notes
+    })
+  })
 
 /**
  * A caller's chat completions JSON body → canonical `Request`, or an
@@ -599,18 +635,8 @@ const CHAT_POSITIONS: ReadonlyArray<ValuePosition> = [
 const decodeKnown = (
   body: unknown,
   context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
-): Decoded<Request> => {
-  const decoded = decodeBody(body)
-  if (!decoded.ok) return decoded
-  try {
-    return { ok: true, value: toRequest(decoded.value, body as Record<string, unknown>, context.stream) }
-  } catch (error) {
-    if (error instanceof Rejection) {
-      return { ok: false, error: new InvalidRequest({ message: error.message, param: error.param }) }
-    }
-    throw error
-  }
-}
+): Decoded<Request> =>
+  Result.flatMap(decodeBody(body), (decoded) => toRequest(decoded, body as Record<string, unknown>, context.stream))
 
 /**
  * Whether a chat completions body asks for usage on the last stream chunk

@@ -5,7 +5,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import type { Request } from "../../../canonical/Request.ts"
 import { InvalidRequest } from "../../../errors/GatewayError.ts"
 import type { Decoded, EncodedRequest } from "../../Format.ts"
@@ -31,10 +31,10 @@ const Body = Schema.Struct({
 
 const decodeBody = makeWireDecoder(Body)
 
-const rejected = (message: string, param: string): Decoded<Request> => ({
-  ok: false,
-  error: new InvalidRequest({ message, param })
-})
+const rejected = (
+  message: string,
+  param: string
+): Decoded<Request> => Result.fail(new InvalidRequest({ message, param }))
 
 const orUndefined = <A>(value: A | null | undefined): A | undefined => value === null ? undefined : value
 
@@ -62,8 +62,8 @@ export const decodeCompletionsRequest = (
   context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
 ): Decoded<Request> => {
   const decoded = decodeBody(body)
-  if (!decoded.ok) return decoded
-  const value = decoded.value
+  if (Result.isFailure(decoded)) return Result.fail(decoded.failure)
+  const value = decoded.success
   const n = orUndefined(value.n) ?? 1
   if (n < 1) return rejected(`n must be at least 1 (got ${n}).`, "n")
   const prompts = typeof value.prompt === "string" ? [value.prompt] : value.prompt
@@ -82,24 +82,21 @@ export const decodeCompletionsRequest = (
         "translation, which answers one."
     }])
   ]
-  return {
-    ok: true,
-    value: defined<Request>({
-      model: value.model,
-      messages: [{ role: "user", content: prompts.map((text) => ({ type: "text", text })) }],
-      maxOutputTokens: orUndefined(value.max_tokens),
-      temperature: orUndefined(value.temperature),
-      topP: orUndefined(value.top_p),
-      stopSequences: stop === undefined ? undefined : typeof stop === "string" ? [stop] : stop,
-      seed: orUndefined(value.seed),
-      presencePenalty: orUndefined(value.presence_penalty),
-      frequencyPenalty: orUndefined(value.frequency_penalty),
-      user: orUndefined(value.user),
-      stream: orUndefined(value.stream) ?? context.stream ?? false,
-      choices: choices === 1 ? undefined : choices,
-      untranslatable: untranslatable.length === 0 ? undefined : untranslatable
-    })
-  }
+  return Result.succeed(defined<Request>({
+    model: value.model,
+    messages: [{ role: "user", content: prompts.map((text) => ({ type: "text", text })) }],
+    maxOutputTokens: orUndefined(value.max_tokens),
+    temperature: orUndefined(value.temperature),
+    topP: orUndefined(value.top_p),
+    stopSequences: stop === undefined ? undefined : typeof stop === "string" ? [stop] : stop,
+    seed: orUndefined(value.seed),
+    presencePenalty: orUndefined(value.presence_penalty),
+    frequencyPenalty: orUndefined(value.frequency_penalty),
+    user: orUndefined(value.user),
+    stream: orUndefined(value.stream) ?? context.stream ?? false,
+    choices: choices === 1 ? undefined : choices,
+    untranslatable: untranslatable.length === 0 ? undefined : untranslatable
+  }))
 }
 
 /** The separator between the texts of successive messages in the prompt. */

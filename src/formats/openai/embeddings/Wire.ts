@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import type { EmbeddingInput, EmbeddingRequest, EmbeddingResponse } from "../../../canonical/Embedding.ts"
 import type { Usage } from "../../../canonical/Usage.ts"
 import { InvalidRequest, UpstreamFailed } from "../../../errors/GatewayError.ts"
@@ -43,17 +43,14 @@ const isTokenId = (value: unknown): value is number =>
 
 /** `input` as canonical inputs, or the first thing wrong with it (named by its path). */
 const inputsOf = (input: unknown): Decoded<ReadonlyArray<EmbeddingInput>> => {
-  const fail = (path: ReadonlyArray<PropertyKey>, detail: string) => ({
-    ok: false as const,
-    error: invalidAt(path, detail)
-  })
+  const fail = (path: ReadonlyArray<PropertyKey>, detail: string) => Result.fail(invalidAt(path, detail))
   if (input === undefined || input === null) {
-    return { ok: false, error: new InvalidRequest({ message: "input is missing.", param: "input" }) }
+    return Result.fail(new InvalidRequest({ message: "input is missing.", param: "input" }))
   }
   if (typeof input === "string") {
     return input.length === 0
       ? fail(["input"], "Expected a non-empty string.")
-      : { ok: true, value: [{ type: "text", text: input }] }
+      : Result.succeed([{ type: "text", text: input }])
   }
   if (!Array.isArray(input)) {
     return fail(["input"], "Expected a string, an array of strings, an array of token ids or an array of token arrays.")
@@ -63,7 +60,7 @@ const inputsOf = (input: unknown): Decoded<ReadonlyArray<EmbeddingInput>> => {
   if (typeof input[0] === "number") {
     const bad = input.findIndex((item) => !isTokenId(item))
     return bad === -1
-      ? { ok: true, value: [{ type: "tokens", tokens: input as Array<number> }] }
+      ? Result.succeed([{ type: "tokens", tokens: input as Array<number> }])
       : fail(["input", bad], "Expected a token id (a non-negative integer).")
   }
   if (input.length > OPENAI_MAX_EMBEDDING_INPUTS) {
@@ -88,7 +85,7 @@ const inputsOf = (input: unknown): Decoded<ReadonlyArray<EmbeddingInput>> => {
       inputs.push({ type: "tokens", tokens: item as Array<number> })
     }
   }
-  return { ok: true, value: inputs }
+  return Result.succeed(inputs)
 }
 
 /**
@@ -103,20 +100,17 @@ export const decodeOpenAiEmbeddingRequest = (
   raw: Record<string, unknown>
 ): Decoded<{ readonly request: EmbeddingRequest; readonly base64: boolean }> => {
   const body = decodeBody(raw)
-  if (!body.ok) return body
+  if (Result.isFailure(body)) return Result.fail(body.failure)
   const inputs = inputsOf(raw.input)
-  if (!inputs.ok) return inputs
-  const dimensions = body.value.dimensions ?? undefined
+  if (Result.isFailure(inputs)) return Result.fail(inputs.failure)
+  const dimensions = body.success.dimensions ?? undefined
   if (dimensions !== undefined && dimensions < 1) {
-    return { ok: false, error: invalidAt(["dimensions"], "Expected an integer of at least 1.") }
+    return Result.fail(invalidAt(["dimensions"], "Expected an integer of at least 1."))
   }
-  return {
-    ok: true,
-    value: {
-      request: { model: body.value.model, inputs: inputs.value, dimensions, user: body.value.user ?? undefined },
-      base64: body.value.encoding_format === "base64"
-    }
-  }
+  return Result.succeed({
+    request: { model: body.success.model, inputs: inputs.success, dimensions, user: body.success.user ?? undefined },
+    base64: body.success.encoding_format === "base64"
+  })
 }
 
 /**

@@ -54,7 +54,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import type {
   ImagePart,
   Part,
@@ -191,29 +191,38 @@ const decoders = {
   jsonSchema: makeWireDecoder(JsonSchemaFormat)
 }
 
-/** Raised inside this module only; `decodeResponsesRequest` turns it into a `Decoded` failure. */
-class Rejected {
-  constructor(readonly error: InvalidRequest) {}
-}
+type Refused<A> = Result.Result<A, InvalidRequest>
 
-const reject = (message: string, param: string): never => {
-  throw new Rejected(new InvalidRequest({ message, param }))
-}
+const refuse = (message: string, param: string): Refused<never> => Result.fail(new InvalidRequest({ message, param }))
 
-/** Rejects a part or item at `path` whose `type` is missing (named as such) or is not one it reads (`unsupported`). */
-const rejectType = (type: string | undefined, path: string, unsupported: string): never =>
-  type === undefined ? reject(`${path}.type is missing.`, `${path}.type`) : reject(unsupported, `${path}.type`)
+/** Refuses a part or item at `path` whose `type` is missing (named as such) or is not one it reads (`unsupported`). */
+const refuseType = (type: string | undefined, path: string, unsupported: string): Refused<never> =>
+  type === undefined ? refuse(`${path}.type is missing.`, `${path}.type`) : refuse(unsupported, `${path}.type`)
 
 /** Decodes `value` found at `prefix`, re-basing the failing field's path onto it. */
-const expect = <A>(decode: (input: unknown) => Decoded<A>, value: unknown, prefix: string): A => {
-  const decoded = decode(value)
-  if (decoded.ok) return decoded.value
-  const rebased = rebase(decoded.error, prefix)
-  return reject(rebased.message, rebased.param ?? "")
-}
+const expect = <A>(decode: (input: unknown) => Decoded<A>, value: unknown, prefix: string): Refused<A> =>
+  Result.mapError(decode(value), (error) => {
+    const rebased = rebase(error, prefix)
+    return new InvalidRequest({ message: rebased.message, param: rebased.param ?? "" })
+  })
 
-const typeAt = (value: unknown, path: string): string | undefined =>
-  expect(decoders.typed, value, path).type ?? undefined
+const typeAt = (value: unknown, path: string): Refused<string | undefined> =>
+  Result.map(expect(decoders.typed, value, path), (typed) => typed.type ?? undefined)
+
+/** The parts `read` gives for `parts` (items named `path[i]`), in order, leaving out those it notes and drops. */
+const partsOf = <P>(
+  parts: ReadonlyArray<unknown>,
+  path: string,
+  read: (value: unknown, path: string) => Refused<P | undefined>
+): Refused<ReadonlyArray<P>> =>
+  Result.gen(function* () {
+    const out: Array<P> = []
+    for (const [position, value] of parts.entries()) {
+      const part = yield* read(value, `${path}[${position}]`)
+      if (part !== undefined) out.push(part)
+    }
+    return out
+  })
 
 /** Notes what only a Responses upstream can take (see the module doc) and gives no canonical part. */
 const onlyResponses = (notes: Array<Untranslatable>, param: string, what: string): undefined => {
@@ -231,72 +240,74 @@ const unmodeled = (
   type: string | undefined,
   path: string,
   what: string
-): undefined => {
-  if (type === undefined) return reject(`${path}.type is missing.`, `${path}.type`)
-  return onlyResponses(notes, path, `${what} of type "${safeVendorText(type, 40)}"`)
-}
+): Refused<undefined> =>
+  type === undefined
+    ? refuse(`${path}.type is missing.`, `${path}.type`)
+    : Result.succeed(onlyResponses(notes, path, `${what} of type "${safeVendorText(type, 40)}"`))
 
-const userPart = (value: unknown, path: string, notes: Array<Untranslatable>): Part | undefined => {
-  const type = typeAt(value, path)
-  switch (type) {
-    case "input_text":
-      return { type: "text", text: expect(decoders.text, value, path).text }
-    case "input_image": {
-      const image = expect(decoders.image, value, path)
-      if (typeof image.image_url !== "string") {
-        return image.file_id
-          ? onlyResponses(notes, `${path}.file_id`, "Images referenced by file_id (stored at the vendor)")
-          : reject("An input_image needs an image_url or a file_id.", `${path}.image_url`)
-      }
-      return {
-        type: "image",
-        source: mediaSourceOf(image.image_url),
-        ...(image.detail ? { detail: image.detail } : {})
-      }
-    }
-    case "input_file": {
-      const file = expect(decoders.file, value, path)
-      const filename = file.filename ? { filename: file.filename } : {}
-      if (typeof file.file_data === "string") {
-        const source = mediaSourceOf(file.file_data)
-        if (source.kind === "base64") return { type: "file", source, ...filename }
+const userPart = (value: unknown, path: string, notes: Array<Untranslatable>): Refused<Part | undefined> =>
+  Result.gen(function* () {
+    const type = yield* typeAt(value, path)
+    switch (type) {
+      case "input_text":
+        return { type: "text", text: (yield* expect(decoders.text, value, path)).text }
+      case "input_image": {
+        const image = yield* expect(decoders.image, value, path)
+        if (typeof image.image_url !== "string") {
+          return image.file_id
+            ? onlyResponses(notes, `${path}.file_id`, "Images referenced by file_id (stored at the vendor)")
+            : yield* refuse("An input_image needs an image_url or a file_id.", `${path}.image_url`)
+        }
         return {
-          type: "file",
-          source: { kind: "base64", mediaType: mediaTypeOfName(file.filename), data: file.file_data },
-          ...filename
+          type: "image",
+          source: mediaSourceOf(image.image_url),
+          ...(image.detail ? { detail: image.detail } : {})
         }
       }
-      if (typeof file.file_url === "string") {
-        return { type: "file", source: { kind: "url", url: file.file_url }, ...filename }
+      case "input_file": {
+        const file = yield* expect(decoders.file, value, path)
+        const filename = file.filename ? { filename: file.filename } : {}
+        if (typeof file.file_data === "string") {
+          const source = mediaSourceOf(file.file_data)
+          if (source.kind === "base64") return { type: "file", source, ...filename }
+          return {
+            type: "file",
+            source: { kind: "base64", mediaType: mediaTypeOfName(file.filename), data: file.file_data },
+            ...filename
+          }
+        }
+        if (typeof file.file_url === "string") {
+          return { type: "file", source: { kind: "url", url: file.file_url }, ...filename }
+        }
+        return file.file_id
+          ? onlyResponses(notes, `${path}.file_id`, "Files referenced by file_id (stored at the vendor)")
+          : yield* refuse("An input_file needs file_data, file_url or file_id.", `${path}.file_data`)
       }
-      return file.file_id
-        ? onlyResponses(notes, `${path}.file_id`, "Files referenced by file_id (stored at the vendor)")
-        : reject("An input_file needs file_data, file_url or file_id.", `${path}.file_data`)
+      case "input_audio": {
+        const audio = (yield* expect(decoders.audio, value, path)).input_audio
+        return { type: "audio", data: audio.data, format: audio.format }
+      }
+      case "output_text":
+      case "refusal":
+        return yield* refuse(`Content part type "${type}" belongs in an assistant message.`, `${path}.type`)
+      default:
+        return yield* unmodeled(notes, type, path, "Content parts")
     }
-    case "input_audio": {
-      const audio = expect(decoders.audio, value, path).input_audio
-      return { type: "audio", data: audio.data, format: audio.format }
-    }
-    case "output_text":
-    case "refusal":
-      return reject(`Content part type "${type}" belongs in an assistant message.`, `${path}.type`)
-    default:
-      return unmodeled(notes, type, path, "Content parts")
-  }
-}
+  })
 
-const assistantPart = (value: unknown, path: string, notes: Array<Untranslatable>): TextPart | undefined => {
-  const type = typeAt(value, path)
-  switch (type) {
-    case "output_text":
-    case "input_text":
-      return { type: "text", text: expect(decoders.text, value, path).text }
-    case "refusal":
-      return { type: "text", text: expect(decoders.refusal, value, path).refusal }
-    default:
-      return unmodeled(notes, type, path, "Assistant content parts")
-  }
-}
+const assistantPart = (value: unknown, path: string, notes: Array<Untranslatable>): Refused<TextPart | undefined> =>
+  Result.gen(function* () {
+    const type = yield* typeAt(value, path)
+    switch (type) {
+      case "output_text":
+      case "input_text":
+        return { type: "text", text: (yield* expect(decoders.text, value, path)).text }
+      case "refusal":
+        return { type: "text", text: (yield* expect(decoders.refusal, value, path)).refusal }
+      default:
+        return yield* unmodeled(notes, type, path, "Assistant content parts")
+    }
+  })
 
 const mediaTypes: Record<string, string> = {
   pdf: "application/pdf",
@@ -322,17 +333,18 @@ const toolOutputPart = (
   value: unknown,
   path: string,
   notes: Array<Untranslatable>
-): TextPart | ImagePart | undefined => {
-  const type = typeAt(value, path)
-  switch (type) {
-    case "input_text":
-    case "input_image":
-      return userPart(value, path, notes) as TextPart | ImagePart | undefined
-    default:
-      // A canonical tool result holds text and images only.
-      return unmodeled(notes, type, path, "function_call_output parts")
-  }
-}
+): Refused<TextPart | ImagePart | undefined> =>
+  Result.gen(function* () {
+    const type = yield* typeAt(value, path)
+    switch (type) {
+      case "input_text":
+      case "input_image":
+        return (yield* userPart(value, path, notes)) as TextPart | ImagePart | undefined
+      default:
+        // A canonical tool result holds text and images only.
+        return yield* unmodeled(notes, type, path, "function_call_output parts")
+    }
+  })
 
 /** Builds the message list, merging consecutive assistant items and consecutive tool outputs. */
 class Conversation {
@@ -354,81 +366,81 @@ class Conversation {
   }
 }
 
-const readItem = (conversation: Conversation, value: unknown, index: number): void => {
-  const path = `input[${index}]`
-  const type = typeAt(value, path) ?? "message"
-  switch (type) {
-    case "message": {
-      const item = expect(decoders.message, value, path)
-      if (item.role === "assistant") {
+const readItem = (conversation: Conversation, value: unknown, index: number): Refused<void> =>
+  Result.gen(function* () {
+    const path = `input[${index}]`
+    const type = (yield* typeAt(value, path)) ?? "message"
+    switch (type) {
+      case "message": {
+        const item = yield* expect(decoders.message, value, path)
+        if (item.role === "assistant") {
+          const content = typeof item.content === "string"
+            ? [{ type: "text" as const, text: item.content }]
+            : yield* partsOf(item.content, `${path}.content`, (part, at) => assistantPart(part, at, conversation.notes))
+          return conversation.appendTo("assistant", content)
+        }
         const content = typeof item.content === "string"
           ? [{ type: "text" as const, text: item.content }]
-          : item.content.flatMap((part, position) =>
-            assistantPart(part, `${path}.content[${position}]`, conversation.notes) ?? []
-          )
-        return conversation.appendTo("assistant", content)
+          : yield* partsOf(item.content, `${path}.content`, (part, at) => userPart(part, at, conversation.notes))
+        if (item.role === "user") return conversation.push({ role: "user", content })
+        return conversation.push({ role: "system", content, ...(item.role === "developer" ? { developer: true } : {}) })
       }
-      const content = typeof item.content === "string"
-        ? [{ type: "text" as const, text: item.content }]
-        : item.content.flatMap((part, position) =>
-          userPart(part, `${path}.content[${position}]`, conversation.notes) ?? []
+      case "function_call": {
+        const call = yield* expect(decoders.functionCall, value, path)
+        conversation.toolNames.set(call.call_id, call.name)
+        const part: ToolCallPart = {
+          type: "tool-call",
+          callId: call.call_id,
+          name: call.name,
+          arguments: call.arguments
+        }
+        return conversation.appendTo("assistant", [part])
+      }
+      case "custom_tool_call": {
+        // A freeform tool's call: its raw `input` becomes the one string argument the translation offers it with.
+        const call = yield* expect(decoders.customToolCall, value, path)
+        conversation.toolNames.set(call.call_id, call.name)
+        const part: ToolCallPart = {
+          type: "tool-call",
+          callId: call.call_id,
+          name: call.name,
+          arguments: JSON.stringify({ [FREEFORM_ARGUMENT]: call.input })
+        }
+        return conversation.appendTo("assistant", [part])
+      }
+      case "function_call_output":
+      case "custom_tool_call_output": {
+        const output = yield* expect(decoders.functionCallOutput, value, path)
+        const content = typeof output.output === "string"
+          ? [{ type: "text" as const, text: output.output }]
+          : yield* partsOf(output.output, `${path}.output`, (part, at) => toolOutputPart(part, at, conversation.notes))
+        const name = conversation.toolNames.get(output.call_id)
+        const part: ToolResultPart = {
+          type: "tool-result",
+          callId: output.call_id,
+          ...(name === undefined ? {} : { name }),
+          content
+        }
+        return conversation.appendTo("tool", [part])
+      }
+      case "reasoning": {
+        const reasoning = yield* expect(decoders.reasoning, value, path)
+        const summary = (reasoning.summary ?? []).map((entry) => entry.text)
+        const text = summary.length > 0 ? summary : (reasoning.content ?? []).map((entry) => entry.text)
+        const part: ReasoningPart = reasoningFromOpaqueToken(
+          text.join("\n\n"),
+          typeof reasoning.encrypted_content === "string" ? reasoning.encrypted_content : undefined,
+          "openai"
         )
-      if (item.role === "user") return conversation.push({ role: "user", content })
-      return conversation.push({ role: "system", content, ...(item.role === "developer" ? { developer: true } : {}) })
-    }
-    case "function_call": {
-      const call = expect(decoders.functionCall, value, path)
-      conversation.toolNames.set(call.call_id, call.name)
-      const part: ToolCallPart = { type: "tool-call", callId: call.call_id, name: call.name, arguments: call.arguments }
-      return conversation.appendTo("assistant", [part])
-    }
-    case "custom_tool_call": {
-      // A freeform tool's call: its raw `input` becomes the one string argument the translation offers it with.
-      const call = expect(decoders.customToolCall, value, path)
-      conversation.toolNames.set(call.call_id, call.name)
-      const part: ToolCallPart = {
-        type: "tool-call",
-        callId: call.call_id,
-        name: call.name,
-        arguments: JSON.stringify({ [FREEFORM_ARGUMENT]: call.input })
+        return conversation.appendTo("assistant", [part])
       }
-      return conversation.appendTo("assistant", [part])
+      case "item_reference":
+        return void onlyResponses(conversation.notes, path, "Input items referenced by id (item_reference)")
+      default:
+        if (replayedHostedCalls.has(type)) return
+        return void (yield* unmodeled(conversation.notes, type, path, "Input items"))
     }
-    case "function_call_output":
-    case "custom_tool_call_output": {
-      const output = expect(decoders.functionCallOutput, value, path)
-      const content = typeof output.output === "string"
-        ? [{ type: "text" as const, text: output.output }]
-        : output.output.flatMap((part, position) =>
-          toolOutputPart(part, `${path}.output[${position}]`, conversation.notes) ?? []
-        )
-      const name = conversation.toolNames.get(output.call_id)
-      const part: ToolResultPart = {
-        type: "tool-result",
-        callId: output.call_id,
-        ...(name === undefined ? {} : { name }),
-        content
-      }
-      return conversation.appendTo("tool", [part])
-    }
-    case "reasoning": {
-      const reasoning = expect(decoders.reasoning, value, path)
-      const summary = (reasoning.summary ?? []).map((entry) => entry.text)
-      const text = summary.length > 0 ? summary : (reasoning.content ?? []).map((entry) => entry.text)
-      const part: ReasoningPart = reasoningFromOpaqueToken(
-        text.join("\n\n"),
-        typeof reasoning.encrypted_content === "string" ? reasoning.encrypted_content : undefined,
-        "openai"
-      )
-      return conversation.appendTo("assistant", [part])
-    }
-    case "item_reference":
-      return void onlyResponses(conversation.notes, path, "Input items referenced by id (item_reference)")
-    default:
-      if (replayedHostedCalls.has(type)) return
-      return void unmodeled(conversation.notes, type, path, "Input items")
-  }
-}
+  })
 
 /** Hosted tool calls of an earlier answer, replayed in `input` (see the module doc). */
 const replayedHostedCalls: ReadonlySet<string> = new Set([
@@ -440,26 +452,27 @@ const replayedHostedCalls: ReadonlySet<string> = new Set([
   "mcp_list_tools"
 ])
 
-const readTool = (value: unknown, index: number): Tool => {
-  const path = `tools[${index}]`
-  const type = typeAt(value, path)
-  if (type === "function") {
-    const tool = expect(decoders.functionTool, value, path)
-    return {
-      type: "function",
-      name: tool.name,
-      ...(typeof tool.description === "string" ? { description: tool.description } : {}),
-      parameters: tool.parameters ?? {},
-      ...(typeof tool.strict === "boolean" ? { strict: tool.strict } : {})
+const readTool = (value: unknown, index: number): Refused<Tool> =>
+  Result.gen(function* () {
+    const path = `tools[${index}]`
+    const type = yield* typeAt(value, path)
+    if (type === "function") {
+      const tool = yield* expect(decoders.functionTool, value, path)
+      return {
+        type: "function",
+        name: tool.name,
+        ...(typeof tool.description === "string" ? { description: tool.description } : {}),
+        parameters: tool.parameters ?? {},
+        ...(typeof tool.strict === "boolean" ? { strict: tool.strict } : {})
+      }
     }
-  }
-  if (type === undefined) return reject("A tool needs a type.", `${path}.type`)
-  if (type === "custom") {
-    const tool = expect(decoders.customTool, value, path)
-    return freeformTool(tool.name, tool.description, tool.format)
-  }
-  return { type: "builtin", format: "openai-responses", definition: expect(decoders.object, value, path) }
-}
+    if (type === undefined) return yield* refuse("A tool needs a type.", `${path}.type`)
+    if (type === "custom") {
+      const tool = yield* expect(decoders.customTool, value, path)
+      return freeformTool(tool.name, tool.description, tool.format)
+    }
+    return { type: "builtin", format: "openai-responses", definition: yield* expect(decoders.object, value, path) }
+  })
 
 /**
  * The argument that carries a freeform (custom) tool's raw input once translated into a function tool.
@@ -498,43 +511,45 @@ const freeformTool = (
   }
 }
 
-const readToolChoice = (value: unknown, notes: Array<Untranslatable>): ToolChoice | undefined => {
-  if (value === "auto" || value === "none" || value === "required") return { type: value }
-  if (typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string") {
-    // A custom tool is offered as a function on a translation (`freeformTool`), so choosing it names that function.
-    if ((value as { type?: unknown }).type === "function" || (value as { type?: unknown }).type === "custom") {
-      return { type: "tool", name: expect(decoders.namedChoice, value, "tool_choice").name }
-    }
-    const type = safeVendorText((value as { type: string }).type, 40)
-    return onlyResponses(notes, "tool_choice", `Tool choices of type "${type}"`)
-  }
-  return reject(
-    'tool_choice must be "auto", "none", "required" or an object with a type.',
-    "tool_choice"
-  )
-}
-
-const readFormat = (value: unknown): ResponseFormat => {
-  const path = "text.format"
-  const type = typeAt(value, path)
-  switch (type) {
-    case "text":
-    case "json_object":
-      return { type }
-    case "json_schema": {
-      const format = expect(decoders.jsonSchema, value, path)
-      return {
-        type: "json_schema",
-        name: format.name,
-        schema: format.schema,
-        ...(typeof format.strict === "boolean" ? { strict: format.strict } : {}),
-        ...(typeof format.description === "string" ? { description: format.description } : {})
+const readToolChoice = (value: unknown, notes: Array<Untranslatable>): Refused<ToolChoice | undefined> =>
+  Result.gen(function* () {
+    if (value === "auto" || value === "none" || value === "required") return { type: value }
+    if (typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string") {
+      // A custom tool is offered as a function on a translation (`freeformTool`), so choosing it names that function.
+      if ((value as { type?: unknown }).type === "function" || (value as { type?: unknown }).type === "custom") {
+        return { type: "tool", name: (yield* expect(decoders.namedChoice, value, "tool_choice")).name }
       }
+      const type = safeVendorText((value as { type: string }).type, 40)
+      return onlyResponses(notes, "tool_choice", `Tool choices of type "${type}"`)
     }
-    default:
-      return rejectType(type, path, `Text format type "${type}" is not supported.`)
-  }
-}
+    return yield* refuse(
+      'tool_choice must be "auto", "none", "required" or an object with a type.',
+      "tool_choice"
+    )
+  })
+
+const readFormat = (value: unknown): Refused<ResponseFormat> =>
+  Result.gen(function* () {
+    const path = "text.format"
+    const type = yield* typeAt(value, path)
+    switch (type) {
+      case "text":
+      case "json_object":
+        return { type }
+      case "json_schema": {
+        const format = yield* expect(decoders.jsonSchema, value, path)
+        return {
+          type: "json_schema",
+          name: format.name,
+          schema: format.schema,
+          ...(typeof format.strict === "boolean" ? { strict: format.strict } : {}),
+          ...(typeof format.description === "string" ? { description: format.description } : {})
+        }
+      }
+      default:
+        return yield* refuseType(type, path, `Text format type "${type}" is not supported.`)
+    }
+  })
 
 const readReasoning = (reasoning: typeof Body.Type["reasoning"]): ReasoningConfig | undefined => {
   if (reasoning === undefined || reasoning === null) return undefined
@@ -549,43 +564,45 @@ const readReasoning = (reasoning: typeof Body.Type["reasoning"]): ReasoningConfi
 const defined = <K extends string, V>(key: K, value: V | null | undefined): { [P in K]?: V } =>
   (value === undefined || value === null ? {} : { [key]: value }) as { [P in K]?: V }
 
-const decode = (input: unknown, context: { readonly stream?: boolean | undefined }): Request => {
-  const body = expect(decoders.body, input, "")
-  const conversation = new Conversation()
-  if (typeof body.instructions === "string") {
-    conversation.push({ role: "system", content: [{ type: "text", text: body.instructions }] })
-  }
-  if (typeof body.input === "string") {
-    conversation.push({ role: "user", content: [{ type: "text", text: body.input }] })
-  } else if (Array.isArray(body.input)) {
-    body.input.forEach((item, index) => readItem(conversation, item, index))
-  }
-  const tools = body.tools?.map(readTool)
-  const toolChoice = body.tool_choice === undefined || body.tool_choice === null
-    ? undefined
-    : readToolChoice(body.tool_choice, conversation.notes)
-  const format = body.text?.format
-  return {
-    model: body.model,
-    messages: conversation.messages,
-    ...defined("tools", tools),
-    ...defined("toolChoice", toolChoice),
-    ...defined("parallelToolCalls", body.parallel_tool_calls),
-    ...defined("maxOutputTokens", body.max_output_tokens),
-    ...defined("temperature", body.temperature),
-    ...defined("topP", body.top_p),
-    ...defined("responseFormat", format === undefined || format === null ? undefined : readFormat(format)),
-    ...defined("reasoning", readReasoning(body.reasoning)),
-    ...defined("user", body.user),
-    ...defined("metadata", body.metadata),
-    ...defined("store", body.store),
-    ...defined("include", body.include),
-    ...defined("verbosity", body.text?.verbosity),
-    ...defined("includeObfuscation", body.stream_options?.include_obfuscation),
-    stream: body.stream ?? context.stream ?? false,
-    ...(conversation.notes.length === 0 ? {} : { untranslatable: conversation.notes })
-  }
-}
+const decode = (input: unknown, context: { readonly stream?: boolean | undefined }): Refused<Request> =>
+  Result.gen(function* () {
+    const body = yield* expect(decoders.body, input, "")
+    const conversation = new Conversation()
+    if (typeof body.instructions === "string") {
+      conversation.push({ role: "system", content: [{ type: "text", text: body.instructions }] })
+    }
+    if (typeof body.input === "string") {
+      conversation.push({ role: "user", content: [{ type: "text", text: body.input }] })
+    } else if (Array.isArray(body.input)) {
+      for (const [index, item] of body.input.entries()) yield* readItem(conversation, item, index)
+    }
+    const tools: Array<Tool> | undefined = body.tools === undefined || body.tools === null ? undefined : []
+    for (const [index, tool] of (body.tools ?? []).entries()) tools?.push(yield* readTool(tool, index))
+    const toolChoice = body.tool_choice === undefined || body.tool_choice === null
+      ? undefined
+      : yield* readToolChoice(body.tool_choice, conversation.notes)
+    const format = body.text?.format
+    return {
+      model: body.model,
+      messages: conversation.messages,
+      ...defined("tools", tools),
+      ...defined("toolChoice", toolChoice),
+      ...defined("parallelToolCalls", body.parallel_tool_calls),
+      ...defined("maxOutputTokens", body.max_output_tokens),
+      ...defined("temperature", body.temperature),
+      ...defined("topP", body.top_p),
+      ...defined("responseFormat", format === undefined || format === null ? undefined : yield* readFormat(format)),
+      ...defined("reasoning", readReasoning(body.reasoning)),
+      ...defined("user", body.user),
+      ...defined("metadata", body.metadata),
+      ...defined("store", body.store),
+      ...defined("include", body.include),
+      ...defined("verbosity", body.text?.verbosity),
+      ...defined("includeObfuscation", body.stream_options?.include_obfuscation),
+      stream: body.stream ?? context.stream ?? false,
+      ...(conversation.notes.length === 0 ? {} : { untranslatable: conversation.notes })
+    }
+  })
 
 /**
  * A caller's Responses body (untrusted JSON) → canonical request, or an
@@ -601,12 +618,7 @@ export const decodeResponsesRequest = (
   context: { readonly model?: string | undefined; readonly stream?: boolean | undefined }
 ): Decoded<Request> => {
   const aside = setAsideNewValues(body, RESPONSES_POSITIONS, "Responses")
-  try {
-    return withNewValues(aside, { ok: true, value: decode(aside.body, context) })
-  } catch (error) {
-    if (error instanceof Rejected) return aside.restore({ ok: false, error: error.error })
-    throw error
-  }
+  return withNewValues(aside, decode(aside.body, context))
 }
 
 const efforts = new Set(["none", "minimal", "low", "medium", "high", "xhigh", "max"])

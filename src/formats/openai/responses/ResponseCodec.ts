@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import type { OutputPart, ReasoningPart } from "../../../canonical/Content.ts"
 import type { Response } from "../../../canonical/Response.ts"
 import { emptyUsage, type Usage } from "../../../canonical/Usage.ts"
@@ -110,12 +110,12 @@ const outputParts = (items: ReadonlyArray<unknown>): ReadonlyArray<OutputPart> |
   const parts: Array<OutputPart> = []
   for (const [index, item] of items.entries()) {
     const typed = decoders.typed(item)
-    if (!typed.ok) return badBody(`Upstream output[${index}] has no type.`)
-    switch (typed.value.type) {
+    if (Result.isFailure(typed)) return badBody(`Upstream output[${index}] has no type.`)
+    switch (typed.success.type) {
       case "message": {
         const message = decoders.message(item)
-        if (!message.ok) return badBody(`Upstream output[${index}]: ${message.error.message}`)
-        for (const content of message.value.content) {
+        if (Result.isFailure(message)) return badBody(`Upstream output[${index}]: ${message.failure.message}`)
+        for (const content of message.success.content) {
           const text = content.type === "refusal"
             ? content.refusal
             : content.type === "output_text"
@@ -127,19 +127,19 @@ const outputParts = (items: ReadonlyArray<unknown>): ReadonlyArray<OutputPart> |
       }
       case "function_call": {
         const call = decoders.functionCall(item)
-        if (!call.ok) return badBody(`Upstream output[${index}]: ${call.error.message}`)
+        if (Result.isFailure(call)) return badBody(`Upstream output[${index}]: ${call.failure.message}`)
         parts.push({
           type: "tool-call",
-          callId: call.value.call_id,
-          name: call.value.name,
-          arguments: call.value.arguments
+          callId: call.success.call_id,
+          name: call.success.name,
+          arguments: call.success.arguments
         })
         break
       }
       case "reasoning": {
         const reasoning = decoders.reasoning(item)
-        if (!reasoning.ok) return badBody(`Upstream output[${index}]: ${reasoning.error.message}`)
-        parts.push(reasoningPartOf(reasoning.value))
+        if (Result.isFailure(reasoning)) return badBody(`Upstream output[${index}]: ${reasoning.failure.message}`)
+        parts.push(reasoningPartOf(reasoning.success))
         break
       }
       default:
@@ -165,8 +165,10 @@ const outputParts = (items: ReadonlyArray<unknown>): ReadonlyArray<OutputPart> |
  */
 export const decodeResponsesResponse = (body: unknown): Response | UpstreamFailed => {
   const decoded = decoders.body(body)
-  if (!decoded.ok) return badBody(`The upstream answer is not a Responses object: ${decoded.error.message}`)
-  const response = decoded.value
+  if (Result.isFailure(decoded)) {
+    return badBody(`The upstream answer is not a Responses object: ${decoded.failure.message}`)
+  }
+  const response = decoded.success
   if (response.status === "failed") {
     return new UpstreamFailed({
       kind: failureKindOfCode(response.error?.code),

@@ -26,7 +26,7 @@
  * @since 0.1.0
  */
 import type { Sse } from "effect/encoding"
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
 import type { StreamPart } from "../../../canonical/StreamPart.ts"
 import { emptyUsage } from "../../../canonical/Usage.ts"
 import { UpstreamFailed } from "../../../errors/GatewayError.ts"
@@ -273,10 +273,10 @@ const step = (state: ResponsesDecoderState, frame: Sse.Event): Step => {
     return named ? badEvent(frame.event, "not JSON") : [state, []]
   }
   const envelope = decoders.envelope(data)
-  const type = envelope.ok ? envelope.value.type : frame.event
-  const read = <A>(decode: (input: unknown) => { ok: true; value: A } | { ok: false; error: { message: string } }) => {
+  const type = Result.isSuccess(envelope) ? envelope.success.type : frame.event
+  const read = <A>(decode: (input: unknown) => Result.Result<A, { readonly message: string }>) => {
     const decoded = decode(data)
-    return decoded.ok ? decoded.value : badEvent(type, decoded.error.message)
+    return Result.isSuccess(decoded) ? decoded.success : badEvent(type, decoded.failure.message)
   }
   switch (type) {
     case "response.created": {

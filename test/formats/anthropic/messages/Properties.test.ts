@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { deepStrictEqual, ok } from "node:assert/strict"
 import fc from "fast-check"
 import type {
@@ -196,8 +197,8 @@ Deno.test("property: expressible canonical requests survive encodeRequest -> dec
       const encoded = AnthropicFormat.encodeRequest(request)
       deepStrictEqual(encoded.dropped, [])
       const decoded = AnthropicFormat.decodeRequest(wire(encoded.body), {})
-      if (!decoded.ok) throw new Error(decoded.error.message)
-      deepStrictEqual(decoded.value, wire(request))
+      if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
+      deepStrictEqual(decoded.success, wire(request))
     }),
     { numRuns: 300 }
   )
@@ -257,7 +258,7 @@ Deno.test("property: any JSON body decodes to a request or an InvalidRequest, ne
   fc.assert(
     fc.property(junkBody, (body) => {
       const decoded = AnthropicFormat.decodeRequest(body, {})
-      if (!decoded.ok) ok(decoded.error instanceof InvalidRequest)
+      if (Result.isFailure(decoded)) ok(decoded.failure instanceof InvalidRequest)
     }),
     { numRuns: 1000 }
   )

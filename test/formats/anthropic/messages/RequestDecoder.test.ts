@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import type { Request } from "../../../../src/canonical/Request.ts"
 import type { Decoded } from "../../../../src/formats/Format.ts"
@@ -7,15 +8,15 @@ import { PNG_BASE64, toolConversation } from "./Fixtures.ts"
 const decode = (body: unknown, context = {}) => AnthropicFormat.decodeRequest(body, context)
 
 const ok = (decoded: Decoded<Request>): Request => {
-  if (!decoded.ok) throw new Error(`expected ok, got ${decoded.error.message}`)
-  return decoded.value
+  if (Result.isFailure(decoded)) throw new Error(`expected ok, got ${decoded.failure.message}`)
+  return decoded.success
 }
 
 const failsAt = (body: unknown, param: string) => {
   const decoded = decode(body)
-  if (decoded.ok) throw new Error(`expected an InvalidRequest at ${param}`)
-  strictEqual(decoded.error._tag, "InvalidRequest")
-  strictEqual(decoded.error.param, param)
+  if (Result.isSuccess(decoded)) throw new Error(`expected an InvalidRequest at ${param}`)
+  strictEqual(decoded.failure._tag, "InvalidRequest")
+  strictEqual(decoded.failure.param, param)
 }
 
 Deno.test("decodeRequest reads a plain text request with a string system prompt", () => {
@@ -234,7 +235,7 @@ Deno.test("decodeRequest names the bad field", () => {
   failsAt({ model: "m", messages: [], thinking: { type: "enabled" } }, "thinking.budget_tokens")
   failsAt({ model: "m", messages: [], stop_sequences: ["a", 2] }, "stop_sequences[1]")
   const notObject = decode("hello")
-  strictEqual(notObject.ok, false)
+  strictEqual(Result.isSuccess(notObject), false)
 })
 
 Deno.test("decodeRequest sets aside blocks and sources Sluice does not model, for a same-format channel", () => {
@@ -251,15 +252,15 @@ Deno.test("decodeRequest sets aside blocks and sources Sluice does not model, fo
       ]
     }]
   })
-  if (!decoded.ok) throw new Error(decoded.error.message)
-  deepStrictEqual(decoded.value.messages, [{
+  if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
+  deepStrictEqual(decoded.success.messages, [{
     role: "user",
     content: [
       { type: "text", text: "hi" },
       { type: "image", source: { kind: "url", url: "https://example.com/a.png" } }
     ]
   }])
-  deepStrictEqual(decoded.value.untranslatable?.map((note) => note.param), [
+  deepStrictEqual(decoded.success.untranslatable?.map((note) => note.param), [
     "messages[0].content[0]",
     "messages[0].content[2].source"
   ])

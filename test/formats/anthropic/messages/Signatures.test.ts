@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { Sse } from "effect/encoding"
@@ -94,8 +95,8 @@ Deno.test("signatures: the stream encoder wraps a foreign signature; the SDK kee
 
 const decode = (messages: ReadonlyArray<unknown>): Request => {
   const decoded = AnthropicFormat.decodeRequest({ model: "claude-alias", max_tokens: 100, messages }, {})
-  if (!decoded.ok) throw decoded.error
-  return decoded.value
+  if (Result.isFailure(decoded)) throw decoded.failure
+  return decoded.success
 }
 
 Deno.test("signatures: decodeRequest unwraps a wrapped signature and reads a plain one as Anthropic's", () => {

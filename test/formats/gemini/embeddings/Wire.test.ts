@@ -4,6 +4,7 @@
  * its path, the `:batchEmbedContents` body sent upstream (translated, or the
  * caller's own with the model mapped) and answers read or refused.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { UpstreamFailed } from "../../../../src/errors/GatewayError.ts"
 import {
@@ -28,14 +29,11 @@ Deno.test("gemini embeddings: one content and batches decode with task type, tit
       "m",
       false
     ),
-    {
-      ok: true,
-      value: {
-        model: "m",
-        inputs: [{ type: "text", text: "a\nb", title: "T", taskType: "RETRIEVAL_DOCUMENT" }],
-        dimensions: 8
-      }
-    }
+    Result.succeed({
+      model: "m",
+      inputs: [{ type: "text", text: "a\nb", title: "T", taskType: "RETRIEVAL_DOCUMENT" }],
+      dimensions: 8
+    })
   )
   deepStrictEqual(
     decodeGeminiEmbedRequest(
@@ -49,17 +47,14 @@ Deno.test("gemini embeddings: one content and batches decode with task type, tit
       "m",
       true
     ),
-    {
-      ok: true,
-      value: {
-        model: "m",
-        inputs: [
-          { type: "text", text: "x", title: undefined, taskType: undefined },
-          { type: "text", text: "y", title: undefined, taskType: "CLUSTERING" }
-        ],
-        dimensions: undefined
-      }
-    }
+    Result.succeed({
+      model: "m",
+      inputs: [
+        { type: "text", text: "x", title: undefined, taskType: undefined },
+        { type: "text", text: "y", title: undefined, taskType: "CLUSTERING" }
+      ],
+      dimensions: undefined
+    })
   )
 })
 
@@ -86,15 +81,15 @@ Deno.test("gemini embeddings: refusals name the field by its path", () => {
   ]
   for (const [raw, batch, param] of cases) {
     const decoded = decodeGeminiEmbedRequest(raw, "m", batch)
-    ok(!decoded.ok, JSON.stringify(raw).slice(0, 80))
-    strictEqual(decoded.error.param, param, JSON.stringify(raw).slice(0, 80))
+    ok(Result.isFailure(decoded), JSON.stringify(raw).slice(0, 80))
+    strictEqual(decoded.failure.param, param, JSON.stringify(raw).slice(0, 80))
   }
   const hundred = decodeGeminiEmbedRequest(
     { requests: Array.from({ length: 100 }, () => ({ content: text("x") })) },
     "m",
     true
   )
-  ok(hundred.ok)
+  ok(Result.isSuccess(hundred))
 })
 
 Deno.test("gemini embeddings wire: translated and passthrough :batchEmbedContents bodies", () => {

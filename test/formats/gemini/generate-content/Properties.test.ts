@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import type { Part } from "../../../../src/canonical/Content.ts"
@@ -168,8 +169,8 @@ Deno.test("property: expressible canonical requests survive encodeRequest → de
       deepStrictEqual(encoded.dropped, [])
       strictEqual("model" in encoded.body, false)
       const decoded = GeminiFormat.decodeRequest(plain(encoded.body), { model: request.model, stream: request.stream })
-      if (!decoded.ok) throw new Error(`decode failed: ${decoded.error.message}`)
-      deepStrictEqual(plain(decoded.value), plain(request))
+      if (Result.isFailure(decoded)) throw new Error(`decode failed: ${decoded.failure.message}`)
+      deepStrictEqual(plain(decoded.success), plain(request))
     }),
     { numRuns: 300 }
   )
@@ -200,7 +201,7 @@ Deno.test("property: arbitrary JSON never makes decodeRequest throw; it gives ok
   fc.assert(
     fc.property(fc.oneof(fc.jsonValue(), contentsLike), fc.option(fc.string()), (body, model) => {
       const decoded = GeminiFormat.decodeRequest(body, { model: model ?? undefined })
-      if (!decoded.ok) strictEqual(decoded.error._tag, "InvalidRequest")
+      if (Result.isFailure(decoded)) strictEqual(decoded.failure._tag, "InvalidRequest")
     }),
     { numRuns: 1000 }
   )

@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import type { Request } from "../../../../src/canonical/Request.ts"
 import type { Decoded } from "../../../../src/formats/Format.ts"
@@ -7,13 +8,13 @@ const decode = (body: unknown, context: { model?: string; stream?: boolean } = {
   GeminiFormat.decodeRequest(body, context)
 
 const ok = (decoded: Decoded<Request>): Request => {
-  if (!decoded.ok) throw new Error(`expected ok, got ${decoded.error.message}`)
-  return decoded.value
+  if (Result.isFailure(decoded)) throw new Error(`expected ok, got ${decoded.failure.message}`)
+  return decoded.success
 }
 
 const failure = (decoded: Decoded<Request>) => {
-  if (decoded.ok) throw new Error("expected an InvalidRequest")
-  return decoded.error
+  if (Result.isSuccess(decoded)) throw new Error("expected an InvalidRequest")
+  return decoded.failure
 }
 
 Deno.test("decodeRequest: plain text (quickstart example), model from the path, stream from the route", () => {

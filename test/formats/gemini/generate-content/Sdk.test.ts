@@ -2,6 +2,7 @@
  * The official `@google/genai` client against a tiny server that answers with
  * this format's encoders: what a Gemini SDK user sees through Sluice.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import { Sse } from "effect/encoding"
 import { ApiError, FunctionCallingConfigMode, GoogleGenAI } from "@google/genai"
@@ -108,8 +109,8 @@ Deno.test("@google/genai generateContentStream reads the stream encoder's chunks
   const url = new URL(seen.url)
   strictEqual(`${url.pathname}${url.search}`, "/v1/models/gemini-2.5-flash:streamGenerateContent?alt=sse")
   const decoded = GeminiFormat.decodeRequest(seen.body, { model: "gemini-2.5-flash", stream: true })
-  ok(decoded.ok)
-  const request = decoded.value
+  ok(Result.isSuccess(decoded))
+  const request = decoded.success
   deepStrictEqual(request.messages, [
     { role: "system", content: [{ type: "text", text: "Be brief." }] },
     { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }

@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { Request } from "../../../../src/canonical/Request.ts"
 import type { Response } from "../../../../src/canonical/Response.ts"
@@ -75,8 +76,8 @@ Deno.test("signatures: the stream encoder wraps a foreign signature, on a though
 
 const decode = (contents: ReadonlyArray<unknown>): Request => {
   const decoded = GeminiFormat.decodeRequest({ contents }, { model: "gemini-alias" })
-  if (!decoded.ok) throw decoded.error
-  return decoded.value
+  if (Result.isFailure(decoded)) throw decoded.failure
+  return decoded.success
 }
 
 Deno.test("signatures: decodeRequest unwraps wrapped signatures and reads plain ones as Gemini's", () => {

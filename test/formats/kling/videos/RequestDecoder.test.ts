@@ -3,6 +3,7 @@
  * values: which fields carry into the canonical request, each rule naming its
  * field, hostile input never throwing, and the answer and error envelopes.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import { decodeKlingRequest } from "../../../../src/formats/kling/videos/RequestDecoder.ts"
@@ -30,8 +31,8 @@ Deno.test("kling decoder: text2video fields carry into the canonical request", (
     camera_control: { type: "simple" },
     unknown_field: 1
   }, "text2video")
-  ok(decoded.ok)
-  deepStrictEqual(decoded.value, {
+  ok(Result.isSuccess(decoded))
+  deepStrictEqual(decoded.success, {
     model: "kling-v2-master",
     prompt: "a fox",
     negativePrompt: "blur",
@@ -52,8 +53,8 @@ Deno.test("kling decoder: defaults (kling-v1, 5 s, std) and image2video frames",
     { image: PNG, image_tail: "https://example.com/b.png", mode: "std" },
     "image2video"
   )
-  ok(decoded.ok)
-  deepStrictEqual(decoded.value, {
+  ok(Result.isSuccess(decoded))
+  deepStrictEqual(decoded.success, {
     model: "kling-v1",
     prompt: "",
     seconds: 5,
@@ -64,8 +65,8 @@ Deno.test("kling decoder: defaults (kling-v1, 5 s, std) and image2video frames",
     ]
   })
   const legacy = decodeKlingRequest({ model: "kling-v1-6", prompt: "x" }, "text2video")
-  ok(legacy.ok)
-  strictEqual(legacy.value.model, "kling-v1-6")
+  ok(Result.isSuccess(legacy))
+  strictEqual(legacy.success.model, "kling-v1-6")
 })
 
 Deno.test("kling decoder: each rule names its field", () => {
@@ -94,9 +95,9 @@ Deno.test("kling decoder: each rule names its field", () => {
   ]
   for (const [body, action, param] of cases) {
     const decoded = decodeKlingRequest(body, action)
-    ok(!decoded.ok, JSON.stringify(body).slice(0, 80))
-    strictEqual(decoded.error.param, param, JSON.stringify(body).slice(0, 80))
-    ok(decoded.error.message.length > 0)
+    ok(Result.isFailure(decoded), JSON.stringify(body).slice(0, 80))
+    strictEqual(decoded.failure.param, param, JSON.stringify(body).slice(0, 80))
+    ok(decoded.failure.message.length > 0)
   }
 })
 
@@ -104,7 +105,9 @@ Deno.test("kling decoder: any input gives a request or an InvalidRequest, never 
   fc.assert(
     fc.property(fc.anything(), fc.constantFrom("text2video" as const, "image2video" as const), (body, action) => {
       const decoded = decodeKlingRequest(body, action)
-      return decoded.ok ? typeof decoded.value.model === "string" : decoded.error._tag === "InvalidRequest"
+      return Result.isSuccess(decoded)
+        ? typeof decoded.success.model === "string"
+        : decoded.failure._tag === "InvalidRequest"
     }),
     { numRuns: 500 }
   )

@@ -6,6 +6,7 @@
  * and the validator-skipping value the generate-content encoder gives an
  * unsigned call of a Gemini 3 model's current turn.
  */
+import { Result } from "effect"
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import type { OutputPart } from "../../../../src/canonical/Content.ts"
 import type { Request } from "../../../../src/canonical/Request.ts"
@@ -44,8 +45,8 @@ Deno.test("decodeRequest: a call's extra_content signature becomes a signature-o
       }
     ]
   }, {})
-  if (!decoded.ok) throw new Error(decoded.error.message)
-  deepStrictEqual(decoded.value.messages[1].content.map((part) => part.type === "reasoning" ? part : part.type), [
+  if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
+  deepStrictEqual(decoded.success.messages[1].content.map((part) => part.type === "reasoning" ? part : part.type), [
     { type: "reasoning", text: "", signature: "c2lnLTE=", origin: "gemini" },
     "tool-call",
     { type: "reasoning", text: "", signature: "EqQB", origin: "anthropic" },

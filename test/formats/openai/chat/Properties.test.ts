@@ -3,6 +3,7 @@
  * encodeRequest → JSON → decodeRequest unchanged, and arbitrary JSON never
  * makes the decoders throw.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok } from "node:assert/strict"
 import fc from "fast-check"
 import type { Part } from "../../../../src/canonical/Content.ts"
@@ -164,8 +165,8 @@ const roundTrip = (format: typeof OpenAiChatFormat, request: Request): Request =
   const encoded = format.encodeRequest(request)
   deepStrictEqual(encoded.dropped, [])
   const decoded = format.decodeRequest(JSON.parse(JSON.stringify(encoded.body)), {})
-  if (!decoded.ok) throw new Error(`decode failed: ${decoded.error.message}`)
-  return decoded.value
+  if (Result.isFailure(decoded)) throw new Error(`decode failed: ${decoded.failure.message}`)
+  return decoded.success
 }
 
 Deno.test("property: expressible canonical requests survive encodeRequest → decodeRequest", () => {
@@ -220,7 +221,7 @@ Deno.test("property: decodeRequest never throws on arbitrary JSON", () => {
   fc.assert(
     fc.property(fc.oneof(fc.jsonValue(), fc.anything(), nearValid), (body) => {
       const decoded = OpenAiChatFormat.decodeRequest(body, {})
-      ok(decoded.ok || decoded.error instanceof InvalidRequest)
+      ok(Result.isSuccess(decoded) || decoded.failure instanceof InvalidRequest)
     }),
     { numRuns: 1000 }
   )

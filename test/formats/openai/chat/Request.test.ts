@@ -4,6 +4,7 @@
  * vision, audio, PDF, structured outputs and reasoning guides) → canonical,
  * and canonical → upstream bodies.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { Request } from "../../../../src/canonical/Request.ts"
 import { InvalidRequest } from "../../../../src/errors/GatewayError.ts"
@@ -16,15 +17,15 @@ import {
 
 const decode = (body: unknown): Request => {
   const decoded = OpenAiChatFormat.decodeRequest(body, {})
-  if (!decoded.ok) throw new Error(`expected ok, got ${decoded.error.message}`)
-  return decoded.value
+  if (Result.isFailure(decoded)) throw new Error(`expected ok, got ${decoded.failure.message}`)
+  return decoded.success
 }
 
 const rejection = (body: unknown): InvalidRequest => {
   const decoded: Decoded<Request> = OpenAiChatFormat.decodeRequest(body, {})
-  if (decoded.ok) throw new Error("expected an InvalidRequest")
-  ok(decoded.error instanceof InvalidRequest)
-  return decoded.error
+  if (Result.isSuccess(decoded)) throw new Error("expected an InvalidRequest")
+  ok(decoded.failure instanceof InvalidRequest)
+  return decoded.failure
 }
 
 Deno.test("decodeRequest: plain text with a developer and a system message", () => {

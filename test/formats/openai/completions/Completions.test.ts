@@ -4,6 +4,7 @@
  * (create example with `gpt-3.5-turbo-instruct`, the completion object and its
  * streamed chunks), plus property tests.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import type { Request } from "../../../../src/canonical/Request.ts"
@@ -15,14 +16,14 @@ import { runDecoder, runEncoder, sse } from "../../../support/StreamSteps.ts"
 
 const decode = (body: unknown): Request => {
   const decoded = CompletionsFormat.decodeRequest(body, {})
-  if (!decoded.ok) throw new Error(`expected ok, got ${decoded.error.message}`)
-  return decoded.value
+  if (Result.isFailure(decoded)) throw new Error(`expected ok, got ${decoded.failure.message}`)
+  return decoded.success
 }
 
 const rejectedParam = (body: unknown): string | undefined => {
   const decoded = CompletionsFormat.decodeRequest(body, {})
-  if (decoded.ok) throw new Error("expected an InvalidRequest")
-  return decoded.error.param
+  if (Result.isSuccess(decoded)) throw new Error("expected an InvalidRequest")
+  return decoded.failure.param
 }
 
 Deno.test("decodeRequest: the documented example becomes one user message", () => {
@@ -51,7 +52,7 @@ Deno.test("decodeRequest: the documented example becomes one user message", () =
   )
   deepStrictEqual(decode({ model: "m", prompt: ["Only one"], stop: ["a", "b"], n: 1 }).stopSequences, ["a", "b"])
   strictEqual(decode({ model: "m", prompt: "x" }).stream, false)
-  strictEqual(CompletionsFormat.decodeRequest({ model: "m", prompt: "x" }, { stream: true }).ok, true)
+  strictEqual(Result.isSuccess(CompletionsFormat.decodeRequest({ model: "m", prompt: "x" }, { stream: true })), true)
 })
 
 Deno.test("decodeRequest: missing prompt, token prompts and n > 1 are rejected", () => {
@@ -293,8 +294,8 @@ Deno.test("property: expressible canonical requests survive encodeRequest → de
       const encoded = CompletionsFormat.encodeRequest(request)
       deepStrictEqual(encoded.dropped, [])
       const decoded = CompletionsFormat.decodeRequest(JSON.parse(JSON.stringify(encoded.body)), {})
-      ok(decoded.ok)
-      deepStrictEqual(decoded.value, request)
+      ok(Result.isSuccess(decoded))
+      deepStrictEqual(decoded.success, request)
     }),
     { numRuns: 300 }
   )
@@ -310,7 +311,7 @@ Deno.test("property: decodeRequest never throws on arbitrary JSON", () => {
   fc.assert(
     fc.property(fc.oneof(fc.jsonValue(), fc.anything(), nearValid), (body) => {
       const decoded = CompletionsFormat.decodeRequest(body, {})
-      ok(decoded.ok || decoded.error instanceof InvalidRequest)
+      ok(Result.isSuccess(decoded) || decoded.failure instanceof InvalidRequest)
     }),
     { numRuns: 1000 }
   )
@@ -318,19 +319,19 @@ Deno.test("property: decodeRequest never throws on arbitrary JSON", () => {
 
 Deno.test("decodeRequest: a batch of prompts is left to a completions upstream, its hold covering every prompt", () => {
   const decoded = CompletionsFormat.decodeRequest({ model: "m", prompt: ["one", "two", "three"], max_tokens: 5 }, {})
-  if (!decoded.ok) throw new Error(decoded.error.message)
-  deepStrictEqual(decoded.value.messages, [{
+  if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
+  deepStrictEqual(decoded.success.messages, [{
     role: "user",
     content: [{ type: "text", text: "one" }, { type: "text", text: "two" }, { type: "text", text: "three" }]
   }])
-  strictEqual(decoded.value.maxOutputTokens, 5)
-  strictEqual(decoded.value.choices, 3)
-  deepStrictEqual(decoded.value.untranslatable?.map((note) => note.param), ["prompt"])
+  strictEqual(decoded.success.maxOutputTokens, 5)
+  strictEqual(decoded.success.choices, 3)
+  deepStrictEqual(decoded.success.untranslatable?.map((note) => note.param), ["prompt"])
   const twice = CompletionsFormat.decodeRequest({ model: "m", prompt: ["one", "two"], n: 2 }, {})
-  strictEqual(twice.ok && twice.value.choices, 4)
-  deepStrictEqual(twice.ok && twice.value.untranslatable?.map((note) => note.param), ["prompt", "n"])
+  strictEqual(Result.isSuccess(twice) && twice.success.choices, 4)
+  deepStrictEqual(Result.isSuccess(twice) && twice.success.untranslatable?.map((note) => note.param), ["prompt", "n"])
   const single = CompletionsFormat.decodeRequest({ model: "m", prompt: ["one"], max_tokens: 5 }, {})
-  strictEqual(single.ok && single.value.untranslatable, undefined)
-  strictEqual(single.ok && single.value.maxOutputTokens, 5)
-  strictEqual(single.ok && single.value.choices, undefined)
+  strictEqual(Result.isSuccess(single) && single.success.untranslatable, undefined)
+  strictEqual(Result.isSuccess(single) && single.success.maxOutputTokens, 5)
+  strictEqual(Result.isSuccess(single) && single.success.choices, undefined)
 })

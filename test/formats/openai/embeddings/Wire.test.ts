@@ -3,6 +3,7 @@
  * takes, each refusal with the field it names, Base64 vectors as the `openai`
  * SDK decodes them, and upstream answers read in index order or refused.
  */
+import { Result } from "effect"
 import { Buffer } from "node:buffer"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
@@ -18,8 +19,8 @@ import { UpstreamFailed } from "../../../../src/errors/GatewayError.ts"
 
 const refusal = (raw: Record<string, unknown>) => {
   const decoded = decodeOpenAiEmbeddingRequest(raw)
-  ok(!decoded.ok, `expected a refusal of ${JSON.stringify(raw).slice(0, 80)}`)
-  return decoded.error
+  ok(Result.isFailure(decoded), `expected a refusal of ${JSON.stringify(raw).slice(0, 80)}`)
+  return decoded.failure
 }
 
 Deno.test("openai embeddings: every input shape decodes to canonical inputs", () => {
@@ -40,14 +41,14 @@ Deno.test("openai embeddings: every input shape decodes to canonical inputs", ()
       user: "u",
       encoding_format: "base64"
     })
-    ok(decoded.ok)
-    deepStrictEqual(decoded.value.request, { model: "m", inputs, dimensions: 8, user: "u" })
-    strictEqual(decoded.value.base64, true)
+    ok(Result.isSuccess(decoded))
+    deepStrictEqual(decoded.success.request, { model: "m", inputs, dimensions: 8, user: "u" })
+    strictEqual(decoded.success.base64, true)
   }
   const plain = decodeOpenAiEmbeddingRequest({ model: "m", input: "x", encoding_format: null, dimensions: null })
-  ok(plain.ok)
-  strictEqual(plain.value.base64, false)
-  strictEqual(plain.value.request.dimensions, undefined)
+  ok(Result.isSuccess(plain))
+  strictEqual(plain.success.base64, false)
+  strictEqual(plain.success.request.dimensions, undefined)
 })
 
 Deno.test("openai embeddings: refusals name the field", () => {
@@ -79,11 +80,11 @@ Deno.test("openai embeddings: refusals name the field", () => {
   }
   ok(refusal({ model: "m", input: many }).message.includes("2048"))
   const oneLongTokenInput = decodeOpenAiEmbeddingRequest({ model: "m", input: Array.from({ length: 3000 }, () => 7) })
-  ok(oneLongTokenInput.ok)
-  strictEqual(oneLongTokenInput.value.request.inputs.length, 1)
+  ok(Result.isSuccess(oneLongTokenInput))
+  strictEqual(oneLongTokenInput.success.request.inputs.length, 1)
   const limit = decodeOpenAiEmbeddingRequest({ model: "m", input: many.slice(1) })
-  ok(limit.ok)
-  strictEqual(limit.value.request.inputs.length, 2048)
+  ok(Result.isSuccess(limit))
+  strictEqual(limit.success.request.inputs.length, 2048)
 })
 
 Deno.test("openai embeddings: Base64 is little-endian float32, as the openai SDK decodes it", () => {

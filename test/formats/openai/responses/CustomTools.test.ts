@@ -4,6 +4,7 @@
  * a `custom_tool_call` item (JSON and stream, read by the `openai` SDK); `custom_tool_call` and
  * `custom_tool_call_output` history items replay as a call and its result.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import type { StreamPart } from "../../../../src/canonical/StreamPart.ts"
@@ -23,8 +24,8 @@ const usage = { inputTokens: 10, outputTokens: 5 }
 
 Deno.test("decodeRequest: a custom tool becomes a function with one string input naming its grammar", () => {
   const decoded = OpenAiResponsesFormat.decodeRequest(request, {})
-  ok(decoded.ok)
-  deepStrictEqual(decoded.value.tools, [{
+  ok(Result.isSuccess(decoded))
+  deepStrictEqual(decoded.success.tools, [{
     type: "function",
     name: "apply_patch",
     description: "Edit files with a patch.",
@@ -41,13 +42,13 @@ Deno.test("decodeRequest: a custom tool becomes a function with one string input
       additionalProperties: false
     }
   }])
-  strictEqual(decoded.value.untranslatable, undefined)
+  strictEqual(decoded.success.untranslatable, undefined)
   const chosen = OpenAiResponsesFormat.decodeRequest({
     ...request,
     tool_choice: { type: "custom", name: "apply_patch" }
   }, {})
-  ok(chosen.ok)
-  deepStrictEqual(chosen.value.toolChoice, { type: "tool", name: "apply_patch" })
+  ok(Result.isSuccess(chosen))
+  deepStrictEqual(chosen.success.toolChoice, { type: "tool", name: "apply_patch" })
 })
 
 Deno.test("decodeRequest: custom_tool_call and its output replay as a call with {input} and its result", () => {
@@ -59,8 +60,8 @@ Deno.test("decodeRequest: custom_tool_call and its output replay as a call with 
       { type: "custom_tool_call_output", call_id: "call_1", output: "Success. Updated a.txt" }
     ]
   }, {})
-  ok(decoded.ok)
-  deepStrictEqual(decoded.value.messages.slice(1), [
+  ok(Result.isSuccess(decoded))
+  deepStrictEqual(decoded.success.messages.slice(1), [
     {
       role: "assistant",
       content: [{
@@ -80,7 +81,7 @@ Deno.test("decodeRequest: custom_tool_call and its output replay as a call with 
       }]
     }
   ])
-  strictEqual(decoded.value.untranslatable, undefined)
+  strictEqual(decoded.success.untranslatable, undefined)
 })
 
 Deno.test("encodeResponse: a call of a custom tool is a custom_tool_call item with the raw input", () => {

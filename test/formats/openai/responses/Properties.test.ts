@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import type { OutputPart, Part } from "../../../../src/canonical/Content.ts"
@@ -133,10 +134,10 @@ Deno.test("property: canonical requests the format expresses survive encodeReque
       const encoded = format.encodeRequest(original)
       deepStrictEqual(encoded.dropped, [])
       const decoded = format.decodeRequest(JSON.parse(JSON.stringify(encoded.body)), {})
-      if (!decoded.ok) throw new Error(`${decoded.error.message} (${decoded.error.param})`)
+      if (Result.isFailure(decoded)) throw new Error(`${decoded.failure.message} (${decoded.failure.param})`)
       // An empty tool list is not written; everything else comes back as it was.
       const expected = original.tools?.length === 0 ? { ...original, tools: undefined } : original
-      deepStrictEqual(plain(decoded.value), plain(expected))
+      deepStrictEqual(plain(decoded.success), plain(expected))
     }),
     { numRuns: 300 }
   )
@@ -178,9 +179,9 @@ Deno.test("property: any JSON value to decodeRequest never throws; ok or Invalid
   fc.assert(
     fc.property(fc.oneof(fc.jsonValue({ maxDepth: 4 }), nearlyValidBody), (body) => {
       const decoded = format.decodeRequest(body, {})
-      if (!decoded.ok) {
-        strictEqual(decoded.error._tag, "InvalidRequest")
-        strictEqual(typeof decoded.error.param, "string")
+      if (Result.isFailure(decoded)) {
+        strictEqual(decoded.failure._tag, "InvalidRequest")
+        strictEqual(typeof decoded.failure.param, "string")
       }
     }),
     { numRuns: 1000 }

@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import type { Request } from "../../../../src/canonical/Request.ts"
 import { OpenAiResponsesFormat } from "../../../../src/formats/openai/responses/Format.ts"
@@ -6,15 +7,17 @@ const decode = (body: unknown, context: { stream?: boolean } = {}) => OpenAiResp
 
 const ok = (body: unknown): Request => {
   const decoded = decode(body)
-  if (!decoded.ok) throw new Error(`expected ok, got ${decoded.error.message} (${decoded.error.param})`)
-  return decoded.value
+  if (Result.isFailure(decoded)) {
+    throw new Error(`expected ok, got ${decoded.failure.message} (${decoded.failure.param})`)
+  }
+  return decoded.success
 }
 
 const rejected = (body: unknown): { message: string; param: string | undefined } => {
   const decoded = decode(body)
-  if (decoded.ok) throw new Error("expected an InvalidRequest")
-  strictEqual(decoded.error._tag, "InvalidRequest")
-  return { message: decoded.error.message, param: decoded.error.param }
+  if (Result.isSuccess(decoded)) throw new Error("expected an InvalidRequest")
+  strictEqual(decoded.failure._tag, "InvalidRequest")
+  return { message: decoded.failure.message, param: decoded.failure.param }
 }
 
 Deno.test("decodeRequest: a string input is one user message (API reference 'Text input' example)", () => {
@@ -258,7 +261,7 @@ Deno.test("decodeRequest: structured output, reasoning, sampling, limits, metada
 
 Deno.test("decodeRequest: context.stream applies when the body has no stream field", () => {
   const decoded = decode({ model: "m", input: "x" }, { stream: true })
-  strictEqual(decoded.ok && decoded.value.stream, true)
+  strictEqual(Result.isSuccess(decoded) && decoded.success.stream, true)
 })
 
 Deno.test("decodeRequest: wrong types give InvalidRequest with the param path", () => {

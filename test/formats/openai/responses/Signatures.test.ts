@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { Request } from "../../../../src/canonical/Request.ts"
 import type { Response } from "../../../../src/canonical/Response.ts"
@@ -82,8 +83,8 @@ Deno.test("signatures: the stream encoder writes a foreign signature wrapped in 
 
 const decode = (input: ReadonlyArray<unknown>): Request => {
   const decoded = OpenAiResponsesFormat.decodeRequest({ model: "gpt-alias", input }, {})
-  if (!decoded.ok) throw decoded.error
-  return decoded.value
+  if (Result.isFailure(decoded)) throw decoded.failure
+  return decoded.success
 }
 
 Deno.test("signatures: decodeRequest unwraps a wrapped encrypted_content and reads a plain one as OpenAI's", () => {
