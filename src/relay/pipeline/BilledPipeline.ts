@@ -8,8 +8,9 @@
  * StreamBridge, a task record) → settlement (cost, settle, usage-log row,
  * permit release: exactly once, uninterruptible), or, when nothing reached
  * the caller, every hold back and the permit released. The text relay
- * (`Relay.ts`) and the one-answer relays (`OneShot.ts`: embeddings, images,
- * video submit and remix) run on it.
+ * (`text/Relay.ts`), the one-answer relays (`OneShot.ts`: embeddings, images,
+ * audio, rerank) and the task submit (`TaskSubmit.ts`: video submit and
+ * remix, async images, Midjourney) run on it.
  *
  * @since 0.1.0
  */
@@ -21,10 +22,10 @@ import type { Price } from "../../domain/Pricing.ts"
 import { type GatewayError, LedgerUnavailable, type UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { RequestRecord } from "../../observability/RequestRecord.ts"
 import type { Principal } from "../../services/Auth.ts"
-import type { Candidate, ChannelRouter } from "../../services/ChannelRouter.ts"
-import type { Settings } from "../../services/GatewaySettings.ts"
-import type { Ledger } from "../../billing/Ledger.ts"
-import type { RateLimiter } from "../../services/RateLimiter.ts"
+import { type Candidate, ChannelRouter } from "../../services/ChannelRouter.ts"
+import { GatewaySettings, type Settings } from "../../services/GatewaySettings.ts"
+import { Ledger } from "../../billing/Ledger.ts"
+import { RateLimiter } from "../../services/RateLimiter.ts"
 import type { Limits } from "../../storage/Catalog.ts"
 import { type Accepted, failover } from "./Failover.ts"
 import { makeSettlement, type Settlement } from "./Settlement.ts"
@@ -36,6 +37,25 @@ export interface PipelineServices {
   readonly limiter: typeof RateLimiter.Service
   readonly settings: Settings
 }
+
+/**
+ * The services the pipeline runs on, taken from the context (a relay's layer
+ * takes them once).
+ *
+ * @category services
+ */
+export const pipelineServices: Effect.Effect<
+  PipelineServices,
+  never,
+  ChannelRouter | Ledger | RateLimiter | GatewaySettings
+> = Effect.gen(function* () {
+  return {
+    router: yield* ChannelRouter,
+    ledger: yield* Ledger,
+    limiter: yield* RateLimiter,
+    settings: yield* GatewaySettings
+  }
+})
 
 /** What the pipeline hands `deliver` and the attempts. @category models */
 export interface PipelineContext {

@@ -1,6 +1,6 @@
 /**
- * What the relays of one-answer requests (embeddings, images, video submit and
- * remix) share: the billed pipeline (`BilledPipeline.ts`) with the accepted
+ * What the relays of one-answer requests (embeddings, images, audio, rerank)
+ * share: the billed pipeline (`BilledPipeline.ts`) with the accepted
  * answer billed from its usage or its own cost and answered as JSON; the
  * services and the price it runs on; and the one upstream JSON call with the
  * channel's timeouts and the vendor's error classified.
@@ -15,10 +15,10 @@ import type { Price } from "../../domain/Pricing.ts"
 import { type GatewayError, ModelNotPriced, UpstreamFailed } from "../../errors/GatewayError.ts"
 import { CurrentRequest, usageRequestId } from "../../observability/RequestRecord.ts"
 import type { Principal } from "../../services/Auth.ts"
-import { type Candidate, ChannelRouter } from "../../services/ChannelRouter.ts"
-import { GatewaySettings, type Settings } from "../../services/GatewaySettings.ts"
-import { Ledger } from "../../billing/Ledger.ts"
-import { RateLimiter } from "../../services/RateLimiter.ts"
+import type { Candidate, ChannelRouter } from "../../services/ChannelRouter.ts"
+import type { GatewaySettings, Settings } from "../../services/GatewaySettings.ts"
+import type { Ledger } from "../../billing/Ledger.ts"
+import type { RateLimiter } from "../../services/RateLimiter.ts"
 import {
   channelTimeouts,
   type ErrorClassifier,
@@ -26,7 +26,7 @@ import {
   type UpstreamClient
 } from "../../upstreams/transport/UpstreamClient.ts"
 import type { Catalog, Channel, Limits } from "../../storage/Catalog.ts"
-import { type PipelineServices, runBilled } from "./BilledPipeline.ts"
+import { type PipelineServices, pipelineServices, runBilled } from "./BilledPipeline.ts"
 
 /** The services a one-answer relay runs on: the billed pipeline's. @category models */
 export type OneShotServices = PipelineServices
@@ -41,14 +41,7 @@ export const oneShotServices: Effect.Effect<
   OneShotServices,
   never,
   ChannelRouter | Ledger | RateLimiter | GatewaySettings
-> = Effect.gen(function* () {
-  return {
-    router: yield* ChannelRouter,
-    ledger: yield* Ledger,
-    limiter: yield* RateLimiter,
-    settings: yield* GatewaySettings
-  }
-})
+> = pipelineServices
 
 /**
  * A model's price as a request is billed at: the catalog's price, the group

@@ -1,7 +1,8 @@
 /**
  * The billed submit the task relays share (video submit and remix, async
- * images, Midjourney): the one-answer billed sequence (`runOneShot`: permit →
- * hold → failover → settle) whose accepted attempt inserts the task row. The
+ * images, Midjourney): one entry of the billed pipeline (`runBilled` in
+ * `BilledPipeline.ts`: permit → hold → failover → settle) whose accepted
+ * attempt inserts the task row and is answered as JSON. The
  * hold is the task's full price and is charged whole when an attempt is
  * accepted; the poller later re-prices the task or refunds it, once, in
  * `TaskStore.finish` (docs/ARCHITECTURE.md, "The task lifecycle"). A failed submit costs
@@ -34,10 +35,11 @@ import {
   type TaskKind,
   TaskStore
 } from "../../tasks/TaskStore.ts"
-import { type OneShotServices, oneShotServices, type Priced, runOneShot } from "./OneShot.ts"
+import { type PipelineServices, pipelineServices, runBilled } from "./BilledPipeline.ts"
+import type { Priced } from "./OneShot.ts"
 
-/** The services a task submit runs on: the one-shot relay's and the `TaskStore`. @category models */
-export interface TaskSubmitServices extends OneShotServices {
+/** The services a task submit runs on: the billed pipeline's and the `TaskStore`. @category models */
+export interface TaskSubmitServices extends PipelineServices {
   readonly store: typeof TaskStore.Service
 }
 
@@ -52,7 +54,7 @@ export const taskSubmitServices: Effect.Effect<
   never,
   ChannelRouter | Ledger | RateLimiter | GatewaySettings | TaskStore
 > = Effect.gen(function* () {
-  return { ...(yield* oneShotServices), store: yield* TaskStore }
+  return { ...(yield* pipelineServices), store: yield* TaskStore }
 })
 
 /** The fields of a new task row that are the relay's own; `insert` adds the rest. @category models */
@@ -93,10 +95,10 @@ export interface TaskSubmitRequest<A> {
 }
 
 /**
- * Runs `request` through the billed sequence (`runOneShot`) with a fresh
- * usage-log request id, which the task keeps to log its final adjustment
- * under. The accepted attempt is charged `hold` and answered with
- * `respond`, with `x-sluice-cost`. Fails with the rate limiter's, the
+ * Runs `request` through the billed pipeline (`runBilled`, not streamed) with
+ * a fresh usage-log request id, which the task keeps to log its final
+ * adjustment under. The accepted attempt is charged `hold` (no token usage)
+ * and answered with `respond`, with `x-sluice-cost`. Fails with the rate limiter's, the
  * ledger's or the last attempt's error; nothing is charged then.
  *
  * @category relay
@@ -135,7 +137,7 @@ export const submitTask = <A>(
         return insertedTask(fields, id, now)
       })
     return Effect.flatMap(Clock.currentTimeMillis, (started) =>
-      runOneShot(services, {
+      runBilled<A>(services, {
         principal,
         groupLimits: priced.limits,
         model: request.model,
@@ -143,13 +145,14 @@ export const submitTask = <A>(
         ratio: priced.ratio,
         promptTokens: 0,
         started,
+        stream: false,
+        requestId,
+        cost: () => hold,
         hold,
         candidates: request.candidates,
-        attempt: (candidate) => request.attempt(candidate, insert),
-        usageOf: () => emptyUsage,
-        costOf: () => hold,
-        respond: request.respond,
-        requestId
+        attempt: () => (candidate) => request.attempt(candidate, insert),
+        deliver: (accepted, context) =>
+          context.answerJson(accepted, { usage: emptyUsage }, request.respond(accepted.value))
       }))
   })
 }
