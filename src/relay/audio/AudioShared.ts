@@ -2,14 +2,17 @@
  * What the audio and moderation relays share (`SpeechRelay.ts`,
  * `TranscriptionRelay.ts`, `ModerationRelay.ts`): the services they run on,
  * the candidates that serve an audio operation (`upstreams/AudioAdapter.ts`),
- * an operation's URL and headers, and small helpers.
+ * an operation's URL and headers, the wire a candidate speaks
+ * (`formats/audio/Wires.ts`) and the candidates whose wire takes a request,
+ * and small helpers.
  *
  * @since 0.1.0
  */
 import { Effect } from "effect"
 import { parseJsonOrUndefined } from "../../domain/JsonDepth.ts"
 import type { Price } from "../../domain/Pricing.ts"
-import { ModelNotFound } from "../../errors/GatewayError.ts"
+import { type InvalidRequest, ModelNotFound } from "../../errors/GatewayError.ts"
+import { type AudioWire, audioWires } from "../../formats/audio/Wires.ts"
 import type { Principal } from "../../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../../services/ChannelRouter.ts"
 import { GatewaySettings, type Settings } from "../../services/GatewaySettings.ts"
@@ -75,8 +78,32 @@ export const audioTarget = (candidate: Candidate, operation: AudioOperation) =>
     candidate.upstreamModel
   )
 
-/** The upstream speaks generate-content for this candidate (else OpenAI's audio wire). @category routing */
-export const isGeminiWire = (candidate: Candidate): boolean => audioAdapters[candidate.channel.type]!.wire === "gemini"
+/**
+ * The audio wire `candidate`'s channel type speaks (`formats/audio/Wires.ts`, by the name its `AudioAdapter`
+ * gives; its type serves audio: see `audioCandidates`).
+ *
+ * @category routing
+ */
+export const audioWireOf = (candidate: Candidate): AudioWire => audioWires[audioAdapters[candidate.channel.type]!.wire]
+
+/**
+ * The candidates whose wire can take the request (`refusalOf` of its wire is `undefined`), or, when none can,
+ * the first wire's refusal (a field the caller must change).
+ *
+ * @category routing
+ */
+export const takingCandidates = (
+  serving: ReadonlyArray<Candidate>,
+  refusalOf: (wire: AudioWire) => InvalidRequest | undefined
+): Effect.Effect<ReadonlyArray<Candidate>, InvalidRequest> => {
+  let refusal: InvalidRequest | undefined
+  const taking = serving.filter((candidate) => {
+    const refused = refusalOf(audioWireOf(candidate))
+    refusal ??= refused
+    return refused === undefined
+  })
+  return taking.length === 0 && refusal !== undefined ? Effect.fail(refusal) : Effect.succeed(taking)
+}
 
 /** A price by tokens (`input` or `output`). @category billing */
 export const isTokenPriced = (price: Price): boolean => price.input !== undefined || price.output !== undefined

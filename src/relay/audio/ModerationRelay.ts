@@ -11,10 +11,9 @@ import { HttpServerResponse } from "effect/http"
 import type { Usage } from "../../canonical/Usage.ts"
 import { type Price, textCost } from "../../domain/Pricing.ts"
 import type { GatewayError } from "../../errors/GatewayError.ts"
-import { classifyOpenAiError } from "../../formats/openai/shared/ErrorBody.ts"
 import type { Principal } from "../../services/Auth.ts"
 import type { Candidate } from "../../services/ChannelRouter.ts"
-import { audioCandidates, type AudioServices, audioTarget } from "./AudioShared.ts"
+import { audioCandidates, type AudioServices, audioTarget, audioWireOf } from "./AudioShared.ts"
 import { postForJson, priceFor, runOneShot } from "../pipeline/OneShot.ts"
 
 /** A moderation request, checked by the route. @category models */
@@ -57,7 +56,7 @@ export const makeModerationRelay = (deps: AudioServices) => {
           candidate.channel,
           { url: target.url, headers: { ...target.headers, "content-type": "application/json" } },
           JSON.stringify(body),
-          classifyOpenAiError
+          audioWireOf(candidate).classifyError
         )
       }
       return yield* runOneShot(services, {

@@ -1,9 +1,10 @@
 /**
  * The speech relay (`POST /v1/audio/speech`) on the one-answer billed
- * sequence: the caller's JSON forwarded with the model mapped on openai
- * channels, the accepted answer's body streamed to the caller as it arrives
- * (audio bytes, or `speech.audio.*` SSE events); on gemini channels a
- * generate-content call with audio output, its PCM wrapped whole.
+ * sequence: the caller's JSON forwarded with the model mapped on a wire that
+ * speaks it (OpenAI's), the accepted answer's body streamed to the caller as it arrives
+ * (audio bytes, or `speech.audio.*` SSE events); on a wire that answers
+ * whole (generate-content) the wire's own request, its audio decoded whole
+ * (`formats/audio/`, chosen by the candidate's wire).
  * Billed `per_1m_characters` × the input's characters (held and settled
  * alike: the input is the whole measure). A speech model priced by tokens
  * instead (`input`/`output`, as `gpt-4o-mini-tts`) is held at a safe bound
@@ -39,10 +40,8 @@ import { Cause, Clock, Effect, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
 import { characterCost, holdPrice, type Price, textCost } from "../../domain/Pricing.ts"
-import { type GatewayError, InvalidRequest, UpstreamFailed } from "../../errors/GatewayError.ts"
-import { wavOf } from "../../formats/audio/AudioFile.ts"
-import { classifyGeminiError } from "../../formats/gemini/generate-content/ErrorBody.ts"
-import { classifyOpenAiError } from "../../formats/openai/shared/ErrorBody.ts"
+import { type GatewayError, UpstreamFailed } from "../../errors/GatewayError.ts"
+import type { SpeechWire } from "../../formats/audio/Wires.ts"
 import { readableBody } from "../../http/ReadableBody.ts"
 import { CurrentRequest, usageRequestId } from "../../observability/RequestRecord.ts"
 import type { Principal } from "../../services/Auth.ts"
@@ -53,12 +52,13 @@ import {
   audioCandidates,
   type AudioServices,
   audioTarget,
+  audioWireOf,
   eventOf,
   isCount,
-  isGeminiWire,
   isTokenPriced,
   safeHeader,
-  sseDataReader
+  sseDataReader,
+  takingCandidates
 } from "./AudioShared.ts"
 import { runBilled } from "../pipeline/BilledPipeline.ts"
 import { postForJson, priceFor, runOneShot } from "../pipeline/OneShot.ts"
@@ -168,81 +168,6 @@ const speechEventReader = () => {
 }
 
 /**
- * Why a speech request cannot go to a generate-content channel, by field, or
- * `undefined` when it can: Gemini makes 24 kHz 16-bit PCM
- * (ai.google.dev/gemini-api/docs/speech-generation), which only `wav` and
- * `pcm` hold without loss; it takes a prebuilt voice by name, no `speed`,
- * and answers whole (no `sse` events).
- */
-const geminiSpeechRefusal = (body: Record<string, unknown>): InvalidRequest | undefined => {
-  const format = body.response_format ?? "mp3"
-  if (format !== "wav" && format !== "pcm") {
-    return new InvalidRequest({
-      message: `\`response_format\` ${
-        JSON.stringify(format)
-      } cannot be made without loss from a gemini channel's PCM; ask for wav or pcm.`,
-      param: "response_format"
-    })
-  }
-  if (typeof body.voice !== "string") {
-    return new InvalidRequest({ message: "A gemini channel takes `voice` as a prebuilt voice name.", param: "voice" })
-  }
-  if (body.speed !== undefined && body.speed !== 1) {
-    return new InvalidRequest({ message: "A gemini channel does not take `speed`.", param: "speed" })
-  }
-  if (body.stream_format === "sse") {
-    return new InvalidRequest({ message: "A gemini channel does not stream speech events.", param: "stream_format" })
-  }
-  return undefined
-}
-
-/** The generate-content body of a speech request: the text (after the style `instructions`), audio out, the voice. */
-const geminiSpeechBody = (body: Record<string, unknown>) => ({
-  contents: [{
-    role: "user",
-    parts: [{
-      text: typeof body.instructions === "string" && body.instructions.length > 0
-        ? `${body.instructions}: ${String(body.input)}`
-        : String(body.input)
-    }]
-  }],
-  generationConfig: {
-    responseModalities: ["AUDIO"],
-    speechConfig: { voiceConfig: { prebuiltVoiceConfig: { voiceName: String(body.voice) } } }
-  }
-})
-
-/** The 16-bit PCM of a generate-content answer (`audio/L16;…;rate=N` inline data, parts joined) and its rate. */
-const geminiPcmOf = (json: unknown): { readonly pcm: Uint8Array; readonly rate: number } | undefined => {
-  const answer = (typeof json === "object" && json !== null ? json : {}) as {
-    candidates?: Array<{ content?: { parts?: Array<{ inlineData?: { mimeType?: unknown; data?: unknown } }> } }>
-  }
-  const parts = Array.isArray(answer.candidates) ? answer.candidates[0]?.content?.parts ?? [] : []
-  const chunks: Array<Uint8Array> = []
-  let rate = 24_000
-  for (const part of Array.isArray(parts) ? parts : []) {
-    const data = part?.inlineData?.data
-    const mimeType = part?.inlineData?.mimeType
-    if (typeof data !== "string" || typeof mimeType !== "string" || !/^audio\/L16\b/i.test(mimeType)) continue
-    const declared = /rate=(\d{4,6})/.exec(mimeType)?.[1]
-    if (declared !== undefined) rate = Number(declared)
-    try {
-      chunks.push(Uint8Array.from(atob(data), (char) => char.charCodeAt(0)))
-    } catch {
-      return undefined
-    }
-  }
-  if (chunks.length === 0) return undefined
-  const pcm = new Uint8Array(chunks.reduce((sum, chunk) => sum + chunk.length, 0))
-  let offset = 0
-  for (const chunk of chunks) {
-    pcm.set(chunk, offset)
-    offset += chunk.length
-  }
-  return { pcm, rate }
-}
-
-/**
  * The speech relay: runs a checked speech request on the first candidate
  * that serves it (see the module doc for how it is billed).
  *
@@ -264,18 +189,23 @@ export const makeSpeechRelay = (deps: AudioServices) => {
       readonly usage: Usage | undefined
     }
 
-  const openAiSpeech = (input: SpeechInput, candidate: Candidate): Effect.Effect<SpeechAnswer, UpstreamFailed> =>
+  /** Speech passed on to a wire that speaks the caller's request, its first chunk read inside the attempt. */
+  const streamedSpeech = (
+    input: SpeechInput,
+    candidate: Candidate,
+    wire: Extract<SpeechWire, { readonly _tag: "stream" }>,
+    classify: ReturnType<typeof audioWireOf>["classifyError"]
+  ): Effect.Effect<SpeechAnswer, UpstreamFailed> =>
     Effect.gen(function* () {
       const target = targetOf(candidate, "speech")
-      const body: Record<string, unknown> = { ...input.body, model: candidate.upstreamModel }
-      for (const param of candidate.channel.settings.strip_params ?? []) delete body[param]
+      const body = wire.body(input.body, candidate.upstreamModel, candidate.channel.settings.strip_params ?? [])
       const response = yield* client.post(
         target.url,
         { ...target.headers, "content-type": "application/json" },
         JSON.stringify(body),
         channelTimeouts(candidate.channel, settings)
       )
-      yield* failIfRefused(response, classifyOpenAiError, candidate.channel.id)
+      yield* failIfRefused(response, classify, candidate.channel.id)
       // The first audio is read before the answer is accepted: an upstream that fails before any audio is a failed
       // attempt (the next candidate is tried, nothing is charged), and from here the vendor is making the speech.
       const first = yield* response.read
@@ -291,7 +221,13 @@ export const makeSpeechRelay = (deps: AudioServices) => {
       return { _tag: "stream" as const, response, first }
     })
 
-  const geminiSpeech = (input: SpeechInput, candidate: Candidate): Effect.Effect<SpeechAnswer, UpstreamFailed> =>
+  /** Speech as a request of the wire's own, answered whole and decoded into the asked container. */
+  const wholeSpeech = (
+    input: SpeechInput,
+    candidate: Candidate,
+    wire: Extract<SpeechWire, { readonly _tag: "whole" }>,
+    classify: ReturnType<typeof audioWireOf>["classifyError"]
+  ): Effect.Effect<SpeechAnswer, UpstreamFailed> =>
     Effect.gen(function* () {
       const target = targetOf(candidate, "speech")
       const { json } = yield* postForJson(
@@ -299,49 +235,34 @@ export const makeSpeechRelay = (deps: AudioServices) => {
         settings,
         candidate.channel,
         target,
-        JSON.stringify(geminiSpeechBody(input.body)),
-        classifyGeminiError
+        JSON.stringify(wire.body(input.body)),
+        classify
       )
-      const audio = geminiPcmOf(json)
-      if (audio === undefined) {
-        return yield* new UpstreamFailed({
-          kind: "bad-body",
-          status: 200,
-          message: "The generate-content answer has no 16-bit PCM audio.",
-          channelId: candidate.channel.id
-        })
-      }
-      const wav = input.body.response_format === "wav"
-      const metadata = (json as { usageMetadata?: { promptTokenCount?: unknown; candidatesTokenCount?: unknown } })
-        ?.usageMetadata
-      const count = (value: unknown) =>
-        typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : undefined
-      const prompt = count(metadata?.promptTokenCount)
-      return {
-        _tag: "bytes" as const,
-        bytes: wav ? wavOf(audio.pcm, audio.rate) : audio.pcm,
-        contentType: wav ? "audio/wav" : "audio/pcm",
-        usage: prompt === undefined
-          ? undefined
-          : { inputTokens: prompt, outputTokens: count(metadata?.candidatesTokenCount) ?? 0 }
-      }
+      const audio = wire.decode(json, input.body, candidate.channel.id)
+      if (audio instanceof UpstreamFailed) return yield* audio
+      return { _tag: "bytes" as const, ...audio }
     })
 
   const speech = (input: SpeechInput) =>
     Effect.gen(function* () {
       const started = yield* Clock.currentTimeMillis
       const serving = yield* candidatesFor(input.principal, input.model)
-      const refusal = geminiSpeechRefusal(input.body)
-      const candidates = refusal === undefined ? serving : serving.filter((candidate) => !isGeminiWire(candidate))
-      if (candidates.length === 0 && refusal !== undefined) return yield* refusal
+      const candidates = yield* takingCandidates(
+        serving,
+        (wire) => wire.speech._tag === "whole" ? wire.speech.refusal(input.body) : undefined
+      )
       const { price, ratio, limits } = yield* priceFor(
         catalog,
         input.model,
         input.principal.group,
         isSpeechPriced
       )
-      const attempt = (candidate: Candidate) =>
-        isGeminiWire(candidate) ? geminiSpeech(input, candidate) : openAiSpeech(input, candidate)
+      const attempt = (candidate: Candidate) => {
+        const wire = audioWireOf(candidate)
+        return wire.speech._tag === "stream"
+          ? streamedSpeech(input, candidate, wire.speech, wire.classifyError)
+          : wholeSpeech(input, candidate, wire.speech, wire.classifyError)
+      }
       if (!isCharacterPriced(price)) {
         return yield* tokenPricedSpeech(input, { price, ratio, limits, started, candidates, attempt })
       }

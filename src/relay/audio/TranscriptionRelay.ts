@@ -1,8 +1,10 @@
 /**
  * The transcription and translation relay (`POST /v1/audio/transcriptions`,
  * `/v1/audio/translations`) on the billed pipeline: the caller's form
- * forwarded with the model mapped on openai channels; on gemini channels
- * (transcription) a generate-content call with the audio inline. A streamed
+ * forwarded with the model mapped on a wire that speaks it (OpenAI's); on a
+ * wire that answers whole (generate-content, transcription only) the wire's
+ * own request with the audio inline (`formats/audio/`, chosen by the
+ * candidate's wire). A streamed
  * transcription (`stream=true` on a model that streams, answered as
  * `text/event-stream`) is passed on event by event as it arrives and billed
  * at its `transcript.text.done` event (`streamTranscript`). Billed
@@ -20,12 +22,10 @@
 import { Cause, Clock, Effect } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { emptyUsage, type Usage } from "../../canonical/Usage.ts"
-import { parseJsonOrUndefined } from "../../domain/JsonDepth.ts"
 import { audioCost, holdPrice, type Price, textCost } from "../../domain/Pricing.ts"
-import { toProblem } from "../../errors/Envelope.ts"
-import { type GatewayError, InvalidRequest, LedgerUnavailable, UpstreamFailed } from "../../errors/GatewayError.ts"
-import { classifyGeminiError } from "../../formats/gemini/generate-content/ErrorBody.ts"
-import { classifyOpenAiError, encodeOpenAiError } from "../../formats/openai/shared/ErrorBody.ts"
+import { type GatewayError, UpstreamFailed } from "../../errors/GatewayError.ts"
+import { ledgerErrorEvent, transcriptAnswer } from "../../formats/audio/Transcript.ts"
+import type { AudioWire, ReportedUsage, TranscriptionWire } from "../../formats/audio/Wires.ts"
 import type { Principal } from "../../services/Auth.ts"
 import type { Candidate } from "../../services/ChannelRouter.ts"
 import {
@@ -40,20 +40,16 @@ import {
   audioCandidates,
   type AudioServices,
   audioTarget,
+  audioWireOf,
   eventOf,
-  isGeminiWire,
   isTokenPriced,
   safeHeader,
-  sseDataReader
+  sseDataReader,
+  takingCandidates
 } from "./AudioShared.ts"
 import { type PipelineContext, runBilled } from "../pipeline/BilledPipeline.ts"
 import type { Accepted } from "../pipeline/Failover.ts"
 import { postForJson, priceFor } from "../pipeline/OneShot.ts"
-
-/** OpenAI's stream error event for a bill the ledger could not make durable (what a withheld end becomes). */
-const ledgerErrorEvent = new TextEncoder().encode(
-  `data: ${JSON.stringify(encodeOpenAiError(toProblem(new LedgerUnavailable())))}\n\n`
-)
 
 /** A transcription or translation request, checked by the route. @category models */
 export interface TranscriptionInput {
@@ -94,134 +90,12 @@ type TranscriptionAnswer =
     readonly cost: bigint
   }
   /** A streamed transcript (`stream=true` on a model that streams): passed on as it arrives, billed at its end. */
-  | { readonly _tag: "stream"; readonly response: UpstreamResponse }
-
-/**
- * The data of a streamed transcription's `transcript.text.done` event (which
- * carries the usage), when `text` is such a stream
- * (platform.openai.com/docs/api-reference/audio/transcript-text-done-event).
- */
-const streamedDone = (text: string): string | undefined => {
-  if (!text.startsWith("data:") && !text.startsWith("event:")) return undefined
-  for (const line of text.split("\n").reverse()) {
-    if (!line.startsWith("data:")) continue
-    const data = line.slice(5).trim()
-    const event = parseJsonOrUndefined(data) as { type?: unknown } | null | undefined
-    if (event?.type === "transcript.text.done") return data
+  | {
+    readonly _tag: "stream"
+    readonly response: UpstreamResponse
+    /** The usage the stream's `done` event reports (its wire's reader). */
+    readonly usage: (text: string) => ReportedUsage
   }
-  return undefined
-}
-
-/**
- * The `usage` a transcription answer reports, if JSON with one (nested at most `MAX_JSON_DEPTH`); `duration` of
- * verbose_json counts as seconds.
- */
-const reportedUsage = (text: string): { seconds?: number; tokens?: Usage } => {
-  const parsed = parseJsonOrUndefined(streamedDone(text) ?? text)
-  if (typeof parsed !== "object" || parsed === null) return {}
-  const answer = parsed as Record<string, unknown>
-  const usage = answer.usage as Record<string, unknown> | undefined
-  const finite = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value) && value >= 0
-  if (typeof usage === "object" && usage !== null) {
-    if (usage.type === "duration" && finite(usage.seconds)) return { seconds: usage.seconds }
-    if (usage.type === "tokens" && finite(usage.input_tokens) && finite(usage.output_tokens)) {
-      return { tokens: { inputTokens: Math.trunc(usage.input_tokens), outputTokens: Math.trunc(usage.output_tokens) } }
-    }
-  }
-  return finite(answer.duration) ? { seconds: answer.duration } : {}
-}
-
-/** Inline data Gemini takes in one request (20 MB, base64 included: ai.google.dev/gemini-api/docs/audio). */
-const GEMINI_INLINE_FILE_LIMIT = Math.floor(20 * 1024 * 1024 * 3 / 4) - 64 * 1024
-
-/**
- * Why a transcription cannot go to a generate-content channel, by field, or
- * `undefined` when it can: Gemini answers plain text without timestamps
- * (so json and text only, no `timestamp_granularities[]`), translates
- * nothing here, and takes at most 20 MB of inline data.
- */
-const geminiTranscriptionRefusal = (input: TranscriptionInput): InvalidRequest | undefined => {
-  const format = input.form.get("response_format") ?? "json"
-  if (format !== "json" && format !== "text") {
-    return new InvalidRequest({
-      message: `\`response_format\` ${
-        JSON.stringify(format)
-      } needs timestamps, which a gemini channel does not give; ask for json or text.`,
-      param: "response_format"
-    })
-  }
-  if (input.form.get("stream") === "true") {
-    return new InvalidRequest({ message: "A gemini channel does not stream transcripts here.", param: "stream" })
-  }
-  if (input.form.has("timestamp_granularities[]")) {
-    return new InvalidRequest({
-      message: "A gemini channel gives no timestamps.",
-      param: "timestamp_granularities[]"
-    })
-  }
-  const file = input.form.get("file")
-  if (file instanceof File && file.size > GEMINI_INLINE_FILE_LIMIT) {
-    return new InvalidRequest({
-      message: `A gemini channel takes audio of at most ${GEMINI_INLINE_FILE_LIMIT} bytes inline.`,
-      param: "file"
-    })
-  }
-  return undefined
-}
-
-/** Base64 of `bytes`. */
-const base64Of = (bytes: Uint8Array): string => {
-  let binary = ""
-  for (let index = 0; index < bytes.length; index += 0x8000) {
-    binary += String.fromCharCode(...bytes.subarray(index, index + 0x8000))
-  }
-  return btoa(binary)
-}
-
-/**
- * The generate-content body of a transcription: an instruction (with the
- * caller's `language` and `prompt` as context) and the audio as inline data
- * (ai.google.dev/gemini-api/docs/audio, "Get a transcript").
- */
-const geminiTranscriptionBody = (input: TranscriptionInput) =>
-  Effect.promise(async () => {
-    const file = input.form.get("file") as File
-    const language = input.form.get("language")
-    const context = input.form.get("prompt")
-    const instruction = "Generate a verbatim transcript of the speech in this audio. Answer with the transcript only." +
-      (typeof language === "string" && language.length > 0 ? ` The speech is in the language "${language}".` : "") +
-      (typeof context === "string" && context.length > 0 ? ` Context for spelling: ${context}` : "")
-    return {
-      contents: [{
-        role: "user",
-        parts: [
-          { text: instruction },
-          { inlineData: { mimeType: input.mimeType, data: base64Of(new Uint8Array(await file.arrayBuffer())) } }
-        ]
-      }]
-    }
-  })
-
-/** The text of a generate-content answer (its non-thought text parts) and its token usage, if it has text. */
-const geminiTextOf = (json: unknown): { readonly text: string; readonly usage: Usage | undefined } | undefined => {
-  const answer = (typeof json === "object" && json !== null ? json : {}) as {
-    candidates?: Array<{ content?: { parts?: Array<{ text?: unknown; thought?: unknown }> } }>
-    usageMetadata?: { promptTokenCount?: unknown; candidatesTokenCount?: unknown }
-  }
-  const parts = Array.isArray(answer.candidates) ? answer.candidates[0]?.content?.parts ?? [] : []
-  const texts = (Array.isArray(parts) ? parts : []).filter((part) =>
-    typeof part?.text === "string" && part.thought !== true
-  ).map((part) => part.text as string)
-  if (texts.length === 0) return undefined
-  const count = (value: unknown) =>
-    typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.trunc(value) : undefined
-  const input = count(answer.usageMetadata?.promptTokenCount)
-  const output = count(answer.usageMetadata?.candidatesTokenCount)
-  return {
-    text: texts.join("").trim(),
-    usage: input === undefined ? undefined : { inputTokens: input, outputTokens: output ?? 0 }
-  }
-}
 
 /**
  * The transcription and translation relay: runs a checked request on the
@@ -239,9 +113,10 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
     Effect.gen(function* () {
       const started = yield* Clock.currentTimeMillis
       const serving = yield* candidatesFor(input.principal, input.model, input.operation)
-      const refusal = geminiTranscriptionRefusal(input)
-      const candidates = refusal === undefined ? serving : serving.filter((candidate) => !isGeminiWire(candidate))
-      if (candidates.length === 0 && refusal !== undefined) return yield* refusal
+      const candidates = yield* takingCandidates(
+        serving,
+        (wire) => wire.transcription._tag === "whole" ? wire.transcription.refusal(input.form) : undefined
+      )
       const { price, ratio, limits } = yield* priceFor(
         catalog,
         input.model,
@@ -280,9 +155,13 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
           : input.measuredMillis ?? input.boundMillis
         return { usage: reported.tokens ?? emptyUsage, cost: audioCost(ratio, price, millis) }
       }
-      const billed = (text: string, reported: { seconds?: number; tokens?: Usage } = reportedUsage(text)) =>
-        billedOf(reported, text.length)
-      const geminiAttempt = (candidate: Candidate): Effect.Effect<TranscriptionAnswer, UpstreamFailed> =>
+      const billed = (text: string, reported: ReportedUsage) => billedOf(reported, text.length)
+      /** A transcription as a request of the wire's own, answered whole and as OpenAI answers it. */
+      const wholeAttempt = (
+        candidate: Candidate,
+        wire: Extract<TranscriptionWire, { readonly _tag: "whole" }>,
+        classify: AudioWire["classifyError"]
+      ): Effect.Effect<TranscriptionAnswer, UpstreamFailed> =>
         Effect.gen(function* () {
           const target = targetOf(candidate, input.operation)
           const { json } = yield* postForJson(
@@ -290,46 +169,34 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
             settings,
             candidate.channel,
             target,
-            JSON.stringify(yield* geminiTranscriptionBody(input)),
-            classifyGeminiError
+            JSON.stringify(yield* Effect.promise(() => wire.body(input.form, input.mimeType))),
+            classify
           )
-          const heard = geminiTextOf(json)
-          if (heard === undefined) {
-            return yield* new UpstreamFailed({
-              kind: "bad-body",
-              status: 200,
-              message: "The generate-content answer has no text.",
-              channelId: candidate.channel.id
-            })
-          }
+          const heard = wire.decode(json, candidate.channel.id)
+          if (heard instanceof UpstreamFailed) return yield* heard
           const tokens = heard.usage
           const { usage, cost } = billed(heard.text, tokens === undefined ? {} : { tokens })
-          const usageField = {
-            type: "tokens",
-            input_tokens: usage.inputTokens,
-            output_tokens: usage.outputTokens,
-            total_tokens: usage.inputTokens + usage.outputTokens
+          return {
+            _tag: "text" as const,
+            ...transcriptAnswer(heard.text, usage, input.form.get("response_format")),
+            usage,
+            cost
           }
-          return input.form.get("response_format") === "text"
-            ? { _tag: "text" as const, text: `${heard.text}\n`, contentType: "text/plain; charset=utf-8", usage, cost }
-            : {
-              _tag: "text" as const,
-              text: JSON.stringify({ text: heard.text, usage: usageField }),
-              contentType: "application/json",
-              usage,
-              cost
-            }
         })
-      const attempt = (candidate: Candidate): Effect.Effect<TranscriptionAnswer, UpstreamFailed> =>
-        isGeminiWire(candidate) ? geminiAttempt(candidate) : openAiTranscription(candidate)
-      const openAiTranscription = (candidate: Candidate): Effect.Effect<TranscriptionAnswer, UpstreamFailed> =>
+      const attempt = (candidate: Candidate): Effect.Effect<TranscriptionAnswer, UpstreamFailed> => {
+        const wire = audioWireOf(candidate)
+        return wire.transcription._tag === "whole"
+          ? wholeAttempt(candidate, wire.transcription, wire.classifyError)
+          : formAttempt(candidate, wire.transcription, wire.classifyError)
+      }
+      /** A transcription passed on as a form to a wire that speaks the caller's request. */
+      const formAttempt = (
+        candidate: Candidate,
+        wire: Extract<TranscriptionWire, { readonly _tag: "form" }>,
+        classify: AudioWire["classifyError"]
+      ): Effect.Effect<TranscriptionAnswer, UpstreamFailed> =>
         Effect.gen(function* () {
-          const form = new FormData()
-          const strip = new Set(candidate.channel.settings.strip_params ?? [])
-          for (const [name, value] of input.form.entries()) {
-            if (name !== "model" && !strip.has(name)) form.append(name, value)
-          }
-          form.set("model", candidate.upstreamModel)
+          const form = wire.form(input.form, candidate.upstreamModel, candidate.channel.settings.strip_params ?? [])
           const { body, contentType } = yield* encodeForm(form)
           const target = targetOf(candidate, input.operation)
           const response = yield* client.post(
@@ -338,16 +205,16 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
             body,
             channelTimeouts(candidate.channel, settings)
           )
-          yield* failIfRefused(response, classifyOpenAiError, candidate.channel.id)
+          yield* failIfRefused(response, classify, candidate.channel.id)
           if (/^text\/event-stream\b/i.test(response.headers["content-type"] ?? "")) {
-            return { _tag: "stream" as const, response }
+            return { _tag: "stream" as const, response, usage: wire.usage }
           }
           const text = yield* response.text
           return {
             _tag: "text" as const,
             text,
             contentType: safeHeader(response.headers["content-type"], "application/json"),
-            ...billed(text)
+            ...billed(text, wire.usage(text))
           }
         })
 
@@ -364,6 +231,7 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
       const streamTranscript = (
         accepted: Accepted<TranscriptionAnswer>,
         upstream: UpstreamResponse,
+        usageOf: (text: string) => ReportedUsage,
         context: PipelineContext,
         record: RequestRecord | undefined
       ) =>
@@ -404,11 +272,14 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
               }
               if (done === undefined || settled) return Effect.succeed([chunk])
               const text = typeof done.text === "string" ? done.text : ""
-              return Effect.map(settleWith(billedOf(reportedUsage(JSON.stringify(done)), text.length)), (durable) => {
-                if (durable) return [chunk]
-                withheld = true
-                return [ledgerErrorEvent]
-              })
+              return Effect.map(
+                settleWith(billedOf(usageOf(JSON.stringify(done)), text.length)),
+                (durable) => {
+                  if (durable) return [chunk]
+                  withheld = true
+                  return [ledgerErrorEvent]
+                }
+              )
             })
           )
           const pull = Effect.suspend(() => withheld ? Cause.done() : reading)
@@ -445,7 +316,9 @@ export const makeTranscriptionRelay = (deps: AudioServices) => {
         attempt: () => attempt,
         deliver: (accepted, context) => {
           const answer = accepted.value
-          if (answer._tag === "stream") return streamTranscript(accepted, answer.response, context, record)
+          if (answer._tag === "stream") {
+            return streamTranscript(accepted, answer.response, answer.usage, context, record)
+          }
           billedCost = answer.cost
           return context.answerJson(
             accepted,

@@ -17,11 +17,11 @@ import type { Usage } from "../../canonical/Usage.ts"
 import { utf8Length } from "../../canonical/Estimate.ts"
 import { type Price, searchCost, textCost } from "../../domain/Pricing.ts"
 import { type GatewayError, ModelNotFound, UpstreamFailed } from "../../errors/GatewayError.ts"
-import { classifyOpenAiError } from "../../formats/openai/shared/ErrorBody.ts"
 import {
   decodeRerankAnswer,
   encodeRerankAnswer,
   encodeRerankRequest,
+  rerankErrorClassifier,
   type RerankRequest,
   searchUnitsBound,
   searchUnitsMeasured
@@ -69,7 +69,7 @@ export class RerankRelay extends Context.Service<RerankRelay, {
    * nor `free`, and the relay's usual quota, rate-limit and upstream failures.
    */
   readonly run: (input: RerankRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
-}>()("sluice/relay/RerankRelay") {
+}>()("sluice/relay/rerank/RerankRelay") {
   /** Needs the one-shot services, `UpstreamClient`, `GatewaySettings` and `Catalog`. */
   static readonly layer = Layer.effect(
     RerankRelay,
@@ -107,7 +107,7 @@ export class RerankRelay extends Context.Service<RerankRelay, {
                 candidate.channel,
                 target,
                 JSON.stringify(body),
-                classifyOpenAiError
+                rerankErrorClassifier(adapter.wire)
               )
               const answer = decodeRerankAnswer(adapter.wire, json, request.documents.length)
               if (answer instanceof UpstreamFailed) return yield* answer
