@@ -40,7 +40,7 @@ export class AudioRelay extends Context.Service<AudioRelay, {
    * rate-limit and upstream failures.
    */
   readonly run: (input: AudioRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
-}>()("sluice/relay/AudioRelay") {
+}>()("sluice/relay/audio/AudioRelay") {
   /** Needs the one-shot services, `UpstreamClient`, `GatewaySettings` and `Catalog`. */
   static readonly layer = Layer.effect(
     AudioRelay,

@@ -44,7 +44,7 @@ export class EmbeddingRelay extends Context.Service<EmbeddingRelay, {
    * `free`, and the relay's usual quota, rate-limit and upstream failures.
    */
   readonly run: (input: EmbeddingRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
-}>()("sluice/relay/EmbeddingRelay") {
+}>()("sluice/relay/embeddings/EmbeddingRelay") {
   /** Needs the text relay's services: ChannelRouter, QuotaLedger, UsageLog, UpstreamClient, settings, limits, Catalog. */
   static readonly layer = Layer.effect(
     EmbeddingRelay,

@@ -115,7 +115,7 @@ export class ImageRelay extends Context.Service<ImageRelay, {
    * upstream failures.
    */
   readonly run: (input: ImageRelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
-}>()("sluice/relay/ImageRelay") {
+}>()("sluice/relay/images/ImageRelay") {
   /** Needs the text relay's services: ChannelRouter, QuotaLedger, UsageLog, UpstreamClient, settings, limits, Catalog. */
   static readonly layer = Layer.effect(
     ImageRelay,

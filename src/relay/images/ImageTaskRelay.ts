@@ -1,7 +1,7 @@
 /**
  * The async image task (`POST /v1/images/generations/async`): the request is
  * decoded and priced as the sync route's, charged at submit through the
- * task submit (`TaskSubmit.ts`; hold = ceil(ratio × n × `per_image` × 10⁶),
+ * task submit (`relay/pipeline/TaskSubmit.ts`; hold = ceil(ratio × n × `per_image` × 10⁶),
  * the attempt inserting the task row), and answered with the task's public id at
  * once. The generation itself runs in the background: the image relay's own
  * attempt (`makeImageAttempt`) with failover over the candidates; its answer
@@ -53,9 +53,9 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
     input: ImageRelayInput,
     respond: (task: Task) => HttpServerResponse.HttpServerResponse
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
-}>()("sluice/relay/ImageTaskRelay") {
+}>()("sluice/relay/images/ImageTaskRelay") {
   /**
-   * Needs the task submit's services (`TaskSubmit.ts`), the `Catalog`, the `UpstreamClient` and `ImageContents`;
+   * Needs the task submit's services (`relay/pipeline/TaskSubmit.ts`), the `Catalog`, the `UpstreamClient` and `ImageContents`;
    * generations run in the layer's scope.
    */
   static readonly layer = Layer.effect(

@@ -1,6 +1,6 @@
 /**
  * The relay of the Midjourney submit routes (`POST /mj/submit/*`): the task
- * submit (`TaskSubmit.ts`: permit → hold → failover → settle) where an attempt
+ * submit (`relay/pipeline/TaskSubmit.ts`: permit → hold → failover → settle) where an attempt
  * is "submit the task to the channel's proxy, read its task id, insert the
  * task row". Each action is billed at the price of
  * its model, `mj_<action>` (`modelOfAction`: `mj_imagine`, `mj_upscale`,
@@ -238,8 +238,8 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
    * for 404/410) or its URL is refused by the guard (`bad-body`).
    */
   readonly image: (taskId: string, owner: bigint | undefined) => Effect.Effect<MjImage, NotFound | UpstreamFailed>
-}>()("sluice/relay/MidjourneyRelay") {
-  /** Needs the task submit's services (`TaskSubmit.ts`), the `Catalog` and the `UpstreamClient`. */
+}>()("sluice/relay/midjourney/MidjourneyRelay") {
+  /** Needs the task submit's services (`relay/pipeline/TaskSubmit.ts`), the `Catalog` and the `UpstreamClient`. */
   static readonly layer = Layer.effect(
     MidjourneyRelay,
     Effect.gen(function* () {

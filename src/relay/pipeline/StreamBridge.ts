@@ -540,7 +540,7 @@ export const bridgeBill = (
 }
 
 /** Marks the bridge's last output: the body ends after the chunk it closes (no read after it). */
-const ended: unique symbol = Symbol("sluice/relay/StreamBridge/ended")
+const ended: unique symbol = Symbol("sluice/relay/pipeline/StreamBridge/ended")
 
 /**
  * The upstream's body as reads: `first` (already read by the failover probe),

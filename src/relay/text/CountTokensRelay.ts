@@ -112,7 +112,7 @@ export class CountTokensRelay extends Context.Service<CountTokensRelay, {
     wire: CountWire,
     headers?: Readonly<Record<string, string>>
   ) => Effect.Effect<Record<string, unknown> | undefined, UpstreamFailed>
-}>()("sluice/relay/CountTokensRelay") {
+}>()("sluice/relay/text/CountTokensRelay") {
   /** Needs `ChannelRouter`, `GatewaySettings` and `UpstreamClient`. */
   static readonly layer = Layer.effect(
     CountTokensRelay,

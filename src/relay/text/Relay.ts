@@ -1,6 +1,6 @@
 /**
  * The relay every text route shares: candidates (ChannelRouter), the price and
- * the output cap, then the billed pipeline (`BilledPipeline.ts`: limits, hold,
+ * the output cap, then the billed pipeline (`relay/pipeline/BilledPipeline.ts`: limits, hold,
  * `Failover` over `Attempts`, settlement) with the answer as JSON or through
  * the `StreamBridge`, billed at its final usage before its end leaves.
  * Format knowledge stays in `formats/`.
@@ -38,7 +38,7 @@ const sseHeaders = { "cache-control": "no-cache", "x-accel-buffering": "no" }
 export class Relay extends Context.Service<Relay, {
   /** Runs the pipeline; the answer is a complete response or an SSE (or JSON array) stream. */
   readonly run: (input: RelayInput) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
-}>()("sluice/relay/Relay") {
+}>()("sluice/relay/text/Relay") {
   static readonly layer = Layer.effect(
     Relay,
     Effect.gen(function* () {

@@ -150,7 +150,7 @@ export class VideoContentRelay extends Context.Service<VideoContentRelay, {
    * with the vendor's other failures as its wire classifies them.
    */
   readonly open: (task: Task, range: string | undefined) => Effect.Effect<VideoContent, InvalidRequest | UpstreamFailed>
-}>()("sluice/relay/VideoContentRelay") {
+}>()("sluice/relay/videos/VideoContentRelay") {
   /** Needs the `ChannelRouter` (health), the `Catalog`, the `UpstreamClient` and the `GatewaySettings`. */
   static readonly layer = Layer.effect(
     VideoContentRelay,

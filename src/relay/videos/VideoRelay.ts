@@ -1,6 +1,6 @@
 /**
  * The relay of the video submit routes (`POST /v1/videos`, its remix, `POST
- * /v1/video/generations`): the task submit (`TaskSubmit.ts`: permit → hold →
+ * /v1/video/generations`): the task submit (`relay/pipeline/TaskSubmit.ts`: permit → hold →
  * failover → settle) where an attempt is "submit the task upstream, read the
  * upstream's task id, insert the task row". Candidates are the router's, kept to channel types with a video wire.
  * The hold, charged in full when the upstream accepts, is the pre-charge:
@@ -81,8 +81,8 @@ export class VideoRelay extends Context.Service<VideoRelay, {
     originalId: string,
     input: VideoSubmitInput
   ) => Effect.Effect<HttpServerResponse.HttpServerResponse, GatewayError>
-}>()("sluice/relay/VideoRelay") {
-  /** Needs the task submit's services (`TaskSubmit.ts`), the `Catalog`, the `UpstreamClient` and `Assets` (media references). */
+}>()("sluice/relay/videos/VideoRelay") {
+  /** Needs the task submit's services (`relay/pipeline/TaskSubmit.ts`), the `Catalog`, the `UpstreamClient` and `Assets` (media references). */
   static readonly layer = Layer.effect(
     VideoRelay,
     Effect.gen(function* () {
