@@ -11,86 +11,11 @@ import { Deferred, Effect, Fiber, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { TestClock } from "effect/testing"
 import { emptyUsage } from "../../../src/canonical/Usage.ts"
-import { Ledger } from "../../../src/billing/Ledger.ts"
-import type { Hold } from "../../../src/billing/QuotaLedger.ts"
-import type { UsageRow } from "../../../src/billing/UsageLog.ts"
-import { InsufficientQuota, UpstreamFailed } from "../../../src/errors/GatewayError.ts"
+import type { UpstreamFailed } from "../../../src/errors/GatewayError.ts"
 import { pipelineServices } from "../../../src/relay/pipeline/BilledPipeline.ts"
 import { runOneShot } from "../../../src/relay/pipeline/OneShot.ts"
-import type { Principal } from "../../../src/services/Auth.ts"
-import { type AttemptOutcome, type Candidate, ChannelRouter } from "../../../src/services/ChannelRouter.ts"
-import { GatewaySettings, type Settings } from "../../../src/services/GatewaySettings.ts"
-import { RateLimiter } from "../../../src/services/RateLimiter.ts"
-
-const principal: Principal = {
-  tokenId: 1n,
-  tokenName: "main",
-  userId: 2n,
-  group: "default",
-  models: undefined,
-  unlimitedQuota: false,
-  expiresAt: undefined,
-  tokenLimits: undefined,
-  userLimits: undefined
-}
-
-const candidate = (id: number) =>
-  ({
-    channel: { id, name: `channel-${id}`, type: "openai" },
-    key: { position: 0 },
-    upstreamModel: "m"
-  }) as unknown as Candidate
-
-const serverError = new UpstreamFailed({ kind: "server", status: 500, message: "upstream broke" })
-
-/** What the doubles saw: holds taken and given back, bookings, rows, health reports, permits released. */
-interface Seen {
-  readonly held: Array<bigint>
-  readonly released: Array<bigint>
-  readonly booked: Array<[bigint, bigint]>
-  readonly rows: Array<UsageRow>
-  readonly reports: Array<[number, AttemptOutcome["_tag"]]>
-  readonly permits: Array<number>
-  readonly attempts: Array<number>
-}
-
-/** The pipeline's services as Layer doubles; `refuseHold` makes the ledger refuse every hold. */
-const doubles = (seen: Seen, options: { readonly refuseHold?: boolean; readonly deadlineMs?: number } = {}) =>
-  Layer.mergeAll(
-    Layer.succeed(ChannelRouter)(
-      {
-        report: (chosen: Candidate, outcome: AttemptOutcome) =>
-          Effect.sync(() => void seen.reports.push([chosen.channel.id, outcome._tag]))
-      } as unknown as typeof ChannelRouter.Service
-    ),
-    Layer.succeed(RateLimiter)({
-      acquire: () => Effect.succeed({ release: (tokens: number) => Effect.sync(() => void seen.permits.push(tokens)) })
-    }),
-    Layer.succeed(Ledger)(
-      {
-        hold: (_principal: Principal, amount: bigint) =>
-          options.refuseHold === true
-            ? Effect.fail(new InsufficientQuota({ required: amount, remaining: 0n, scope: "user" }))
-            : Effect.sync((): Hold => {
-              seen.held.push(amount)
-              return { tokenId: principal.tokenId, userId: principal.userId, amount, settled: false }
-            }),
-        book: (hold: Hold | undefined, cost: bigint, row: (charged: bigint) => UsageRow) =>
-          Effect.sync(() => {
-            seen.booked.push([hold?.amount ?? 0n, cost])
-            seen.rows.push(row(cost))
-            return cost
-          }),
-        release: (hold: Hold) => Effect.sync(() => void seen.released.push(hold.amount)),
-        record: (row: UsageRow) => void seen.rows.push(row),
-        durable: Effect.succeed(true),
-        withdraw: () => false
-      } as unknown as typeof Ledger.Service
-    ),
-    Layer.succeed(GatewaySettings)({ retryTimes: 2, requestDeadlineMs: options.deadlineMs ?? 60_000 } as Settings)
-  )
-
-const newSeen = (): Seen => ({ held: [], released: [], booked: [], rows: [], reports: [], permits: [], attempts: [] })
+import type { Candidate } from "../../../src/services/ChannelRouter.ts"
+import { candidate, doubles, newSeen, principal, type Seen, serverError } from "./PipelineDoubles.ts"
 
 /** One billed one-answer request over `candidates`, each attempt `attempt`; cost 40 units, hold 100. */
 const request = (
