@@ -1,9 +1,9 @@
 /**
  * The billed pipeline (`src/relay/pipeline/BilledPipeline.ts`) with Layer doubles and no gateway: a fake
- * `ChannelRouter` (health reports), `RateLimiter` (permits), `Ledger` (holds, bookings, rows) and
- * `GatewaySettings`, an upstream that is a plain attempt function, time from `TestClock`. What each case checks:
- * no new attempt after `request_deadline_ms`; a caller that leaves mid-attempt gets every hold back and is
- * charged nothing; a refused hold makes no attempt; an attempt that fails after the hold is logged, the next
+ * `ChannelRouter` (health reports), `RateLimiter` (permits), `Ledger` (holds, bookings, rows), `GatewaySettings`
+ * and `UpstreamClient` (scripted answers), or an attempt that is a plain function; time from `TestClock`. What each
+ * case checks: no new attempt after `request_deadline_ms`; a caller that leaves mid-attempt gets every hold back
+ * and is charged nothing; a refused hold makes no attempt; an attempt that fails after the hold is logged, the next
  * candidate is tried and the hold is booked once, or given back when none answers.
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
@@ -13,9 +13,12 @@ import { TestClock } from "effect/testing"
 import { emptyUsage } from "../../../src/canonical/Usage.ts"
 import type { UpstreamFailed } from "../../../src/errors/GatewayError.ts"
 import { pipelineServices } from "../../../src/relay/pipeline/BilledPipeline.ts"
-import { runOneShot } from "../../../src/relay/pipeline/OneShot.ts"
+import { postForJson, runOneShot } from "../../../src/relay/pipeline/OneShot.ts"
+import { classifyOpenAiError } from "../../../src/formats/openai/shared/ErrorBody.ts"
+import { GatewaySettings } from "../../../src/services/GatewaySettings.ts"
+import { UpstreamClient } from "../../../src/upstreams/transport/UpstreamClient.ts"
 import type { Candidate } from "../../../src/services/ChannelRouter.ts"
-import { candidate, doubles, newSeen, principal, type Seen, serverError } from "./PipelineDoubles.ts"
+import { candidate, doubles, newSeen, principal, type Seen, serverError, upstreamDouble } from "./PipelineDoubles.ts"
 
 /** One billed one-answer request over `candidates`, each attempt `attempt`; cost 40 units, hold 100. */
 const request = (
@@ -153,5 +156,37 @@ Deno.test("billed pipeline: when every attempt fails after the hold, each is log
       deepStrictEqual([seen.held, seen.released, seen.booked], [[100n], [100n], []])
       deepStrictEqual(seen.permits, [0])
     }).pipe(Effect.provide(Layer.merge(doubles(seen), TestClock.layer())))
+  )
+})
+
+Deno.test("billed pipeline: through the upstream client, a vendor's 503 fails over and the next 200 is billed", () => {
+  const seen = newSeen()
+  const calls: Array<string> = []
+  const upstream = upstreamDouble({
+    "https://one.test/v1/x": { status: 503, body: JSON.stringify({ error: { message: "overloaded" } }) },
+    "https://two.test/v1/x": { status: 200, body: JSON.stringify({ answer: "from two" }) }
+  }, calls)
+  return Effect.runPromise(
+    Effect.gen(function* () {
+      const client = yield* UpstreamClient
+      const settings = yield* GatewaySettings
+      const hosts: Record<number, string> = { 1: "https://one.test", 2: "https://two.test" }
+      const response = yield* request(seen, [candidate(1), candidate(2)], (chosen) =>
+        Effect.map(
+          postForJson(
+            client,
+            settings,
+            chosen.channel,
+            { url: `${hosts[chosen.channel.id]}/v1/x`, headers: {} },
+            "{}",
+            classifyOpenAiError
+          ),
+          ({ json }) => (json as { answer: string }).answer
+        ))
+      strictEqual(response.status, 200)
+      deepStrictEqual(calls, ["https://one.test/v1/x", "https://two.test/v1/x"])
+      deepStrictEqual(seen.reports, [[1, "Retryable"], [2, "Success"]])
+      deepStrictEqual(seen.rows.map((row) => [row.channelId, row.cost, row.status]), [[1, 0n, 503], [2, 40n, 200]])
+    }).pipe(Effect.provide(Layer.mergeAll(doubles(seen), upstream, TestClock.layer())))
   )
 })

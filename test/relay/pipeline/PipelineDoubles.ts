@@ -1,6 +1,6 @@
 /**
  * Layer doubles of the billed pipeline's services for its unit tests (`BilledPipeline.test.ts`,
- * `TaskSubmit.test.ts`): partial `ChannelRouter`, `RateLimiter`, `Ledger`, `GatewaySettings` and `TaskStore` that
+ * `TaskSubmit.test.ts`): partial `ChannelRouter`, `RateLimiter`, `Ledger`, `GatewaySettings`, `TaskStore` and `UpstreamClient` that
  * record what they were asked (`Seen`), a principal and candidates with obviously fake names.
  */
 import { Effect, Layer } from "effect"
@@ -13,6 +13,7 @@ import { type AttemptOutcome, type Candidate, ChannelRouter } from "../../../src
 import { GatewaySettings, type Settings } from "../../../src/services/GatewaySettings.ts"
 import { RateLimiter } from "../../../src/services/RateLimiter.ts"
 import type { NewTask } from "../../../src/tasks/TaskStore.ts"
+import { UpstreamClient, type UpstreamResponse } from "../../../src/upstreams/transport/UpstreamClient.ts"
 import { TaskStore } from "../../../src/tasks/TaskStore.ts"
 
 /** A caller: token 1 of user 2 in the default group, no limits. */
@@ -31,8 +32,8 @@ export const principal: Principal = {
 /** Candidate `id`: channel `id` (an openai channel), key 0, upstream model `m`. */
 export const candidate = (id: number) =>
   ({
-    channel: { id, name: `channel-${id}`, type: "openai" },
-    key: { position: 0 },
+    channel: { id, name: `channel-${id}`, type: "openai", settings: {} },
+    key: { position: 0, key: "sk-test-fake" },
     upstreamModel: "m"
   }) as unknown as Candidate
 
@@ -115,3 +116,33 @@ export const newSeen = (): Seen => ({
   attempts: [],
   tasks: []
 })
+
+/**
+ * A partial `UpstreamClient` whose `post` answers each URL with its scripted status and body (one read, then the
+ * end), recording the URLs called in `calls`; an unscripted URL answers 404.
+ */
+export const upstreamDouble = (
+  answers: Readonly<Record<string, { readonly status: number; readonly body: string }>>,
+  calls: Array<string>
+) =>
+  Layer.succeed(UpstreamClient)(
+    {
+      post: (url: string) =>
+        Effect.sync((): UpstreamResponse => {
+          calls.push(url)
+          const answer = answers[url] ?? { status: 404, body: "{}" }
+          let pending: Uint8Array | undefined = new TextEncoder().encode(answer.body)
+          return {
+            status: answer.status,
+            headers: { "content-type": "application/json" },
+            read: Effect.sync(() => {
+              const chunk = pending
+              pending = undefined
+              return chunk
+            }),
+            text: Effect.succeed(answer.body),
+            abort: () => undefined
+          }
+        })
+    } as unknown as typeof UpstreamClient.Service
+  )
