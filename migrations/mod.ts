@@ -23,6 +23,8 @@ import gatewaySecrets from "./0014_gateway_secrets.ts"
 import chargeJournal from "./0015_charge_journal.ts"
 import realtimePrices from "./0016_realtime_prices.ts"
 import realtimeUsageAndSecrets from "./0017_realtime_usage_and_secrets.ts"
+import files from "./0018_files.ts"
+import batches from "./0019_batches.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -42,5 +44,7 @@ export const loader = Migrator.fromRecord({
   "0014_gateway_secrets": gatewaySecrets,
   "0015_charge_journal": chargeJournal,
   "0016_realtime_prices": realtimePrices,
-  "0017_realtime_usage_and_secrets": realtimeUsageAndSecrets
+  "0017_realtime_usage_and_secrets": realtimeUsageAndSecrets,
+  "0018_files": files,
+  "0019_batches": batches
 })

@@ -31,9 +31,14 @@ import { VideoRoutes, Videos } from "./routes/VideoRoutes.ts"
 import { Midjourney, MidjourneyRoutes } from "./routes/MidjourneyRoutes.ts"
 import { Kling, KlingRoutes } from "./routes/KlingRoutes.ts"
 import { FallbackRoutes } from "./routes/FallbackRoutes.ts"
+import { FileRoutes } from "./routes/FileRoutes.ts"
+import { FileStore } from "./files/FileStore.ts"
 import { ModelsRoutes } from "./routes/ModelsRoutes.ts"
 import { Rerank, RerankRoutes } from "./routes/RerankRoutes.ts"
 import { TextRoutes } from "./routes/TextRoutes.ts"
+import { BatchRoutes } from "./routes/BatchRoutes.ts"
+import { BatchRunner } from "./batches/BatchRunner.ts"
+import { BatchDispatch, type DispatchHolder, makeDispatchHolder } from "./batches/BatchDispatch.ts"
 import { RESPONSES_SOCKET_PATH, ResponsesSocketRoute } from "./routes/ResponsesSocketRoute.ts"
 import { runResponsesSocket } from "./relay/socket/ResponsesSocket.ts"
 import { DEFAULT_SOCKET_MEMORY } from "./relay/socket/SocketMemory.ts"
@@ -86,6 +91,7 @@ import { UsageLog } from "./billing/UsageLog.ts"
 import { UsageQueries } from "./accounts/UsageQueries.ts"
 import { UserCaps } from "./services/UserCaps.ts"
 import { Catalog } from "./storage/Catalog.ts"
+import { StorageErrorCounter } from "./http/Respond.ts"
 import { CurrentMetrics } from "./observability/Metrics.ts"
 import { Telemetry, type TelemetryOptions } from "./observability/Telemetry.ts"
 import { otlpLayer, type OtlpOptions } from "./observability/Tracing.ts"
@@ -180,7 +186,8 @@ const rootUser = (rootPassword: string | undefined) =>
 export const appLayer = (
   options: AppOptions,
   telemetry: Telemetry = new Telemetry(metricsOnly),
-  sockets: WebSocketSessionRegistry = makeWebSocketSessions()
+  sockets: WebSocketSessionRegistry = makeWebSocketSessions(),
+  dispatch: DispatchHolder = makeDispatchHolder()
 ) => {
   const settings = settingsOf(options.file)
   const database = layerFromSettings({ databaseUrl: options.databaseUrl, dataDir: options.dataDir })
@@ -202,6 +209,12 @@ export const appLayer = (
       )
     ),
     ResponseStore.layer,
+    FileStore.layer({
+      maxFileBytes: settings.fileMaxBytes,
+      maxUserBytes: settings.fileStoragePerUserBytes,
+      sweepIntervalMillis: settings.fileSweepIntervalMillis,
+      maxUploadsInFlight: settings.fileMaxUploadsInFlight
+    }),
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
     MediaFetcher.layer(settings),
@@ -253,6 +266,7 @@ export const appLayer = (
   ).pipe(Layer.provideMerge(accounts))
   return Layer.mergeAll(
     TextRoutes,
+    BatchRoutes,
     ResponsesSocketRoute,
     RealtimeRoutes,
     EmbeddingRoutes,
@@ -264,6 +278,7 @@ export const appLayer = (
     MidjourneyRoutes,
     KlingRoutes,
     AssetRoutes,
+    FileRoutes,
     CompactRoute,
     ModelsRoutes,
     AccountRoutes,
@@ -292,6 +307,8 @@ export const appLayer = (
       Videos.layer,
       Midjourney.layer,
       Kling.layer,
+      // Batch lines go through the gateway's own handler (`dispatch`, set by `makeHandler` once it is made).
+      BatchRunner.layer.pipe(Layer.provide(BatchDispatch.layer(dispatch))),
       RealtimeSocket.layer.pipe(
         Layer.provide(Layer.merge(Layer.succeed(WebSocketSessions, sockets), RealtimeSecrets.layer))
       )
@@ -329,18 +346,21 @@ export const makeHandler = (options: AppOptions) => {
   const open = makeOpenRequests(options.maxOpenRequestsPerAddress ?? DEFAULT_MAX_OPEN_REQUESTS_PER_ADDRESS)
   const bodyTimeout = Layer.succeed(BodyTimeout, (options.bodyTimeoutSeconds ?? DEFAULT_BODY_TIMEOUT_SECONDS) * 1000)
   const sockets = makeWebSocketSessions()
+  const dispatch = makeDispatchHolder()
   const web = HttpRouter.toWebHandler(
-    appLayer(options, telemetry, sockets).pipe(
+    appLayer(options, telemetry, sockets, dispatch).pipe(
       Layer.provide(HttpServer.layerServices),
       Layer.provideMerge(schedulerLayer),
       Layer.provideMerge(Layer.merge(observabilityLayer(options, telemetry), bodyTimeout))
     ),
     { disableLogger: true }
   )
+  // Batch lines are the gateway's own inner requests: the router's handler, past the open-requests bound.
+  dispatch.handler = web.handler
   const socketMetrics = makeSocketMetrics(telemetry.metrics, [RESPONSES_SOCKET_PATH])
   const responsesSockets = makeSocketServer(RESPONSES_SOCKET_PATH, {
     metrics: socketMetrics,
-    accessLog: options.telemetry?.accessLog === true ? telemetry.options.sink : undefined,
+    accessLog: options.telemetry?.accessLog === true ? telemetry.write : undefined,
     handshake: web.handler,
     admit: (request, completed) => {
       const refused = open.admit(request, completed, false)
@@ -436,11 +456,15 @@ const noStore = (response: Response): Response => {
 
 /**
  * What every layer and every request fiber sees of the telemetry: the
- * metrics, Effect's loggers (when telemetry is configured) and the OTLP
- * tracer and logger (when an endpoint is).
+ * metrics (and the storage-error counter `http/Respond.ts` reports to),
+ * Effect's loggers (when telemetry is configured) and the OTLP tracer and
+ * logger (when an endpoint is).
  */
 const observabilityLayer = (options: AppOptions, telemetry: Telemetry) => {
-  const metrics = Layer.succeed(CurrentMetrics, telemetry.metrics)
+  const metrics = Layer.merge(
+    Layer.succeed(CurrentMetrics, telemetry.metrics),
+    Layer.succeed(StorageErrorCounter, (operation: string) => telemetry.metrics?.storageError(operation))
+  )
   const loggers = options.telemetry === undefined ? Layer.empty : telemetry.loggerLayer
   const logging = options.otlp === undefined ? loggers : otlpLayer(options.otlp).pipe(Layer.provideMerge(loggers))
   return Layer.merge(metrics, logging)

@@ -25,7 +25,11 @@ const layers: Record<string, number> = {
   // rows): above the services whose principal and outbox it uses, below the tasks and relays that bill through it.
   billing: 6.2,
   // Beside each other, above the request path: the task subsystem and the `/api` backend.
+  // The files of `/v1/files`: above the request path, below the tasks, relays and routes that read and write them.
+  files: 6.3,
   tasks: 6.5,
+  // Batches the gateway runs line by line through its own handler (store, runner, claims).
+  batches: 6.5,
   accounts: 6.5,
   relay: 7,
   routes: 8,
@@ -161,7 +165,7 @@ const VENDOR_FOLDERS = [
 ]
 
 /** The folders under `src/formats/` that hold one concern across vendors (and registries keyed by wire). */
-const SHARED_FORMAT_FOLDERS = ["audio", "embeddings", "images", "rerank", "shared", "videos"]
+const SHARED_FORMAT_FOLDERS = ["audio", "batches", "embeddings", "images", "rerank", "shared", "videos"]
 
 /** The layers that may import a vendor folder of `formats/`: `formats/` itself, the adapters, the routes. */
 const VENDOR_IMPORTERS = ["formats/", "upstreams/", "routes/"]

@@ -12,7 +12,13 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { Forbidden, InvalidRequest, type NotFound, type RateLimited } from "../errors/GatewayError.ts"
+import {
+  Forbidden,
+  InvalidRequest,
+  type NotFound,
+  type RateLimited,
+  type StorageUnavailable
+} from "../errors/GatewayError.ts"
 import { offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
 import { generatePassword, passwordProblem } from "../domain/Password.ts"
 import { Auth } from "../services/Auth.ts"
@@ -61,21 +67,27 @@ export class Accounts extends Context.Service<Accounts, {
     username: string,
     password: string,
     address: string | undefined
-  ) => Effect.Effect<{ readonly user: UserView; readonly sessionId: string }, InvalidRequest | RateLimited>
+  ) => Effect.Effect<
+    { readonly user: UserView; readonly sessionId: string },
+    InvalidRequest | RateLimited | StorageUnavailable
+  >
   /** Opens an account (when registration is open) with the new-user quota and group; counted per `address`. */
   readonly register: (
     input: NewUser,
     address: string | undefined
-  ) => Effect.Effect<UserView, InvalidRequest | Forbidden | RateLimited>
+  ) => Effect.Effect<UserView, InvalidRequest | Forbidden | RateLimited | StorageUnavailable>
   /** Creates `root` (role root) when no root user exists; returns the password it generated, if it did. */
-  readonly ensureRoot: (password: string | undefined) => Effect.Effect<Option.Option<string>>
+  readonly ensureRoot: (password: string | undefined) => Effect.Effect<Option.Option<string>, StorageUnavailable>
   /** One user by id. */
-  readonly view: (id: bigint) => Effect.Effect<UserView, NotFound>
+  readonly view: (id: bigint) => Effect.Effect<UserView, NotFound | StorageUnavailable>
   /** The caller changes its display name or password; a password change ends every session and opens a new one. */
   readonly updateSelf: (
     caller: SessionUser,
     patch: SelfPatch
-  ) => Effect.Effect<{ readonly user: UserView; readonly sessionId: string | undefined }, InvalidRequest | RateLimited>
+  ) => Effect.Effect<
+    { readonly user: UserView; readonly sessionId: string | undefined },
+    InvalidRequest | RateLimited | StorageUnavailable
+  >
   /**
    * Admin: the users the caller may manage (ranked below it) and itself,
    * newest first, optionally those whose name contains `keyword`.
@@ -84,25 +96,25 @@ export class Accounts extends Context.Service<Accounts, {
     caller: SessionUser,
     page: PageRequest,
     keyword: string | undefined
-  ) => Effect.Effect<Page<UserView>>
+  ) => Effect.Effect<Page<UserView>, StorageUnavailable>
   /** Admin: a user the caller outranks, or itself. */
-  readonly get: (caller: SessionUser, id: bigint) => Effect.Effect<UserView, NotFound | Forbidden>
+  readonly get: (caller: SessionUser, id: bigint) => Effect.Effect<UserView, NotFound | Forbidden | StorageUnavailable>
   readonly create: (
     caller: SessionUser,
     input: NewUser
-  ) => Effect.Effect<UserView, InvalidRequest | Forbidden | RateLimited>
+  ) => Effect.Effect<UserView, InvalidRequest | Forbidden | RateLimited | StorageUnavailable>
   readonly update: (
     caller: SessionUser,
     patch: UserPatch
-  ) => Effect.Effect<UserView, InvalidRequest | Forbidden | NotFound | RateLimited>
-  readonly remove: (caller: SessionUser, id: bigint) => Effect.Effect<void, Forbidden | NotFound>
+  ) => Effect.Effect<UserView, InvalidRequest | Forbidden | NotFound | RateLimited | StorageUnavailable>
+  readonly remove: (caller: SessionUser, id: bigint) => Effect.Effect<void, Forbidden | NotFound | StorageUnavailable>
   /** Admin: adds `amount` quota units to a user's balance, recorded as a top-up row. */
   readonly topUp: (
     caller: SessionUser,
     id: bigint,
     amount: bigint,
     note: string
-  ) => Effect.Effect<UserView, Forbidden | NotFound>
+  ) => Effect.Effect<UserView, Forbidden | NotFound | StorageUnavailable>
 }>()("sluice/services/Accounts") {
   /** SQL-backed. */
   static readonly layer = (options: AccountOptions) =>
@@ -141,7 +153,8 @@ export class Accounts extends Context.Service<Accounts, {
           if (row === undefined || !matched || !row.enabled) return yield* new InvalidRequest({ message: SAME_ANSWER })
           yield* attempt.succeeded
           const sessionId = yield* sessions.create(row.id)
-          return { user: yield* view(row.id).pipe(Effect.orDie), sessionId }
+          // The row was written or checked just before: its absence would be a bug, so a defect.
+          return { user: yield* view(row.id).pipe(Effect.catchTag("NotFound", Effect.die)), sessionId }
         })
 
         const register = Effect.fn("Accounts.register")(function* (input: NewUser, address: string | undefined) {
@@ -153,6 +166,7 @@ export class Accounts extends Context.Service<Accounts, {
         const ensureRoot = Effect.fn("Accounts.ensureRoot")(function* (password: string | undefined) {
           if (yield* store.rootExists) return Option.none<string>()
           const chosen = password ?? generatePassword()
+          // At start, before serving: a hasher that cannot hash is a broken process, a defect.
           const hash = yield* hasher.hash(chosen).pipe(Effect.orDie)
           if (!(yield* store.insertRoot(hash))) {
             yield* Effect.logWarning("No root user exists and the name root is taken by another user; none created")
@@ -177,7 +191,8 @@ export class Accounts extends Context.Service<Accounts, {
             sessionId = yield* sessions.create(caller.id)
           }
           if (patch.display_name !== undefined) yield* store.setDisplayName(caller.id, patch.display_name)
-          return { user: yield* view(caller.id).pipe(Effect.orDie), sessionId }
+          // The row was written or checked just before: its absence would be a bug, so a defect.
+          return { user: yield* view(caller.id).pipe(Effect.catchTag("NotFound", Effect.die)), sessionId }
         })
 
         const list = Effect.fn("Accounts.list")(function* (
@@ -229,7 +244,8 @@ export class Accounts extends Context.Service<Accounts, {
             yield* sessions.revokeUser(id)
           }
           yield* auth.invalidate
-          return yield* view(id).pipe(Effect.orDie)
+          // The row was written or checked just before: its absence would be a bug, so a defect.
+          return yield* view(id).pipe(Effect.catchTag("NotFound", Effect.die))
         })
 
         const remove = Effect.fn("Accounts.remove")(function* (caller: SessionUser, id: bigint) {
@@ -246,7 +262,8 @@ export class Accounts extends Context.Service<Accounts, {
         ) {
           const before = yield* managed(caller, id, caller.role === "root")
           yield* store.topUp(caller, id, amount, note, before)
-          return yield* view(id).pipe(Effect.orDie)
+          // The row was written or checked just before: its absence would be a bug, so a defect.
+          return yield* view(id).pipe(Effect.catchTag("NotFound", Effect.die))
         })
 
         return Accounts.of({ login, register, ensureRoot, view, updateSelf, list, get, create, update, remove, topUp })

@@ -7,8 +7,10 @@
  * @since 0.1.0
  */
 import { Context, Effect, Layer } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type SqlError } from "effect/sql"
 import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
+import type { StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 import type { SessionUser } from "./Sessions.ts"
 
 /** One audit row as `GET /api/audit` shows it (`created_at` in epoch seconds). @category models */
@@ -33,21 +35,22 @@ export interface AuditEntry {
 }
 
 /**
- * Writes `entry` with `sql` (the caller's transaction). Storage failures are
- * defects.
+ * Writes `entry` with `sql` (the caller's transaction). Fails with the
+ * `SqlError` of the insert, which rolls the caller's transaction back; the
+ * caller's boundary maps it (`storageFailure`).
  *
  * @category audit
  */
-export const writeAudit = (sql: SqlClient.SqlClient, entry: AuditEntry): Effect.Effect<void> =>
+export const writeAudit = (sql: SqlClient.SqlClient, entry: AuditEntry): Effect.Effect<void, SqlError.SqlError> =>
   sql`INSERT INTO audit_log (actor_id, actor_name, action, target, before, after)
     VALUES (${entry.actor?.id ?? null}, ${entry.actor?.username ?? "system"}, ${entry.action}, ${entry.target},
             ${entry.before === undefined ? null : JSON.stringify(entry.before)},
-            ${entry.after === undefined ? null : JSON.stringify(entry.after)})`.pipe(Effect.asVoid, Effect.orDie)
+            ${entry.after === undefined ? null : JSON.stringify(entry.after)})`.pipe(Effect.asVoid)
 
 /** @category services */
 export class AuditLog extends Context.Service<AuditLog, {
-  /** The newest rows first. */
-  readonly list: (page: PageRequest) => Effect.Effect<Page<AuditView>>
+  /** The newest rows first; `StorageUnavailable` when they cannot be read. */
+  readonly list: (page: PageRequest) => Effect.Effect<Page<AuditView>, StorageUnavailable>
 }>()("sluice/services/AuditLog") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
@@ -55,7 +58,9 @@ export class AuditLog extends Context.Service<AuditLog, {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const list = Effect.fn("AuditLog.list")(function* (page: PageRequest) {
-        const [{ total }] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM audit_log`.pipe(Effect.orDie)
+        const [{ total }] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM audit_log`.pipe(
+          storageFailure("audit.list")
+        )
         const rows = yield* sql<{
           id: bigint
           actorId: bigint | null
@@ -68,7 +73,7 @@ export class AuditLog extends Context.Service<AuditLog, {
         }>`SELECT id, actor_id AS "actorId", actor_name AS actor, action, target, before, after,
                   created_at AS "createdAt"
            FROM audit_log ORDER BY id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`
-          .pipe(Effect.orDie)
+          .pipe(storageFailure("audit.list"))
         return {
           items: rows.map((row) => ({
             id: Number(row.id),

@@ -10,6 +10,8 @@
 import { Clock, Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import { type Budget, type BudgetPeriod, storedBudgets, windowOf } from "../domain/BudgetPeriod.ts"
+import type { StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 
 /**
  * One budget with its current window: `amount` and `spent` in USD,
@@ -32,7 +34,7 @@ export interface BudgetView {
  * The views of the budgets stored for each of `owners` (their ids and
  * `budgets` JSON), by owner id; an owner without budgets maps to `null`.
  * One query for all of them; the periods are those current at the time of
- * Effect's `Clock`. Storage failures are defects.
+ * Effect's `Clock`. Fails with `StorageUnavailable` when the spend cannot be read.
  *
  * @category queries
  */
@@ -40,7 +42,7 @@ export const budgetViews = (
   sql: SqlClient.SqlClient,
   subject: "token" | "user",
   owners: ReadonlyArray<{ readonly id: bigint; readonly budgets: unknown }>
-): Effect.Effect<Map<bigint, ReadonlyArray<BudgetView> | null>> => {
+): Effect.Effect<Map<bigint, ReadonlyArray<BudgetView> | null>, StorageUnavailable> => {
   const parsed = owners.map((owner) => ({ id: BigInt(owner.id), budgets: storedBudgets(owner.budgets) }))
   const withBudgets = parsed.filter((owner) => owner.budgets.length > 0)
   const empty = new Map(parsed.map((owner) => [owner.id, null] as const))
@@ -78,7 +80,7 @@ export const budgetViews = (
           }
           return views
         }),
-        Effect.orDie
+        storageFailure("budgets.spend")
       )
   )
 }

@@ -16,6 +16,8 @@ import type { GroupSpec, ModelSpec } from "../config/BootstrapFile.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { writeAudit } from "./AuditLog.ts"
 import type { SessionUser } from "./Sessions.ts"
+import type { StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 
 /** A group as shown and set. @category models */
 export type GroupView = { readonly name: string } & typeof GroupSpec.Type
@@ -27,10 +29,10 @@ const numberOr = (value: string | null): number | undefined => value === null ? 
 
 /** @category services */
 export class CatalogAdmin extends Context.Service<CatalogAdmin, {
-  readonly groups: () => Effect.Effect<ReadonlyArray<GroupView>>
-  readonly putGroup: (caller: SessionUser, group: GroupView) => Effect.Effect<GroupView>
-  readonly prices: () => Effect.Effect<ReadonlyArray<PriceView>>
-  readonly putPrice: (caller: SessionUser, price: PriceView) => Effect.Effect<PriceView>
+  readonly groups: () => Effect.Effect<ReadonlyArray<GroupView>, StorageUnavailable>
+  readonly putGroup: (caller: SessionUser, group: GroupView) => Effect.Effect<GroupView, StorageUnavailable>
+  readonly prices: () => Effect.Effect<ReadonlyArray<PriceView>, StorageUnavailable>
+  readonly putPrice: (caller: SessionUser, price: PriceView) => Effect.Effect<PriceView, StorageUnavailable>
 }>()("sluice/services/CatalogAdmin") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
@@ -49,7 +51,7 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
               ...(row.limits === null ? {} : { limits: row.limits })
             }))
           ),
-          Effect.orDie
+          storageFailure("catalog_admin.groups")
         )
 
       const putGroup = Effect.fn("CatalogAdmin.putGroup")(function* (caller: SessionUser, group: GroupView) {
@@ -65,7 +67,7 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
             before,
             after: group
           })
-        })).pipe(Effect.orDie)
+        })).pipe(storageFailure("catalog_admin.put_group"))
         yield* catalog.changed
         return group
       })
@@ -116,7 +118,7 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
               }
             })
           ),
-          Effect.orDie
+          storageFailure("catalog_admin.prices")
         )
 
       const putPrice = Effect.fn("CatalogAdmin.putPrice")(function* (caller: SessionUser, price: PriceView) {
@@ -146,7 +148,7 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
             before,
             after: price
           })
-        })).pipe(Effect.orDie)
+        })).pipe(storageFailure("catalog_admin.put_price"))
         yield* catalog.changed
         return (yield* prices()).find((row) => row.model === price.model) ?? price
       })

@@ -16,7 +16,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
+import { InvalidRequest, NotFound, type StorageUnavailable } from "../errors/GatewayError.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
 import { type ChannelTest, HealthProber } from "../services/HealthProber.ts"
@@ -49,13 +49,19 @@ const refused = (refusal: Refusal | undefined) =>
 
 /** @category services */
 export class ChannelAdmin extends Context.Service<ChannelAdmin, {
-  readonly list: () => Effect.Effect<ReadonlyArray<ChannelView>>
-  readonly get: (id: bigint) => Effect.Effect<ChannelView, NotFound>
-  readonly create: (caller: SessionUser, input: NewChannel) => Effect.Effect<ChannelView, InvalidRequest>
-  readonly update: (caller: SessionUser, patch: ChannelPatch) => Effect.Effect<ChannelView, InvalidRequest | NotFound>
-  readonly remove: (caller: SessionUser, id: bigint) => Effect.Effect<void, NotFound>
+  readonly list: () => Effect.Effect<ReadonlyArray<ChannelView>, StorageUnavailable>
+  readonly get: (id: bigint) => Effect.Effect<ChannelView, NotFound | StorageUnavailable>
+  readonly create: (
+    caller: SessionUser,
+    input: NewChannel
+  ) => Effect.Effect<ChannelView, InvalidRequest | StorageUnavailable>
+  readonly update: (
+    caller: SessionUser,
+    patch: ChannelPatch
+  ) => Effect.Effect<ChannelView, InvalidRequest | NotFound | StorageUnavailable>
+  readonly remove: (caller: SessionUser, id: bigint) => Effect.Effect<void, NotFound | StorageUnavailable>
   /** Tests the channel and records the outcome on it. */
-  readonly test: (id: bigint) => Effect.Effect<ChannelTest, NotFound>
+  readonly test: (id: bigint) => Effect.Effect<ChannelTest, NotFound | StorageUnavailable>
 }>()("sluice/services/ChannelAdmin") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
@@ -97,7 +103,8 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
         yield* nameTaken(input.name, -1n)
         const id = yield* store.insert(caller, newChannelFields(input), input.keys, createdAudit(input))
         yield* catalog.changed
-        return yield* get(id).pipe(Effect.orDie)
+        // The row was written or checked just before: its absence would be a bug, so a defect.
+        return yield* get(id).pipe(Effect.catchTag("NotFound", Effect.die))
       })
 
       const update = Effect.fn("ChannelAdmin.update")(function* (caller: SessionUser, patch: ChannelPatch) {
@@ -111,7 +118,8 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
         if (isRefusal(change)) return yield* new InvalidRequest(change)
         yield* store.update(caller, id, change, before, updatedAudit(patch))
         yield* catalog.changed
-        return yield* get(id).pipe(Effect.orDie)
+        // The row was written or checked just before: its absence would be a bug, so a defect.
+        return yield* get(id).pipe(Effect.catchTag("NotFound", Effect.die))
       })
 
       const remove = Effect.fn("ChannelAdmin.remove")(function* (caller: SessionUser, id: bigint) {

@@ -36,7 +36,7 @@ import { SqlClient } from "effect/sql"
 import * as oauth from "oauth4webapi"
 import type { BootstrapFile } from "../config/BootstrapFile.ts"
 import { hashKey } from "../domain/KeyHash.ts"
-import { Forbidden, InvalidRequest } from "../errors/GatewayError.ts"
+import { Forbidden, InvalidRequest, type StorageUnavailable } from "../errors/GatewayError.ts"
 import { Accounts, type UserView } from "./Accounts.ts"
 import { authorizationUrl, identify, makeDiscovery, reason } from "./OAuthProviders.ts"
 import {
@@ -86,26 +86,32 @@ export class OAuth extends Context.Service<OAuth, {
   readonly issueState: (
     browserId: string,
     linker: { readonly userId: bigint; readonly sessionHash: string } | undefined
-  ) => Effect.Effect<string>
+  ) => Effect.Effect<string, StorageUnavailable>
   /** The provider's authorization URL for an issued state; the state is then tied to `provider`. */
   readonly authorizeUrl: (
     provider: string,
     state: string,
     browserId: string,
     redirectBase: string
-  ) => Effect.Effect<string, InvalidRequest>
+  ) => Effect.Effect<string, InvalidRequest | StorageUnavailable>
   /** Completes a login from the provider's redirect: the user and a new session id. */
   readonly callback: (
     provider: string,
     query: URLSearchParams,
     browserId: string,
     redirectBase: string
-  ) => Effect.Effect<{ readonly user: UserView; readonly sessionId: string }, InvalidRequest | Forbidden>
+  ) => Effect.Effect<
+    { readonly user: UserView; readonly sessionId: string },
+    InvalidRequest | Forbidden | StorageUnavailable
+  >
   /**
    * Removes the caller's link to `provider` (audited); `InvalidRequest` when
    * there is none, or when it is the only way the user can sign in (no password).
    */
-  readonly unlink: (caller: SessionUser, provider: string) => Effect.Effect<UserView, InvalidRequest>
+  readonly unlink: (
+    caller: SessionUser,
+    provider: string
+  ) => Effect.Effect<UserView, InvalidRequest | StorageUnavailable>
   /** `oauth.public_url` of the file, if set. */
   readonly publicUrl: string | undefined
   /**
@@ -114,7 +120,7 @@ export class OAuth extends Context.Service<OAuth, {
    * (`null` when an OIDC issuer's discovery cannot be read now), `scope`
    * (space-separated) and `redirect_uri` under `redirectBase`. No secret.
    */
-  readonly clients: (redirectBase: string) => Effect.Effect<ReadonlyArray<OAuthClient>>
+  readonly clients: (redirectBase: string) => Effect.Effect<ReadonlyArray<OAuthClient>, StorageUnavailable>
 }>()("sluice/services/OAuth") {
   /** SQL-backed; providers from `file.oauth`. */
   static readonly layer = (file: BootstrapFile | undefined, options: OAuthOptions) =>
@@ -214,10 +220,12 @@ export class OAuth extends Context.Service<OAuth, {
             if (!options.registration) return yield* new Forbidden({ message: "Registration is closed." })
             userId = yield* states.open(provider, identity, options.newUserGroup, options.newUserQuota)
           }
-          const user = yield* accounts.view(userId).pipe(Effect.orDie)
+          // The row was written or checked just before: its absence would be a bug, so a defect.
+          const user = yield* accounts.view(userId).pipe(Effect.catchTag("NotFound", Effect.die))
           if (user.status === "disabled") return yield* failure("This account is disabled.")
           const sessionId = yield* sessions.create(userId)
-          return { user: yield* accounts.view(userId).pipe(Effect.orDie), sessionId }
+          // The row was written or checked just before: its absence would be a bug, so a defect.
+          return { user: yield* accounts.view(userId).pipe(Effect.catchTag("NotFound", Effect.die)), sessionId }
         })
 
         const unlink = Effect.fn("OAuth.unlink")(function* (caller: SessionUser, provider: string) {
@@ -225,7 +233,8 @@ export class OAuth extends Context.Service<OAuth, {
           const refusal = unlinkRefusal(user, user !== undefined && (yield* states.isLinked(caller.id, provider)))
           if (refusal !== undefined) return yield* new InvalidRequest({ message: refusal, param: "provider" })
           yield* states.unlink(caller, provider)
-          return yield* accounts.view(caller.id).pipe(Effect.orDie)
+          // The row was written or checked just before: its absence would be a bug, so a defect.
+          return yield* accounts.view(caller.id).pipe(Effect.catchTag("NotFound", Effect.die))
         })
 
         return OAuth.of({

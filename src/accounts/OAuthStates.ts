@@ -3,7 +3,7 @@
  * SHA-256 of the state with the browser's digest, the linking user and
  * session, a nonce and a PKCE verifier; they expire and are taken once), the
  * identities linked to users (`oauth_identities`), and the users an OAuth
- * login opens. Storage failures are defects (`Effect.orDie`).
+ * login opens. A statement that cannot run fails with `StorageUnavailable`.
  *
  * @since 0.1.0
  */
@@ -11,10 +11,11 @@ import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import * as oauth from "oauth4webapi"
 import { generateSecret, hashKey } from "../domain/KeyHash.ts"
-import { InvalidRequest } from "../errors/GatewayError.ts"
+import { InvalidRequest, type StorageUnavailable } from "../errors/GatewayError.ts"
 import { writeAudit } from "./AuditLog.ts"
 import { baseUsername, type Identity } from "./OAuthProviders.ts"
 import type { SessionUser } from "./Sessions.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 
 /** What a callback takes with its state: who asked to link (if anyone), what was sent, and the provider bound. */
 export interface TakenState {
@@ -42,7 +43,7 @@ export interface OAuthStates {
     browserId: string,
     linker: { readonly userId: bigint; readonly sessionHash: string } | undefined,
     expiresAt: number
-  ) => Effect.Effect<string>
+  ) => Effect.Effect<string, StorageUnavailable>
   /**
    * Binds a live state of `browserId`, bound to no provider yet, to `provider`; its nonce and PKCE verifier,
    * or `undefined` when there is no such state.
@@ -51,16 +52,16 @@ export interface OAuthStates {
     provider: string,
     state: string,
     browserId: string
-  ) => Effect.Effect<{ readonly nonce: string; readonly verifier: string } | undefined>
+  ) => Effect.Effect<{ readonly nonce: string; readonly verifier: string } | undefined, StorageUnavailable>
   /** Takes (deletes) a live state bound to `provider` or to none; `undefined` when there is none. */
-  readonly take: (provider: string, state: string) => Effect.Effect<TakenState | undefined>
+  readonly take: (provider: string, state: string) => Effect.Effect<TakenState | undefined, StorageUnavailable>
   /** Whether the session with digest `sessionHash` of `userId` is live and its user enabled. */
   /** The session still lives at `now` (epoch milliseconds, the gateway's `Clock`, as `Sessions` writes expiries). */
-  readonly sessionLive: (userId: bigint, sessionHash: string, now: number) => Effect.Effect<boolean>
+  readonly sessionLive: (userId: bigint, sessionHash: string, now: number) => Effect.Effect<boolean, StorageUnavailable>
   /** The user an identity of `provider` is linked to, if any. */
-  readonly linkedUser: (provider: string, subject: string) => Effect.Effect<bigint | undefined>
+  readonly linkedUser: (provider: string, subject: string) => Effect.Effect<bigint | undefined, StorageUnavailable>
   /** Links an identity to `userId`; false when the user already has another identity of `provider`. */
-  readonly link: (provider: string, subject: string, userId: bigint) => Effect.Effect<boolean>
+  readonly link: (provider: string, subject: string, userId: bigint) => Effect.Effect<boolean, StorageUnavailable>
   /**
    * Opens an account for `identity` (no password; the group and quota given) linked to it, in one transaction:
    * the username made from the identity, else with a random suffix (8 tries); `InvalidRequest` when none is
@@ -71,15 +72,15 @@ export interface OAuthStates {
     identity: Identity,
     group: string,
     quota: number
-  ) => Effect.Effect<bigint, InvalidRequest>
+  ) => Effect.Effect<bigint, InvalidRequest | StorageUnavailable>
   /** Whether the user has a password and how many identities are linked to it (`undefined`: no such user). */
   readonly signIns: (
     userId: bigint
-  ) => Effect.Effect<{ readonly hasPassword: boolean; readonly links: number } | undefined>
+  ) => Effect.Effect<{ readonly hasPassword: boolean; readonly links: number } | undefined, StorageUnavailable>
   /** Whether the user has an identity of `provider`. */
-  readonly isLinked: (userId: bigint, provider: string) => Effect.Effect<boolean>
+  readonly isLinked: (userId: bigint, provider: string) => Effect.Effect<boolean, StorageUnavailable>
   /** Removes the user's identity of `provider`, audited (`user.oauth_unlink`), in one transaction. */
-  readonly unlink: (caller: SessionUser, provider: string) => Effect.Effect<void>
+  readonly unlink: (caller: SessionUser, provider: string) => Effect.Effect<void, StorageUnavailable>
 }
 
 /** The OAuth tables over `sql`. */
@@ -97,40 +98,43 @@ export const makeOAuthStates = (sql: SqlClient.SqlClient): OAuthStates => {
         VALUES (${hashKey(state)}, ${hashKey(browserId)}, ${linker?.userId ?? null}, ${linker?.sessionHash ?? null},
                 ${oauth.generateRandomNonce()}, ${oauth.generateRandomCodeVerifier()}, ${new Date(expiresAt)})`
       return state
-    }).pipe(Effect.orDie)
+    }).pipe(storageFailure("oauth.state"))
 
   const bind = (provider: string, state: string, browserId: string) =>
     sql<{ nonce: string; verifier: string }>`
       UPDATE oauth_states SET provider = ${provider}
       WHERE state_hash = ${hashKey(state)} AND browser_hash = ${hashKey(browserId)} AND expires_at > now()
         AND provider IS NULL
-      RETURNING nonce, code_verifier AS verifier`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+      RETURNING nonce, code_verifier AS verifier`.pipe(Effect.map((rows) => rows[0]), storageFailure("oauth.bind"))
 
   const take = (provider: string, state: string) =>
     sql<TakenState>`
       DELETE FROM oauth_states
       WHERE state_hash = ${hashKey(state)} AND expires_at > now() AND (provider = ${provider} OR provider IS NULL)
       RETURNING user_id AS "userId", session_hash AS "sessionHash", nonce, code_verifier AS verifier,
-                browser_hash AS browser, provider AS bound`.pipe(Effect.map((rows) => rows[0]), Effect.orDie)
+                browser_hash AS browser, provider AS bound`.pipe(
+      Effect.map((rows) => rows[0]),
+      storageFailure("oauth.take")
+    )
 
   const sessionLive = (userId: bigint, sessionHash: string, now: number) =>
     sql<{ n: bigint }>`
       SELECT count(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE s.id_hash = ${sessionHash} AND s.user_id = ${userId} AND s.expires_at > ${new Date(now)}
-        AND u.enabled`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0) > 0), Effect.orDie)
+        AND u.enabled`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0) > 0), storageFailure("oauth.session_live"))
 
   const linkedUser = (provider: string, subject: string) =>
     sql<{ userId: bigint }>`
       SELECT user_id AS "userId" FROM oauth_identities WHERE provider = ${provider} AND subject = ${subject}`.pipe(
       Effect.map(([row]) => row === undefined ? undefined : BigInt(row.userId)),
-      Effect.orDie
+      storageFailure("oauth.linked_user")
     )
 
   const link = (provider: string, subject: string, userId: bigint) =>
     sql`INSERT INTO oauth_identities (provider, subject, user_id)
       VALUES (${provider}, ${subject}, ${userId}) ON CONFLICT DO NOTHING RETURNING user_id`.pipe(
       Effect.map((linked) => linked.length > 0),
-      Effect.orDie
+      storageFailure("oauth.link")
     )
 
   const open = (provider: string, identity: Identity, group: string, quota: number) =>
@@ -142,15 +146,15 @@ export const makeOAuthStates = (sql: SqlClient.SqlClient): OAuthStates => {
           INSERT INTO users (username, password_hash, role, group_name, quota, display_name, email)
           VALUES (${candidate}, NULL, 'user', ${group}, ${quota},
                   ${identity.displayName ?? ""}, ${identity.email ?? null})
-          ON CONFLICT DO NOTHING RETURNING id`.pipe(Effect.orDie)
+          ON CONFLICT DO NOTHING RETURNING id`
         if (rows.length > 0) {
           yield* sql`INSERT INTO oauth_identities (provider, subject, user_id)
-            VALUES (${provider}, ${identity.subject}, ${rows[0].id})`.pipe(Effect.orDie)
+            VALUES (${provider}, ${identity.subject}, ${rows[0].id})`
           return rows[0].id
         }
       }
       return yield* new InvalidRequest({ message: "No free username could be found for this account.", param: "" })
-    })).pipe(Effect.catchTag("SqlError", Effect.die))
+    })).pipe(storageFailure("oauth.open"))
 
   const signIns = (userId: bigint) =>
     sql<{ hash: string | null; links: bigint }>`
@@ -159,14 +163,14 @@ export const makeOAuthStates = (sql: SqlClient.SqlClient): OAuthStates => {
       Effect.map(([user]) =>
         user === undefined ? undefined : { hasPassword: user.hash !== null, links: Number(user.links) }
       ),
-      Effect.orDie
+      storageFailure("oauth.sign_ins")
     )
 
   const isLinked = (userId: bigint, provider: string) =>
     sql<{ n: bigint }>`
       SELECT count(*) AS n FROM oauth_identities WHERE user_id = ${userId} AND provider = ${provider}`.pipe(
       Effect.map(([linked]) => Number(linked.n) > 0),
-      Effect.orDie
+      storageFailure("oauth.is_linked")
     )
 
   const unlink = (caller: SessionUser, provider: string) =>
@@ -179,7 +183,7 @@ export const makeOAuthStates = (sql: SqlClient.SqlClient): OAuthStates => {
         before: { provider },
         after: null
       })
-    })).pipe(Effect.orDie)
+    })).pipe(storageFailure("oauth.unlink"))
 
   return { issue, bind, take, sessionLive, linkedUser, link, open, signIns, isLinked, unlink }
 }

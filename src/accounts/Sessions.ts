@@ -14,6 +14,8 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { generateSecret, hashKey } from "../domain/KeyHash.ts"
+import type { StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 
 /** The roles, lowest first. @category models */
 export type Role = "user" | "admin" | "root"
@@ -53,16 +55,21 @@ interface Row {
   readonly lastSeen: Date
 }
 
-/** @category services */
+/**
+ * Browser sessions. Every operation fails with `StorageUnavailable` when its
+ * statement cannot run.
+ *
+ * @category services
+ */
 export class Sessions extends Context.Service<Sessions, {
   /** A new session for `userId`: the id to put in the cookie (never stored). */
-  readonly create: (userId: bigint) => Effect.Effect<string>
+  readonly create: (userId: bigint) => Effect.Effect<string, StorageUnavailable>
   /** The live session of a cookie value, its user enabled; `none` when absent, expired or revoked. */
-  readonly resolve: (sessionId: string) => Effect.Effect<Option.Option<SessionUser>>
+  readonly resolve: (sessionId: string) => Effect.Effect<Option.Option<SessionUser>, StorageUnavailable>
   /** Ends the session of a cookie value (logout) and the OAuth link states it asked for. */
-  readonly revoke: (sessionId: string) => Effect.Effect<void>
+  readonly revoke: (sessionId: string) => Effect.Effect<void, StorageUnavailable>
   /** Ends every session and pending OAuth link state of a user (password change, disabled, role changed). */
-  readonly revokeUser: (userId: bigint) => Effect.Effect<void>
+  readonly revokeUser: (userId: bigint) => Effect.Effect<void, StorageUnavailable>
   readonly options: SessionOptions
 }>()("sluice/services/Sessions") {
   /** SQL-backed. */
@@ -77,9 +84,9 @@ export class Sessions extends Context.Service<Sessions, {
           const now = new Date(yield* Clock.currentTimeMillis)
           const expires = new Date(now.getTime() + options.maxMillis)
           yield* sql`INSERT INTO sessions (id_hash, user_id, created_at, last_seen_at, expires_at)
-            VALUES (${hashKey(id)}, ${userId}, ${now}, ${now}, ${expires})`.pipe(Effect.orDie)
+            VALUES (${hashKey(id)}, ${userId}, ${now}, ${now}, ${expires})`.pipe(storageFailure("sessions.create"))
           // Expired rows of everyone are pruned now and then, on a login rather than on a timer.
-          yield* sql`DELETE FROM sessions WHERE expires_at < ${now}`.pipe(Effect.orDie)
+          yield* sql`DELETE FROM sessions WHERE expires_at < ${now}`.pipe(storageFailure("sessions.create"))
           return id
         })
 
@@ -92,11 +99,13 @@ export class Sessions extends Context.Service<Sessions, {
             SELECT u.id, u.username, u.role, u.group_name AS "group", s.last_seen_at AS "lastSeen"
             FROM sessions s JOIN users u ON u.id = s.user_id
             WHERE s.id_hash = ${digest} AND s.expires_at > ${now} AND s.last_seen_at > ${idleSince} AND u.enabled`
-            .pipe(Effect.orDie)
+            .pipe(storageFailure("sessions.resolve"))
           const row = rows[0]
           if (row === undefined) return Option.none<SessionUser>()
           if (now.getTime() - new Date(row.lastSeen).getTime() > TOUCH_MILLIS) {
-            yield* sql`UPDATE sessions SET last_seen_at = ${now} WHERE id_hash = ${digest}`.pipe(Effect.orDie)
+            yield* sql`UPDATE sessions SET last_seen_at = ${now} WHERE id_hash = ${digest}`.pipe(
+              storageFailure("sessions.resolve")
+            )
           }
           const role: Role = row.role === "root" || row.role === "admin" ? row.role : "user"
           return Option.some<SessionUser>({
@@ -115,13 +124,13 @@ export class Sessions extends Context.Service<Sessions, {
             : sql.withTransaction(Effect.gen(function* () {
               yield* sql`DELETE FROM oauth_states WHERE session_hash = ${hashKey(sessionId)}`
               yield* sql`DELETE FROM sessions WHERE id_hash = ${hashKey(sessionId)}`
-            })).pipe(Effect.asVoid, Effect.orDie)
+            })).pipe(Effect.asVoid, storageFailure("sessions.revoke"))
 
         const revokeUser = (userId: bigint) =>
           sql.withTransaction(Effect.gen(function* () {
             yield* sql`DELETE FROM oauth_states WHERE user_id = ${userId}`
             yield* sql`DELETE FROM sessions WHERE user_id = ${userId}`
-          })).pipe(Effect.asVoid, Effect.orDie)
+          })).pipe(Effect.asVoid, storageFailure("sessions.revoke"))
 
         return Sessions.of({ create, resolve, revoke, revokeUser, options })
       })

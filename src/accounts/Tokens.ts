@@ -13,7 +13,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
+import { InvalidRequest, NotFound, type StorageUnavailable } from "../errors/GatewayError.ts"
 import { generateKey } from "../domain/KeyHash.ts"
 import type { BudgetList } from "../domain/BudgetPeriod.ts"
 import type { Page, PageRequest } from "../domain/Page.ts"
@@ -30,14 +30,17 @@ export type { NewToken, TokenLimits, TokenPatch, TokenView } from "./tokens/Toke
 
 /** @category services */
 export class Tokens extends Context.Service<Tokens, {
-  readonly list: (userId: bigint, page: PageRequest) => Effect.Effect<Page<TokenView>>
+  readonly list: (userId: bigint, page: PageRequest) => Effect.Effect<Page<TokenView>, StorageUnavailable>
   /** The new key's view and the full key (shown once). Names are unique per user. */
   readonly create: (
     userId: bigint,
     input: NewToken
-  ) => Effect.Effect<{ readonly token: TokenView; readonly key: string }, InvalidRequest>
-  readonly update: (userId: bigint, patch: TokenPatch) => Effect.Effect<TokenView, InvalidRequest | NotFound>
-  readonly remove: (userId: bigint, id: bigint) => Effect.Effect<void, NotFound>
+  ) => Effect.Effect<{ readonly token: TokenView; readonly key: string }, InvalidRequest | StorageUnavailable>
+  readonly update: (
+    userId: bigint,
+    patch: TokenPatch
+  ) => Effect.Effect<TokenView, InvalidRequest | NotFound | StorageUnavailable>
+  readonly remove: (userId: bigint, id: bigint) => Effect.Effect<void, NotFound | StorageUnavailable>
   /**
    * The user's playground token, made on first use (named `Playground`, or
    * `Playground 2`… when the user has a key of that name; a random suffix
@@ -47,7 +50,7 @@ export class Tokens extends Context.Service<Tokens, {
    * session; it lists with `kind: "playground"` and can be limited, disabled or
    * deleted like any key (deleted, it is made again on the next use).
    */
-  readonly playground: (userId: bigint) => Effect.Effect<string>
+  readonly playground: (userId: bigint) => Effect.Effect<string, StorageUnavailable>
 }>()("sluice/services/Tokens") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
@@ -92,7 +95,8 @@ export class Tokens extends Context.Service<Tokens, {
         const key = generateKey()
         const id = yield* store.insert(userId, input, key)
         yield* auth.invalidate
-        return { token: yield* one(userId, id).pipe(Effect.orDie), key }
+        // The row was written or checked just before: its absence would be a bug, so a defect.
+        return { token: yield* one(userId, id).pipe(Effect.catchTag("NotFound", Effect.die)), key }
       })
 
       const update = Effect.fn("Tokens.update")(function* (userId: bigint, patch: TokenPatch) {
@@ -102,7 +106,8 @@ export class Tokens extends Context.Service<Tokens, {
         yield* withinUser(userId, patch.budgets)
         yield* store.update(id, patch)
         yield* auth.invalidate
-        return yield* one(userId, id).pipe(Effect.orDie)
+        // The row was written or checked just before: its absence would be a bug, so a defect.
+        return yield* one(userId, id).pipe(Effect.catchTag("NotFound", Effect.die))
       })
 
       const remove = Effect.fn("Tokens.remove")(function* (userId: bigint, id: bigint) {

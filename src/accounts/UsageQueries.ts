@@ -8,6 +8,8 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
+import type { StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 
 /** One day's usage of one model (UTC days, `date` as `YYYY-MM-DD`; `quota` in quota units). @category models */
 export interface DailyUsage {
@@ -30,6 +32,8 @@ export interface LogFilter {
   readonly channelId?: bigint | undefined
   readonly username?: string | undefined
   readonly requestId?: string | undefined
+  /** A batch's id: its lines' rows (request ids `<batch id>.<line index>`). */
+  readonly batchId?: string | undefined
 }
 
 /**
@@ -42,6 +46,8 @@ export interface LogFilter {
 export interface LogView {
   readonly id: number
   readonly request_id: string
+  /** The batch the row's request was a line of (`msgbatch_…`, `batch_…`), else `null`. */
+  readonly batch_id: string | null
   readonly attempt: number
   readonly created_at: number
   readonly username?: string | null
@@ -64,6 +70,10 @@ export interface LogView {
   readonly status: number
   readonly error: string | null
 }
+
+/** The batch id of a batch line's request id (`<batch id>.<line index>`), else `null`. */
+const batchOfRequest = (requestId: string): string | null =>
+  /^((?:msgbatch|batch)_[0-9a-f]{24})\.\d+$/.exec(requestId)?.[1] ?? null
 
 interface LogRow {
   readonly id: bigint
@@ -105,7 +115,7 @@ export interface DailyCost {
 /** @category services */
 export class UsageQueries extends Context.Service<UsageQueries, {
   /** The user's usage for the last `days` UTC days (today included), by day and model. */
-  readonly daily: (userId: bigint, days: number) => Effect.Effect<ReadonlyArray<DailyUsage>>
+  readonly daily: (userId: bigint, days: number) => Effect.Effect<ReadonlyArray<DailyUsage>, StorageUnavailable>
   /**
    * What `owner` spent from `from` (inclusive) to `to` (exclusive), by UTC day
    * and model, oldest first: the token's own rows when `tokenId` is given,
@@ -115,9 +125,13 @@ export class UsageQueries extends Context.Service<UsageQueries, {
     owner: { readonly userId: bigint; readonly tokenId?: bigint | undefined },
     from: Date,
     to: Date
-  ) => Effect.Effect<ReadonlyArray<DailyCost>>
+  ) => Effect.Effect<ReadonlyArray<DailyCost>, StorageUnavailable>
   /** Log rows, newest first; `admin` adds the channel and the username to each. */
-  readonly logs: (filter: LogFilter, page: PageRequest, admin: boolean) => Effect.Effect<Page<LogView>>
+  readonly logs: (
+    filter: LogFilter,
+    page: PageRequest,
+    admin: boolean
+  ) => Effect.Effect<Page<LogView>, StorageUnavailable>
 }>()("sluice/services/UsageQueries") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
@@ -138,7 +152,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         }>`SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, model, count(*) AS requests,
                   sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion, sum(cost) AS quota
            FROM usage_logs WHERE user_id = ${userId} AND created_at >= ${since}
-           GROUP BY 1, 2 ORDER BY 1, 2`.pipe(Effect.orDie)
+           GROUP BY 1, 2 ORDER BY 1, 2`.pipe(storageFailure("usage.daily"))
         return rows.map((row): DailyUsage => ({
           date: row.day,
           model: row.model,
@@ -158,7 +172,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         const rows = yield* sql<{ day: string; model: string; quota: bigint | string | null }>`
           SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, model, sum(cost) AS quota
           FROM usage_logs WHERE ${whose} AND created_at >= ${from} AND created_at < ${to}
-          GROUP BY 1, 2 ORDER BY 1, 2`.pipe(Effect.orDie)
+          GROUP BY 1, 2 ORDER BY 1, 2`.pipe(storageFailure("usage.costs"))
         return rows.map((row): DailyCost => ({ date: row.day, model: row.model, quota: BigInt(row.quota ?? 0) }))
       })
 
@@ -173,6 +187,10 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         if (filter.channelId !== undefined) parts.push(sql`l.channel_id = ${filter.channelId}`)
         if (filter.username !== undefined) parts.push(sql`u.username = ${filter.username}`)
         if (filter.requestId !== undefined) parts.push(sql`l.request_id = ${filter.requestId}`)
+        // A batch's line ids are `<batch id>.<index>`; `_` is escaped, as LIKE would read it as any character.
+        if (filter.batchId !== undefined) {
+          parts.push(sql`l.request_id LIKE ${filter.batchId.replace(/[\\%_]/g, "\\$&") + ".%"}`)
+        }
         return parts.length === 0 ? sql`TRUE` : sql.and(parts)
       }
 
@@ -181,7 +199,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
           LEFT JOIN channels c ON c.id = l.channel_id`
         const condition = where(filter)
         const [{ total }] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM ${from} WHERE ${condition}`
-          .pipe(Effect.orDie)
+          .pipe(storageFailure("usage.logs"))
         const rows = yield* sql<LogRow>`
           SELECT l.id, l.request_id AS "requestId", l.attempt, l.created_at AS "createdAt", u.username,
                  l.user_id AS "userId", l.token_id AS "tokenId", t.name AS "tokenName", l.model,
@@ -191,10 +209,11 @@ export class UsageQueries extends Context.Service<UsageQueries, {
                  l.audio_output_tokens AS "audioOutputTokens", l.cost, l.latency_ms AS "latencyMs", l.stream, l.status,
                  l.error
           FROM ${from} WHERE ${condition}
-          ORDER BY l.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(Effect.orDie)
+          ORDER BY l.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(storageFailure("usage.logs"))
         const items = rows.map((row): LogView => ({
           id: Number(row.id),
           request_id: row.requestId,
+          batch_id: batchOfRequest(row.requestId),
           attempt: row.attempt,
           created_at: epochSeconds(row.createdAt) ?? 0,
           ...(admin

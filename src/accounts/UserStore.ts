@@ -10,26 +10,28 @@
 import { Effect } from "effect"
 import type { SqlClient, Statement } from "effect/sql"
 import { budgetsJson, fromSpec } from "../domain/BudgetPeriod.ts"
-import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
+import { InvalidRequest, NotFound, StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 import { writeAudit } from "./AuditLog.ts"
 import { budgetViews } from "./BudgetViews.ts"
 import type { Role, SessionUser } from "./Sessions.ts"
 import { type NewUser, type UserPatch, type UserRow, type UserView, viewOf } from "./UserRoles.ts"
 
 /**
- * The account service's SQL. Storage failures are defects (`Effect.orDie`).
+ * The account service's SQL. A statement that cannot run fails with
+ * `StorageUnavailable` (`storage/StorageFailure.ts`).
  *
  * @category models
  */
 export interface UserStore {
   /** The users matching `where` (a fragment over `users u`, which may end in ORDER BY / LIMIT), as views. */
-  readonly select: (where: Statement.Fragment) => Effect.Effect<ReadonlyArray<UserView>>
+  readonly select: (where: Statement.Fragment) => Effect.Effect<ReadonlyArray<UserView>, StorageUnavailable>
   /** One user by id; `NotFound` (param `id`) when there is none. */
-  readonly view: (id: bigint) => Effect.Effect<UserView, NotFound>
+  readonly view: (id: bigint) => Effect.Effect<UserView, NotFound | StorageUnavailable>
   /** Whether a user of that name exists, without regard to case. */
-  readonly usernameTaken: (username: string) => Effect.Effect<boolean>
+  readonly usernameTaken: (username: string) => Effect.Effect<boolean, StorageUnavailable>
   /** How many users match `where` (a fragment over `users u`). */
-  readonly count: (where: Statement.Fragment) => Effect.Effect<number>
+  readonly count: (where: Statement.Fragment) => Effect.Effect<number, StorageUnavailable>
   /**
    * Inserts a user with the password hash `hash`, `quota` units and `group`, audited as registered (no
    * `actor`) or created by `actor`; `InvalidRequest` (param `username`) when the name is taken, without regard
@@ -41,30 +43,33 @@ export interface UserStore {
     quota: number,
     group: string,
     actor: SessionUser | undefined
-  ) => Effect.Effect<UserView, InvalidRequest>
+  ) => Effect.Effect<UserView, InvalidRequest | StorageUnavailable>
   /** The login row of `username` (exact name): id, password hash (null: none set) and whether enabled. */
   readonly loginRow: (
     username: string
-  ) => Effect.Effect<{ readonly id: bigint; readonly hash: string | null; readonly enabled: boolean } | undefined>
+  ) => Effect.Effect<
+    { readonly id: bigint; readonly hash: string | null; readonly enabled: boolean } | undefined,
+    StorageUnavailable
+  >
   /** The password hash of a user (`undefined`: no such user; null: none set). */
-  readonly passwordHash: (id: bigint) => Effect.Effect<string | null | undefined>
+  readonly passwordHash: (id: bigint) => Effect.Effect<string | null | undefined, StorageUnavailable>
   /** Sets a user's password hash. */
-  readonly setPasswordHash: (id: bigint, hash: string) => Effect.Effect<void>
+  readonly setPasswordHash: (id: bigint, hash: string) => Effect.Effect<void, StorageUnavailable>
   /** Sets a user's display name. */
-  readonly setDisplayName: (id: bigint, name: string) => Effect.Effect<void>
+  readonly setDisplayName: (id: bigint, name: string) => Effect.Effect<void, StorageUnavailable>
   /** Whether a root user exists. */
-  readonly rootExists: Effect.Effect<boolean>
+  readonly rootExists: Effect.Effect<boolean, StorageUnavailable>
   /** Inserts the user `root` (role root, quota 0) with `hash`; false when the name is taken. */
-  readonly insertRoot: (hash: string) => Effect.Effect<boolean>
+  readonly insertRoot: (hash: string) => Effect.Effect<boolean, StorageUnavailable>
   /** Applies an admin's patch (`hash`: the new password's) and audits it against `before`, in one transaction. */
   readonly writePatch: (
     caller: SessionUser,
     patch: UserPatch,
     hash: string | undefined,
     before: UserView
-  ) => Effect.Effect<void>
+  ) => Effect.Effect<void, StorageUnavailable>
   /** Deletes a user, audited against `before`, in one transaction. */
-  readonly remove: (caller: SessionUser, id: bigint, before: UserView) => Effect.Effect<void>
+  readonly remove: (caller: SessionUser, id: bigint, before: UserView) => Effect.Effect<void, StorageUnavailable>
   /** Adds `amount` to a user's quota with a `quota_topups` row, audited, in one transaction. */
   readonly topUp: (
     caller: SessionUser,
@@ -72,7 +77,7 @@ export interface UserStore {
     amount: bigint,
     note: string,
     before: UserView
-  ) => Effect.Effect<void>
+  ) => Effect.Effect<void, StorageUnavailable>
 }
 
 /** The user store over `sql`. */
@@ -85,7 +90,7 @@ export const makeUserStore = (sql: SqlClient.SqlClient): UserStore => {
                AS oauth,
              u.created_at AS "createdAt", u.budgets
       FROM users u WHERE ${where}`.pipe(
-      Effect.orDie,
+      storageFailure("users.select"),
       Effect.flatMap((rows) =>
         Effect.map(
           budgetViews(sql, "user", rows),
@@ -106,13 +111,13 @@ export const makeUserStore = (sql: SqlClient.SqlClient): UserStore => {
   const count = (where: Statement.Fragment) =>
     sql<{ total: bigint }>`SELECT count(*) AS total FROM users u WHERE ${where}`.pipe(
       Effect.map(([{ total }]) => Number(total)),
-      Effect.orDie
+      storageFailure("users.count")
     )
 
   const usernameTaken = (username: string) =>
     sql<{ n: bigint }>`SELECT count(*) AS n FROM users WHERE lower(username) = lower(${username})`.pipe(
       Effect.map(([row]) => Number(row.n) > 0),
-      Effect.orDie
+      storageFailure("users.name_check")
     )
 
   const taken = () => new InvalidRequest({ message: "The username is taken.", param: "username" })
@@ -139,38 +144,40 @@ export const makeUserStore = (sql: SqlClient.SqlClient): UserStore => {
         // one through; the other is told the name is taken.
         Effect.catchTag(
           "SqlError",
-          (error) =>
+          () =>
             Effect.flatMap(
               usernameTaken(input.username),
-              (isTaken) => isTaken ? Effect.fail(taken()) : Effect.die(error)
+              (isTaken): Effect.Effect<never, InvalidRequest | StorageUnavailable> =>
+                Effect.fail(isTaken ? taken() : new StorageUnavailable({ operation: "users.insert" }))
             )
         )
       )
-      return yield* view(id).pipe(Effect.orDie)
+      // The row was just written: its absence would be a bug, a defect.
+      return yield* view(id).pipe(Effect.catchTag("NotFound", Effect.die))
     })
 
   const loginRow = (username: string) =>
     sql<{ id: bigint; hash: string | null; enabled: boolean }>`
       SELECT id, password_hash AS hash, enabled FROM users WHERE username = ${username}`.pipe(
       Effect.map((rows) => rows[0]),
-      Effect.orDie
+      storageFailure("users.login")
     )
 
   const passwordHash = (id: bigint) =>
     sql<{ hash: string | null }>`SELECT password_hash AS hash FROM users WHERE id = ${id}`.pipe(
       Effect.map(([row]) => row?.hash),
-      Effect.orDie
+      storageFailure("users.password")
     )
 
   const setPasswordHash = (id: bigint, hash: string) =>
-    sql`UPDATE users SET password_hash = ${hash} WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+    sql`UPDATE users SET password_hash = ${hash} WHERE id = ${id}`.pipe(Effect.asVoid, storageFailure("users.password"))
 
   const setDisplayName = (id: bigint, name: string) =>
-    sql`UPDATE users SET display_name = ${name} WHERE id = ${id}`.pipe(Effect.asVoid, Effect.orDie)
+    sql`UPDATE users SET display_name = ${name} WHERE id = ${id}`.pipe(Effect.asVoid, storageFailure("users.update"))
 
   const rootExists = sql<{ n: bigint }>`SELECT count(*) AS n FROM users WHERE role = 'root'`.pipe(
     Effect.map(([{ n }]) => Number(n) > 0),
-    Effect.orDie
+    storageFailure("users.root_check")
   )
 
   const insertRoot = (hash: string) =>
@@ -178,7 +185,7 @@ export const makeUserStore = (sql: SqlClient.SqlClient): UserStore => {
       INSERT INTO users (username, password_hash, role, group_name, quota, display_name)
       VALUES ('root', ${hash}, 'root', 'default', 0, 'Root') ON CONFLICT (username) DO NOTHING RETURNING id`.pipe(
       Effect.map((inserted) => inserted.length > 0),
-      Effect.orDie
+      storageFailure("users.insert")
     )
 
   const writePatch = (caller: SessionUser, patch: UserPatch, hash: string | undefined, before: UserView) =>
@@ -205,13 +212,13 @@ export const makeUserStore = (sql: SqlClient.SqlClient): UserStore => {
         before,
         after: { ...shown, ...(patch.password === undefined ? {} : { password: "(changed)" }) }
       })
-    })).pipe(Effect.orDie)
+    })).pipe(storageFailure("users.update"))
 
   const remove = (caller: SessionUser, id: bigint, before: UserView) =>
     sql.withTransaction(Effect.gen(function* () {
       yield* sql`DELETE FROM users WHERE id = ${id}`
       yield* writeAudit(sql, { actor: caller, action: "user.delete", target: `user:${id}`, before, after: null })
-    })).pipe(Effect.orDie)
+    })).pipe(storageFailure("users.delete"))
 
   const topUp = (caller: SessionUser, id: bigint, amount: bigint, note: string, before: UserView) =>
     sql.withTransaction(Effect.gen(function* () {
@@ -225,7 +232,7 @@ export const makeUserStore = (sql: SqlClient.SqlClient): UserStore => {
         before: { quota: before.quota },
         after: { quota: before.quota + Number(amount), amount: Number(amount), note }
       })
-    })).pipe(Effect.orDie)
+    })).pipe(storageFailure("users.topup"))
 
   return {
     select,

@@ -17,7 +17,7 @@
  */
 import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
-import { Forbidden, InvalidRequest, NotFound } from "../errors/GatewayError.ts"
+import { Forbidden, InvalidRequest, NotFound, type StorageUnavailable } from "../errors/GatewayError.ts"
 import { enqueueExpiringKeys, messageId, payloadOf } from "../services/WebhookOutbox.ts"
 import {
   endpointOf,
@@ -58,15 +58,18 @@ export class Webhooks extends Context.Service<Webhooks, {
   readonly create: (
     caller: WebhookCaller,
     input: NewEndpoint
-  ) => Effect.Effect<EndpointView & { readonly secret: string }, InvalidRequest | Forbidden>
-  readonly list: (caller: WebhookCaller) => Effect.Effect<ReadonlyArray<EndpointView>>
-  readonly remove: (caller: WebhookCaller, id: bigint) => Effect.Effect<void, NotFound>
+  ) => Effect.Effect<EndpointView & { readonly secret: string }, InvalidRequest | Forbidden | StorageUnavailable>
+  readonly list: (caller: WebhookCaller) => Effect.Effect<ReadonlyArray<EndpointView>, StorageUnavailable>
+  readonly remove: (caller: WebhookCaller, id: bigint) => Effect.Effect<void, NotFound | StorageUnavailable>
   /** The endpoint's latest 100 deliveries, newest first. */
-  readonly deliveries: (caller: WebhookCaller, id: bigint) => Effect.Effect<ReadonlyArray<DeliveryView>, NotFound>
+  readonly deliveries: (
+    caller: WebhookCaller,
+    id: bigint
+  ) => Effect.Effect<ReadonlyArray<DeliveryView>, NotFound | StorageUnavailable>
   /** Queues a `webhook.test` event to the endpoint; returns its `webhook-id`. */
-  readonly sendTest: (caller: WebhookCaller, id: bigint) => Effect.Effect<string, NotFound>
+  readonly sendTest: (caller: WebhookCaller, id: bigint) => Effect.Effect<string, NotFound | StorageUnavailable>
   /** Attempts every due delivery once now (also run every `pollMillis`). */
-  readonly deliverDue: Effect.Effect<void>
+  readonly deliverDue: Effect.Effect<void, StorageUnavailable>
 }>()("sluice/services/Webhooks") {
   /** SQL-backed; delivers in the background while the layer is open. */
   static readonly layer = (options: WebhookOptions) =>
@@ -92,7 +95,8 @@ export class Webhooks extends Context.Service<Webhooks, {
           }
           const secret = newSecret()
           const id = yield* store.insertEndpoint(caller.id, fields, secret)
-          const view = yield* owned(caller, id).pipe(Effect.orDie)
+          // The row was written or checked just before: its absence would be a bug, so a defect.
+          const view = yield* owned(caller, id).pipe(Effect.catchTag("NotFound", Effect.die))
           return { ...view, secret }
         })
 

@@ -240,6 +240,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
                   pending(accountKey("user", principal.userId))
                 )
               }),
+              // The ledger's own rules (docs/BILLING.md) decide its failures; this read keeps them unchanged.
               Effect.orDie
             )
           )

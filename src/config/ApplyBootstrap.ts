@@ -106,6 +106,7 @@ export const applyBootstrap = Effect.fn("applyBootstrap")(function* (file: Boots
   // Other instances sharing the database reload their routing index (Catalog polls this row).
   yield* sql.withTransaction(
     Effect.andThen(write, sql`UPDATE catalog_version SET version = version + 1 WHERE id = 1`)
+    // Applied at start, before serving: a bootstrap that cannot be written is a gateway that cannot start.
   ).pipe(Effect.orDie)
 })
 

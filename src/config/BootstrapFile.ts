@@ -268,10 +268,24 @@ export const UserSpec = Schema.Struct({
  * `realtime_float_input_tokens` (default 32,768)
  * and `realtime_float_output_tokens` (default 4,096): the one response a Realtime session's float is sized for
  * (docs/BILLING.md, "Realtime sessions").
+ * Batches (docs/ROUTES.md, "Batches"): `batch_concurrency` (lines of one batch an instance runs at once, default 8),
+ * `batch_key_concurrency` (lines of one key's batches an instance runs at once, default 16),
+ * `batch_window_seconds` (a batch unfinished this long after its creation ends expired, default 86400),
+ * `batch_lease_seconds` (how long a claimed line stays claimed without its instance's heartbeat, default 30) and
+ * `batch_poll_ms` (how often an instance looks for lines to run, default 500) and `batch_max_in_progress` (batches one
+ * user may have unfinished at once, default 100; more are answered 429).
+ * Files (README, "Files"): `file_max_bytes` (largest file a caller may upload to `/v1/files`, default 200 MiB),
+ * `file_storage_per_user_bytes` (largest total of one user's files, default 10 GiB) and
+ * `file_sweep_interval_seconds` (how often each instance removes expired and deleted files, default 60; 0: never) and
+ * `file_max_uploads_in_flight` (uploads one user may have running at once on one instance, default 4).
  *
  * @category models
  */
 export const GatewaySettings = Schema.Struct({
+  file_max_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  file_storage_per_user_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  file_sweep_interval_seconds: Schema.optional(Count),
+  file_max_uploads_in_flight: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   realtime_float_input_tokens: Schema.optional(Count),
   realtime_float_output_tokens: Schema.optional(Count),
   journal_fsync: Schema.optional(Schema.Boolean),
@@ -322,6 +336,12 @@ export const GatewaySettings = Schema.Struct({
   max_pending_assets: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   task_poll_interval_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(10))),
   task_deadline_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  batch_concurrency: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  batch_key_concurrency: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  batch_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  batch_lease_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
+  batch_poll_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(10))),
+  batch_max_in_progress: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   unknown_model_status: Schema.optional(Schema.Literals([503, 404])),
   public_url: Schema.optional(NonEmpty.check(Schema.isPattern(/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/)))
 })

@@ -111,7 +111,15 @@ export const toProblem = (error: GatewayError): Problem =>
       ),
     RateLimited: (e) => problem(429, "platform_api_error", "too_many_requests", e.message),
     PayloadTooLarge: (e) =>
-      problem(413, "invalid_request_error", "request_too_large", `The request body exceeds ${e.limitBytes} bytes.`),
+      e.param === undefined
+        ? problem(413, "invalid_request_error", "request_too_large", `The request body exceeds ${e.limitBytes} bytes.`)
+        : problem(
+          413,
+          "invalid_request_error",
+          "request_too_large",
+          `The ${e.param} exceeds ${e.limitBytes} bytes, the most the gateway accepts.`,
+          e.param
+        ),
     RequestTimeout: (e) =>
       problem(
         408,
@@ -124,7 +132,10 @@ export const toProblem = (error: GatewayError): Problem =>
     NotFound: (e) =>
       e.what === "task"
         ? problem(404, "platform_api_error", "task_not_exist", "task_origin_not_exist", e.param ?? "")
-        : e.what === "asset" || e.what === "image"
+        : e.what === "file"
+        // OpenAI's answer for an unknown file: 404 "No such File object: <id>"; `param` names the path parameter.
+        ? problem(404, "invalid_request_error", "not_found", `No such File object: ${e.id}`, e.param ?? "id")
+        : e.what === "asset" || e.what === "image" || e.what === "batch"
         ? problem(404, "invalid_request_error", "not_found", `No ${e.what} with id "${e.id}".`, e.param ?? "")
         : problem(400, "invalid_request_error", "invalid_request", `No ${e.what} with id "${e.id}".`, e.param ?? ""),
     LedgerUnavailable: () =>
@@ -133,6 +144,13 @@ export const toProblem = (error: GatewayError): Problem =>
         "platform_api_error",
         "quota_ledger_unavailable",
         "The gateway cannot reach its database to account for quota; try again shortly."
+      ),
+    StorageUnavailable: () =>
+      problem(
+        503,
+        "platform_api_error",
+        "storage_unavailable",
+        "The gateway cannot reach its database; try again shortly."
       ),
     Unauthenticated: (e) =>
       problem(
@@ -145,7 +163,7 @@ export const toProblem = (error: GatewayError): Problem =>
   })
 
 /**
- * The problem for a defect (a bug or a storage failure): a 500 that says
+ * The problem for a defect (a bug; a storage failure is `StorageUnavailable`): a 500 that says
  * nothing of the cause.
  *
  * @category errors

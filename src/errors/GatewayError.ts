@@ -90,12 +90,14 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
 }) {}
 
 /**
- * The request body is larger than the configured limit (bytes).
+ * The request body is larger than the configured limit (bytes). `param` names the field that ran over (`file` for
+ * an upload past the per-file limit), or is absent for the body as a whole.
  *
  * @category errors
  */
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
-  limitBytes: Schema.Number
+  limitBytes: Schema.Number,
+  param: Schema.optional(Schema.String)
 }) {}
 
 /**
@@ -194,7 +196,7 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
  * @category errors
  */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset", "image", "webhook"]),
+  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset", "image", "webhook", "batch", "file"]),
   id: Schema.String,
   param: Schema.optional(Schema.String)
 }) {}
@@ -208,6 +210,20 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
  * @category errors
  */
 export class LedgerUnavailable extends Schema.TaggedError<LedgerUnavailable>()("LedgerUnavailable", {}) {}
+
+/**
+ * A statement the request needed could not run on the gateway's database (the
+ * connection was refused or lost, the pool timed out, the server failed it):
+ * 503 `storage_unavailable` with `Retry-After`. `operation` names what could
+ * not be done in a few fixed words (`auth.lookup`, `tasks.find`); it never
+ * holds SQL text, parameters or the driver's message, so it is safe to log and
+ * to use as a metric label.
+ *
+ * @category errors
+ */
+export class StorageUnavailable extends Schema.TaggedError<StorageUnavailable>()("StorageUnavailable", {
+  operation: Schema.String
+}) {}
 
 /**
  * An `/api/*` route needs a browser session and none came with the request,
@@ -249,5 +265,6 @@ export type GatewayError =
   | UpstreamFailed
   | NotFound
   | LedgerUnavailable
+  | StorageUnavailable
   | Unauthenticated
   | Forbidden

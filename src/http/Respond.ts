@@ -1,12 +1,15 @@
 /**
  * Turns a route's typed failures (and defects) into a response in the route's
  * own error shape, with the status of the one error table, `Retry-After` on
- * rate limits, and `x-should-retry: false` on failures a retry cannot fix. No
- * stack, cause or upstream key ever reaches the body.
+ * rate limits and on a store out of reach, and `x-should-retry: false` on
+ * failures a retry cannot fix. No stack, cause or upstream key ever reaches
+ * the body. A `StorageUnavailable` is reported here, once per answer: one
+ * warning line (`Storage unavailable`, with its `operation`) and the counter
+ * `sluice_storage_errors_total{operation}`.
  *
  * @since 0.1.0
  */
-import { Effect, Match } from "effect"
+import { Context, Effect, Match } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { internalProblem, toProblem } from "../errors/Envelope.ts"
 import type { GatewayError } from "../errors/GatewayError.ts"
@@ -16,10 +19,13 @@ import type { Problem } from "../domain/Problem.ts"
  * Whether the same request, sent again unchanged, can succeed: `false` for a
  * failure only the caller can fix (unknown model, missing price, quota
  * exhausted, malformed or oversized body, unknown route or object, bad key,
- * an upstream that refused the request itself), `true` otherwise (rate
+ * an upstream that refused the request itself) and for an upstream failure that
+ * another attempt must not repeat (an accepted answer that broke off while it was
+ * copied: the vendor may hold what it made), `true` otherwise (rate
  * limits, upstream outages and timeouts, a body that came too slowly, the
  * gateway's database out of reach). Decided from the error's tag and kind,
- * never from its message.
+ * never from its message; for `UpstreamFailed` the one rule is the error's own
+ * `retryable`, the one failover follows (`relay/pipeline/Failover.ts`).
  *
  * @category http
  */
@@ -36,15 +42,26 @@ export const isRetryable = (error: GatewayError): boolean =>
     RequestTimeout: () => true,
     RouteNotFound: () => false,
     NotFound: () => false,
-    UpstreamFailed: (e) => e.kind !== "rejected",
+    UpstreamFailed: (e) => e.retryable,
     LedgerUnavailable: () => true,
+    StorageUnavailable: () => true,
     Unauthenticated: () => false,
     Forbidden: () => false
   })
 
 /**
+ * Seconds a caller is asked to wait (`Retry-After`) after a `StorageUnavailable`:
+ * long enough for a database restart or a failover to begin, short enough that
+ * an SDK's default retry still helps.
+ *
+ * @category http
+ */
+export const STORAGE_RETRY_AFTER_SECONDS = 5
+
+/**
  * The headers an error answer carries besides its body: `retry-after`
- * (whole seconds, at least 1) on `RateLimited` and on a `BudgetExceeded` that resets, and `x-should-retry: false`
+ * (whole seconds, at least 1) on `RateLimited`, on a `BudgetExceeded` that resets and on `StorageUnavailable`
+ * (`STORAGE_RETRY_AFTER_SECONDS`), and `x-should-retry: false`
  * when `isRetryable` says a retry cannot help. The official `openai` and
  * `@anthropic-ai/sdk` clients obey `x-should-retry` before their status rules
  * (`shouldRetry` in their `client.ts`), so a caller's default retries are not
@@ -60,13 +77,44 @@ export const errorHeaders = (error: GatewayError): Record<string, string> => {
   if (error._tag === "BudgetExceeded" && error.retryAfterSeconds !== undefined) {
     headers["retry-after"] = String(Math.max(1, Math.ceil(error.retryAfterSeconds)))
   }
+  if (error._tag === "StorageUnavailable") headers["retry-after"] = String(STORAGE_RETRY_AFTER_SECONDS)
   if (!isRetryable(error)) headers["x-should-retry"] = "false"
   return headers
 }
 
 /**
+ * Counts one `StorageUnavailable` answer by its `operation` (the metric
+ * `sluice_storage_errors_total`). The application provides the gateway's
+ * counter (`App.ts`); the default counts nothing (a route run without the
+ * app, as in unit tests). A reference rather than an import, since `http/`
+ * sits below `observability/`.
+ *
+ * @category http
+ */
+export const StorageErrorCounter = Context.Reference<(operation: string) => void>(
+  "sluice/http/StorageErrorCounter",
+  { defaultValue: () => () => {} }
+)
+
+/**
+ * What an error answer reports besides itself: for a `StorageUnavailable`,
+ * one warning line `Storage unavailable` annotated with its `operation` and
+ * one count of `StorageErrorCounter`; nothing for any other error (they are
+ * the caller's, or logged where they happen). Every place that turns a
+ * `GatewayError` into an answer runs it once.
+ *
+ * @category http
+ */
+export const reportFailure = (error: GatewayError): Effect.Effect<void> =>
+  error._tag !== "StorageUnavailable" ? Effect.void : Effect.gen(function* () {
+    const count = yield* StorageErrorCounter
+    count(error.operation)
+    yield* Effect.logWarning("Storage unavailable").pipe(Effect.annotateLogs({ operation: error.operation }))
+  })
+
+/**
  * Recovers every failure of `effect` as an error response rendered by
- * `render`, with `errorHeaders`; defects become a 500 that says nothing of their cause (and are
+ * `render`, with `errorHeaders` (and `reportFailure`); defects become a 500 that says nothing of their cause (and are
  * logged).
  *
  * @category http
@@ -78,7 +126,8 @@ export const respondWith = (render: (problem: Problem) => unknown) =>
   effect.pipe(
     Effect.catch((error: GatewayError) => {
       const problem = toProblem(error)
-      return Effect.succeed(
+      return Effect.as(
+        reportFailure(error),
         HttpServerResponse.jsonUnsafe(render(problem), { status: problem.status, headers: errorHeaders(error) })
       )
     }),

@@ -72,6 +72,13 @@ export class Metrics {
         incremental: true
       })
   )
+  readonly #storageErrors = new Series(
+    ["operation"],
+    counter(
+      "sluice_storage_errors_total",
+      "Requests answered 503 storage_unavailable, by the store operation that failed"
+    )
+  )
   readonly #rateLimited = counter("sluice_rate_limit_rejections_total", "Requests refused by a rate limit (429)")({})
   readonly #keyDisables = new Series(
     ["channel"],
@@ -164,6 +171,14 @@ export class Metrics {
   /** Counts a request refused by a rate limit. */
   rateLimited(): void {
     add(this.#rateLimited, 1, this.context)
+  }
+
+  /**
+   * Counts a request answered `storage_unavailable` (503): `operation` is the
+   * fixed name of the store operation that failed (`StorageUnavailable`).
+   */
+  storageError(operation: string): void {
+    add(this.#storageErrors.at(operation), 1, this.context)
   }
 
   /** Counts a key disabled on `channel`. */

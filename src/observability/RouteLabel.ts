@@ -30,6 +30,7 @@ const EXACT: ReadonlySet<string> = new Set([
   "/openai/v1/realtime",
   "/v1/videos",
   "/v1/video/generations",
+  "/v1/files",
   "/api/usage/token",
   "/api/status",
   "/dashboard/billing/subscription",
@@ -66,7 +67,8 @@ const ID_ROUTES: ReadonlyArray<readonly [prefix: string, tails: ReadonlyArray<st
   ["/v1/videos/", ["/content", "/remix"]],
   ["/v1/video/generations/", []],
   ["/v1/images/generations/async/", []],
-  ["/v1/images/content/", []]
+  ["/v1/images/content/", []],
+  ["/v1/files/", ["/content"]]
 ]
 
 /**

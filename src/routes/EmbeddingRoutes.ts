@@ -16,6 +16,7 @@ import { embeddingErrorBody } from "../formats/embeddings/Wires.ts"
 import { decodeOpenAiEmbeddingRequest } from "../formats/openai/embeddings/Wire.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
+import { innerCallerOf } from "../http/InnerCaller.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { EmbeddingRelay } from "../relay/embeddings/EmbeddingRelay.ts"
@@ -48,7 +49,11 @@ export class Embeddings extends Context.Service<Embeddings, {
 
       const openai = (httpRequest: HttpServerRequest.HttpServerRequest) =>
         Effect.gen(function* () {
-          const principal = yield* auth.authenticate(credentialOf("bearer", httpRequest), clientAddressOf(httpRequest))
+          // A batch line the gateway sends for a caller names its token by digest (`http/InnerCaller.ts`).
+          const inner = innerCallerOf(httpRequest)
+          const principal = inner !== undefined
+            ? yield* auth.authenticateDigest(inner.keyHash, inner.clientAddress)
+            : yield* auth.authenticate(credentialOf("bearer", httpRequest), clientAddressOf(httpRequest))
           const raw = yield* readJsonObject(httpRequest, settings.maxBodyBytes)
           const decoded = decodeOpenAiEmbeddingRequest(raw)
           if (!decoded.ok) return yield* decoded.error

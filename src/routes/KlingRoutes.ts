@@ -26,7 +26,7 @@ import { KLING_DEFAULT_SECONDS, type KlingAction } from "../formats/kling/videos
 import { readJsonObject } from "../http/Body.ts"
 import { clientAddressOf, gatewayOriginOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
-import { errorHeaders } from "../http/Respond.ts"
+import { errorHeaders, reportFailure } from "../http/Respond.ts"
 import { VideoRelay } from "../relay/videos/VideoRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
@@ -48,7 +48,8 @@ const respondKling = (requestId: string) =>
   effect.pipe(
     Effect.catch((error: GatewayError) => {
       const problem = toProblem(error)
-      return Effect.succeed(
+      return Effect.as(
+        reportFailure(error),
         HttpServerResponse.jsonUnsafe(encodeKlingError(problem, requestId), {
           status: klingErrorCode(problem).status,
           headers: errorHeaders(error)

@@ -22,7 +22,7 @@
  */
 import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
-import { Forbidden, InvalidApiKey, Unauthenticated } from "../errors/GatewayError.ts"
+import { Forbidden, InvalidApiKey, type StorageUnavailable, Unauthenticated } from "../errors/GatewayError.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
@@ -41,7 +41,7 @@ import { csrfProblem, sessionCookieOf } from "./api/Api.ts"
  */
 export type SessionCaller = (
   request: HttpServerRequest.HttpServerRequest
-) => Effect.Effect<Principal, InvalidApiKey | Unauthenticated | Forbidden> | undefined
+) => Effect.Effect<Principal, InvalidApiKey | Unauthenticated | Forbidden | StorageUnavailable> | undefined
 
 /**
  * The session caller over the gateway's sessions, tokens and key check.
@@ -78,7 +78,7 @@ export const makeSessionCaller = (
 export const bearerOrSession = (auth: Auth["Service"], sessionCaller: SessionCaller) =>
 (
   request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<Principal, InvalidApiKey | Unauthenticated | Forbidden> => {
+): Effect.Effect<Principal, InvalidApiKey | Unauthenticated | Forbidden | StorageUnavailable> => {
   const key = credentialOf("bearer", request)
   const viaSession = key === undefined ? sessionCaller(request) : undefined
   return viaSession ?? auth.authenticate(key, clientAddressOf(request))
@@ -102,7 +102,7 @@ export const bearerOrSessionUser = (
 ) =>
 (
   request: HttpServerRequest.HttpServerRequest
-): Effect.Effect<bigint, InvalidApiKey> =>
+): Effect.Effect<bigint, InvalidApiKey | StorageUnavailable> =>
   Effect.gen(function* () {
     const key = credentialOf(style, request)
     if (key !== undefined) return (yield* auth.authenticate(key, clientAddressOf(request))).userId

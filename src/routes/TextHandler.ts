@@ -16,6 +16,7 @@ import { formatOf } from "../formats/Formats.ts"
 import { readJsonObject } from "../http/Body.ts"
 import { credentialOf, type CredentialStyle, headerOf } from "../http/Credentials.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
+import { innerCallerOf } from "../http/InnerCaller.ts"
 import { respondWith } from "../http/Respond.ts"
 import { socketScopeOf } from "../http/SocketScope.ts"
 import { recordOf, usageRequestId } from "../observability/RequestRecord.ts"
@@ -74,11 +75,15 @@ export const textHandler = (services: TextRouteServices, options: TextRouteOptio
   return (httpRequest: HttpServerRequest.HttpServerRequest): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
     const path = options.fromPath?.(new URL(httpRequest.url, "http://localhost"))
     return Effect.gen(function* () {
-      const key = credentialOf(options.credentials, httpRequest)
-      const viaSession = key === undefined && options.session === true
+      // A batch line the gateway sends for a caller names its token by digest (`http/InnerCaller.ts`).
+      const inner = innerCallerOf(httpRequest)
+      const key = inner === undefined ? credentialOf(options.credentials, httpRequest) : undefined
+      const viaSession = inner === undefined && key === undefined && options.session === true
         ? services.sessionCaller?.(httpRequest)
         : undefined
-      const principal = viaSession !== undefined
+      const principal = inner !== undefined
+        ? yield* services.auth.authenticateDigest(inner.keyHash, inner.clientAddress)
+        : viaSession !== undefined
         ? yield* viaSession
         : yield* services.auth.authenticate(key, clientAddressOf(httpRequest))
       const raw = yield* readJsonObject(httpRequest, services.settings.maxBodyBytes)

@@ -87,10 +87,9 @@ export const TextRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       return {
         request: expanded,
         raw: history.length === 0 ? raw : withHistory(raw, history),
-        onAnswer: raw.store === false
-          ? undefined
-          : (id: string, content: ReadonlyArray<OutputPart>) =>
-            responses.save(id, principal.tokenId, [...conversation, { role: "assistant", content }])
+        onAnswer: raw.store === false ? undefined : (id: string, content: ReadonlyArray<OutputPart>) =>
+          // Saved inside the settlement, after the bill: a failure there stays the defect it was (billing unchanged).
+          responses.save(id, principal.tokenId, [...conversation, { role: "assistant", content }]).pipe(Effect.orDie)
       }
     })
   yield* router.add(

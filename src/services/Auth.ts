@@ -8,7 +8,8 @@
  */
 import { Cache, Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { InvalidApiKey } from "../errors/GatewayError.ts"
+import { InvalidApiKey, type StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 import type { Limits } from "../storage/Catalog.ts"
 import { hashKey } from "../domain/KeyHash.ts"
 import { isAllowed } from "../http/ClientAddress.ts"
@@ -124,7 +125,7 @@ export const MAX_KEY_LENGTH = 256
  *
  * @category models
  */
-export type KeyLookup = (keyHash: string) => Effect.Effect<Option.Option<ResolvedKey>>
+export type KeyLookup = (keyHash: string) => Effect.Effect<Option.Option<ResolvedKey>, StorageUnavailable>
 
 /** @category services */
 export class Auth extends Context.Service<Auth, {
@@ -132,22 +133,23 @@ export class Auth extends Context.Service<Auth, {
    * Resolves a key (as sent by the caller; `undefined` when none was sent)
    * used from `clientAddress` (the peer address, see `http/ClientAddress.ts`).
    * Fails with `InvalidApiKey` (`missing`, `unknown`, `disabled`, `expired`,
-   * or `address` when the key has an IP allow-list without that address).
+   * or `address` when the key has an IP allow-list without that address),
+   * or `StorageUnavailable` when an uncached key could not be looked up.
    */
   readonly authenticate: (
     key: string | undefined,
     clientAddress: string | undefined
-  ) => Effect.Effect<Principal, InvalidApiKey>
+  ) => Effect.Effect<Principal, InvalidApiKey | StorageUnavailable>
   /**
    * Resolves a token by its stored digest rather than a presented key, with
    * the same checks and cache as `authenticate`: the gateway's own internal
    * tokens (the console playground's, see `Tokens.playground`), which have no
-   * key. Fails with `InvalidApiKey` as `authenticate` does.
+   * key. Fails with `InvalidApiKey` or `StorageUnavailable` as `authenticate` does.
    */
   readonly authenticateDigest: (
     keyHash: string,
     clientAddress: string | undefined
-  ) => Effect.Effect<Principal, InvalidApiKey>
+  ) => Effect.Effect<Principal, InvalidApiKey | StorageUnavailable>
   /** Forgets cached keys (after a token or user changed). */
   readonly invalidate: Effect.Effect<void>
 }>()("sluice/services/Auth") {
@@ -168,7 +170,7 @@ export class Auth extends Context.Service<Auth, {
               FROM tokens t JOIN users u ON u.id = t.user_id
               WHERE t.key_hash = ${keyHash}`.pipe(
               Effect.map((rows) => Option.map(Option.fromNullishOr(rows[0]), resolve)),
-              Effect.orDie
+              storageFailure("auth.lookup")
             ),
           ttlMillis
         )
@@ -226,7 +228,10 @@ const makeAuth = Effect.fnUntraced(function* (lookup: KeyLookup, ttlMillis: numb
     )
   }
 
-  const authenticate = (key: string | undefined, clientAddress?: string): Effect.Effect<Principal, InvalidApiKey> => {
+  const authenticate = (
+    key: string | undefined,
+    clientAddress?: string
+  ): Effect.Effect<Principal, InvalidApiKey | StorageUnavailable> => {
     if (key === undefined || key === "") return Effect.fail(new InvalidApiKey({ reason: "missing" }))
     if (key.length > MAX_KEY_LENGTH) return Effect.fail(new InvalidApiKey({ reason: "unknown" }))
     const digest = digestOf(key)
@@ -250,7 +255,10 @@ const makeAuth = Effect.fnUntraced(function* (lookup: KeyLookup, ttlMillis: numb
     )
   }
 
-  const authenticateDigest = (keyHash: string, clientAddress?: string): Effect.Effect<Principal, InvalidApiKey> =>
+  const authenticateDigest = (
+    keyHash: string,
+    clientAddress?: string
+  ): Effect.Effect<Principal, InvalidApiKey | StorageUnavailable> =>
     Effect.flatMap(
       Cache.get(known, keyHash),
       (found) =>

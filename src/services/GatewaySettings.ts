@@ -89,6 +89,18 @@ export interface Settings {
   readonly taskPollMillis: number
   /** A task unfinished this long after its submit fails and is refunded (default 24 h), in milliseconds. */
   readonly taskDeadlineMillis: number
+  /** Lines of one batch an instance runs at once (`batch_concurrency`, default 8). */
+  readonly batchConcurrency: number
+  /** Lines of one key's batches an instance runs at once (`batch_key_concurrency`, default 16). */
+  readonly batchKeyConcurrency: number
+  /** A batch unfinished this long after its creation ends expired (`batch_window_seconds`, default 24 h), in ms. */
+  readonly batchWindowMillis: number
+  /** A claimed line's lease without a heartbeat (`batch_lease_seconds`, default 30 s), in milliseconds. */
+  readonly batchLeaseMillis: number
+  /** How often an instance looks for batch lines to run (`batch_poll_ms`, default 500), in milliseconds. */
+  readonly batchPollMillis: number
+  /** Batches one user may have unfinished at once (`batch_max_in_progress`, default 100). */
+  readonly batchMaxInProgress: number
   /** The HTTP status of `model_not_found`: 503 (the spec's, default) or 404 (OpenAI's; clients do not retry it). */
   readonly unknownModelStatus: 503 | 404
   /**
@@ -105,6 +117,13 @@ export interface Settings {
   /** Input and output tokens of the one response a Realtime session's float covers (defaults 32,768 and 4,096). */
   readonly realtimeFloatInputTokens: number
   readonly realtimeFloatOutputTokens: number
+  /** `/v1/files`: largest upload (default 200 MiB) and largest total per user (default 10 GiB), in bytes. */
+  readonly fileMaxBytes: number
+  readonly fileStoragePerUserBytes: number
+  /** How often each instance sweeps expired and deleted files (default 60 s), in milliseconds; 0: never. */
+  readonly fileSweepIntervalMillis: number
+  /** Uploads one user may have running at once on one instance (default 4). */
+  readonly fileMaxUploadsInFlight: number
 }
 
 /**
@@ -157,11 +176,21 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     realtimeMaxEventsPerSecond: given.realtime_max_events_per_second ?? 200,
     realtimeFloatInputTokens: given.realtime_float_input_tokens ?? 32_768,
     realtimeFloatOutputTokens: given.realtime_float_output_tokens ?? 4_096,
+    fileMaxBytes: given.file_max_bytes ?? 200 * 1024 * 1024,
+    fileStoragePerUserBytes: given.file_storage_per_user_bytes ?? 10 * 1024 * 1024 * 1024,
+    fileSweepIntervalMillis: (given.file_sweep_interval_seconds ?? 60) * 1000,
+    fileMaxUploadsInFlight: given.file_max_uploads_in_flight ?? 4,
     trustedProxies: given.trusted_proxies ?? [],
     maxTasksInFlight: given.max_tasks_in_flight ?? 16,
     maxPendingAssets: given.max_pending_assets ?? 8,
     taskPollMillis: given.task_poll_interval_ms ?? 5000,
     taskDeadlineMillis: (given.task_deadline_seconds ?? 86_400) * 1000,
+    batchConcurrency: given.batch_concurrency ?? 8,
+    batchKeyConcurrency: given.batch_key_concurrency ?? 16,
+    batchWindowMillis: (given.batch_window_seconds ?? 86_400) * 1000,
+    batchLeaseMillis: (given.batch_lease_seconds ?? 30) * 1000,
+    batchPollMillis: given.batch_poll_ms ?? 500,
+    batchMaxInProgress: given.batch_max_in_progress ?? 100,
     unknownModelStatus: given.unknown_model_status ?? 503,
     publicUrl: (given.public_url ?? file?.oauth?.public_url)?.replace(/\/+$/, "")
   }

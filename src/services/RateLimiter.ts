@@ -225,6 +225,7 @@ export class RateLimiter extends Context.Service<RateLimiter, {
       const url = yield* Config.option(Config.Redacted("REDIS_URL"))
       const value = Option.map(url, Redacted.value).pipe(Option.filter((text) => text.trim() !== ""))
       return Option.isSome(value) ? RateLimiter.layerRedis({ url: value.value }) : RateLimiter.layerMemory
+      // Configuration read at start (not storage): a malformed REDIS_URL is a gateway that cannot start.
     }).pipe(Effect.orDie)
   )
 }

@@ -15,7 +15,8 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { hashKey } from "../domain/KeyHash.ts"
-import { RateLimited } from "../errors/GatewayError.ts"
+import { RateLimited, type StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 
 /** Live client secrets one key may have at once. */
 export const MAX_LIVE_PER_TOKEN = 100
@@ -54,9 +55,12 @@ export class RealtimeSecrets extends Context.Service<RealtimeSecrets, {
     model: string,
     session: Record<string, unknown>,
     seconds: number
-  ) => Effect.Effect<CreatedSecret, RateLimited>
-  /** What `value` stands for, while it is live; `None` for an unknown or expired value. */
-  readonly resolve: (value: string) => Effect.Effect<Option.Option<ClientSecret>>
+  ) => Effect.Effect<CreatedSecret, RateLimited | StorageUnavailable>
+  /**
+   * What `value` stands for, while it is live; `None` for an unknown or expired value; `StorageUnavailable` when
+   * it cannot be read.
+   */
+  readonly resolve: (value: string) => Effect.Effect<Option.Option<ClientSecret>, StorageUnavailable>
 }>()("sluice/services/RealtimeSecrets") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
@@ -84,7 +88,7 @@ export class RealtimeSecrets extends Context.Service<RealtimeSecrets, {
             VALUES (${hashKey(value)}, ${tokenId}, ${model}, ${JSON.stringify(session)}, ${now}, ${expiresAt})`
           return { value, createdAt: now, expiresAt }
         },
-        (effect) => Effect.catchTag(effect, "SqlError", Effect.die)
+        storageFailure("realtime_secrets.create")
       )
 
       const resolve = Effect.fn("RealtimeSecrets.resolve")(
@@ -106,7 +110,7 @@ export class RealtimeSecrets extends Context.Service<RealtimeSecrets, {
             expiresAt: Number(row.expiresAt)
           })
         },
-        Effect.orDie
+        storageFailure("realtime_secrets.resolve")
       )
 
       return RealtimeSecrets.of({ create, resolve })

@@ -17,7 +17,8 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Message } from "../canonical/Request.ts"
-import { NotFound } from "../errors/GatewayError.ts"
+import { NotFound, type StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 
 /**
  * The escape character: U+E000 (the first private-use code point). After it,
@@ -105,10 +106,17 @@ export const restoreFromJsonb = (stored: unknown): unknown =>
 
 /** @category services */
 export class ResponseStore extends Context.Service<ResponseStore, {
-  /** Saves the whole conversation (input and answer) under the answer's id. */
-  readonly save: (id: string, tokenId: bigint, messages: ReadonlyArray<Message>) => Effect.Effect<void>
-  /** The conversation behind `id`, for this token only; `NotFound` (param `previous_response_id`) otherwise. */
-  readonly load: (id: string, tokenId: bigint) => Effect.Effect<ReadonlyArray<Message>, NotFound>
+  /** Saves the whole conversation (input and answer) under the answer's id; `StorageUnavailable` if it cannot. */
+  readonly save: (
+    id: string,
+    tokenId: bigint,
+    messages: ReadonlyArray<Message>
+  ) => Effect.Effect<void, StorageUnavailable>
+  /**
+   * The conversation behind `id`, for this token only; `NotFound` (param `previous_response_id`) otherwise,
+   * `StorageUnavailable` when it cannot be read.
+   */
+  readonly load: (id: string, tokenId: bigint) => Effect.Effect<ReadonlyArray<Message>, NotFound | StorageUnavailable>
 }>()("sluice/services/ResponseStore") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
@@ -119,11 +127,11 @@ export class ResponseStore extends Context.Service<ResponseStore, {
         save: (id, tokenId, messages) =>
           sql`INSERT INTO stored_responses (id, token_id, messages)
               VALUES (${id}, ${tokenId}, ${JSON.stringify(storableInJsonb(messages))})
-              ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid, Effect.orDie),
+              ON CONFLICT (id) DO NOTHING`.pipe(Effect.asVoid, storageFailure("responses.save")),
         load: (id, tokenId) =>
           sql<{ readonly messages: unknown }>`
             SELECT messages FROM stored_responses WHERE id = ${id} AND token_id = ${tokenId}`.pipe(
-            Effect.orDie,
+            storageFailure("responses.load"),
             Effect.flatMap((rows) =>
               rows.length === 0
                 ? Effect.fail(new NotFound({ what: "response", id, param: "previous_response_id" }))

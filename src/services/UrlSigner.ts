@@ -55,6 +55,7 @@ export class UrlSigner extends Context.Service<UrlSigner, {
         return yield* Effect.die(new Error("The URL signing key in gateway_secrets is missing or malformed."))
       }
       return UrlSigner.layerKey(Uint8Array.from(Buffer.from(secret, "hex")))
+      // Built at start, before serving: a gateway that cannot read its key cannot start, a defect.
     }).pipe(Effect.orDie)
   )
 }

@@ -11,7 +11,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { RateLimited } from "../errors/GatewayError.ts"
+import { RateLimited, type StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 
 /** The caps. @category models */
 export interface CapOptions {
@@ -21,16 +22,19 @@ export interface CapOptions {
 
 /** @category services */
 export class UserCaps extends Context.Service<UserCaps, {
-  /** Runs `submit` when `userId` has fewer than `maxTasksInFlight` tasks queued or in progress. */
+  /**
+   * Runs `submit` when `userId` has fewer than `maxTasksInFlight` tasks queued or in progress;
+   * `StorageUnavailable` when they cannot be counted (nothing is run then).
+   */
   readonly task: <A, E, R>(
     userId: bigint,
     submit: Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, E | RateLimited, R>
-  /** Runs `create` when `userId` has fewer than `maxPendingAssets` assets being checked. */
+  ) => Effect.Effect<A, E | RateLimited | StorageUnavailable, R>
+  /** Runs `create` when `userId` has fewer than `maxPendingAssets` assets being checked (else as `task`). */
   readonly asset: <A, E, R>(
     userId: bigint,
     create: Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, E | RateLimited, R>
+  ) => Effect.Effect<A, E | RateLimited | StorageUnavailable, R>
 }>()("sluice/services/UserCaps") {
   /** SQL-backed counts plus this instance's submits in progress. */
   static readonly layer = (options: CapOptions) =>
@@ -41,17 +45,20 @@ export class UserCaps extends Context.Service<UserCaps, {
 
         const capped = (
           cap: number,
-          count: (userId: bigint) => Effect.Effect<number>,
+          count: (userId: bigint) => Effect.Effect<number, StorageUnavailable>,
           refusal: () => RateLimited
         ) => {
           const submitting = new Map<bigint, number>()
-          return <A, E, R>(userId: bigint, work: Effect.Effect<A, E, R>): Effect.Effect<A, E | RateLimited, R> =>
+          return <A, E, R>(
+            userId: bigint,
+            work: Effect.Effect<A, E, R>
+          ): Effect.Effect<A, E | RateLimited | StorageUnavailable, R> =>
             Effect.acquireUseRelease(
               Effect.sync(() => {
                 submitting.set(userId, (submitting.get(userId) ?? 0) + 1)
               }),
               () =>
-                Effect.flatMap(count(userId), (stored): Effect.Effect<A, E | RateLimited, R> => {
+                Effect.flatMap(count(userId), (stored): Effect.Effect<A, E | RateLimited | StorageUnavailable, R> => {
                   // Rows already written plus the submits of this instance still running (this one included).
                   const total = stored + (submitting.get(userId) ?? 1)
                   return total > cap ? Effect.fail(refusal()) : work
@@ -69,12 +76,12 @@ export class UserCaps extends Context.Service<UserCaps, {
           sql<{ n: bigint }>`SELECT count(*) AS n FROM tasks
             WHERE user_id = ${userId} AND status IN ('queued', 'in_progress')`.pipe(
             Effect.map(([row]) => Number(row?.n ?? 0)),
-            Effect.orDie
+            storageFailure("caps.tasks")
           )
 
         const pendingAssets = (userId: bigint) =>
           sql<{ n: bigint }>`SELECT count(*) AS n FROM assets WHERE user_id = ${userId} AND status = 'Processing'`
-            .pipe(Effect.map(([row]) => Number(row?.n ?? 0)), Effect.orDie)
+            .pipe(Effect.map(([row]) => Number(row?.n ?? 0)), storageFailure("caps.assets"))
 
         return UserCaps.of({
           task: capped(options.maxTasksInFlight, unfinishedTasks, () =>

@@ -23,6 +23,8 @@ export type Limits = typeof LimitsSpec.Type
 /** The channel types, each with an adapter in `src/upstreams/`. @category models */
 export type { ChannelType } from "../domain/ChannelType.ts"
 import type { ChannelType } from "../domain/ChannelType.ts"
+import type { StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "./StorageFailure.ts"
 
 /** One upstream key of a channel (`position` is its place in the file's list). @category models */
 export interface ChannelKey {
@@ -82,10 +84,13 @@ const optionalFixed = (value: string | null): bigint | undefined => (value === n
 export class Catalog extends Context.Service<Catalog, {
   /** The current snapshot (a plain read, no I/O). */
   readonly snapshot: () => Snapshot
-  /** Reloads every table; storage failures are defects. */
-  readonly reload: Effect.Effect<void>
-  /** After a change written to the tables: bumps the catalog version (other instances reload) and reloads. */
-  readonly changed: Effect.Effect<void>
+  /** Reloads every table; `StorageUnavailable` when they cannot be read (the snapshot is then kept). */
+  readonly reload: Effect.Effect<void, StorageUnavailable>
+  /**
+   * After a change written to the tables: bumps the catalog version (other instances reload) and reloads;
+   * `StorageUnavailable` when the database cannot be reached.
+   */
+  readonly changed: Effect.Effect<void, StorageUnavailable>
 }>()("sluice/storage/Catalog") {
   /** Backed by SQL; loads once when built, then follows the catalog version in the background. */
   static readonly layer = Layer.effect(
@@ -221,17 +226,20 @@ export class Catalog extends Context.Service<Catalog, {
           abilities
         }
         return snapshot
-      }).pipe(Effect.orDie)
+      }).pipe(storageFailure("catalog.load"))
       const readVersion = sql<{ version: bigint }>`SELECT version FROM catalog_version WHERE id = 1`.pipe(
         Effect.map((rows) => BigInt(rows[0]?.version ?? 0)),
-        Effect.orDie
+        storageFailure("catalog.version")
       )
-      let seen = yield* readVersion
-      const state = yield* Ref.make(yield* load)
+      // At start, before serving: a catalog that cannot be read is a gateway that cannot start, a defect.
+      let seen = yield* Effect.orDie(readVersion)
+      const state = yield* Ref.make(yield* Effect.orDie(load))
       const reload = Effect.flatMap(load, (next) => Ref.set(state, next))
       const changed = Effect.gen(function* () {
         const [row] = yield* sql<{ version: bigint }>`
-          UPDATE catalog_version SET version = version + 1 WHERE id = 1 RETURNING version`.pipe(Effect.orDie)
+          UPDATE catalog_version SET version = version + 1 WHERE id = 1 RETURNING version`.pipe(
+          storageFailure("catalog.change")
+        )
         seen = BigInt(row.version)
         yield* reload
       })

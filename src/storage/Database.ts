@@ -12,6 +12,7 @@ import { Migrator, type SqlClient, SqlError } from "effect/sql"
 import { loader } from "../../migrations/mod.ts"
 import type { PgliteWorkerCommand, PgliteWorkerEvent } from "./PgliteWorker.ts"
 
+// Migrations run at start, before serving: one that fails is a gateway that cannot start, a defect.
 const runMigrations = Layer.effectDiscard(Migrator.make({})({ loader }).pipe(Effect.orDie))
 
 /**

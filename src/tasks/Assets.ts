@@ -34,8 +34,9 @@ import { SqlClient } from "effect/sql"
 import { fileTypeFromBuffer } from "../domain/FileType.ts"
 import type { MediaRef, VideoRequest } from "../canonical/Video.ts"
 import { ASSET_URI_PREFIX, assetIdOf, isAssetId, newAssetId } from "../domain/AssetId.ts"
-import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
+import { InvalidRequest, NotFound, type StorageUnavailable } from "../errors/GatewayError.ts"
 import { blockedRange, type Resolver, safeFetch } from "../upstreams/transport/SafeFetch.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 
 /** The `Reason` of a `Failed` asset: its URL could not be read (any network, HTTP or address failure). @category constants */
 export const UNREACHABLE = "unreachable"
@@ -194,22 +195,32 @@ const assetOf = (row: Row): Asset => ({
 
 /** @category services */
 export class Assets extends Context.Service<Assets, {
-  /** Registers `input.url` for `userId`: the new asset (`Processing`; its check runs in the background). */
-  readonly create: (userId: bigint, input: AssetInput) => Effect.Effect<Asset, InvalidRequest>
+  /**
+   * Registers `input.url` for `userId`: the new asset (`Processing`; its check runs in the background). Every
+   * operation fails with `StorageUnavailable` when its statement cannot run.
+   */
+  readonly create: (userId: bigint, input: AssetInput) => Effect.Effect<Asset, InvalidRequest | StorageUnavailable>
   /** The asset `id` (bare) of `userId`; `NotFound` when unknown or another user's. */
-  readonly get: (id: string, userId: bigint) => Effect.Effect<Asset, NotFound>
+  readonly get: (id: string, userId: bigint) => Effect.Effect<Asset, NotFound | StorageUnavailable>
   /**
    * `ref` ready for an upstream: the URL of `asset://<id>` when it is an
    * `Active` asset of `userId` (an unknown, foreign or not yet usable asset is
    * an `InvalidRequest` naming `param`); any other reference unchanged.
    */
-  readonly resolve: (ref: MediaRef, userId: bigint, param: string) => Effect.Effect<MediaRef, InvalidRequest>
+  readonly resolve: (
+    ref: MediaRef,
+    userId: bigint,
+    param: string
+  ) => Effect.Effect<MediaRef, InvalidRequest | StorageUnavailable>
   /**
    * `request` with every reference resolved by `resolve`, each error naming
    * the reference's own field (`param`, else `references`); a plain URL whose
    * host is a non-public address is refused the same way (module doc).
    */
-  readonly resolveRequest: (request: VideoRequest, userId: bigint) => Effect.Effect<VideoRequest, InvalidRequest>
+  readonly resolveRequest: (
+    request: VideoRequest,
+    userId: bigint
+  ) => Effect.Effect<VideoRequest, InvalidRequest | StorageUnavailable>
 }>()("sluice/services/Assets") {
   /** SQL-backed; checks through `safeFetch` with `settings` (`resolve` replaces the system resolver in tests). */
   static readonly layer = (settings: AssetSettings, resolve?: Resolver) =>
@@ -228,7 +239,7 @@ export class Assets extends Context.Service<Assets, {
                           created_at AS "createdAt", updated_at AS "updatedAt"
                    FROM assets WHERE id = ${id} AND user_id = ${userId}`.pipe(
             Effect.map((rows) => rows[0]),
-            Effect.orDie
+            storageFailure("assets.select")
           )
 
         /** Reads the URL's head and records the verdict (only over a `Processing` row). */
@@ -282,7 +293,7 @@ export class Assets extends Context.Service<Assets, {
             name ?? null
           }, ${url}, 'Processing')
             RETURNING id, name, url, status, reason, media_type AS "mediaType", size_bytes AS "sizeBytes",
-                      created_at AS "createdAt", updated_at AS "updatedAt"`.pipe(Effect.orDie)
+                      created_at AS "createdAt", updated_at AS "updatedAt"`.pipe(storageFailure("assets.create"))
           yield* check(id, url)
           return assetOf(row)
         })
@@ -295,7 +306,7 @@ export class Assets extends Context.Service<Assets, {
           }
           if (row.status === "Processing" && (yield* Clock.currentTimeMillis) - row.updatedAt.getTime() > staleMillis) {
             yield* sql`UPDATE assets SET updated_at = now() WHERE id = ${id} AND status = 'Processing'`.pipe(
-              Effect.orDie
+              storageFailure("assets.recheck")
             )
             yield* check(row.id, row.url)
           }

@@ -10,8 +10,8 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Layer } from "effect"
-import { type InvalidRequest, NotFound } from "../errors/GatewayError.ts"
+import { Context, Effect, Layer, Option } from "effect"
+import { type InvalidRequest, NotFound, type StorageUnavailable } from "../errors/GatewayError.ts"
 import { TaskPoller } from "./TaskPoller.ts"
 import { type Task, type TaskKind, TaskStore } from "./TaskStore.ts"
 import { VideoListing } from "./VideoListing.ts"
@@ -42,26 +42,36 @@ export class CallerTasks extends Context.Service<CallerTasks, {
    * when its poll is due (its state as stored afterwards). `NotFound` (task)
    * for anyone else's, an unknown id, or a task of another kind.
    */
-  readonly read: (userId: bigint, taskId: string, kind: TaskKind) => Effect.Effect<Task, NotFound>
+  readonly read: (userId: bigint, taskId: string, kind: TaskKind) => Effect.Effect<Task, NotFound | StorageUnavailable>
   /**
    * The tasks of `kind` among `ids` (repeats read once) that are user
    * `userId`'s, as stored (not polled), in the order of `ids`; the others are
    * left out. Never fails.
    */
-  readonly readMany: (userId: bigint, ids: ReadonlyArray<string>, kind: TaskKind) => Effect.Effect<ReadonlyArray<Task>>
+  readonly readMany: (
+    userId: bigint,
+    ids: ReadonlyArray<string>,
+    kind: TaskKind
+  ) => Effect.Effect<ReadonlyArray<Task>, StorageUnavailable>
   /** The model of user `userId`'s task `taskId`, of any kind (a remix's default); `NotFound` (task) otherwise. */
-  readonly modelOf: (userId: bigint, taskId: string) => Effect.Effect<string, NotFound>
+  readonly modelOf: (userId: bigint, taskId: string) => Effect.Effect<string, NotFound | StorageUnavailable>
   /**
    * One page of user `userId`'s video tasks, as stored; `NotFound` (task,
    * param `after`) when `after` is not one of them.
    */
-  readonly videoPage: (userId: bigint, options: VideoPageOptions) => Effect.Effect<VideoTaskPage, NotFound>
+  readonly videoPage: (
+    userId: bigint,
+    options: VideoPageOptions
+  ) => Effect.Effect<VideoTaskPage, NotFound | StorageUnavailable>
   /**
    * Deletes user `userId`'s video task `taskId` once it is finished and
    * settled: `NotFound` (task) when it is not the caller's video task, an
    * `InvalidRequest` (param `video_id`) while it runs or its bill is open.
    */
-  readonly removeVideo: (userId: bigint, taskId: string) => Effect.Effect<void, NotFound | InvalidRequest>
+  readonly removeVideo: (
+    userId: bigint,
+    taskId: string
+  ) => Effect.Effect<void, NotFound | InvalidRequest | StorageUnavailable>
 }>()("sluice/tasks/CallerTasks") {
   /** Needs TaskStore, TaskPoller and VideoListing. */
   static readonly layer = Layer.effect(
@@ -84,7 +94,9 @@ export class CallerTasks extends Context.Service<CallerTasks, {
       ) {
         const found = yield* Effect.forEach(
           [...new Set(ids)],
-          (id) => Effect.option(store.find(id, userId)),
+          // An unknown id is left out; a store out of reach fails the whole read.
+          (id) =>
+            store.find(id, userId).pipe(Effect.map(Option.some), Effect.catchTag("NotFound", () => Effect.succeedNone)),
           { concurrency: READ_CONCURRENCY }
         )
         return found.flatMap((task) => task._tag === "Some" && task.value.kind === kind ? [task.value] : [])

@@ -24,7 +24,8 @@ import { SqlClient } from "effect/sql"
 import type { GeneratedImage } from "../canonical/Image.ts"
 import { sniffMediaType } from "../http/SafeMedia.ts"
 import { randomToken } from "../formats/videos/VideoFamilies.ts"
-import { NotFound } from "../errors/GatewayError.ts"
+import { NotFound, type StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 
 /** How long a kept image is served, in seconds (OpenAI's image URLs last 60 minutes). @category constants */
 export const IMAGE_CONTENT_TTL_SECONDS = 3600
@@ -63,12 +64,12 @@ export class ImageContents extends Context.Service<ImageContents, {
   /**
    * The image `id` while it is served, for the holder of its `token` or its
    * owner `userId`, typed by its bytes; else `NotFound` (the same answer for
-   * an unknown id).
+   * an unknown id); `StorageUnavailable` when it cannot be read.
    */
   readonly read: (
     id: string,
     access: { readonly token?: string | undefined; readonly userId?: bigint | undefined }
-  ) => Effect.Effect<ImageContent, NotFound>
+  ) => Effect.Effect<ImageContent, NotFound | StorageUnavailable>
 }>()("sluice/services/ImageContents") {
   /** SQL-backed (table `image_contents`). */
   static readonly layer = Layer.effect(
@@ -98,6 +99,8 @@ export class ImageContents extends Context.Service<ImageContents, {
           }
           return kept as ReadonlyArray<GeneratedImage>
         },
+        // Kept inside the accepted attempt (or a task's run), after the vendor answered: a typed failure there would
+        // fail over to another channel or change the bill, so a storage failure stays a defect.
         Effect.orDie
       )
 
@@ -111,7 +114,7 @@ export class ImageContents extends Context.Service<ImageContents, {
         // The stored media_type is not read: the type is sniffed from the bytes (see the module doc).
         const rows = yield* sql<{ userId: bigint | string; token: string; data: string }>`
           SELECT user_id AS "userId", token, data
-          FROM image_contents WHERE id = ${id} AND expires_at > ${now}`.pipe(Effect.orDie)
+          FROM image_contents WHERE id = ${id} AND expires_at > ${now}`.pipe(storageFailure("image_contents.read"))
         const row = rows[0]
         if (row === undefined) return yield* missing
         const allowed = (access.token !== undefined && sameText(access.token, row.token)) ||

@@ -41,7 +41,7 @@
 import { Context, Effect, Layer } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { PageRequest } from "../domain/Page.ts"
-import type { NotFound } from "../errors/GatewayError.ts"
+import type { NotFound, StorageUnavailable } from "../errors/GatewayError.ts"
 import { Ledger } from "../billing/Ledger.ts"
 import type { TaskChargePending } from "./store/FinalBill.ts"
 import { finishTask } from "./store/FinishTask.ts"
@@ -76,24 +76,27 @@ export {
 export class TaskStore extends Context.Service<TaskStore, {
   /** This instance's claim name. */
   readonly instance: string
-  /** Inserts a new task; its row id. Storage failures are defects. */
+  /** Inserts a new task; its row id. Storage failures are defects (see `insertTask`). */
   readonly insert: (task: NewTask) => Effect.Effect<bigint>
-  /** The task `publicId` of user `userId`; `NotFound` (task) for any other user's or an unknown id. */
-  readonly find: (publicId: string, userId: bigint) => Effect.Effect<Task, NotFound>
+  /**
+   * The task `publicId` of user `userId`; `NotFound` (task) for any other user's or an unknown id,
+   * `StorageUnavailable` when it cannot be read.
+   */
+  readonly find: (publicId: string, userId: bigint) => Effect.Effect<Task, NotFound | StorageUnavailable>
   /**
    * The task `publicId`, whoever owns it: only for what a signed URL opens
    * without a key (a Midjourney task's image, `routes/MidjourneyRoutes.ts`).
-   * `NotFound` (task) for an unknown id.
+   * `NotFound` (task) for an unknown id, `StorageUnavailable` as `find`.
    */
-  readonly findAnyOwner: (publicId: string) => Effect.Effect<Task, NotFound>
+  readonly findAnyOwner: (publicId: string) => Effect.Effect<Task, NotFound | StorageUnavailable>
   /**
    * One page of user `userId`'s own tasks, newest first, and how many the
-   * user has in all. Storage failures are defects.
+   * user has in all; `StorageUnavailable` when they cannot be read.
    */
   readonly listOwn: (
     userId: bigint,
     page: PageRequest
-  ) => Effect.Effect<{ readonly tasks: ReadonlyArray<Task>; readonly total: number }>
+  ) => Effect.Effect<{ readonly tasks: ReadonlyArray<Task>; readonly total: number }, StorageUnavailable>
   /**
    * Claims up to `limit` due tasks of channel `channelId` (not final, next
    * poll due, not claimed by a live lease) for `leaseMillis`, skipping rows

@@ -13,7 +13,8 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { InvalidRequest, NotFound } from "../errors/GatewayError.ts"
+import { InvalidRequest, NotFound, type StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 
 /** One page of the caller's video task ids, and whether more follow. @category models */
 export interface VideoPage {
@@ -31,9 +32,12 @@ export class VideoListing extends Context.Service<VideoListing, {
   readonly page: (
     userId: bigint,
     options: { readonly after?: string | undefined; readonly limit: number; readonly order: "asc" | "desc" }
-  ) => Effect.Effect<VideoPage, NotFound>
-  /** Deletes `userId`'s finished, settled video task `publicId`. */
-  readonly remove: (userId: bigint, publicId: string) => Effect.Effect<void, NotFound | InvalidRequest>
+  ) => Effect.Effect<VideoPage, NotFound | StorageUnavailable>
+  /** Deletes `userId`'s finished, settled video task `publicId`. Both fail with `StorageUnavailable` when the store cannot run. */
+  readonly remove: (
+    userId: bigint,
+    publicId: string
+  ) => Effect.Effect<void, NotFound | InvalidRequest | StorageUnavailable>
 }>()("sluice/services/VideoListing") {
   /** SQL-backed (table `tasks`). */
   static readonly layer = Layer.effect(
@@ -49,7 +53,9 @@ export class VideoListing extends Context.Service<VideoListing, {
         if (options.after !== undefined) {
           const rows = yield* sql<{ createdAt: Date; id: bigint | string }>`
             SELECT created_at AS "createdAt", id FROM tasks
-            WHERE public_id = ${options.after} AND user_id = ${userId} AND kind = 'video'`.pipe(Effect.orDie)
+            WHERE public_id = ${options.after} AND user_id = ${userId} AND kind = 'video'`.pipe(
+            storageFailure("videos.list")
+          )
           if (rows[0] === undefined) {
             return yield* new NotFound({ what: "task", id: options.after.slice(0, 100), param: "after" })
           }
@@ -64,7 +70,7 @@ export class VideoListing extends Context.Service<VideoListing, {
           : sql<{ publicId: string }>`SELECT public_id AS "publicId" FROM tasks
               WHERE user_id = ${userId} AND kind = 'video'
                 AND ${cursor === undefined ? sql`TRUE` : sql`(created_at, id) > (${cursor.createdAt}, ${cursor.id})`}
-              ORDER BY created_at ASC, id ASC LIMIT ${take}`).pipe(Effect.orDie)
+              ORDER BY created_at ASC, id ASC LIMIT ${take}`).pipe(storageFailure("videos.list"))
         return {
           ids: rows.slice(0, options.limit).map((row) =>
             row.publicId
@@ -77,11 +83,11 @@ export class VideoListing extends Context.Service<VideoListing, {
         const deleted = yield* sql`
           DELETE FROM tasks WHERE public_id = ${publicId} AND user_id = ${userId} AND kind = 'video'
             AND status IN ('completed', 'failed') AND settled
-          RETURNING id`.pipe(Effect.orDie)
+          RETURNING id`.pipe(storageFailure("videos.delete"))
         if (deleted.length > 0) return
         const [found] = yield* sql<{ status: string }>`
           SELECT status FROM tasks WHERE public_id = ${publicId} AND user_id = ${userId} AND kind = 'video'`.pipe(
-          Effect.orDie
+          storageFailure("videos.delete")
         )
         if (found === undefined) return yield* new NotFound({ what: "task", id: publicId.slice(0, 100) })
         return yield* new InvalidRequest({

@@ -25,7 +25,7 @@ const T0 = Date.UTC(2030, 0, 1)
  */
 const onStore = (
   options: SessionOptions,
-  body: (sessions: typeof Sessions.Service, sql: SqlClient.SqlClient, userId: bigint) => Effect.Effect<void>
+  body: (sessions: typeof Sessions.Service, sql: SqlClient.SqlClient, userId: bigint) => Effect.Effect<void, unknown>
 ) =>
 async () => {
   const database = await freshPostgres()

@@ -3,7 +3,7 @@
  * owner: counting and paging a user's keys (with their budgets' spend this
  * period), one key, the per-user name check, a new key (its digest and
  * prefix only), a change written in one transaction, a delete, and the
- * playground token's row. Storage failures are defects (`Effect.orDie`).
+ * playground token's row. A statement that cannot run fails with `StorageUnavailable`.
  *
  * @since 0.1.0
  */
@@ -14,6 +14,8 @@ import { offsetOf, type PageRequest } from "../../domain/Page.ts"
 import { budgetViews } from "../BudgetViews.ts"
 import { expiryDate, limitsJson, PLAYGROUND_PREFIX, storedKey } from "./TokenRules.ts"
 import { type NewToken, type TokenPatch, type TokenRow, type TokenView, tokenViewOf } from "./TokenViews.ts"
+import type { StorageUnavailable } from "../../errors/GatewayError.ts"
+import { storageFailure } from "../../storage/StorageFailure.ts"
 
 /**
  * The key service's SQL.
@@ -22,28 +24,28 @@ import { type NewToken, type TokenPatch, type TokenRow, type TokenView, tokenVie
  */
 export interface TokenStore {
   /** How many keys user `userId` has. */
-  readonly count: (userId: bigint) => Effect.Effect<number>
+  readonly count: (userId: bigint) => Effect.Effect<number, StorageUnavailable>
   /** One page of the user's keys, newest first, as views. */
-  readonly page: (userId: bigint, page: PageRequest) => Effect.Effect<ReadonlyArray<TokenView>>
+  readonly page: (userId: bigint, page: PageRequest) => Effect.Effect<ReadonlyArray<TokenView>, StorageUnavailable>
   /** The user's key `id` as a view; `undefined` when the user has no such key. */
-  readonly one: (userId: bigint, id: bigint) => Effect.Effect<TokenView | undefined>
+  readonly one: (userId: bigint, id: bigint) => Effect.Effect<TokenView | undefined, StorageUnavailable>
   /** Whether the user has a key other than `except` named `name`. */
-  readonly nameTaken: (userId: bigint, name: string, except: bigint) => Effect.Effect<boolean>
+  readonly nameTaken: (userId: bigint, name: string, except: bigint) => Effect.Effect<boolean, StorageUnavailable>
   /** The user's stored budgets (JSON; `undefined` when there is no such user). */
-  readonly userBudgets: (userId: bigint) => Effect.Effect<unknown>
+  readonly userBudgets: (userId: bigint) => Effect.Effect<unknown, StorageUnavailable>
   /** Stores a new key of the user with `input`'s settings (only the key's digest and prefix); its id. */
-  readonly insert: (userId: bigint, input: NewToken, key: string) => Effect.Effect<bigint>
+  readonly insert: (userId: bigint, input: NewToken, key: string) => Effect.Effect<bigint, StorageUnavailable>
   /** Writes the fields `patch` names onto key `id` (already known to be the user's), in one transaction. */
-  readonly update: (id: bigint, patch: TokenPatch) => Effect.Effect<void>
+  readonly update: (id: bigint, patch: TokenPatch) => Effect.Effect<void, StorageUnavailable>
   /** Deletes the user's key `id`. */
-  readonly remove: (userId: bigint, id: bigint) => Effect.Effect<void>
+  readonly remove: (userId: bigint, id: bigint) => Effect.Effect<void, StorageUnavailable>
   /** Whether a key with digest `digest` exists. */
-  readonly digestExists: (digest: string) => Effect.Effect<boolean>
+  readonly digestExists: (digest: string) => Effect.Effect<boolean, StorageUnavailable>
   /**
    * Inserts the user's playground token named `name` with `digest`; nothing
    * when the digest or the name is already taken.
    */
-  readonly insertPlayground: (userId: bigint, name: string, digest: string) => Effect.Effect<void>
+  readonly insertPlayground: (userId: bigint, name: string, digest: string) => Effect.Effect<void, StorageUnavailable>
 }
 
 const list = (values: ReadonlyArray<string> | null | undefined) =>
@@ -68,28 +70,31 @@ export const makeTokenStore = (sql: SqlClient.SqlClient): TokenStore => {
     count: (userId) =>
       sql<{ total: bigint }>`SELECT count(*) AS total FROM tokens WHERE user_id = ${userId}`.pipe(
         Effect.map(([row]) => Number(row.total)),
-        Effect.orDie
+        storageFailure("tokens.count")
       ),
 
     page: (userId, page) =>
       sql<TokenRow>`SELECT ${columns} FROM tokens t WHERE t.user_id = ${userId}
-        ORDER BY t.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(Effect.orDie, Effect.flatMap(viewsOf)),
+        ORDER BY t.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(
+        storageFailure("tokens.page"),
+        Effect.flatMap(viewsOf)
+      ),
 
     one: (userId, id) =>
       sql<TokenRow>`SELECT ${columns} FROM tokens t WHERE t.id = ${id} AND t.user_id = ${userId}`.pipe(
-        Effect.orDie,
+        storageFailure("tokens.one"),
         Effect.flatMap((rows) => rows.length === 0 ? Effect.succeed(undefined) : viewsOf(rows.slice(0, 1))),
         Effect.map((views) => views?.[0])
       ),
 
     nameTaken: (userId, name, except) =>
       sql<{ n: bigint }>`SELECT count(*) AS n FROM tokens WHERE user_id = ${userId} AND name = ${name}
-        AND id <> ${except}`.pipe(Effect.map(exists), Effect.orDie),
+        AND id <> ${except}`.pipe(Effect.map(exists), storageFailure("tokens.name_taken")),
 
     userBudgets: (userId) =>
       sql<{ budgets: unknown }>`SELECT budgets FROM users WHERE id = ${userId}`.pipe(
         Effect.map(([row]) => row?.budgets),
-        Effect.orDie
+        storageFailure("tokens.user_budgets")
       ),
 
     insert: (userId, input, key) => {
@@ -100,7 +105,7 @@ export const makeTokenStore = (sql: SqlClient.SqlClient): TokenStore => {
         VALUES (${userId}, ${input.name}, ${hash}, ${prefix}, ${input.remain_quota ?? null},
                 ${list(input.models)}::text[], ${expiryDate(input.expires_at)}, ${list(input.allow_ips)}::text[],
                 ${limitsJson(input.limits)}::jsonb, ${budgetsJson(fromSpec(input.budgets ?? []))}::jsonb)
-        RETURNING id`.pipe(Effect.map(([row]) => row.id), Effect.orDie)
+        RETURNING id`.pipe(Effect.map(([row]) => row.id), storageFailure("tokens.insert"))
     },
 
     update: (id, patch) =>
@@ -127,22 +132,25 @@ export const makeTokenStore = (sql: SqlClient.SqlClient): TokenStore => {
         if (patch.budgets !== undefined) {
           yield* sql`UPDATE tokens SET budgets = ${budgetsJson(fromSpec(patch.budgets ?? []))}::jsonb WHERE id = ${id}`
         }
-      })).pipe(Effect.orDie),
+      })).pipe(storageFailure("tokens.update")),
 
     remove: (userId, id) =>
-      sql`DELETE FROM tokens WHERE id = ${id} AND user_id = ${userId}`.pipe(Effect.asVoid, Effect.orDie),
+      sql`DELETE FROM tokens WHERE id = ${id} AND user_id = ${userId}`.pipe(
+        Effect.asVoid,
+        storageFailure("tokens.remove")
+      ),
 
     digestExists: (digest) =>
       sql<{ n: bigint }>`SELECT count(*) AS n FROM tokens WHERE key_hash = ${digest}`.pipe(
         Effect.map(exists),
-        Effect.orDie
+        storageFailure("tokens.digest_exists")
       ),
 
     insertPlayground: (userId, name, digest) =>
       sql`INSERT INTO tokens (user_id, name, key_hash, key_prefix)
         VALUES (${userId}, ${name}, ${digest}, ${PLAYGROUND_PREFIX}) ON CONFLICT DO NOTHING`.pipe(
         Effect.asVoid,
-        Effect.orDie
+        storageFailure("tokens.insert_playground")
       )
   }
 }

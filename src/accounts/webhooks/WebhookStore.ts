@@ -3,8 +3,9 @@
  * (`webhook_endpoints`, with their deliveries counted by status), the
  * delivery log and test events (`webhook_outbox`), and the delivery queue:
  * due rows claimed for a minute (`FOR UPDATE SKIP LOCKED`, so instances
- * share it) and each attempt's outcome. Storage failures are defects
- * (`Effect.orDie`), except the claim's (the poller logs them and tries again).
+ * share it) and each attempt's outcome. A request's statement that cannot
+ * run fails with `StorageUnavailable`; the queue's fail with their `SqlError`
+ * (the poller logs them and tries again).
  *
  * @since 0.1.0
  */
@@ -13,6 +14,8 @@ import type { SqlClient, SqlError } from "effect/sql"
 import { type ClaimedDelivery, RETRY_HOURS } from "./DeliveryRules.ts"
 import type { EndpointFields } from "./EndpointRules.ts"
 import type { DeliveryRow, EndpointRow } from "./WebhookViews.ts"
+import type { StorageUnavailable } from "../../errors/GatewayError.ts"
+import { storageFailure } from "../../storage/StorageFailure.ts"
 
 /**
  * The webhook service's SQL.
@@ -21,15 +24,19 @@ import type { DeliveryRow, EndpointRow } from "./WebhookViews.ts"
  */
 export interface WebhookStore {
   /** The endpoints of user `userId` by id, or only the one with `id`. */
-  readonly endpoints: (userId: bigint, id?: bigint) => Effect.Effect<ReadonlyArray<EndpointRow>>
+  readonly endpoints: (userId: bigint, id?: bigint) => Effect.Effect<ReadonlyArray<EndpointRow>, StorageUnavailable>
   /** Stores an endpoint of `userId` with its `secret`; its id. */
-  readonly insertEndpoint: (userId: bigint, fields: EndpointFields, secret: string) => Effect.Effect<bigint>
+  readonly insertEndpoint: (
+    userId: bigint,
+    fields: EndpointFields,
+    secret: string
+  ) => Effect.Effect<bigint, StorageUnavailable>
   /** Deletes endpoint `id` of `userId` (its deliveries go with it). */
-  readonly removeEndpoint: (userId: bigint, id: bigint) => Effect.Effect<void>
+  readonly removeEndpoint: (userId: bigint, id: bigint) => Effect.Effect<void, StorageUnavailable>
   /** The latest 100 deliveries of endpoint `id`, newest first. */
-  readonly deliveries: (id: bigint) => Effect.Effect<ReadonlyArray<DeliveryRow>>
+  readonly deliveries: (id: bigint) => Effect.Effect<ReadonlyArray<DeliveryRow>, StorageUnavailable>
   /** Queues a `webhook.test` event with `webhook-id` `message` and body `payload` to endpoint `id`. */
-  readonly insertTest: (id: bigint, message: string, payload: string) => Effect.Effect<void>
+  readonly insertTest: (id: bigint, message: string, payload: string) => Effect.Effect<void, StorageUnavailable>
   /**
    * Claims up to 20 due deliveries for a minute (another instance skips them
    * meanwhile), counting the attempt.
@@ -65,29 +72,34 @@ export const makeWebhookStore = (sql: SqlClient.SqlClient): WebhookStore => ({
         (SELECT count(*) FROM webhook_outbox o WHERE o.endpoint_id = e.id AND o.status = 'failed') AS failed
       FROM webhook_endpoints e
       WHERE e.user_id = ${userId} ${id === undefined ? sql`` : sql`AND e.id = ${id}`}
-      ORDER BY e.id`.pipe(Effect.orDie),
+      ORDER BY e.id`.pipe(storageFailure("webhooks.endpoints")),
 
   insertEndpoint: (userId, fields, secret) =>
     sql<{ readonly id: bigint }>`
       INSERT INTO webhook_endpoints (user_id, operator, url, events, thresholds, balance_below, secret)
       VALUES (${userId}, ${fields.operator}, ${fields.url}, ${[...fields.events]}::text[],
         ${[...fields.thresholds]}::numeric[], ${fields.balanceBelow}::bigint, ${secret})
-      RETURNING id`.pipe(Effect.map(([row]) => BigInt(row.id)), Effect.orDie),
+      RETURNING id`.pipe(Effect.map(([row]) => BigInt(row.id)), storageFailure("webhooks.insert_endpoint")),
 
   removeEndpoint: (userId, id) =>
-    sql`DELETE FROM webhook_endpoints WHERE id = ${id} AND user_id = ${userId}`.pipe(Effect.asVoid, Effect.orDie),
+    sql`DELETE FROM webhook_endpoints WHERE id = ${id} AND user_id = ${userId}`.pipe(
+      Effect.asVoid,
+      storageFailure("webhooks.remove_endpoint")
+    ),
 
   deliveries: (id) =>
     sql<DeliveryRow>`
       SELECT id, event_type AS event, status, attempts, last_status AS "lastStatus", last_error AS "lastError",
         created_at AS "createdAt", delivered_at AS "deliveredAt"
-      FROM webhook_outbox WHERE endpoint_id = ${id} ORDER BY created_at DESC, id LIMIT 100`.pipe(Effect.orDie),
+      FROM webhook_outbox WHERE endpoint_id = ${id} ORDER BY created_at DESC, id LIMIT 100`.pipe(
+      storageFailure("webhooks.deliveries")
+    ),
 
   insertTest: (id, message, payload) =>
     sql`INSERT INTO webhook_outbox (id, endpoint_id, event_key, event_type, payload)
       VALUES (${message}, ${id}, ${`webhook.test:${message}`}, 'webhook.test', ${payload})`.pipe(
       Effect.asVoid,
-      Effect.orDie
+      storageFailure("webhooks.insert_test")
     ),
 
   claim: sql<ClaimedDelivery>`

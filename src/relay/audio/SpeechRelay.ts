@@ -375,6 +375,7 @@ export const makeSpeechRelay = (deps: AudioServices) => {
                   failure = error
                 })
               ),
+              // An upstream failure (kept in `failure` above), not storage: the stream's pull ends on it.
               Effect.orDie,
               Effect.flatMap((chunk) => {
                 if (chunk === undefined) return Cause.done()

@@ -251,9 +251,12 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
       /** The caller's Midjourney task `taskId`, or `NotFound` naming `taskId`. */
       const originalOf = (taskId: string, principal: Principal) =>
         store.find(taskId, principal.userId).pipe(
-          Effect.mapError(() => new NotFound({ what: "task", id: taskId.slice(0, 100), param: "taskId" })),
+          // The not-found names the caller's field; a store out of reach stays what it is.
+          Effect.catchTag("NotFound", () =>
+            Effect.fail(new NotFound({ what: "task", id: taskId.slice(0, 100), param: "taskId" }))),
           Effect.filterOrFail(
-            (task) => task.kind === "midjourney" && task.upstreamId !== null,
+            (task) =>
+              task.kind === "midjourney" && task.upstreamId !== null,
             () => new NotFound({ what: "task", id: taskId.slice(0, 100), param: "taskId" })
           )
         )

@@ -26,12 +26,13 @@ import {
   InvalidRequest,
   type PayloadTooLarge,
   type RequestTimeout,
+  type StorageUnavailable,
   Unauthenticated
 } from "../../errors/GatewayError.ts"
 import { readJsonObject } from "../../http/Body.ts"
 import { hostOf, schemeOf } from "../../http/ClientAddress.ts"
 import { headerOf } from "../../http/Credentials.ts"
-import { errorHeaders } from "../../http/Respond.ts"
+import { errorHeaders, reportFailure } from "../../http/Respond.ts"
 import { roleRank, type Sessions, type SessionUser } from "../../accounts/Sessions.ts"
 
 /** The session cookie's name. @category constants */
@@ -55,7 +56,8 @@ export const respondApi = <R>(
   effect.pipe(
     Effect.catch((error: GatewayError) => {
       const problem = toProblem(error)
-      return Effect.succeed(
+      return Effect.as(
+        reportFailure(error),
         HttpServerResponse.jsonUnsafe(envelopeBody("api", problem), {
           status: apiStatus(problem),
           headers: errorHeaders(error)
@@ -180,7 +182,7 @@ export const csrfProblem = (request: HttpServerRequest.HttpServerRequest): strin
 export const makeGuards = (sessions: Sessions["Service"]) => {
   const user = (
     request: HttpServerRequest.HttpServerRequest
-  ): Effect.Effect<SessionUser, Unauthenticated | Forbidden> =>
+  ): Effect.Effect<SessionUser, Unauthenticated | Forbidden | StorageUnavailable> =>
     Effect.gen(function* () {
       const cookie = sessionCookieOf(request)
       if (cookie === "") return yield* new Unauthenticated({ reason: "no-session" })

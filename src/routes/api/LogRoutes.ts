@@ -3,7 +3,7 @@
  * (admin: everyone's, with the channel). Filters: `start_timestamp` and
  * `end_timestamp` (epoch seconds), `model_name`, `token_name` or `token_id`,
  * `request_id` (the id in a public answer's `id` after its prefix, such as
- * `chatcmpl-`);
+ * `chatcmpl-`), `batch_id` (the rows of a batch's lines; each row shows its `batch_id`, or `null`);
  * admins also `channel` (id) and `username`. Paginated with `page` and
  * `page_size`.
  *
@@ -38,6 +38,7 @@ const filterOf = (request: HttpServerRequest.HttpServerRequest, admin: boolean) 
       tokenName: yield* text("token_name"),
       tokenId: yield* id("token_id"),
       requestId: yield* text("request_id"),
+      batchId: yield* text("batch_id"),
       ...(admin ? { channelId: yield* id("channel"), username: yield* text("username") } : {})
     }
     return filter

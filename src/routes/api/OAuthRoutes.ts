@@ -26,6 +26,7 @@ import { headerOf } from "../../http/Credentials.ts"
 import { OAuth, STATE_TTL_MILLIS } from "../../accounts/OAuth.ts"
 import { Sessions } from "../../accounts/Sessions.ts"
 import { makeGuards, ok, queryOf, respondApi, sessionCookieOf, withSession } from "./Api.ts"
+import { reportFailure } from "../../http/Respond.ts"
 
 /** The cookie that ties a state to the browser it was issued to. @category constants */
 export const BROWSER_COOKIE = "sluice_oauth"
@@ -107,7 +108,10 @@ export const OAuthRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
             withSession(consoleAt("/#/dashboard"), request, sessionId, sessions.options.maxMillis)
           ),
           Effect.catch((error) =>
-            Effect.succeed(consoleAt(`/#/sign-in?error=${encodeURIComponent(toProblem(error).message)}`))
+            Effect.as(
+              reportFailure(error),
+              consoleAt(`/#/sign-in?error=${encodeURIComponent(toProblem(error).message)}`)
+            )
           )
         )
       }

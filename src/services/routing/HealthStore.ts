@@ -149,6 +149,7 @@ export const makeHealthStore = (sql: SqlClient.SqlClient, catalog: Catalog["Serv
           Effect.annotateLogs({ channel: candidate.channel.name, key: candidate.key.position, reason })
         )
       ),
+      // Reported from inside the failover loop, whose answer is the attempt's own: not a request's failure to type.
       Effect.orDie
     )
 
@@ -159,6 +160,7 @@ export const makeHealthStore = (sql: SqlClient.SqlClient, catalog: Catalog["Serv
       Effect.andThen(
         Effect.logInfo("Channel key re-enabled").pipe(Effect.annotateLogs({ channelId, key: position }))
       ),
+      // The prober's, in the background: no caller to answer.
       Effect.orDie
     )
 

@@ -4,23 +4,35 @@
  * user's tasks, the claims of the poller (`FOR UPDATE SKIP LOCKED` and a lease
  * in `claimed_by`, `claimed_until`, so instances sharing one PostgreSQL never
  * claim one task at once), and what a poll records. Times in these statements
- * are the database's (`now()`); durations are milliseconds. Storage failures
- * are defects (`Effect.orDie`): nothing a caller can act on.
+ * are the database's (`now()`); durations are milliseconds. A caller's reads
+ * (`selectTask`, `selectOwnPage`) fail with `StorageUnavailable`; the insert
+ * and the poller's claims and records keep storage failures as defects (each
+ * says why).
  *
  * @since 0.1.0
  */
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import { offsetOf, type PageRequest } from "../../domain/Page.ts"
-import { NotFound } from "../../errors/GatewayError.ts"
+import { NotFound, type StorageUnavailable } from "../../errors/GatewayError.ts"
 import type { Advance, NewTask, Task } from "./Task.ts"
 import { advanceBatchJson, clampedProgress, TASK_COLUMNS, taskOf, type TaskRow } from "./TaskRow.ts"
+import { storageFailure } from "../../storage/StorageFailure.ts"
 
 /** A public id worth looking up: what the gateway makes (letters, digits, `._-`), at most 100 characters. */
+/**
+ * The poller's statements (claims, advances, backoffs) keep a storage failure
+ * as a defect: no caller waits on them, and the poller's tick logs the
+ * failure's kind with its SQLSTATE (`poller/FailureKind.ts`) and tries again.
+ */
+const orDiePolling = Effect.orDie
+
 const plausibleId = (publicId: string): boolean => /^[A-Za-z0-9._-]{1,100}$/.test(publicId)
 
 /**
- * Inserts `task` (progress 0); its row id.
+ * Inserts `task` (progress 0); its row id. A failure is a defect: the
+ * insert runs inside the accepted attempt, after the vendor took the task, so
+ * a typed failure would fail over (a second task upstream) or change the bill.
  *
  * @category statements
  */
@@ -37,7 +49,7 @@ export const insertTask = (sql: SqlClient.SqlClient, task: NewTask): Effect.Effe
 /**
  * The task `publicId`, of user `userId` when one is given, else whoever owns
  * it. `NotFound` (task) when there is none, and for an id the gateway could
- * not have made (not looked up).
+ * not have made (not looked up); `StorageUnavailable` when it cannot be read.
  *
  * @category statements
  */
@@ -45,13 +57,15 @@ export const selectTask = (
   sql: SqlClient.SqlClient,
   publicId: string,
   userId: bigint | undefined
-): Effect.Effect<Task, NotFound> =>
+): Effect.Effect<Task, NotFound | StorageUnavailable> =>
   (!plausibleId(publicId)
     ? Effect.succeed([])
     : userId === undefined
-    ? sql<TaskRow>`SELECT ${sql.literal(TASK_COLUMNS)} FROM tasks WHERE public_id = ${publicId}`.pipe(Effect.orDie)
+    ? sql<TaskRow>`SELECT ${sql.literal(TASK_COLUMNS)} FROM tasks WHERE public_id = ${publicId}`.pipe(
+      storageFailure("tasks.find")
+    )
     : sql<TaskRow>`SELECT ${sql.literal(TASK_COLUMNS)} FROM tasks
-        WHERE public_id = ${publicId} AND user_id = ${userId}`.pipe(Effect.orDie)).pipe(
+        WHERE public_id = ${publicId} AND user_id = ${userId}`.pipe(storageFailure("tasks.find"))).pipe(
       Effect.flatMap((rows) =>
         rows.length === 0
           ? Effect.fail(new NotFound({ what: "task", id: publicId.slice(0, 100) }))
@@ -61,7 +75,7 @@ export const selectTask = (
 
 /**
  * One page of user `userId`'s tasks, newest first, and how many the user has
- * in all.
+ * in all; `StorageUnavailable` when they cannot be read.
  *
  * @category statements
  */
@@ -69,14 +83,14 @@ export const selectOwnPage = (
   sql: SqlClient.SqlClient,
   userId: bigint,
   page: PageRequest
-): Effect.Effect<{ readonly tasks: ReadonlyArray<Task>; readonly total: number }> =>
+): Effect.Effect<{ readonly tasks: ReadonlyArray<Task>; readonly total: number }, StorageUnavailable> =>
   Effect.gen(function* () {
     const [{ total }] = yield* sql<{ readonly total: bigint }>`SELECT count(*) AS total FROM tasks
       WHERE user_id = ${userId}`
     const rows = yield* sql<TaskRow>`SELECT ${sql.literal(TASK_COLUMNS)} FROM tasks WHERE user_id = ${userId}
       ORDER BY created_at DESC, id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`
     return { tasks: rows.map(taskOf), total: Number(total) }
-  }).pipe(Effect.orDie)
+  }).pipe(storageFailure("tasks.list"))
 
 /**
  * Claims for `instance`, for `leaseMillis`, up to `limit` unfinished tasks of
@@ -102,7 +116,7 @@ export const claimDueTasks = (
         AND (claimed_until IS NULL OR claimed_until < now())
       ORDER BY next_poll_at LIMIT ${limit}
       FOR UPDATE SKIP LOCKED)
-    RETURNING ${sql.literal(TASK_COLUMNS)}`.pipe(Effect.map((rows) => rows.map(taskOf)), Effect.orDie)
+    RETURNING ${sql.literal(TASK_COLUMNS)}`.pipe(Effect.map((rows) => rows.map(taskOf)), orDiePolling)
 
 /**
  * Claims for `instance`, for `leaseMillis`, up to `limit` unfinished tasks
@@ -124,7 +138,7 @@ export const claimExpiredTasks = (
         AND (claimed_until IS NULL OR claimed_until < now())
       ORDER BY deadline_at LIMIT ${limit}
       FOR UPDATE SKIP LOCKED)
-    RETURNING ${sql.literal(TASK_COLUMNS)}`.pipe(Effect.map((rows) => rows.map(taskOf)), Effect.orDie)
+    RETURNING ${sql.literal(TASK_COLUMNS)}`.pipe(Effect.map((rows) => rows.map(taskOf)), orDiePolling)
 
 /**
  * Claims for `instance`, for `leaseMillis`, the one task `taskId` when it is
@@ -153,7 +167,7 @@ export const claimTask = (
       FOR UPDATE SKIP LOCKED)
     RETURNING ${sql.literal(TASK_COLUMNS)}`.pipe(
     Effect.map((rows) => rows.length === 0 ? undefined : taskOf(rows[0])),
-    Effect.orDie
+    orDiePolling
   )
 
 /**
@@ -172,7 +186,7 @@ export const recordAdvance = (
   sql`UPDATE tasks SET status = ${state.status}, progress = ${clampedProgress(state.progress)},
       poll_failures = 0, next_poll_at = now() + ${nextPollMillis} * interval '1 millisecond',
       claimed_until = NULL
-    WHERE id = ${task.id} AND NOT settled AND status IN ('queued', 'in_progress')`.pipe(Effect.asVoid, Effect.orDie)
+    WHERE id = ${task.id} AND NOT settled AND status IN ('queued', 'in_progress')`.pipe(Effect.asVoid, orDiePolling)
 
 /**
  * `recordAdvance` for a batch in one statement (`advanceBatchJson`), all next
@@ -192,7 +206,7 @@ export const recordAdvances = (
         next_poll_at = now() + ${nextPollMillis} * interval '1 millisecond', claimed_until = NULL
       FROM jsonb_to_recordset(${advanceBatchJson(batch)}::jsonb) AS batch(id bigint, status text, progress integer)
       WHERE tasks.id = batch.id AND NOT tasks.settled AND tasks.status IN ('queued', 'in_progress')
-        AND batch.status IN ('queued', 'in_progress')`.pipe(Effect.asVoid, Effect.orDie)
+        AND batch.status IN ('queued', 'in_progress')`.pipe(Effect.asVoid, orDiePolling)
 
 /**
  * Records a failed poll of `task`: counts it, puts the next poll
@@ -203,4 +217,4 @@ export const recordAdvances = (
 export const recordBackoff = (sql: SqlClient.SqlClient, task: Task, delayMillis: number): Effect.Effect<void> =>
   sql`UPDATE tasks SET poll_failures = poll_failures + 1,
       next_poll_at = now() + ${delayMillis} * interval '1 millisecond', claimed_until = NULL
-    WHERE id = ${task.id} AND NOT settled`.pipe(Effect.asVoid, Effect.orDie)
+    WHERE id = ${task.id} AND NOT settled`.pipe(Effect.asVoid, orDiePolling)
