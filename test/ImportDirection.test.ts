@@ -149,3 +149,57 @@ Deno.test("imports: nothing under src/billing/ imports src/relay/ (the meter's v
   deepStrictEqual(wrong, [])
   deepStrictEqual(graph.has("billing/Meter.ts"), true)
 })
+
+/** The folders under `src/formats/` named for a vendor: what one vendor's wire says, and nothing else. */
+const VENDOR_FOLDERS = [
+  "anthropic",
+  "ark",
+  "azure",
+  "bedrock",
+  "deepseek",
+  "gemini",
+  "kling",
+  "midjourney",
+  "openai",
+  "vertex"
+]
+
+/** The folders under `src/formats/` that hold one concern across vendors (and registries keyed by wire). */
+const SHARED_FORMAT_FOLDERS = ["audio", "batches", "embeddings", "images", "rerank", "shared", "videos"]
+
+/** The layers that may import a vendor folder of `formats/`: `formats/` itself, the adapters, the routes. */
+const VENDOR_IMPORTERS = ["formats/", "upstreams/", "routes/"]
+
+/**
+ * The modules outside those that still import a vendor folder, each with its reason. Midjourney has one vendor
+ * and no canonical form: its API is passed through as it is, so its task relay, its upstream calls and the task
+ * view speak Midjourney's wire; Kling's task view is Kling's own shape, shown to Kling's routes.
+ */
+const VENDOR_IMPORT_EXCEPTIONS: Record<string, string> = {
+  "relay/midjourney/MidjourneyRelay.ts -> formats/midjourney/Wire.ts": "the Midjourney passthrough: its own API",
+  "tasks/MidjourneyCalls.ts -> formats/midjourney/Wire.ts": "the Midjourney upstream calls (passthrough)",
+  "tasks/poller/PollOutcome.ts -> formats/midjourney/Wire.ts": "a Midjourney poll's state (passthrough)",
+  "tasks/TaskView.ts -> formats/midjourney/Wire.ts": "the Midjourney task view (passthrough)",
+  "tasks/TaskView.ts -> formats/kling/videos/ResponseCodec.ts": "the Kling task view on Kling's own routes"
+}
+
+/** Whether `path` (under `src/`) is in a vendor folder of `formats/` (`formats/openai/…`, `formats/audio/gemini/…`). */
+const inVendorFolder = (path: string): boolean =>
+  path.startsWith("formats/") && path.split("/").slice(1, -1).some((segment) => VENDOR_FOLDERS.includes(segment))
+
+Deno.test("imports: every folder under src/formats/ is a vendor's or a shared concern's", async () => {
+  const folders: Array<string> = []
+  for await (const entry of Deno.readDir(new URL("formats/", root))) if (entry.isDirectory) folders.push(entry.name)
+  deepStrictEqual(folders.filter((name) => ![...VENDOR_FOLDERS, ...SHARED_FORMAT_FOLDERS].includes(name)), [])
+})
+
+Deno.test("imports: vendor folders of src/formats/ are imported only by formats/, upstreams/ and routes/", async () => {
+  const graph = await importGraph()
+  const wrong = [...graph].filter(([path]) => !VENDOR_IMPORTERS.some((folder) => path.startsWith(folder)))
+    .flatMap(([path, targets]) => targets.filter(inVendorFolder).map((target) => `${path} -> ${target}`))
+    .filter((edge) => !(edge in VENDOR_IMPORT_EXCEPTIONS))
+  deepStrictEqual(wrong, [])
+  // Every exception is still needed (a fixed one is taken off the list).
+  const edges = new Set([...graph].flatMap(([path, targets]) => targets.map((target) => `${path} -> ${target}`)))
+  deepStrictEqual(Object.keys(VENDOR_IMPORT_EXCEPTIONS).filter((edge) => !edges.has(edge)), [])
+})

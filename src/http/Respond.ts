@@ -25,7 +25,7 @@ import type { Problem } from "../domain/Problem.ts"
  * limits, upstream outages and timeouts, a body that came too slowly, the
  * gateway's database out of reach). Decided from the error's tag and kind,
  * never from its message; for `UpstreamFailed` the one rule is the error's own
- * `retryable`, the one failover follows (`relay/Failover.ts`).
+ * `retryable`, the one failover follows (`relay/pipeline/Failover.ts`).
  *
  * @category http
  */

@@ -39,7 +39,7 @@ import { Auth } from "../services/Auth.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
 import { UserCaps } from "../services/UserCaps.ts"
 import { Catalog } from "../storage/Catalog.ts"
-import { limitSubjects } from "../relay/Relay.ts"
+import { limitSubjects } from "../relay/text/Relay.ts"
 
 /** The largest asset request body read, in bytes. @category constants */
 export const ASSET_BODY_LIMIT = 64 * 1024

@@ -29,7 +29,7 @@ import { readFormData, readJsonObject } from "../http/Body.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
-import { AudioRelay } from "../relay/AudioRelay.ts"
+import { AudioRelay } from "../relay/audio/AudioRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 

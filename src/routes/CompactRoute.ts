@@ -30,7 +30,7 @@ import { respondWith } from "../http/Respond.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { recordOf } from "../observability/RequestRecord.ts"
-import { Relay, type SideEndpoint } from "../relay/Relay.ts"
+import { Relay, type SideEndpoint } from "../relay/text/Relay.ts"
 import { ResponseStore } from "../services/ResponseStore.ts"
 
 /** The public path. @category routes */

@@ -35,7 +35,7 @@ import { readJsonObject } from "../http/Body.ts"
 import { credentialOf, headerOf } from "../http/Credentials.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { respondWith } from "../http/Respond.ts"
-import { CountTokensRelay, geminiCountWire, generateBodyOf, messagesCountWire } from "../relay/CountTokensRelay.ts"
+import { CountTokensRelay, geminiCountWire, generateBodyOf, messagesCountWire } from "../relay/text/CountTokensRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
@@ -46,7 +46,7 @@ const anthropic = formatOf("anthropic")
 /** Caller headers the messages count forwards to anthropic channels (betas change what is counted). */
 const MESSAGES_FORWARDED_HEADERS: ReadonlyArray<string> = ["anthropic-beta"]
 
-export { countTokensUrl, generateBodyOf, messagesCountUrl, upstreamCountBody } from "../relay/CountTokensRelay.ts"
+export { countTokensUrl, generateBodyOf, messagesCountUrl, upstreamCountBody } from "../relay/text/CountTokensRelay.ts"
 
 /** @category services */
 export class CountTokens extends Context.Service<CountTokens, {

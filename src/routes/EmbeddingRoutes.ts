@@ -19,7 +19,7 @@ import { clientAddressOf } from "../http/ClientAddress.ts"
 import { innerCallerOf } from "../http/InnerCaller.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
-import { EmbeddingRelay } from "../relay/EmbeddingRelay.ts"
+import { EmbeddingRelay } from "../relay/embeddings/EmbeddingRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 

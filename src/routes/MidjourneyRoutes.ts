@@ -10,7 +10,7 @@
  *   task): a task made from the caller's task `taskId`; answered
  *   `{code: 1, description, result: <public task id>, properties}` (code 21
  *   when the action now waits for `POST /mj/submit/modal` `{taskId, prompt?,
- *   maskBase64?}`). Billed per action (`relay/MidjourneyRelay.ts`).
+ *   maskBase64?}`). Billed per action (`relay/midjourney/MidjourneyRelay.ts`).
  * - `GET /mj/task/{id}/fetch`: the caller's task in the proxy's shape
  *   (`encodeMjTask`); `POST /mj/task/list-by-condition` `{ids}`: those of
  *   the ids that are the caller's tasks (others' and unknown ids are left out).
@@ -42,7 +42,7 @@ import { clientAddressOf, gatewayOriginOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { safeMediaHeaders } from "../http/SafeMedia.ts"
-import { MidjourneyRelay, type MjSubmitted } from "../relay/MidjourneyRelay.ts"
+import { MidjourneyRelay, type MjSubmitted } from "../relay/midjourney/MidjourneyRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { UrlSigner } from "../services/UrlSigner.ts"

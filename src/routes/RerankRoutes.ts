@@ -13,7 +13,7 @@ import { readJsonObject } from "../http/Body.ts"
 import { clientAddressOf } from "../http/ClientAddress.ts"
 import { credentialOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
-import { RerankRelay } from "../relay/RerankRelay.ts"
+import { RerankRelay } from "../relay/rerank/RerankRelay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 

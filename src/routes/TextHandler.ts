@@ -22,7 +22,7 @@ import { socketScopeOf } from "../http/SocketScope.ts"
 import { recordOf, usageRequestId } from "../observability/RequestRecord.ts"
 import type { Auth, Principal } from "../services/Auth.ts"
 import type { Settings } from "../services/GatewaySettings.ts"
-import type { Relay } from "../relay/Relay.ts"
+import type { Relay } from "../relay/text/Relay.ts"
 import type { SessionCaller } from "./SessionCaller.ts"
 
 /** What varies between text routes. @category models */

@@ -1,6 +1,6 @@
 /**
  * The upstream calls of Midjourney tasks, shared by the submit
- * (`relay/MidjourneyRelay.ts`), the poller (`TaskPoller`) and the image
+ * (`relay/midjourney/MidjourneyRelay.ts`), the poller (`TaskPoller`) and the image
  * proxy (`routes/MidjourneyRoutes.ts`): one JSON call to a channel's proxy
  * server (the channel's timeouts, the proxy's errors classified by
  * `classifyMjError`), and the poll of one task. URL and key come from the

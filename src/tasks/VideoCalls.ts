@@ -1,7 +1,7 @@
 /**
- * The upstream calls of video tasks, shared by the submit (`relay/VideoRelay.ts`),
+ * The upstream calls of video tasks, shared by the submit (`relay/videos/VideoRelay.ts`),
  * the poller (`TaskPoller`) and the content download
- * (`relay/VideoContentRelay.ts`): a channel's video wire, one call whose 2xx
+ * (`relay/videos/VideoContentRelay.ts`): a channel's video wire, one call whose 2xx
  * answer is JSON (the channel's timeouts, the vendor's error classified by the
  * wire), and the content download left open for streaming. URL and key come
  * from the channel type's `VideoAdapter`; the key never leaves the gateway.

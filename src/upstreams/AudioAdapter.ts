@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type { AudioFormatName } from "../formats/audio/Wires.ts"
 import {
   adapters,
   type Channel,
@@ -20,8 +21,8 @@ export type AudioOperation = "speech" | "transcriptions" | "translations" | "mod
 
 /** A channel type's audio endpoints. @category models */
 export interface AudioAdapter {
-  /** The wire its calls speak: OpenAI's audio API, or generate-content. */
-  readonly wire: "openai" | "gemini"
+  /** The wire its calls speak (`formats/audio/Wires.ts`): OpenAI's audio API, or generate-content. */
+  readonly wire: AudioFormatName
   /** The operations it serves. */
   readonly serves: ReadonlySet<AudioOperation>
   /** URL and headers of `operation` on `model` with `key` (the channel's extra headers included). */

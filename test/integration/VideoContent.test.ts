@@ -1,5 +1,5 @@
 /**
- * The video content download goes the relays' way (`relay/VideoContentRelay.ts`): the task's channel, its video
+ * The video content download goes the relays' way (`relay/videos/VideoContentRelay.ts`): the task's channel, its video
  * adapter, and the channel's health. Against the emulator: content the vendor no longer holds (404) is a 400 that
  * leaves the channel healthy; vendor failures of the download count towards the channel's cooldown, as a billed
  * call's do, and a download that works ends it; downloads are never billed.

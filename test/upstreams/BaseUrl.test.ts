@@ -9,7 +9,7 @@
 import { strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import { baseUrlOf, type ChannelType } from "../../src/domain/ChannelType.ts"
-import { countTokensUrl, messagesCountUrl } from "../../src/relay/CountTokensRelay.ts"
+import { countTokensUrl, messagesCountUrl } from "../../src/relay/text/CountTokensRelay.ts"
 import { adapters, type Channel } from "../../src/upstreams/Adapter.ts"
 import { audioAdapters } from "../../src/upstreams/AudioAdapter.ts"
 import { upstreamUrl } from "../../src/upstreams/BaseUrl.ts"

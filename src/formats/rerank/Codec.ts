@@ -23,7 +23,8 @@
 import { Result } from "effect"
 import { utf8Length } from "../../canonical/Estimate.ts"
 import { safeVendorText } from "../../domain/Redact.ts"
-import { InvalidRequest, UpstreamFailed } from "../../errors/GatewayError.ts"
+import { InvalidRequest, UpstreamFailed, type UpstreamFailureKind } from "../../errors/GatewayError.ts"
+import { classifyOpenAiError } from "../openai/shared/ErrorBody.ts"
 import type { Decoded } from "../shared/Decoded.ts"
 
 /** A document: text, or an object (fields the caller chose). @category models */
@@ -251,3 +252,14 @@ export const encodeRerankAnswer = (
     meta: { api_version: { version: "2" }, billed_units: { search_units: searchUnits } }
   }
 }
+
+/**
+ * How `wire`'s error answers are read: both wires' by OpenAI's error-body rule (`classifyOpenAiError`: the
+ * failure kind by the status and quota codes, the vendor's message made safe, else one naming the status).
+ *
+ * @category decoding
+ */
+export const rerankErrorClassifier = (
+  _wire: RerankWireName
+): (status: number, text: string) => { readonly kind: UpstreamFailureKind; readonly message: string } =>
+  classifyOpenAiError

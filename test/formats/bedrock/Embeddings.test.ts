@@ -5,7 +5,7 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import { UpstreamFailed } from "../../../src/errors/GatewayError.ts"
 import { cohereEmbeddingWire, titanEmbeddingWire } from "../../../src/formats/bedrock/embeddings/Wire.ts"
-import { embeddingWireOf } from "../../../src/relay/EmbeddingAttempt.ts"
+import { embeddingWireOf } from "../../../src/relay/embeddings/EmbeddingAttempt.ts"
 import type { Candidate } from "../../../src/services/ChannelRouter.ts"
 import { embeddingAdapters } from "../../../src/upstreams/EmbeddingAdapter.ts"
 

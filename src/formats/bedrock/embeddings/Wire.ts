@@ -5,7 +5,7 @@
  * - Amazon Titan Text Embeddings (`amazon.titan-embed-text-v2:0`, and v1;
  *   docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-titan-embed-text.html): one text a call,
  *   `{inputText, dimensions?, normalize}` → `{embedding: [float], inputTextTokenCount}`. A batch of inputs is served
- *   by one call per input (at most 4 in flight, `EmbeddingAttempt.ts`), its usage the calls' counts added up.
+ *   by one call per input (at most 4 in flight, `relay/embeddings/EmbeddingAttempt.ts`), its usage the calls' counts added up.
  *   `dimensions` (v2: 1024, 512 or 256) is sent as asked; `normalize: true`, as OpenAI's vectors are normalized.
  * - Cohere Embed (`cohere.embed-english-v3`, `cohere.embed-multilingual-v3`, `cohere.embed-v4:0`;
  *   docs.aws.amazon.com/bedrock/latest/userguide/model-parameters-embed.html): up to 96 texts a call, `{texts,
