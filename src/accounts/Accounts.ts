@@ -103,7 +103,7 @@ export class Accounts extends Context.Service<Accounts, {
     amount: bigint,
     note: string
   ) => Effect.Effect<UserView, Forbidden | NotFound>
-}>()("sluice/services/Accounts") {
+}>()("sluice/accounts/Accounts") {
   /** SQL-backed. */
   static readonly layer = (options: AccountOptions) =>
     Layer.effect(

@@ -48,7 +48,7 @@ export const writeAudit = (sql: SqlClient.SqlClient, entry: AuditEntry): Effect.
 export class AuditLog extends Context.Service<AuditLog, {
   /** The newest rows first. */
   readonly list: (page: PageRequest) => Effect.Effect<Page<AuditView>>
-}>()("sluice/services/AuditLog") {
+}>()("sluice/accounts/AuditLog") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
     AuditLog,

@@ -31,7 +31,7 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
   readonly putGroup: (caller: SessionUser, group: GroupView) => Effect.Effect<GroupView>
   readonly prices: () => Effect.Effect<ReadonlyArray<PriceView>>
   readonly putPrice: (caller: SessionUser, price: PriceView) => Effect.Effect<PriceView>
-}>()("sluice/services/CatalogAdmin") {
+}>()("sluice/accounts/CatalogAdmin") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
     CatalogAdmin,

@@ -118,7 +118,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
   ) => Effect.Effect<ReadonlyArray<DailyCost>>
   /** Log rows, newest first; `admin` adds the channel and the username to each. */
   readonly logs: (filter: LogFilter, page: PageRequest, admin: boolean) => Effect.Effect<Page<LogView>>
-}>()("sluice/services/UsageQueries") {
+}>()("sluice/accounts/UsageQueries") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
     UsageQueries,

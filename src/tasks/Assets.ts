@@ -210,7 +210,7 @@ export class Assets extends Context.Service<Assets, {
    * host is a non-public address is refused the same way (module doc).
    */
   readonly resolveRequest: (request: VideoRequest, userId: bigint) => Effect.Effect<VideoRequest, InvalidRequest>
-}>()("sluice/services/Assets") {
+}>()("sluice/tasks/Assets") {
   /** SQL-backed; checks through `safeFetch` with `settings` (`resolve` replaces the system resolver in tests). */
   static readonly layer = (settings: AssetSettings, resolve?: Resolver) =>
     Layer.effect(

@@ -34,7 +34,7 @@ export class VideoListing extends Context.Service<VideoListing, {
   ) => Effect.Effect<VideoPage, NotFound>
   /** Deletes `userId`'s finished, settled video task `publicId`. */
   readonly remove: (userId: bigint, publicId: string) => Effect.Effect<void, NotFound | InvalidRequest>
-}>()("sluice/services/VideoListing") {
+}>()("sluice/tasks/VideoListing") {
   /** SQL-backed (table `tasks`). */
   static readonly layer = Layer.effect(
     VideoListing,
