@@ -9,7 +9,12 @@ RUN chown deno:deno /app
 USER deno
 COPY --chown=deno:deno deno.json deno.lock ./
 RUN deno install --frozen
-COPY --chown=deno:deno . .
+# Only what the gateway runs: its sources, its migrations and the console's built page (no tests, benchmarks,
+# emulator or console sources).
+COPY --chown=deno:deno src ./src
+COPY --chown=deno:deno migrations ./migrations
+COPY --chown=deno:deno console/index.html console/app.css ./console/
+COPY --chown=deno:deno console/dist ./console/dist
 RUN deno cache src/main.ts && mkdir -p /app/data
 ENV PORT=3000 HOST=0.0.0.0 SLUICE_DATA_DIR=/app/data LOG_FORMAT=json
 VOLUME /app/data

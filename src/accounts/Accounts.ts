@@ -115,7 +115,7 @@ export class Accounts extends Context.Service<Accounts, {
     amount: bigint,
     note: string
   ) => Effect.Effect<UserView, Forbidden | NotFound | StorageUnavailable>
-}>()("sluice/services/Accounts") {
+}>()("sluice/accounts/Accounts") {
   /** SQL-backed. */
   static readonly layer = (options: AccountOptions) =>
     Layer.effect(

@@ -51,7 +51,7 @@ export const writeAudit = (sql: SqlClient.SqlClient, entry: AuditEntry): Effect.
 export class AuditLog extends Context.Service<AuditLog, {
   /** The newest rows first; `StorageUnavailable` when they cannot be read. */
   readonly list: (page: PageRequest) => Effect.Effect<Page<AuditView>, StorageUnavailable>
-}>()("sluice/services/AuditLog") {
+}>()("sluice/accounts/AuditLog") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
     AuditLog,

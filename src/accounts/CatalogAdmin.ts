@@ -33,7 +33,7 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
   readonly putGroup: (caller: SessionUser, group: GroupView) => Effect.Effect<GroupView, StorageUnavailable>
   readonly prices: () => Effect.Effect<ReadonlyArray<PriceView>, StorageUnavailable>
   readonly putPrice: (caller: SessionUser, price: PriceView) => Effect.Effect<PriceView, StorageUnavailable>
-}>()("sluice/services/CatalogAdmin") {
+}>()("sluice/accounts/CatalogAdmin") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
     CatalogAdmin,

@@ -62,7 +62,7 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
   readonly remove: (caller: SessionUser, id: bigint) => Effect.Effect<void, NotFound | StorageUnavailable>
   /** Tests the channel and records the outcome on it. */
   readonly test: (id: bigint) => Effect.Effect<ChannelTest, NotFound | StorageUnavailable>
-}>()("sluice/services/ChannelAdmin") {
+}>()("sluice/accounts/ChannelAdmin") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
     ChannelAdmin,

@@ -235,7 +235,7 @@ export class LoginThrottle extends Context.Service<LoginThrottle, {
   readonly attempt: (username: string, address: string | undefined) => Effect.Effect<LoginAttempt, RateLimited>
   /** Counts a registration from `address`; `RateLimited` past the cap. */
   readonly register: (address: string | undefined) => Effect.Effect<void, RateLimited>
-}>()("sluice/services/LoginThrottle") {
+}>()("sluice/accounts/LoginThrottle") {
   /** Counters over `store`. */
   static readonly make = (options: ThrottleOptions, store: CounterStore) => {
     const reportOutage = Effect.suspend(() => {

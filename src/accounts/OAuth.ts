@@ -121,7 +121,7 @@ export class OAuth extends Context.Service<OAuth, {
    * (space-separated) and `redirect_uri` under `redirectBase`. No secret.
    */
   readonly clients: (redirectBase: string) => Effect.Effect<ReadonlyArray<OAuthClient>, StorageUnavailable>
-}>()("sluice/services/OAuth") {
+}>()("sluice/accounts/OAuth") {
   /** SQL-backed; providers from `file.oauth`. */
   static readonly layer = (file: BootstrapFile | undefined, options: OAuthOptions) =>
     Layer.effect(

@@ -43,7 +43,7 @@ export class PasswordHasher extends Context.Service<PasswordHasher, {
   readonly hash: (password: string) => Effect.Effect<string, RateLimited>
   /** Whether `password` matches `hash` (`null`/`undefined`: checked against a decoy, false). */
   readonly verify: (password: string, hash: string | null | undefined) => Effect.Effect<boolean, RateLimited>
-}>()("sluice/services/PasswordHasher") {
+}>()("sluice/accounts/PasswordHasher") {
   /** A pool of worker threads. */
   static readonly layer = (options: HasherOptions) =>
     Layer.effect(

@@ -71,7 +71,7 @@ export class Sessions extends Context.Service<Sessions, {
   /** Ends every session and pending OAuth link state of a user (password change, disabled, role changed). */
   readonly revokeUser: (userId: bigint) => Effect.Effect<void, StorageUnavailable>
   readonly options: SessionOptions
-}>()("sluice/services/Sessions") {
+}>()("sluice/accounts/Sessions") {
   /** SQL-backed. */
   static readonly layer = (options: SessionOptions) =>
     Layer.effect(

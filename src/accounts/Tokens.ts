@@ -51,7 +51,7 @@ export class Tokens extends Context.Service<Tokens, {
    * deleted like any key (deleted, it is made again on the next use).
    */
   readonly playground: (userId: bigint) => Effect.Effect<string, StorageUnavailable>
-}>()("sluice/services/Tokens") {
+}>()("sluice/accounts/Tokens") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
     Tokens,

@@ -132,7 +132,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
     page: PageRequest,
     admin: boolean
   ) => Effect.Effect<Page<LogView>, StorageUnavailable>
-}>()("sluice/services/UsageQueries") {
+}>()("sluice/accounts/UsageQueries") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
     UsageQueries,

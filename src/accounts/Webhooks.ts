@@ -70,7 +70,7 @@ export class Webhooks extends Context.Service<Webhooks, {
   readonly sendTest: (caller: WebhookCaller, id: bigint) => Effect.Effect<string, NotFound | StorageUnavailable>
   /** Attempts every due delivery once now (also run every `pollMillis`). */
   readonly deliverDue: Effect.Effect<void, StorageUnavailable>
-}>()("sluice/services/Webhooks") {
+}>()("sluice/accounts/Webhooks") {
   /** SQL-backed; delivers in the background while the layer is open. */
   static readonly layer = (options: WebhookOptions) =>
     Layer.effect(

@@ -26,7 +26,7 @@ interface Utilisation {
 export class BudgetMetrics extends Context.Service<BudgetMetrics, {
   /** Reads the top windows now and updates the gauges (also run on its schedule). */
   readonly refresh: Effect.Effect<void>
-}>()("sluice/services/BudgetMetrics") {
+}>()("sluice/billing/BudgetMetrics") {
   /** SQL-backed; does nothing when metrics are off. */
   static readonly layer = (options: { readonly top?: number; readonly refreshSeconds?: number } = {}) =>
     Layer.effect(

@@ -199,7 +199,7 @@ export class QuotaLedger extends Context.Service<QuotaLedger, {
    * delivered. Synchronous.
    */
   readonly withdraw: (hold: Hold, charged: bigint, requestId: string, attempt: number) => boolean
-}>()("sluice/services/QuotaLedger") {
+}>()("sluice/billing/QuotaLedger") {
   /** SQL-backed, leasing per `options`; hands every lease back when the layer closes. */
   static readonly layer = (options: Partial<LeaseOptions> = {}) =>
     Layer.effect(

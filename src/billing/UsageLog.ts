@@ -86,7 +86,7 @@ export class UsageLog extends Context.Service<UsageLog, {
   readonly committedCharge: (
     requestId: string
   ) => Effect.Effect<{ readonly rows: number; readonly total: bigint }, SqlError.SqlError>
-}>()("sluice/services/UsageLog") {
+}>()("sluice/billing/UsageLog") {
   /**
    * SQL-backed; commits every `intervalMillis` (default 250 ms), at once when a caller waits (`durable`), and when
    * the layer closes.

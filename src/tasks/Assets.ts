@@ -221,7 +221,7 @@ export class Assets extends Context.Service<Assets, {
     request: VideoRequest,
     userId: bigint
   ) => Effect.Effect<VideoRequest, InvalidRequest | StorageUnavailable>
-}>()("sluice/services/Assets") {
+}>()("sluice/tasks/Assets") {
   /** SQL-backed; checks through `safeFetch` with `settings` (`resolve` replaces the system resolver in tests). */
   static readonly layer = (settings: AssetSettings, resolve?: Resolver) =>
     Layer.effect(

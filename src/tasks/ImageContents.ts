@@ -70,7 +70,7 @@ export class ImageContents extends Context.Service<ImageContents, {
     id: string,
     access: { readonly token?: string | undefined; readonly userId?: bigint | undefined }
   ) => Effect.Effect<ImageContent, NotFound | StorageUnavailable>
-}>()("sluice/services/ImageContents") {
+}>()("sluice/tasks/ImageContents") {
   /** SQL-backed (table `image_contents`). */
   static readonly layer = Layer.effect(
     ImageContents,

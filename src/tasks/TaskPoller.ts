@@ -61,7 +61,7 @@ export class TaskPoller extends Context.Service<TaskPoller, {
    * afterwards (unchanged otherwise). Never fails.
    */
   readonly refresh: (task: Task) => Effect.Effect<Task>
-}>()("sluice/services/TaskPoller") {
+}>()("sluice/tasks/TaskPoller") {
   /** Needs TaskStore, Catalog, UpstreamClient and GatewaySettings; polls every `taskPollMillis`. */
   static readonly layer = (options: Partial<PollerOptions> = {}) =>
     Layer.effect(

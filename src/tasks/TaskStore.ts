@@ -139,7 +139,7 @@ export class TaskStore extends Context.Service<TaskStore, {
    * that did not commit; nothing is written then: try again later.
    */
   readonly finish: (task: Task, end: TaskEnd) => Effect.Effect<Finished, SqlError.SqlError | TaskChargePending>
-}>()("sluice/services/TaskStore") {
+}>()("sluice/tasks/TaskStore") {
   /**
    * SQL-backed (PGlite or PostgreSQL); bills through the `Ledger`, which must
    * share its `SqlClient` (the task's end and its final bill are one transaction).

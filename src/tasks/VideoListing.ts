@@ -38,7 +38,7 @@ export class VideoListing extends Context.Service<VideoListing, {
     userId: bigint,
     publicId: string
   ) => Effect.Effect<void, NotFound | InvalidRequest | StorageUnavailable>
-}>()("sluice/services/VideoListing") {
+}>()("sluice/tasks/VideoListing") {
   /** SQL-backed (table `tasks`). */
   static readonly layer = Layer.effect(
     VideoListing,

@@ -1,13 +1,17 @@
 /**
  * The Dockerfile, checked without Docker (not available here): its
  * instructions are read and its commands run in order in a scratch directory
- * standing for `/app` — `COPY` copies what `.dockerignore` lets through,
+ * standing for `/app` — `COPY` copies what it names (a folder's contents into
+ * its target, files into a target folder), what `.dockerignore` lets through,
  * `RUN` runs in bash (the one root-only step, `chown`, is skipped and must be
  * the only one), `ENV` sets the environment, then `CMD` starts the gateway and
  * the `HEALTHCHECK` command must pass, and SIGTERM stops it cleanly with its
  * data in the `VOLUME`. Also: it runs as a non-root `USER`, the volume is
  * `SLUICE_DATA_DIR`, and dependencies are installed with `deno install
- * --frozen` before the sources are copied (so that layer is cached).
+ * --frozen` before the sources are copied (so that layer is cached), and the
+ * image holds only what the gateway runs: `deno.json`, `deno.lock`, `src/`,
+ * `migrations/` and the console's built page — no tests, benchmarks, emulator or
+ * console sources (the file list read after the `COPY` steps).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { freePort } from "../support/MainProcess.ts"
@@ -50,8 +54,8 @@ Deno.test("Dockerfile: non-root, a volume for SLUICE_DATA_DIR, a HEALTHCHECK; it
   const user = steps.find((step) => step.keyword === "USER")
   ok(user !== undefined && user.rest !== "root" && user.rest !== "0", "runs as a non-root user")
   const install = steps.findIndex((step) => step.keyword === "RUN" && step.rest === "deno install --frozen")
-  const copyAll = steps.findIndex((step) => step.keyword === "COPY" && /\s\.\s+\.$/.test(` ${step.rest}`))
-  ok(install !== -1 && install < copyAll, "deno install --frozen runs before the sources are copied")
+  const copySources = steps.findIndex((step) => step.keyword === "COPY" && /^(--\S+\s+)*src\s/.test(step.rest))
+  ok(install !== -1 && install < copySources, "deno install --frozen runs before the sources are copied")
   ok(keywords.indexOf("USER") < install, "dependencies are installed as the non-root user")
   ok(keywords.includes("HEALTHCHECK"))
 
@@ -85,11 +89,22 @@ Deno.test("Dockerfile: non-root, a volume for SLUICE_DATA_DIR, a HEALTHCHECK; it
           break
         case "COPY": {
           const parts = step.rest.split(/\s+/).filter((part) => !part.startsWith("--"))
-          const target = parts.pop()!
-          ok(target === "./" || target === ".", `COPY into the workdir (${step.rest})`)
+          const target = parts.pop()!.replace(/^\.\/?/, "")
           for (const source of parts) {
-            if (source === ".") await copyTree(ROOT.replace(/\/$/, ""), app, ignored)
-            else await Deno.copyFile(`${ROOT}${source}`, `${app}/${source}`)
+            ok(source !== ".", `COPY names what it copies (${step.rest})`)
+            const info = await Deno.stat(`${ROOT}${source}`)
+            // Docker's rules: a folder's contents go into the target; a file into a target ending in `/`.
+            if (info.isDirectory) await copyTree(`${ROOT}${source}`, `${app}/${target}`, ignored, false)
+            else {
+              const into = target === "" || target.endsWith("/")
+              await Deno.mkdir(`${app}/${into ? target : target.slice(0, target.lastIndexOf("/") + 1)}`, {
+                recursive: true
+              })
+              await Deno.copyFile(
+                `${ROOT}${source}`,
+                `${app}/${into ? `${target}${source.slice(source.lastIndexOf("/") + 1)}` : target}`
+              )
+            }
           }
           break
         }
@@ -129,6 +144,19 @@ Deno.test("Dockerfile: non-root, a volume for SLUICE_DATA_DIR, a HEALTHCHECK; it
       }
     }
     deepStrictEqual(skipped, ["chown deno:deno /app"], "only the root-only chown is skipped")
+    // What the image holds (read before the gateway starts and writes its data).
+    const top: Array<string> = []
+    for await (const entry of Deno.readDir(app)) top.push(entry.name)
+    deepStrictEqual(
+      top.filter((name) => name !== "node_modules" && name !== "data").sort(),
+      ["console", "deno.json", "deno.lock", "migrations", "src"],
+      "only what the gateway runs"
+    )
+    const consoleFiles: Array<string> = []
+    for await (const entry of Deno.readDir(`${app}/console`)) consoleFiles.push(entry.name)
+    deepStrictEqual(consoleFiles.sort(), ["app.css", "dist", "index.html"], "the console's built page, not its sources")
+    const emulator = await Deno.stat(`${app}/src/emulator`).then(() => true, () => false)
+    strictEqual(emulator, false, "no emulator in the image")
     strictEqual(volume, env.SLUICE_DATA_DIR, "the volume is SLUICE_DATA_DIR")
     deepStrictEqual(cmd, ["deno", "task", "start"])
 

@@ -96,7 +96,7 @@ export class ChargeJournal extends Context.Service<ChargeJournal, {
     staleMillis: number,
     limit: number
   ) => Effect.Effect<ReadonlyArray<Batch>, SqlError.SqlError>
-}>()("sluice/billing/ChargeJournal") {
+}>()("sluice/billing/journal/ChargeJournal") {
   /** The journal per `options` over the layer's SQL client; the file (if any) opened and recovered here. */
   static readonly layer = (options: ChargeJournalOptions) =>
     Layer.effect(

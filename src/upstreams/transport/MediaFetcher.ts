@@ -355,7 +355,7 @@ export class MediaFetcher extends Context.Service<MediaFetcher, {
     downloads: ReadonlyArray<MediaDownload>,
     cache: Map<string, InlineMedia>
   ) => Effect.Effect<Request, MediaFetchFailed>
-}>()("sluice/services/MediaFetcher") {
+}>()("sluice/upstreams/transport/MediaFetcher") {
   /** Downloads through `safeFetch` with `settings`; `resolve` replaces the system resolver (tests). */
   static readonly layer = (settings: MediaSettings, resolve?: Resolver) => {
     const download = (url: string, medium: "image" | "file", budget: ByteBudget | undefined) =>

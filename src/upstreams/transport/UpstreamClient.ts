@@ -468,7 +468,7 @@ export class UpstreamClient extends Context.Service<UpstreamClient, {
     timeouts: Timeouts,
     signing?: CallSigning | undefined
   ) => Effect.Effect<UpstreamResponse, UpstreamFailed>
-}>()("sluice/services/UpstreamClient") {
+}>()("sluice/upstreams/transport/UpstreamClient") {
   /**
    * Over one undici dispatcher (keep-alive pools per origin; through the
    * proxy the environment names, if any), destroyed when the layer closes.

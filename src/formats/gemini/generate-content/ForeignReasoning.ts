@@ -3,7 +3,7 @@
  * in place for a gemini channel, so every other field reaches it as the
  * caller sent it (a rebuild through the canonical form would keep only what
  * that form models). What is left out is what the request encoder leaves out
- * (`GeminiRequest.ts`): a `thoughtSignature` written `sluice.<origin>.…` by
+ * (`RequestCodec.ts`): a `thoughtSignature` written `sluice.<origin>.…` by
  * the gateway for another vendor's token (Gemini answers "Corrupted thought
  * signature." to one it did not mint) goes, a thought part left with no text
  * goes with it, and for a Gemini 3 model an unsigned function call of the
