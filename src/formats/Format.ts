@@ -4,7 +4,7 @@
  * in both directions (docs/ARCHITECTURE.md, "Formats and the canonical form"). Routes use
  * the inbound half, upstream adapters the outbound half, so no wire schema is
  * written twice. Translators are pure functions; the stream ones are `step`
- * functions driven by `Stream.mapAccumEffect` in `relay/StreamBridge.ts`.
+ * functions driven by `Stream.mapAccumEffect` in `relay/pipeline/StreamBridge.ts`.
  *
  * @since 0.1.0
  */
