@@ -628,7 +628,7 @@ export const makeBatchStore = (host: BatchHost): BatchStore => {
     },
     serve: (request, path, key) =>
       path.startsWith("/v1/files")
-        ? serveFiles(request, path, key)
+        ? Promise.resolve(serveFiles(request, path, key))
         : path.startsWith("/v1/batches")
         ? serveOpenAiBatches(request, path, key)
         : serveAnthropicBatches(request, path, key),
