@@ -25,6 +25,7 @@ import realtimePrices from "./0016_realtime_prices.ts"
 import realtimeUsageAndSecrets from "./0017_realtime_usage_and_secrets.ts"
 import files from "./0018_files.ts"
 import batches from "./0019_batches.ts"
+import batchPrices from "./0022_batch_prices.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -46,5 +47,6 @@ export const loader = Migrator.fromRecord({
   "0016_realtime_prices": realtimePrices,
   "0017_realtime_usage_and_secrets": realtimeUsageAndSecrets,
   "0018_files": files,
-  "0019_batches": batches
+  "0019_batches": batches,
+  "0022_batch_prices": batchPrices
 })

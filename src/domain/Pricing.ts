@@ -60,6 +60,10 @@ export interface Price {
   readonly audioOutput?: bigint | undefined
   /** USD per 1M audio input tokens read from the vendor's cache (`cached_audio_input`); `undefined` = `audioInput`. */
   readonly cachedAudioInput?: bigint | undefined
+  /** USD per 1M input tokens of a line of a batch delegated to a vendor (`batch_input`); `undefined` = `input`. */
+  readonly batchInput?: bigint | undefined
+  /** USD per 1M output tokens of a line of a batch delegated to a vendor (`batch_output`); `undefined` = `output`. */
+  readonly batchOutput?: bigint | undefined
   readonly free: boolean
 }
 
