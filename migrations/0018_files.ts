@@ -11,9 +11,6 @@
  * uploads in flight). `created_at` and `expires_at` are what the File object shows (`expires_at` NULL: never);
  * `written_at` is when the last chunk of an unfinished upload was written (a long silence marks one a crash left).
  *
- * The id 0018 follows 0016 with a gap: 0017 is taken by another change. Effect's Migrator runs only ids above the
- * latest applied one, so 0017 must be merged before any store runs this one.
- *
  * @since 0.3.0
  */
 import { Effect } from "effect"

@@ -211,7 +211,8 @@ export const appLayer = (
     FileStore.layer({
       maxFileBytes: settings.fileMaxBytes,
       maxUserBytes: settings.fileStoragePerUserBytes,
-      sweepIntervalMillis: settings.fileSweepIntervalMillis
+      sweepIntervalMillis: settings.fileSweepIntervalMillis,
+      maxUploadsInFlight: settings.fileMaxUploadsInFlight
     }),
     UpstreamClient.layer,
     GatewaySettings.layer(options.file),
@@ -358,7 +359,7 @@ export const makeHandler = (options: AppOptions) => {
   const socketMetrics = makeSocketMetrics(telemetry.metrics, [RESPONSES_SOCKET_PATH])
   const responsesSockets = makeSocketServer(RESPONSES_SOCKET_PATH, {
     metrics: socketMetrics,
-    accessLog: options.telemetry?.accessLog === true ? telemetry.options.sink : undefined,
+    accessLog: options.telemetry?.accessLog === true ? telemetry.write : undefined,
     handshake: web.handler,
     admit: (request, completed) => {
       const refused = open.admit(request, completed, false)

@@ -20,7 +20,7 @@ import { VERTEX_TEST_PROJECT } from "./emulator/Vertex.ts"
 
 const port = Number(Deno.env.get("PORT") ?? "3000")
 const key = "sk-demo-0123456789abcdef"
-const emulator = startEmulator({ latencyMs: 50, tokensPerSecond: 40 })
+const emulator = startEmulator({ latencyMs: 50, tokensPerSecond: 40, toolCalls: "asked" })
 const vertexKey = await emulator.vertexServiceAccountKey()
 const parsed = parseBootstrap(
   JSON.stringify({

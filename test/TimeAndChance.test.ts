@@ -25,6 +25,9 @@ const ALLOWED: Readonly<Record<string, string>> = {
   "http/WebSocketAccept.ts": SOCKET_TIME,
   "relay/socket/ResponsesSocket.ts": SOCKET_TIME,
   "relay/realtime/RealtimeSession.ts": SOCKET_TIME,
+  "upstreams/transport/ResponsesUpstreamSocket.ts":
+    "an upstream Responses socket's per-frame and total deadlines run on the runtime's socket callbacks and real " +
+    "timers, like the upstream client's HTTP deadlines, in the wall time those sockets run in",
   "App.ts": "the shutdown drain's deadline is wall time: it races the runtime's server shutdown and real sockets",
   "main.ts": "the shutdown grace is wall time, counted from the signal, around the runtime's server shutdown"
 }

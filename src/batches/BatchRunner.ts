@@ -44,6 +44,9 @@ import {
 /** How long a shutdown waits for the lines running to finish, in milliseconds. */
 const DRAIN_MILLIS = 10_000
 
+/** A batch `finalizing` this long (its finalizer stopped) is finalized again by any instance, in milliseconds. */
+const FINALIZE_STALE_MILLIS = 5 * 60_000
+
 /** The most batches one poll looks at. */
 const ACTIVE_BATCHES_PER_POLL = 100
 
@@ -244,7 +247,7 @@ export class BatchRunner extends Context.Service<BatchRunner, {
         // The heartbeat of the lines this instance runs (none: no statement).
         if (perBatch.size > 0) yield* renewLeases(sql, instance, leaseMillis)
         const now = yield* Clock.currentTimeMillis
-        const active = yield* selectActive(sql, ACTIVE_BATCHES_PER_POLL, leaseMillis)
+        const active = yield* selectActive(sql, ACTIVE_BATCHES_PER_POLL, Math.max(FINALIZE_STALE_MILLIS, leaseMillis))
         for (const batch of active) {
           if (batch.status === "finalizing") {
             yield* settle(batch)

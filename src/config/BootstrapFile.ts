@@ -288,7 +288,8 @@ export const UserSpec = Schema.Struct({
  * user may have unfinished at once, default 100; more are answered 429).
  * Files (README, "Files"): `file_max_bytes` (largest file a caller may upload to `/v1/files`, default 200 MiB),
  * `file_storage_per_user_bytes` (largest total of one user's files, default 10 GiB) and
- * `file_sweep_interval_seconds` (how often each instance removes expired and deleted files, default 60; 0: never).
+ * `file_sweep_interval_seconds` (how often each instance removes expired and deleted files, default 60; 0: never) and
+ * `file_max_uploads_in_flight` (uploads one user may have running at once on one instance, default 4).
  *
  * @category models
  */
@@ -296,6 +297,7 @@ export const GatewaySettings = Schema.Struct({
   file_max_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   file_storage_per_user_bytes: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   file_sweep_interval_seconds: Schema.optional(Count),
+  file_max_uploads_in_flight: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   realtime_float_input_tokens: Schema.optional(Count),
   realtime_float_output_tokens: Schema.optional(Count),
   journal_fsync: Schema.optional(Schema.Boolean),

@@ -12,6 +12,9 @@
  *   two calls (tools[0] and tools[1] when there are two, else the same tool twice)
  *   when the last user text contains the word `parallel`. The last user text may name the call instead:
  *   `tool:<name> {json}` calls that offered tool with those arguments (`directedCall`).
+ *   That is the `automatic` mode (`ToolCallMode`, the default); in the `asked` mode (the demo's) a call is made
+ *   only when the last user text names one (`tool:<name> {json}`) or tool choice requires one (a named tool,
+ *   `required`, Anthropic's and Bedrock's `any`, Gemini's `ANY`), and the answer is text otherwise.
  * - After tool results: `Tool result: <result texts joined by " | ">`.
  * - Structured output: the text is a JSON object sampled from the schema.
  * - Reasoning when asked: `Thinking about: <last user text>`.
@@ -34,6 +37,17 @@ export interface ToolSpec {
 
 /** Tool choice, vendor-neutral: `auto`, `none`, `required` or a named tool. @category models */
 export type ToolChoice = "auto" | "none" | "required" | { readonly name: string }
+
+/**
+ * When tools offered with tool choice `auto` get a call: `automatic` (the default, which every test relies on)
+ * calls one whenever tools are offered; `asked` calls one only when the last user text asks for it
+ * (`tool:<name> {json}`) or tool choice requires one (a named tool, `required`), and answers in text otherwise, so
+ * an agent pointed at the emulator gets an answer it can stop on. Every vendor wire answers through `answer`, so
+ * all of them follow the same mode.
+ *
+ * @category models
+ */
+export type ToolCallMode = "automatic" | "asked"
 
 /** What a vendor route extracts from its request before answering. @category models */
 export interface Prompt {
@@ -208,11 +222,13 @@ export const directedCall = (prompt: Prompt): ToolCall | undefined => {
   return { name: tool.name, input, arguments: JSON.stringify(input) }
 }
 
-const toolCallsFor = (prompt: Prompt): ReadonlyArray<ToolCall> => {
+const toolCallsFor = (prompt: Prompt, mode: ToolCallMode): ReadonlyArray<ToolCall> => {
   if (prompt.tools.length === 0 || prompt.toolChoice === "none" || prompt.toolResults.length > 0) return []
   const choice = prompt.toolChoice
   const directed = typeof choice === "object" ? undefined : directedCall(prompt)
   if (directed !== undefined) return [directed]
+  // Asked for nothing and free to answer in text: an agent's turn ends here.
+  if (mode === "asked" && choice === "auto") return []
   const named = typeof choice === "object" ? prompt.tools.find((tool) => tool.name === choice.name) : undefined
   const first = named ?? prompt.tools[0]
   const chosen = /\bparallel\b/i.test(prompt.lastUserText)
@@ -238,21 +254,26 @@ const baseText = (prompt: Prompt): string => {
 
 const countWords = (text: string): number => text.split(/\s+/).filter((word) => word.length > 0).length
 
-/** Builds the deterministic answer for a prompt (rules in the module doc). @category answers */
-export const answer = (prompt: Prompt): Answer => {
+/**
+ * Builds the deterministic answer for a prompt (rules in the module doc); `toolCalls` says when offered tools get a
+ * call (`ToolCallMode`, default `automatic`).
+ *
+ * @category answers
+ */
+export const answer = (prompt: Prompt, toolCalls: ToolCallMode = "automatic"): Answer => {
   const tokens = promptTokens(prompt)
   const reasoning = prompt.reasoning ? `Thinking about: ${firstWords(prompt.lastUserText, maxEchoWords)}` : undefined
   const reasoningWords = reasoning === undefined ? [] : splitWords(reasoning)
   const reasoningTokens = reasoning === undefined ? 0 : countWords(reasoning)
-  const toolCalls = toolCallsFor(prompt)
-  if (toolCalls.length > 0) {
-    const callTokens = toolCalls.reduce((sum, call) => sum + Math.ceil(call.arguments.length / 4), 0)
+  const calls = toolCallsFor(prompt, toolCalls)
+  if (calls.length > 0) {
+    const callTokens = calls.reduce((sum, call) => sum + Math.ceil(call.arguments.length / 4), 0)
     return {
       reasoning,
       reasoningWords,
       text: "",
       words: [],
-      toolCalls,
+      toolCalls: calls,
       finish: "tool_calls",
       stopSequence: undefined,
       promptTokens: tokens.prompt,

@@ -247,7 +247,7 @@ export const anthropicMessages = (context: RouteContext): Reply => {
   const body = context.body
   const thinkingType = objectOr(body.thinking).type
   const thinking = thinkingType === "enabled" || thinkingType === "adaptive"
-  const result = answer(prompt(body, arrayOr(body.messages), thinking))
+  const result = answer(prompt(body, arrayOr(body.messages), thinking), context.toolCalls)
   const id = context.ids.next("msg_")
   const toolIds = result.toolCalls.map(() => context.ids.next("toolu_"))
   const signature = result.reasoning === undefined ? "" : thinkingSignature(result.reasoning)

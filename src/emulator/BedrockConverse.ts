@@ -434,7 +434,7 @@ export const bedrockConverse = async (context: RouteContext, stream: boolean): P
   if (isReply(model)) return model
   const read = readConverse(context.body, model)
   if (isReply(read)) return read
-  const result = answer(read.prompt)
+  const result = answer(read.prompt, context.toolCalls)
   const cache = cacheUse(context, read, result)
   const usage = usageOf(result, cache)
   const metrics = { latencyMs: 10 * (1 + result.outputTokens) }

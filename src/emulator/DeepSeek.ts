@@ -141,7 +141,7 @@ export const deepseekChat = (context: RouteContext): Reply => {
     ...chatPrompt(body, body.messages),
     reasoning: thinking,
     maxTokens: numberOr(body.max_tokens)
-  })
+  }, context.toolCalls)
   const hits = Math.min(
     result.promptTokens,
     Math.max(result.cachedTokens, cacheHits(context.prompts, body, context.model, body.messages))

@@ -82,7 +82,8 @@
  *   (else the first) with arguments sampled from its JSON Schema (string "sample", number 1, boolean true,
  *   enum first, objects recursively with only `required` properties when some are listed); two calls with
  *   distinct ids when the last user text contains `parallel`; `tool:<name> {json}` in the last user text calls
- *   that offered tool with those arguments. After tool results: `Tool result: <texts>`.
+ *   that offered tool with those arguments. After tool results: `Tool result: <texts>`. With the option
+ *   `toolCalls: "asked"` (the demo's), tool choice `auto` gets a call only when `tool:<name> {json}` asks for it.
  * - Reasoning when asked (chat `reasoning_effort` ≠ none, Responses `reasoning.effort` ≠ none, Anthropic
  *   `thinking.type` enabled/adaptive, Gemini `includeThoughts` or `thinkingBudget` > 0): `Thinking about:
  *   <last user text>`, counted as reasoning tokens (Anthropic signature `sig-<hash>`).
@@ -109,8 +110,10 @@ import { serveResponsesSocket } from "./ResponsesSocket.ts"
 import { type ArmedFault, armFaults, echoMessage, type Fault, takeFault, vendorErrorBody } from "./Faults.ts"
 
 export type { Fault } from "./Faults.ts"
+export type { ToolCallMode } from "./Answer.ts"
 import { inBandErrorFrame, malformedBody, requestKey, resolveRoute, unauthorizedMessage } from "./Routes.ts"
 import { pngFor } from "./Png.ts"
+import type { ToolCallMode } from "./Answer.ts"
 import { type ReportedUsage, reportedUsage } from "./ReportedUsage.ts"
 import { makeMjTasks, mjImageSeed } from "./Midjourney.ts"
 import { makeVideoTasks } from "./VideoTasks.ts"
@@ -202,6 +205,12 @@ export interface EmulatorOptions {
    * lines, the last ending it (`Batches.ts`; default 2, at least 1).
    */
   readonly batchPolls?: number
+  /**
+   * When a request that offers tools gets a tool call, on every wire (`Answer.ts`, `ToolCallMode`): `automatic`
+   * (default; what the tests rely on) whenever tool choice allows one; `asked` (the demo's) only when the last user
+   * message asks for one (`tool:<name> {json}`) or tool choice requires one, plain text otherwise.
+   */
+  readonly toolCalls?: ToolCallMode
 }
 
 /** A running emulator and its test controls. @category models */
@@ -733,7 +742,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
         created: Math.floor(Date.now() / 1000),
         videos,
         midjourney,
-        prompts
+        prompts,
+        toolCalls: options.toolCalls
       })
       if (inBand && fault?.status !== undefined && reply._tag === "Events") {
         const kept = reply.frames.slice(0, fault.breakAfterEvents)

@@ -341,7 +341,7 @@ export const geminiGenerate = (context: RouteContext): Reply => {
   const thinkingConfig = objectOr(field(generationConfig, "thinkingConfig", "thinking_config"))
   const includeThoughts = field(thinkingConfig, "includeThoughts", "include_thoughts") === true
   const budget = numberOr(field(thinkingConfig, "thinkingBudget", "thinking_budget")) ?? 0
-  const result = answer(prompt(body, includeThoughts || budget > 0))
+  const result = answer(prompt(body, includeThoughts || budget > 0), context.toolCalls)
   const responseId = context.ids.next("resp-")
   const callIds = result.toolCalls.map(() => context.ids.next("fc-"))
   const finishReason = result.finish === "length" ? "MAX_TOKENS" : "STOP"

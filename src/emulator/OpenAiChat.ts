@@ -205,7 +205,7 @@ export const chatCompletions = (context: RouteContext): Reply => {
         "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
     return jsonReply([{ error: { code: 400, message, status: "INVALID_ARGUMENT" } }], 400)
   }
-  const result = answer(chatPrompt(body, body.messages))
+  const result = answer(chatPrompt(body, body.messages), context.toolCalls)
   const id = context.ids.next("chatcmpl-")
   const callIds = result.toolCalls.map(() => context.ids.next("call_"))
   /** Gemini 3 signs the first call of an answer. */

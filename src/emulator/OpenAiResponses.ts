@@ -175,7 +175,7 @@ export const createResponse = (context: RouteContext): Reply => {
   if (body.input === undefined) return invalid("Missing required parameter: 'input'.", "input")
   const problem = responsesParamProblem(body) ?? responsesInputProblem(body)
   if (problem !== undefined) return invalid(problem.message, problem.param)
-  const result = answer(prompt(body, inputItems(body.input)))
+  const result = answer(prompt(body, inputItems(body.input)), context.toolCalls)
   const id = context.ids.next("resp_")
   const output: Array<JsonObject> = []
   if (result.reasoning !== undefined) {

@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import type { ToolCallMode } from "./Answer.ts"
 import type { Reply } from "./Sse.ts"
 import type { MjTasks } from "./MidjourneyTasks.ts"
 import type { VideoTasks } from "./VideoTasks.ts"
@@ -88,6 +89,8 @@ export interface RouteContext {
   readonly midjourney: MjTasks
   /** The prompt prefixes seen by the routes with a context cache (DeepSeek's); absent: nothing is cached. */
   readonly prompts?: PromptCache | undefined
+  /** When offered tools get a call (`Answer.ts`, `ToolCallMode`); absent: `automatic`. */
+  readonly toolCalls?: ToolCallMode | undefined
 }
 
 /**

@@ -9,7 +9,8 @@
  *
  * Limits: `maxFileBytes` per file (an upload past it fails with `PayloadTooLarge`, `param: "file"`) and
  * `maxUserBytes` for all of a user's files together, uploads in flight included (past it: `InvalidRequest`,
- * `param: "file"`, code `file_storage_limit_exceeded`). A failed or interrupted upload leaves nothing behind: its
+ * `param: "file"`, code `file_storage_limit_exceeded`), and `maxUploadsInFlight` uploads of one user at once on one
+ * instance (past it: `RateLimited`, so a user cannot hold a chunk's buffer in memory per open request). A failed or interrupted upload leaves nothing behind: its
  * chunks are removed before the failure returns. Files the gateway writes itself (`createFromLines`, a batch's
  * output) are not held to either limit; they count towards the user's total for later uploads.
  *
@@ -25,7 +26,7 @@
  */
 import { Clock, Context, Duration, Effect, Exit, Layer, Option, Schedule, Stream } from "effect"
 import { SqlClient } from "effect/sql"
-import { InvalidRequest, NotFound, PayloadTooLarge, RequestTimeout } from "../errors/GatewayError.ts"
+import { InvalidRequest, NotFound, PayloadTooLarge, RateLimited, RequestTimeout } from "../errors/GatewayError.ts"
 import {
   type FileDeleted,
   type FileList,
@@ -45,6 +46,9 @@ export const DEFAULT_FILE_MAX_BYTES = 200 * 1024 * 1024
 
 /** The default per-user total (`settings.file_storage_per_user_bytes`): 10 GiB. @category constants */
 export const DEFAULT_USER_MAX_BYTES = 10 * 1024 * 1024 * 1024
+
+/** Uploads one user may have running at once on one instance, by default (`settings.file_max_uploads_in_flight`). @category constants */
+export const DEFAULT_MAX_UPLOADS_IN_FLIGHT = 4
 
 /** How often the sweep runs by default (`settings.file_sweep_interval_seconds`), in milliseconds. @category constants */
 export const DEFAULT_SWEEP_INTERVAL_MILLIS = 60_000
@@ -78,6 +82,8 @@ export interface FileStoreOptions {
   readonly maxUserBytes: number
   /** Milliseconds between sweeps (default `DEFAULT_SWEEP_INTERVAL_MILLIS`); 0: no background sweep. */
   readonly sweepIntervalMillis: number
+  /** Uploads one user may have running at once on this instance (default `DEFAULT_MAX_UPLOADS_IN_FLIGHT`). */
+  readonly maxUploadsInFlight?: number | undefined
 }
 
 /** The defaults of `FileStoreOptions`. @category constants */
@@ -139,14 +145,15 @@ export class FileStore extends Context.Service<FileStore, {
   /**
    * Stores `content` as a file of `userId` named `filename`, not yet visible: its bytes are written as they arrive.
    * Fails with `PayloadTooLarge` (`param: "file"`) past the per-file limit, `InvalidRequest` (`param: "file"`) past
-   * the user's total, `RequestTimeout` past `UPLOAD_DEADLINE_SECONDS`, or `content`'s own error; a failed or
-   * interrupted upload leaves nothing stored.
+   * the user's total, `RequestTimeout` past `UPLOAD_DEADLINE_SECONDS`, `RateLimited` when the user already has
+   * `maxUploadsInFlight` uploads running here (nothing read then), or `content`'s own error; a failed or interrupted
+   * upload leaves nothing stored.
    */
   readonly upload: <E>(
     userId: bigint,
     filename: string,
     content: Stream.Stream<Uint8Array, E>
-  ) => Effect.Effect<StagedFile, E | PayloadTooLarge | InvalidRequest | RequestTimeout>
+  ) => Effect.Effect<StagedFile, E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited>
   /** Makes a staged upload visible with its `details`; its File object. */
   readonly commit: (staged: StagedFile, details: FileDetails) => Effect.Effect<FileObject>
   /** Removes a staged upload (a form found bad after its file arrived). */
@@ -158,7 +165,7 @@ export class FileStore extends Context.Service<FileStore, {
       readonly filename: string
       readonly content: Stream.Stream<Uint8Array, E>
     } & FileDetails
-  ) => Effect.Effect<FileObject, E | PayloadTooLarge | InvalidRequest | RequestTimeout>
+  ) => Effect.Effect<FileObject, E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited>
   /**
    * A file the gateway writes for `userId` (a batch's output or errors): each element of `lines` one line (a string,
    * or its UTF-8 bytes, without its line break), each followed by `\n`, in order. Purpose `batch_output` unless
@@ -246,7 +253,7 @@ const concat = (pieces: ReadonlyArray<Uint8Array>, size: number): Uint8Array => 
 }
 
 const encoder = new TextEncoder()
-const NEWLINE = encoder.encode("\n")
+const NEWLINE = 0x0a
 
 /** Where a download is: the next chunk's `seq`, and the bytes read so far. */
 interface ReadState {
@@ -355,14 +362,43 @@ const makeFileStore = (options: FileStoreOptions) =>
         return yield* body.pipe(Effect.onExit((exit) => Exit.isSuccess(exit) ? Effect.void : purge(id)))
       })
 
-    const upload = <E>(userId: bigint, filename: string, content: Stream.Stream<Uint8Array, E>) =>
-      write(userId, filename, content, options).pipe(
-        Effect.timeoutOrElse({
-          duration: Duration.seconds(UPLOAD_DEADLINE_SECONDS),
-          orElse: () => Effect.fail(new RequestTimeout({ seconds: UPLOAD_DEADLINE_SECONDS }))
+    const maxInFlight = options.maxUploadsInFlight ?? DEFAULT_MAX_UPLOADS_IN_FLIGHT
+    const inFlight = new Map<bigint, number>()
+    const busy = () =>
+      new RateLimited({
+        message: `You have ${maxInFlight} uploads running, the most allowed at once; wait for one to finish.`,
+        retryAfterSeconds: 1
+      })
+
+    const upload = <E>(
+      userId: bigint,
+      filename: string,
+      content: Stream.Stream<Uint8Array, E>
+    ): Effect.Effect<StagedFile, E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited> =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => {
+          const running = inFlight.get(userId) ?? 0
+          if (running >= maxInFlight) return false
+          inFlight.set(userId, running + 1)
+          return true
         }),
-        Effect.withSpan("FileStore.upload")
-      )
+        (admitted): Effect.Effect<StagedFile, E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited> =>
+          admitted
+            ? write(userId, filename, content, options).pipe(
+              Effect.timeoutOrElse({
+                duration: Duration.seconds(UPLOAD_DEADLINE_SECONDS),
+                orElse: () => Effect.fail(new RequestTimeout({ seconds: UPLOAD_DEADLINE_SECONDS }))
+              })
+            )
+            : Effect.fail(busy()),
+        (admitted) =>
+          Effect.sync(() => {
+            if (!admitted) return
+            const left = (inFlight.get(userId) ?? 1) - 1
+            if (left <= 0) inFlight.delete(userId)
+            else inFlight.set(userId, left)
+          })
+      ).pipe(Effect.withSpan("FileStore.upload"))
 
     const commit = Effect.fn("FileStore.commit")(function* (staged: StagedFile, details: FileDetails) {
       const seconds = details.expiresAfterSeconds ??
@@ -397,16 +433,17 @@ const makeFileStore = (options: FileStoreOptions) =>
         readonly expiresAfterSeconds?: number | undefined
       }
     ): Effect.Effect<FileObject, E> => {
-      const bytes = lines.pipe(
-        Stream.flatMap((line) => Stream.make(typeof line === "string" ? encoder.encode(line) : line, NEWLINE))
-      )
-      return write(userId, details.filename, bytes, undefined).pipe(
-        // Without limits, `write` fails with nothing but the stream's error.
-        Effect.catchIf(
-          (error): error is PayloadTooLarge | InvalidRequest =>
-            error instanceof PayloadTooLarge || error instanceof InvalidRequest,
-          (error) => Effect.die(error)
-        ),
+      const bytes = Stream.map(lines, (line) => {
+        if (typeof line === "string") return encoder.encode(`${line}\n`)
+        const ended = new Uint8Array(line.byteLength + 1)
+        ended.set(line)
+        ended[line.byteLength] = NEWLINE
+        return ended
+      })
+      // Without limits, `write` fails with nothing but the stream's error (the limit failures are made only when
+      // it is given limits), which the cast says.
+      const written = write(userId, details.filename, bytes, undefined) as Effect.Effect<StagedFile, E>
+      return written.pipe(
         Effect.flatMap((staged) =>
           commit(staged, {
             purpose: details.purpose ?? "batch_output",
@@ -414,7 +451,7 @@ const makeFileStore = (options: FileStoreOptions) =>
           })
         ),
         Effect.withSpan("FileStore.createFromLines")
-      ) as Effect.Effect<FileObject, E>
+      )
     }
 
     const visible = (now: Date) => sql`complete AND NOT deleted AND (expires_at IS NULL OR expires_at > ${now})`

@@ -16,10 +16,13 @@ import type { Problem } from "../domain/Problem.ts"
  * Whether the same request, sent again unchanged, can succeed: `false` for a
  * failure only the caller can fix (unknown model, missing price, quota
  * exhausted, malformed or oversized body, unknown route or object, bad key,
- * an upstream that refused the request itself), `true` otherwise (rate
+ * an upstream that refused the request itself) and for an upstream failure that
+ * another attempt must not repeat (an accepted answer that broke off while it was
+ * copied: the vendor may hold what it made), `true` otherwise (rate
  * limits, upstream outages and timeouts, a body that came too slowly, the
  * gateway's database out of reach). Decided from the error's tag and kind,
- * never from its message.
+ * never from its message; for `UpstreamFailed` the one rule is the error's own
+ * `retryable`, the one failover follows (`relay/Failover.ts`).
  *
  * @category http
  */
@@ -36,7 +39,7 @@ export const isRetryable = (error: GatewayError): boolean =>
     RequestTimeout: () => true,
     RouteNotFound: () => false,
     NotFound: () => false,
-    UpstreamFailed: (e) => e.kind !== "rejected",
+    UpstreamFailed: (e) => e.retryable,
     LedgerUnavailable: () => true,
     Unauthenticated: () => false,
     Forbidden: () => false

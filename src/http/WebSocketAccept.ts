@@ -16,7 +16,13 @@
  */
 import { rememberClientAddress, trustProxies } from "./ClientAddress.ts"
 import { markMadeRequestId } from "./MadeRequestId.ts"
-import { HANDSHAKE_ACCEPTED, socketLine, type SocketMetrics, type SocketTally } from "./WebSocketUpgrade.ts"
+import {
+  HANDSHAKE_ACCEPTED,
+  type SocketLine,
+  socketLine,
+  type SocketMetrics,
+  type SocketTally
+} from "./WebSocketUpgrade.ts"
 
 /** A session on an accepted socket, as the server keeps it. @category models */
 export interface SocketSession {
@@ -38,8 +44,8 @@ export interface AcceptedSocket {
 /** How a server is built. @category models */
 export interface SocketServerOptions {
   readonly metrics: SocketMetrics
-  /** The access log's sink, or `undefined` when it is off. */
-  readonly accessLog: ((line: string) => void) | undefined
+  /** Where a socket's end line goes (the telemetry's `write`), or `undefined` when the access log is off. */
+  readonly accessLog: ((line: SocketLine) => void) | undefined
   /** The gateway's handler for the handshake (its route authenticates it). */
   readonly handshake: (request: Request) => Promise<Response>
   /** The open-requests bound: the refusal when the address has too many open, else `undefined`. */

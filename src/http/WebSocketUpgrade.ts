@@ -164,9 +164,33 @@ export interface SocketTally {
 export const makeTally = (): SocketTally => ({ framesIn: 0, framesOut: 0, bytesIn: 0, bytesOut: 0, responses: 0 })
 
 /**
- * The access-log line of a socket's end (one JSON object, no newline):
- * `msg: "socket"`, its id (the prefix of its responses' request ids), route,
- * close code, seconds open and its tally. No key, no frame content.
+ * The access-log line of a socket's end, in the log's one shape
+ * (`observability/LogLine.ts`, named by shape so this module stays below the
+ * telemetry): `time`, `level: "info"`, `msg: "socket"`, then its id (the
+ * prefix of its responses' request ids), route, close code, milliseconds open
+ * and its tally. No key, no frame content.
+ *
+ * @category logging
+ */
+export type SocketLine = {
+  readonly time: string
+  readonly level: "info"
+  readonly msg: "socket"
+  readonly socket_id: string
+  readonly route: string
+  readonly close_code: number
+  readonly duration_ms: number
+  readonly responses: number
+  readonly frames_in: number
+  readonly frames_out: number
+  readonly bytes_in: number
+  readonly bytes_out: number
+}
+
+/**
+ * The line of a socket's end (`SocketLine`), closed at `closedAt` after
+ * opening at `openedAt` (epoch milliseconds), written by the telemetry in its
+ * format.
  *
  * @category logging
  */
@@ -177,21 +201,20 @@ export const socketLine = (
   closedAt: number,
   code: number,
   tally: SocketTally
-): string =>
-  JSON.stringify({
-    time: new Date(closedAt).toISOString(),
-    level: "info",
-    msg: "socket",
-    socket_id: socketId,
-    route,
-    close_code: code,
-    duration_ms: closedAt - openedAt,
-    responses: tally.responses,
-    frames_in: tally.framesIn,
-    frames_out: tally.framesOut,
-    bytes_in: tally.bytesIn,
-    bytes_out: tally.bytesOut
-  })
+): SocketLine => ({
+  time: new Date(closedAt).toISOString(),
+  level: "info",
+  msg: "socket",
+  socket_id: socketId,
+  route,
+  close_code: code,
+  duration_ms: closedAt - openedAt,
+  responses: tally.responses,
+  frames_in: tally.framesIn,
+  frames_out: tally.framesOut,
+  bytes_in: tally.bytesIn,
+  bytes_out: tally.bytesOut
+})
 
 /**
  * The sockets one gateway has open, by route, for the `sluice_websocket_open`

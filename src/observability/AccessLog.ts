@@ -1,6 +1,7 @@
 /**
- * The access log: one line per request on stdout, as JSON (one object per
- * line) or, when stdout is a terminal, in a readable form. A line holds the
+ * The access log: one line per request on stdout, in the log's one shape
+ * (`LogLine.ts`: `time`, `level`, `msg` (`"request"`), then the fields) as
+ * JSON or, when stdout is a terminal, in the readable form. A line holds the
  * time, level, request id, method, route (its pattern, never the caller's
  * path), status, latencies, inbound format, model, group, channel, tokens,
  * cost and the failover path; never a key, a body or the caller's path. The
@@ -16,6 +17,7 @@
  */
 import type { LogLevelName } from "../config/ObservabilityEnv.ts"
 import { safeVendorText } from "../domain/Redact.ts"
+import { lineText } from "./LogLine.ts"
 import type { RequestRecord } from "./RequestRecord.ts"
 import { routeOf } from "./RouteLabel.ts"
 
@@ -98,24 +100,14 @@ export const jsonLine = (record: RequestRecord, route: string = routeOf(record.u
   }}`
 
 /**
- * A record as one readable line (no newline), e.g.
- * `2026-11-25T15:00:00.000Z INFO  POST /v1/chat/completions 200 12.3ms ttfb=3.1ms id=… openai-chat
- * model=gpt-4o channel=openai-main tokens=10+20 cost=123 failover=a:server>b:ok`.
+ * A record as one readable line (no newline): its fields in the log's text
+ * form (`LogLine.ts` `lineText`), e.g. `2026-11-25T15:00:00.000Z INFO  request request_id=… method=POST
+ * route=/v1/chat/completions status=200 latency_ms=12.3 ttfb_ms=3.1 format=openai-chat model=gpt-4o
+ * channel=openai-main prompt_tokens=10 completion_tokens=20 … cost=123 failover=["a:server","b:ok"]`.
  *
  * @category formatting
  */
-export const textLine = (record: RequestRecord, route?: string): string => {
-  const fields = fieldsOf(record, route)
-  const model = fields.model === null ? "" : ` model=${JSON.stringify(fields.model)}`
-  const channel = fields.channel === null ? "" : ` channel=${fields.channel}`
-  const usage = fields.prompt_tokens + fields.completion_tokens > 0 || fields.cost > 0
-    ? ` tokens=${fields.prompt_tokens}+${fields.completion_tokens} cost=${fields.cost}`
-    : ""
-  const failover = fields.failover.length === 0 ? "" : ` failover=${fields.failover.join(">")}`
-  return `${fields.time} ${fields.level.toUpperCase().padEnd(5)} ${fields.method} ${fields.route} ${fields.status} ` +
-    `${fields.latency_ms}ms ttfb=${fields.ttfb_ms}ms id=${fields.request_id} ${fields.format}${model}${channel}` +
-    `${usage}${failover}`
-}
+export const textLine = (record: RequestRecord, route?: string): string => lineText(fieldsOf(record, route))
 
 /**
  * Lines written in batches: collected, and written as one chunk at most every

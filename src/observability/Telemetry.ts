@@ -1,7 +1,8 @@
 /**
  * The gateway's telemetry: the request-id and access-log middleware, the
  * metrics of finished requests, and Effect's own log lines sent to the same
- * place as the access log, filtered by `LOG_LEVEL`.
+ * place as the access log in the same shape (`LogLine.ts`), filtered by
+ * `LOG_LEVEL`.
  *
  * `x-request-id`: a caller's value is taken when well-formed (1 to 128 of
  * `A-Z a-z 0-9 . _ : + / = -`), otherwise one is made (32 hex digits, then
@@ -16,6 +17,7 @@ import type { LogLevelName } from "../config/ObservabilityEnv.ts"
 import { headerOf } from "../http/Credentials.ts"
 import { hasMadeRequestId } from "../http/MadeRequestId.ts"
 import { jsonLine, levelOf, levelRank, textLine } from "./AccessLog.ts"
+import { formatLine, lineLogger, type LogLine } from "./LogLine.ts"
 import { Metrics } from "./Metrics.ts"
 import { attachRecord, type RecordOwner, RequestRecord } from "./RequestRecord.ts"
 import { routeOf } from "./RouteLabel.ts"
@@ -26,7 +28,9 @@ export interface TelemetryOptions {
   readonly metrics: boolean
   /** Write an access-log line per request (`SLUICE_ACCESS_LOG`). */
   readonly accessLog: boolean
+  /** `LOG_FORMAT`: every line as JSON or in the readable text form (`LogLine.ts`). */
   readonly format: "json" | "text"
+  /** `LOG_LEVEL`: the least level written. */
   readonly level: LogLevelName
   /** Where log lines go (no newline); the gateway's is a batched stdout writer. */
   readonly sink: (line: string) => void
@@ -59,11 +63,21 @@ export class Telemetry implements RecordOwner {
   readonly metrics: Metrics | undefined
   readonly options: TelemetryOptions
   readonly #logRank: number
+  readonly #levelRank: number
 
   constructor(options: TelemetryOptions) {
     this.options = options
     this.metrics = options.metrics ? new Metrics() : undefined
-    this.#logRank = options.accessLog ? levelRank[options.level] : Number.POSITIVE_INFINITY
+    this.#levelRank = levelRank[options.level]
+    this.#logRank = options.accessLog ? this.#levelRank : Number.POSITIVE_INFINITY
+  }
+
+  /**
+   * Writes `line` in the telemetry's format to its sink when its level passes
+   * `LOG_LEVEL` (a WebSocket's end line is written this way).
+   */
+  readonly write = (line: LogLine): void => {
+    if (levelRank[line.level] >= this.#levelRank) this.options.sink(formatLine(line, this.options.format))
   }
 
   /** A record for a request arriving at `startedAt` (epoch milliseconds). */
@@ -120,8 +134,9 @@ export class Telemetry implements RecordOwner {
 
   /**
    * The middleware of every request (a global router middleware): makes the
-   * request's record, attaches it to the request (what `CurrentRequest` reads), and
-   * returns the answer with `x-request-id`.
+   * request's record, attaches it to the request (what `CurrentRequest` reads),
+   * annotates the request's log lines with its `request_id`, and returns the
+   * answer with `x-request-id`.
    */
   get middlewareLayer(): Layer.Layer<never, never, HttpRouter.HttpRouter> {
     return HttpRouter.middleware(
@@ -131,7 +146,8 @@ export class Telemetry implements RecordOwner {
           const request = Context.getUnsafe(fiber.context, HttpServerRequest.HttpServerRequest)
           const record = this.open(request, fiber.getRef(Clock.Clock).currentTimeMillisUnsafe())
           attachRecord(request, record)
-          return Effect.matchCauseEffect(app, {
+          // Every log line of the request's fiber (and the fibers it forks) names the request, as its access line does.
+          return Effect.matchCauseEffect(Effect.annotateLogs(app, "request_id", record.requestId), {
             onSuccess: (response) => {
               // A WebSocket handshake's route answers a 204 placeholder the server turns into the 101
               // (`http/WebSocketHandshake.ts`): the access line tells what the caller got.
@@ -154,13 +170,12 @@ export class Telemetry implements RecordOwner {
 
   /**
    * Effect's log lines (the services' warnings and errors) to the same sink
-   * as the access log, in the same format, from `LOG_LEVEL` up.
+   * as the access log, in the same shape and format (`LogLine.ts`
+   * `lineLogger`), from `LOG_LEVEL` up.
    */
   get loggerLayer(): Layer.Layer<never> {
-    const sink = this.options.sink
-    const format = this.options.format === "json" ? Logger.formatJson : Logger.formatLogFmt
     return Layer.merge(
-      Logger.layer([Logger.make((options) => sink(format.log(options)))]),
+      Logger.layer([lineLogger(this.options.format, this.options.sink)]),
       Layer.succeed(References.MinimumLogLevel, effectLevels[this.options.level])
     )
   }

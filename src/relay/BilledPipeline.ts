@@ -170,7 +170,8 @@ export const runBilled = <A>(
           maxAttempts: Math.min(request.candidates.length, 1 + settings.retryTimes),
           deadline: request.started + settings.requestDeadlineMs,
           report: services.router.report,
-          logFailed: settlement.logFailedAttempt,
+          logFailed: (candidate, attempt, error) =>
+            Effect.sync(() => settlement.logFailedAttempt(candidate, attempt, error)),
           attempt: request.attempt(context)
         })
         return yield* request.deliver(accepted, context)

@@ -177,10 +177,8 @@ export class CountTokensRelay extends Context.Service<CountTokensRelay, {
             report: router.report,
             // A count is free: a failed attempt is logged (by kind and status), never a usage row.
             logFailed: (candidate, _attempt, error) =>
-              Effect.runFork(
-                Effect.logWarning("countTokens attempt failed").pipe(
-                  Effect.annotateLogs({ channel: candidate.channel.name, kind: error.kind, status: error.status })
-                )
+              Effect.logWarning("countTokens attempt failed").pipe(
+                Effect.annotateLogs({ channel: candidate.channel.name, kind: error.kind, status: error.status })
               ),
             attempt: attempt(raw, wire, headers)
           }).pipe(Effect.map((accepted) => accepted.value)))

@@ -53,8 +53,11 @@ export interface FailoverOptions<A, E> {
   readonly attempt: (candidate: Candidate, attempt: number) => Effect.Effect<A, UpstreamFailed | E>
   /** Records the health outcome of an attempt. */
   readonly report: (candidate: Candidate, outcome: AttemptOutcome) => Effect.Effect<void>
-  /** Logs a failed attempt (the request goes on or ends with its error). */
-  readonly logFailed: (candidate: Candidate, attempt: number, error: UpstreamFailed) => void
+  /**
+   * Logs a failed attempt (the request goes on or ends with its error): an effect the loop runs in the request's
+   * fiber, before the attempt's health report, so the log line carries the request's annotations and spans.
+   */
+  readonly logFailed: (candidate: Candidate, attempt: number, error: UpstreamFailed) => Effect.Effect<void>
 }
 
 /**
@@ -82,10 +85,13 @@ export const failover = <A, E>(options: FailoverOptions<A, E>): Effect.Effect<Ac
       onSuccess: (value) => Effect.as(options.report(candidate, success), { candidate, attempt, value }),
       onFailure: (error) => {
         if (!(error instanceof UpstreamFailed)) return Effect.fail(error)
-        options.logFailed(candidate, attempt, error)
+        const logged = options.logFailed(candidate, attempt, error)
         const outcome = outcomeOf(error)
         const then = (next: Effect.Effect<Accepted<A>, UpstreamFailed | E>) =>
-          outcome === undefined ? next : Effect.andThen(options.report(candidate, outcome), next)
+          Effect.andThen(
+            logged,
+            outcome === undefined ? next : Effect.andThen(options.report(candidate, outcome), next)
+          )
         return error.retryable
           ? Effect.flatMap(Clock.currentTimeMillis, (now) => then(from(index + 1, error, now)))
           : then(Effect.fail(error))

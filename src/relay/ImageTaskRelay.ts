@@ -103,7 +103,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
               maxAttempts: Math.min(tried.length, 1 + settings.retryTimes),
               deadline: (yield* Clock.currentTimeMillis) + settings.requestDeadlineMs,
               report: router.report,
-              logFailed: () => undefined,
+              logFailed: () => Effect.void,
               attempt: imageAttempt
             }).pipe(Effect.result)
             if (outcome._tag === "Failure") {

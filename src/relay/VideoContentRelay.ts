@@ -259,7 +259,7 @@ export class VideoContentRelay extends Context.Service<VideoContentRelay, {
           attempt,
           report,
           // Not billed: no usage row for a failed download; the failure is logged below.
-          logFailed: () => undefined
+          logFailed: () => Effect.void
         }).pipe(
           Effect.tapError((error) =>
             error.kind === "rejected" ? Effect.void : Effect.logWarning("Video content download failed").pipe(

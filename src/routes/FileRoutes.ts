@@ -5,7 +5,8 @@
  *   optional `expires_after[anchor]=created_at` and `expires_after[seconds]` 3600 to 2592000, as the `openai` SDK
  *   encodes `expires_after`) → the File object. The file's bytes are stored as they arrive (Effect's multipart
  *   stream, `effect/http/Multipart`), never whole in memory. Past `settings.file_max_bytes`: 413, past the user's
- *   `settings.file_storage_per_user_bytes`: 400, both with `param: "file"` and nothing kept.
+ *   `settings.file_storage_per_user_bytes`: 400, both with `param: "file"` and nothing kept; more than
+ *   `settings.file_max_uploads_in_flight` of one user at once on one instance: 429.
  * - `GET /v1/files` (`after`, `limit` 1 to 10,000, default 10,000, `order` `asc`/`desc`, default `desc`, `purpose`)
  *   → `{object: "list", data, first_id, last_id, has_more}`.
  * - `GET /v1/files/{file_id}` → the File object; `GET /v1/files/{file_id}/content` → its bytes, streamed

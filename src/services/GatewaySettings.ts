@@ -122,6 +122,8 @@ export interface Settings {
   readonly fileStoragePerUserBytes: number
   /** How often each instance sweeps expired and deleted files (default 60 s), in milliseconds; 0: never. */
   readonly fileSweepIntervalMillis: number
+  /** Uploads one user may have running at once on one instance (default 4). */
+  readonly fileMaxUploadsInFlight: number
 }
 
 /**
@@ -177,6 +179,7 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     fileMaxBytes: given.file_max_bytes ?? 200 * 1024 * 1024,
     fileStoragePerUserBytes: given.file_storage_per_user_bytes ?? 10 * 1024 * 1024 * 1024,
     fileSweepIntervalMillis: (given.file_sweep_interval_seconds ?? 60) * 1000,
+    fileMaxUploadsInFlight: given.file_max_uploads_in_flight ?? 4,
     trustedProxies: given.trusted_proxies ?? [],
     maxTasksInFlight: given.max_tasks_in_flight ?? 16,
     maxPendingAssets: given.max_pending_assets ?? 8,

@@ -57,7 +57,7 @@ const config = (emulatorUrl: string) => {
           tokens: [{ name: "main", key: ERIN, budgets: [{ amount: 0.002, period: "day" }] }]
         }
       ],
-      settings: { batch_concurrency: 4, batch_poll_ms: 50 }
+      settings: { batch_concurrency: 8, batch_poll_ms: 50 }
     }),
     "batches.json"
   )
@@ -104,8 +104,8 @@ Deno.test("Message Batches through the Anthropic SDK: run, billed per line, canc
   const bob = new Anthropic({ apiKey: BOB, baseURL: gateway.url, maxRetries: 0 })
   try {
     let batchId = ""
-    await t.step("a 62-line batch over three channel types: every line billed as the emulator reported", async () => {
-      const requests = Array.from({ length: 60 }, (_, index) => ({
+    await t.step("a 200-line batch over three channel types: every line billed as the emulator reported", async () => {
+      const requests = Array.from({ length: 198 }, (_, index) => ({
         custom_id: `line-${index}`,
         params: {
           model: MODELS[index % 3],
@@ -134,7 +134,7 @@ Deno.test("Message Batches through the Anthropic SDK: run, billed per line, canc
       ok(Date.parse(created.expires_at) - Date.parse(created.created_at) >= 24 * 3600_000 - 1000)
       batchId = created.id
       const batch = await ended(alice, created.id)
-      deepStrictEqual(batch.request_counts, { processing: 0, succeeded: 60, errored: 2, canceled: 0, expired: 0 })
+      deepStrictEqual(batch.request_counts, { processing: 0, succeeded: 198, errored: 2, canceled: 0, expired: 0 })
       ok(batch.ended_at !== null && batch.results_url !== null)
       strictEqual(batch.cancel_initiated_at, null)
 
@@ -142,8 +142,8 @@ Deno.test("Message Batches through the Anthropic SDK: run, billed per line, canc
       for await (const entry of await alice.messages.batches.results(created.id)) {
         results.set(entry.custom_id, entry.result)
       }
-      strictEqual(results.size, 62)
-      for (let index = 0; index < 60; index++) {
+      strictEqual(results.size, 200)
+      for (let index = 0; index < 198; index++) {
         const result = results.get(`line-${index}`)
         ok(result?.type === "succeeded", `line-${index} succeeded`)
         strictEqual(result.message.type, "message")
@@ -162,8 +162,8 @@ Deno.test("Message Batches through the Anthropic SDK: run, billed per line, canc
       // One billed usage row per succeeded line, under its request id, billed the tokens the vendor reported.
       const rows = await rowsOf(gateway, created.id)
       const billed = rows.filter((row) => row.status < 400)
-      strictEqual(billed.length, 60)
-      strictEqual(new Set(billed.map((row) => row.request_id)).size, 60, "no line billed twice")
+      strictEqual(billed.length, 198)
+      strictEqual(new Set(billed.map((row) => row.request_id)).size, 198, "no line billed twice")
       let total = 0n
       for (const row of billed) {
         const index = Number(row.request_id.slice(created.id.length + 1))
@@ -191,14 +191,18 @@ Deno.test("Message Batches through the Anthropic SDK: run, billed per line, canc
       // The caller's own log shows the batch's rows by its id, with their cost.
       const page = browser(gateway.url)
       await page.login("alice", "alice-password-1")
-      const logged = await page.call<{ items: Array<{ batch_id: string | null; quota: number; status: number }> }>(
-        "GET",
-        `/api/log/self?batch_id=${created.id}&page_size=100`
+      type LogPage = { total: number; items: Array<{ batch_id: string | null; quota: number; status: number }> }
+      const pages = await Promise.all(
+        [1, 2].map((number) =>
+          page.call<LogPage>("GET", `/api/log/self?batch_id=${created.id}&page_size=100&page=${number}`)
+        )
       )
-      strictEqual(logged.data.items.length, rows.length)
-      ok(logged.data.items.every((item) => item.batch_id === created.id))
+      strictEqual(pages[0].data.total, rows.length)
+      const items = pages.flatMap((answer) => answer.data.items)
+      strictEqual(items.length, rows.length)
+      ok(items.every((item) => item.batch_id === created.id))
       strictEqual(
-        logged.data.items.filter((item) => item.status < 400).reduce((sum, item) => sum + BigInt(item.quota), 0n),
+        items.filter((item) => item.status < 400).reduce((sum, item) => sum + BigInt(item.quota), 0n),
         total
       )
     })

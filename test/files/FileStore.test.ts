@@ -2,10 +2,11 @@
  * The file store (`src/files/FileStore.ts`) on a fresh embedded store, under `TestClock`: files are cut into chunks of
  * `CHUNK_BYTES` and read back byte for byte; a file past its `expires_at` is hidden at once and the sweep removes its
  * rows and chunks; a failed upload (past the per-file limit, past the user's total, or the stream's own error) leaves
- * no row and no chunk; `createFromLines` writes one line per element; ownership is checked on every read.
+ * no row and no chunk; `createFromLines` writes one line per element; ownership is checked on every read; a user's
+ * uploads running at once are capped (one here), an interrupted one leaving nothing.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { Effect, Exit, Layer, Stream } from "effect"
+import { Effect, Exit, Fiber, Layer, Stream } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { CHUNK_BYTES, FileStore } from "../../src/files/FileStore.ts"
@@ -62,7 +63,12 @@ const newUser = (name: string) =>
 const withStore = async <A>(body: Effect.Effect<A, unknown, FileStore | SqlClient.SqlClient>): Promise<A> => {
   const copy = await freshPglite()
   try {
-    const store = FileStore.layer({ maxFileBytes: MAX_FILE, maxUserBytes: MAX_USER, sweepIntervalMillis: 0 })
+    const store = FileStore.layer({
+      maxFileBytes: MAX_FILE,
+      maxUserBytes: MAX_USER,
+      sweepIntervalMillis: 0,
+      maxUploadsInFlight: 1
+    })
     const layer = store.pipe(Layer.provideMerge(layerPglite(copy.dataDir)))
     return await Effect.runPromise(
       body.pipe(Effect.provide(layer), Effect.provide(TestClock.layer())) as Effect.Effect<A, unknown, never>
@@ -183,5 +189,26 @@ Deno.test("file store: an upload a crash left unfinished is swept once it is sta
     yield* TestClock.adjust("3 hours")
     strictEqual(yield* files.sweep, 1)
     deepStrictEqual(yield* counts, { files: 0, chunks: 0 })
+  }))
+})
+
+Deno.test("file store: a user's uploads in flight are capped; an interrupted upload leaves nothing", async () => {
+  await withStore(Effect.gen(function* () {
+    const files = yield* FileStore
+    const alice = yield* newUser("alice")
+    const bob = yield* newUser("bob")
+    // A caller that sends a chunk and a half, then nothing.
+    const stalled = Stream.concat(piecesOf(randomBytes(CHUNK_BYTES + CHUNK_BYTES / 2)), Stream.never)
+    const running = yield* Effect.forkChild(files.upload(alice, "stalled.bin", stalled))
+    // Each count is a round trip to the store, during which the upload goes on.
+    while ((yield* counts).chunks < 1) yield* Effect.yieldNow
+    const refused = yield* Effect.exit(files.upload(alice, "second.bin", piecesOf(randomBytes(10))))
+    ok(Exit.isFailure(refused))
+    ok(JSON.stringify(refused.cause).includes("RateLimited"), JSON.stringify(refused.cause))
+    // Another user is not held up.
+    yield* files.create({ userId: bob, filename: "b.bin", content: piecesOf(randomBytes(10)), purpose: "batch" })
+    yield* Fiber.interrupt(running)
+    deepStrictEqual(yield* counts, { files: 1, chunks: 1 })
+    yield* files.create({ userId: alice, filename: "third.bin", content: piecesOf(randomBytes(10)), purpose: "batch" })
   }))
 })

@@ -301,6 +301,20 @@ Deno.test("files: create, retrieve, content, list, delete through the openai SDK
       })
       strictEqual(json.status, 400)
       await json.body?.cancel()
+      // `purpose` before the file (as curl's `-F` order may send it): checked before the file is read.
+      const fileFirstPart = 'Content-Disposition: form-data; name="file"; filename="a.jsonl"\r\n\r\n{}'
+      const early = await postRaw(gateway, ALICE, [
+        'Content-Disposition: form-data; name="purpose"\r\n\r\nfine-tune',
+        fileFirstPart
+      ])
+      strictEqual(early.status, 400)
+      strictEqual(early.body.error.param, "purpose")
+      const ordered = await postRaw(gateway, ALICE, [
+        'Content-Disposition: form-data; name="purpose"\r\n\r\nbatch',
+        fileFirstPart
+      ])
+      strictEqual(ordered.status, 200, JSON.stringify(ordered.body))
+      await alice.files.delete((ordered.body as unknown as { id: string }).id)
       const broken = await postRaw(gateway, ALICE, ['Content-Disposition: form-data; name="purpose"\r\n\r\nbatch'])
       strictEqual(broken.status, 400)
       strictEqual(broken.body.error.param, "file")

@@ -188,7 +188,10 @@ Deno.test("access log: the readable form holds the same facts on one line; a hos
   ok(!JSON.stringify(json).includes("sk-secret"), "the query string is never logged")
   const text = textLine(record)
   ok(!text.includes("\n"), "one line")
-  match(text, /ERROR POST \/v1beta\/models\/\{model\}:generateContent 503 .* id=req-1 gemini/)
+  match(
+    text,
+    /ERROR request request_id=req-1 method=POST route=\/v1beta\/models\/\{model\}:generateContent status=503 .* format=gemini model="sk-ant-\[redacted\] \\nhostile" prompt_tokens=0 /
+  )
   ok(!text.includes("abcdefghijklmnop"))
 })
 

@@ -78,7 +78,12 @@ Deno.test("telemetry: LOG_LEVEL filters access-log lines by status; off writes n
 
   const text = telemetry({ format: "text" })
   finish(text.telemetry, 200)
-  ok(/^\d{4}-\d\d-\d\dT[^ ]+Z INFO {2}GET \/healthz 200 /.test(text.lines[0]), text.lines[0])
+  ok(
+    /^\d{4}-\d\d-\d\dT[^ ]+Z INFO {2}request request_id=[0-9a-f]{32} method=GET route=\/healthz status=200 /.test(
+      text.lines[0]
+    ),
+    text.lines[0]
+  )
 })
 
 Deno.test("request ids: a well-formed caller id is taken, anything else is replaced", () => {

@@ -5,7 +5,7 @@
  * `TestClock`).
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
-import { Effect } from "effect"
+import { Effect, Logger, References } from "effect"
 import { TestClock } from "effect/testing"
 import { InvalidRequest, UpstreamFailed } from "../../src/errors/GatewayError.ts"
 import { failover, outcomeOf } from "../../src/relay/Failover.ts"
@@ -27,7 +27,7 @@ const runLoop = (results: ReadonlyArray<UpstreamFailed | InvalidRequest | string
       return typeof result === "string" ? Effect.succeed(result) : Effect.fail(result)
     },
     report: (c, outcome) => Effect.sync(() => void reports.push([c.channel.id, outcome._tag])),
-    logFailed: (c) => void logged.push(c.channel.id)
+    logFailed: (c) => Effect.sync(() => void logged.push(c.channel.id))
   })
   return Effect.runPromise(Effect.result(effect)).then((result) => ({ result, reports, logged }))
 }
@@ -76,10 +76,44 @@ Deno.test("failover: no new attempt once the deadline has passed, by Effect's Cl
             Effect.andThen(TestClock.adjust(attempt === 1 ? 1_000 : 1), Effect.fail(failed("server", 500)))
           ),
         report: () => Effect.void,
-        logFailed: () => undefined
+        logFailed: () => Effect.void
       })
       const result = yield* Effect.result(effect)
       strictEqual(result._tag, "Failure")
       deepStrictEqual(started, [1, 2])
     }).pipe(Effect.provide(TestClock.layer()))
   ))
+
+Deno.test("failover: a failed attempt is logged in the request's fiber, with its annotations, before the next attempt", async () => {
+  const lines: Array<{ readonly message: string; readonly requestId: unknown }> = []
+  const order: Array<string> = []
+  const collector = Logger.make((options) => {
+    const parts = Array.isArray(options.message) ? options.message : [options.message]
+    const annotations = options.fiber.getRef(References.CurrentLogAnnotations)
+    lines.push({ message: parts.map(String).join(" "), requestId: annotations.request_id })
+  })
+  const effect = failover({
+    candidates: [candidate(1), candidate(2)],
+    maxAttempts: 2,
+    deadline: Date.now() + 60_000,
+    attempt: (_candidate, attempt) =>
+      Effect.andThen(
+        Effect.sync(() => void order.push(`attempt ${attempt}`)),
+        attempt === 1 ? Effect.fail(failed("server", 500)) : Effect.succeed("answer")
+      ),
+    report: (c, outcome) => Effect.sync(() => void order.push(`report ${c.channel.id} ${outcome._tag}`)),
+    logFailed: (c, attempt) =>
+      Effect.andThen(
+        Effect.sync(() => void order.push(`log ${attempt}`)),
+        Effect.logWarning(`attempt ${attempt} on channel ${c.channel.id} failed`)
+      )
+  })
+  const accepted = await effect.pipe(
+    Effect.annotateLogs({ request_id: "req-test-1" }),
+    Effect.provide(Logger.layer([collector])),
+    Effect.runPromise
+  )
+  strictEqual(accepted.value, "answer")
+  deepStrictEqual(lines, [{ message: "attempt 1 on channel 1 failed", requestId: "req-test-1" }])
+  deepStrictEqual(order, ["attempt 1", "log 1", "report 1 Retryable", "attempt 2", "report 2 Success"])
+})
