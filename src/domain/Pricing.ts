@@ -96,6 +96,21 @@ export const textCost = (
 }
 
 /**
+ * The price a line of a batch delegated to a vendor's batch API is billed at (with `textCost`): `input` and
+ * `output` replaced by `batch_input` / `batch_output` where they are set, every other price kept (so an unset
+ * `cached_input` or `cache_write`, which follows `input`, follows the batch input price). A model without batch
+ * prices is billed its normal prices.
+ *
+ * @category billing
+ */
+export const batchPrice = (price: Price): Price =>
+  price.batchInput === undefined && price.batchOutput === undefined ? price : {
+    ...price,
+    input: price.batchInput ?? price.input,
+    output: price.batchOutput ?? price.output
+  }
+
+/**
  * The price a quota hold is sized with: `input` raised to the dearest of the
  * three prompt prices, so a prompt whose tokens turn out to be cache writes
  * (dearer than `input` at some vendors) is still covered by its hold.
