@@ -151,10 +151,10 @@ export const ChannelSettings = Schema.Struct({
     )
   ),
   /**
-   * Delegate batches to the vendor's own batch API (`openai` channels: Files + Batch API; `anthropic` channels:
-   * Message Batches): a batch whose every line targets channels of one such type that all set this is uploaded,
-   * created, polled and read back there instead of its lines being run by the gateway, each line billed by the usage
-   * in its result at the model's `batch_input` / `batch_output` prices (docs/BILLING.md, "Batches"). Default false.
+   * Reserved for delegating batches to the vendor's own batch API (`openai` channels: Files + Batch API; `anthropic`
+   * channels: Message Batches), each line then billed at the model's `batch_input` / `batch_output` prices
+   * (docs/BILLING.md, "Batches"). Accepted (default false) but not acted on yet: every batch's lines are still run by
+   * the gateway itself.
    */
   vendor_batches: Schema.optional(Schema.Boolean),
   /** The Google Cloud project a `vertex` channel calls (required there): its id or number. */
