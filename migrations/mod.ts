@@ -26,6 +26,7 @@ import realtimeUsageAndSecrets from "./0017_realtime_usage_and_secrets.ts"
 import files from "./0018_files.ts"
 import batches from "./0019_batches.ts"
 import channelHealthHistory from "./0020_channel_health_history.ts"
+import batchPrices from "./0022_batch_prices.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -48,5 +49,6 @@ export const loader = Migrator.fromRecord({
   "0017_realtime_usage_and_secrets": realtimeUsageAndSecrets,
   "0018_files": files,
   "0019_batches": batches,
-  "0020_channel_health_history": channelHealthHistory
+  "0020_channel_health_history": channelHealthHistory,
+  "0022_batch_prices": batchPrices
 })

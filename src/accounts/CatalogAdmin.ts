@@ -4,7 +4,8 @@
  * transaction; then the catalog reloads here and the version bump tells the
  * other instances). Prices are USD per 1M tokens (`input`, `output`,
  * `cached_input`, `cache_write`), USD (`per_image`, `per_second`, `per_search`) or USD per 1M characters
- * (`per_1m_characters`), USD per 1M audio tokens (`audio_input`, `audio_output`, `cached_audio_input`), as in the
+ * (`per_1m_characters`), USD per 1M audio tokens (`audio_input`, `audio_output`, `cached_audio_input`), USD per 1M tokens of a
+ * delegated batch's lines (`batch_input`, `batch_output`), as in the
  * bootstrap file; a restart re-applies the file's groups and models over
  * what was set here.
  *
@@ -86,6 +87,8 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
           audioInput: string | null
           audioOutput: string | null
           cachedAudioInput: string | null
+          batchInput: string | null
+          batchOutput: string | null
           family: string | null
           free: boolean
         }>`SELECT name AS model, input_price::text AS input, output_price::text AS output,
@@ -93,7 +96,8 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
                   per_image::text AS "perImage", per_second::text AS "perSecond",
                   per_1m_characters::text AS "perMillionCharacters", per_search::text AS "perSearch",
                   audio_input_price::text AS "audioInput", audio_output_price::text AS "audioOutput",
-                  cached_audio_input_price::text AS "cachedAudioInput", family, free
+                  cached_audio_input_price::text AS "cachedAudioInput", batch_input_price::text AS "batchInput",
+                  batch_output_price::text AS "batchOutput", family, free
            FROM models ORDER BY name`.pipe(
           Effect.map((rows) =>
             rows.map((row): PriceView => {
@@ -109,6 +113,8 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
                 audio_input: numberOr(row.audioInput),
                 audio_output: numberOr(row.audioOutput),
                 cached_audio_input: numberOr(row.cachedAudioInput),
+                batch_input: numberOr(row.batchInput),
+                batch_output: numberOr(row.batchOutput),
                 family: row.family ?? undefined
               }
               return {
@@ -127,11 +133,12 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
           yield* sql`INSERT INTO models
               (name, input_price, output_price, cached_input_price, cache_write_price, per_image, per_second,
                per_1m_characters, per_search, audio_input_price, audio_output_price, cached_audio_input_price,
-               family, free)
+               batch_input_price, batch_output_price, family, free)
             VALUES (${price.model}, ${price.input ?? null}, ${price.output ?? null}, ${price.cached_input ?? null},
                     ${price.cache_write ?? null}, ${price.per_image ?? null}, ${price.per_second ?? null},
                     ${price.per_1m_characters ?? null}, ${price.per_search ?? null},
                     ${price.audio_input ?? null}, ${price.audio_output ?? null}, ${price.cached_audio_input ?? null},
+                    ${price.batch_input ?? null}, ${price.batch_output ?? null},
                     ${price.family ?? null}, ${price.free ?? false})
             ON CONFLICT (name) DO UPDATE SET input_price = EXCLUDED.input_price,
               output_price = EXCLUDED.output_price, cached_input_price = EXCLUDED.cached_input_price,
@@ -139,7 +146,9 @@ export class CatalogAdmin extends Context.Service<CatalogAdmin, {
               per_second = EXCLUDED.per_second, per_1m_characters = EXCLUDED.per_1m_characters,
               per_search = EXCLUDED.per_search, audio_input_price = EXCLUDED.audio_input_price,
               audio_output_price = EXCLUDED.audio_output_price,
-              cached_audio_input_price = EXCLUDED.cached_audio_input_price, family = EXCLUDED.family,
+              cached_audio_input_price = EXCLUDED.cached_audio_input_price,
+              batch_input_price = EXCLUDED.batch_input_price, batch_output_price = EXCLUDED.batch_output_price,
+              family = EXCLUDED.family,
               free = EXCLUDED.free`
           yield* writeAudit(sql, {
             actor: caller,

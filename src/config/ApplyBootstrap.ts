@@ -37,18 +37,22 @@ export const applyBootstrap = Effect.fn("applyBootstrap")(function* (file: Boots
     for (const [name, model] of Object.entries(file.models ?? {})) {
       yield* sql`INSERT INTO models
           (name, input_price, output_price, cached_input_price, cache_write_price, per_image, per_second,
-           per_1m_characters, per_search, audio_input_price, audio_output_price, cached_audio_input_price, family, free)
+           per_1m_characters, per_search, audio_input_price, audio_output_price, cached_audio_input_price,
+           batch_input_price, batch_output_price, family, free)
         VALUES (${name}, ${model.input ?? null}, ${model.output ?? null}, ${model.cached_input ?? null},
                 ${model.cache_write ?? null}, ${model.per_image ?? null}, ${model.per_second ?? null},
                 ${model.per_1m_characters ?? null}, ${model.per_search ?? null},
                 ${model.audio_input ?? null}, ${model.audio_output ?? null}, ${model.cached_audio_input ?? null},
+                ${model.batch_input ?? null}, ${model.batch_output ?? null},
                 ${model.family ?? null}, ${model.free ?? false})
         ON CONFLICT (name) DO UPDATE SET input_price = EXCLUDED.input_price, output_price = EXCLUDED.output_price,
           cached_input_price = EXCLUDED.cached_input_price, cache_write_price = EXCLUDED.cache_write_price,
           per_image = EXCLUDED.per_image, per_second = EXCLUDED.per_second,
           per_1m_characters = EXCLUDED.per_1m_characters, per_search = EXCLUDED.per_search, family = EXCLUDED.family,
           audio_input_price = EXCLUDED.audio_input_price, audio_output_price = EXCLUDED.audio_output_price,
-          cached_audio_input_price = EXCLUDED.cached_audio_input_price, free = EXCLUDED.free`
+          cached_audio_input_price = EXCLUDED.cached_audio_input_price,
+          batch_input_price = EXCLUDED.batch_input_price, batch_output_price = EXCLUDED.batch_output_price,
+          free = EXCLUDED.free`
     }
     for (const channel of file.channels ?? []) {
       const groups = channel.groups ?? (groupNames.length > 0 ? groupNames : ["default"])

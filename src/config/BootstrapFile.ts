@@ -48,7 +48,8 @@ export const GroupSpec = Schema.Struct({
  * `per_image` and `per_second` in USD, `per_1m_characters` in USD per 1M
  * input characters (speech), `per_search` in USD per search unit (rerank), `audio_input`, `audio_output` and
  * `cached_audio_input` in USD per 1M audio tokens (the Realtime API; `cached_audio_input` is `audio_input` when
- * unset); `free: true` lets an unpriced model be
+ * unset), `batch_input` and `batch_output` in USD per 1M tokens of the lines of a batch delegated to a vendor's batch
+ * API (`input` / `output` when unset); `free: true` lets an unpriced model be
  * served at no cost.
  *
  * @category models
@@ -70,6 +71,10 @@ export const ModelSpec = Schema.Struct({
   audio_output: Schema.optional(NonNegative),
   /** USD per 1M cached audio input tokens (Realtime); `audio_input` when unset. */
   cached_audio_input: Schema.optional(NonNegative),
+  /** USD per 1M input tokens of a line of a batch delegated to a vendor's batch API; `input` when unset. */
+  batch_input: Schema.optional(NonNegative),
+  /** USD per 1M output tokens of a line of a batch delegated to a vendor's batch API; `output` when unset. */
+  batch_output: Schema.optional(NonNegative),
   /**
    * The validation rules a model follows: an image family (`formats/images/ImageFamilies.ts`) or a video family
    * (`formats/videos/VideoFamilies.ts`); default from its name.
@@ -145,6 +150,13 @@ export const ChannelSettings = Schema.Struct({
       })
     )
   ),
+  /**
+   * Reserved for delegating batches to the vendor's own batch API (`openai` channels: Files + Batch API; `anthropic`
+   * channels: Message Batches), each line then billed at the model's `batch_input` / `batch_output` prices
+   * (docs/BILLING.md, "Batches"). Accepted (default false) but not acted on yet: every batch's lines are still run by
+   * the gateway itself.
+   */
+  vendor_batches: Schema.optional(Schema.Boolean),
   /** The Google Cloud project a `vertex` channel calls (required there): its id or number. */
   project: Schema.optional(
     Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9.:-]{0,99}$/, {

@@ -60,6 +60,10 @@ export interface Price {
   readonly audioOutput?: bigint | undefined
   /** USD per 1M audio input tokens read from the vendor's cache (`cached_audio_input`); `undefined` = `audioInput`. */
   readonly cachedAudioInput?: bigint | undefined
+  /** USD per 1M input tokens of a line of a batch delegated to a vendor (`batch_input`); `undefined` = `input`. */
+  readonly batchInput?: bigint | undefined
+  /** USD per 1M output tokens of a line of a batch delegated to a vendor (`batch_output`); `undefined` = `output`. */
+  readonly batchOutput?: bigint | undefined
   readonly free: boolean
 }
 
@@ -90,6 +94,21 @@ export const textCost = (
     written * (price.cacheWrite ?? input) + count(completionTokens) * (price.output ?? 0n)
   return ceilDiv(ratio * raw, SCALE * SCALE)
 }
+
+/**
+ * The price a line of a batch delegated to a vendor's batch API is billed at (with `textCost`): `input` and
+ * `output` replaced by `batch_input` / `batch_output` where they are set, every other price kept (so an unset
+ * `cached_input` or `cache_write`, which follows `input`, follows the batch input price). A model without batch
+ * prices is billed its normal prices.
+ *
+ * @category billing
+ */
+export const batchPrice = (price: Price): Price =>
+  price.batchInput === undefined && price.batchOutput === undefined ? price : {
+    ...price,
+    input: price.batchInput ?? price.input,
+    output: price.batchOutput ?? price.output
+  }
 
 /**
  * The price a quota hold is sized with: `input` raised to the dearest of the

@@ -61,6 +61,11 @@
  * - Midjourney-proxy (`mj-api-secret`, see `Midjourney.ts`): `POST /mj/submit/{imagine,change,action,modal,blend,
  *   describe}`, `GET /mj/task/{id}/fetch`, `POST /mj/task/list-by-condition`; images at
  *   `GET /_emulator/mj/<id>.png` (no key); tasks move on the video step.
+ * - Batches (see `Batches.ts`): OpenAI's Files API (`POST|GET /v1/files`, `GET|DELETE /v1/files/{id}`,
+ *   `GET /v1/files/{id}/content`) and Batch API (`POST|GET /v1/batches`, `GET /v1/batches/{id}`, `POST …/cancel`), and
+ *   Anthropic's Message Batches (`POST|GET /v1/messages/batches`, `GET …/{id}`, `GET …/{id}/results`, `POST …/cancel`);
+ *   each line answered by the emulator's own route (recorded with its usage), a batch ending after `batchPolls`
+ *   retrieves.
  * - Control: `POST /_emulator/faults` (JSON `Fault[]`), `DELETE /_emulator/faults`,
  *   `GET /_emulator/requests`, `GET /_emulator/stats` → `{requests, aborts}`, `POST /_emulator/reset`,
  *   `PUT /_emulator/keys` (JSON `string[]` or `null`), `GET /_emulator/vertex-key` (the service-account key JSON
@@ -112,6 +117,7 @@ import type { ToolCallMode } from "./Answer.ts"
 import { type ReportedUsage, reportedUsage } from "./ReportedUsage.ts"
 import { makeMjTasks, mjImageSeed } from "./Midjourney.ts"
 import { makeVideoTasks } from "./VideoTasks.ts"
+import { makeBatchStore } from "./Batches.ts"
 import { arkVideoBytes } from "./VideosArk.ts"
 import { mp3Seconds } from "./Audio.ts"
 import { KLING_TEST_ACCESS_KEY, KLING_TEST_SECRET_KEY, klingErrorBody, verifyKlingToken } from "./VideosKling.ts"
@@ -195,6 +201,11 @@ export interface EmulatorOptions {
   /** The Vertex AI API keys (express mode) model calls may carry (default `[VERTEX_TEST_API_KEY]`). */
   readonly vertexApiKeys?: ReadonlyArray<string>
   /**
+   * Retrieves an OpenAI batch or Anthropic Message Batch answers in progress for, each running the next share of its
+   * lines, the last ending it (`Batches.ts`; default 2, at least 1).
+   */
+  readonly batchPolls?: number
+  /**
    * When a request that offers tools gets a tool call, on every wire (`Answer.ts`, `ToolCallMode`): `automatic`
    * (default; what the tests rely on) whenever tool choice allows one; `asked` (the demo's) only when the last user
    * message asks for one (`tool:<name> {json}`) or tool choice requires one, plain text otherwise.
@@ -213,7 +224,7 @@ export interface Emulator {
   setFaults(faults: ReadonlyArray<Fault>): void
   clearFaults(): void
   setValidKeys(keys: ReadonlyArray<string> | undefined): void
-  /** Clears requests, faults, video and Midjourney tasks and the abort count (valid keys stay). */
+  /** Clears requests, faults, video and Midjourney tasks, files, batches and the abort count (valid keys stay). */
   reset(): void
   /**
    * A Vertex AI service-account key JSON (as text) whose `token_uri` is this emulator's `POST /vertex/token`: the
@@ -452,6 +463,58 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     return response
   }
 
+  const batches = makeBatchStore({
+    ids,
+    baseUrl: () => baseUrl,
+    run: (request) => handle(request),
+    polls: options.batchPolls ?? 2
+  })
+
+  /**
+   * The Files, Batch and Message Batches routes (`Batches.ts`): the key checked against `validKeys`, the call recorded
+   * (a JSON body parsed; an upload as `{purpose, filename, bytes}`), a fault's `delayMs` and `status` applied.
+   */
+  const batchCall = async (request: Request, url: URL, vendor: "openai" | "anthropic"): Promise<Response> => {
+    const path = url.pathname
+    const key = requestKey(vendor, request.headers, {})
+    const multipart = /^multipart\/form-data/i.test(request.headers.get("content-type") ?? "")
+    let body: unknown = undefined
+    if (request.method === "POST" && !multipart) body = await request.clone().json().catch(() => undefined)
+    if (multipart) {
+      const form = await request.clone().formData().catch(() => undefined)
+      const file = form?.get("file")
+      body = {
+        purpose: form?.get("purpose") ?? undefined,
+        filename: file instanceof File ? file.name : undefined,
+        bytes: file instanceof File ? file.size : undefined
+      }
+    }
+    requestCount++
+    if (record) {
+      requests.push({
+        method: request.method,
+        path,
+        query: Object.fromEntries(url.searchParams),
+        headers: Object.fromEntries(request.headers),
+        key,
+        body,
+        aborted: false,
+        completed: true,
+        transport: "http",
+        usage: undefined
+      })
+    }
+    const fault = takeFault(armed, { path, model: undefined, key })
+    if (fault?.delayMs !== undefined) await sleep(fault.delayMs, closing.signal)
+    if (fault?.status !== undefined) {
+      return jsonResponse(fault.body ?? vendorErrorBody(vendor, fault.status, fault.message), fault.status)
+    }
+    if (validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
+      return jsonResponse(vendorErrorBody(vendor, 401, unauthorizedMessage[vendor]), 401)
+    }
+    return batches.serve(request, path, key ?? "")
+  }
+
   const control = async (request: Request, path: string): Promise<Response> => {
     const route = `${request.method} ${path}`
     switch (route) {
@@ -518,6 +581,8 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     if (path === "/v1/responses" && request.headers.get("upgrade")?.toLowerCase() === "websocket") {
       return responsesHandshake(request, url)
     }
+    const batchVendor = batches.vendorOf(request.method, path)
+    if (batchVendor !== undefined) return batchCall(request, url, batchVendor)
 
     const query: Record<string, string> = {}
     for (const [name, value] of url.searchParams) query[name] = value
@@ -719,6 +784,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     abortCount = 0
     videos.clear()
     midjourney.clear()
+    batches.clear()
     prompts.seen.clear()
     // Vertex tokens stay valid: a gateway holds them until they expire, as it would Google's.
   }

@@ -116,6 +116,8 @@ export class Catalog extends Context.Service<Catalog, {
           audioInput: string | null
           audioOutput: string | null
           cachedAudioInput: string | null
+          batchInput: string | null
+          batchOutput: string | null
           family: string | null
           free: boolean
         }>`SELECT name, input_price::text AS input, output_price::text AS output,
@@ -123,6 +125,7 @@ export class Catalog extends Context.Service<Catalog, {
                   per_second::text AS "perSecond", per_1m_characters::text AS "perMillionCharacters",
                   per_search::text AS "perSearch", audio_input_price::text AS "audioInput",
                   audio_output_price::text AS "audioOutput", cached_audio_input_price::text AS "cachedAudioInput",
+                  batch_input_price::text AS "batchInput", batch_output_price::text AS "batchOutput",
                   family, free FROM models`
         const channelRows = yield* sql<{
           id: bigint
@@ -210,6 +213,8 @@ export class Catalog extends Context.Service<Catalog, {
             audioInput: optionalFixed(row.audioInput),
             audioOutput: optionalFixed(row.audioOutput),
             cachedAudioInput: optionalFixed(row.cachedAudioInput),
+            batchInput: optionalFixed(row.batchInput),
+            batchOutput: optionalFixed(row.batchOutput),
             free: row.free
           }])),
           families: new Map(

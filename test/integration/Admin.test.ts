@@ -182,11 +182,14 @@ Deno.test("admin: another instance on the same database follows a channel change
   }
 })
 
-Deno.test("admin: prices and group ratios apply to the next request; the bootstrap file's cache prices show", async () => {
+Deno.test("admin: prices and group ratios apply to the next request; the bootstrap file's cache and batch prices show", async () => {
   const gateway = await startGateway({
     config: (url) =>
       basicConfig(url, {
-        models: { "gpt-test": { input: 2, output: 8, cached_input: 0.5, cache_write: 2.5 }, "gpt-free": { free: true } }
+        models: {
+          "gpt-test": { input: 2, output: 8, cached_input: 0.5, cache_write: 2.5, batch_input: 1, batch_output: 4 },
+          "gpt-free": { free: true }
+        }
       })
   })
   try {
@@ -198,6 +201,8 @@ Deno.test("admin: prices and group ratios apply to the next request; the bootstr
       output: 8,
       cached_input: 0.5,
       cache_write: 2.5,
+      batch_input: 1,
+      batch_output: 4,
       free: false
     })
     const costOfLast = async () => {
@@ -222,6 +227,26 @@ Deno.test("admin: prices and group ratios apply to the next request; the bootstr
     await chat(gateway.url, key)
     const repriced = await costOfLast()
     strictEqual(repriced.quota, 3 * 10 * (repriced.prompt_tokens + repriced.completion_tokens))
+
+    const batchPriced = await admin.call("PUT", "/api/pricing", {
+      model: "gpt-batch",
+      input: 2,
+      output: 8,
+      batch_input: 1,
+      batch_output: 4
+    })
+    strictEqual(batchPriced.success, true, batchPriced.message)
+    const withBatch = await admin.call<Array<Record<string, unknown>>>("GET", "/api/pricing")
+    deepStrictEqual(withBatch.data.find((row) => row.model === "gpt-batch"), {
+      model: "gpt-batch",
+      input: 2,
+      output: 8,
+      batch_input: 1,
+      batch_output: 4,
+      free: false
+    })
+    const badBatch = await admin.call("PUT", "/api/pricing", { model: "gpt-batch", batch_output: -1 })
+    ok(!badBatch.success && badBatch.message.includes("batch_output"), badBatch.message)
 
     const groups = await admin.call<Array<{ name: string; ratio: number }>>("GET", "/api/group")
     deepStrictEqual(groups.data, [{ name: "default", ratio: 3 }])

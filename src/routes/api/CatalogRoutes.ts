@@ -2,7 +2,7 @@
  * Group ratios, model prices and the audit table: `GET /api/group` and
  * `GET /api/pricing` (admin), `PUT /api/group` (`{name, ratio, limits?}`) and
  * `PUT /api/pricing` (`{model, input?, output?, cached_input?, cache_write?,
- * per_image?, per_second?, per_1m_characters?, per_search?, audio_input?, audio_output?, cached_audio_input?, family?, free?}`, the model's prices replaced whole)
+ * per_image?, per_second?, per_1m_characters?, per_search?, audio_input?, audio_output?, cached_audio_input?, batch_input?, batch_output?, family?, free?}`, the model's prices replaced whole)
  * (admin), `GET /api/audit` (root; paginated, newest first).
  *
  * @since 0.1.0
