@@ -3,7 +3,8 @@
  * batch (a file through `openai`'s `files.create`, then `batches.create`) and a Message Batch (`@anthropic-ai/sdk`'s
  * `messages.batches.create`) with her key; signed in, she sees both with their status, counts and the cost equal to
  * the sum of their lines' usage rows, downloads the results (the same bytes the SDKs read), cancels a running batch,
- * and deletes a file after a confirmation. Bob, signed in, sees none of them and gets 404 for their ids. Both pages
+ * and deletes a file after a confirmation. Her session alone, sent from outside the page, reads but cannot change
+ * (403 without same-origin proof); with no key and no session, 401. Bob, signed in, sees none of them and gets 404 for their ids. Both pages
  * pass an axe-core scan with no serious or critical violation; the Batches page is screenshotted to
  * `docs/console/batches.png`.
  */
@@ -209,6 +210,25 @@ Deno.test("console: the Batches and Files pages show the user's own batches and 
     await alice.locator(`[data-file-id="${spare.id}"]`).waitFor({ state: "detached" })
     strictEqual((await openai.files.list()).data.some((file) => file.id === spare.id), false, "gone for the SDK too")
     deepStrictEqual(problems, [], "no script error")
+
+    // The session alone, from outside the page: a read works; a change without same-origin proof is refused and
+    // changes nothing; with neither key nor session, the route's 401.
+    const cookie = (await alice.context().cookies()).map((found) => `${found.name}=${found.value}`).join("; ")
+    const outside = (method: string, path: string, headers: Record<string, string> = {}) =>
+      fetch(`${gateway.url}${path}`, { method, headers: { cookie, ...headers } })
+    const read = await outside("GET", `/v1/files/${input.id}`)
+    strictEqual(read.status, 200)
+    strictEqual((await read.json()).id, input.id)
+    const forged = await outside("POST", `/v1/batches/${batch.id}/cancel`, { origin: "https://evil.example" })
+    strictEqual(forged.status, 403)
+    await forged.body?.cancel()
+    const unproven = await outside("DELETE", `/v1/files/${input.id}`)
+    strictEqual(unproven.status, 403)
+    await unproven.body?.cancel()
+    strictEqual((await openai.files.retrieve(input.id)).id, input.id, "the file is still there")
+    const anonymous = await fetch(`${gateway.url}/v1/messages/batches`)
+    strictEqual(anonymous.status, 401)
+    await anonymous.body?.cancel()
 
     // Bob sees none of it, and alice's ids answer 404 to his session.
     const bob = await browser.newPage()
