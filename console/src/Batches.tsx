@@ -77,7 +77,10 @@ interface BatchRow {
   readonly counts: string
   readonly createdAt: number
   readonly endedAt: number | null
+  /** Not ended yet (the list is read again while one is). */
   readonly running: boolean
+  /** Running and not being cancelled: the Cancel button shows. */
+  readonly cancellable: boolean
   readonly downloads: ReadonlyArray<{ readonly label: string; readonly href: string }>
 }
 
@@ -120,7 +123,7 @@ interface Listed {
 
 const fileHref = (id: string) => `/v1/files/${encodeURIComponent(id)}/content`
 const seconds = (iso: string | null) => iso === null ? null : Math.floor(Date.parse(iso) / 1000)
-const OPENAI_RUNNING = new Set(["validating", "in_progress", "finalizing"])
+const OPENAI_RUNNING = new Set(["validating", "in_progress", "finalizing", "cancelling"])
 
 const openAiRow = (batch: OpenAiBatch): BatchRow => ({
   id: batch.id,
@@ -132,6 +135,7 @@ const openAiRow = (batch: OpenAiBatch): BatchRow => ({
   createdAt: batch.created_at,
   endedAt: batch.completed_at ?? batch.failed_at ?? batch.expired_at ?? batch.cancelled_at,
   running: OPENAI_RUNNING.has(batch.status),
+  cancellable: OPENAI_RUNNING.has(batch.status) && batch.status !== "cancelling",
   downloads: [
     ...(batch.output_file_id === null ? [] : [{ label: TEXT.output, href: fileHref(batch.output_file_id) }]),
     ...(batch.error_file_id === null ? [] : [{ label: TEXT.errors, href: fileHref(batch.error_file_id) }])
@@ -150,6 +154,7 @@ const messageRow = (batch: MessageBatch): BatchRow => {
     createdAt: seconds(batch.created_at) ?? 0,
     endedAt: seconds(batch.ended_at),
     running: batch.processing_status !== "ended",
+    cancellable: batch.processing_status === "in_progress",
     downloads: batch.processing_status === "ended"
       ? [{ label: TEXT.results, href: `/v1/messages/batches/${encodeURIComponent(batch.id)}/results` }]
       : []
@@ -284,7 +289,7 @@ const BatchTable = (props: { kind: BatchRow["kind"]; title: string }) => {
                 ))}
               </td>
               <td>
-                {row.running && (
+                {row.cancellable && (
                   <button type="button" aria-label={`Cancel ${row.id}`} onClick={() => cancel(row)}>
                     {TEXT.cancel}
                   </button>
