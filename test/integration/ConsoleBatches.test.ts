@@ -1,10 +1,11 @@
 /**
- * The console's Batches and Files pages in Chromium, against the gateway and the emulator: alice makes an OpenAI
- * batch (a file through `openai`'s `files.create`, then `batches.create`) and a Message Batch (`@anthropic-ai/sdk`'s
- * `messages.batches.create`) with her key; signed in, she sees both with their status, counts and the cost equal to
- * the sum of their lines' usage rows, downloads the results (the same bytes the SDKs read), cancels a running batch,
- * and deletes a file after a confirmation. Her session alone, sent from outside the page, reads but cannot change
- * (403 without same-origin proof); with no key and no session, 401. Bob, signed in, sees none of them and gets 404 for their ids. Both pages
+ * The console's Batches and Files pages in Chromium, against the gateway (PostgreSQL) and the emulator: alice makes an
+ * OpenAI batch (`openai`'s `files.create`, then `batches.create`) and a Message Batch (`@anthropic-ai/sdk`'s
+ * `messages.batches.create`) with two different keys of hers; signed in, she sees both with their status, counts and
+ * the cost equal to the sum of their lines' usage rows (for the OpenAI batch, the usage the emulator reported at the
+ * model's prices), downloads the results (the bytes the SDKs read), cancels a running batch, and deletes a file after
+ * a confirmation. Her session alone, sent from outside the page, reads but cannot change (403 without same-origin
+ * proof); with no key and no session, 401. Bob, signed in, sees none of them and gets 404 for their ids. Both pages
  * pass an axe-core scan with no serious or critical violation; the Batches page is screenshotted to
  * `test/screenshots/console-batches.png` (copied to `docs/console/batches.png`).
  */
@@ -62,7 +63,7 @@ const chargedOf = async (gateway: TestGateway, batchId: string) => {
     `SELECT cost::text AS quota FROM usage_logs WHERE request_id LIKE '${batchId}.%'`
   )
   const units = rows.reduce((sum, row) => sum + Number(row.quota), 0)
-  return { rows: rows.length, text: `${Math.trunc(units / 1e6)}.${String(units % 1e6).padStart(6, "0")} USD` }
+  return { rows: rows.length, units, text: `${Math.trunc(units / 1e6)}.${String(units % 1e6).padStart(6, "0")} USD` }
 }
 
 const scan = async (page: Page, name: string) => {
@@ -155,6 +156,17 @@ Deno.test("console: the Batches and Files pages show the user's own batches and 
     const messageCharged = await chargedOf(gateway, messageBatch.id)
     deepStrictEqual([openCharged.rows, messageCharged.rows], [3, 2], "one usage row per line")
     ok(openCharged.text !== "0.000000 USD" && messageCharged.text !== "0.000000 USD", "the lines cost something")
+    // What the ledger charged is the usage the emulator reported, at gpt-cb's prices (1 and 2 units per token).
+    const reported = [0, 1, 2].map((index) => {
+      const calls = gateway.emulator.requests.filter((recorded) =>
+        recorded.method === "POST" && JSON.stringify(recorded.body).includes(`console batch ${index}`)
+      )
+      strictEqual(calls.length, 1, `one upstream call for line ${index}`)
+      const usage = calls[0].usage
+      ok(usage !== undefined, `the emulator recorded line ${index}'s usage`)
+      return usage.input + 2 * usage.output
+    })
+    strictEqual(openCharged.units, reported.reduce((sum, units) => sum + units, 0), "charged as the vendor reported")
     await openRow.getByTestId("batch-cost").filter({ hasText: openCharged.text }).waitFor()
     await messageRow.getByTestId("batch-cost").filter({ hasText: messageCharged.text }).waitFor()
 
