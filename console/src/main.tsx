@@ -8,8 +8,10 @@ import { useEffect } from "preact/hooks"
 import { Account } from "./Account.tsx"
 import { api, ApiError, wordsOf } from "./api.ts"
 import { Audit } from "./Audit.tsx"
+import { Batches } from "./Batches.tsx"
 import { Channels } from "./Channels.tsx"
 import { Dashboard } from "./Dashboard.tsx"
+import { Files } from "./Files.tsx"
 import { Health } from "./Health.tsx"
 import { Keys } from "./Keys.tsx"
 import { Logs } from "./Logs.tsx"
@@ -28,6 +30,8 @@ const PAGES: ReadonlyArray<
   { name: "keys", title: "API keys" },
   { name: "logs", title: "Usage logs" },
   { name: "playground", title: "Playground" },
+  { name: "batches", title: "Batches" },
+  { name: "files", title: "Files" },
   { name: "webhooks", title: "Webhooks" },
   { name: "account", title: "Account" },
   { name: "channels", title: "Channels", admin: true },
@@ -66,6 +70,10 @@ const Content = (props: { user: Me }) => {
           <Dashboard />
         </>
       )
+    case "batches":
+      return <Batches />
+    case "files":
+      return <Files />
     case "webhooks":
       return <Webhooks admin={isAdmin(props.user)} />
     case "account":

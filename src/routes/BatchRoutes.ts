@@ -20,7 +20,9 @@
  * The output and error files are written when the batch ends (`batches/BatchOutput.ts`), in input order.
  *
  * Every line runs through the gateway's own handler as the key's own request (`batches/BatchRunner.ts`). Another
- * user's batch id answers 404, as a missing one does.
+ * user's batch id answers 404, as a missing one does. A batch belongs to its user, whichever of the user's keys made
+ * it: every route also takes the console's browser session when no key is sent (`SessionCaller.ts`: same-origin proof
+ * on a change, billed to the playground token), and then sees all of the session user's batches.
  *
  * @since 0.4.0
  */
@@ -46,6 +48,9 @@ import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { type BatchView, lineRequestId } from "../batches/Batch.ts"
 import { BatchRunner } from "../batches/BatchRunner.ts"
+import { Sessions } from "../accounts/Sessions.ts"
+import { Tokens } from "../accounts/Tokens.ts"
+import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
 import {
   deleteEnded,
   insertBatch,
@@ -155,8 +160,13 @@ export const BatchRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       return keyHash
     })
 
-  const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
-    auth.authenticate(credentialOf("messages", request), clientAddressOf(request))
+  const sessionCaller = makeSessionCaller(yield* Sessions, yield* Tokens, auth)
+  // A key (`x-api-key` or Bearer) decides; with none, the console's session (its playground token, `SessionCaller.ts`).
+  const principalOf = (request: HttpServerRequest.HttpServerRequest) => {
+    const key = credentialOf("messages", request)
+    const viaSession = key === undefined ? sessionCaller(request) : undefined
+    return viaSession ?? auth.authenticate(key, clientAddressOf(request))
+  }
   const idParam = Effect.map(HttpRouter.params, (params) => params.id ?? "")
   const origin = (request: HttpServerRequest.HttpServerRequest) => gatewayOriginOf(request, settings.publicUrl)
 
@@ -261,8 +271,7 @@ export const BatchRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       return HttpServerResponse.stream(lines, { contentType: "application/x-jsonl" })
     }).pipe(respondWith(render))
 
-  const bearerOf = (request: HttpServerRequest.HttpServerRequest) =>
-    auth.authenticate(credentialOf("bearer", request), clientAddressOf(request))
+  const bearerOf = bearerOrSession(auth, sessionCaller)
 
   const openAiCreate = (request: HttpServerRequest.HttpServerRequest) =>
     Effect.gen(function* () {

@@ -13,7 +13,8 @@
  *   (`application/octet-stream`, as an attachment, `nosniff`, a sandboxing CSP); `DELETE /v1/files/{file_id}` →
  *   `{id, object: "file", deleted: true}`.
  *
- * The caller's key comes as `Authorization: Bearer`; an unknown, another user's, an expired or a malformed file id
+ * The caller's key comes as `Authorization: Bearer` (with no key, the console's browser session: `SessionCaller.ts`,
+ * same-origin proof on a change; the session user's files, whichever key uploaded them); an unknown, another user's, an expired or a malformed file id
  * answers the same 404 (`No such File object: <id>`, OpenAI's wording; an id longer than the router's longest path
  * parameter, 100 characters, gets the 404 of an unknown route, also `not_found`). Files are not billed; an upload counts
  * against the key's and the user's request rate. Errors leave in the gateway envelope.
@@ -31,14 +32,16 @@ import { isFileId, isUploadPurpose, UPLOAD_PURPOSES } from "../files/FileObject.
 import { EXPIRES_AFTER_RANGE, FileStore, type StagedFile } from "../files/FileStore.ts"
 import { encodeOpenAiError } from "../formats/openai/shared/ErrorBody.ts"
 import { BodyTimeout } from "../http/BodyDeadline.ts"
-import { clientAddressOf } from "../http/ClientAddress.ts"
-import { credentialOf, headerOf } from "../http/Credentials.ts"
+import { headerOf } from "../http/Credentials.ts"
 import { respondWith } from "../http/Respond.ts"
 import { limitSubjects } from "../relay/text/Relay.ts"
 import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { RateLimiter } from "../services/RateLimiter.ts"
 import { Catalog } from "../storage/Catalog.ts"
+import { Sessions } from "../accounts/Sessions.ts"
+import { Tokens } from "../accounts/Tokens.ts"
+import { bearerOrSession, makeSessionCaller } from "./SessionCaller.ts"
 
 /** The longest file name kept, in UTF-16 code units; a longer one is refused (400, `param: "file"`). @category constants */
 export const MAX_FILENAME_LENGTH = 512
@@ -161,8 +164,8 @@ export const FileRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const settings = yield* GatewaySettings
   const maxFileBytes = settings.fileMaxBytes
 
-  const principalOf = (httpRequest: HttpServerRequest.HttpServerRequest) =>
-    auth.authenticate(credentialOf("bearer", httpRequest), clientAddressOf(httpRequest))
+  // A Bearer key, or with none the console's session (`SessionCaller.ts`): a file is its user's, whichever key.
+  const principalOf = bearerOrSession(auth, makeSessionCaller(yield* Sessions, yield* Tokens, auth))
 
   const fileId = Effect.map(HttpRouter.params, (params) => params.file_id ?? "")
 
