@@ -11,6 +11,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { browser } from "../support/Browser.ts"
+import { seedAtScale } from "../support/SeedLists.ts"
 
 interface Page<A> {
   items: Array<A>
@@ -27,23 +28,6 @@ interface ChannelItem {
   status: string
   groups: Array<string>
   models: Array<string>
-}
-
-/** Seeds 1,000 channels (`bulk-0000`…; types, groups, priorities and statuses varied) and 10,000 users, in SQL. */
-export const seedAtScale = async (query: (text: string) => Promise<unknown>) => {
-  await query(`INSERT INTO channels (name, type, base_url, models, groups, priority, weight, model_mapping, settings,
-                                     enabled)
-    SELECT 'bulk-' || lpad(i::text, 4, '0'),
-           (ARRAY['openai', 'anthropic', 'gemini', 'deepseek'])[1 + i % 4],
-           'http://127.0.0.1:9/bulk/' || i,
-           ARRAY['bulk-model-' || (i % 10)],
-           ARRAY[CASE WHEN i % 3 = 0 THEN 'vip' ELSE 'bulk' END],
-           i % 7, 1, '{}', '{}', i % 5 <> 0
-    FROM generate_series(0, 999) AS i`)
-  await query(`INSERT INTO users (username, password_hash, role, group_name, quota, display_name, email)
-    SELECT 'member' || lpad(i::text, 5, '0'), 'x', CASE WHEN i % 100 = 0 THEN 'admin' ELSE 'user' END,
-           CASE WHEN i % 2 = 0 THEN 'default' ELSE 'vip' END, i * 10, 'Member ' || i, 'm' || i || '@example.test'
-    FROM generate_series(0, 9999) AS i`)
 }
 
 const timed = async <A>(label: string, run: () => Promise<A>): Promise<A> => {
