@@ -4,16 +4,20 @@
  * for both), each row with the name of the channel that answered (never its
  * keys). Filters for a UTC time range, model and key name, pages served
  * by the server, and a CSV export of every row the filters match (fetched
- * page by page, at most 10,000 rows).
+ * page by page, at most 10,000 rows). A row's "Details" opens the request's
+ * story (`RequestStory.tsx`): its attempts, failover path and cost.
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
+import { RequestStory } from "./RequestStory.tsx"
+import { STORY } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** One usage row. */
 interface LogRow {
   readonly id: number
+  readonly request_id: string
   readonly created_at: number
   readonly username?: string | null
   readonly channel_id?: number | null
@@ -109,6 +113,7 @@ export const Logs = (props: { admin?: boolean }) => {
   const [draft, setDraft] = useState<Filters>(EMPTY)
   const [filters, setFilters] = useState<Filters>(EMPTY)
   const [page, setPage] = useState(1)
+  const [story, setStory] = useState<string | null>(null)
   const [listing, setListing] = useState<Page<LogRow> | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [exporting, setExporting] = useState<string | null>(null)
@@ -198,6 +203,7 @@ export const Logs = (props: { admin?: boolean }) => {
             <th scope="col">Cost</th>
             <th scope="col">Latency</th>
             <th scope="col">Status</th>
+            <th scope="col">{STORY.openShort}</th>
           </tr>
         </thead>
         <tbody>
@@ -212,11 +218,28 @@ export const Logs = (props: { admin?: boolean }) => {
               <td data-testid="log-cost">{usd(row.quota)}</td>
               <td>{row.latency_ms} ms</td>
               <td>{row.status}{row.error === null ? "" : ` ${row.error}`}</td>
+              <td>
+                <button
+                  type="button"
+                  aria-label={STORY.open(row.request_id)}
+                  onClick={() => setStory(row.request_id)}
+                >
+                  {STORY.openShort}
+                </button>
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
       <Pager label="Log pages" page={page} pages={pages} setPage={setPage} />
+      {story !== null && (
+        <RequestStory
+          key={story}
+          requestId={story}
+          admin={admin === true}
+          onClose={() => setStory(null)}
+        />
+      )}
     </section>
   )
 }

@@ -67,3 +67,32 @@ export const NAV = {
   menu: "Menu",
   closeMenu: "Close menu"
 } as const
+
+/** A request's story, opened from a usage-log row. */
+export const STORY = {
+  open: (id: string) => `Details of request ${id}`,
+  openShort: "Details",
+  close: "Close",
+  title: (id: string) => `Request ${id}`,
+  grep: "The request id, as the access log and the answer's x-request-id header carry it:",
+  path: "Failover path",
+  pathNone: "no channel answered",
+  total: "Charged in all",
+  prices: "List prices now (USD per 1M tokens; the charge used the prices and group ratio of its time)",
+  notPriced: "not priced",
+  free: "free",
+  attempts: "Attempts",
+  columns: {
+    attempt: "Attempt",
+    channel: "Channel",
+    status: "Status",
+    failure: "Failure",
+    latency: "Latency",
+    input: "Input tokens (cached)",
+    output: "Output tokens (reasoning)",
+    audio: "Audio in / out",
+    cost: "Cost"
+  },
+  adjustment: "adjustment",
+  loading: "Loading…"
+} as const

@@ -8,6 +8,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
+import { type ModelPrices, type RequestStory, storyOf } from "./RequestStory.ts"
 
 /** One day's usage of one model (UTC days, `date` as `YYYY-MM-DD`; `quota` in quota units). @category models */
 export interface DailyUsage {
@@ -118,6 +119,15 @@ export class UsageQueries extends Context.Service<UsageQueries, {
   ) => Effect.Effect<ReadonlyArray<DailyCost>>
   /** Log rows, newest first; `admin` adds the channel and the username to each. */
   readonly logs: (filter: LogFilter, page: PageRequest, admin: boolean) => Effect.Effect<Page<LogView>>
+  /**
+   * The rows of request `requestId` (the user's own when `userId` is given) in attempt order, with the model's
+   * prices; `undefined` when no row matches.
+   */
+  readonly story: (
+    requestId: string,
+    userId: bigint | undefined,
+    admin: boolean
+  ) => Effect.Effect<RequestStory | undefined>
 }>()("sluice/services/UsageQueries") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
@@ -220,7 +230,37 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         return { items, total: Number(total), page: page.page, page_size: page.size }
       })
 
-      return UsageQueries.of({ daily, costs, logs })
+      const story = Effect.fn("UsageQueries.story")(function* (
+        requestId: string,
+        userId: bigint | undefined,
+        admin: boolean
+      ) {
+        const rows = yield* logs({ requestId, userId }, { page: 1, size: 100 }, admin)
+        const model = rows.items[0]?.model
+        if (model === undefined) return undefined
+        const [priced] = yield* sql<
+          {
+            input: string | null
+            output: string | null
+            cachedInput: string | null
+            cacheWrite: string | null
+            free: boolean
+          }
+        >`SELECT input_price::text AS input, output_price::text AS output, cached_input_price::text AS "cachedInput",
+                 cache_write_price::text AS "cacheWrite", free
+          FROM models WHERE name = ${model}`.pipe(Effect.orDie)
+        const number = (value: string | null) => value === null ? null : Number(value)
+        const prices: ModelPrices | null = priced === undefined ? null : {
+          input: number(priced.input),
+          output: number(priced.output),
+          cached_input: number(priced.cachedInput),
+          cache_write: number(priced.cacheWrite),
+          free: priced.free
+        }
+        return storyOf(requestId, rows.items, prices)
+      })
+
+      return UsageQueries.of({ daily, costs, logs, story })
     })
   )
 }

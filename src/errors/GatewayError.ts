@@ -194,7 +194,7 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
  * @category errors
  */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset", "image", "webhook"]),
+  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset", "image", "webhook", "request"]),
   id: Schema.String,
   param: Schema.optional(Schema.String)
 }) {}
