@@ -96,3 +96,54 @@ export const STORY = {
   adjustment: "adjustment",
   loading: "Loading…"
 } as const
+
+/**
+ * The channel form's settings fields: each one's label (with the bootstrap file's name under `settings`) and help.
+ * The JSON view of the same settings stays, as the advanced view.
+ */
+export const SETTINGS = {
+  legend: "Channel settings",
+  invalidJson: "The settings JSON below is not a JSON object; fix it there to use these fields.",
+  advanced: "Settings (JSON, the advanced view: every field above, and the same names as the bootstrap file)",
+  whole: "must be a whole number of milliseconds, 0 or more",
+  headerLine: (line: string) => `“${line}” is not “Name: value”`,
+  unset: "default",
+  on: "on",
+  off: "off",
+  timeouts: [
+    ["connect_timeout_ms", "Connect timeout, ms", "How long to wait for the upstream's connection."],
+    [
+      "first_byte_timeout_ms",
+      "First byte timeout, ms",
+      "How long to wait for the answer to begin (then the next channel)."
+    ],
+    ["idle_timeout_ms", "Idle timeout, ms", "The longest silence inside a streamed answer."],
+    ["total_timeout_ms", "Total timeout, ms", "The longest a whole request may take."]
+  ],
+  switches: [
+    [
+      "responses_api",
+      "Responses API",
+      "The upstream has /v1/responses (openai channels); otherwise via chat completions."
+    ],
+    [
+      "responses_websocket",
+      "Responses over WebSocket",
+      "With the Responses API: a client's Responses socket reaches the upstream over its own socket."
+    ],
+    ["responses_compact", "Responses compact", "The upstream has /v1/responses/compact."],
+    ["auto_disable", "Auto-disable", "Disable a key the upstream refuses (401, 403, no quota)."],
+    [
+      "inline_images",
+      "Inline images",
+      "Send images (and on gemini files) as Base64: URLs are downloaded by the gateway."
+    ],
+    ["forward_store", "Forward store", "Forward the caller's store flag (default on)."]
+  ],
+  headers: "Extra headers, one “Name: value” a line (headers)",
+  headersHelp: "Sent with every request to this channel; saved values are shown masked and kept when left so.",
+  strip: "Strip params, comma-separated (strip_params)",
+  stripHelp: "Request fields removed before the request goes upstream, such as temperature.",
+  testModel: "Test model (test_model)",
+  testModelHelp: "The model a channel test asks; the first model when empty."
+} as const
