@@ -147,3 +147,15 @@ export const SETTINGS = {
   testModel: "Test model (test_model)",
   testModelHelp: "The model a channel test asks; the first model when empty."
 } as const
+
+/** The audit page's filters. */
+export const AUDIT = {
+  filters: "Filter changes",
+  action: "Action (or a prefix such as channel.)",
+  actor: "Who (username)",
+  target: "Target contains",
+  order: "Order",
+  newest: "newest first",
+  oldest: "oldest first",
+  caption: (total: number, oldest: boolean) => `Changes (${total}), ${oldest ? "oldest" : "newest"} first`
+} as const

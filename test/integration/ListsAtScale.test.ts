@@ -5,7 +5,8 @@
  * second), the sort and filter allow-lists refused in the envelope with
  * the field named, a hostile search string (NUL, a lone surrogate, SQL, `%`, 60 KB)
  * refused or matched as text, the array form of the channel list kept, and
- * the bulk enable / disable / test of channels (audited, routing following).
+ * the bulk enable / disable / test of channels (audited, routing following),
+ * and the audit log filtered by action prefix, actor and target.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
@@ -212,6 +213,36 @@ Deno.test("lists at scale: channels are enabled, disabled and tested in bulk, au
       "SELECT count(*) AS n FROM audit_log WHERE action = 'channel.update'"
     )
     strictEqual(Number(audit[0].n), ids.length * 2, "one audit row per channel per change")
+
+    // The audit log, filtered on the server: by an action's prefix, its actor, its target, oldest first.
+    const changes = await root.call<Page<{ action: string; actor: string; target: string; id: number }>>(
+      "GET",
+      "/api/audit?action=channel.&actor=root&order=asc&page_size=100"
+    )
+    strictEqual(changes.success, true, changes.message)
+    strictEqual(changes.data.total, ids.length * 2)
+    ok(changes.data.items.every((row) => row.action === "channel.update" && row.actor === "root"))
+    deepStrictEqual(
+      changes.data.items.map((row) => row.id),
+      [...changes.data.items.map((row) => row.id)].sort((a, b) => a - b)
+    )
+    const one = await root.call<Page<{ target: string }>>("GET", `/api/audit?target=channel:${ids[0]}`)
+    ok(one.data.total >= 2 && one.data.items.every((row) => row.target.includes(`channel:${ids[0]}`)))
+    strictEqual(
+      (await root.call<Page<unknown>>("GET", "/api/audit?action=channel")).data.total,
+      0,
+      "no prefix without a dot"
+    )
+    for (
+      const [query, param] of [["order=up", "order"], ["action=%00", "action"], [
+        "start_timestamp=soon",
+        "start_timestamp"
+      ]]
+    ) {
+      const refused = await root.call("GET", `/api/audit?${query}`)
+      strictEqual(refused.success, false, query)
+      ok(refused.message.includes(param), refused.message)
+    }
 
     for (
       const body of [{ ids: [], action: "enable" }, { ids: [1], action: "drop" }, {
