@@ -159,3 +159,10 @@ export const AUDIT = {
   oldest: "oldest first",
   caption: (total: number, oldest: boolean) => `Changes (${total}), ${oldest ? "oldest" : "newest"} first`
 } as const
+
+/** The usage-log pages' new words. */
+export const LOGS = {
+  status: "Outcome",
+  success: "succeeded (2xx)",
+  failed: "failed"
+} as const

@@ -31,7 +31,18 @@ export interface LogFilter {
   readonly channelId?: bigint | undefined
   readonly username?: string | undefined
   readonly requestId?: string | undefined
+  /** `success`: rows with status 200–299; `failed`: the others. */
+  readonly outcome?: "success" | "failed" | undefined
+  /** The order (`LOG_SORTS`; default `id`, the newest first). */
+  readonly sort?: LogSort | undefined
+  readonly order?: "asc" | "desc" | undefined
 }
+
+/** The columns the usage log sorts by (`sort=`): `id` (time), `quota` (cost), `latency`, `tokens` (in + out). @category constants */
+export const LOG_SORTS = ["id", "quota", "latency", "tokens"] as const
+
+/** A column the usage log sorts by. @category models */
+export type LogSort = typeof LOG_SORTS[number]
 
 /**
  * A log row; `channel_id` and `username` only in the admin view;
@@ -183,7 +194,20 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         if (filter.channelId !== undefined) parts.push(sql`l.channel_id = ${filter.channelId}`)
         if (filter.username !== undefined) parts.push(sql`u.username = ${filter.username}`)
         if (filter.requestId !== undefined) parts.push(sql`l.request_id = ${filter.requestId}`)
+        if (filter.outcome === "success") parts.push(sql`l.status BETWEEN 200 AND 299`)
+        if (filter.outcome === "failed") parts.push(sql`l.status NOT BETWEEN 200 AND 299`)
         return parts.length === 0 ? sql`TRUE` : sql.and(parts)
+      }
+
+      const orderOf = (filter: LogFilter): Statement.Fragment => {
+        const column = {
+          id: sql`l.id`,
+          quota: sql`l.cost`,
+          latency: sql`l.latency_ms`,
+          tokens: sql`(l.prompt_tokens + l.completion_tokens)`
+        }[filter.sort ?? "id"]
+        const direction = (filter.order ?? "desc") === "desc" ? sql`DESC` : sql`ASC`
+        return sql`${column} ${direction}, l.id ${direction}`
       }
 
       const logs = Effect.fn("UsageQueries.logs")(function* (filter: LogFilter, page: PageRequest, admin: boolean) {
@@ -201,7 +225,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
                  l.audio_output_tokens AS "audioOutputTokens", l.cost, l.latency_ms AS "latencyMs", l.stream, l.status,
                  l.error
           FROM ${from} WHERE ${condition}
-          ORDER BY l.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(Effect.orDie)
+          ORDER BY ${orderOf(filter)} LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(Effect.orDie)
         const items = rows.map((row): LogView => ({
           id: Number(row.id),
           request_id: row.requestId,

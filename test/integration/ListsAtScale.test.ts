@@ -166,6 +166,35 @@ Deno.test("lists at scale: channels and users paged, filtered, sorted and search
       () => root.call<Page<{ username: string }>>("GET", "/api/user/?keyword=member&sort=quota&order=desc&page_size=1")
     )
     strictEqual(richest.data.items[0].username, "member09999")
+    // Usage logs: 60 rows of alice's, every fifth failed, sorted by cost, latency and tokens, filtered by outcome.
+    await gateway.query(
+      `INSERT INTO usage_logs (request_id, attempt, user_id, token_id, model, prompt_tokens, completion_tokens, cost,
+                               latency_ms, status, error)
+       SELECT 'seeded-' || i, 1, u.id, t.id, 'gpt-test', i, 100 - i, CASE WHEN i % 5 = 0 THEN 0 ELSE i * 7 END,
+              (i * 37) % 1000, CASE WHEN i % 5 = 0 THEN 502 ELSE 200 END,
+              CASE WHEN i % 5 = 0 THEN 'server: seeded' END
+       FROM generate_series(1, 60) AS i, users u JOIN tokens t ON t.user_id = u.id WHERE u.username = 'alice'`,
+      false
+    )
+    type Row = { request_id: string; quota: number; latency_ms: number; status: number; prompt_tokens: number }
+    const failed = await timed(
+      "logs filtered by outcome",
+      () => root.call<Page<Row>>("GET", "/api/log/?status=failed&sort=latency&order=desc&page_size=100")
+    )
+    strictEqual(failed.data.total, 12)
+    ok(failed.data.items.every((row) => row.status === 502))
+    const latencies = failed.data.items.map((row) => row.latency_ms)
+    deepStrictEqual(latencies, [...latencies].sort((a, b) => b - a))
+    const dearest = await root.call<Page<Row>>("GET", "/api/log/?status=success&sort=quota&order=desc&page_size=1")
+    strictEqual(dearest.data.items[0].request_id, "seeded-59")
+    // Every seeded row has 100 tokens in all: the tie is broken by id, the same way.
+    const byTokens = await root.call<Page<Row>>("GET", "/api/log/?sort=tokens&order=asc&page_size=2")
+    deepStrictEqual(byTokens.data.items.map((row) => row.request_id), ["seeded-1", "seeded-2"])
+    for (const [query, param] of [["sort=cost;--", "sort"], ["status=ok", "status"], ["order=x", "order"]]) {
+      const refused = await root.call("GET", `/api/log/?${query}`)
+      strictEqual(refused.success, false, query)
+      ok(refused.message.includes(param), refused.message)
+    }
     for (const [query, param] of [["sort=password_hash", "sort"], ["role=god", "role"], ["status=x", "status"]]) {
       const refused = await root.call("GET", `/api/user/?${query}`)
       strictEqual(refused.success, false, query)

@@ -3,7 +3,9 @@
  * (admin: everyone's, with the channel). Filters: `start_timestamp` and
  * `end_timestamp` (epoch seconds), `model_name`, `token_name` or `token_id`,
  * `request_id` (the id in a public answer's `id` after its prefix, such as
- * `chatcmpl-`);
+ * `chatcmpl-`), `status` (`success`: 2xx, `failed`: the others), `sort`
+ * (`id`, `quota`, `latency`, `tokens`) and `order` (`asc`, `desc`; newest
+ * first by default);
  * admins also `channel` (id) and `username`. Paginated with `page` and
  * `page_size`. A request's story: `GET /api/log/self/{request_id}` (the
  * caller's own request) and `GET /api/log/{request_id}` (admin: anyone's),
@@ -16,8 +18,9 @@ import { Effect } from "effect"
 import { HttpRouter, type HttpServerRequest } from "effect/http"
 import { InvalidRequest, NotFound } from "../../errors/GatewayError.ts"
 import { Sessions } from "../../accounts/Sessions.ts"
-import { type LogFilter, UsageQueries } from "../../accounts/UsageQueries.ts"
+import { LOG_SORTS, type LogFilter, UsageQueries } from "../../accounts/UsageQueries.ts"
 import { idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
+import { ORDERS, queryChoice } from "./ListQuery.ts"
 
 const filterOf = (request: HttpServerRequest.HttpServerRequest, admin: boolean) =>
   Effect.gen(function* () {
@@ -41,6 +44,9 @@ const filterOf = (request: HttpServerRequest.HttpServerRequest, admin: boolean) 
       tokenName: yield* text("token_name"),
       tokenId: yield* id("token_id"),
       requestId: yield* text("request_id"),
+      outcome: yield* queryChoice(query.get("status"), "status", ["success", "failed"] as const),
+      sort: yield* queryChoice(query.get("sort"), "sort", LOG_SORTS),
+      order: yield* queryChoice(query.get("order"), "order", ORDERS),
       ...(admin ? { channelId: yield* id("channel"), username: yield* text("username") } : {})
     }
     return filter
