@@ -62,6 +62,14 @@ Deno.test("console lists: 1,000 channels and 10,000 users paged, filtered, sorte
     await page.getByRole("button", { name: "Sign in", exact: true }).click()
     await page.getByRole("heading", { name: "Dashboard" }).waitFor()
 
+    // The seeded channels' keys reach the catalog (a reload of every channel) before anything is timed.
+    for (let tries = 0; tries < 60; tries++) {
+      const seen = (await pageCall(page, "GET", "/api/channel/?keyword=bulk-0995")).json.data as {
+        items: Array<{ keys: Array<unknown> }>
+      }
+      if (seen.items[0]?.keys.length === 1) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
     // 1280 px: every link on one line, no menu button.
     const header = await page.locator("header").boundingBox()
     ok(header !== null && header.height < 60, `the header is one line: ${header?.height} px`)
@@ -106,14 +114,7 @@ Deno.test("console lists: 1,000 channels and 10,000 users paged, filtered, sorte
     strictEqual(await filters.getByLabel("Type").inputValue(), "anthropic", "the reloaded page keeps the filters")
     await scan(page, "channels-filtered")
 
-    // Bulk: enable two disabled channels at once (once the catalog holds the seeded keys).
-    for (let tries = 0; tries < 60; tries++) {
-      const seen = (await pageCall(page, "GET", "/api/channel/?keyword=bulk-0995")).json.data as {
-        items: Array<{ keys: Array<unknown> }>
-      }
-      if (seen.items[0]?.keys.length === 1) break
-      await new Promise((resolve) => setTimeout(resolve, 100))
-    }
+    // Bulk: enable two disabled channels at once.
     await filters.getByLabel("Type").selectOption("")
     await filters.getByLabel("Status").selectOption("")
     await filters.getByLabel("Group").fill("")
