@@ -1,11 +1,14 @@
 /**
  * The audit log, for root (`GET /api/audit`): who changed what, before and
- * after, newest first, in server pages. No password or upstream key is ever
- * in a row.
+ * after, newest first, in server pages, filtered on the server by action (or
+ * its prefix), actor and target, the view kept in the hash's query. No
+ * password or upstream key is ever in a row.
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
-import { ErrorText, Pager, timeText } from "./ui.tsx"
+import { apiQuery, useHashView } from "./hashQuery.ts"
+import { AUDIT, LIST } from "./strings.ts"
+import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** One audit row. */
 interface AuditRow {
@@ -26,47 +29,87 @@ const shown = (value: unknown): string => {
 
 /** The audit page. */
 export const Audit = () => {
-  const [page, setPage] = useState(1)
+  const [view, change] = useHashView({ action: "", actor: "", target: "", order: "desc", page: "1" })
+  const [draft, setDraft] = useState(view)
   const [listing, setListing] = useState<Page<AuditRow> | null>(null)
   const [error, setError] = useState<string | null>(null)
   useEffect(() => {
-    api<Page<AuditRow>>("GET", `/api/audit?page=${page}&page_size=20`).then(setListing, (c) => setError(wordsOf(c)))
-  }, [page])
+    api<Page<AuditRow>>("GET", `/api/audit?${apiQuery(view)}&page_size=20`).then((found) => {
+      setError(null)
+      setListing(found)
+    }, (c) => setError(wordsOf(c)))
+  }, [apiQuery(view)])
   const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
+  const text = (name: "action" | "actor" | "target", label: string) => (
+    <Field label={label}>
+      <input name={name} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })} />
+    </Field>
+  )
   return (
     <section>
       <h1>Audit log</h1>
+      <form
+        class="filters"
+        aria-label={AUDIT.filters}
+        onSubmit={(event) => {
+          event.preventDefault()
+          const { action, actor, target, order } = draft
+          change({ action, actor, target, order })
+        }}
+      >
+        {text("action", AUDIT.action)}
+        {text("actor", AUDIT.actor)}
+        {text("target", AUDIT.target)}
+        <Field label={AUDIT.order}>
+          <select
+            name="order"
+            value={draft.order}
+            onChange={(e) => setDraft({ ...draft, order: e.currentTarget.value })}
+          >
+            <option value="desc">{AUDIT.newest}</option>
+            <option value="asc">{AUDIT.oldest}</option>
+          </select>
+        </Field>
+        <button type="submit">{LIST.search}</button>
+      </form>
       <ErrorText error={error} />
-      <table>
-        <caption>Changes ({listing?.total ?? 0}), newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Who</th>
-            <th scope="col">Action</th>
-            <th scope="col">Target</th>
-            <th scope="col">Before</th>
-            <th scope="col">After</th>
-          </tr>
-        </thead>
-        <tbody>
-          {listing?.items.map((row) => (
-            <tr key={row.id}>
-              <td>{timeText(row.created_at)}</td>
-              <td>{row.actor}</td>
-              <td data-testid="audit-action">{row.action}</td>
-              <td>{row.target}</td>
-              <td>
-                <code class="json">{shown(row.before)}</code>
-              </td>
-              <td>
-                <code class="json">{shown(row.after)}</code>
-              </td>
+      <div class="scroll">
+        <table>
+          <caption>{AUDIT.caption(listing?.total ?? 0, view.order === "asc")}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Time</th>
+              <th scope="col">Who</th>
+              <th scope="col">Action</th>
+              <th scope="col">Target</th>
+              <th scope="col">Before</th>
+              <th scope="col">After</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
-      <Pager label="Audit pages" page={page} pages={pages} setPage={setPage} />
+          </thead>
+          <tbody>
+            {listing?.items.map((row) => (
+              <tr key={row.id}>
+                <td>{timeText(row.created_at)}</td>
+                <td>{row.actor}</td>
+                <td data-testid="audit-action">{row.action}</td>
+                <td>{row.target}</td>
+                <td>
+                  <code class="json">{shown(row.before)}</code>
+                </td>
+                <td>
+                  <code class="json">{shown(row.after)}</code>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Pager
+        label="Audit pages"
+        page={Number(view.page) || 1}
+        pages={pages}
+        setPage={(page) => change({ page: String(page) })}
+      />
     </section>
   )
 }

@@ -18,6 +18,8 @@ import {
   keysOf,
   vertexBaseUrl
 } from "./channelTypes.ts"
+import { SettingsFields } from "./SettingsFields.tsx"
+import { SETTINGS } from "./strings.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** A channel's fields as the admin API lists them (keys masked, so not here). */
@@ -253,9 +255,13 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
       >
         <textarea name="model_mapping" rows={2} value={mapping} onInput={(e) => setMapping(e.currentTarget.value)} />
       </Field>
-      <Field label="Settings (JSON: timeouts in ms, headers, auto_disable, test_model…)">
-        <textarea name="settings" rows={3} value={settings} onInput={(e) => setSettings(e.currentTarget.value)} />
-      </Field>
+      <SettingsFields text={settings} onText={setSettings} prefix={`channel-${start?.id ?? "new"}`} />
+      <details>
+        <summary>{SETTINGS.advanced}</summary>
+        <Field label="Settings (JSON: timeouts in ms, headers, auto_disable, test_model…)">
+          <textarea name="settings" rows={6} value={settings} onInput={(e) => setSettings(e.currentTarget.value)} />
+        </Field>
+      </details>
       <Field
         label={(start === null
           ? "Keys, one a line"

@@ -4,12 +4,19 @@
  * (masked, with why a key was disabled) and its last test's latency or error;
  * a test button that shows the latency or the error, enable/disable, which
  * routing follows at once, and a form to add a channel or change every field
- * of one (`ChannelForm.tsx`).
+ * of one (`ChannelForm.tsx`). The list is paged, searched (name or base
+ * URL), filtered (status, type, group, model) and sorted on the server, its
+ * view kept in the hash's query; selected channels are enabled, disabled or
+ * tested at once (`POST /api/channel/bulk`).
  */
 import { useEffect, useState } from "preact/hooks"
-import { api, wordsOf } from "./api.ts"
+import { api, type Page, wordsOf } from "./api.ts"
 import { type ChannelFields, ChannelForm } from "./ChannelForm.tsx"
-import { ErrorText, timeText } from "./ui.tsx"
+import { CHANNEL_TYPES } from "./channelTypes.ts"
+import { apiQuery, useHashView } from "./hashQuery.ts"
+import { SortHeader } from "./listControls.tsx"
+import { CHANNELS, LIST } from "./strings.ts"
+import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A channel as the admin API lists it (keys masked). */
 interface Channel extends ChannelFields {
@@ -23,7 +30,15 @@ interface Channel extends ChannelFields {
 }
 
 /** One channel's row with its test and enable/disable buttons. */
-const ChannelRow = (props: { item: Channel; onChanged: () => void; onEdit: () => void }) => {
+const ChannelRow = (
+  props: {
+    item: Channel
+    selected: boolean
+    onSelect: (on: boolean) => void
+    onChanged: () => void
+    onEdit: () => void
+  }
+) => {
   const { item } = props
   const [result, setResult] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
@@ -50,6 +65,14 @@ const ChannelRow = (props: { item: Channel; onChanged: () => void; onEdit: () =>
   }
   return (
     <tr>
+      <td>
+        <input
+          type="checkbox"
+          aria-label={CHANNELS.select(item.name)}
+          checked={props.selected}
+          onChange={(e) => props.onSelect(e.currentTarget.checked)}
+        />
+      </td>
       <td>{item.name}</td>
       <td>
         {item.type}
@@ -95,55 +118,191 @@ const ChannelRow = (props: { item: Channel; onChanged: () => void; onEdit: () =>
   )
 }
 
+/** The list's view, as the hash's query and the API's parameters hold it. */
+const VIEW = { keyword: "", status: "", type: "", group: "", model: "", sort: "id", order: "asc", page: "1" }
+
+/** The filter form: its own drafts, applied on submit. */
+const ChannelFilters = (props: { view: typeof VIEW; onApply: (change: Partial<typeof VIEW>) => void }) => {
+  const [draft, setDraft] = useState(props.view)
+  const text = (name: "keyword" | "group" | "model", label: string) => (
+    <Field label={label}>
+      <input
+        name={name}
+        value={draft[name]}
+        onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })}
+      />
+    </Field>
+  )
+  return (
+    <form
+      class="filters"
+      aria-label={CHANNELS.filters}
+      onSubmit={(event) => {
+        event.preventDefault()
+        const { keyword, status, type, group, model } = draft
+        props.onApply({ keyword, status, type, group, model })
+      }}
+    >
+      {text("keyword", CHANNELS.keyword)}
+      <Field label={CHANNELS.status}>
+        <select
+          name="status"
+          value={draft.status}
+          onChange={(e) => setDraft({ ...draft, status: e.currentTarget.value })}
+        >
+          <option value="">{LIST.any}</option>
+          <option value="enabled">{LIST.enabled}</option>
+          <option value="disabled">{LIST.disabled}</option>
+        </select>
+      </Field>
+      <Field label={CHANNELS.type}>
+        <select name="type" value={draft.type} onChange={(e) => setDraft({ ...draft, type: e.currentTarget.value })}>
+          <option value="">{LIST.any}</option>
+          {CHANNEL_TYPES.map((type) => <option key={type} value={type}>{type}</option>)}
+        </select>
+      </Field>
+      {text("group", CHANNELS.group)}
+      {text("model", CHANNELS.model)}
+      <button type="submit">{LIST.search}</button>
+      <button
+        type="button"
+        onClick={() => {
+          const cleared = { keyword: "", status: "", type: "", group: "", model: "" }
+          setDraft({ ...draft, ...cleared })
+          props.onApply(cleared)
+        }}
+      >
+        {LIST.clear}
+      </button>
+    </form>
+  )
+}
+
 /** The channels page. */
 export const Channels = () => {
-  const [channels, setChannels] = useState<ReadonlyArray<Channel> | null>(null)
+  const [view, change] = useHashView(VIEW)
+  const [listing, setListing] = useState<Page<Channel> | null>(null)
+  const [selected, setSelected] = useState<ReadonlySet<number>>(new Set())
+  const [bulkResult, setBulkResult] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [saved, setSaved] = useState<string | null>(null)
   const [editing, setEditing] = useState<{ readonly item: Channel | null; readonly version: number }>({
     item: null,
     version: 0
   })
-  const load = () => api<ReadonlyArray<Channel>>("GET", "/api/channel/").then(setChannels, (c) => setError(wordsOf(c)))
+  const load = () =>
+    api<Page<Channel>>("GET", `/api/channel/?${apiQuery(view)}`).then((page) => {
+      setError(null)
+      setListing(page)
+    }, (c) => setError(wordsOf(c)))
   useEffect(() => {
     load()
-  }, [])
+  }, [apiQuery(view)])
   const edit = (item: Channel | null) => {
     setSaved(null)
     setEditing({ item, version: editing.version + 1 })
   }
+  const items = listing?.items ?? []
+  const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
+  const select = (id: number, on: boolean) => {
+    const next = new Set(selected)
+    if (on) next.add(id)
+    else next.delete(id)
+    setSelected(next)
+  }
+  const bulk = async (action: "enable" | "disable" | "test") => {
+    setBulkResult(null)
+    setError(null)
+    try {
+      const results = await api<ReadonlyArray<{ success: boolean }>>("POST", "/api/channel/bulk", {
+        ids: [...selected],
+        action
+      })
+      const failed = results.filter((result) => !result.success).length
+      setBulkResult(CHANNELS.bulkDone(results.length - failed, failed))
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+    load()
+  }
+  const sortable = (label: string, column: string) => (
+    <SortHeader
+      label={label}
+      column={column}
+      sort={view.sort}
+      order={view.order}
+      onSort={(sort, order) => change({ sort, order })}
+    />
+  )
+  const columns = CHANNELS.columns
   return (
     <section>
-      <h1>Channels</h1>
+      <h1>{CHANNELS.title}</h1>
+      <ChannelFilters view={view} onApply={change} />
       <ErrorText error={error} />
       {saved && <p role="status">{saved}</p>}
-      <table>
-        <caption>Channels ({channels?.length ?? 0}); keys are never shown in full</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Type</th>
-            <th scope="col">Models</th>
-            <th scope="col">Groups</th>
-            <th scope="col">Priority / weight</th>
-            <th scope="col">Status</th>
-            <th scope="col">Health</th>
-            <th scope="col">Keys</th>
-            <th scope="col">Last test (latency or error)</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {channels?.map((item) => (
-            <ChannelRow
-              key={`${item.id}-${item.status}`}
-              item={item}
-              onChanged={load}
-              onEdit={() => edit(item)}
-            />
-          ))}
-        </tbody>
-      </table>
+      <div class="bulk" role="group" aria-label={CHANNELS.bulk}>
+        <span>{CHANNELS.selected(selected.size)}</span>
+        <button type="button" disabled={selected.size === 0} onClick={() => bulk("enable")}>
+          {CHANNELS.enableSelected}
+        </button>
+        <button type="button" disabled={selected.size === 0} onClick={() => bulk("disable")}>
+          {CHANNELS.disableSelected}
+        </button>
+        <button type="button" disabled={selected.size === 0} onClick={() => bulk("test")}>
+          {CHANNELS.testSelected}
+        </button>
+        {bulkResult && <span role="status">{bulkResult}</span>}
+      </div>
+      <div class="scroll">
+        <table>
+          <caption>{CHANNELS.caption(listing?.total ?? 0)}</caption>
+          <thead>
+            <tr>
+              <th scope="col">
+                <input
+                  type="checkbox"
+                  aria-label={CHANNELS.selectPage}
+                  checked={items.length > 0 && items.every((item) => selected.has(item.id))}
+                  onChange={(e) => {
+                    const next = new Set(selected)
+                    for (const item of items) e.currentTarget.checked ? next.add(item.id) : next.delete(item.id)
+                    setSelected(next)
+                  }}
+                />
+              </th>
+              {sortable(columns.name, "name")}
+              {sortable(columns.type, "type")}
+              <th scope="col">{columns.models}</th>
+              <th scope="col">{columns.groups}</th>
+              {sortable(columns.priority, "priority")}
+              {sortable(columns.status, "status")}
+              <th scope="col">{columns.health}</th>
+              <th scope="col">{columns.keys}</th>
+              {sortable(columns.tested, "latency")}
+              <th scope="col">{columns.actions}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((item) => (
+              <ChannelRow
+                key={`${item.id}-${item.status}`}
+                item={item}
+                selected={selected.has(item.id)}
+                onSelect={(on) => select(item.id, on)}
+                onChanged={load}
+                onEdit={() => edit(item)}
+              />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Pager
+        label={CHANNELS.pages}
+        page={Number(view.page) || 1}
+        pages={pages}
+        setPage={(page) => change({ page: String(page) })}
+      />
       <ChannelForm
         key={editing.version}
         channel={editing.item}

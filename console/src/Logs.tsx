@@ -4,16 +4,21 @@
  * for both), each row with the name of the channel that answered (never its
  * keys). Filters for a UTC time range, model and key name, pages served
  * by the server, and a CSV export of every row the filters match (fetched
- * page by page, at most 10,000 rows).
+ * page by page, at most 10,000 rows). A row's "Details" opens the request's
+ * story (`RequestStory.tsx`): its attempts, failover path and cost.
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
+import { RequestStory } from "./RequestStory.tsx"
+import { SortHeader } from "./listControls.tsx"
+import { LIST, LOGS, STORY } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** One usage row. */
 interface LogRow {
   readonly id: number
+  readonly request_id: string
   readonly created_at: number
   readonly username?: string | null
   readonly channel_id?: number | null
@@ -36,9 +41,24 @@ interface Filters {
   readonly key: string
   readonly username: string
   readonly channel: string
+  /** `success`, `failed` or `""` (every row). */
+  readonly status: string
+  /** `LOG_SORTS` on the server; `id` is the time. */
+  readonly sort: string
+  readonly order: string
 }
 
-const EMPTY: Filters = { start: "", end: "", model: "", key: "", username: "", channel: "" }
+const EMPTY: Filters = {
+  start: "",
+  end: "",
+  model: "",
+  key: "",
+  username: "",
+  channel: "",
+  status: "",
+  sort: "id",
+  order: "desc"
+}
 
 /** The query string of `filters` (dates as UTC epoch seconds; the end date is included). */
 const queryOf = (filters: Filters): string => {
@@ -49,6 +69,9 @@ const queryOf = (filters: Filters): string => {
   if (filters.key !== "") query.set("token_name", filters.key)
   if (filters.username !== "") query.set("username", filters.username)
   if (filters.channel !== "") query.set("channel", filters.channel)
+  if (filters.status !== "") query.set("status", filters.status)
+  query.set("sort", filters.sort)
+  query.set("order", filters.order)
   return query.toString()
 }
 
@@ -109,6 +132,7 @@ export const Logs = (props: { admin?: boolean }) => {
   const [draft, setDraft] = useState<Filters>(EMPTY)
   const [filters, setFilters] = useState<Filters>(EMPTY)
   const [page, setPage] = useState(1)
+  const [story, setStory] = useState<string | null>(null)
   const [listing, setListing] = useState<Page<LogRow> | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [exporting, setExporting] = useState<string | null>(null)
@@ -127,6 +151,19 @@ export const Logs = (props: { admin?: boolean }) => {
     )
   }, [filters, page, path])
   const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
+  const sortable = (label: string, column: string) => (
+    <SortHeader
+      label={label}
+      column={column}
+      sort={filters.sort}
+      order={filters.order}
+      onSort={(sort, order) => {
+        setPage(1)
+        setDraft({ ...draft, sort, order })
+        setFilters({ ...filters, sort, order })
+      }}
+    />
+  )
   const set = (name: keyof Filters) => (event: { currentTarget: HTMLInputElement | HTMLSelectElement }) =>
     setDraft({ ...draft, [name]: event.currentTarget.value })
   const exportCsv = async () => {
@@ -180,6 +217,13 @@ export const Logs = (props: { admin?: boolean }) => {
             </Field>
           </>
         )}
+        <Field label={LOGS.status}>
+          <select name="status" value={draft.status} onChange={set("status")}>
+            <option value="">{LIST.any}</option>
+            <option value="success">{LOGS.success}</option>
+            <option value="failed">{LOGS.failed}</option>
+          </select>
+        </Field>
         <button type="submit">Filter</button>
         <button type="button" onClick={exportCsv}>Export CSV</button>
       </form>
@@ -189,15 +233,16 @@ export const Logs = (props: { admin?: boolean }) => {
         <caption>Requests ({listing?.total ?? 0})</caption>
         <thead>
           <tr>
-            <th scope="col">Time</th>
+            {sortable("Time", "id")}
             {admin && <th scope="col">User</th>}
             <th scope="col">Channel</th>
             <th scope="col">Key</th>
             <th scope="col">Model</th>
-            <th scope="col">Tokens in / out</th>
-            <th scope="col">Cost</th>
-            <th scope="col">Latency</th>
+            {sortable("Tokens in / out", "tokens")}
+            {sortable("Cost", "quota")}
+            {sortable("Latency", "latency")}
             <th scope="col">Status</th>
+            <th scope="col">{STORY.openShort}</th>
           </tr>
         </thead>
         <tbody>
@@ -212,11 +257,28 @@ export const Logs = (props: { admin?: boolean }) => {
               <td data-testid="log-cost">{usd(row.quota)}</td>
               <td>{row.latency_ms} ms</td>
               <td>{row.status}{row.error === null ? "" : ` ${row.error}`}</td>
+              <td>
+                <button
+                  type="button"
+                  aria-label={STORY.open(row.request_id)}
+                  onClick={() => setStory(row.request_id)}
+                >
+                  {STORY.openShort}
+                </button>
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
       <Pager label="Log pages" page={page} pages={pages} setPage={setPage} />
+      {story !== null && (
+        <RequestStory
+          key={story}
+          requestId={story}
+          admin={admin === true}
+          onClose={() => setStory(null)}
+        />
+      )}
     </section>
   )
 }

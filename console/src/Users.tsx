@@ -5,12 +5,17 @@
  * within them); enable or
  * disable, and top up the balance in USD (each top-up one ledger entry,
  * `POST /api/user/topup`). The API decides who may change whom (an admin
- * manages users, root manages admins too) and says why it refuses.
+ * manages users, root manages admins too) and says why it refuses. The list
+ * is paged, searched (username, display name, e-mail), filtered (role,
+ * status, group) and sorted on the server, its view kept in the hash's query.
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { unitsOf, usd } from "./money.ts"
 import { BudgetFields, budgetsOf, type BudgetSpec, type BudgetTexts, budgetTextsOf } from "./Budgets.tsx"
+import { apiQuery, useHashView } from "./hashQuery.ts"
+import { SortHeader } from "./listControls.tsx"
+import { LIST, USERS } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A user as the admin API lists it. */
@@ -194,68 +199,120 @@ const UserRow = (props: { item: User; onChanged: () => void }) => {
   )
 }
 
+/** The list's view, as the hash's query and the API's parameters hold it (newest first by default). */
+const VIEW = { keyword: "", role: "", status: "", group: "", sort: "id", order: "desc", page: "1" }
+
 /** The users page. */
 export const Users = () => {
-  const [draft, setDraft] = useState("")
-  const [keyword, setKeyword] = useState("")
-  const [page, setPage] = useState(1)
+  const [view, change] = useHashView(VIEW)
+  const [draft, setDraft] = useState(view)
   const [listing, setListing] = useState<Page<User> | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [created, setCreated] = useState<string | null>(null)
   const load = () =>
-    api<Page<User>>("GET", `/api/user/?keyword=${encodeURIComponent(keyword)}&page=${page}&page_size=20`).then(
-      setListing,
+    api<Page<User>>("GET", `/api/user/?${apiQuery(view)}&page_size=20`).then(
+      (page) => {
+        setError(null)
+        setListing(page)
+      },
       (caught) => setError(wordsOf(caught))
     )
   useEffect(() => {
     load()
-  }, [keyword, page])
+  }, [apiQuery(view)])
   const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
+  const sortable = (label: string, column: string) => (
+    <SortHeader
+      label={label}
+      column={column}
+      sort={view.sort}
+      order={view.order}
+      onSort={(sort, order) => change({ sort, order })}
+    />
+  )
   return (
     <section>
       <h1>Users</h1>
       <form
         class="filters"
-        aria-label="Search users"
+        aria-label={USERS.filters}
         onSubmit={(event) => {
           event.preventDefault()
-          setPage(1)
-          setKeyword(draft)
+          const { keyword, role, status, group } = draft
+          change({ keyword, role, status, group })
         }}
       >
-        <Field label="Name contains">
-          <input name="keyword" value={draft} onInput={(e) => setDraft(e.currentTarget.value)} />
+        <Field label={USERS.keyword}>
+          <input
+            name="keyword"
+            title={USERS.keywordHelp}
+            value={draft.keyword}
+            onInput={(e) => setDraft({ ...draft, keyword: e.currentTarget.value })}
+          />
         </Field>
-        <button type="submit">Search</button>
+        <Field label={USERS.role}>
+          <select name="role" value={draft.role} onChange={(e) => setDraft({ ...draft, role: e.currentTarget.value })}>
+            <option value="">{LIST.any}</option>
+            <option value="user">user</option>
+            <option value="admin">admin</option>
+            <option value="root">root</option>
+          </select>
+        </Field>
+        <Field label={USERS.status}>
+          <select
+            name="status"
+            value={draft.status}
+            onChange={(e) => setDraft({ ...draft, status: e.currentTarget.value })}
+          >
+            <option value="">{LIST.any}</option>
+            <option value="enabled">{LIST.enabled}</option>
+            <option value="disabled">{LIST.disabled}</option>
+          </select>
+        </Field>
+        <Field label={USERS.group}>
+          <input
+            name="group"
+            value={draft.group}
+            onInput={(e) => setDraft({ ...draft, group: e.currentTarget.value })}
+          />
+        </Field>
+        <button type="submit">{LIST.search}</button>
       </form>
       <ErrorText error={error} />
-      <table>
-        <caption>Users ({listing?.total ?? 0})</caption>
-        <thead>
-          <tr>
-            <th scope="col">Username</th>
-            <th scope="col">Role</th>
-            <th scope="col">Group</th>
-            <th scope="col">Balance</th>
-            <th scope="col">Used</th>
-            <th scope="col">Budgets</th>
-            <th scope="col">Status</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {listing?.items.map((item) => (
-            <UserRow
-              key={`${item.id}-${item.quota}-${item.status}-${item.role}-${item.group}-${
-                JSON.stringify(item.budgets?.map((budget) => [budget.amount, budget.period, budget.timezone]))
-              }`}
-              item={item}
-              onChanged={load}
-            />
-          ))}
-        </tbody>
-      </table>
-      <Pager label="User pages" page={page} pages={pages} setPage={setPage} />
+      <div class="scroll">
+        <table>
+          <caption>Users ({listing?.total ?? 0})</caption>
+          <thead>
+            <tr>
+              {sortable("Username", "username")}
+              {sortable("Role", "role")}
+              {sortable("Group", "group")}
+              {sortable("Balance", "quota")}
+              {sortable("Used", "used_quota")}
+              <th scope="col">Budgets</th>
+              <th scope="col">Status</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {listing?.items.map((item) => (
+              <UserRow
+                key={`${item.id}-${item.quota}-${item.status}-${item.role}-${item.group}-${
+                  JSON.stringify(item.budgets?.map((budget) => [budget.amount, budget.period, budget.timezone]))
+                }`}
+                item={item}
+                onChanged={load}
+              />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Pager
+        label="User pages"
+        page={Number(view.page) || 1}
+        pages={pages}
+        setPage={(page) => change({ page: String(page) })}
+      />
       {created && <p role="status">{created}</p>}
       <CreateUser
         onCreated={(username) => {

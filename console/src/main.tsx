@@ -4,7 +4,7 @@
  * only back end is `/api/*`. Pages are named by the URL's hash (`#/keys`).
  */
 import { render } from "preact"
-import { useEffect } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
 import { Account } from "./Account.tsx"
 import { api, ApiError, wordsOf } from "./api.ts"
 import { Audit } from "./Audit.tsx"
@@ -21,6 +21,7 @@ import { oauthError, SignIn } from "./SignIn.tsx"
 import { Users } from "./Users.tsx"
 import { Webhooks } from "./Webhooks.tsx"
 import { type Me, me, route } from "./state.ts"
+import { NAV } from "./strings.ts"
 import { ErrorText } from "./ui.tsx"
 
 const PAGES: ReadonlyArray<
@@ -111,6 +112,7 @@ let loadError: string | null = null
 
 /** The app: the sign-in page, or the navigation and the current page. */
 const App = () => {
+  const [menuOpen, setMenuOpen] = useState(false)
   useEffect(() => {
     api<Me>("GET", "/api/user/self").then(
       (user) => (me.value = user),
@@ -139,7 +141,16 @@ const App = () => {
       <a class="skip" href="#content">Skip to content</a>
       <header>
         <span class="brand">Sluice</span>
-        <nav aria-label="Pages">
+        <button
+          type="button"
+          class="menu"
+          aria-expanded={menuOpen}
+          aria-controls="pages"
+          onClick={() => setMenuOpen(!menuOpen)}
+        >
+          {menuOpen ? NAV.closeMenu : NAV.menu}
+        </button>
+        <nav id="pages" aria-label={NAV.pages} class={menuOpen ? "open" : undefined} onClick={() => setMenuOpen(false)}>
           {PAGES.filter((page) =>
             (page.admin !== true || isAdmin(user)) && (page.root !== true || user.role === "root")
           ).map((page) => (

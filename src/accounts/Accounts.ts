@@ -26,6 +26,7 @@ import { LoginThrottle } from "./LoginThrottle.ts"
 import { PasswordHasher } from "./PasswordHasher.ts"
 import { type Role, roleRank, Sessions, type SessionUser } from "./Sessions.ts"
 import { grantRefusal, manageRefusal, type NewUser, type UserPatch, type UserView } from "./UserRoles.ts"
+import { userConditions, userOrder, type UserQuery } from "./UserListing.ts"
 import { makeUserStore } from "./UserStore.ts"
 
 /** A user as `/api/*` shows it (defined with the row it is read from, `UserRoles.ts`). @category models */
@@ -95,7 +96,7 @@ export class Accounts extends Context.Service<Accounts, {
   readonly list: (
     caller: SessionUser,
     page: PageRequest,
-    keyword: string | undefined
+    query: UserQuery
   ) => Effect.Effect<Page<UserView>, StorageUnavailable>
   /** Admin: a user the caller outranks, or itself. */
   readonly get: (caller: SessionUser, id: bigint) => Effect.Effect<UserView, NotFound | Forbidden | StorageUnavailable>
@@ -198,18 +199,16 @@ export class Accounts extends Context.Service<Accounts, {
         const list = Effect.fn("Accounts.list")(function* (
           caller: SessionUser,
           page: PageRequest,
-          keyword: string | undefined
+          query: UserQuery
         ) {
           // Only whom `get` would show: users ranked below the caller, and the caller.
           const visible = sql`((CASE u.role WHEN 'root' THEN 2 WHEN 'admin' THEN 1 ELSE 0 END) < ${
             roleRank(caller.role)
           } OR u.id = ${caller.id})`
-          const where = keyword === undefined || keyword === ""
-            ? visible
-            : sql`${visible} AND strpos(lower(u.username), lower(${keyword})) > 0`
+          const where = sql`${visible} AND ${userConditions(sql, query)}`
           const total = yield* store.count(where)
           const items = yield* store.select(
-            sql`${where} ORDER BY u.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`
+            sql`${where} ORDER BY ${userOrder(sql, query)} LIMIT ${page.size} OFFSET ${offsetOf(page)}`
           )
           return { items, total, page: page.page, page_size: page.size }
         })

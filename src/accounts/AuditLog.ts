@@ -47,20 +47,45 @@ export const writeAudit = (sql: SqlClient.SqlClient, entry: AuditEntry): Effect.
             ${entry.before === undefined ? null : JSON.stringify(entry.before)},
             ${entry.after === undefined ? null : JSON.stringify(entry.after)})`.pipe(Effect.asVoid)
 
+/**
+ * Which audit rows to list (absent fields do not filter): `action` is an action or its prefix (`channel.` for every
+ * channel change), `actor` the actor's username, `target` text the target contains; times in epoch seconds (start
+ * inclusive, end exclusive); `order` by id, newest first by default.
+ *
+ * @category models
+ */
+export interface AuditQuery {
+  readonly action?: string | undefined
+  readonly actor?: string | undefined
+  readonly target?: string | undefined
+  readonly start?: number | undefined
+  readonly end?: number | undefined
+  readonly order?: "asc" | "desc" | undefined
+}
+
 /** @category services */
 export class AuditLog extends Context.Service<AuditLog, {
-  /** The newest rows first; `StorageUnavailable` when they cannot be read. */
-  readonly list: (page: PageRequest) => Effect.Effect<Page<AuditView>, StorageUnavailable>
+  /** The rows `query` matches, newest first unless `order` is `asc`; `StorageUnavailable` when they cannot be read. */
+  readonly list: (page: PageRequest, query?: AuditQuery) => Effect.Effect<Page<AuditView>, StorageUnavailable>
 }>()("sluice/accounts/AuditLog") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
     AuditLog,
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const list = Effect.fn("AuditLog.list")(function* (page: PageRequest) {
-        const [{ total }] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM audit_log`.pipe(
-          storageFailure("audit.list")
-        )
+      const list = Effect.fn("AuditLog.list")(function* (page: PageRequest, query: AuditQuery = {}) {
+        const conditions = [
+          query.action === undefined ? undefined : sql`(action = ${query.action}
+            OR (right(${query.action}, 1) = '.' AND left(action, length(${query.action})) = ${query.action}))`,
+          query.actor === undefined ? undefined : sql`actor_name = ${query.actor}`,
+          query.target === undefined ? undefined : sql`strpos(target, ${query.target}) > 0`,
+          query.start === undefined ? undefined : sql`created_at >= ${new Date(query.start * 1000)}`,
+          query.end === undefined ? undefined : sql`created_at < ${new Date(query.end * 1000)}`
+        ].filter((condition) => condition !== undefined)
+        const where = conditions.length === 0 ? sql`TRUE` : sql.and(conditions)
+        const direction = query.order === "asc" ? sql`ASC` : sql`DESC`
+        const [{ total }] = yield* sql<{ total: bigint }>`SELECT count(*) AS total FROM audit_log WHERE ${where}`
+          .pipe(storageFailure("audit.list"))
         const rows = yield* sql<{
           id: bigint
           actorId: bigint | null
@@ -72,7 +97,7 @@ export class AuditLog extends Context.Service<AuditLog, {
           createdAt: Date
         }>`SELECT id, actor_id AS "actorId", actor_name AS actor, action, target, before, after,
                   created_at AS "createdAt"
-           FROM audit_log ORDER BY id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`
+           FROM audit_log WHERE ${where} ORDER BY id ${direction} LIMIT ${page.size} OFFSET ${offsetOf(page)}`
           .pipe(storageFailure("audit.list"))
         return {
           items: rows.map((row) => ({

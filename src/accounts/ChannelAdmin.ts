@@ -16,6 +16,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import type { Page, PageRequest } from "../domain/Page.ts"
 import { InvalidRequest, NotFound, type StorageUnavailable } from "../errors/GatewayError.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
@@ -34,6 +35,7 @@ import {
   updatedAudit,
   urlRefusal
 } from "./channels/ChannelChanges.ts"
+import { channelPage, type ChannelQuery } from "./channels/ChannelListing.ts"
 import { makeChannelStore } from "./channels/ChannelStore.ts"
 import { type ChannelRow, type ChannelView, channelViewOf } from "./channels/ChannelViews.ts"
 
@@ -43,6 +45,8 @@ export { MASKED, maskKey, maskSettings, maskUrl } from "./channels/ChannelMaskin
 /** A channel as `/api/channel` shows it, a new channel and a change (defined in `channels/`). */
 export type { ChannelView } from "./channels/ChannelViews.ts"
 export type { ChannelPatch, NewChannel } from "./channels/ChannelChanges.ts"
+export type { ChannelQuery, ChannelSort } from "./channels/ChannelListing.ts"
+export { CHANNEL_SORTS } from "./channels/ChannelListing.ts"
 
 const refused = (refusal: Refusal | undefined) =>
   refusal === undefined ? Effect.void : Effect.fail(new InvalidRequest(refusal))
@@ -50,6 +54,8 @@ const refused = (refusal: Refusal | undefined) =>
 /** @category services */
 export class ChannelAdmin extends Context.Service<ChannelAdmin, {
   readonly list: () => Effect.Effect<ReadonlyArray<ChannelView>, StorageUnavailable>
+  /** One page of the channels `query` matches, filtered and sorted in SQL. */
+  readonly search: (query: ChannelQuery, page: PageRequest) => Effect.Effect<Page<ChannelView>, StorageUnavailable>
   readonly get: (id: bigint) => Effect.Effect<ChannelView, NotFound | StorageUnavailable>
   readonly create: (
     caller: SessionUser,
@@ -67,7 +73,8 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
   static readonly layer = Layer.effect(
     ChannelAdmin,
     Effect.gen(function* () {
-      const store = makeChannelStore(yield* SqlClient.SqlClient)
+      const sql = yield* SqlClient.SqlClient
+      const store = makeChannelStore(sql)
       const catalog = yield* Catalog
       const router = yield* ChannelRouter
       const prober = yield* HealthProber
@@ -94,6 +101,14 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
         )
 
       const list = () => Effect.map(store.rows(undefined), (found) => found.map(viewOf))
+
+      const search = (query: ChannelQuery, page: PageRequest) =>
+        Effect.map(channelPage(sql, query, page), (found) => ({
+          items: found.rows.map(viewOf),
+          total: found.total,
+          page: page.page,
+          page_size: page.size
+        }))
 
       const create = Effect.fn("ChannelAdmin.create")(function* (caller: SessionUser, given: NewChannel) {
         yield* refused(urlRefusal(given.base_url))
@@ -137,7 +152,7 @@ export class ChannelAdmin extends Context.Service<ChannelAdmin, {
         return outcome
       })
 
-      return ChannelAdmin.of({ list, get, create, update, remove, test })
+      return ChannelAdmin.of({ list, search, get, create, update, remove, test })
     })
   )
 }

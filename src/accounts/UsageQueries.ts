@@ -10,6 +10,7 @@ import { SqlClient, type Statement } from "effect/sql"
 import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
 import type { StorageUnavailable } from "../errors/GatewayError.ts"
 import { storageFailure } from "../storage/StorageFailure.ts"
+import { type ModelPrices, type RequestStory, storyOf } from "./RequestStory.ts"
 
 /** One day's usage of one model (UTC days, `date` as `YYYY-MM-DD`; `quota` in quota units). @category models */
 export interface DailyUsage {
@@ -34,7 +35,18 @@ export interface LogFilter {
   readonly requestId?: string | undefined
   /** A batch's id: its lines' rows (request ids `<batch id>.<line index>`). */
   readonly batchId?: string | undefined
+  /** `success`: rows with status 200–299; `failed`: the others. */
+  readonly outcome?: "success" | "failed" | undefined
+  /** The order (`LOG_SORTS`; default `id`, the newest first). */
+  readonly sort?: LogSort | undefined
+  readonly order?: "asc" | "desc" | undefined
 }
+
+/** The columns the usage log sorts by (`sort=`): `id` (time), `quota` (cost), `latency`, `tokens` (in + out). @category constants */
+export const LOG_SORTS = ["id", "quota", "latency", "tokens"] as const
+
+/** A column the usage log sorts by. @category models */
+export type LogSort = typeof LOG_SORTS[number]
 
 /**
  * A log row; `channel_id` and `username` only in the admin view;
@@ -132,6 +144,15 @@ export class UsageQueries extends Context.Service<UsageQueries, {
     page: PageRequest,
     admin: boolean
   ) => Effect.Effect<Page<LogView>, StorageUnavailable>
+  /**
+   * The rows of request `requestId` (the user's own when `userId` is given) in attempt order, with the model's
+   * prices; `undefined` when no row matches.
+   */
+  readonly story: (
+    requestId: string,
+    userId: bigint | undefined,
+    admin: boolean
+  ) => Effect.Effect<RequestStory | undefined, StorageUnavailable>
 }>()("sluice/accounts/UsageQueries") {
   /** SQL-backed. */
   static readonly layer = Layer.effect(
@@ -191,7 +212,20 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         if (filter.batchId !== undefined) {
           parts.push(sql`l.request_id LIKE ${filter.batchId.replace(/[\\%_]/g, "\\$&") + ".%"}`)
         }
+        if (filter.outcome === "success") parts.push(sql`l.status BETWEEN 200 AND 299`)
+        if (filter.outcome === "failed") parts.push(sql`l.status NOT BETWEEN 200 AND 299`)
         return parts.length === 0 ? sql`TRUE` : sql.and(parts)
+      }
+
+      const orderOf = (filter: LogFilter): Statement.Fragment => {
+        const column = {
+          id: sql`l.id`,
+          quota: sql`l.cost`,
+          latency: sql`l.latency_ms`,
+          tokens: sql`(l.prompt_tokens + l.completion_tokens)`
+        }[filter.sort ?? "id"]
+        const direction = (filter.order ?? "desc") === "desc" ? sql`DESC` : sql`ASC`
+        return sql`${column} ${direction}, l.id ${direction}`
       }
 
       const logs = Effect.fn("UsageQueries.logs")(function* (filter: LogFilter, page: PageRequest, admin: boolean) {
@@ -209,7 +243,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
                  l.audio_output_tokens AS "audioOutputTokens", l.cost, l.latency_ms AS "latencyMs", l.stream, l.status,
                  l.error
           FROM ${from} WHERE ${condition}
-          ORDER BY l.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(storageFailure("usage.logs"))
+          ORDER BY ${orderOf(filter)} LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(storageFailure("usage.logs"))
         const items = rows.map((row): LogView => ({
           id: Number(row.id),
           request_id: row.requestId,
@@ -239,7 +273,37 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         return { items, total: Number(total), page: page.page, page_size: page.size }
       })
 
-      return UsageQueries.of({ daily, costs, logs })
+      const story = Effect.fn("UsageQueries.story")(function* (
+        requestId: string,
+        userId: bigint | undefined,
+        admin: boolean
+      ) {
+        const rows = yield* logs({ requestId, userId }, { page: 1, size: 100 }, admin)
+        const model = rows.items[0]?.model
+        if (model === undefined) return undefined
+        const [priced] = yield* sql<
+          {
+            input: string | null
+            output: string | null
+            cachedInput: string | null
+            cacheWrite: string | null
+            free: boolean
+          }
+        >`SELECT input_price::text AS input, output_price::text AS output, cached_input_price::text AS "cachedInput",
+                 cache_write_price::text AS "cacheWrite", free
+          FROM models WHERE name = ${model}`.pipe(storageFailure("usage.story"))
+        const number = (value: string | null) => value === null ? null : Number(value)
+        const prices: ModelPrices | null = priced === undefined ? null : {
+          input: number(priced.input),
+          output: number(priced.output),
+          cached_input: number(priced.cachedInput),
+          cache_write: number(priced.cacheWrite),
+          free: priced.free
+        }
+        return storyOf(requestId, rows.items, prices)
+      })
+
+      return UsageQueries.of({ daily, costs, logs, story })
     })
   )
 }

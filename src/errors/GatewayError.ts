@@ -196,7 +196,19 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
  * @category errors
  */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  what: Schema.Literals(["response", "task", "user", "token", "channel", "asset", "image", "webhook", "batch", "file"]),
+  what: Schema.Literals([
+    "response",
+    "task",
+    "user",
+    "token",
+    "channel",
+    "asset",
+    "image",
+    "webhook",
+    "batch",
+    "file",
+    "request"
+  ]),
   id: Schema.String,
   param: Schema.optional(Schema.String)
 }) {}

@@ -25,6 +25,8 @@ interface World {
   readonly aKey: string
   readonly aClient: Browser
   readonly channelId: number
+  /** The request id of A's chat (its usage log rows are A's). */
+  readonly aRequestId: string
   /** A fresh object of the kind a destructive call removes, made by root for this call. */
   readonly freshUser: () => Promise<number>
   readonly freshChannel: () => Promise<number>
@@ -143,6 +145,16 @@ const ROUTES: ReadonlyArray<Route> = [
   },
   { name: "GET /api/log/self", call: (c) => c.call("GET", "/api/log/self"), expect: signedIn },
   { name: "GET /api/log/", call: (c) => c.call("GET", "/api/log/"), expect: adminOnly },
+  {
+    name: "GET /api/log/self/{request_id} (A's request)",
+    call: (c, w) => c.call("GET", `/api/log/self/${w.aRequestId}`),
+    expect: { anonymous: 401, userA: "ok", userB: "fail", admin: "fail", root: "fail" }
+  },
+  {
+    name: "GET /api/log/{request_id} (A's request)",
+    call: (c, w) => c.call("GET", `/api/log/${w.aRequestId}`),
+    expect: adminOnly
+  },
   { name: "GET /api/user/", call: (c) => c.call("GET", "/api/user/"), expect: adminOnly },
   { name: "GET /api/user/{A}", call: (c, w) => c.call("GET", `/api/user/${w.aId}`), expect: onUserA },
   {
@@ -225,6 +237,12 @@ const ROUTES: ReadonlyArray<Route> = [
     call: (c, w) => c.call("POST", `/api/channel/test/${w.channelId}`),
     expect: adminOnly
   },
+  { name: "GET /api/channel/?page=1", call: (c) => c.call("GET", "/api/channel/?page=1&sort=name"), expect: adminOnly },
+  {
+    name: "POST /api/channel/bulk (test)",
+    call: (c, w) => c.call("POST", "/api/channel/bulk", { ids: [w.channelId], action: "test" }),
+    expect: adminOnly
+  },
   { name: "GET /api/group", call: (c) => c.call("GET", "/api/group"), expect: adminOnly },
   {
     name: "PUT /api/group",
@@ -295,10 +313,11 @@ Deno.test("authorization matrix: every /api/* route, for anonymous, user A, user
     const aToken = (await clients.userA.call<{ id: number; key: string }>("POST", "/api/token/", { name: "a-main" }))
       .data
     const channel = (await root.call<Array<{ id: number }>>("GET", "/api/channel/")).data[0]
-    await new OpenAI({ baseURL: `${url}/v1`, apiKey: aToken.key, maxRetries: 0 }).chat.completions.create({
-      model: "gpt-test",
-      messages: [{ role: "user", content: "matrix" }]
-    })
+    const { response: aChat } = await new OpenAI({ baseURL: `${url}/v1`, apiKey: aToken.key, maxRetries: 0 }).chat
+      .completions.create({
+        model: "gpt-test",
+        messages: [{ role: "user", content: "matrix" }]
+      }).withResponse()
 
     const world: World = {
       url,
@@ -309,6 +328,7 @@ Deno.test("authorization matrix: every /api/* route, for anonymous, user A, user
       aKey: aToken.key,
       aClient: clients.userA,
       channelId: channel.id,
+      aRequestId: aChat.headers.get("x-request-id") ?? "",
       freshUser: () => made(unique("doomed"), "user"),
       freshChannel: async () =>
         (await root.call<{ id: number }>("POST", "/api/channel/", {

@@ -181,6 +181,21 @@ Deno.test("console: root sets up a channel and a user; the user's key, playgroun
     const change = root.page.getByRole("form", { name: "Change channel emu-console-backup" })
     strictEqual(await change.getByLabel(/^New keys/).inputValue(), "", "a saved key is never put back in the page")
     await change.getByLabel("Weight (share among channels of one priority)").fill("3")
+    // The settings fields write the JSON (the advanced view), and the JSON's edit shows in the fields.
+    await change.getByLabel("First byte timeout, ms (first_byte_timeout_ms)").fill("2500")
+    await change.getByLabel("Strip params, comma-separated (strip_params)").fill("temperature, top_p")
+    await change.locator("summary").click()
+    deepStrictEqual(JSON.parse(await change.getByLabel(/^Settings/).inputValue()), {
+      first_byte_timeout_ms: 2500,
+      strip_params: ["temperature", "top_p"]
+    })
+    await change.getByLabel(/^Settings/).fill(`{"auto_disable": true, "idle_timeout_ms": 9000}`)
+    strictEqual(await change.getByLabel("Idle timeout, ms (idle_timeout_ms)").inputValue(), "9000")
+    strictEqual(await change.getByLabel("Auto-disable (auto_disable)").inputValue(), "true")
+    strictEqual(await change.getByLabel("First byte timeout, ms (first_byte_timeout_ms)").inputValue(), "")
+    await change.getByLabel("Idle timeout, ms (idle_timeout_ms)").fill("soon")
+    await change.getByRole("alert").filter({ hasText: "whole number" }).waitFor()
+    await change.getByLabel("Idle timeout, ms (idle_timeout_ms)").fill("")
     await change.getByLabel(/^Settings/).fill("{oops")
     await change.getByRole("button", { name: "Save channel" }).click()
     ok((await change.getByRole("alert").textContent())?.includes("JSON"), "bad settings are said next to the form")

@@ -1,7 +1,8 @@
 /**
  * User management for admins (role admin or root): `GET /api/user/`
- * (paginated, `keyword` filters names; only the users the caller manages,
- * and itself), `GET /api/user/{id}`,
+ * (paginated; `keyword` in the username, display name or e-mail, `role`,
+ * `status`, `group`, `sort` (`USER_SORTS`) and `order` (`asc`, `desc`; newest
+ * first by default); only the users the caller manages, and itself), `GET /api/user/{id}`,
  * `POST /api/user/` (create), `PUT /api/user/` (`id` and any of
  * display_name, email, role, group, status, password, budgets: `[{amount (USD),
  * period: day | week | month | total, timezone?}]` or `null`), `DELETE
@@ -16,9 +17,11 @@ import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { Accounts } from "../../accounts/Accounts.ts"
 import { Sessions } from "../../accounts/Sessions.ts"
+import { USER_SORTS, type UserQuery } from "../../accounts/UserListing.ts"
 import { BudgetList } from "../../domain/BudgetPeriod.ts"
 import { decodeBody, idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
 import { DisplayName, Email, Id, Name, Password, Quota, RoleField, Status, Text, Username } from "./Fields.ts"
+import { ORDERS, queryChoice } from "./ListQuery.ts"
 
 const CreateBody = Schema.Struct({
   username: Username,
@@ -57,8 +60,16 @@ export const AdminUserRoutes = HttpRouter.use(Effect.fnUntraced(function* (route
   yield* router.add("GET", "/api/user", (request) =>
     Effect.gen(function* () {
       const caller = yield* guards.admin(request)
-      const keyword = yield* queryText(queryOf(request).get("keyword"), "keyword", 64)
-      return ok(yield* accounts.list(caller, yield* pageOf(request), keyword))
+      const query = queryOf(request)
+      const userQuery: UserQuery = {
+        keyword: yield* queryText(query.get("keyword"), "keyword", 64),
+        role: yield* queryChoice(query.get("role"), "role", RoleField.literals),
+        status: yield* queryChoice(query.get("status"), "status", Status.literals),
+        group: yield* queryText(query.get("group"), "group", 64),
+        sort: yield* queryChoice(query.get("sort"), "sort", USER_SORTS),
+        order: yield* queryChoice(query.get("order"), "order", ORDERS)
+      }
+      return ok(yield* accounts.list(caller, yield* pageOf(request), userQuery))
     }).pipe(respondApi))
 
   yield* router.add("GET", "/api/user/:id", (request) =>

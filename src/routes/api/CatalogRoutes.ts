@@ -3,18 +3,22 @@
  * `GET /api/pricing` (admin), `PUT /api/group` (`{name, ratio, limits?}`) and
  * `PUT /api/pricing` (`{model, input?, output?, cached_input?, cache_write?,
  * per_image?, per_second?, per_1m_characters?, per_search?, audio_input?, audio_output?, cached_audio_input?, batch_input?, batch_output?, family?, free?}`, the model's prices replaced whole)
- * (admin), `GET /api/audit` (root; paginated, newest first).
+ * (admin), `GET /api/audit` (root; paginated, newest first; `action` (an action or
+ * a prefix ending in `.`), `actor`, `target` (contains), `start_timestamp`,
+ * `end_timestamp` (epoch seconds), `order` (`asc`, `desc`)).
  *
  * @since 0.1.0
  */
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { GroupSpec, ModelSpec } from "../../config/BootstrapFile.ts"
-import { AuditLog } from "../../accounts/AuditLog.ts"
+import { AuditLog, type AuditQuery } from "../../accounts/AuditLog.ts"
+import { InvalidRequest } from "../../errors/GatewayError.ts"
 import { CatalogAdmin } from "../../accounts/CatalogAdmin.ts"
 import { Sessions } from "../../accounts/Sessions.ts"
-import { decodeBody, makeGuards, ok, pageOf, respondApi } from "./Api.ts"
+import { decodeBody, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
 import { Name } from "./Fields.ts"
+import { ORDERS, queryChoice } from "./ListQuery.ts"
 
 const GroupBody = Schema.Struct({ name: Name, ...GroupSpec.fields })
 
@@ -55,6 +59,22 @@ export const CatalogRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   yield* router.add("GET", "/api/audit", (request) =>
     Effect.gen(function* () {
       yield* guards.root(request)
-      return ok(yield* audit.list(yield* pageOf(request)))
+      const query = queryOf(request)
+      const seconds = (name: string) => {
+        const value = query.get(name)
+        if (value === null || value === "") return Effect.succeed(undefined)
+        return /^\d{1,12}$/.test(value)
+          ? Effect.succeed(Number(value))
+          : Effect.fail(new InvalidRequest({ message: `${name} must be epoch seconds.`, param: name }))
+      }
+      const auditQuery: AuditQuery = {
+        action: yield* queryText(query.get("action"), "action", 64),
+        actor: yield* queryText(query.get("actor"), "actor", 64),
+        target: yield* queryText(query.get("target"), "target", 128),
+        start: yield* seconds("start_timestamp"),
+        end: yield* seconds("end_timestamp"),
+        order: yield* queryChoice(query.get("order"), "order", ORDERS)
+      }
+      return ok(yield* audit.list(yield* pageOf(request), auditQuery))
     }).pipe(respondApi))
 }))
