@@ -292,7 +292,7 @@ ${memoryRows.join("\n")}
 
 ## How to read it
 
-- All three run in front of the same emulator (\`src/emulator/main.ts\`, zero latency, unpaced streams), each its own
+- All three run in front of the same emulator (\`emulator/main.ts\`, zero latency, unpaced streams), each its own
   process; wrk, emulator and target share the machine's cores, so compare ratios, not req/s.
 - The proxy is \`bench/BareProxy.ts\` (Deno, no auth or accounting). Sluice is \`src/main.ts\` (auth, routing, quota hold
   and settle, durable charges, usage log, metrics, access log). Portkey is \`@portkey-ai/gateway\` on Node.js, routed by

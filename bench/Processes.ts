@@ -183,7 +183,7 @@ export const gatewayEnv = (
 const checkout = new URL("..", import.meta.url).pathname
 
 /**
- * Starts the emulator (`src/emulator/main.ts`) as `name` on a free port: zero latency, streams unpaced, requests
+ * Starts the emulator (`emulator/main.ts`) as `name` on a free port: zero latency, streams unpaced, requests
  * not recorded; `env` is added (e.g. `EMULATOR_VIDEO_STEP_MS`).
  *
  * @category processes
@@ -197,7 +197,7 @@ export const startEmulator = async (
   const managed = await supervisor.start({
     name,
     command: Deno.execPath(),
-    args: ["run", "-A", "src/emulator/main.ts"],
+    args: ["run", "-A", "emulator/main.ts"],
     cwd: checkout,
     env: {
       EMULATOR_PORT: String(port),

@@ -380,7 +380,7 @@ ${upstream.join("\n")}
 ## How to read it
 
 - The proxy is \`bench/BareProxy.ts\` (plain \`Deno.serve\` + \`fetch\`), the gateway is \`src/main.ts\`; both in front of
-  the same emulator (\`src/emulator/main.ts\`, zero latency, unpaced streams, not recording), each its own process;
+  the same emulator (\`emulator/main.ts\`, zero latency, unpaced streams, not recording), each its own process;
   wrk, proxy, gateway and emulator share the machine's cores, so the numbers are relative, not capacity.
 - Each target first gets a warm-up (${report.warmupLoad}); it is not in the figures. The two targets' runs of a case
   alternate (warm-ups proxy then gateway, throughput proxy then gateway, latency gateway then proxy), so a change of

@@ -1,6 +1,7 @@
 /**
  * Every import in `src/` points down the layers (docs/ARCHITECTURE.md, "Layers": the same table), and
- * only the demo imports the emulator. Reads the import lines of every module;
+ * nothing in `src/` imports the emulator (`emulator/`, outside the product: no import leaves `src/` but for
+ * `migrations/`). Reads the import lines of every module;
  * a new folder must be given its layer here.
  */
 import { deepStrictEqual } from "node:assert/strict"
@@ -56,7 +57,7 @@ const folderOf = (url: URL): string | undefined => {
 
 const IMPORT = /^(?:import|export)\b[^"']*?from\s+["'](\.{1,2}\/[^"']+)["']|^import\s+["'](\.{1,2}\/[^"']+)["']/gm
 
-Deno.test("imports: every import in src/ points down the layers; only src/demo.ts imports the emulator", async () => {
+Deno.test("imports: every import in src/ points down the layers; nothing in src/ imports the emulator", async () => {
   const wrong: Array<string> = []
   for await (const path of modules(root)) {
     const from = new URL(path, root)
@@ -67,9 +68,7 @@ Deno.test("imports: every import in src/ points down the layers; only src/demo.t
       const folder = folderOf(target)
       const line = `src/${path} imports ${match[1] ?? match[2]}`
       if (folder === undefined) wrong.push(`${line} (outside src/)`)
-      else if (folder === "emulator" || source === "emulator") {
-        if (folder !== source && path !== "demo.ts") wrong.push(`${line} (the emulator stands apart)`)
-      } else if (folder === source) continue
+      else if (folder === source) continue
       else if (!(folder in layers) || !(source in layers)) wrong.push(`${line} (a folder with no layer)`)
       else if (layers[folder] >= layers[source]) wrong.push(`${line} (${source} may not import ${folder})`)
     }

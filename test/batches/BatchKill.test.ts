@@ -7,7 +7,7 @@
  */
 import { ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { freshPostgres } from "../support/Gateway.ts"
 import { type MainProcess, startMain, writeTempFile } from "../support/MainProcess.ts"
 import { queryPostgres } from "../support/Store.ts"

@@ -10,7 +10,7 @@ import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI, { toFile } from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { freshPostgres, startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-batch-recovery-0001"

@@ -9,7 +9,7 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { type RecordedRequest, startEmulator } from "../../src/emulator/Emulator.ts"
+import { type RecordedRequest, startEmulator } from "../../emulator/Emulator.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 import { browser } from "../support/Browser.ts"
 

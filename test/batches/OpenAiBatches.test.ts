@@ -8,7 +8,7 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import OpenAI, { toFile } from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { type RecordedRequest, startEmulator } from "../../src/emulator/Emulator.ts"
+import { type RecordedRequest, startEmulator } from "../../emulator/Emulator.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const ALICE = "sk-test-obatch-alice-0001"

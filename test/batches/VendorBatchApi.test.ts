@@ -6,7 +6,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { Effect, Exit } from "effect"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import {
   cancelVendorBatch,
   retrieveVendorBatch,

@@ -17,7 +17,7 @@ import { ok, strictEqual } from "node:assert/strict"
 import { Effect, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import OpenAI from "openai"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { freshPostgres } from "../support/Gateway.ts"
 import { startMain, writeTempFile } from "../support/MainProcess.ts"
 

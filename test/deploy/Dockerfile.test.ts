@@ -155,7 +155,7 @@ Deno.test("Dockerfile: non-root, a volume for SLUICE_DATA_DIR, a HEALTHCHECK; it
     const consoleFiles: Array<string> = []
     for await (const entry of Deno.readDir(`${app}/console`)) consoleFiles.push(entry.name)
     deepStrictEqual(consoleFiles.sort(), ["app.css", "dist", "index.html"], "the console's built page, not its sources")
-    const emulator = await Deno.stat(`${app}/src/emulator`).then(() => true, () => false)
+    const emulator = await Deno.stat(`${app}/emulator`).then(() => true, () => false)
     strictEqual(emulator, false, "no emulator in the image")
     strictEqual(volume, env.SLUICE_DATA_DIR, "the volume is SLUICE_DATA_DIR")
     deepStrictEqual(cmd, ["deno", "task", "start"])

@@ -1,11 +1,11 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
-import { anthropicMessages } from "../../src/emulator/Anthropic.ts"
-import { answer, type Prompt, sampleFromSchema, splitWords, stableHash } from "../../src/emulator/Answer.ts"
-import { geminiGenerate } from "../../src/emulator/Gemini.ts"
-import { chatCompletions } from "../../src/emulator/OpenAiChat.ts"
-import { legacyCompletions } from "../../src/emulator/OpenAiCompletions.ts"
-import { compactResponse, createResponse } from "../../src/emulator/OpenAiResponses.ts"
+import { anthropicMessages } from "../../emulator/Anthropic.ts"
+import { answer, type Prompt, sampleFromSchema, splitWords, stableHash } from "../../emulator/Answer.ts"
+import { geminiGenerate } from "../../emulator/Gemini.ts"
+import { chatCompletions } from "../../emulator/OpenAiChat.ts"
+import { legacyCompletions } from "../../emulator/OpenAiCompletions.ts"
+import { compactResponse, createResponse } from "../../emulator/OpenAiResponses.ts"
 import {
   makeMjTasks,
   mjAction,
@@ -15,12 +15,12 @@ import {
   mjImagine,
   mjListByCondition,
   mjModal
-} from "../../src/emulator/Midjourney.ts"
-import { makeVideoTasks } from "../../src/emulator/VideoTasks.ts"
-import { arkVideoCreate } from "../../src/emulator/VideosArk.ts"
-import { geminiVideoCreate } from "../../src/emulator/VideosGemini.ts"
-import { openAiVideoContent, openAiVideoCreate, openAiVideoRemix } from "../../src/emulator/VideosOpenAi.ts"
-import { type JsonObject, makeIds } from "../../src/emulator/Wire.ts"
+} from "../../emulator/Midjourney.ts"
+import { makeVideoTasks } from "../../emulator/VideoTasks.ts"
+import { arkVideoCreate } from "../../emulator/VideosArk.ts"
+import { geminiVideoCreate } from "../../emulator/VideosGemini.ts"
+import { openAiVideoContent, openAiVideoCreate, openAiVideoRemix } from "../../emulator/VideosOpenAi.ts"
+import { type JsonObject, makeIds } from "../../emulator/Wire.ts"
 
 const basePrompt: Prompt = {
   lastUserText: "",

@@ -1,5 +1,5 @@
 /**
- * The emulator's Azure OpenAI under `/azure` (`src/emulator/Azure.ts`), through the `openai` package's own Azure
+ * The emulator's Azure OpenAI under `/azure` (`emulator/Azure.ts`), through the `openai` package's own Azure
  * clients: `AzureOpenAI` (deployment paths with `api-version`, the `api-key` header) and `OpenAI` pointed at the
  * v1 API (`/azure/openai/v1`). Chat (streamed and not, with the content filter's annotations), embeddings,
  * Responses on v1, the content filter's refusal as the SDK sees it and its cut of an answer, Azure's 401 / 404 / 400

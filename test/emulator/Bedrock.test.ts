@@ -1,5 +1,5 @@
 /**
- * The emulator's Bedrock Runtime under `/bedrock` (`src/emulator/Bedrock*.ts`), with AWS's and Anthropic's own SDKs as
+ * The emulator's Bedrock Runtime under `/bedrock` (`emulator/Bedrock*.ts`), with AWS's and Anthropic's own SDKs as
  * its clients: `@aws-sdk/client-bedrock-runtime` (Converse, ConverseStream, InvokeModel, InvokeModelWithResponseStream;
  * SigV4-signed, over HTTP/2 as its default handler speaks it) and `@anthropic-ai/bedrock-sdk` (Messages over
  * InvokeModel, SigV4 over fetch). Covers text, tool use round trips, images, reasoning and its signatures, cache points,
@@ -26,10 +26,10 @@ import {
   BEDROCK_TEST_ACCESS_KEY_ID,
   BEDROCK_TEST_API_KEY,
   BEDROCK_TEST_SECRET_ACCESS_KEY
-} from "../../src/emulator/BedrockAuth.ts"
-import { framePayload } from "../../src/emulator/BedrockWire.ts"
-import { embeddingVector } from "../../src/emulator/Embeddings.ts"
-import type { Emulator } from "../../src/emulator/Emulator.ts"
+} from "../../emulator/BedrockAuth.ts"
+import { framePayload } from "../../emulator/BedrockWire.ts"
+import { embeddingVector } from "../../emulator/Embeddings.ts"
+import type { Emulator } from "../../emulator/Emulator.ts"
 import { signSigV4 } from "../../src/upstreams/auth/CallSigning.ts"
 import { pixelPng, weatherSchema, withEmulator } from "./Support.ts"
 

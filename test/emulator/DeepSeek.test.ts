@@ -1,5 +1,5 @@
 /**
- * The emulator's DeepSeek API under `/deepseek` (`src/emulator/DeepSeek.ts`), through the `openai` SDK pointed
+ * The emulator's DeepSeek API under `/deepseek` (`emulator/DeepSeek.ts`), through the `openai` SDK pointed
  * at it as DeepSeek's docs point it (`base_url` the API root, with or without `/v1`): DeepSeek's usage fields
  * (cache hits and misses, no `prompt_tokens_details`), the context cache of repeated message prefixes,
  * `reasoning_content` in answers and deltas, and DeepSeek's 400s (a tool turn without its `reasoning_content` in

@@ -6,7 +6,7 @@
  * emulator closes.
  */
 import { ok, strictEqual } from "node:assert/strict"
-import { deliver, type Delivery, sseReply } from "../../src/emulator/Sse.ts"
+import { deliver, type Delivery, sseReply } from "../../emulator/Sse.ts"
 import { collectable, settledHeap } from "../support/Heap.ts"
 import { withEmulator } from "./Support.ts"
 

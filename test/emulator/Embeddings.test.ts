@@ -6,7 +6,7 @@
  */
 import { Buffer } from "node:buffer"
 import { deepStrictEqual, notDeepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { defaultDimensions, embeddingVector } from "../../src/emulator/Embeddings.ts"
+import { defaultDimensions, embeddingVector } from "../../emulator/Embeddings.ts"
 import { withEmulator } from "./Support.ts"
 
 const post = (url: string, path: string, body: unknown) =>

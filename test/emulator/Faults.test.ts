@@ -1,7 +1,7 @@
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
-import { quotaExhausted } from "../../src/emulator/Faults.ts"
+import { quotaExhausted } from "../../emulator/Faults.ts"
 import { withEmulator } from "./Support.ts"
 
 const openai = (url: string, apiKey = "sk-test") => new OpenAI({ baseURL: url + "/v1", apiKey, maxRetries: 0 })

@@ -5,7 +5,7 @@
  * right reason); failures on demand through the usual faults.
  */
 import { deepStrictEqual, notDeepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { pngBase64For, pngFor, seedOf } from "../../src/emulator/Png.ts"
+import { pngBase64For, pngFor, seedOf } from "../../emulator/Png.ts"
 import { withEmulator } from "./Support.ts"
 
 const post = (url: string, path: string, body: unknown) =>

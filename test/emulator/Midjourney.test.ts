@@ -5,8 +5,8 @@
  * blend and describe, list-by-condition, the image bytes, and the key check.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
-import { actionOfCustomId } from "../../src/emulator/Midjourney.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
+import { actionOfCustomId } from "../../emulator/Midjourney.ts"
 
 const SECRET = "sk-test-mj-secret"
 const DATA_URI = "data:image/png;base64,iVBORw0KGgo="

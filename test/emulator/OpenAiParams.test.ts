@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
-import { chatParamProblem, responsesParamProblem } from "../../src/emulator/OpenAiParams.ts"
+import { chatParamProblem, responsesParamProblem } from "../../emulator/OpenAiParams.ts"
 
 Deno.test("emulator: chat refuses a non-integer seed, a bad store or verbosity, stream_options without stream", () => {
   strictEqual(

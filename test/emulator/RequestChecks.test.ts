@@ -1,5 +1,5 @@
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
-import { chatContentProblem, geminiConfigProblem, responsesInputProblem } from "../../src/emulator/RequestChecks.ts"
+import { chatContentProblem, geminiConfigProblem, responsesInputProblem } from "../../emulator/RequestChecks.ts"
 
 Deno.test("chatContentProblem: known parts with their fields pass, video_url included; others name the field", () => {
   const user = (content: unknown) => [{ role: "user", content }]

@@ -1,7 +1,7 @@
 /**
  * Test helpers for the vendor emulator: start one, run a body, always close it.
  */
-import { type Emulator, type EmulatorOptions, startEmulator } from "../../src/emulator/Emulator.ts"
+import { type Emulator, type EmulatorOptions, startEmulator } from "../../emulator/Emulator.ts"
 
 /** Runs `body` against a fresh emulator and closes it afterwards (so Deno's sanitizers pass). */
 export const withEmulator = async (

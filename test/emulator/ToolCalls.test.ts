@@ -9,7 +9,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { FunctionCallingConfigMode, GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
-import type { ToolCallMode } from "../../src/emulator/Emulator.ts"
+import type { ToolCallMode } from "../../emulator/Emulator.ts"
 import { weatherSchema, withEmulator } from "./Support.ts"
 
 const ASKED = 'tool:get_weather {"location": "Paris", "unit": "celsius"} please'

@@ -1,5 +1,5 @@
 /**
- * The emulator's Vertex AI under `/vertex` (`src/emulator/Vertex.ts`), through the vendors' own clients:
+ * The emulator's Vertex AI under `/vertex` (`emulator/Vertex.ts`), through the vendors' own clients:
  * `@google/genai` in Vertex mode with the service-account key the emulator issues (its `google-auth-library` makes
  * and signs the JWT bearer assertion and exchanges it at the emulator's token endpoint), and in express mode with an
  * API key; `@anthropic-ai/vertex-sdk`'s `AnthropicVertex` with a `GoogleAuth` over the same key, non-stream and
@@ -16,8 +16,8 @@ import AnthropicVertex from "@anthropic-ai/vertex-sdk"
 import { GoogleGenAI } from "@google/genai"
 import { GoogleAuth } from "google-auth-library"
 import { generateKeyPair, importPKCS8, SignJWT } from "jose"
-import type { Emulator } from "../../src/emulator/Emulator.ts"
-import { VERTEX_TEST_API_KEY, VERTEX_TEST_CLIENT_EMAIL, VERTEX_TEST_PROJECT } from "../../src/emulator/Vertex.ts"
+import type { Emulator } from "../../emulator/Emulator.ts"
+import { VERTEX_TEST_API_KEY, VERTEX_TEST_CLIENT_EMAIL, VERTEX_TEST_PROJECT } from "../../emulator/Vertex.ts"
 import { pixelPng, weatherSchema, withEmulator } from "./Support.ts"
 
 const SCOPE = "https://www.googleapis.com/auth/cloud-platform"

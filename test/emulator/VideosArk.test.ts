@@ -6,7 +6,7 @@
  * (each naming its `param`), and the key.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { MP4_BYTES } from "../../src/emulator/Mp4.ts"
+import { MP4_BYTES } from "../../emulator/Mp4.ts"
 import { withEmulator } from "./Support.ts"
 
 const KEY = "sk-test-ark"

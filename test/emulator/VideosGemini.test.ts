@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import { GenerateVideosOperation, GoogleGenAI } from "@google/genai"
-import { MP4_BYTES } from "../../src/emulator/Mp4.ts"
+import { MP4_BYTES } from "../../emulator/Mp4.ts"
 import { withEmulator } from "./Support.ts"
 
 const KEY = "sk-test-gemini"

@@ -9,7 +9,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { Effect } from "effect"
 import { SignJWT } from "jose"
-import { KLING_TEST_ACCESS_KEY, KLING_TEST_SECRET_KEY } from "../../src/emulator/VideosKling.ts"
+import { KLING_TEST_ACCESS_KEY, KLING_TEST_SECRET_KEY } from "../../emulator/VideosKling.ts"
 import { klingToken } from "../../src/upstreams/VideoAdapter.ts"
 import { pixelPng, withEmulator } from "./Support.ts"
 

@@ -7,9 +7,9 @@
  */
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import OpenAI, { toFile } from "openai"
-import { MP4_BYTES, mp4For } from "../../src/emulator/Mp4.ts"
-import { rangeOf } from "../../src/emulator/VideoContent.ts"
-import { makeVideoTasks, outcomeOf, PROMPT_BUDGET } from "../../src/emulator/VideoTasks.ts"
+import { MP4_BYTES, mp4For } from "../../emulator/Mp4.ts"
+import { rangeOf } from "../../emulator/VideoContent.ts"
+import { makeVideoTasks, outcomeOf, PROMPT_BUDGET } from "../../emulator/VideoTasks.ts"
 import { withEmulator } from "./Support.ts"
 
 const KEY = "sk-test-videos"

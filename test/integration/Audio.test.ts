@@ -26,7 +26,7 @@ import { createOpenAI } from "@ai-sdk/openai"
 import OpenAI, { toFile } from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { durationBoundMillis } from "../../src/formats/audio/AudioFile.ts"
-import { speechMillis, transcriptSegments, wavFile } from "../../src/emulator/Audio.ts"
+import { speechMillis, transcriptSegments, wavFile } from "../../emulator/Audio.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts" // The AI SDK's notes on its experimental audio functions are noise here.
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false
 

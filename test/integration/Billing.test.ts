@@ -9,7 +9,7 @@
  */
 import { ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { basicConfig, type Store } from "../support/Gateway.ts"
 import { big, startStoredGateway } from "../support/Store.ts"
 

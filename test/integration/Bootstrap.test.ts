@@ -8,7 +8,7 @@
 import { deepStrictEqual, notStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { freshPostgres, startGateway } from "../support/Gateway.ts"
 import { runMain, startMain, writeTempFile } from "../support/MainProcess.ts"
 import { big, queryPostgres, tableCount } from "../support/Store.ts"

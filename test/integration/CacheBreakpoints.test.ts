@@ -12,7 +12,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { BEDROCK_TEST_CHANNEL_KEY } from "../../src/emulator/BedrockAuth.ts"
+import { BEDROCK_TEST_CHANNEL_KEY } from "../../emulator/BedrockAuth.ts"
 import { startGateway } from "../support/Gateway.ts"
 import { assertBilledAsReported, type BilledAs, postsSince, rowsAfter } from "../support/BilledAsReported.ts"
 

@@ -28,7 +28,7 @@
  *   time of the kill).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import {
   BILLED_ROWS_SQL,
   type Caller,

@@ -23,7 +23,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { Effect } from "effect"
 import { openJournalFile } from "../../src/billing/journal/JournalFile.ts"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import {
   BILLED_ROWS_SQL,
   type Caller,

@@ -19,7 +19,7 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { BILLED_ROWS_SQL, checkBilling, type Outcome, reportedUsage } from "../support/CrashTraffic.ts"
 import { basicConfig, freshPostgres, startGateway, type TestGateway } from "../support/Gateway.ts"
 import { startPostgresOutage } from "../support/PostgresOutage.ts"

@@ -15,7 +15,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { defaultDimensions, embeddingVector } from "../../src/emulator/Embeddings.ts"
+import { defaultDimensions, embeddingVector } from "../../emulator/Embeddings.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-embed-0001"

@@ -11,7 +11,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { embeddingVector } from "../../src/emulator/Embeddings.ts"
+import { embeddingVector } from "../../emulator/Embeddings.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-embed-relay-01"

@@ -203,7 +203,7 @@ Deno.test("streams: a mid-stream break gives an error event and partial billing;
 })
 
 Deno.test("streams: a caller that disconnects aborts the upstream request", async () => {
-  const { startEmulator } = await import("../../src/emulator/Emulator.ts")
+  const { startEmulator } = await import("../../emulator/Emulator.ts")
   const emulator = startEmulator({ tokensPerSecond: 20 })
   const gateway = await startGateway({ emulator, config: (url) => twoChannels(url) })
   try {

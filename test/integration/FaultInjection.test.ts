@@ -55,7 +55,7 @@
 import { ok } from "node:assert/strict"
 import type { BootstrapFile } from "../../src/config/BootstrapFile.ts"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { type Fault, startEmulator } from "../../src/emulator/Emulator.ts"
+import { type Fault, startEmulator } from "../../emulator/Emulator.ts"
 import { freshPostgres, POSTGRES_URL, startGateway, type TestGateway } from "../support/Gateway.ts"
 import { startCommitCutter } from "../support/CommitCutter.ts"
 import { settledHeap } from "../support/Heap.ts"

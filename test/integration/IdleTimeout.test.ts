@@ -8,7 +8,7 @@
 import { ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { startGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-alice-0001"

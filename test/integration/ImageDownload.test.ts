@@ -2,7 +2,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
+import type { RecordedRequest } from "../../emulator/Emulator.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-alice-0001"

@@ -7,7 +7,7 @@
  * prompt, broken bodies) get clear errors and cost nothing.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { pngFor, seedOf } from "../../src/emulator/Png.ts"
+import { pngFor, seedOf } from "../../emulator/Png.ts"
 import { lastBodyTo } from "../support/EveryChannelType.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 import { expectedCost, IMAGE_KEY, imageConfig, usageOf } from "../support/ImageGateway.ts"

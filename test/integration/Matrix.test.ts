@@ -28,7 +28,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { type RecordedRequest, startEmulator } from "../../src/emulator/Emulator.ts"
+import { type RecordedRequest, startEmulator } from "../../emulator/Emulator.ts"
 import { startGateway } from "../support/Gateway.ts"
 import {
   type Case,

@@ -10,7 +10,7 @@
  */
 import { deepStrictEqual, notStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { signedQuery } from "../../src/domain/SignedUrl.ts"
 import { browser } from "../support/Browser.ts"
 import { ROOT_PASSWORD, startGateway, type Store, type TestGateway } from "../support/Gateway.ts"

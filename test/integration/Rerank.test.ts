@@ -16,7 +16,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { rerank } from "ai"
 import { createCohere } from "@ai-sdk/cohere"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { cohereSearchUnits, relevanceScore } from "../../src/emulator/Rerank.ts"
+import { cohereSearchUnits, relevanceScore } from "../../emulator/Rerank.ts"
 import { browser } from "../support/Browser.ts"
 import { ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false

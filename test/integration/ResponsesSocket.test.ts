@@ -13,7 +13,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { ResponsesWS } from "openai/resources/responses/ws"
 import type { ResponsesServerEvent } from "openai/resources/responses/responses"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { basicConfig, startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-alice-0001"

@@ -6,7 +6,7 @@
  */
 import { ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
-import { type Emulator, startEmulator } from "../../src/emulator/Emulator.ts"
+import { type Emulator, startEmulator } from "../../emulator/Emulator.ts"
 import { freshPostgres } from "../support/Gateway.ts"
 import { type MainProcess, startMain, writeTempFile } from "../support/MainProcess.ts"
 import { queryPostgres } from "../support/Store.ts"

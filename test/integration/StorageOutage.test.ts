@@ -10,7 +10,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { browser } from "../support/Browser.ts"
 import { basicConfig, freshPostgres, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { startPostgresOutage } from "../support/PostgresOutage.ts"

@@ -11,7 +11,7 @@
 import { strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { startGateway } from "../support/Gateway.ts"
 import { browser } from "../support/Browser.ts"
 

@@ -9,7 +9,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { basicConfig, startGateway } from "../support/Gateway.ts"
 import { startMediaServer } from "../support/MediaServer.ts"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { ALICE, startVideoGateway, videoClient } from "../support/VideoGateway.ts"
 
 const KEY = "sk-test-caps-0001"

@@ -10,7 +10,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { quotaExhausted } from "../../src/emulator/Faults.ts"
+import { quotaExhausted } from "../../emulator/Faults.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const KEY = "sk-test-dana-0001"

@@ -7,7 +7,7 @@
  * the cost of the completed tasks alone).
  */
 import { ok, strictEqual } from "node:assert/strict"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { ALICE, eventually, startVideoGateway, usageOf, videoCostOf } from "../support/VideoGateway.ts"
 
 /** A proxy that delays task polls by `delayMs` and records the most polls of one upstream id in flight at once. */

@@ -11,7 +11,7 @@
 import { ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { basicConfig, freshPostgres, ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { browser } from "../support/Browser.ts"
 import { startWebhookReceiver, until } from "../support/WebhookReceiver.ts"
 

@@ -4,8 +4,8 @@
  * never with itself.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
-import type { ReportedUsage } from "../../src/emulator/ReportedUsage.ts"
+import type { RecordedRequest } from "../../emulator/Emulator.ts"
+import type { ReportedUsage } from "../../emulator/ReportedUsage.ts"
 import type { TestGateway } from "./Gateway.ts"
 
 /** A usage row as the checks read it (`cost` in quota units, as text). */

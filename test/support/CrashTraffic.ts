@@ -4,7 +4,7 @@
  * the connection dropped; some callers leave mid-answer), and the check of the usage log against what the
  * emulator reported for each answer (never against the ledger alone).
  */
-import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
+import type { RecordedRequest } from "../../emulator/Emulator.ts"
 import type { Row } from "./Store.ts"
 
 /** The inbound text formats. */

@@ -14,9 +14,9 @@ import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { BEDROCK_TEST_CHANNEL_KEY } from "../../src/emulator/BedrockAuth.ts"
-import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
-import { VERTEX_TEST_API_KEY, VERTEX_TEST_PROJECT } from "../../src/emulator/Vertex.ts"
+import { BEDROCK_TEST_CHANNEL_KEY } from "../../emulator/BedrockAuth.ts"
+import type { RecordedRequest } from "../../emulator/Emulator.ts"
+import { VERTEX_TEST_API_KEY, VERTEX_TEST_PROJECT } from "../../emulator/Vertex.ts"
 import type { TestGateway } from "./Gateway.ts"
 
 /** The caller's key. */

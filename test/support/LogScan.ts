@@ -9,7 +9,7 @@
  * log output.
  */
 import type { BootstrapFile } from "../../src/config/BootstrapFile.ts"
-import type { RecordedRequest } from "../../src/emulator/Emulator.ts"
+import type { RecordedRequest } from "../../emulator/Emulator.ts"
 import type { TelemetryOptions } from "../../src/observability/Telemetry.ts"
 
 /** Telemetry that keeps every line (JSON, from `debug` up) in `lines`. */

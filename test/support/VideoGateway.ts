@@ -7,7 +7,7 @@
  */
 import OpenAI from "openai"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
-import { startEmulator } from "../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../emulator/Emulator.ts"
 import { startGateway, type Store, type TestGateway } from "./Gateway.ts"
 
 /** Alice's key (100 USD). */

@@ -7,7 +7,7 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import type { VideoRequest } from "../../src/canonical/Video.ts"
-import { MP4_BYTES } from "../../src/emulator/Mp4.ts"
+import { MP4_BYTES } from "../../emulator/Mp4.ts"
 import { UpstreamFailed } from "../../src/errors/GatewayError.ts"
 import { geminiVideoWire } from "../../src/formats/gemini/videos/Wire.ts"
 import type { Channel } from "../../src/upstreams/Adapter.ts"

@@ -8,7 +8,7 @@
  */
 import { ok, strictEqual } from "node:assert/strict"
 import type { VideoRequest } from "../../src/canonical/Video.ts"
-import { KLING_TEST_ACCESS_KEY, KLING_TEST_SECRET_KEY } from "../../src/emulator/VideosKling.ts"
+import { KLING_TEST_ACCESS_KEY, KLING_TEST_SECRET_KEY } from "../../emulator/VideosKling.ts"
 import { klingVideoWire } from "../../src/formats/kling/videos/Wire.ts"
 import type { Channel } from "../../src/upstreams/Adapter.ts"
 import { withEmulator } from "../emulator/Support.ts"

@@ -10,7 +10,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import { fileTypeFromBuffer } from "file-type"
-import { mp3Seconds } from "../../../src/emulator/Audio.ts"
+import { mp3Seconds } from "../../../emulator/Audio.ts"
 import { audioMillis, durationBoundMillis, wavMillis, wavOf } from "../../../src/formats/audio/AudioFile.ts"
 
 /** A WAV file with the given chunks between `fmt ` and `data` (16-bit mono at `rate`), `samples` samples long. */

@@ -19,8 +19,8 @@
  * `anthropic_version` and no `model` or `stream`).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { BEDROCK_TEST_API_KEY, BEDROCK_TEST_CHANNEL_KEY } from "../../../src/emulator/BedrockAuth.ts"
-import type { RecordedRequest } from "../../../src/emulator/Emulator.ts"
+import { BEDROCK_TEST_API_KEY, BEDROCK_TEST_CHANNEL_KEY } from "../../../emulator/BedrockAuth.ts"
+import type { RecordedRequest } from "../../../emulator/Emulator.ts"
 import { type Case, IMAGE_TEXT, type InboundName, PLAIN_TEXT, SYSTEM, WEATHER_TOOL } from "./Inbound.ts"
 
 /** The upstream channel types of the matrix. */

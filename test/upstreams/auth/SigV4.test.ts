@@ -22,7 +22,7 @@ import {
   BEDROCK_TEST_ACCESS_KEY_ID,
   BEDROCK_TEST_SECRET_ACCESS_KEY,
   verifyBedrockRequest
-} from "../../../src/emulator/BedrockAuth.ts"
+} from "../../../emulator/BedrockAuth.ts"
 
 const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 

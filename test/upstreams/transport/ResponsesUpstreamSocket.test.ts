@@ -7,7 +7,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { Effect, Exit } from "effect"
 import type { Sse } from "effect/encoding"
-import { startEmulator } from "../../../src/emulator/Emulator.ts"
+import { startEmulator } from "../../../emulator/Emulator.ts"
 import { UpstreamFailed } from "../../../src/errors/GatewayError.ts"
 import {
   makeResponsesUpstreamSockets,

@@ -11,12 +11,12 @@
  * @since 0.1.0
  */
 // deno-lint-ignore-file no-console
-import "./Prelude.ts"
-import { makeHandler } from "./App.ts"
-import { parseBootstrap } from "./config/BootstrapFile.ts"
-import { BEDROCK_TEST_CHANNEL_KEY } from "./emulator/BedrockAuth.ts"
-import { startEmulator } from "./emulator/Emulator.ts"
-import { VERTEX_TEST_PROJECT } from "./emulator/Vertex.ts"
+import "../src/Prelude.ts"
+import { makeHandler } from "../src/App.ts"
+import { parseBootstrap } from "../src/config/BootstrapFile.ts"
+import { BEDROCK_TEST_CHANNEL_KEY } from "./BedrockAuth.ts"
+import { startEmulator } from "./Emulator.ts"
+import { VERTEX_TEST_PROJECT } from "./Vertex.ts"
 
 const port = Number(Deno.env.get("PORT") ?? "3000")
 const key = "sk-demo-0123456789abcdef"
