@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import type { LogView } from "./UsageQueries.ts"
+import type { LogView } from "./LogView.ts"
 
 /** The model's list prices now, USD per 1M tokens (`null`: not priced). @category models */
 export interface ModelPrices {

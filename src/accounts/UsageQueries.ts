@@ -10,6 +10,7 @@ import { SqlClient, type Statement } from "effect/sql"
 import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/Page.ts"
 import type { StorageUnavailable } from "../errors/GatewayError.ts"
 import { storageFailure } from "../storage/StorageFailure.ts"
+import type { LogView } from "./LogView.ts"
 import { type ModelPrices, type RequestStory, storyOf } from "./RequestStory.ts"
 
 /** One day's usage of one model (UTC days, `date` as `YYYY-MM-DD`; `quota` in quota units). @category models */
@@ -48,40 +49,7 @@ export const LOG_SORTS = ["id", "quota", "latency", "tokens"] as const
 /** A column the usage log sorts by. @category models */
 export type LogSort = typeof LOG_SORTS[number]
 
-/**
- * A log row; `channel_id` and `username` only in the admin view;
- * `channel_name` (never a channel key) in both, `null` when no channel
- * answered or it was deleted. Times in epoch seconds.
- *
- * @category models
- */
-export interface LogView {
-  readonly id: number
-  readonly request_id: string
-  /** The batch the row's request was a line of (`msgbatch_…`, `batch_…`), else `null`. */
-  readonly batch_id: string | null
-  readonly attempt: number
-  readonly created_at: number
-  readonly username?: string | null
-  readonly user_id: number
-  readonly token_id: number
-  readonly token_name: string | null
-  readonly model: string
-  readonly channel_id?: number | null
-  readonly channel_name: string | null
-  readonly prompt_tokens: number
-  readonly completion_tokens: number
-  readonly cached_tokens: number
-  readonly reasoning_tokens: number
-  /** Audio tokens among `prompt_tokens` and `completion_tokens` (a Realtime response's). */
-  readonly audio_input_tokens: number
-  readonly audio_output_tokens: number
-  readonly quota: number
-  readonly latency_ms: number
-  readonly stream: boolean
-  readonly status: number
-  readonly error: string | null
-}
+export type { LogView } from "./LogView.ts"
 
 /** The batch id of a batch line's request id (`<batch id>.<line index>`), else `null`. */
 const batchOfRequest = (requestId: string): string | null =>
