@@ -24,9 +24,11 @@ Deno.test("rss: treeMemory sums a shell and the child it started", async () => {
   const child = new Deno.Command("sh", { args: ["-c", "sleep 30 & wait"], stdout: "null", stderr: "null" }).spawn()
   let tree: Awaited<ReturnType<typeof treeOf>> = []
   try {
-    for (let attempt = 0; attempt < 50 && tree.length < 2; attempt++) {
+    // The shell forks before its child execs `sleep`: until then the child is a second `sh`.
+    const started = () => tree.length === 2 && tree[1].name === "sleep"
+    for (let attempt = 0; attempt < 50 && !started(); attempt++) {
       tree = await treeOf(child.pid)
-      if (tree.length < 2) await new Promise((resolve) => setTimeout(resolve, 20))
+      if (!started()) await new Promise((resolve) => setTimeout(resolve, 20))
     }
     deepStrictEqual(tree.map((item) => item.name), ["sh", "sleep"])
     strictEqual(tree[0].pid, child.pid)
