@@ -190,6 +190,11 @@ Deno.test("console: root sets up a channel and a user; the user's key, playgroun
       strip_params: ["temperature", "top_p"]
     })
     await change.getByLabel(/^Settings/).fill(`{"auto_disable": true, "idle_timeout_ms": 9000}`)
+    // The fields follow the JSON once the page has read it (a render later).
+    for (let tries = 0; tries < 40; tries++) {
+      if (await change.getByLabel("Idle timeout, ms (idle_timeout_ms)").inputValue() === "9000") break
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
     strictEqual(await change.getByLabel("Idle timeout, ms (idle_timeout_ms)").inputValue(), "9000")
     strictEqual(await change.getByLabel("Auto-disable (auto_disable)").inputValue(), "true")
     strictEqual(await change.getByLabel("First byte timeout, ms (first_byte_timeout_ms)").inputValue(), "")
