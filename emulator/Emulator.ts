@@ -342,6 +342,31 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     return jsonResponse(answer.body, answer.status)
   }
 
+  /** Counts a WebSocket handshake and records it (its headers without `credentials`, which go in `key`). */
+  const recordHandshake = (
+    request: Request,
+    url: URL,
+    key: string | undefined,
+    credentials: ReadonlyArray<string>
+  ): void => {
+    const headers = Object.fromEntries(request.headers)
+    for (const name of credentials) delete headers[name]
+    requestCount++
+    if (!record) return
+    requests.push({
+      method: request.method,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers,
+      key,
+      body: undefined,
+      aborted: false,
+      completed: true,
+      transport: "websocket",
+      usage: undefined
+    })
+  }
+
   /**
    * `GET /v1/realtime?model=` (and Azure's `GET /azure/openai/v1/realtime?model=<deployment>`, the key as
    * `api-key`) upgrades: the key from `Authorization: Bearer` (or the browser subprotocol
@@ -355,25 +380,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
     // Azure's path (`/azure/openai/v1/realtime`) takes the key as `api-key`, or an Entra token as Bearer.
     const key = bearer ?? request.headers.get("api-key") ?? fromProtocol?.slice("openai-insecure-api-key.".length)
     const model = url.searchParams.get("model") ?? ""
-    const headers = Object.fromEntries(request.headers)
-    delete headers.authorization
-    delete headers["api-key"]
-    delete headers["sec-websocket-protocol"]
-    requestCount++
-    if (record) {
-      requests.push({
-        method: request.method,
-        path: url.pathname,
-        query: Object.fromEntries(url.searchParams),
-        headers,
-        key,
-        body: undefined,
-        aborted: false,
-        completed: true,
-        transport: "websocket",
-        usage: undefined
-      })
-    }
+    recordHandshake(request, url, key, ["authorization", "api-key", "sec-websocket-protocol"])
     if (validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
       return jsonResponse({
         error: { message: "Incorrect API key provided.", type: "invalid_request_error", code: "invalid_api_key" }
@@ -411,23 +418,7 @@ export const startEmulator = (options: EmulatorOptions = {}): Emulator => {
    */
   const responsesHandshake = (request: Request, url: URL): Response => {
     const key = /^Bearer\s+(.+)$/i.exec(request.headers.get("authorization") ?? "")?.[1]
-    const headers = Object.fromEntries(request.headers)
-    delete headers.authorization
-    requestCount++
-    if (record) {
-      requests.push({
-        method: request.method,
-        path: url.pathname,
-        query: Object.fromEntries(url.searchParams),
-        headers,
-        key,
-        body: undefined,
-        aborted: false,
-        completed: true,
-        transport: "websocket",
-        usage: undefined
-      })
-    }
+    recordHandshake(request, url, key, ["authorization"])
     if (validKeys !== undefined && (key === undefined || !validKeys.has(key))) {
       return jsonResponse(vendorErrorBody("openai", 401, unauthorizedMessage.openai), 401)
     }
