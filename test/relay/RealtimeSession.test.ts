@@ -28,6 +28,28 @@ class FakeSocket extends EventTarget {
   }
 }
 
+/** The session's fixed inputs both tests share: one user, one channel, a price of 1 a token, a float of 1,000. */
+const FIXED = {
+  principal: { userId: 1n, tokenId: 2n, group: "default" } as Principal,
+  model: "gpt-realtime-test",
+  candidate: { channel: { id: 1, name: "emu" }, key: { key: "k" }, upstreamModel: "gpt-rt" } as Candidate,
+  price: { input: toFixed(1), output: toFixed(1), audioInput: toFixed(1), audioOutput: toFixed(1), free: false },
+  ratio: 1_000_000_000n,
+  float: 1_000n,
+  firstHold: { id: 0 } as unknown as Hold
+}
+
+/** No limits, no spans, no metrics; its log lines are the integration tests' concern, so here they go nowhere. */
+const QUIET = {
+  metrics: undefined,
+  maxFrameBytes: 1024,
+  eventsPerSecond: 0,
+  idleMillis: 0,
+  traced: false,
+  started: Date.now(),
+  run: <A>(effect: Effect.Effect<A>) => Effect.runPromise(effect.pipe(Effect.provide(Logger.layer([]))))
+}
+
 const flush = () => new Promise((resolve) => setTimeout(resolve, 20))
 
 Deno.test("RealtimeSession: an unannounced response.done is billed once against the spare float", async () => {
@@ -50,24 +72,11 @@ Deno.test("RealtimeSession: an unannounced response.done is billed once against 
   const session = startRealtimeSession(
     {
       socketId: "rtsock_test",
-      principal: { userId: 1n, tokenId: 2n, group: "default" } as Principal,
-      model: "gpt-realtime-test",
-      candidate: { channel: { id: 1, name: "emu" }, key: { key: "k" }, upstreamModel: "gpt-rt" } as Candidate,
-      price: { input: toFixed(1), output: toFixed(1), audioInput: toFixed(1), audioOutput: toFixed(1), free: false },
-      ratio: 1_000_000_000n,
-      float: 1_000n,
-      firstHold: { id: 0 } as unknown as Hold,
+      ...FIXED,
       permit: { release: () => Effect.sync(() => void (slotReleased = true)) },
       admitResponse: Effect.succeed({ release: () => Effect.void }),
       ledger,
-      metrics: undefined,
-      maxFrameBytes: 1024,
-      eventsPerSecond: 0,
-      idleMillis: 0,
-      traced: false,
-      started: Date.now(),
-      // Its log lines are the integration tests' concern; here they go nowhere.
-      run: (effect) => Effect.runPromise(effect.pipe(Effect.provide(Logger.layer([]))))
+      ...QUIET
     },
     client as unknown as WebSocket,
     upstream as unknown as WebSocket
@@ -113,23 +122,11 @@ Deno.test("RealtimeSession: each response holds an rpm place until it ends, then
   const session = startRealtimeSession(
     {
       socketId: "rtsock_rpm",
-      principal: { userId: 1n, tokenId: 2n, group: "default" } as Principal,
-      model: "gpt-realtime-test",
-      candidate: { channel: { id: 1, name: "emu" }, key: { key: "k" }, upstreamModel: "gpt-rt" } as Candidate,
-      price: { input: toFixed(1), output: toFixed(1), audioInput: toFixed(1), audioOutput: toFixed(1), free: false },
-      ratio: 1_000_000_000n,
-      float: 1_000n,
-      firstHold: { id: 0 } as unknown as Hold,
+      ...FIXED,
       permit: { release: (tokens) => Effect.sync(() => void (slotTokens = tokens)) },
       admitResponse,
       ledger,
-      metrics: undefined,
-      maxFrameBytes: 1024,
-      eventsPerSecond: 0,
-      idleMillis: 0,
-      traced: false,
-      started: Date.now(),
-      run: (effect) => Effect.runPromise(effect.pipe(Effect.provide(Logger.layer([]))))
+      ...QUIET
     },
     client as unknown as WebSocket,
     upstream as unknown as WebSocket
