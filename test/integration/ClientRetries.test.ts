@@ -190,6 +190,27 @@ Deno.test("unknown_model_status 404: model_not_found answers 404 as OpenAI does;
       strictEqual((error as APICallError).statusCode, 404)
       strictEqual(front.paths.length, 1)
     })
+    await t.step(
+      "a model whose channels cannot serve the route answers 404 too (rerank, speech, embeddings)",
+      async () => {
+        // claude-test is on an anthropic channel only: no rerank, audio or embedding wire.
+        const routes: ReadonlyArray<readonly [string, object]> = [
+          ["/v1/rerank", { model: "claude-test", query: "q", documents: ["a", "b"] }],
+          ["/v1/audio/speech", { model: "claude-test", input: "hi", voice: "alloy" }],
+          ["/v1/embeddings", { model: "claude-test", input: "hi" }]
+        ]
+        for (const [path, body] of routes) {
+          const answer = await fetch(`${gateway.url}${path}`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+            body: JSON.stringify(body)
+          })
+          strictEqual(answer.status, 404, path)
+          const text = await answer.text()
+          ok(text.includes("model_not_found"), `${path}: ${text}`)
+        }
+      }
+    )
     await t.step("a known model still answers", async () => {
       const client = new OpenAI({ baseURL: `${front.url}/v1`, apiKey: KEY })
       const answer = await client.chat.completions.create({

@@ -11,7 +11,7 @@
 import { Effect } from "effect"
 import { parseJsonOrUndefined } from "../../domain/JsonDepth.ts"
 import type { Price } from "../../domain/Pricing.ts"
-import { type InvalidRequest, ModelNotFound } from "../../errors/GatewayError.ts"
+import type { InvalidRequest, ModelNotFound } from "../../errors/GatewayError.ts"
 import { type AudioWire, audioWires } from "../../formats/audio/Wires.ts"
 import type { Principal } from "../../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../../services/ChannelRouter.ts"
@@ -20,6 +20,7 @@ import { Catalog } from "../../storage/Catalog.ts"
 import { audioAdapters, type AudioOperation } from "../../upstreams/AudioAdapter.ts"
 import { UpstreamClient } from "../../upstreams/transport/UpstreamClient.ts"
 import { type OneShotServices, oneShotServices } from "../pipeline/OneShot.ts"
+import { servingCandidates } from "../pipeline/Serving.ts"
 
 /** The services an audio relay runs on (taken once, when the relay's layer is built). @category models */
 export interface AudioServices {
@@ -58,12 +59,12 @@ export const audioCandidates = (
   model: string,
   operation: AudioOperation
 ): Effect.Effect<ReadonlyArray<Candidate>, ModelNotFound> =>
-  Effect.gen(function* () {
-    const routed = yield* deps.router.candidates(principal, model)
-    const serving = routed.filter((candidate) => audioAdapters[candidate.channel.type]?.serves.has(operation) === true)
-    if (serving.length === 0) return yield* new ModelNotFound({ model })
-    return serving
-  })
+  servingCandidates(
+    deps,
+    principal,
+    model,
+    (candidate) => audioAdapters[candidate.channel.type]?.serves.has(operation) === true
+  )
 
 /**
  * The URL and headers of `operation` on `candidate`'s channel (its type serves it: see `audioCandidates`).

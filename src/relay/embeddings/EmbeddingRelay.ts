@@ -15,15 +15,15 @@ import { Clock, Context, Effect, Layer } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { type EmbeddingRequest, embeddingTokensTypical, embeddingTokensUpperBound } from "../../canonical/Embedding.ts"
 import { type Price, textCost } from "../../domain/Pricing.ts"
-import { type GatewayError, InvalidRequest, ModelNotFound } from "../../errors/GatewayError.ts"
+import { type GatewayError, InvalidRequest } from "../../errors/GatewayError.ts"
 import type { EmbeddingInbound } from "../../formats/embeddings/Wires.ts"
 import type { Principal } from "../../services/Auth.ts"
-import { ChannelRouter } from "../../services/ChannelRouter.ts"
 import { GatewaySettings } from "../../services/GatewaySettings.ts"
 import { UpstreamClient } from "../../upstreams/transport/UpstreamClient.ts"
 import { Catalog } from "../../storage/Catalog.ts"
 import { embeddingWireOf, makeEmbeddingAttempt } from "./EmbeddingAttempt.ts"
 import { oneShotServices, priceFor, runOneShot } from "../pipeline/OneShot.ts"
+import { servingCandidates } from "../pipeline/Serving.ts"
 
 /** What an embedding route hands the relay. @category models */
 export interface EmbeddingRelayInput {
@@ -49,7 +49,6 @@ export class EmbeddingRelay extends Context.Service<EmbeddingRelay, {
   static readonly layer = Layer.effect(
     EmbeddingRelay,
     Effect.gen(function* () {
-      const router = yield* ChannelRouter
       const client = yield* UpstreamClient
       const settings = yield* GatewaySettings
       const catalog = yield* Catalog
@@ -58,11 +57,12 @@ export class EmbeddingRelay extends Context.Service<EmbeddingRelay, {
       const run = Effect.fnUntraced(function* (input: EmbeddingRelayInput) {
         const { principal, request } = input
         const started = yield* Clock.currentTimeMillis
-        const routed = yield* router.candidates(principal, request.model)
-        const embedding = routed.filter((candidate) => embeddingWireOf(candidate) !== undefined)
-        if (embedding.length === 0) {
-          return yield* new ModelNotFound({ model: request.model, status: settings.unknownModelStatus })
-        }
+        const embedding = yield* servingCandidates(
+          services,
+          principal,
+          request.model,
+          (candidate) => embeddingWireOf(candidate) !== undefined
+        )
         const tokens = request.inputs.some((one) => one.type === "tokens")
         const candidates = tokens
           ? embedding.filter((candidate) => embeddingWireOf(candidate)!.acceptsTokens)

@@ -17,16 +17,17 @@ import type { GeneratedImage, ImageRequest, ImageResponse } from "../../canonica
 import { emptyUsage } from "../../canonical/Usage.ts"
 import type { ImageFamily } from "../../formats/images/ImageFamilies.ts"
 import { imageCost, isImagePriced } from "../../domain/Pricing.ts"
-import { type GatewayError, ModelNotFound, UpstreamFailed } from "../../errors/GatewayError.ts"
+import { type GatewayError, UpstreamFailed } from "../../errors/GatewayError.ts"
 import { encodeImagesAnswer, type ImageCallBody, type ImageWire, imageWires } from "../../formats/images/Wires.ts"
 import type { Principal } from "../../services/Auth.ts"
-import { type Candidate, ChannelRouter } from "../../services/ChannelRouter.ts"
+import type { Candidate } from "../../services/ChannelRouter.ts"
 import { GatewaySettings, type Settings } from "../../services/GatewaySettings.ts"
 import { encodeForm, UpstreamClient } from "../../upstreams/transport/UpstreamClient.ts"
 import { ImageContents } from "../../tasks/ImageContents.ts"
 import { Catalog } from "../../storage/Catalog.ts"
 import { imageAdapters } from "../../upstreams/ImageAdapter.ts"
 import { oneShotServices, postForJson, priceFor, runOneShot } from "../pipeline/OneShot.ts"
+import { servingCandidates } from "../pipeline/Serving.ts"
 
 /** Upstream calls of one attempt in flight at once (generate-content makes one image per call). */
 const CALLS_IN_FLIGHT = 4
@@ -120,7 +121,6 @@ export class ImageRelay extends Context.Service<ImageRelay, {
   static readonly layer = Layer.effect(
     ImageRelay,
     Effect.gen(function* () {
-      const router = yield* ChannelRouter
       const client = yield* UpstreamClient
       const settings = yield* GatewaySettings
       const catalog = yield* Catalog
@@ -132,11 +132,12 @@ export class ImageRelay extends Context.Service<ImageRelay, {
         // The answer's `created` is read when it is encoded, outside any effect: from the request's clock.
         const clock = yield* Clock.Clock
         const started = clock.currentTimeMillisUnsafe()
-        const routed = yield* router.candidates(principal, request.model)
-        const candidates = routed.filter((candidate) => imageWireOf(candidate) !== undefined)
-        if (candidates.length === 0) {
-          return yield* new ModelNotFound({ model: request.model, status: settings.unknownModelStatus })
-        }
+        const candidates = yield* servingCandidates(
+          services,
+          principal,
+          request.model,
+          (candidate) => imageWireOf(candidate) !== undefined
+        )
         const { price, ratio, limits } = yield* priceFor(catalog, request.model, principal.group, isImagePriced)
         return yield* runOneShot(services, {
           principal,

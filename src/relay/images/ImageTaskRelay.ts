@@ -28,7 +28,8 @@ import { Catalog } from "../../storage/Catalog.ts"
 import { failover } from "../pipeline/Failover.ts"
 import { type ImageRelayInput, imageWireOf, makeImageAttempt } from "./ImageRelay.ts"
 import { priceFor } from "../pipeline/OneShot.ts"
-import { perImageBilling, submitTask, taskCandidates, taskSubmitServices } from "../pipeline/TaskSubmit.ts"
+import { perImageBilling, submitTask, taskSubmitServices } from "../pipeline/TaskSubmit.ts"
+import { servingCandidates } from "../pipeline/Serving.ts"
 
 /** The largest stored result, in characters of its `data[]` JSON (Base64 images included). @category constants */
 export const MAX_RESULT_CHARS = 32 * 1024 * 1024
@@ -86,7 +87,7 @@ export class ImageTaskRelay extends Context.Service<ImageTaskRelay, {
         respond: (task: Task) => HttpServerResponse.HttpServerResponse
       ) {
         const { principal, request } = input
-        const candidates = yield* taskCandidates(services, principal, request.model, runsImages)
+        const candidates = yield* servingCandidates(services, principal, request.model, runsImages)
         const priced = yield* priceFor(catalog, request.model, principal.group, isImagePriced)
         const { price, ratio } = priced
         const settled = yield* Deferred.make<void>()

@@ -52,7 +52,8 @@ import { safeFetch } from "../../upstreams/transport/SafeFetch.ts"
 import { UpstreamClient } from "../../upstreams/transport/UpstreamClient.ts"
 import { vendorFetchFailure, vendorUrlHosts } from "../../upstreams/transport/VendorUrls.ts"
 import { priceFor } from "../pipeline/OneShot.ts"
-import { homeOf, perImageBilling, submitTask, taskCandidates, taskSubmitServices } from "../pipeline/TaskSubmit.ts"
+import { homeOf, perImageBilling, submitTask, taskSubmitServices } from "../pipeline/TaskSubmit.ts"
+import { servingCandidates } from "../pipeline/Serving.ts"
 
 /** A submit that makes a task (every kind but `modal`). @category models */
 export type MjTaskSubmit = Exclude<MjSubmit, { readonly kind: "modal" }>
@@ -278,7 +279,7 @@ export class MidjourneyRelay extends Context.Service<MidjourneyRelay, {
        */
       const candidatesFor = (principal: Principal, model: string, original: Task | undefined) =>
         original === undefined
-          ? taskCandidates(services, principal, model, runsMj)
+          ? servingCandidates(services, principal, model, runsMj)
           : router.candidates(principal, model).pipe(
             Effect.andThen(homeIn(original)),
             Effect.filterOrFail(

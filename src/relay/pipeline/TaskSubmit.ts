@@ -20,7 +20,7 @@ import { Clock, Effect } from "effect"
 import type { HttpServerResponse } from "effect/http"
 import { emptyUsage } from "../../canonical/Usage.ts"
 import type { TaskStatus } from "../../canonical/Video.ts"
-import { type GatewayError, ModelNotFound, type UpstreamFailed } from "../../errors/GatewayError.ts"
+import { type GatewayError, type UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { Principal } from "../../services/Auth.ts"
 import type { Candidate, ChannelRouter } from "../../services/ChannelRouter.ts"
 import type { GatewaySettings } from "../../services/GatewaySettings.ts"
@@ -156,26 +156,6 @@ export const submitTask = <A>(
       }))
   })
 }
-
-/**
- * The router's candidates for `model` that `runs` (the channel types with the
- * task's wire), in try order. Fails with `ModelNotFound` when the router has
- * none or none of them runs the task.
- *
- * @category routing
- */
-export const taskCandidates = (
-  services: TaskSubmitServices,
-  principal: Principal,
-  model: string,
-  runs: (candidate: Candidate) => boolean
-): Effect.Effect<ReadonlyArray<Candidate>, ModelNotFound> =>
-  Effect.flatMap(services.router.candidates(principal, model), (routed) => {
-    const candidates = routed.filter(runs)
-    return candidates.length === 0
-      ? Effect.fail(new ModelNotFound({ model, status: services.settings.unknownModelStatus }))
-      : Effect.succeed(candidates)
-  })
 
 /**
  * Where a task made from `original` (a remix, a Midjourney action) runs: the

@@ -16,7 +16,7 @@ import { HttpServerResponse } from "effect/http"
 import type { Usage } from "../../canonical/Usage.ts"
 import { utf8Length } from "../../canonical/Estimate.ts"
 import { type Price, searchCost, textCost } from "../../domain/Pricing.ts"
-import { type GatewayError, ModelNotFound, UpstreamFailed } from "../../errors/GatewayError.ts"
+import { type GatewayError, UpstreamFailed } from "../../errors/GatewayError.ts"
 import {
   decodeRerankAnswer,
   encodeRerankAnswer,
@@ -27,12 +27,13 @@ import {
   searchUnitsMeasured
 } from "../../formats/rerank/Codec.ts"
 import type { Principal } from "../../services/Auth.ts"
-import { type Candidate, ChannelRouter } from "../../services/ChannelRouter.ts"
+import type { Candidate } from "../../services/ChannelRouter.ts"
 import { GatewaySettings } from "../../services/GatewaySettings.ts"
 import { UpstreamClient } from "../../upstreams/transport/UpstreamClient.ts"
 import { Catalog } from "../../storage/Catalog.ts"
 import { rerankAdapters } from "../../upstreams/RerankAdapter.ts"
 import { oneShotServices, postForJson, priceFor, runOneShot } from "../pipeline/OneShot.ts"
+import { servingCandidates } from "../pipeline/Serving.ts"
 
 /** What a rerank route hands the relay. @category models */
 export interface RerankRelayInput {
@@ -74,7 +75,6 @@ export class RerankRelay extends Context.Service<RerankRelay, {
   static readonly layer = Layer.effect(
     RerankRelay,
     Effect.gen(function* () {
-      const router = yield* ChannelRouter
       const client = yield* UpstreamClient
       const settings = yield* GatewaySettings
       const catalog = yield* Catalog
@@ -84,9 +84,12 @@ export class RerankRelay extends Context.Service<RerankRelay, {
         Effect.gen(function* () {
           const { request, principal } = input
           const started = yield* Clock.currentTimeMillis
-          const routed = yield* router.candidates(principal, request.model)
-          const candidates = routed.filter((candidate) => rerankAdapters[candidate.channel.type] !== undefined)
-          if (candidates.length === 0) return yield* new ModelNotFound({ model: request.model })
+          const candidates = yield* servingCandidates(
+            services,
+            principal,
+            request.model,
+            (candidate) => rerankAdapters[candidate.channel.type] !== undefined
+          )
           const { price, ratio, limits } = yield* priceFor(catalog, request.model, principal.group, isRerankPriced)
           const bySearch = price.free || price.perSearch !== undefined
           const boundTokens = tokensBound(request)

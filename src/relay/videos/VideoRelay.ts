@@ -32,7 +32,8 @@ import type { Task } from "../../tasks/TaskStore.ts"
 import { UpstreamClient } from "../../upstreams/transport/UpstreamClient.ts"
 import { Catalog, videoFamilyOf } from "../../storage/Catalog.ts"
 import { type Priced, priceFor } from "../pipeline/OneShot.ts"
-import { homeOf, perSecondBilling, submitTask, taskCandidates, taskSubmitServices } from "../pipeline/TaskSubmit.ts"
+import { homeOf, perSecondBilling, submitTask, taskSubmitServices } from "../pipeline/TaskSubmit.ts"
+import { servingCandidates } from "../pipeline/Serving.ts"
 import { callVideoJson, videoWireOf } from "../../tasks/VideoCalls.ts"
 
 /** What a video route hands the relay. @category models */
@@ -137,7 +138,7 @@ export class VideoRelay extends Context.Service<VideoRelay, {
       const submit = Effect.fnUntraced(function* (input: VideoSubmitInput) {
         const { principal } = input
         const model = input.request.model
-        const candidates = yield* taskCandidates(services, principal, model, runsVideo)
+        const candidates = yield* servingCandidates(services, principal, model, runsVideo)
         const priced = yield* priceFor(catalog, model, principal.group, isVideoPriced)
         const request = yield* assets.resolveRequest(input.request, principal.userId)
         return yield* run(
