@@ -36,7 +36,8 @@ import { Ledger } from "../billing/Ledger.ts"
 import { limitSubjects } from "../relay/pipeline/BilledPipeline.ts"
 import { priceFor } from "../relay/pipeline/OneShot.ts"
 import { startRealtimeSession } from "../relay/realtime/RealtimeSession.ts"
-import { openUpstream } from "../relay/realtime/RealtimeUpstream.ts"
+import { outcomeOf } from "../relay/pipeline/Failover.ts"
+import { openUpstream, type UpstreamSocket } from "../relay/realtime/RealtimeUpstream.ts"
 import { Auth, type Principal } from "../services/Auth.ts"
 import { RealtimeSecrets } from "../services/RealtimeSecrets.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
@@ -153,7 +154,7 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
           const permit = yield* limiter.acquire(subjects)
           const firstHold = yield* ledger.hold(principal, float).pipe(Effect.onError(() => permit.release(0)))
           const giveBack = Effect.andThen(ledger.release(firstHold), permit.release(0))
-          let opened: { readonly socket: WebSocket; readonly candidate: Candidate } | undefined
+          let opened: { readonly socket: UpstreamSocket; readonly candidate: Candidate } | undefined
           let lastFailure: UpstreamFailed | undefined
           for (const candidate of candidates) {
             const attempt = yield* Effect.result(openUpstream(candidate))
@@ -163,7 +164,11 @@ export class RealtimeSocket extends Context.Service<RealtimeSocket, {
               break
             }
             lastFailure = attempt.failure
-            yield* router.report(candidate, { _tag: "Retryable", reason: attempt.failure.kind })
+            // A refused handshake is reported as its classified error is over HTTP (a refused key disabled); a
+            // request error (400) goes back to the caller at once, as failover does.
+            const outcome = outcomeOf(attempt.failure)
+            if (outcome !== undefined) yield* router.report(candidate, outcome)
+            if (!attempt.failure.retryable) break
           }
           if (opened === undefined) {
             yield* giveBack

@@ -9,6 +9,7 @@ import type { Ledger } from "../../src/billing/Ledger.ts"
 import type { Hold } from "../../src/billing/QuotaLedger.ts"
 import { toFixed } from "../../src/domain/Pricing.ts"
 import { startRealtimeSession } from "../../src/relay/realtime/RealtimeSession.ts"
+import type { ClientSocket } from "../../src/upstreams/transport/ClientSocket.ts"
 import type { Principal } from "../../src/services/Auth.ts"
 import type { Candidate } from "../../src/services/ChannelRouter.ts"
 
@@ -79,7 +80,7 @@ Deno.test("RealtimeSession: an unannounced response.done is billed once against 
       ...QUIET
     },
     client as unknown as WebSocket,
-    upstream as unknown as WebSocket
+    upstream as unknown as ClientSocket
   )
 
   const done = JSON.stringify({
@@ -129,7 +130,7 @@ Deno.test("RealtimeSession: each response holds an rpm place until it ends, then
       ...QUIET
     },
     client as unknown as WebSocket,
-    upstream as unknown as WebSocket
+    upstream as unknown as ClientSocket
   )
   const created = (id: string) => JSON.stringify({ type: "response.created", response: { id } })
   const done = (id: string) =>

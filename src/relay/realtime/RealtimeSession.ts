@@ -1,6 +1,6 @@
 /**
  * One Realtime session once both sockets are open: the caller's (server side, from `Deno.upgradeWebSocket`) and the
- * channel's (the runtime's `WebSocket` client). Every event crosses unchanged, in order, each way; the gateway
+ * channel's (the gateway's socket client, `upstreams/transport/ClientSocket.ts`). Every event crosses unchanged, in order, each way; the gateway
  * reads the vendor's events only to bill them, and the caller's only to bound them.
  *
  * - From the caller: each frame passes `readClientEvent` (text, at most `websocket_max_frame_bytes`, one JSON
@@ -34,6 +34,7 @@ import type { Candidate } from "../../services/ChannelRouter.ts"
 import type { Permit } from "../../services/RateLimiter.ts"
 import type { GatewayError } from "../../errors/GatewayError.ts"
 import { cutTokens, realtimeUsageOf } from "./RealtimeUsage.ts"
+import type { ClientSocket } from "../../upstreams/transport/ClientSocket.ts"
 
 /** Most responses a session may have running at once (OpenAI runs one per conversation, plus out-of-band ones). */
 export const MAX_IN_FLIGHT = 4
@@ -130,7 +131,7 @@ const base64Bytes = (value: unknown): number =>
 export const startRealtimeSession = (
   input: RealtimeSessionInput,
   client: WebSocket,
-  upstream: WebSocket
+  upstream: ClientSocket
 ): RealtimeSession => {
   const { ledger, run } = input
   let spare: Hold | undefined = input.firstHold

@@ -1,29 +1,24 @@
 /**
  * The upstream side of a Realtime session: the channel's socket at `wss://<base>/v1/realtime?model=<upstream model>`
- * (the base URL rule of `upstreams/BaseUrl.ts`, then `http`→`ws`, `https`→`wss`), opened with the runtime's
- * `WebSocket` client and `Authorization: Bearer <channel key>` (what `OpenAIRealtimeWS` of `openai/realtime/ws`
+ * (the base URL rule of `upstreams/BaseUrl.ts`, then `http`→`ws`, `https`→`wss`), opened with the gateway's socket
+ * client (`upstreams/transport/ClientSocket.ts`) and `Authorization: Bearer <channel key>` (what `OpenAIRealtimeWS` of `openai/realtime/ws`
  * sends; no `OpenAI-Beta` header, which only the beta interface used), and no subprotocol. An `azure` channel's is
  * Azure's GA path `wss://<resource>/openai/v1/realtime?model=<deployment>` with the key as `api-key` (an `entra:`
  * key as Bearer), on either API family: the path `OpenAIRealtimeWS.azure` opens (the `openai` package's
- * `buildRealtimeURL`; learn.microsoft.com/azure/ai-foundry/openai/how-to/realtime-audio-websockets).
+ * `buildRealtimeURL`; learn.microsoft.com/azure/ai-foundry/openai/how-to/realtime-audio-websockets). A handshake
+ * the vendor refuses with an HTTP error is that error as the channel's wire classifies it, as over HTTP: a refused
+ * key is `unauthorized` (disabled by the router), a 400 `rejected` (back to the caller, no failover).
  *
  * @since 0.3.0
  */
 import { Effect } from "effect"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { Candidate } from "../../services/ChannelRouter.ts"
-import { channelUrl } from "../../upstreams/Adapter.ts"
+import { adapters, channelUrl, wireOf } from "../../upstreams/Adapter.ts"
+import { type ClientSocket, openClientSocket } from "../../upstreams/transport/ClientSocket.ts"
+import { readableErrorBody } from "../../upstreams/transport/UpstreamClient.ts"
 import { AZURE_VERSIONS, azureAuthHeaders } from "../../upstreams/AzureTarget.ts"
 import { upstreamUrl } from "../../upstreams/BaseUrl.ts"
-
-/**
- * Deno's `WebSocket` client, whose constructor also takes `{headers}` (a Deno extension of the web API); typed here
- * because the DOM typings a program may be checked with (the console's) do not know it.
- */
-const HeaderWebSocket = WebSocket as unknown as new (
-  url: string,
-  options: { readonly headers: Readonly<Record<string, string>> }
-) => WebSocket
 
 /** Milliseconds an upstream socket may take to open before the next candidate is tried. */
 const UPSTREAM_OPEN_MILLIS = 10_000
@@ -49,54 +44,53 @@ const realtimeAuth = (candidate: Candidate): Record<string, string> =>
     ? azureAuthHeaders(candidate.key.key)
     : { authorization: `Bearer ${candidate.key.key}` }
 
+/** An open upstream Realtime socket (the gateway's socket client's). @category models */
+export type { ClientSocket as UpstreamSocket } from "../../upstreams/transport/ClientSocket.ts"
+
+/** Largest frame in bytes an upstream Realtime socket may send (an audio delta is far smaller). */
+const MAX_FRAME_BYTES = 16 * 1024 * 1024
+
 /**
- * Opens the upstream socket of `candidate`: succeeds once it is open, fails with a retryable `UpstreamFailed`
- * (`network`, or `timeout` after 10 s) when it errs or closes first. Interrupting it closes the socket.
+ * Opens the upstream socket of `candidate`: succeeds once it is open; fails with a retryable `UpstreamFailed`
+ * (`network`, or `timeout` after 10 s) when it errs or closes first, and with the classified error of the channel's
+ * wire when the vendor answers the handshake with an HTTP error (`unauthorized`, `quota`, `throttled`, `server`:
+ * retryable; `rejected`: not). Interrupting it closes the socket.
  *
  * @category upstream
  */
-export const openUpstream = (candidate: Candidate): Effect.Effect<WebSocket, UpstreamFailed> =>
-  Effect.callback<WebSocket, UpstreamFailed>((resume) => {
-    let socket: WebSocket
-    try {
-      socket = new HeaderWebSocket(realtimeUrl(candidate), {
-        headers: realtimeAuth(candidate)
-      })
-    } catch {
-      resume(Effect.fail(
-        new UpstreamFailed({
-          kind: "network",
-          status: 502,
-          message: "The channel's Realtime URL is not valid.",
-          channelId: candidate.channel.id
-        })
-      ))
-      return
-    }
-    const timer = setTimeout(
-      () => failWith("timeout", "The channel's Realtime socket did not open in time."),
-      UPSTREAM_OPEN_MILLIS
-    )
-    const failWith = (kind: "network" | "timeout", message: string) => {
-      clearTimeout(timer)
-      socket.onopen = socket.onerror = socket.onclose = null
-      try {
-        socket.close()
-      } catch {
-        // Not open.
+export const openUpstream = (candidate: Candidate): Effect.Effect<ClientSocket, UpstreamFailed> =>
+  Effect.flatMap(
+    openClientSocket({
+      url: realtimeUrl(candidate),
+      headers: realtimeAuth(candidate),
+      openMillis: UPSTREAM_OPEN_MILLIS,
+      maxFrameBytes: MAX_FRAME_BYTES,
+      what: "Realtime",
+      channelId: candidate.channel.id
+    }),
+    (handshake) => {
+      if (handshake._tag === "Open") return Effect.succeed(handshake.socket)
+      const { status, bodyText } = handshake
+      if (status < 400 || status > 599) {
+        return Effect.fail(
+          new UpstreamFailed({
+            kind: "network",
+            status: 502,
+            message: `The channel's Realtime socket answered HTTP ${status}.`,
+            channelId: candidate.channel.id
+          })
+        )
       }
-      resume(Effect.fail(new UpstreamFailed({ kind, status: 502, message, channelId: candidate.channel.id })))
+      const wire = wireOf(candidate.channel.type, adapters[candidate.channel.type].nativeFormat)
+      const classified = wire.classifyError(status, readableErrorBody(bodyText), undefined)
+      return Effect.fail(
+        new UpstreamFailed({
+          kind: classified.kind,
+          status,
+          message: classified.message,
+          channelId: candidate.channel.id,
+          ...(classified.code === undefined ? {} : { code: classified.code })
+        })
+      )
     }
-    socket.onopen = () => {
-      clearTimeout(timer)
-      socket.onopen = socket.onerror = socket.onclose = null
-      resume(Effect.succeed(socket))
-    }
-    socket.onerror = () => failWith("network", "The channel's Realtime socket refused the handshake.")
-    socket.onclose = () => failWith("network", "The channel's Realtime socket closed during the handshake.")
-    return Effect.sync(() => {
-      clearTimeout(timer)
-      socket.onopen = socket.onerror = socket.onclose = null
-      if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close()
-    })
-  })
+  )

@@ -1,7 +1,7 @@
 /**
  * The upstream transport of the Responses API's WebSocket mode (platform.openai.com/docs/guides/websocket-mode):
- * a channel's `wss://<base>/v1/responses` opened with the runtime's `WebSocket` client (Deno's, which takes
- * `{headers}`: `Authorization: Bearer <channel key>` and the channel's extra headers), each response sent as one
+ * a channel's `wss://<base>/v1/responses` opened with the gateway's socket client (`ClientSocket.ts`), with the
+ * headers `Authorization: Bearer <channel key>` and the channel's extra headers, each response sent as one
  * `response.create` event (the create body without the HTTP-only `stream` and `stream_options`) and its server
  * events read one text frame each, handed out as the SSE events the Responses stream decoder reads over HTTP (the
  * frame's `type` as the event name, the frame as its data), so the billed pipeline, the decoder and the bridge do
@@ -20,9 +20,10 @@
  * response ended (the caller gone, a cut, a timeout) closes its connection: OpenAI's socket has no cancel event, and a
  * response left running would interleave with the next. The pool's connections close with the client socket.
  *
- * Failures: a socket that cannot open, or closes before it answered, is `network` (retryable: failover); an `error`
- * event as the first answer is handed back as the status it names with `{error}` as the body, for the wire's error
- * classifier, as an HTTP error answer is; a socket that closes mid-response is `stream-broken` (the bridge's
+ * Failures: a socket that cannot open, or closes before it answered, is `network` (retryable: failover); a handshake
+ * the vendor answers with an HTTP error status is handed back as that status and body, and an `error` event as the
+ * first answer as the status it names with `{error}` as the body, for the wire's error classifier, as an HTTP error
+ * answer is (a refused key is disabled, a 400 goes back to the caller); a socket that closes mid-response is `stream-broken` (the bridge's
  * cut-stream rule); a binary frame, a frame above `MAX_EVENT_BYTES` or one nesting deeper than `MAX_JSON_DEPTH` is
  * `bad-body`; the channel's first-byte, idle and total timeouts apply to the first frame, the gaps between frames and
  * the whole turn (`timeout`).
@@ -34,20 +35,12 @@ import type { Sse } from "effect/encoding"
 import { nestsTooDeep } from "../../domain/JsonDepth.ts"
 import { UpstreamFailed } from "../../errors/GatewayError.ts"
 import type { SocketResource, SocketResourceKey } from "../../http/SocketScope.ts"
+import { type ClientSocket, closeSocketQuietly, isSocketOpen, openClientSocket } from "./ClientSocket.ts"
 import { MAX_EVENT_BYTES } from "./SseEvents.ts"
 import type { Timeouts } from "./UpstreamClient.ts"
 
 /** Upstream connections one client socket may hold at once (its lanes run one response each). @category limits */
 export const MAX_CONNECTIONS = 16
-
-/**
- * Deno's `WebSocket` client, whose constructor also takes `{headers}` (a Deno extension of the web API); typed here
- * because the DOM typings a program may be checked with (the console's) do not know it.
- */
-const HeaderWebSocket = WebSocket as unknown as new (
-  url: string,
-  options: { readonly headers: Readonly<Record<string, string>> }
-) => WebSocket
 
 /**
  * Bytes of frames one turn may hold unread (the caller reads slower than the upstream sends; a socket has no
@@ -92,6 +85,17 @@ export interface ResponsesUpstreamSockets extends SocketResource {
   readonly opened: () => number
 }
 
+/** A handshake the vendor answered with an HTTP error instead of the upgrade. */
+type Refusal = { readonly _tag: "Refused"; readonly status: number; readonly bodyText: string }
+
+/** The turn of a refused handshake: the refusal as the status and error text the wire's classifier reads. */
+const refusedTurn = (refusal: Refusal): SocketTurn => ({
+  status: refusal.status,
+  errorText: refusal.bodyText,
+  next: Effect.undefined,
+  release: () => {}
+})
+
 /** A turn as it started, and whether its create continued the connection's last response. */
 interface TurnRun {
   readonly turn: SocketTurn
@@ -100,10 +104,10 @@ interface TurnRun {
 
 /** One upstream connection. */
 interface Connection {
-  readonly socket: WebSocket
+  readonly socket: ClientSocket
   readonly pool: string
-  /** The turn reading it now, or `undefined` while idle. */
-  reader: ((frame: MessageEvent | undefined) => void) | undefined
+  /** The turn reading it now (a frame, or `undefined` once the socket closed), or `undefined` while idle. */
+  reader: ((frame: { readonly data: unknown } | undefined) => void) | undefined
   /** The last response it completed and the conversation so far (input then output items, as JSON texts). */
   last: { readonly id: string; readonly history: ReadonlyArray<string> } | undefined
 }
@@ -184,14 +188,6 @@ const completedOf = (data: string): { readonly id: string; readonly output: Read
   }
 }
 
-const closeQuietly = (socket: WebSocket, code = 1000, reason = "done") => {
-  try {
-    if (socket.readyState === WebSocket.OPEN || socket.readyState === WebSocket.CONNECTING) socket.close(code, reason)
-  } catch {
-    // Already closing.
-  }
-}
-
 /**
  * A new pool of upstream connections for one client socket.
  *
@@ -210,28 +206,24 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
     if (list !== undefined && at >= 0) list.splice(at, 1)
   }
 
-  /** Opens a connection; interrupting it closes the socket. */
+  /**
+   * Opens a connection, or answers the vendor's refusal of the handshake (its HTTP status and body); interrupting it
+   * closes the socket.
+   */
   const open = (url: string, headers: Readonly<Record<string, string>>, pool: string, openMillis: number) =>
-    Effect.callback<Connection, UpstreamFailed>((resume) => {
-      let socket: WebSocket
-      try {
-        socket = new HeaderWebSocket(socketUrl(url), { headers })
-      } catch {
-        resume(Effect.fail(failure("network", "The channel's Responses socket URL is not valid.")))
-        return
-      }
-      const timer = setTimeout(
-        () => fail("timeout", "The channel's Responses socket did not open in time."),
-        openMillis
-      )
-      const fail = (kind: "network" | "timeout", message: string) => {
-        clearTimeout(timer)
-        socket.onopen = socket.onerror = socket.onclose = null
-        closeQuietly(socket)
-        resume(Effect.fail(failure(kind, message)))
-      }
-      socket.onopen = () => {
-        clearTimeout(timer)
+    Effect.flatMap(
+      openClientSocket({ url: socketUrl(url), headers, openMillis, maxFrameBytes: MAX_EVENT_BYTES, what: "Responses" }),
+      (handshake): Effect.Effect<Connection | Refusal, UpstreamFailed> => {
+        if (handshake._tag === "Refused") {
+          return handshake.status >= 400 && handshake.status <= 599
+            ? Effect.succeed(handshake)
+            : Effect.fail(failure("network", `The channel's Responses socket answered HTTP ${handshake.status}.`))
+        }
+        const socket = handshake.socket
+        if (closed) {
+          closeSocketQuietly(socket, 1000, "client socket closed")
+          return Effect.fail(failure("network", "The client socket has closed."))
+        }
         opened++
         const connection: Connection = { socket, pool, reader: undefined, last: undefined }
         all.add(connection)
@@ -240,17 +232,9 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
           forget(connection)
           connection.reader?.(undefined)
         }
-        socket.onerror = () => {}
-        resume(Effect.succeed(connection))
+        return Effect.succeed(connection)
       }
-      socket.onerror = () => fail("network", "The channel's Responses socket refused the handshake.")
-      socket.onclose = () => fail("network", "The channel's Responses socket closed during the handshake.")
-      return Effect.sync(() => {
-        clearTimeout(timer)
-        socket.onopen = socket.onerror = socket.onclose = null
-        closeQuietly(socket)
-      })
-    })
+    )
 
   /** Closes one idle connection of any pool (the first found), to make room for another pool's. */
   const evictIdle = () => {
@@ -258,7 +242,7 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
       const connection = list.shift()
       if (connection === undefined) continue
       forget(connection)
-      closeQuietly(connection.socket, 1000, "making room")
+      closeSocketQuietly(connection.socket, 1000, "making room")
       return
     }
   }
@@ -268,7 +252,7 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
     const list = idle.get(pool)
     while (list !== undefined && list.length > 0) {
       const connection = list.pop()!
-      if (connection.socket.readyState === WebSocket.OPEN) return connection
+      if (isSocketOpen(connection.socket)) return connection
       forget(connection)
     }
     return undefined
@@ -300,13 +284,13 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
         released = true
         clearTimeout(timer)
         connection.reader = undefined
-        if (ended === "done" && !closed && connection.socket.readyState === WebSocket.OPEN) {
+        if (ended === "done" && !closed && isSocketOpen(connection.socket)) {
           const list = idle.get(connection.pool) ?? []
           list.push(connection)
           idle.set(connection.pool, list)
         } else {
           forget(connection)
-          closeQuietly(connection.socket, 1000, "response abandoned")
+          closeSocketQuietly(connection.socket, 1000, "response abandoned")
         }
       }
       const end = (outcome: "done" | UpstreamFailed) => {
@@ -440,8 +424,8 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
   return {
     turn: (url, headers, body, timeouts) => {
       const pool = `${url}\n${JSON.stringify(headers)}`
-      /** An idle connection of the pool, or a new one. */
-      const acquire = Effect.suspend(() => {
+      /** An idle connection of the pool, or a new one (or the vendor's refusal to open one). */
+      const acquire = Effect.suspend((): Effect.Effect<Connection | Refusal, UpstreamFailed> => {
         if (closed) return Effect.fail(failure("network", "The client socket has closed."))
         const ready = takeIdle(pool)
         if (ready !== undefined) return Effect.succeed(ready)
@@ -451,7 +435,11 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
         }
         return open(url, headers, pool, timeouts.firstByteMs > 0 ? timeouts.firstByteMs : DEFAULT_OPEN_MILLIS)
       })
-      return Effect.flatMap(acquire, (taken) => run(taken, body, timeouts, true)).pipe(
+      const runOn = (taken: Connection | Refusal, incremental: boolean): Effect.Effect<TurnRun, UpstreamFailed> =>
+        "_tag" in taken
+          ? Effect.succeed({ turn: refusedTurn(taken), continued: false })
+          : run(taken, body, timeouts, incremental)
+      return Effect.flatMap(acquire, (taken) => runOn(taken, true)).pipe(
         Effect.flatMap(({ turn, continued }) => {
           // The upstream no longer holds the response continued from: the same turn again, whole.
           if (!continued || turn.status !== 400 || !turn.errorText.includes(`"previous_response_not_found"`)) {
@@ -459,7 +447,7 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
           }
           turn.release()
           return Effect.map(
-            Effect.flatMap(acquire, (taken) => run(taken, body, timeouts, false)),
+            Effect.flatMap(acquire, (taken) => runOn(taken, false)),
             (whole) => whole.turn
           )
         })
@@ -469,7 +457,7 @@ export const makeResponsesUpstreamSockets = (): ResponsesUpstreamSockets => {
     close: () => {
       if (closed) return
       closed = true
-      for (const connection of all) closeQuietly(connection.socket, 1000, "client socket closed")
+      for (const connection of all) closeSocketQuietly(connection.socket, 1000, "client socket closed")
       all.clear()
       idle.clear()
     }
