@@ -105,6 +105,7 @@ const Content = (props: { user: Me }) => {
       <h1>{APP.notFound}</h1>
       <p>
         {APP.noPage(route.value)} <a href="#/dashboard">{APP.toDashboard}</a>
+        {APP.afterLink}
       </p>
     </section>
   )

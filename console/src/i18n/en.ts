@@ -39,6 +39,7 @@ export const en = {
     notFound: "Not found",
     noPage: (name: string) => `There is no page “${name}”.`,
     toDashboard: "Go to the dashboard",
+    afterLink: ".",
     title: (page: string) => `${page} · Sluice`,
     signInTitle: "Sign in · Sluice",
     loading: "Loading…",
@@ -453,6 +454,7 @@ export const en = {
     introBefore: "Signed alerts (Standard Webhooks): budget thresholds, a low balance, keys about to expire",
     introAdmin: ", and the channels' health",
     introAfter: ". Each delivery is retried for 24 hours; receivers deduplicate by ",
+    introEnd: ".",
     caption: (count: number) => `Your endpoints (${count})`,
     columns: { url: "URL", events: "Events", deliveries: "Deliveries", added: "Added", actions: "Actions" }
   },

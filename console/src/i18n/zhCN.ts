@@ -40,6 +40,7 @@ export const zhCN: Catalogue = {
     notFound: "页面不存在",
     noPage: (name: string) => `没有“${name}”这个页面。`,
     toDashboard: "前往仪表盘",
+    afterLink: "",
     title: (page: string) => `${page} · Sluice`,
     signInTitle: "登录 · Sluice",
     loading: "加载中…",
@@ -434,6 +435,7 @@ export const zhCN: Catalogue = {
     introBefore: "签名告警（Standard Webhooks）：预算阈值、余额不足、即将过期的密钥",
     introAdmin: "，以及渠道的健康状况",
     introAfter: "。每次投递最多重试 24 小时；接收方按 ",
+    introEnd: " 去重。",
     caption: (count: number) => `你的端点（${count}）`,
     columns: { url: "URL", events: "事件", deliveries: "投递", added: "添加时间", actions: "操作" }
   },
