@@ -40,7 +40,7 @@ export const zhCN: Catalogue = {
     notFound: "页面不存在",
     noPage: (name: string) => `没有“${name}”这个页面。`,
     toDashboard: "前往仪表盘",
-    afterLink: "",
+    afterLink: "。",
     title: (page: string) => `${page} · Sluice`,
     signInTitle: "登录 · Sluice",
     loading: "加载中…",
