@@ -46,7 +46,8 @@ export const en = {
     skip: "Skip to content",
     signOut: "Sign out",
     language: "Language",
-    languageNames: { en: "English", "zh-CN": "简体中文" }
+    languageNames: { en: "English", "zh-CN": "简体中文" },
+    languageShort: { en: "EN", "zh-CN": "中文" }
   },
   /** The navigation. */
   NAV: {

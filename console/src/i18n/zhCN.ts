@@ -47,7 +47,8 @@ export const zhCN: Catalogue = {
     skip: "跳到正文",
     signOut: "退出登录",
     language: "语言",
-    languageNames: { en: "English", "zh-CN": "简体中文" }
+    languageNames: { en: "English", "zh-CN": "简体中文" },
+    languageShort: { en: "EN", "zh-CN": "中文" }
   },
   NAV: {
     pages: "页面",
@@ -552,7 +553,7 @@ export const zhCN: Catalogue = {
       ["responses_api", "Responses API", "上游提供 /v1/responses（openai 渠道）；否则经由 chat completions。"],
       [
         "responses_websocket",
-        "Responses over WebSocket",
+        "经 WebSocket 的 Responses",
         "启用 Responses API 时：客户端的 Responses 套接字通过独立的套接字连到上游。"
       ],
       ["responses_compact", "Responses compact", "上游提供 /v1/responses/compact。"],
