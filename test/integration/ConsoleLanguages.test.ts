@@ -5,7 +5,8 @@
  * Chinese catalogue's words, no control, heading, caption or accessible name left in English, the navigation on one
  * line at 1280 px, and the axe-core scan clean on each page. Switching to English in the header changes the page at
  * once, and the choice outlives a reload and a new tab of a Chinese-locale browser (it is kept in `localStorage`);
- * an English-locale browser gets English. No script error or CSP violation on the way.
+ * an English-locale browser gets English. No script error or CSP violation on the way. Screenshots of the Chinese
+ * Health detail and channel form go to `docs/console/zh-CN-health.png` and `docs/console/zh-CN-channels.png`.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
@@ -14,6 +15,7 @@ import { zhCN } from "../../console/src/i18n/zhCN.ts"
 import { CHROMIUM } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 
+const DOCS = new URL("../../docs/console/", import.meta.url)
 const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 
 /** axe-core on the page: no serious or critical violation. */
@@ -78,6 +80,35 @@ const navigationFits = async (page: Page, language: string) => {
   ok(widths[0] <= widths[1], `${language}: the navigation fits 1280 px: ${widths[0]} in ${widths[1]}`)
 }
 
+/** The words of `page` that are the English catalogue's and not the Chinese one's (none on a Chinese page). */
+const leftInEnglish = async (page: Page) => (await chrome(page)).filter((text) => englishOnly.has(text))
+
+/** What more each page shows once opened further (a row's details, a form, a mode, a chart), checked the same way. */
+const further = (requestId: string): Partial<Record<string, (page: Page) => Promise<void>>> => ({
+  "all-logs": async (page) => {
+    await page.getByRole("button", { name: zhCN.STORY.open(requestId) }).click()
+    await page.getByRole("table", { name: zhCN.STORY.attempts }).waitFor()
+  },
+  playground: async (page) => {
+    await page.getByLabel(zhCN.PLAYGROUND.modes.image).check()
+    await page.getByRole("heading", { name: zhCN.TASKS.title }).waitFor()
+  },
+  channels: async (page) => {
+    await page.getByRole("button", { name: zhCN.CHANNELS.named(zhCN.CHANNELS.edit, "emu-openai") }).click()
+    await page.getByRole("heading", { name: zhCN.CHANNEL_FORM.change("emu-openai") }).waitFor()
+    await page.getByText(zhCN.SETTINGS.advanced).click()
+  },
+  users: async (page) => {
+    await page.getByRole("button", { name: zhCN.USERS.named(zhCN.USERS.editShort, "alice") }).click()
+    await page.getByRole("form", { name: zhCN.USERS.edit("alice") }).waitFor()
+  },
+  health: async (page) => {
+    await page.getByRole("link", { name: "emu-openai" }).click()
+    await page.getByRole("group", { name: zhCN.HEALTH.chartAttempts }).locator("canvas").waitFor()
+    await page.locator(".u-legend").first().waitFor()
+  }
+})
+
 /** The pages root sees, in the navigation's order. */
 const PAGES = [
   "dashboard",
@@ -102,6 +133,18 @@ Deno.test("console languages: zh-CN from the browser on every page, switched to 
   const problems: Array<string> = []
   let context: BrowserContext | undefined
   try {
+    // One answered request of alice's, so the logs, a request's story and Health have a row to show.
+    const answer = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: "Bearer sk-test-alice-0001", "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-test", messages: [{ role: "user", content: "Hello" }] })
+    })
+    strictEqual(answer.status, 200, await answer.text())
+    const requestId = answer.headers.get("x-request-id") ?? ""
+    ok(requestId !== "", "the answer names its request")
+    const FURTHER = further(requestId)
+    await gateway.settled()
+
     context = await browser.newContext({ locale: "zh-CN", viewport: { width: 1280, height: 800 } })
     const page = watch(await context.newPage(), problems)
     await page.goto(gateway.url)
@@ -130,9 +173,20 @@ Deno.test("console languages: zh-CN from the browser on every page, switched to 
       await page.waitForFunction((expected) => document.title === expected, `${title} · Sluice`)
       // The page has read its data (no "loading" left), then its words are checked.
       await page.waitForFunction((loading) => !document.body.innerText.includes(loading), zhCN.APP.loading)
-      const english = (await chrome(page)).filter((text) => englishOnly.has(text))
-      deepStrictEqual(english, [], `no English words on ${name} in zh-CN`)
+      deepStrictEqual(await leftInEnglish(page), [], `no English words on ${name} in zh-CN`)
       await scan(page, `${name}, zh-CN`)
+      const open = FURTHER[name]
+      if (open !== undefined) {
+        await open(page)
+        deepStrictEqual(await leftInEnglish(page), [], `no English words on ${name}, opened further, in zh-CN`)
+        await scan(page, `${name} opened further, zh-CN`)
+        if (name === "health" || name === "channels") {
+          if (name === "channels") {
+            await page.evaluate(() => document.querySelector("form.panel h2")?.scrollIntoView({ block: "start" }))
+          }
+          await page.screenshot({ path: new URL(`zh-CN-${name}.png`, DOCS).pathname })
+        }
+      }
     }
     const links = await navigation.getByRole("link").allInnerTexts()
     deepStrictEqual(links, PAGES.map((name) => zhCN.APP.pages[name]), "the whole navigation is Chinese")
@@ -144,7 +198,7 @@ Deno.test("console languages: zh-CN from the browser on every page, switched to 
     await page.waitForFunction(() => document.title === "Audit log · Sluice")
     await page.getByRole("navigation", { name: en.NAV.pages, exact: true }).waitFor()
     // The check for English words finds them now (so it finds them when they are left on a Chinese page).
-    const shown = (await chrome(page)).filter((text) => englishOnly.has(text))
+    const shown = await leftInEnglish(page)
     ok(shown.includes(en.AUDIT.columns.before) && shown.includes(en.AUDIT.filters), shown.join(" | "))
     deepStrictEqual(await navigation.getByRole("link").allInnerTexts(), PAGES.map((name) => en.APP.pages[name]))
     await navigationFits(page, "en")

@@ -713,7 +713,7 @@ export const zhCN: Catalogue = {
     },
     channelNamed: (id: number | string | null | undefined) => `渠道 ${id}`,
     attempts: "尝试次数",
-    attemptsUnit: "次尝试",
+    attemptsUnit: "次",
     attemptsOf: (name: string) => `${name} 的尝试次数`,
     attemptsInWindow: (count: number) => `此窗口内 ${count} 次尝试`,
     state: "当前状态",
