@@ -67,7 +67,8 @@ interface BatchRow {
   readonly running: boolean
   /** Running and not being cancelled: the Cancel button shows. */
   readonly cancellable: boolean
-  readonly downloads: ReadonlyArray<{ readonly label: string; readonly href: string }>
+  /** What can be downloaded: which file (its label is `TEXT[file]` in the page's language) and where. */
+  readonly downloads: ReadonlyArray<{ readonly file: "output" | "errors" | "results"; readonly href: string }>
 }
 
 /** OpenAI's Batch object, the fields shown. */
@@ -122,8 +123,8 @@ const openAiRow = (batch: OpenAiBatch): BatchRow => ({
   running: OPENAI_RUNNING.has(batch.status),
   cancellable: OPENAI_RUNNING.has(batch.status) && batch.status !== "cancelling",
   downloads: [
-    ...(batch.output_file_id === null ? [] : [{ label: TEXT.output, href: fileHref(batch.output_file_id) }]),
-    ...(batch.error_file_id === null ? [] : [{ label: TEXT.errors, href: fileHref(batch.error_file_id) }])
+    ...(batch.output_file_id === null ? [] : [{ file: "output" as const, href: fileHref(batch.output_file_id) }]),
+    ...(batch.error_file_id === null ? [] : [{ file: "errors" as const, href: fileHref(batch.error_file_id) }])
   ]
 })
 
@@ -140,7 +141,7 @@ const messageRow = (batch: MessageBatch): BatchRow => {
     running: batch.processing_status !== "ended",
     cancellable: batch.processing_status === "in_progress",
     downloads: batch.processing_status === "ended"
-      ? [{ label: TEXT.results, href: `/v1/messages/batches/${encodeURIComponent(batch.id)}/results` }]
+      ? [{ file: "results" as const, href: `/v1/messages/batches/${encodeURIComponent(batch.id)}/results` }]
       : []
   }
 }
@@ -264,10 +265,10 @@ const BatchTable = (props: { kind: BatchRow["kind"]; title: string }) => {
                   <a
                     key={link.href}
                     href={link.href}
-                    download={`${row.id}-${link.label.toLowerCase()}.jsonl`}
-                    aria-label={TEXT.downloadOf(link.label, row.id)}
+                    download={`${row.id}-${link.file}.jsonl`}
+                    aria-label={TEXT.downloadOf(TEXT[link.file], row.id)}
                   >
-                    {link.label}
+                    {TEXT[link.file]}
                     {" "}
                   </a>
                 ))}
