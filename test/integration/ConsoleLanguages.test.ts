@@ -3,7 +3,7 @@
  * The console in two languages, in Chromium (playwright-core): a browser whose locale is `zh-CN` gets the console in
  * Simplified Chinese — `<html lang="zh-CN">`, the sign-in form, the navigation and every page's heading in the
  * Chinese catalogue's words, no control, heading, caption or accessible name left in English, the navigation on one
- * line at 1280 px, and the axe-core scan clean on each page. Switching to English in the header changes the page at
+ * line at 1280 px (and a menu button in Chinese at 390 px), and the axe-core scan clean on each page. Switching to English in the header changes the page at
  * once, and the choice outlives a reload and a new tab of a Chinese-locale browser (it is kept in `localStorage`);
  * an English-locale browser gets English. No script error or CSP violation on the way. Screenshots of the Chinese
  * Health detail and channel form go to `docs/console/zh-CN-health.png` and `docs/console/zh-CN-channels.png`.
@@ -219,6 +219,26 @@ Deno.test("console languages: zh-CN from the browser on every page, switched to 
     await tab.getByRole("combobox", { name: en.APP.language }).selectOption("zh-CN")
     await tab.getByRole("heading", { level: 1, name: "渠道", exact: true }).waitFor()
     strictEqual(await tab.evaluate(() => document.documentElement.lang), "zh-CN")
+    await context.close()
+    context = undefined
+
+    // 390 px in Chinese: the menu button and the folded navigation in Chinese, from the keyboard, axe clean.
+    context = await browser.newContext({ locale: "zh-CN", viewport: { width: 390, height: 844 } })
+    const narrow = watch(await context.newPage(), problems)
+    await narrow.goto(gateway.url)
+    await narrow.getByLabel(zhCN.SIGNIN.username).fill("root")
+    await narrow.getByLabel(zhCN.SIGNIN.password).fill(ROOT_PASSWORD)
+    await narrow.getByRole("button", { name: zhCN.SIGNIN.signIn, exact: true }).click()
+    await narrow.getByRole("heading", { level: 1, name: zhCN.APP.pages.dashboard }).waitFor()
+    const menu = narrow.getByRole("button", { name: zhCN.NAV.menu, exact: true })
+    await menu.focus()
+    await narrow.keyboard.press("Enter")
+    await narrow.getByRole("button", { name: zhCN.NAV.closeMenu, exact: true }).waitFor()
+    await narrow.getByRole("link", { name: zhCN.APP.pages.health, exact: true }).click()
+    await narrow.getByRole("heading", { level: 1, name: zhCN.APP.pages.health, exact: true }).waitFor()
+    strictEqual(await narrow.getByRole("button", { name: zhCN.NAV.menu, exact: true }).isVisible(), true)
+    deepStrictEqual(await leftInEnglish(narrow), [], "no English words at 390 px in zh-CN")
+    await scan(narrow, "health at 390 px, zh-CN")
     await context.close()
     context = undefined
 
