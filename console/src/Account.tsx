@@ -8,6 +8,7 @@ import { api, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
 import { OAuthButtons } from "./SignIn.tsx"
 import { type Me, me } from "./state.ts"
+import { ACCOUNT, SIGNIN } from "./strings.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** The account page. */
@@ -25,7 +26,7 @@ export const Account = (props: { user: Me }) => {
     try {
       await api("PUT", "/api/user/self", { display_name: name })
       me.value = await api<Me>("GET", "/api/user/self")
-      setNameState({ error: null, done: "Saved." })
+      setNameState({ error: null, done: ACCOUNT.saved })
     } catch (caught) {
       setNameState({ error: wordsOf(caught), done: null })
     }
@@ -34,7 +35,7 @@ export const Account = (props: { user: Me }) => {
   const unlink = async (provider: string) => {
     try {
       me.value = await api<Me>("DELETE", `/api/user/self/oauth/${encodeURIComponent(provider)}`)
-      setLinkState({ error: null, done: `Unlinked ${provider}.` })
+      setLinkState({ error: null, done: ACCOUNT.unlinked(provider) })
     } catch (caught) {
       setLinkState({ error: wordsOf(caught), done: null })
     }
@@ -45,40 +46,40 @@ export const Account = (props: { user: Me }) => {
       await api("PUT", "/api/user/self", { old_password: oldPassword, password })
       setOldPassword("")
       setPassword("")
-      setPasswordState({ error: null, done: "Password changed; your other sessions have ended." })
+      setPasswordState({ error: null, done: ACCOUNT.passwordChanged })
     } catch (caught) {
       setPasswordState({ error: wordsOf(caught), done: null })
     }
   }
   return (
     <section>
-      <h1>Account</h1>
+      <h1>{ACCOUNT.title}</h1>
       <dl class="cards">
         <div>
-          <dt>Username</dt>
+          <dt>{ACCOUNT.username}</dt>
           <dd>{props.user.username}</dd>
         </div>
         <div>
-          <dt>Role and group</dt>
+          <dt>{ACCOUNT.roleGroup}</dt>
           <dd>{props.user.role}, {props.user.group}</dd>
         </div>
         <div>
-          <dt>Balance</dt>
+          <dt>{ACCOUNT.balance}</dt>
           <dd>{usd(props.user.quota)}</dd>
         </div>
       </dl>
-      <form class="panel" onSubmit={saveName} aria-label="Display name">
-        <h2>Display name</h2>
-        <Field label="Display name">
+      <form class="panel" onSubmit={saveName} aria-label={ACCOUNT.displayName}>
+        <h2>{ACCOUNT.displayName}</h2>
+        <Field label={ACCOUNT.displayName}>
           <input name="display_name" maxLength={64} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
         <ErrorText error={nameState.error} />
         {nameState.done && <p role="status">{nameState.done}</p>}
-        <button type="submit">Save name</button>
+        <button type="submit">{ACCOUNT.saveName}</button>
       </form>
-      <form class="panel" onSubmit={savePassword} aria-label="Password">
-        <h2>Password</h2>
-        <Field label="Current password">
+      <form class="panel" onSubmit={savePassword} aria-label={ACCOUNT.password}>
+        <h2>{ACCOUNT.password}</h2>
+        <Field label={ACCOUNT.current}>
           <input
             type="password"
             name="old_password"
@@ -87,7 +88,7 @@ export const Account = (props: { user: Me }) => {
             onInput={(e) => setOldPassword(e.currentTarget.value)}
           />
         </Field>
-        <Field label="New password (8 characters or more)">
+        <Field label={ACCOUNT.fresh}>
           <input
             type="password"
             name="password"
@@ -99,21 +100,21 @@ export const Account = (props: { user: Me }) => {
         </Field>
         <ErrorText error={passwordState.error} />
         {passwordState.done && <p role="status">{passwordState.done}</p>}
-        <button type="submit">Change password</button>
+        <button type="submit">{ACCOUNT.change}</button>
       </form>
-      <h2>Linked identities</h2>
-      {props.user.oauth.length === 0 ? <p>No linked identity.</p> : (
+      <h2>{ACCOUNT.identities}</h2>
+      {props.user.oauth.length === 0 ? <p>{ACCOUNT.noIdentity}</p> : (
         <ul>
           {props.user.oauth.map((provider) => (
             <li key={provider}>
-              {provider} <button type="button" onClick={() => unlink(provider)}>Unlink {provider}</button>
+              {provider} <button type="button" onClick={() => unlink(provider)}>{ACCOUNT.unlink(provider)}</button>
             </li>
           ))}
         </ul>
       )}
       <ErrorText error={linkState.error} />
       {linkState.done && <p role="status">{linkState.done}</p>}
-      <OAuthButtons verb="Link" />
+      <OAuthButtons verb={SIGNIN.link} />
     </section>
   )
 }

@@ -47,7 +47,7 @@ export const Audit = () => {
   )
   return (
     <section>
-      <h1>Audit log</h1>
+      <h1>{AUDIT.title}</h1>
       <form
         class="filters"
         aria-label={AUDIT.filters}
@@ -78,12 +78,12 @@ export const Audit = () => {
           <caption>{AUDIT.caption(listing?.total ?? 0, view.order === "asc")}</caption>
           <thead>
             <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Who</th>
-              <th scope="col">Action</th>
-              <th scope="col">Target</th>
-              <th scope="col">Before</th>
-              <th scope="col">After</th>
+              <th scope="col">{AUDIT.columns.time}</th>
+              <th scope="col">{AUDIT.columns.who}</th>
+              <th scope="col">{AUDIT.columns.action}</th>
+              <th scope="col">{AUDIT.columns.target}</th>
+              <th scope="col">{AUDIT.columns.before}</th>
+              <th scope="col">{AUDIT.columns.after}</th>
             </tr>
           </thead>
           <tbody>
@@ -105,7 +105,7 @@ export const Audit = () => {
         </table>
       </div>
       <Pager
-        label="Audit pages"
+        label={AUDIT.pages}
         page={Number(view.page) || 1}
         pages={pages}
         setPage={(page) => change({ page: String(page) })}

@@ -15,25 +15,11 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
+import { BATCHES, COMMON } from "./strings.ts"
 import { ErrorText, timeText } from "./ui.tsx"
 
-/** The page's words. */
-const TEXT = {
-  title: "Batches",
-  intro: "Your batches, whichever of your keys made them, newest first. The cost is what the ledger charged their " +
-    "lines.",
-  openAi: "OpenAI batches",
-  anthropic: "Message Batches (Anthropic)",
-  newer: "Newer",
-  older: "Older",
-  cancel: "Cancel",
-  none: "none",
-  costPending: "reading…",
-  output: "Output",
-  errors: "Errors",
-  results: "Results",
-  running: "Batches are running: the list refreshes every few seconds."
-} as const
+/** The page's words, in the current language. */
+const TEXT = BATCHES
 
 /** Batches shown per page. */
 const PAGE_LIMIT = 10
@@ -53,7 +39,7 @@ const errorWords = async (response: Response): Promise<string> => {
   } catch {
     // Not JSON: the status says it.
   }
-  return `The gateway answered ${response.status}.`
+  return COMMON.answered(response.status)
 }
 
 /**
@@ -81,7 +67,8 @@ interface BatchRow {
   readonly running: boolean
   /** Running and not being cancelled: the Cancel button shows. */
   readonly cancellable: boolean
-  readonly downloads: ReadonlyArray<{ readonly label: string; readonly href: string }>
+  /** What can be downloaded: which file (its label is `TEXT[file]` in the page's language) and where. */
+  readonly downloads: ReadonlyArray<{ readonly file: "output" | "errors" | "results"; readonly href: string }>
 }
 
 /** OpenAI's Batch object, the fields shown. */
@@ -130,15 +117,14 @@ const openAiRow = (batch: OpenAiBatch): BatchRow => ({
   kind: "openai",
   endpoint: batch.endpoint,
   status: batch.status,
-  counts:
-    `total ${batch.request_counts.total} · completed ${batch.request_counts.completed} · failed ${batch.request_counts.failed}`,
+  counts: TEXT.openAiCounts(batch.request_counts.total, batch.request_counts.completed, batch.request_counts.failed),
   createdAt: batch.created_at,
   endedAt: batch.completed_at ?? batch.failed_at ?? batch.expired_at ?? batch.cancelled_at,
   running: OPENAI_RUNNING.has(batch.status),
   cancellable: OPENAI_RUNNING.has(batch.status) && batch.status !== "cancelling",
   downloads: [
-    ...(batch.output_file_id === null ? [] : [{ label: TEXT.output, href: fileHref(batch.output_file_id) }]),
-    ...(batch.error_file_id === null ? [] : [{ label: TEXT.errors, href: fileHref(batch.error_file_id) }])
+    ...(batch.output_file_id === null ? [] : [{ file: "output" as const, href: fileHref(batch.output_file_id) }]),
+    ...(batch.error_file_id === null ? [] : [{ file: "errors" as const, href: fileHref(batch.error_file_id) }])
   ]
 })
 
@@ -149,14 +135,13 @@ const messageRow = (batch: MessageBatch): BatchRow => {
     kind: "anthropic",
     endpoint: "/v1/messages",
     status: batch.processing_status,
-    counts: `processing ${c.processing} · succeeded ${c.succeeded} · errored ${c.errored} · canceled ${c.canceled}` +
-      ` · expired ${c.expired}`,
+    counts: TEXT.messageCounts(c.processing, c.succeeded, c.errored, c.canceled, c.expired),
     createdAt: seconds(batch.created_at) ?? 0,
     endedAt: seconds(batch.ended_at),
     running: batch.processing_status !== "ended",
     cancellable: batch.processing_status === "in_progress",
     downloads: batch.processing_status === "ended"
-      ? [{ label: TEXT.results, href: `/v1/messages/batches/${encodeURIComponent(batch.id)}/results` }]
+      ? [{ file: "results" as const, href: `/v1/messages/batches/${encodeURIComponent(batch.id)}/results` }]
       : []
   }
 }
@@ -249,19 +234,19 @@ const BatchTable = (props: { kind: BatchRow["kind"]; title: string }) => {
       <ErrorText error={error} />
       <p class="hint" aria-live="polite">{running ? TEXT.running : ""}</p>
       <table>
-        <caption>{props.title} (page {cursors.length})</caption>
+        <caption>{TEXT.caption(props.title, cursors.length)}</caption>
         <thead>
           <tr>
-            <th scope="col">Batch</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Endpoint</th>
-            <th scope="col">Status</th>
-            <th scope="col">Counts</th>
-            <th scope="col">Created</th>
-            <th scope="col">Ended</th>
-            <th scope="col">Cost (charged)</th>
-            <th scope="col">Results</th>
-            <th scope="col">Actions</th>
+            <th scope="col">{TEXT.columns.batch}</th>
+            <th scope="col">{TEXT.columns.kind}</th>
+            <th scope="col">{TEXT.columns.endpoint}</th>
+            <th scope="col">{TEXT.columns.status}</th>
+            <th scope="col">{TEXT.columns.counts}</th>
+            <th scope="col">{TEXT.columns.created}</th>
+            <th scope="col">{TEXT.columns.ended}</th>
+            <th scope="col">{TEXT.columns.cost}</th>
+            <th scope="col">{TEXT.columns.results}</th>
+            <th scope="col">{TEXT.columns.actions}</th>
           </tr>
         </thead>
         <tbody>
@@ -280,17 +265,21 @@ const BatchTable = (props: { kind: BatchRow["kind"]; title: string }) => {
                   <a
                     key={link.href}
                     href={link.href}
-                    download={`${row.id}-${link.label.toLowerCase()}.jsonl`}
-                    aria-label={`${link.label} of ${row.id}`}
+                    download={`${row.id}-${link.file}.jsonl`}
+                    aria-label={TEXT.downloadOf(TEXT[link.file], row.id)}
                   >
-                    {link.label}
+                    {TEXT[link.file]}
                     {" "}
                   </a>
                 ))}
               </td>
               <td>
                 {row.cancellable && (
-                  <button type="button" aria-label={`Cancel ${row.id}`} onClick={() => cancel(row)}>
+                  <button
+                    type="button"
+                    aria-label={TEXT.cancelOf(row.id)}
+                    onClick={() => cancel(row)}
+                  >
                     {TEXT.cancel}
                   </button>
                 )}
@@ -299,7 +288,7 @@ const BatchTable = (props: { kind: BatchRow["kind"]; title: string }) => {
           ))}
         </tbody>
       </table>
-      <nav class="pager" aria-label={`${props.title} pages`}>
+      <nav class="pager" aria-label={TEXT.pages(props.title)}>
         <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
           {TEXT.newer}
         </button>

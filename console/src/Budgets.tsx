@@ -6,6 +6,7 @@
  * field: `[{amount, period, timezone?}]`, or `null` for none; the server
  * checks the time zone and the amounts again and names the field it refuses.
  */
+import { BUDGETS } from "./strings.ts"
 import { Field } from "./ui.tsx"
 
 /** The periods a budget may have, in the order the editor shows them. */
@@ -39,7 +40,7 @@ export const budgetsOf = (texts: BudgetTexts): Array<BudgetSpec> | null | string
     const amount = typed.amount.trim()
     if (amount === "") continue
     if (!/^\d{1,12}(\.\d{1,6})?$/.test(amount)) {
-      return `The ${period} budget must be an amount in USD, such as 5 or 0.25 (empty: none).`
+      return BUDGETS.amount(period)
     }
     const timezone = typed.timezone.trim()
     out.push({ amount: Number(amount), period, ...(timezone === "" ? {} : { timezone }) })
@@ -50,14 +51,14 @@ export const budgetsOf = (texts: BudgetTexts): Array<BudgetSpec> | null | string
 /** The editor: labelled with `owner` (a key's or a user's name) so each input is named on its own. */
 export const BudgetFields = (props: { owner: string; value: BudgetTexts; onInput: (value: BudgetTexts) => void }) => (
   <fieldset class="budgets">
-    <legend>Budgets of {props.owner} (USD per period; empty: none)</legend>
+    <legend>{BUDGETS.legend(props.owner)}</legend>
     {PERIODS.map((period) => {
       const typed = props.value[period] ?? { amount: "", timezone: "" }
       const set = (field: "amount" | "timezone", text: string) =>
         props.onInput({ ...props.value, [period]: { ...typed, [field]: text } })
       return (
         <div class="budget-row" key={period}>
-          <Field label={`${props.owner}: ${period === "total" ? "total" : `per ${period}`} budget (USD)`}>
+          <Field label={BUDGETS.field(props.owner, period)}>
             <input
               name={`budget_${period}`}
               inputMode="decimal"
@@ -66,7 +67,7 @@ export const BudgetFields = (props: { owner: string; value: BudgetTexts; onInput
             />
           </Field>
           {period !== "total" && (
-            <Field label={`${props.owner}: ${period} budget's time zone (empty: UTC)`}>
+            <Field label={BUDGETS.timezone(props.owner, period)}>
               <input
                 name={`budget_${period}_timezone`}
                 value={typed.timezone}

@@ -10,16 +10,9 @@
  */
 import { useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
-import {
-  AZURE_API_VERSION,
-  CHANNEL_TYPES,
-  DEFAULT_BASE_URLS,
-  KEY_HINTS,
-  keysOf,
-  vertexBaseUrl
-} from "./channelTypes.ts"
+import { AZURE_API_VERSION, CHANNEL_TYPES, DEFAULT_BASE_URLS, keyHint, keysOf, vertexBaseUrl } from "./channelTypes.ts"
 import { SettingsFields } from "./SettingsFields.tsx"
-import { SETTINGS } from "./strings.ts"
+import { CHANNEL_FORM, SETTINGS } from "./strings.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** A channel's fields as the admin API lists them (keys masked, so not here). */
@@ -48,7 +41,7 @@ const mappingOf = (text: string): Record<string, string> | string => {
   const mapping: Record<string, string> = {}
   for (const line of text.split("\n").map((line) => line.trim()).filter((line) => line !== "")) {
     const at = line.indexOf("=")
-    if (at <= 0 || at === line.length - 1) return `“${line.slice(0, 80)}” is not a line “asked-model=upstream-model”.`
+    if (at <= 0 || at === line.length - 1) return CHANNEL_FORM.badMapping(line.slice(0, 80))
     mapping[line.slice(0, at).trim()] = line.slice(at + 1).trim()
   }
   return mapping
@@ -97,36 +90,36 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
     event.preventDefault()
     setError(null)
     const modelMapping = mappingOf(mapping)
-    if (typeof modelMapping === "string") return setError(`Model mapping: ${modelMapping}`)
+    if (typeof modelMapping === "string") return setError(CHANNEL_FORM.mapping(modelMapping))
     let parsedSettings: unknown
     try {
       parsedSettings = JSON.parse(settings.trim() === "" ? "{}" : settings)
     } catch {
-      return setError('Settings must be a JSON object, such as {"auto_disable": true}.')
+      return setError(CHANNEL_FORM.settingsObject)
     }
     if (typeof parsedSettings !== "object" || parsedSettings === null || Array.isArray(parsedSettings)) {
-      return setError('Settings must be a JSON object, such as {"auto_disable": true}.')
+      return setError(CHANNEL_FORM.settingsObject)
     }
     if (type === "azure") {
       // The API version field wins over an api_version in the settings JSON; empty leaves Azure's default.
       const version = apiVersion.trim()
       if (version !== "" && !AZURE_API_VERSION.test(version)) {
-        return setError("API version must be a date YYYY-MM-DD (optionally with -preview) or v1.")
+        return setError(CHANNEL_FORM.apiVersionDate)
       }
       const { api_version: _given, ...rest } = parsedSettings as Record<string, unknown>
       parsedSettings = version === "" ? rest : { ...rest, api_version: version }
     }
     const priorityValue = wholeOf(priority)
     const weightValue = wholeOf(weight)
-    if (priorityValue === undefined) return setError("Priority must be a whole number (higher is tried first).")
-    if (weightValue === undefined || weightValue < 0) return setError("Weight must be a whole number of 0 or more.")
+    if (priorityValue === undefined) return setError(CHANNEL_FORM.priorityWhole)
+    if (weightValue === undefined || weightValue < 0) return setError(CHANNEL_FORM.weightWhole)
     const keyList = keysOf(type, keys)
-    if (typeof keyList === "string") return setError(`Keys: ${keyList}`)
-    if (start === null && keyList.length === 0) return setError("A channel needs at least one key, one a line.")
+    if (typeof keyList === "string") return setError(CHANNEL_FORM.keys(keyList))
+    if (start === null && keyList.length === 0) return setError(CHANNEL_FORM.needsKey)
     if (type === "vertex") {
       // The project and location fields win over the same names in the settings JSON.
       const vertexSettings = parsedSettings as Record<string, unknown>
-      if (project.trim() === "") return setError("A vertex channel needs its Google Cloud project.")
+      if (project.trim() === "") return setError(CHANNEL_FORM.needsProject)
       vertexSettings.project = project.trim()
       if (location.trim() === "") delete vertexSettings.location
       else vertexSettings.location = location.trim()
@@ -160,18 +153,18 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
     <form
       class="panel"
       onSubmit={submit}
-      aria-label={start === null ? "Add a channel" : `Change channel ${start.name}`}
+      aria-label={start === null ? CHANNEL_FORM.add : CHANNEL_FORM.change(start.name)}
     >
-      <h2>{start === null ? "Add a channel" : `Change channel ${start.name}`}</h2>
-      <Field label="Channel name">
+      <h2>{start === null ? CHANNEL_FORM.add : CHANNEL_FORM.change(start.name)}</h2>
+      <Field label={CHANNEL_FORM.name}>
         <input name="name" required maxLength={64} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </Field>
-      <Field label="Type">
+      <Field label={CHANNEL_FORM.type}>
         <select name="type" value={type} onChange={(e) => setType(e.currentTarget.value)}>
           {TYPES.map((item) => <option key={item} value={item}>{item}</option>)}
         </select>
       </Field>
-      <Field label="Base URL">
+      <Field label={CHANNEL_FORM.baseUrl}>
         <input
           name="base_url"
           type="url"
@@ -185,7 +178,7 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
       </Field>
       {type === "bedrock" && (
         <>
-          <Field label="AWS region (the calls are signed for it; the base URL defaults to its endpoint)">
+          <Field label={CHANNEL_FORM.region}>
             <input
               name="region"
               required
@@ -194,7 +187,7 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
               onInput={(e) => setRegion(e.currentTarget.value)}
             />
           </Field>
-          <Field label="Bedrock API (invoke: Claude models through InvokeModel with the Messages body)">
+          <Field label={CHANNEL_FORM.bedrockApi}>
             <select name="bedrock_api" value={bedrockApi} onChange={(e) => setBedrockApi(e.currentTarget.value)}>
               <option value="converse">converse</option>
               <option value="invoke">invoke</option>
@@ -203,7 +196,7 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
         </>
       )}
       {type === "azure" && (
-        <Field label="API version (a date such as 2024-10-21, optionally -preview, or v1; empty: 2024-10-21)">
+        <Field label={CHANNEL_FORM.apiVersion}>
           <input
             name="api_version"
             placeholder="2024-10-21"
@@ -214,7 +207,7 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
       )}
       {type === "vertex" && (
         <>
-          <Field label="Google Cloud project (id or number)">
+          <Field label={CHANNEL_FORM.project}>
             <input
               name="project"
               required
@@ -222,7 +215,7 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
               onInput={(e) => setProject(e.currentTarget.value)}
             />
           </Field>
-          <Field label="Location (us-central1 when empty; global, us, eu or a region)">
+          <Field label={CHANNEL_FORM.location}>
             <input
               name="location"
               placeholder="us-central1"
@@ -232,13 +225,13 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
           </Field>
         </>
       )}
-      <Field label="Models, comma-separated">
+      <Field label={CHANNEL_FORM.models}>
         <input name="models" required value={models} onInput={(e) => setModels(e.currentTarget.value)} />
       </Field>
-      <Field label="Groups, comma-separated">
+      <Field label={CHANNEL_FORM.groups}>
         <input name="groups" value={groups} onInput={(e) => setGroups(e.currentTarget.value)} />
       </Field>
-      <Field label="Priority (higher is tried first)">
+      <Field label={CHANNEL_FORM.priority}>
         <input
           name="priority"
           inputMode="numeric"
@@ -246,29 +239,24 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
           onInput={(e) => setPriority(e.currentTarget.value)}
         />
       </Field>
-      <Field label="Weight (share among channels of one priority)">
+      <Field label={CHANNEL_FORM.weight}>
         <input name="weight" inputMode="numeric" value={weight} onInput={(e) => setWeight(e.currentTarget.value)} />
       </Field>
       <Field
-        label={"Model mapping, one “asked-model=upstream-model” a line" +
-          (type === "azure" ? " (on azure the upstream model is the deployment name)" : "")}
+        label={CHANNEL_FORM.mappingField + (type === "azure" ? CHANNEL_FORM.mappingAzure : "")}
       >
         <textarea name="model_mapping" rows={2} value={mapping} onInput={(e) => setMapping(e.currentTarget.value)} />
       </Field>
       <SettingsFields text={settings} onText={setSettings} prefix={`channel-${start?.id ?? "new"}`} />
       <details>
         <summary>{SETTINGS.advanced}</summary>
-        <Field label="Settings (JSON: timeouts in ms, headers, auto_disable, test_model…)">
+        <Field label={CHANNEL_FORM.settings}>
           <textarea name="settings" rows={6} value={settings} onInput={(e) => setSettings(e.currentTarget.value)} />
         </Field>
       </details>
       <Field
-        label={(start === null
-          ? "Keys, one a line"
-          : "New keys, one a line (empty: keep the saved keys, which are never shown)") +
-          (KEY_HINTS[type as keyof typeof KEY_HINTS] === undefined
-            ? ""
-            : `; ${KEY_HINTS[type as keyof typeof KEY_HINTS]}`)}
+        label={(start === null ? CHANNEL_FORM.keysNew : CHANNEL_FORM.keysChange) +
+          (keyHint(type) === undefined ? "" : `; ${keyHint(type)}`)}
       >
         <textarea
           name="keys"
@@ -286,10 +274,10 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
           checked={enabled}
           onChange={(e) => setEnabled(e.currentTarget.checked)}
         />{" "}
-        Enabled
+        {CHANNEL_FORM.enabled}
       </label>
       <ErrorText error={error} />
-      <button type="submit">{start === null ? "Add channel" : "Save channel"}</button>
+      <button type="submit">{start === null ? CHANNEL_FORM.addButton : CHANNEL_FORM.saveButton}</button>
     </form>
   )
 }

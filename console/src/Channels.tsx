@@ -43,14 +43,14 @@ const ChannelRow = (
   const [result, setResult] = useState<string | null>(null)
   const [error, setError] = useState<string | null>(null)
   const test = async () => {
-    setResult("Testing…")
+    setResult(CHANNELS.testing)
     setError(null)
     try {
       const answer = await api<{ status: number; latency_ms: number }>("POST", `/api/channel/test/${item.id}`)
-      setResult(`Answered ${answer.status} in ${answer.latency_ms} ms.`)
+      setResult(CHANNELS.answered(answer.status, answer.latency_ms))
     } catch (caught) {
       setResult(null)
-      setError(`Test failed: ${wordsOf(caught)}`)
+      setError(CHANNELS.testFailed(wordsOf(caught)))
     }
     props.onChanged()
   }
@@ -88,28 +88,31 @@ const ChannelRow = (
         <ul class="plain">
           {item.keys.map((key, index) => (
             <li key={index}>
-              <code>{key.key}</code>{" "}
-              {key.enabled ? "enabled" : `disabled${key.disabled_reason ? `: ${key.disabled_reason}` : ""}`}
+              <code>{key.key}</code> {key.enabled ? CHANNELS.keyEnabled : CHANNELS.keyDisabled(key.disabled_reason)}
             </li>
           ))}
         </ul>
       </td>
       <td>
         {item.tested_at === null
-          ? "never"
+          ? CHANNELS.never
           : item.test_error === null
-          ? `${item.test_latency_ms} ms at ${timeText(item.tested_at)}`
-          : `${item.test_error} at ${timeText(item.tested_at)}`}
+          ? CHANNELS.testedAt(`${item.test_latency_ms} ms`, timeText(item.tested_at))
+          : CHANNELS.testedAt(item.test_error, timeText(item.tested_at))}
       </td>
       <td>
-        <button type="button" aria-label={`Test ${item.name}`} onClick={test}>Test</button>{" "}
-        <button type="button" aria-label={`Edit ${item.name}`} onClick={props.onEdit}>Edit</button>{" "}
+        <button type="button" aria-label={CHANNELS.named(CHANNELS.test, item.name)} onClick={test}>
+          {CHANNELS.test}
+        </button>{" "}
+        <button type="button" aria-label={CHANNELS.named(CHANNELS.edit, item.name)} onClick={props.onEdit}>
+          {CHANNELS.edit}
+        </button>{" "}
         <button
           type="button"
-          aria-label={`${item.status === "enabled" ? "Disable" : "Enable"} ${item.name}`}
+          aria-label={CHANNELS.named(item.status === "enabled" ? CHANNELS.disable : CHANNELS.enable, item.name)}
           onClick={toggle}
         >
-          {item.status === "enabled" ? "Disable" : "Enable"}
+          {item.status === "enabled" ? CHANNELS.disable : CHANNELS.enable}
         </button>
         {result && <p role="status">{result}</p>}
         <ErrorText error={error} />
@@ -308,11 +311,11 @@ export const Channels = () => {
         channel={editing.item}
         onSaved={(name) => {
           edit(null)
-          setSaved(`Saved channel ${name}.`)
+          setSaved(CHANNELS.saved(name))
           load()
         }}
       />
-      {editing.item !== null && <button type="button" onClick={() => edit(null)}>Add a new channel instead</button>}
+      {editing.item !== null && <button type="button" onClick={() => edit(null)}>{CHANNELS.addInstead}</button>}
     </section>
   )
 }

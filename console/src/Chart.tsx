@@ -6,6 +6,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks"
 import type { ChartSpec, DrawnChart } from "./charts/TimeChart.ts"
+import { CHART } from "./strings.ts"
 
 type ChartModule = typeof import("./charts/TimeChart.ts")
 
@@ -41,20 +42,25 @@ export const TimeChart = (props: TimeChartProps) => {
     let live = true
     chartModule().then(
       (module) => {
-        if (live && target.current !== null) drawn = module.drawTimeChart(target.current, props.spec)
+        if (live && target.current !== null) {
+          drawn = module.drawTimeChart(target.current, {
+            ...props.spec,
+            timeLabel: props.spec.days ? CHART.day : CHART.time
+          })
+        }
       },
-      () => setFailed("The chart could not be loaded.")
+      () => setFailed(CHART.failed)
     )
     return () => {
       live = false
       drawn?.destroy()
     }
-  }, [props.spec, hasData])
+  }, [props.spec, hasData, CHART.day])
   const label = props.summary === undefined ? props.title : `${props.title}: ${props.summary}`
   if (props.sparkline) {
     return hasData
       ? <div class="spark" role="img" aria-label={label} ref={target} />
-      : <span class="spark-empty">{props.empty ?? "No data"}</span>
+      : <span class="spark-empty">{props.empty ?? CHART.noData}</span>
   }
   return (
     <figure class="chart" role="group" aria-label={label}>
@@ -64,7 +70,7 @@ export const TimeChart = (props: TimeChartProps) => {
       {failed !== null && <p class="error" role="alert">{failed}</p>}
       {hasData
         ? <div class="plot" ref={target} style={{ minHeight: `${props.spec.height + 40}px` }} />
-        : <p class="empty">{props.empty ?? "Nothing to show in this window."}</p>}
+        : <p class="empty">{props.empty ?? CHART.nothing}</p>}
     </figure>
   )
 }

@@ -9,6 +9,7 @@ import type { ChartSpec } from "./charts/TimeChart.ts"
 import { TimeChart } from "./Chart.tsx"
 import { usd } from "./money.ts"
 import { type Me, me } from "./state.ts"
+import { DASHBOARD } from "./strings.ts"
 import { ErrorText } from "./ui.tsx"
 
 /** One day and model of usage. */
@@ -51,10 +52,10 @@ const Chart = (props: { rows: ReadonlyArray<Daily> }) => {
   const total = props.rows.reduce((sum, row) => sum + row.quota, 0)
   return (
     <TimeChart
-      title="Spend per day by model, last 30 UTC days"
-      summary={`${usd(total)} in all`}
+      title={DASHBOARD.chartTitle}
+      summary={DASHBOARD.inAll(usd(total))}
       spec={spec}
-      empty="No usage in the last 30 days."
+      empty={DASHBOARD.chartEmpty}
     />
   )
 }
@@ -77,38 +78,38 @@ export const Dashboard = () => {
   const requests = (rows ?? []).reduce((sum, row) => sum + row.requests, 0)
   return (
     <section>
-      <h1>Dashboard</h1>
+      <h1>{DASHBOARD.title}</h1>
       <ErrorText error={error} />
       {user && (
         <dl class="cards">
           <div>
-            <dt>Balance</dt>
+            <dt>{DASHBOARD.balance}</dt>
             <dd data-testid="balance">{usd(user.quota)}</dd>
           </div>
           <div>
-            <dt>Spent today</dt>
+            <dt>{DASHBOARD.today}</dt>
             <dd data-testid="spend-today">{usd(spendSince(0))}</dd>
           </div>
           <div>
-            <dt>Spent, 7 days</dt>
+            <dt>{DASHBOARD.week}</dt>
             <dd data-testid="spend-7">{usd(spendSince(6))}</dd>
           </div>
           <div>
-            <dt>Spent, 30 days</dt>
+            <dt>{DASHBOARD.month}</dt>
             <dd data-testid="spend-30">{usd(spendSince(29))}</dd>
           </div>
           <div>
-            <dt>Requests, 30 days</dt>
+            <dt>{DASHBOARD.requests}</dt>
             <dd>{requests}</dd>
           </div>
           <div>
-            <dt>Spent in all</dt>
+            <dt>{DASHBOARD.total}</dt>
             <dd>{usd(user.used_quota)}</dd>
           </div>
         </dl>
       )}
-      <h2>Spend per day by model</h2>
-      {rows === null ? <p>Loading…</p> : <Chart rows={rows} />}
+      <h2>{DASHBOARD.chartHeading}</h2>
+      {rows === null ? <p>{DASHBOARD.loading}</p> : <Chart rows={rows} />}
     </section>
   )
 }

@@ -8,21 +8,11 @@
 import { useEffect, useState } from "preact/hooks"
 import { wordsOf } from "./api.ts"
 import { publicCall } from "./Batches.tsx"
+import { FILES } from "./strings.ts"
 import { ErrorText, timeText } from "./ui.tsx"
 
-/** The page's words. */
-const TEXT = {
-  title: "Files",
-  intro: "Your files, whichever of your keys uploaded them, newest first.",
-  caption: "Files",
-  download: "Download",
-  remove: "Delete",
-  keep: "Keep",
-  confirm: (name: string) => `Delete ${name}? A batch that reads it can no longer start.`,
-  deleted: (id: string) => `Deleted ${id}.`,
-  newer: "Newer",
-  older: "Older"
-} as const
+/** The page's words, in the current language. */
+const TEXT = FILES
 
 /** Files shown per page. */
 const PAGE_LIMIT = 20
@@ -55,13 +45,13 @@ const FileItem = (props: { file: FileRow; onDeleted: (id: string) => void; onErr
       <td>{file.id}</td>
       <td>{file.filename}</td>
       <td>{file.purpose}</td>
-      <td>{file.bytes.toLocaleString("en-US")}</td>
+      <td>{TEXT.bytes(file.bytes)}</td>
       <td>{timeText(file.created_at)}</td>
       <td>{timeText(file.expires_at)}</td>
       <td>
         {confirming
           ? (
-            <span role="group" aria-label={`Confirm deleting ${file.id}`}>
+            <span role="group" aria-label={TEXT.confirmOf(file.id)}>
               {TEXT.confirm(file.filename)} <button type="button" class="danger" onClick={remove}>{TEXT.remove}</button>
               {" "}
               <button type="button" onClick={() => setConfirming(false)}>{TEXT.keep}</button>
@@ -72,11 +62,11 @@ const FileItem = (props: { file: FileRow; onDeleted: (id: string) => void; onErr
               <a
                 href={`/v1/files/${encodeURIComponent(file.id)}/content`}
                 download={file.filename}
-                aria-label={`${TEXT.download} ${file.id}`}
+                aria-label={TEXT.named(TEXT.download, file.id)}
               >
                 {TEXT.download}
               </a>{" "}
-              <button type="button" aria-label={`${TEXT.remove} ${file.id}`} onClick={() => setConfirming(true)}>
+              <button type="button" aria-label={TEXT.named(TEXT.remove, file.id)} onClick={() => setConfirming(true)}>
                 {TEXT.remove}
               </button>
             </span>
@@ -116,16 +106,16 @@ export const Files = () => {
       <ErrorText error={error} />
       <p class="hint" role="status">{note}</p>
       <table>
-        <caption>{TEXT.caption} (page {cursors.length})</caption>
+        <caption>{TEXT.caption(cursors.length)}</caption>
         <thead>
           <tr>
-            <th scope="col">File</th>
-            <th scope="col">Name</th>
-            <th scope="col">Purpose</th>
-            <th scope="col">Bytes</th>
-            <th scope="col">Created</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Actions</th>
+            <th scope="col">{TEXT.columns.file}</th>
+            <th scope="col">{TEXT.columns.name}</th>
+            <th scope="col">{TEXT.columns.purpose}</th>
+            <th scope="col">{TEXT.columns.bytes}</th>
+            <th scope="col">{TEXT.columns.created}</th>
+            <th scope="col">{TEXT.columns.expires}</th>
+            <th scope="col">{TEXT.columns.actions}</th>
           </tr>
         </thead>
         <tbody>
@@ -143,7 +133,7 @@ export const Files = () => {
           ))}
         </tbody>
       </table>
-      <nav class="pager" aria-label="File pages">
+      <nav class="pager" aria-label={TEXT.pages}>
         <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
           {TEXT.newer}
         </button>

@@ -13,6 +13,8 @@ import type { ChartEvent, ChartSeries, ChartSpec } from "./charts/TimeChart.ts"
 import { TimeChart } from "./Chart.tsx"
 import { usd } from "./money.ts"
 import { route } from "./state.ts"
+import { language } from "./i18n/language.ts"
+import { HEALTH } from "./strings.ts"
 import { ErrorText, timeText } from "./ui.tsx"
 
 /** Aggregates of usage rows, as the API answers them. */
@@ -105,15 +107,13 @@ const hashOf = (view: View): string => {
   return `#/health?${query}`
 }
 
-const WINDOW_TITLES = { hour: "Last hour", day: "Last day", week: "Last week" } as const
-
 /** The chart colours, as CSS variables of `app.css` (light and dark). */
 const KIND_COLOURS = ["--chart-2", "--chart-3", "--chart-4", "--chart-5", "--chart-6"]
 
 const msText = (value: number | null): string => value === null ? "–" : `${Math.round(value)} ms`
 const percentText = (part: number, whole: number): string =>
   whole === 0 ? "–" : `${(Math.round((part / whole) * 1000) / 10).toFixed(1)} %`
-const countText = (value: number): string => value.toLocaleString("en-US")
+const countText = (value: number): string => HEALTH.count(value)
 const usdAxis = (units: number): string => `${(units / 1_000_000).toPrecision(3).replace(/\.?0+$/, "")} USD`
 
 /** The window's bucket starts, oldest first. */
@@ -138,7 +138,7 @@ const valuesOf = (
 }
 
 const eventText = (event: HealthEvent): string =>
-  `${event.type.replace("channel.", "")}${event.key_position === null ? "" : ` (key ${event.key_position})`}${
+  `${event.type.replace("channel.", "")}${event.key_position === null ? "" : HEALTH.keyOf(event.key_position)}${
     event.reason === null ? "" : `: ${event.reason}`
   }`
 
@@ -148,8 +148,8 @@ const StateText = (props: { state: ChannelState | undefined }) => {
   const disabledKeys = state.keys.filter((key) => !key.enabled).length
   return (
     <span class={`state state-${state.state}`}>
-      {state.state === "cooling" ? `cooling until ${timeText(state.cooldown_until).slice(11)}` : state.state}
-      {disabledKeys > 0 && `, ${disabledKeys} of ${state.keys.length} keys disabled`}
+      {state.state === "cooling" ? HEALTH.coolingUntil(timeText(state.cooldown_until).slice(11)) : state.state}
+      {disabledKeys > 0 && HEALTH.keysDisabled(disabledKeys, state.keys.length)}
     </span>
   )
 }
@@ -160,42 +160,41 @@ const Overview = (props: { report: Report; view: View }) => {
   const times = useMemo(() => timesOf(report), [report])
   const states = new Map(report.channels.map((state) => [state.channel_id, state]))
   if (report.series.length === 0) {
-    return <p class="empty">No requests in the {WINDOW_TITLES[view.window].toLowerCase()}.</p>
+    return <p class="empty">{HEALTH.noRequests(HEALTH.windowsInline[view.window])}</p>
   }
   return (
-    <div class="table-wrap" role="region" aria-label="Health table (scrolls sideways on a narrow screen)" tabIndex={0}>
+    <div class="table-wrap" role="region" aria-label={HEALTH.tableRegion} tabIndex={0}>
       <table>
         <caption>
-          {report.by === "channel" ? "Channels" : "Models"}, {WINDOW_TITLES[view.window].toLowerCase()}, busiest first
+          {HEALTH.caption(report.by === "channel", HEALTH.windowsInline[view.window])}
         </caption>
         <thead>
           <tr>
-            <th scope="col">{report.by === "channel" ? "Channel" : "Model"}</th>
-            {report.by === "channel" && <th scope="col">State now</th>}
-            <th scope="col">Attempts</th>
-            <th scope="col">Error rate</th>
-            <th scope="col">p50</th>
-            <th scope="col">p95</th>
-            <th scope="col">Tokens</th>
-            <th scope="col">Cost</th>
-            <th scope="col">Attempts over time</th>
+            <th scope="col">{report.by === "channel" ? HEALTH.columns.channel : HEALTH.columns.model}</th>
+            {report.by === "channel" && <th scope="col">{HEALTH.columns.state}</th>}
+            <th scope="col">{HEALTH.columns.attempts}</th>
+            <th scope="col">{HEALTH.columns.errorRate}</th>
+            <th scope="col">{HEALTH.columns.p50}</th>
+            <th scope="col">{HEALTH.columns.p95}</th>
+            <th scope="col">{HEALTH.columns.tokens}</th>
+            <th scope="col">{HEALTH.columns.cost}</th>
+            <th scope="col">{HEALTH.columns.overTime}</th>
           </tr>
         </thead>
         <tbody>
           {report.series.map((series) => {
-            const name = series.name ?? `channel ${series.channel_id}`
+            const name = series.name ?? HEALTH.channelNamed(series.channel_id)
             const detail = report.by === "channel"
               ? { ...view, channel: String(series.channel_id), model: undefined }
               : { ...view, model: series.model ?? "", channel: undefined }
             const spec: ChartSpec = {
               times,
               series: [{
-                label: "Attempts",
-                values: valuesOf(times, series, (b) =>
-                  b.requests, 0),
+                label: HEALTH.attempts,
+                values: valuesOf(times, series, (b) => b.requests, 0),
                 colour: "--chart-1"
               }],
-              unit: "attempts",
+              unit: HEALTH.attemptsUnit,
               format: countText,
               height: 28,
               sparkline: true
@@ -219,8 +218,8 @@ const Overview = (props: { report: Report; view: View }) => {
                 <td class="spark-cell">
                   <TimeChart
                     sparkline
-                    title={`Attempts of ${name}`}
-                    summary={`${series.totals.requests} attempts in the window`}
+                    title={HEALTH.attemptsOf(name)}
+                    summary={HEALTH.attemptsInWindow(series.totals.requests)}
                     spec={spec}
                   />
                 </td>
@@ -239,48 +238,49 @@ const ChannelPanel = (props: { state: ChannelState }) => {
   return (
     <dl class="cards health-state">
       <div>
-        <dt>State now</dt>
+        <dt>{HEALTH.state}</dt>
         <dd>
           <StateText state={state} />
         </dd>
       </div>
       <div>
-        <dt>Failures in a row</dt>
+        <dt>{HEALTH.failures}</dt>
         <dd>{state.consecutive_failures}</dd>
       </div>
       <div>
-        <dt>Marked unhealthy</dt>
+        <dt>{HEALTH.unhealthy}</dt>
         <dd>
           {state.unhealthy
-            ? `since ${timeText(state.health_changed_at)} (${state.unhealthy_reason ?? "no reason"})`
-            : "no"}
+            ? HEALTH.since(timeText(state.health_changed_at), state.unhealthy_reason ?? HEALTH.noReason)
+            : HEALTH.no}
         </dd>
       </div>
       <div>
-        <dt>Last probe</dt>
+        <dt>{HEALTH.probe}</dt>
         <dd>
-          {state.last_probe === null
-            ? "none"
-            : `${timeText(state.last_probe.at)}, key ${state.last_probe.key_position}: ${
-              state.last_probe.ok ? "passed" : "failed"
-            } (${state.last_probe.status === 0 ? "no answer" : `HTTP ${state.last_probe.status}`})`}
+          {state.last_probe === null ? HEALTH.none : HEALTH.probed(
+            timeText(state.last_probe.at),
+            state.last_probe.key_position,
+            state.last_probe.ok,
+            state.last_probe.status
+          )}
         </dd>
       </div>
       <div>
-        <dt>Last test</dt>
+        <dt>{HEALTH.test}</dt>
         <dd>
           {state.tested_at === null
-            ? "never"
-            : `${timeText(state.tested_at)}: ${state.test_error ?? `passed in ${state.test_latency_ms} ms`}`}
+            ? HEALTH.never
+            : `${timeText(state.tested_at)}: ${state.test_error ?? HEALTH.passedIn(state.test_latency_ms)}`}
         </dd>
       </div>
       <div>
-        <dt>Keys</dt>
+        <dt>{HEALTH.keys}</dt>
         <dd>
           <ul class="keys">
             {state.keys.map((key) => (
               <li key={key.position}>
-                key {key.position}: {key.enabled ? "enabled" : `disabled (${key.reason ?? "no reason"})`}
+                {HEALTH.keyState(key.position, key.enabled, key.reason)}
               </li>
             ))}
           </ul>
@@ -301,7 +301,7 @@ const Detail = (props: { report: Report; view: View }) => {
     if (series === undefined) return undefined
     const kinds = report.failure_kinds.filter((kind) => (series.totals.errors_by_kind[kind] ?? 0) > 0)
     const failures: Array<ChartSeries> = kinds.map((kind, index) => ({
-      label: `Failed: ${kind}`,
+      label: HEALTH.failedKind(kind),
       values: valuesOf(times, series, (b) => b.errors_by_kind[kind] ?? 0, 0),
       colour: KIND_COLOURS[index % KIND_COLOURS.length]
     }))
@@ -310,16 +310,21 @@ const Detail = (props: { report: Report; view: View }) => {
       attempts: {
         ...base,
         series: [
-          { label: "Attempts", values: valuesOf(times, series, (b) => b.requests, 0), colour: "--chart-1", bars: true },
+          {
+            label: HEALTH.attempts,
+            values: valuesOf(times, series, (b) => b.requests, 0),
+            colour: "--chart-1",
+            bars: true
+          },
           ...failures
         ],
-        unit: "attempts",
+        unit: HEALTH.attemptsUnit,
         format: countText
       },
       errorRate: {
         ...base,
         series: [{
-          label: "Error rate",
+          label: HEALTH.errorRate,
           values: valuesOf(times, series, (b) => b.requests === 0 ? null : (b.errors / b.requests) * 100, null),
           colour: "--chart-2"
         }],
@@ -338,28 +343,32 @@ const Detail = (props: { report: Report; view: View }) => {
       tokens: {
         ...base,
         series: [
-          { label: "Prompt", values: valuesOf(times, series, (b) => b.prompt_tokens, 0), colour: "--chart-1" },
-          { label: "Completion", values: valuesOf(times, series, (b) => b.completion_tokens, 0), colour: "--chart-3" }
+          { label: HEALTH.prompt, values: valuesOf(times, series, (b) => b.prompt_tokens, 0), colour: "--chart-1" },
+          {
+            label: HEALTH.completion,
+            values: valuesOf(times, series, (b) => b.completion_tokens, 0),
+            colour: "--chart-3"
+          }
         ],
-        unit: "tokens",
+        unit: HEALTH.tokensUnit,
         format: countText
       },
       cost: {
         ...base,
-        series: [{ label: "Cost", values: valuesOf(times, series, (b) => b.quota, 0), colour: "--chart-5" }],
+        series: [{ label: HEALTH.cost, values: valuesOf(times, series, (b) => b.quota, 0), colour: "--chart-5" }],
         unit: "USD",
         format: usdAxis
       }
     } satisfies Record<string, ChartSpec>
-  }, [report])
-  const name = series?.name ?? view.model ?? `channel ${view.channel}`
+  }, [report, language.value])
+  const name = series?.name ?? view.model ?? HEALTH.channelNamed(view.channel)
   const state = report.channels[0]
-  const empty = `No requests in the ${WINDOW_TITLES[view.window].toLowerCase()}.`
+  const empty = HEALTH.noRequests(HEALTH.windowsInline[view.window])
   return (
     <>
       <p>
         <a href={hashOf({ by: view.by, window: view.window })}>
-          All {view.by === "channel" ? "channels" : "models"}
+          {HEALTH.all(view.by === "channel")}
         </a>
       </p>
       <h2>{name}</h2>
@@ -368,44 +377,44 @@ const Detail = (props: { report: Report; view: View }) => {
         <>
           <dl class="cards">
             <div>
-              <dt>Attempts</dt>
+              <dt>{HEALTH.attempts}</dt>
               <dd>{countText(series.totals.requests)}</dd>
             </div>
             <div>
-              <dt>Error rate</dt>
+              <dt>{HEALTH.errorRate}</dt>
               <dd>{percentText(series.totals.errors, series.totals.requests)}</dd>
             </div>
             <div>
-              <dt>p50 / p95</dt>
+              <dt>{HEALTH.p50p95}</dt>
               <dd>{msText(series.totals.p50_ms)} / {msText(series.totals.p95_ms)}</dd>
             </div>
             <div>
-              <dt>Tokens</dt>
+              <dt>{HEALTH.tokens}</dt>
               <dd>{countText(series.totals.prompt_tokens + series.totals.completion_tokens)}</dd>
             </div>
             <div>
-              <dt>Cost</dt>
+              <dt>{HEALTH.cost}</dt>
               <dd>{usd(series.totals.quota)}</dd>
             </div>
           </dl>
           <div class="chart-grid">
-            <TimeChart title="Attempts and failures by kind" spec={specs.attempts} empty={empty} />
-            <TimeChart title="Error rate" spec={specs.errorRate} empty="No failed attempts in this window." />
-            <TimeChart title="Latency of successful attempts" spec={specs.latency} empty="No successful attempts." />
-            <TimeChart title="Tokens" spec={specs.tokens} empty="No tokens in this window." />
-            <TimeChart title="Cost" spec={specs.cost} empty="Nothing charged in this window." />
+            <TimeChart title={HEALTH.chartAttempts} spec={specs.attempts} empty={empty} />
+            <TimeChart title={HEALTH.errorRate} spec={specs.errorRate} empty={HEALTH.noFailed} />
+            <TimeChart title={HEALTH.chartLatency} spec={specs.latency} empty={HEALTH.noSuccess} />
+            <TimeChart title={HEALTH.tokens} spec={specs.tokens} empty={HEALTH.noTokens} />
+            <TimeChart title={HEALTH.cost} spec={specs.cost} empty={HEALTH.noCost} />
           </div>
         </>
       )}
-      <h3>Events</h3>
-      {report.events.length === 0 ? <p class="empty">No channel events in this window.</p> : (
+      <h3>{HEALTH.events}</h3>
+      {report.events.length === 0 ? <p class="empty">{HEALTH.noEvents}</p> : (
         <table>
-          <caption>Channel events, newest first (dashed lines on the charts)</caption>
+          <caption>{HEALTH.eventsCaption}</caption>
           <thead>
             <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Channel</th>
-              <th scope="col">Event</th>
+              <th scope="col">{HEALTH.eventColumns.time}</th>
+              <th scope="col">{HEALTH.eventColumns.channel}</th>
+              <th scope="col">{HEALTH.eventColumns.event}</th>
             </tr>
           </thead>
           <tbody>
@@ -463,10 +472,10 @@ export const Health = () => {
   const go = (next: View) => (location.hash = hashOf(next))
   return (
     <section>
-      <h1>Health</h1>
+      <h1>{HEALTH.title}</h1>
       <form class="filters" onSubmit={(event) => event.preventDefault()}>
         <fieldset>
-          <legend>By</legend>
+          <legend>{HEALTH.by}</legend>
           {(["channel", "model"] as const).map((by) => (
             <label key={by}>
               <input
@@ -475,29 +484,27 @@ export const Health = () => {
                 checked={view.by === by}
                 onChange={() => go({ by, window: view.window })}
               />{" "}
-              {by === "channel" ? "Channels" : "Models"}
+              {by === "channel" ? HEALTH.channels : HEALTH.models}
             </label>
           ))}
         </fieldset>
         <label class="field">
-          <span>Window</span>
+          <span>{HEALTH.window}</span>
           <select
             value={view.window}
             onChange={(event) => go({ ...view, window: (event.target as HTMLSelectElement).value as View["window"] })}
           >
             {(["hour", "day", "week"] as const).map((window) => (
-              <option key={window} value={window}>{WINDOW_TITLES[window]}</option>
+              <option key={window} value={window}>{HEALTH.windows[window]}</option>
             ))}
           </select>
         </label>
       </form>
       <ErrorText error={error} />
-      {report === null ? <p>Loading…</p> : (
+      {report === null ? <p>{HEALTH.loading}</p> : (
         <>
           <p class="axis">
-            {timeText(report.start)} to {timeText(report.end)}, in {report.bucket_seconds / 60}{" "}
-            minute buckets; attempts are usage rows (a request that failed over counts on each channel it tried). Read
-            in {report.query_ms} ms.
+            {HEALTH.span(timeText(report.start), timeText(report.end), report.bucket_seconds / 60, report.query_ms)}
           </p>
           {detail ? <Detail report={report} view={view} /> : <Overview report={report} view={view} />}
         </>

@@ -12,6 +12,7 @@ import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { unitsOf, usd } from "./money.ts"
 import { BudgetFields, budgetsOf, type BudgetTexts, budgetTextsOf } from "./Budgets.tsx"
+import { KEYS } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A key as the listing shows it (`key` is its first characters). */
@@ -43,12 +44,10 @@ interface Budget {
 /** "$0.40 of $5 per day, resets 2026-11-28 00:00:00 UTC" for each budget, or "none". */
 const budgetsText = (budgets: ReadonlyArray<Budget> | null | undefined): string =>
   budgets === null || budgets === undefined || budgets.length === 0
-    ? "none"
+    ? KEYS.none
     : budgets.map((budget) =>
-      `$${budget.spent.toFixed(2)} of $${budget.amount} ${
-        budget.period === "total" ? "in total" : `per ${budget.period}`
-      }` +
-      (budget.resets_at === null ? "" : `, resets ${timeText(budget.resets_at)}`)
+      KEYS.budget(budget.spent.toFixed(2), budget.amount, budget.period) +
+      (budget.resets_at === null ? "" : KEYS.resets(timeText(budget.resets_at)))
     ).join("; ")
 
 /** A key's rate limits (absent: none). */
@@ -75,19 +74,17 @@ const limitsOf = (texts: LimitTexts): Limits | null | string => {
   for (const name of ["rpm", "tpm", "concurrency"] as const) {
     const text = texts[name].trim()
     if (text === "") continue
-    if (!/^\d{1,9}$/.test(text)) return `The ${LIMIT_LABELS[name]} limit must be a whole number (empty: no limit).`
+    if (!/^\d{1,9}$/.test(text)) return KEYS.limitWhole(KEYS.limitLabels[name])
     limits[name] = Number(text)
   }
   return Object.keys(limits).length === 0 ? null : limits
 }
 
-const LIMIT_LABELS = { rpm: "requests per minute", tpm: "tokens per minute", concurrency: "requests at once" }
-
 /** The rate limit inputs, labelled with `prefix` ("" on the create form). */
 const LimitFields = (props: { prefix: string; value: LimitTexts; onInput: (value: LimitTexts) => void }) => (
   <>
     {(["rpm", "tpm", "concurrency"] as const).map((name) => (
-      <Field key={name} label={`${props.prefix}Limit: ${LIMIT_LABELS[name]} (empty: no limit)`}>
+      <Field key={name} label={KEYS.limitField(props.prefix, KEYS.limitLabels[name])}>
         <input
           name={name}
           inputMode="numeric"
@@ -102,11 +99,11 @@ const LimitFields = (props: { prefix: string; value: LimitTexts; onInput: (value
 
 /** Limits as words for the list. */
 const limitsText = (limits: Limits | null): string => {
-  if (limits === null) return "none"
+  if (limits === null) return KEYS.none
   const parts: Array<string> = []
-  if (limits.rpm !== undefined) parts.push(`${limits.rpm} requests/min`)
-  if (limits.tpm !== undefined) parts.push(`${limits.tpm} tokens/min`)
-  if (limits.concurrency !== undefined) parts.push(`${limits.concurrency} at once`)
+  if (limits.rpm !== undefined) parts.push(KEYS.perMinute(limits.rpm))
+  if (limits.tpm !== undefined) parts.push(KEYS.tokensPerMinute(limits.tpm))
+  if (limits.concurrency !== undefined) parts.push(KEYS.atOnce(limits.concurrency))
   return parts.join(", ")
 }
 
@@ -138,7 +135,7 @@ const CreateKey = (props: { onCreated: (key: string) => void }) => {
     event.preventDefault()
     setError(null)
     const units = quota.trim() === "" ? null : unitsOf(quota)
-    if (units === undefined) return setError("The quota must be an amount in USD, such as 5 or 0.25.")
+    if (units === undefined) return setError(KEYS.quotaUsd)
     const typedLimits = limitsOf(limits)
     if (typeof typedLimits === "string") return setError(typedLimits)
     const typedBudgets = budgetsOf(budgets)
@@ -167,27 +164,27 @@ const CreateKey = (props: { onCreated: (key: string) => void }) => {
     }
   }
   return (
-    <form class="panel" onSubmit={submit} aria-label="Create a key">
-      <h2>Create a key</h2>
-      <Field label="Name">
+    <form class="panel" onSubmit={submit} aria-label={KEYS.create}>
+      <h2>{KEYS.create}</h2>
+      <Field label={KEYS.name}>
         <input name="name" required maxLength={64} value={name} onInput={(e) => setName(e.currentTarget.value)} />
       </Field>
-      <Field label="Quota in USD (empty: no limit)">
+      <Field label={KEYS.quota}>
         <input name="quota" inputMode="decimal" value={quota} onInput={(e) => setQuota(e.currentTarget.value)} />
       </Field>
-      <Field label="Expires (UTC date; empty: never)">
+      <Field label={KEYS.expires}>
         <input name="expires" type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
       </Field>
-      <Field label="Models, comma-separated (empty: every model of your group)">
+      <Field label={KEYS.models}>
         <input name="models" value={models} onInput={(e) => setModels(e.currentTarget.value)} />
       </Field>
-      <Field label="Allowed addresses or CIDR ranges, comma-separated (empty: anywhere)">
+      <Field label={KEYS.ips}>
         <input name="allow_ips" value={ips} onInput={(e) => setIps(e.currentTarget.value)} />
       </Field>
       <LimitFields prefix="" value={limits} onInput={setLimits} />
-      <BudgetFields owner="the key being created" value={budgets} onInput={setBudgets} />
+      <BudgetFields owner={KEYS.beingCreated} value={budgets} onInput={setBudgets} />
       <ErrorText error={error} />
-      <button type="submit">Create key</button>
+      <button type="submit">{KEYS.createButton}</button>
     </form>
   )
 }
@@ -197,17 +194,18 @@ const NewKey = (props: { value: string; onDone: () => void }) => {
   const [copied, setCopied] = useState<string | null>(null)
   const copy = () =>
     navigator.clipboard.writeText(props.value).then(
-      () => setCopied("Copied."),
-      () => setCopied("Copying was refused by the browser; select the key and copy it.")
+      () => setCopied(KEYS.copied),
+      () => setCopied(KEYS.copyRefused)
     )
   return (
     <div class="panel notice" role="status">
-      <h2>Your new key</h2>
-      <p>This is the only time the full key is shown. Copy it now.</p>
-      <Field label="New key">
+      <h2>{KEYS.newTitle}</h2>
+      <p>{KEYS.onlyOnce}</p>
+      <Field label={KEYS.newKey}>
         <input readOnly name="new_key" value={props.value} onFocus={(e) => e.currentTarget.select()} />
       </Field>
-      <button type="button" onClick={copy}>Copy</button> <button type="button" onClick={props.onDone}>Done</button>
+      <button type="button" onClick={copy}>{KEYS.copy}</button>{" "}
+      <button type="button" onClick={props.onDone}>{KEYS.done}</button>
       {copied && <p>{copied}</p>}
     </div>
   )
@@ -239,7 +237,7 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
   const save = (event: Event) => {
     event.preventDefault()
     const units = quota.trim() === "" ? null : unitsOf(quota)
-    if (units === undefined) return setError("The quota must be an amount in USD, such as 5 or 0.25.")
+    if (units === undefined) return setError(KEYS.quotaUsd)
     const typedLimits = limitsOf(limits)
     if (typeof typedLimits === "string") return setError(typedLimits)
     const typedBudgets = budgetsOf(budgets)
@@ -258,65 +256,65 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
     <tr>
       <td>{item.name}</td>
       <td>
-        {item.kind === "playground"
-          ? "no key: the playground's, used by your browser session"
-          : <code>{item.key}</code>}
+        {item.kind === "playground" ? KEYS.playground : <code>{item.key}</code>}
       </td>
       <td>{item.status}</td>
-      <td>{item.remain_quota === null ? "no limit" : usd(item.remain_quota)}</td>
+      <td>{item.remain_quota === null ? KEYS.noLimit : usd(item.remain_quota)}</td>
       <td>{usd(item.used_quota)}</td>
-      <td>{item.models === null ? "all" : item.models.join(", ")}</td>
+      <td>{item.models === null ? KEYS.all : item.models.join(", ")}</td>
       <td>{timeText(item.expires_at)}</td>
       <td data-testid="key-limits">{limitsText(item.limits)}</td>
       <td data-testid="key-budgets">{budgetsText(item.budgets)}</td>
       <td>
         {editing
           ? (
-            <form onSubmit={save} aria-label={`Edit key ${item.name}`}>
-              <Field label="Name">
+            <form onSubmit={save} aria-label={KEYS.edit(item.name)}>
+              <Field label={KEYS.name}>
                 <input value={name} required onInput={(e) => setName(e.currentTarget.value)} />
               </Field>
-              <Field label="Quota in USD">
+              <Field label={KEYS.editQuota}>
                 <input value={quota} inputMode="decimal" onInput={(e) => setQuota(e.currentTarget.value)} />
               </Field>
-              <Field label="Expires (UTC date)">
+              <Field label={KEYS.editExpires}>
                 <input type="date" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} />
               </Field>
-              <Field label="Models (empty: all)">
+              <Field label={KEYS.editModels}>
                 <input value={models} onInput={(e) => setModels(e.currentTarget.value)} />
               </Field>
               <LimitFields prefix={`${item.name}: `} value={limits} onInput={setLimits} />
               <BudgetFields owner={item.name} value={budgets} onInput={setBudgets} />
-              <button type="submit">Save</button>{" "}
-              <button type="button" onClick={() => setEditing(false)}>Cancel</button>
+              <button type="submit">{KEYS.save}</button>{" "}
+              <button type="button" onClick={() => setEditing(false)}>{KEYS.cancel}</button>
             </form>
           )
           : confirming
           ? (
-            <span role="group" aria-label={`Confirm revoking ${item.name}`}>
-              Revoke {item.name}? Requests with it fail at once.{" "}
+            <span role="group" aria-label={KEYS.confirmRevoke(item.name)}>
+              {KEYS.revokeQuestion(item.name)}{" "}
               <button type="button" class="danger" onClick={() => run("DELETE", `/api/token/${item.id}`)}>
-                Revoke
+                {KEYS.revoke}
               </button>{" "}
-              <button type="button" onClick={() => setConfirming(false)}>Keep</button>
+              <button type="button" onClick={() => setConfirming(false)}>{KEYS.keep}</button>
             </span>
           )
           : (
             <span>
-              <button type="button" aria-label={`Edit ${item.name}`} onClick={() => setEditing(true)}>Edit</button>{" "}
+              <button type="button" aria-label={KEYS.named(KEYS.editShort, item.name)} onClick={() => setEditing(true)}>
+                {KEYS.editShort}
+              </button>{" "}
               <button
                 type="button"
-                aria-label={`${item.status === "enabled" ? "Disable" : "Enable"} ${item.name}`}
+                aria-label={KEYS.named(item.status === "enabled" ? KEYS.disable : KEYS.enable, item.name)}
                 onClick={() =>
                   run("PUT", "/api/token/", {
                     id: item.id,
                     status: item.status === "enabled" ? "disabled" : "enabled"
                   })}
               >
-                {item.status === "enabled" ? "Disable" : "Enable"}
+                {item.status === "enabled" ? KEYS.disable : KEYS.enable}
               </button>{" "}
-              <button type="button" aria-label={`Revoke ${item.name}`} onClick={() => setConfirming(true)}>
-                Revoke
+              <button type="button" aria-label={KEYS.named(KEYS.revoke, item.name)} onClick={() => setConfirming(true)}>
+                {KEYS.revoke}
               </button>
             </span>
           )}
@@ -343,7 +341,7 @@ export const Keys = () => {
   const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
   return (
     <section>
-      <h1>API keys</h1>
+      <h1>{KEYS.title}</h1>
       {fresh !== null && <NewKey value={fresh} onDone={() => setFresh(null)} />}
       <CreateKey
         onCreated={(key) => {
@@ -353,19 +351,19 @@ export const Keys = () => {
       />
       <ErrorText error={error} />
       <table>
-        <caption>Your keys ({listing?.total ?? 0})</caption>
+        <caption>{KEYS.caption(listing?.total ?? 0)}</caption>
         <thead>
           <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">Status</th>
-            <th scope="col">Quota left</th>
-            <th scope="col">Used</th>
-            <th scope="col">Models</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Rate limits</th>
-            <th scope="col">Budgets</th>
-            <th scope="col">Actions</th>
+            <th scope="col">{KEYS.columns.name}</th>
+            <th scope="col">{KEYS.columns.key}</th>
+            <th scope="col">{KEYS.columns.status}</th>
+            <th scope="col">{KEYS.columns.quota}</th>
+            <th scope="col">{KEYS.columns.used}</th>
+            <th scope="col">{KEYS.columns.models}</th>
+            <th scope="col">{KEYS.columns.expires}</th>
+            <th scope="col">{KEYS.columns.limits}</th>
+            <th scope="col">{KEYS.columns.budgets}</th>
+            <th scope="col">{KEYS.columns.actions}</th>
           </tr>
         </thead>
         <tbody>
@@ -380,7 +378,7 @@ export const Keys = () => {
           ))}
         </tbody>
       </table>
-      <Pager label="Key pages" page={page} pages={pages} setPage={setPage} />
+      <Pager label={KEYS.pages} page={page} pages={pages} setPage={setPage} />
     </section>
   )
 }

@@ -12,7 +12,7 @@ import { api, type Page, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
 import { RequestStory } from "./RequestStory.tsx"
 import { SortHeader } from "./listControls.tsx"
-import { LIST, LOGS, STORY } from "./strings.ts"
+import { COMMON, LIST, LOGS, STORY } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** One usage row. */
@@ -122,7 +122,8 @@ const csvOf = async (path: string, query: string): Promise<string> => {
 
 /** A row's channel by name (never a channel key); a deleted channel by its id, for admins. */
 const channelName = (row: LogRow): string =>
-  row.channel_name ?? (row.channel_id === undefined || row.channel_id === null ? "" : `#${row.channel_id} (deleted)`)
+  row.channel_name ??
+    (row.channel_id === undefined || row.channel_id === null ? "" : LOGS.deletedChannel(row.channel_id))
 
 /** The usage logs page: the caller's own, or every user's when `admin`. */
 export const Logs = (props: { admin?: boolean }) => {
@@ -167,7 +168,7 @@ export const Logs = (props: { admin?: boolean }) => {
   const set = (name: keyof Filters) => (event: { currentTarget: HTMLInputElement | HTMLSelectElement }) =>
     setDraft({ ...draft, [name]: event.currentTarget.value })
   const exportCsv = async () => {
-    setExporting("Exporting…")
+    setExporting(LOGS.exporting)
     try {
       const blob = new Blob([await csvOf(path, queryOf(filters))], { type: "text/csv" })
       const link = document.createElement("a")
@@ -182,36 +183,36 @@ export const Logs = (props: { admin?: boolean }) => {
   }
   return (
     <section>
-      <h1>{admin ? "All logs" : "Usage logs"}</h1>
+      <h1>{admin ? LOGS.all : LOGS.own}</h1>
       <form
         class="filters"
-        aria-label="Filters"
+        aria-label={LOGS.filters}
         onSubmit={(event) => {
           event.preventDefault()
           setPage(1)
           setFilters(draft)
         }}
       >
-        <Field label="From (UTC date)">
+        <Field label={LOGS.from}>
           <input type="date" name="start" value={draft.start} onInput={set("start")} />
         </Field>
-        <Field label="To (UTC date)">
+        <Field label={LOGS.to}>
           <input type="date" name="end" value={draft.end} onInput={set("end")} />
         </Field>
-        <Field label="Model">
+        <Field label={LOGS.model}>
           <input name="model" value={draft.model} onInput={set("model")} />
         </Field>
-        <Field label="Key name">
+        <Field label={LOGS.key}>
           <input name="key" value={draft.key} onInput={set("key")} />
         </Field>
         {admin && (
           <>
-            <Field label="Username">
+            <Field label={LOGS.username}>
               <input name="username" value={draft.username} onInput={set("username")} />
             </Field>
-            <Field label="Channel">
+            <Field label={LOGS.channel}>
               <select name="channel" value={draft.channel} onChange={set("channel")}>
-                <option value="">every channel</option>
+                <option value="">{LOGS.everyChannel}</option>
                 {[...channels].map(([id, name]) => <option key={id} value={String(id)}>{name}</option>)}
               </select>
             </Field>
@@ -224,24 +225,24 @@ export const Logs = (props: { admin?: boolean }) => {
             <option value="failed">{LOGS.failed}</option>
           </select>
         </Field>
-        <button type="submit">Filter</button>
-        <button type="button" onClick={exportCsv}>Export CSV</button>
+        <button type="submit">{LOGS.filter}</button>
+        <button type="button" onClick={exportCsv}>{LOGS.exportCsv}</button>
       </form>
       {exporting !== null && <p role="status">{exporting}</p>}
       <ErrorText error={error} />
       <table>
-        <caption>Requests ({listing?.total ?? 0})</caption>
+        <caption>{LOGS.caption(listing?.total ?? 0)}</caption>
         <thead>
           <tr>
-            {sortable("Time", "id")}
-            {admin && <th scope="col">User</th>}
-            <th scope="col">Channel</th>
-            <th scope="col">Key</th>
-            <th scope="col">Model</th>
-            {sortable("Tokens in / out", "tokens")}
-            {sortable("Cost", "quota")}
-            {sortable("Latency", "latency")}
-            <th scope="col">Status</th>
+            {sortable(LOGS.columns.time, "id")}
+            {admin && <th scope="col">{LOGS.columns.user}</th>}
+            <th scope="col">{LOGS.columns.channel}</th>
+            <th scope="col">{LOGS.columns.key}</th>
+            <th scope="col">{LOGS.columns.model}</th>
+            {sortable(LOGS.columns.tokens, "tokens")}
+            {sortable(LOGS.columns.cost, "quota")}
+            {sortable(LOGS.columns.latency, "latency")}
+            <th scope="col">{LOGS.columns.status}</th>
             <th scope="col">{STORY.openShort}</th>
           </tr>
         </thead>
@@ -251,7 +252,7 @@ export const Logs = (props: { admin?: boolean }) => {
               <td>{timeText(row.created_at)}</td>
               {admin && <td>{row.username ?? ""}</td>}
               <td data-testid="log-channel">{channelName(row)}</td>
-              <td>{row.token_name ?? "(deleted)"}</td>
+              <td>{row.token_name ?? COMMON.deleted}</td>
               <td>{row.model}</td>
               <td>{row.prompt_tokens} / {row.completion_tokens}</td>
               <td data-testid="log-cost">{usd(row.quota)}</td>
@@ -270,7 +271,7 @@ export const Logs = (props: { admin?: boolean }) => {
           ))}
         </tbody>
       </table>
-      <Pager label="Log pages" page={page} pages={pages} setPage={setPage} />
+      <Pager label={LOGS.pages} page={page} pages={pages} setPage={setPage} />
       {story !== null && (
         <RequestStory
           key={story}

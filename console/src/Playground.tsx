@@ -17,6 +17,7 @@ import { useEffect, useRef, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
 import { errorWords, ImageMode, TaskList, VideoMode } from "./PlaygroundTasks.tsx"
+import { COMMON, PLAYGROUND } from "./strings.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** One message of the conversation; an answer also carries its request id and, once known, its usage. */
@@ -46,13 +47,16 @@ const ledgerOf = async (requestId: string): Promise<string> => {
     const answered = rows.items.find((row) => row.status === 200)
     if (answered !== undefined) {
       const cost = rows.items.reduce((sum, row) => sum + row.quota, 0)
-      return `${answered.prompt_tokens} prompt + ${answered.completion_tokens} completion tokens · cost ${
-        usd(cost)
-      } (as charged) · channel ${answered.channel_name ?? "unknown"}`
+      return PLAYGROUND.usage(
+        answered.prompt_tokens,
+        answered.completion_tokens,
+        usd(cost),
+        answered.channel_name ?? PLAYGROUND.unknown
+      )
     }
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
-  return "The usage of this answer is not in the log yet; see Usage logs."
+  return PLAYGROUND.notYet
 }
 
 /** Reads an OpenAI chat completions event stream, calling `onData` with each event's JSON until `[DONE]`. */
@@ -80,7 +84,8 @@ const readEvents = async (body: ReadableStream<Uint8Array>, onData: (data: unkno
 /** What the playground does. */
 type Mode = "chat" | "image" | "video"
 
-const MODES: ReadonlyArray<readonly [Mode, string]> = [["chat", "Chat"], ["image", "Image"], ["video", "Video"]]
+/** The modes in the order the switch shows them (each one's label is `PLAYGROUND.modes[mode]`). */
+const MODES: ReadonlyArray<Mode> = ["chat", "image", "video"]
 
 /** The playground page. */
 export const Playground = () => {
@@ -102,7 +107,7 @@ export const Playground = () => {
         setModels(list)
         setModel(list[0] ?? "")
       },
-      () => setError("The gateway cannot be reached.")
+      () => setError(COMMON.unreachable)
     )
   }, [])
 
@@ -138,7 +143,7 @@ export const Playground = () => {
           error?: { message?: string }
           choices?: ReadonlyArray<{ delta?: { content?: string | null } }>
         }
-        if (chunk.error !== undefined) failed = chunk.error.message ?? "The answer stopped with an error."
+        if (chunk.error !== undefined) failed = chunk.error.message ?? PLAYGROUND.stopped
         if (typeof chunk.id === "string") id = chunk.id
         const piece = chunk.choices?.[0]?.delta?.content
         if (typeof piece === "string" && piece !== "") {
@@ -149,8 +154,8 @@ export const Playground = () => {
       if (failed !== null) setError(failed)
       // The gateway's request id (the usage log's), which the page lets the gateway make.
       const requestId = response.headers.get("x-request-id") ?? id.replace(/^chatcmpl-/, "")
-      show({ usage: "Reading the cost from the ledger…" })
-      show({ usage: requestId === "" ? "The answer carried no id." : await ledgerOf(requestId) })
+      show({ usage: PLAYGROUND.reading })
+      show({ usage: requestId === "" ? PLAYGROUND.noId : await ledgerOf(requestId) })
     } catch (caught) {
       setError(wordsOf(caught))
     } finally {
@@ -161,15 +166,16 @@ export const Playground = () => {
 
   return (
     <section>
-      <h1>Playground</h1>
+      <h1>{PLAYGROUND.title}</h1>
       <p class="hint">
-        Requests here use your browser session, no key: they are billed to your <em>Playground</em>{" "}
-        key (listed under API keys, with no key text), at the prices of your group.
+        {PLAYGROUND.hintBefore}
+        <em>{PLAYGROUND.hintKey}</em>
+        {PLAYGROUND.hintAfter}
       </p>
       <ErrorText error={error} />
       <fieldset class="modes">
-        <legend>Mode</legend>
-        {MODES.map(([value, label]) => (
+        <legend>{PLAYGROUND.mode}</legend>
+        {MODES.map((value) => (
           <label key={value}>
             <input
               type="radio"
@@ -178,30 +184,30 @@ export const Playground = () => {
               checked={mode === value}
               onChange={() => setMode(value)}
             />{" "}
-            {label}
+            {PLAYGROUND.modes[value]}
           </label>
         ))}
       </fieldset>
       {mode === "image" && <ImageMode models={models} onTask={() => setSubmitted((n) => n + 1)} />}
       {mode === "video" && <VideoMode models={models} onTask={() => setSubmitted((n) => n + 1)} />}
       {mode !== "chat" && <TaskList refresh={submitted} />}
-      <form class="panel" onSubmit={send} aria-label="Chat" hidden={mode !== "chat"}>
-        <Field label="Model">
+      <form class="panel" onSubmit={send} aria-label={PLAYGROUND.chat} hidden={mode !== "chat"}>
+        <Field label={PLAYGROUND.model}>
           <select name="model" value={model} onChange={(e) => setModel(e.currentTarget.value)} disabled={!models}>
-            {models?.length === 0 && <option value="">no model is open to your group</option>}
+            {models?.length === 0 && <option value="">{PLAYGROUND.noModel}</option>}
             {models?.map((id) => <option key={id} value={id}>{id}</option>)}
           </select>
         </Field>
-        <ol class="chat" aria-label="Conversation" aria-live="polite">
+        <ol class="chat" aria-label={PLAYGROUND.conversation} aria-live="polite">
           {turns.map((turn, index) => (
             <li key={index} class={turn.role}>
-              <strong>{turn.role === "user" ? "You" : "Model"}:</strong>{" "}
+              <strong>{turn.role === "user" ? PLAYGROUND.you : PLAYGROUND.assistant}:</strong>{" "}
               <span data-testid={turn.role === "assistant" ? "answer" : undefined}>{turn.content}</span>
               {turn.usage !== undefined && <p class="usage" data-testid="answer-usage">{turn.usage}</p>}
             </li>
           ))}
         </ol>
-        <Field label="Message">
+        <Field label={PLAYGROUND.message}>
           <textarea
             ref={input}
             name="message"
@@ -210,9 +216,9 @@ export const Playground = () => {
             onInput={(e) => setDraft(e.currentTarget.value)}
           />
         </Field>
-        <button type="submit" disabled={busy || !model}>{busy ? "Answering…" : "Send"}</button>{" "}
+        <button type="submit" disabled={busy || !model}>{busy ? PLAYGROUND.answering : PLAYGROUND.send}</button>{" "}
         <button type="button" disabled={busy || turns.length === 0} onClick={() => setTurns([])}>
-          New conversation
+          {PLAYGROUND.newConversation}
         </button>
       </form>
     </section>

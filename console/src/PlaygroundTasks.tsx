@@ -19,6 +19,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
+import { COMMON, TASKS } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A task as `GET /api/task/self` lists it. */
@@ -54,7 +55,7 @@ export const errorWords = async (response: Response): Promise<string> => {
   } catch {
     // Not JSON: the status says it.
   }
-  return `The gateway answered ${response.status}.`
+  return COMMON.answered(response.status)
 }
 
 /** A JSON call to a public route with the session alone; the answer and its request id, or throws the route's words. */
@@ -81,18 +82,18 @@ async function call<A>(method: string, path: string, body?: unknown): Promise<A>
 
 /** What the ledger charged request `requestId` (its usage log rows summed), as USD with its unit; waits for the log. */
 const chargedOf = async (requestId: string): Promise<string> => {
-  if (requestId === "") return "The answer carried no request id; see Usage logs."
+  if (requestId === "") return TASKS.noRequestId
   for (let tries = 0; tries < 40; tries++) {
     const rows = await api<Page<{ quota: number; status: number }>>(
       "GET",
       `/api/log/self?request_id=${encodeURIComponent(requestId)}&page_size=100`
     )
     if (rows.items.some((row) => row.status === 200)) {
-      return `cost ${usd(rows.items.reduce((sum, row) => sum + row.quota, 0))} (as charged)`
+      return TASKS.charged(usd(rows.items.reduce((sum, row) => sum + row.quota, 0)))
     }
     await new Promise((resolve) => setTimeout(resolve, 250))
   }
-  return "The cost is not in the log yet; see Usage logs."
+  return TASKS.costNotYet
 }
 
 /**
@@ -105,7 +106,7 @@ const ImageView = (props: { item: ImageItem; alt: string }) =>
     : props.item.url !== undefined && /^data:image\/(png|jpeg|webp|gif);base64,/.test(props.item.url)
     ? <img class="generated" src={props.item.url} alt={props.alt} />
     : props.item.url !== undefined
-    ? <a href={props.item.url} target="_blank" rel="noopener noreferrer">Open the image ({props.alt})</a>
+    ? <a href={props.item.url} target="_blank" rel="noopener noreferrer">{TASKS.openImage(props.alt)}</a>
     : null
 
 const isFinal = (status: string) => status === "completed" || status === "failed"
@@ -119,7 +120,7 @@ const Preview = (props: { task: TaskRow }) => {
     call<{ data?: ReadonlyArray<ImageItem> }>("GET", `/v1/images/generations/async/${encodeURIComponent(task.id)}`)
       .then((answer) => setImages(answer.data ?? []), () => setImages([]))
   }, [task.id, task.kind, task.status])
-  if (task.status !== "completed") return <span>{task.status === "failed" ? "none" : "when it is done"}</span>
+  if (task.status !== "completed") return <span>{task.status === "failed" ? TASKS.none : TASKS.whenDone}</span>
   if (task.kind === "video") {
     return (
       <video
@@ -127,7 +128,7 @@ const Preview = (props: { task: TaskRow }) => {
         controls
         preload="metadata"
         src={`/v1/videos/${encodeURIComponent(task.id)}/content`}
-        aria-label={`Video of task ${task.id}`}
+        aria-label={TASKS.video(task.id)}
         data-testid="task-video"
       />
     )
@@ -138,15 +139,15 @@ const Preview = (props: { task: TaskRow }) => {
       <img
         class="generated"
         src={`/mj/image/${encodeURIComponent(task.id)}`}
-        alt={`Image of task ${task.id}`}
+        alt={TASKS.image(task.id)}
         data-testid="task-mj-image"
       />
     )
   }
-  if (images === null) return <span>Loading…</span>
+  if (images === null) return <span>{TASKS.loading}</span>
   return (
     <span data-testid="task-image">
-      {images.map((item, index) => <ImageView key={index} item={item} alt={`Image ${index + 1} of task ${task.id}`} />)}
+      {images.map((item, index) => <ImageView key={index} item={item} alt={TASKS.imageOf(index + 1, task.id)} />)}
     </span>
   )
 }
@@ -179,21 +180,21 @@ export const TaskList = (props: { refresh: number }) => {
   const pages = list === null ? 1 : Math.max(1, Math.ceil(list.total / list.page_size))
   return (
     <section class="panel" aria-labelledby="tasks-heading">
-      <h2 id="tasks-heading">Your tasks</h2>
+      <h2 id="tasks-heading">{TASKS.title}</h2>
       <ErrorText error={error} />
-      <p class="hint" aria-live="polite">{running ? "Tasks are running: the list refreshes every few seconds." : ""}</p>
+      <p class="hint" aria-live="polite">{running ? TASKS.running : ""}</p>
       <table>
-        <caption>Tasks ({list?.total ?? 0})</caption>
+        <caption>{TASKS.caption(list?.total ?? 0)}</caption>
         <thead>
           <tr>
-            <th scope="col">Task</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Model</th>
-            <th scope="col">Status</th>
-            <th scope="col">Progress</th>
-            <th scope="col">Created</th>
-            <th scope="col">Cost (charged)</th>
-            <th scope="col">Preview</th>
+            <th scope="col">{TASKS.columns.task}</th>
+            <th scope="col">{TASKS.columns.kind}</th>
+            <th scope="col">{TASKS.columns.model}</th>
+            <th scope="col">{TASKS.columns.status}</th>
+            <th scope="col">{TASKS.columns.progress}</th>
+            <th scope="col">{TASKS.columns.created}</th>
+            <th scope="col">{TASKS.columns.cost}</th>
+            <th scope="col">{TASKS.columns.preview}</th>
           </tr>
         </thead>
         <tbody>
@@ -204,7 +205,7 @@ export const TaskList = (props: { refresh: number }) => {
               <td>{task.model}</td>
               <td data-testid="task-status">{task.status}{task.error === null ? "" : ` (${task.error})`}</td>
               <td>
-                <progress max={100} value={task.progress} aria-label={`Progress of task ${task.id}`} /> {task.progress}%
+                <progress max={100} value={task.progress} aria-label={TASKS.progressOf(task.id)} /> {task.progress}%
               </td>
               <td>{timeText(task.created_at)}</td>
               <td data-testid="task-cost">{task.cost}</td>
@@ -215,21 +216,21 @@ export const TaskList = (props: { refresh: number }) => {
           ))}
         </tbody>
       </table>
-      <Pager label="Task pages" page={page} pages={pages} setPage={setPage} />
+      <Pager label={TASKS.pages} page={page} pages={pages} setPage={setPage} />
     </section>
   )
 }
 
 /** The model picker shared by the modes. */
 const ModelField = (props: { models: ReadonlyArray<string> | null; model: string; setModel: (m: string) => void }) => (
-  <Field label="Model">
+  <Field label={TASKS.model}>
     <select
       name="model"
       value={props.model}
       onChange={(e) => props.setModel(e.currentTarget.value)}
       disabled={!props.models}
     >
-      {props.models?.length === 0 && <option value="">no model is open to your group</option>}
+      {props.models?.length === 0 && <option value="">{TASKS.noModel}</option>}
       {props.models?.map((id) => <option key={id} value={id}>{id}</option>)}
     </select>
   </Field>
@@ -262,8 +263,8 @@ export const ImageMode = (props: { models: ReadonlyArray<string> | null; onTask:
       const answer = await callWithId<{ data?: ReadonlyArray<ImageItem> }>("POST", "/v1/images/generations", body())
       const made = answer.body.data ?? []
       setImages(made)
-      setNote(`${made.length} image(s) generated · reading the cost from the ledger…`)
-      setNote(`${made.length} image(s) generated · ${await chargedOf(answer.requestId)}`)
+      setNote(TASKS.generated(made.length, TASKS.readingCost))
+      setNote(TASKS.generated(made.length, await chargedOf(answer.requestId)))
     } catch (caught) {
       setError(wordsOf(caught))
     } finally {
@@ -277,7 +278,7 @@ export const ImageMode = (props: { models: ReadonlyArray<string> | null; onTask:
     setNote("")
     try {
       const answer = await call<{ id: string }>("POST", "/v1/images/generations/async", body())
-      setNote(`Task ${answer.id} submitted: see it below.`)
+      setNote(TASKS.submitted(answer.id))
       props.onTask()
     } catch (caught) {
       setError(wordsOf(caught))
@@ -286,20 +287,20 @@ export const ImageMode = (props: { models: ReadonlyArray<string> | null; onTask:
     }
   }
   return (
-    <form class="panel" onSubmit={generate} aria-label="Image">
+    <form class="panel" onSubmit={generate} aria-label={TASKS.imageForm}>
       <ErrorText error={error} />
       <ModelField models={props.models} model={model} setModel={setModel} />
-      <Field label="Prompt">
+      <Field label={TASKS.prompt}>
         <textarea name="prompt" rows={3} value={prompt} onInput={(e) => setPrompt(e.currentTarget.value)} />
       </Field>
-      <Field label="Size (optional, e.g. 1024x1024)">
+      <Field label={TASKS.imageSize}>
         <input name="size" value={size} onInput={(e) => setSize(e.currentTarget.value)} />
       </Field>
-      <button type="submit" disabled={busy || !model}>{busy ? "Working…" : "Generate image"}</button>{" "}
-      <button type="button" disabled={busy || !model} onClick={submitTask}>Submit as a task</button>
+      <button type="submit" disabled={busy || !model}>{busy ? TASKS.working : TASKS.generate}</button>{" "}
+      <button type="button" disabled={busy || !model} onClick={submitTask}>{TASKS.asTask}</button>
       <p class="hint" role="status" data-testid="image-note">{note}</p>
       <div class="images" data-testid="generated-images">
-        {images.map((item, index) => <ImageView key={index} item={item} alt={`Generated image ${index + 1}`} />)}
+        {images.map((item, index) => <ImageView key={index} item={item} alt={TASKS.generatedImage(index + 1)} />)}
       </div>
     </form>
   )
@@ -328,7 +329,7 @@ export const VideoMode = (props: { models: ReadonlyArray<string> | null; onTask:
         ...(seconds.trim() === "" ? {} : { seconds: seconds.trim() }),
         ...(size.trim() === "" ? {} : { size: size.trim() })
       })
-      setNote(`Task ${answer.id} submitted: see it below.`)
+      setNote(TASKS.submitted(answer.id))
       props.onTask()
     } catch (caught) {
       setError(wordsOf(caught))
@@ -337,19 +338,19 @@ export const VideoMode = (props: { models: ReadonlyArray<string> | null; onTask:
     }
   }
   return (
-    <form class="panel" onSubmit={submit} aria-label="Video">
+    <form class="panel" onSubmit={submit} aria-label={TASKS.videoForm}>
       <ErrorText error={error} />
       <ModelField models={props.models} model={model} setModel={setModel} />
-      <Field label="Prompt">
+      <Field label={TASKS.prompt}>
         <textarea name="prompt" rows={3} value={prompt} onInput={(e) => setPrompt(e.currentTarget.value)} />
       </Field>
-      <Field label="Seconds">
+      <Field label={TASKS.seconds}>
         <input name="seconds" inputMode="numeric" value={seconds} onInput={(e) => setSeconds(e.currentTarget.value)} />
       </Field>
-      <Field label="Size (optional, e.g. 1280x720)">
+      <Field label={TASKS.videoSize}>
         <input name="size" value={size} onInput={(e) => setSize(e.currentTarget.value)} />
       </Field>
-      <button type="submit" disabled={busy || !model}>{busy ? "Submitting…" : "Submit video"}</button>
+      <button type="submit" disabled={busy || !model}>{busy ? TASKS.submitting : TASKS.submitVideo}</button>
       <p class="hint" role="status">{note}</p>
     </form>
   )

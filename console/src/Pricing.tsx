@@ -9,6 +9,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { IMAGE_FAMILIES } from "../../src/formats/images/ImageFamilies.ts"
 import { api, wordsOf } from "./api.ts"
+import { PRICING } from "./strings.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** A group as `/api/group` answers it. */
@@ -36,22 +37,22 @@ interface Price {
   readonly free?: boolean
 }
 
-/** The price fields with their labels and units. */
+/** The price fields, in the order the form shows them; each one's label is `PRICING.fields[name]`. */
 const PRICE_FIELDS = [
-  { name: "input", label: "Input (USD per 1M tokens)" },
-  { name: "output", label: "Output (USD per 1M tokens)" },
-  { name: "cached_input", label: "Cached input (USD per 1M tokens)" },
-  { name: "cache_write", label: "Cache write (USD per 1M tokens)" },
-  { name: "per_image", label: "Per image (USD per image)" },
-  { name: "per_second", label: "Per second (USD per second of video or audio)" },
-  { name: "per_1m_characters", label: "Per 1M characters (USD, speech input)" },
-  { name: "per_search", label: "Per search unit (USD, rerank)" },
-  { name: "audio_input", label: "Audio input (USD per 1M tokens, Realtime)" },
-  { name: "audio_output", label: "Audio output (USD per 1M tokens, Realtime)" },
-  { name: "cached_audio_input", label: "Cached audio input (USD per 1M tokens, Realtime)" }
+  "input",
+  "output",
+  "cached_input",
+  "cache_write",
+  "per_image",
+  "per_second",
+  "per_1m_characters",
+  "per_search",
+  "audio_input",
+  "audio_output",
+  "cached_audio_input"
 ] as const
 
-type PriceField = typeof PRICE_FIELDS[number]["name"]
+type PriceField = typeof PRICE_FIELDS[number]
 
 /** A typed amount: `undefined` when empty, `null` when not a number ≥ 0, else the number. */
 const amountOf = (text: string): number | null | undefined => {
@@ -83,26 +84,26 @@ const GroupForm = (props: { group: Group | null; onSaved: () => void }) => {
     setDone(null)
     const value = amountOf(ratio)
     if (value === undefined || value === null) {
-      return setError("The ratio must be a number of 0 or more, such as 1 or 0.8.")
+      return setError(PRICING.ratioNumber)
     }
     const limits: Record<string, number> = {}
     for (const [key, text] of [["rpm", rpm], ["tpm", tpm], ["concurrency", concurrency]] as const) {
       const count = countOf(text)
-      if (count === null) return setError(`The ${key} limit must be a whole number (empty: no limit).`)
+      if (count === null) return setError(PRICING.limitWhole(key))
       if (count !== undefined) limits[key] = count
     }
     try {
       await api("PUT", "/api/group", { name, ratio: value, ...(Object.keys(limits).length > 0 ? { limits } : {}) })
-      setDone(`Saved group ${name}.`)
+      setDone(PRICING.savedGroup(name))
       props.onSaved()
     } catch (caught) {
       setError(wordsOf(caught))
     }
   }
   return (
-    <form class="panel" onSubmit={submit} aria-label="Group">
-      <h2>{start === null ? "Add a group" : `Change group ${start.name}`}</h2>
-      <Field label="Group name">
+    <form class="panel" onSubmit={submit} aria-label={PRICING.group}>
+      <h2>{start === null ? PRICING.addGroup : PRICING.changeGroup(start.name)}</h2>
+      <Field label={PRICING.groupName}>
         <input
           name="group"
           required
@@ -111,7 +112,7 @@ const GroupForm = (props: { group: Group | null; onSaved: () => void }) => {
           onInput={(e) => setName(e.currentTarget.value)}
         />
       </Field>
-      <Field label="Price ratio (prices are multiplied by it)">
+      <Field label={PRICING.ratio}>
         <input
           name="ratio"
           inputMode="decimal"
@@ -120,13 +121,13 @@ const GroupForm = (props: { group: Group | null; onSaved: () => void }) => {
           onInput={(e) => setRatio(e.currentTarget.value)}
         />
       </Field>
-      <Field label="Requests per minute per user (empty: no limit)">
+      <Field label={PRICING.rpm}>
         <input name="rpm" inputMode="numeric" value={rpm} onInput={(e) => setRpm(e.currentTarget.value)} />
       </Field>
-      <Field label="Tokens per minute per user (empty: no limit)">
+      <Field label={PRICING.tpm}>
         <input name="tpm" inputMode="numeric" value={tpm} onInput={(e) => setTpm(e.currentTarget.value)} />
       </Field>
-      <Field label="Requests at once per user (empty: no limit)">
+      <Field label={PRICING.concurrency}>
         <input
           name="concurrency"
           inputMode="numeric"
@@ -136,7 +137,7 @@ const GroupForm = (props: { group: Group | null; onSaved: () => void }) => {
       </Field>
       <ErrorText error={error} />
       {done && <p role="status">{done}</p>}
-      <button type="submit">Save group</button>
+      <button type="submit">{PRICING.saveGroup}</button>
     </form>
   )
 }
@@ -167,25 +168,25 @@ const PriceForm = (props: { price: Price | null; onSaved: () => void }) => {
     setError(null)
     setDone(null)
     const body: Record<string, unknown> = { model }
-    for (const { name, label } of PRICE_FIELDS) {
+    for (const name of PRICE_FIELDS) {
       const value = amountOf(amounts[name])
-      if (value === null) return setError(`${label} must be a number of 0 or more (empty: none).`)
+      if (value === null) return setError(PRICING.amountNumber(PRICING.fields[name]))
       if (value !== undefined) body[name] = value
     }
     if (family !== "") body.family = family
     if (free) body.free = true
     try {
       await api("PUT", "/api/pricing", body)
-      setDone(`Saved the prices of ${model}.`)
+      setDone(PRICING.savedPrices(model))
       props.onSaved()
     } catch (caught) {
       setError(wordsOf(caught))
     }
   }
   return (
-    <form class="panel" onSubmit={submit} aria-label="Model prices">
-      <h2>{start === null ? "Price a model" : `Change the prices of ${start.model}`}</h2>
-      <Field label="Model">
+    <form class="panel" onSubmit={submit} aria-label={PRICING.prices}>
+      <h2>{start === null ? PRICING.priceModel : PRICING.changePrices(start.model)}</h2>
+      <Field label={PRICING.model}>
         <input
           name="model"
           required
@@ -194,8 +195,8 @@ const PriceForm = (props: { price: Price | null; onSaved: () => void }) => {
           onInput={(e) => setModel(e.currentTarget.value)}
         />
       </Field>
-      {PRICE_FIELDS.map(({ name, label }) => (
-        <Field key={name} label={label}>
+      {PRICE_FIELDS.map((name) => (
+        <Field key={name} label={PRICING.fields[name]}>
           <input
             name={name}
             inputMode="decimal"
@@ -204,19 +205,19 @@ const PriceForm = (props: { price: Price | null; onSaved: () => void }) => {
           />
         </Field>
       ))}
-      <Field label="Image family (empty: from the model's name)">
+      <Field label={PRICING.family}>
         <select name="family" value={family} onChange={(e) => setFamily(e.currentTarget.value)}>
-          <option value="">from the name</option>
+          <option value="">{PRICING.fromName}</option>
           {IMAGE_FAMILIES.map((name) => <option key={name} value={name}>{name}</option>)}
         </select>
       </Field>
       <label class="check">
         <input type="checkbox" name="free" checked={free} onChange={(e) => setFree(e.currentTarget.checked)} />{" "}
-        Free (served at no cost when it has no price)
+        {PRICING.free}
       </label>
       <ErrorText error={error} />
       {done && <p role="status">{done}</p>}
-      <button type="submit">Save prices</button>
+      <button type="submit">{PRICING.savePrices}</button>
     </form>
   )
 }
@@ -243,18 +244,18 @@ export const Pricing = () => {
   useEffect(load, [])
   return (
     <section>
-      <h1>Groups and pricing</h1>
+      <h1>{PRICING.title}</h1>
       <ErrorText error={error} />
       <table>
-        <caption>Groups ({groups?.length ?? 0})</caption>
+        <caption>{PRICING.groupsCaption(groups?.length ?? 0)}</caption>
         <thead>
           <tr>
-            <th scope="col">Group</th>
-            <th scope="col">Price ratio</th>
-            <th scope="col">Requests / minute</th>
-            <th scope="col">Tokens / minute</th>
-            <th scope="col">At once</th>
-            <th scope="col">Actions</th>
+            <th scope="col">{PRICING.groupColumns.group}</th>
+            <th scope="col">{PRICING.groupColumns.ratio}</th>
+            <th scope="col">{PRICING.groupColumns.rpm}</th>
+            <th scope="col">{PRICING.groupColumns.tpm}</th>
+            <th scope="col">{PRICING.groupColumns.concurrency}</th>
+            <th scope="col">{PRICING.groupColumns.actions}</th>
           </tr>
         </thead>
         <tbody>
@@ -262,16 +263,16 @@ export const Pricing = () => {
             <tr key={item.name}>
               <td>{item.name}</td>
               <td data-testid="group-ratio">×{item.ratio}</td>
-              <td>{item.limits?.rpm ?? "no limit"}</td>
-              <td>{item.limits?.tpm ?? "no limit"}</td>
-              <td>{item.limits?.concurrency ?? "no limit"}</td>
+              <td>{item.limits?.rpm ?? PRICING.noLimit}</td>
+              <td>{item.limits?.tpm ?? PRICING.noLimit}</td>
+              <td>{item.limits?.concurrency ?? PRICING.noLimit}</td>
               <td>
                 <button
                   type="button"
-                  aria-label={`Edit group ${item.name}`}
+                  aria-label={PRICING.editGroup(item.name)}
                   onClick={() => setGroup({ item, version: group.version + 1 })}
                 >
-                  Edit
+                  {PRICING.edit}
                 </button>
               </td>
             </tr>
@@ -284,52 +285,42 @@ export const Pricing = () => {
           type="button"
           onClick={() => setGroup({ item: null, version: group.version + 1 })}
         >
-          Add a new group instead
+          {PRICING.addGroupInstead}
         </button>
       )}
       <table>
-        <caption>Model prices ({prices?.length ?? 0}); tokens in USD per 1M tokens</caption>
+        <caption>{PRICING.pricesCaption(prices?.length ?? 0)}</caption>
         <thead>
           <tr>
-            <th scope="col">Model</th>
-            <th scope="col">Input</th>
-            <th scope="col">Output</th>
-            <th scope="col">Cached input</th>
-            <th scope="col">Cache write</th>
-            <th scope="col">Per image</th>
-            <th scope="col">Per second</th>
-            <th scope="col">Per 1M characters</th>
-            <th scope="col">Per search</th>
-            <th scope="col">Audio input</th>
-            <th scope="col">Audio output</th>
-            <th scope="col">Cached audio input</th>
-            <th scope="col">Family</th>
-            <th scope="col">Actions</th>
+            <th scope="col">{PRICING.priceColumns.model}</th>
+            {PRICE_FIELDS.map((name) => <th key={name} scope="col">{PRICING.priceColumns[name]}</th>)}
+            <th scope="col">{PRICING.priceColumns.family}</th>
+            <th scope="col">{PRICING.priceColumns.actions}</th>
           </tr>
         </thead>
         <tbody>
           {prices?.map((item) => (
             <tr key={item.model}>
-              <td>{item.model}{item.free === true ? " (free)" : ""}</td>
-              <td data-testid="price-input">{money(item.input, "USD / 1M")}</td>
-              <td data-testid="price-output">{money(item.output, "USD / 1M")}</td>
-              <td>{money(item.cached_input, "USD / 1M")}</td>
-              <td>{money(item.cache_write, "USD / 1M")}</td>
-              <td>{money(item.per_image, "USD / image")}</td>
-              <td>{money(item.per_second, "USD / s")}</td>
-              <td>{money(item.per_1m_characters, "USD / 1M chars")}</td>
-              <td>{money(item.per_search, "USD / search")}</td>
-              <td>{money(item.audio_input, "USD / 1M")}</td>
-              <td>{money(item.audio_output, "USD / 1M")}</td>
-              <td>{money(item.cached_audio_input, "USD / 1M")}</td>
-              <td>{item.family ?? "from the name"}</td>
+              <td>{item.model}{item.free === true ? PRICING.freeMark : ""}</td>
+              <td data-testid="price-input">{money(item.input, PRICING.units.perMillion)}</td>
+              <td data-testid="price-output">{money(item.output, PRICING.units.perMillion)}</td>
+              <td>{money(item.cached_input, PRICING.units.perMillion)}</td>
+              <td>{money(item.cache_write, PRICING.units.perMillion)}</td>
+              <td>{money(item.per_image, PRICING.units.perImage)}</td>
+              <td>{money(item.per_second, PRICING.units.perSecond)}</td>
+              <td>{money(item.per_1m_characters, PRICING.units.perCharacters)}</td>
+              <td>{money(item.per_search, PRICING.units.perSearch)}</td>
+              <td>{money(item.audio_input, PRICING.units.perMillion)}</td>
+              <td>{money(item.audio_output, PRICING.units.perMillion)}</td>
+              <td>{money(item.cached_audio_input, PRICING.units.perMillion)}</td>
+              <td>{item.family ?? PRICING.fromName}</td>
               <td>
                 <button
                   type="button"
-                  aria-label={`Edit prices of ${item.model}`}
+                  aria-label={PRICING.editPrices(item.model)}
                   onClick={() => setPrice({ item, version: price.version + 1 })}
                 >
-                  Edit
+                  {PRICING.edit}
                 </button>
               </td>
             </tr>
@@ -342,7 +333,7 @@ export const Pricing = () => {
           type="button"
           onClick={() => setPrice({ item: null, version: price.version + 1 })}
         >
-          Price another model instead
+          {PRICING.anotherInstead}
         </button>
       )}
     </section>

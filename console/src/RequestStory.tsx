@@ -8,7 +8,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
-import { STORY } from "./strings.ts"
+import { COMMON, STORY } from "./strings.ts"
 import { ErrorText } from "./ui.tsx"
 
 /** One row of a request, as the story lists it. */
@@ -70,15 +70,16 @@ export const RequestStory = (props: { requestId: string; admin: boolean; onClose
           <p data-testid="story-path">
             {STORY.path}: {story.failover_path.length === 0
               ? STORY.pathNone
-              : story.failover_path.map((name) => name ?? "(deleted)").join(" → ")}
+              : story.failover_path.map((name) => name ?? COMMON.deleted).join(" → ")}
           </p>
           <p data-testid="story-total">{STORY.total}: {usd(story.quota)}</p>
           <p>
-            {STORY.prices}: {story.model} {story.prices?.free
-              ? STORY.free
-              : `input ${price(story.prices?.input)}, output ${price(story.prices?.output)}, cached input ${
-                price(story.prices?.cached_input)
-              }, cache write ${price(story.prices?.cache_write)}`}
+            {STORY.prices}: {story.model} {story.prices?.free ? STORY.free : STORY.listed(
+              price(story.prices?.input),
+              price(story.prices?.output),
+              price(story.prices?.cached_input),
+              price(story.prices?.cache_write)
+            )}
           </p>
           <div class="scroll">
             <table>

@@ -10,7 +10,9 @@
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
+import { LanguagePicker } from "./LanguagePicker.tsx"
 import { type Me, me } from "./state.ts"
+import { SIGNIN } from "./strings.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
 /** The reason an OAuth sign-in failed, as the gateway's callback put it in the hash (`#/sign-in?error=…`). */
@@ -20,7 +22,7 @@ export const oauthError = (): string | null => {
   try {
     return decodeURIComponent(match[1])
   } catch {
-    return "The sign-in with the provider failed."
+    return SIGNIN.providerFailed
   }
 }
 
@@ -51,9 +53,11 @@ export const OAuthButtons = (props: { verb: string }) => {
   }
   if (providers.length === 0 && error === null) return null
   return (
-    <div class="oauth" role="group" aria-label="Identity providers">
+    <div class="oauth" role="group" aria-label={SIGNIN.providers}>
       {providers.map((provider) => (
-        <button key={provider} type="button" onClick={() => go(provider)}>{props.verb} with {provider}</button>
+        <button key={provider} type="button" onClick={() => go(provider)}>
+          {SIGNIN.withProvider(props.verb, provider)}
+        </button>
       ))}
       <ErrorText error={error} />
     </div>
@@ -83,8 +87,9 @@ export const SignIn = () => {
   return (
     <main class="signin">
       <h1>Sluice</h1>
+      <LanguagePicker />
       <form onSubmit={submit} aria-describedby="signin-error">
-        <Field label="Username">
+        <Field label={SIGNIN.username}>
           <input
             name="username"
             autocomplete="username"
@@ -93,7 +98,7 @@ export const SignIn = () => {
             onInput={(e) => setUsername(e.currentTarget.value)}
           />
         </Field>
-        <Field label="Password">
+        <Field label={SIGNIN.password}>
           <input
             name="password"
             type="password"
@@ -104,12 +109,15 @@ export const SignIn = () => {
           />
         </Field>
         <ErrorText error={error} id="signin-error" />
-        <button type="submit" disabled={busy}>Sign in</button>
+        <button type="submit" disabled={busy}>{SIGNIN.signIn}</button>
       </form>
-      <OAuthButtons verb="Sign in" />
+      <OAuthButtons verb={SIGNIN.signIn} />
       <p class="hint">
-        First start: sign in as <code>root</code> with the password from <code>SLUICE_ROOT_PASSWORD</code>{" "}
-        or the one printed once to the gateway's log, then change it under Account.
+        {SIGNIN.hintBefore}
+        <code>root</code>
+        {SIGNIN.hintMiddle}
+        <code>SLUICE_ROOT_PASSWORD</code>
+        {SIGNIN.hintAfter}
       </p>
     </main>
   )

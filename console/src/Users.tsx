@@ -15,7 +15,7 @@ import { unitsOf, usd } from "./money.ts"
 import { BudgetFields, budgetsOf, type BudgetSpec, type BudgetTexts, budgetTextsOf } from "./Budgets.tsx"
 import { apiQuery, useHashView } from "./hashQuery.ts"
 import { SortHeader } from "./listControls.tsx"
-import { LIST, USERS } from "./strings.ts"
+import { KEYS, LIST, USERS } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A user as the admin API lists it. */
@@ -34,11 +34,10 @@ interface User {
 /** Each budget as "$0.40 of $5 per day, resets …", or "none". */
 const budgetsText = (budgets: User["budgets"]): string =>
   budgets === null || budgets === undefined || budgets.length === 0
-    ? "none"
+    ? USERS.none
     : budgets.map((budget) =>
-      `$${budget.spent.toFixed(2)} of $${budget.amount} ${
-        budget.period === "total" ? "in total" : `per ${budget.period}`
-      }` + (budget.resets_at === null ? "" : `, resets ${timeText(budget.resets_at)}`)
+      KEYS.budget(budget.spent.toFixed(2), budget.amount, budget.period) +
+      (budget.resets_at === null ? "" : KEYS.resets(timeText(budget.resets_at)))
     ).join("; ")
 
 /** The form that adds a user (`POST /api/user/`). */
@@ -61,12 +60,12 @@ const CreateUser = (props: { onCreated: (username: string) => void }) => {
     }
   }
   return (
-    <form class="panel" onSubmit={submit} aria-label="Add a user">
-      <h2>Add a user</h2>
-      <Field label="New user's username">
+    <form class="panel" onSubmit={submit} aria-label={USERS.add}>
+      <h2>{USERS.add}</h2>
+      <Field label={USERS.newUsername}>
         <input name="username" required value={username} onInput={(e) => setUsername(e.currentTarget.value)} />
       </Field>
-      <Field label="New user's password (8 characters or more)">
+      <Field label={USERS.newPassword}>
         <input
           name="password"
           type="password"
@@ -76,17 +75,17 @@ const CreateUser = (props: { onCreated: (username: string) => void }) => {
           onInput={(e) => setPassword(e.currentTarget.value)}
         />
       </Field>
-      <Field label="New user's group">
+      <Field label={USERS.newGroup}>
         <input name="group" required value={group} onInput={(e) => setGroup(e.currentTarget.value)} />
       </Field>
-      <Field label="New user's role">
+      <Field label={USERS.newRole}>
         <select name="role" value={role} onChange={(e) => setRole(e.currentTarget.value)}>
           <option value="user">user</option>
           <option value="admin">admin</option>
         </select>
       </Field>
       <ErrorText error={error} />
-      <button type="submit">Add user</button>
+      <button type="submit">{USERS.addButton}</button>
     </form>
   )
 }
@@ -111,19 +110,20 @@ const EditUser = (props: { item: User; onDone: (changed: boolean) => void }) => 
     }
   }
   return (
-    <form onSubmit={submit} aria-label={`Edit ${item.username}`}>
-      <Field label={`Role of ${item.username}`}>
+    <form onSubmit={submit} aria-label={USERS.edit(item.username)}>
+      <Field label={USERS.roleOf(item.username)}>
         <select value={role} onChange={(e) => setRole(e.currentTarget.value)}>
           <option value="user">user</option>
           <option value="admin">admin</option>
         </select>
       </Field>
-      <Field label={`Group of ${item.username}`}>
+      <Field label={USERS.groupOf(item.username)}>
         <input value={group} required onInput={(e) => setGroup(e.currentTarget.value)} />
       </Field>
       <BudgetFields owner={item.username} value={budgets} onInput={setBudgets} />
       <ErrorText error={error} />
-      <button type="submit">Save</button> <button type="button" onClick={() => props.onDone(false)}>Cancel</button>
+      <button type="submit">{USERS.save}</button>{" "}
+      <button type="button" onClick={() => props.onDone(false)}>{USERS.cancel}</button>
     </form>
   )
 }
@@ -147,7 +147,7 @@ const UserRow = (props: { item: User; onChanged: () => void }) => {
   const topUp = (event: Event) => {
     event.preventDefault()
     const units = unitsOf(amount)
-    if (units === undefined || units === 0) return setError("The amount must be USD above zero, such as 5 or 0.25.")
+    if (units === undefined || units === 0) return setError(USERS.amountUsd)
     return run("/api/user/topup", "POST", { id: item.id, amount: units })
   }
   return (
@@ -172,26 +172,26 @@ const UserRow = (props: { item: User; onChanged: () => void }) => {
         {item.role !== "root" && !editing && (
           <button
             type="button"
-            aria-label={`Edit ${item.username}`}
+            aria-label={USERS.named(USERS.editShort, item.username)}
             onClick={() => setEditing(true)}
           >
-            Edit
+            {USERS.editShort}
           </button>
         )} {item.role !== "root" && (
           <button
             type="button"
-            aria-label={`${item.status === "enabled" ? "Disable" : "Enable"} ${item.username}`}
+            aria-label={USERS.named(item.status === "enabled" ? USERS.disable : USERS.enable, item.username)}
             onClick={() =>
               run("/api/user/", "PUT", { id: item.id, status: item.status === "enabled" ? "disabled" : "enabled" })}
           >
-            {item.status === "enabled" ? "Disable" : "Enable"}
+            {item.status === "enabled" ? USERS.disable : USERS.enable}
           </button>
         )}
-        <form class="inline" onSubmit={topUp} aria-label={`Top up ${item.username}`}>
-          <Field label={`Top up ${item.username} (USD)`}>
+        <form class="inline" onSubmit={topUp} aria-label={USERS.topUpOf(item.username)}>
+          <Field label={USERS.topUpField(item.username)}>
             <input inputMode="decimal" value={amount} onInput={(e) => setAmount(e.currentTarget.value)} />
           </Field>
-          <button type="submit">Top up</button>
+          <button type="submit">{USERS.topUp}</button>
         </form>
         <ErrorText error={error} />
       </td>
@@ -232,7 +232,7 @@ export const Users = () => {
   )
   return (
     <section>
-      <h1>Users</h1>
+      <h1>{USERS.title}</h1>
       <form
         class="filters"
         aria-label={USERS.filters}
@@ -281,17 +281,17 @@ export const Users = () => {
       <ErrorText error={error} />
       <div class="scroll">
         <table>
-          <caption>Users ({listing?.total ?? 0})</caption>
+          <caption>{USERS.caption(listing?.total ?? 0)}</caption>
           <thead>
             <tr>
-              {sortable("Username", "username")}
-              {sortable("Role", "role")}
-              {sortable("Group", "group")}
-              {sortable("Balance", "quota")}
-              {sortable("Used", "used_quota")}
-              <th scope="col">Budgets</th>
-              <th scope="col">Status</th>
-              <th scope="col">Actions</th>
+              {sortable(USERS.columns.username, "username")}
+              {sortable(USERS.columns.role, "role")}
+              {sortable(USERS.columns.group, "group")}
+              {sortable(USERS.columns.balance, "quota")}
+              {sortable(USERS.columns.used, "used_quota")}
+              <th scope="col">{USERS.columns.budgets}</th>
+              <th scope="col">{USERS.columns.status}</th>
+              <th scope="col">{USERS.columns.actions}</th>
             </tr>
           </thead>
           <tbody>
@@ -308,7 +308,7 @@ export const Users = () => {
         </table>
       </div>
       <Pager
-        label="User pages"
+        label={USERS.pages}
         page={Number(view.page) || 1}
         pages={pages}
         setPage={(page) => change({ page: String(page) })}
@@ -316,7 +316,7 @@ export const Users = () => {
       {created && <p role="status">{created}</p>}
       <CreateUser
         onCreated={(username) => {
-          setCreated(`Added user ${username}.`)
+          setCreated(USERS.added(username))
           load()
         }}
       />

@@ -10,6 +10,7 @@
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
+import { WEBHOOKS } from "./strings.ts"
 import { ErrorText, Field, timeText } from "./ui.tsx"
 
 /** The user's own events, and the operator's (admins only), as the API names them. */
@@ -46,7 +47,7 @@ const thresholdsOf = (text: string): Array<number> | undefined | string => {
   const out: Array<number> = []
   for (const part of parts) {
     if (!/^\d{1,3}(\.\d{1,2})?$/.test(part) || Number(part) <= 0 || Number(part) > 100) {
-      return "Each threshold must be a percentage above 0 and at most 100, such as 50, 80, 100."
+      return WEBHOOKS.threshold
     }
     out.push(Number(part) / 100)
   }
@@ -69,7 +70,7 @@ const CreateEndpoint = (props: { admin: boolean; onCreated: (secret: string) => 
     const typed = thresholdsOf(thresholds)
     if (typeof typed === "string") return setError(typed)
     if (below.trim() !== "" && !/^\d{1,9}(\.\d{1,6})?$/.test(below.trim())) {
-      return setError("The balance for balance.low must be an amount in USD, such as 5 or 0.25.")
+      return setError(WEBHOOKS.balanceUsd)
     }
     try {
       const created = await api<{ secret: string }>("POST", "/api/webhook/", {
@@ -87,9 +88,9 @@ const CreateEndpoint = (props: { admin: boolean; onCreated: (secret: string) => 
     }
   }
   return (
-    <form class="panel" onSubmit={submit} aria-label="Add a webhook endpoint">
-      <h2>Add an endpoint</h2>
-      <Field label="Endpoint URL (http or https)">
+    <form class="panel" onSubmit={submit} aria-label={WEBHOOKS.add}>
+      <h2>{WEBHOOKS.addTitle}</h2>
+      <Field label={WEBHOOKS.url}>
         <input
           name="url"
           type="url"
@@ -100,7 +101,7 @@ const CreateEndpoint = (props: { admin: boolean; onCreated: (secret: string) => 
         />
       </Field>
       <fieldset>
-        <legend>Events</legend>
+        <legend>{WEBHOOKS.events}</legend>
         {offered.map((name) => (
           <label class="check" key={name}>
             <input
@@ -114,10 +115,10 @@ const CreateEndpoint = (props: { admin: boolean; onCreated: (secret: string) => 
           </label>
         ))}
       </fieldset>
-      <Field label="Budget thresholds in percent, comma-separated (empty: 50, 80, 100)">
+      <Field label={WEBHOOKS.thresholds}>
         <input name="thresholds" value={thresholds} onInput={(e) => setThresholds(e.currentTarget.value)} />
       </Field>
-      <Field label="balance.low fires under this balance (USD; required with balance.low)">
+      <Field label={WEBHOOKS.below}>
         <input
           name="balance_below"
           inputMode="decimal"
@@ -126,7 +127,7 @@ const CreateEndpoint = (props: { admin: boolean; onCreated: (secret: string) => 
         />
       </Field>
       <ErrorText error={error} />
-      <button type="submit">Add endpoint</button>
+      <button type="submit">{WEBHOOKS.addButton}</button>
     </form>
   )
 }
@@ -134,15 +135,16 @@ const CreateEndpoint = (props: { admin: boolean; onCreated: (secret: string) => 
 /** The signing secret, shown once. */
 const NewSecret = (props: { value: string; onDone: () => void }) => (
   <div class="panel notice" role="status">
-    <h2>The endpoint's signing secret</h2>
+    <h2>{WEBHOOKS.secretTitle}</h2>
     <p>
-      This is the only time the secret is shown. Verify each delivery's <code>webhook-signature</code>{" "}
-      with it (Standard Webhooks).
+      {WEBHOOKS.secretBefore}
+      <code>webhook-signature</code>
+      {WEBHOOKS.secretAfter}
     </p>
-    <Field label="Signing secret">
+    <Field label={WEBHOOKS.secret}>
       <input readOnly name="new_secret" value={props.value} onFocus={(e) => e.currentTarget.select()} />
     </Field>
-    <button type="button" onClick={props.onDone}>Done</button>
+    <button type="button" onClick={props.onDone}>{WEBHOOKS.done}</button>
   </div>
 )
 
@@ -160,17 +162,17 @@ const DeliveryLog = (props: { endpoint: Endpoint; version: number }) => {
     <>
       <ErrorText error={error} />
       <table>
-        <caption>Deliveries to {props.endpoint.url} ({rows?.length ?? 0}, latest 100)</caption>
+        <caption>{WEBHOOKS.deliveriesCaption(props.endpoint.url, rows?.length ?? 0)}</caption>
         <thead>
           <tr>
-            <th scope="col">Event</th>
-            <th scope="col">Status</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Last HTTP status</th>
-            <th scope="col">Last error</th>
-            <th scope="col">Raised</th>
-            <th scope="col">Delivered</th>
-            <th scope="col">Message id</th>
+            <th scope="col">{WEBHOOKS.deliveryColumns.event}</th>
+            <th scope="col">{WEBHOOKS.deliveryColumns.status}</th>
+            <th scope="col">{WEBHOOKS.deliveryColumns.attempts}</th>
+            <th scope="col">{WEBHOOKS.deliveryColumns.lastStatus}</th>
+            <th scope="col">{WEBHOOKS.deliveryColumns.lastError}</th>
+            <th scope="col">{WEBHOOKS.deliveryColumns.raised}</th>
+            <th scope="col">{WEBHOOKS.deliveryColumns.delivered}</th>
+            <th scope="col">{WEBHOOKS.deliveryColumns.id}</th>
           </tr>
         </thead>
         <tbody>
@@ -206,7 +208,7 @@ const EndpointRow = (props: { item: Endpoint; onChanged: () => void }) => {
     setError(null)
     try {
       const sent = await api<{ id: string }>("POST", `/api/webhook/${item.id}/test`)
-      setNote(`Test event ${sent.id} queued.`)
+      setNote(WEBHOOKS.queued(sent.id))
       setOpen(true)
       setVersion(version + 1)
       props.onChanged()
@@ -231,27 +233,26 @@ const EndpointRow = (props: { item: Endpoint; onChanged: () => void }) => {
         </td>
         <td>{item.events.join(", ")}</td>
         <td data-testid="endpoint-deliveries">
-          {item.deliveries.delivered} delivered, {item.deliveries.pending} pending, {item.deliveries.failed} failed
+          {WEBHOOKS.counts(item.deliveries.delivered, item.deliveries.pending, item.deliveries.failed)}
         </td>
         <td>{timeText(item.created_at)}</td>
         <td>
           <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
-            {open ? "Hide deliveries" : "Deliveries"}
+            {open ? WEBHOOKS.hide : WEBHOOKS.deliveries}
           </button>{" "}
-          <button type="button" onClick={sendTest}>Send test event</button> {confirming
+          <button type="button" onClick={sendTest}>{WEBHOOKS.sendTest}</button> {confirming
             ? (
-              <span role="group" aria-label={`Confirm deleting the endpoint ${item.url}`}>
-                Delete this endpoint and its delivery log?{" "}
-                <button type="button" class="danger" onClick={remove}>Delete</button>{" "}
+              <span role="group" aria-label={WEBHOOKS.confirmOf(item.url)}>
+                {WEBHOOKS.confirm} <button type="button" class="danger" onClick={remove}>{WEBHOOKS.remove}</button>{" "}
                 <button
                   type="button"
                   onClick={() => setConfirming(false)}
                 >
-                  Keep
+                  {WEBHOOKS.keep}
                 </button>
               </span>
             )
-            : <button type="button" onClick={() => setConfirming(true)}>Delete</button>}
+            : <button type="button" onClick={() => setConfirming(true)}>{WEBHOOKS.remove}</button>}
           {note && <p role="status">{note}</p>}
           <ErrorText error={error} />
         </td>
@@ -266,7 +267,7 @@ const EndpointRow = (props: { item: Endpoint; onChanged: () => void }) => {
                 props.onChanged()
               }}
             >
-              Refresh deliveries
+              {WEBHOOKS.refresh}
             </button>
             <DeliveryLog endpoint={item} version={version} />
           </td>
@@ -288,11 +289,13 @@ export const Webhooks = (props: { admin: boolean }) => {
   }, [])
   return (
     <section>
-      <h1>Webhooks</h1>
+      <h1>{WEBHOOKS.title}</h1>
       <p>
-        Signed alerts (Standard Webhooks): budget thresholds, a low balance, keys about to expire
-        {props.admin ? ", and the channels' health" : ""}. Each delivery is retried for 24 hours; receivers deduplicate
-        by <code>webhook-id</code>.
+        {WEBHOOKS.introBefore}
+        {props.admin ? WEBHOOKS.introAdmin : ""}
+        {WEBHOOKS.introAfter}
+        <code>webhook-id</code>
+        {WEBHOOKS.introEnd}
       </p>
       {secret !== null && <NewSecret value={secret} onDone={() => setSecret(null)} />}
       <CreateEndpoint
@@ -304,14 +307,14 @@ export const Webhooks = (props: { admin: boolean }) => {
       />
       <ErrorText error={error} />
       <table>
-        <caption>Your endpoints ({items?.length ?? 0})</caption>
+        <caption>{WEBHOOKS.caption(items?.length ?? 0)}</caption>
         <thead>
           <tr>
-            <th scope="col">URL</th>
-            <th scope="col">Events</th>
-            <th scope="col">Deliveries</th>
-            <th scope="col">Added</th>
-            <th scope="col">Actions</th>
+            <th scope="col">{WEBHOOKS.columns.url}</th>
+            <th scope="col">{WEBHOOKS.columns.events}</th>
+            <th scope="col">{WEBHOOKS.columns.deliveries}</th>
+            <th scope="col">{WEBHOOKS.columns.added}</th>
+            <th scope="col">{WEBHOOKS.columns.actions}</th>
           </tr>
         </thead>
         <tbody>

@@ -5,6 +5,7 @@
  * Every answer is the api envelope; a failure becomes an `ApiError` whose
  * message is the server's words.
  */
+import { COMMON } from "./strings.ts"
 
 /** A failed `/api/*` call: the HTTP status and the server's message. */
 export class ApiError extends Error {
@@ -35,17 +36,17 @@ export const api = async <A>(method: string, path: string, body?: unknown): Prom
       credentials: "same-origin"
     })
   } catch {
-    throw new ApiError(0, "The gateway cannot be reached.")
+    throw new ApiError(0, COMMON.unreachable)
   }
   let parsed: { success?: boolean; message?: string; data?: A; error?: { message?: string } }
   try {
     parsed = await response.json()
   } catch {
-    throw new ApiError(response.status, `The gateway answered ${response.status} without a readable body.`)
+    throw new ApiError(response.status, COMMON.unreadable(response.status))
   }
   if (parsed.success === true) return parsed.data as A
-  const message = parsed.message ?? parsed.error?.message ?? `The gateway answered ${response.status}.`
-  throw new ApiError(response.status, message === "" ? `The gateway answered ${response.status}.` : message)
+  const message = parsed.message ?? parsed.error?.message ?? COMMON.answered(response.status)
+  throw new ApiError(response.status, message === "" ? COMMON.answered(response.status) : message)
 }
 
 /** The words of any thrown value, for showing next to its cause. */

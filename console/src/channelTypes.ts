@@ -7,6 +7,8 @@
  * Google Vertex AI (Gemini, Claude, embeddings); `bedrock` AWS Bedrock Runtime (its base URL defaults to its
  * region's endpoint, so the form asks for the region).
  */
+import { CHANNEL_KEYS } from "./strings.ts"
+
 export const CHANNEL_TYPES = [
   "openai",
   "anthropic",
@@ -76,27 +78,20 @@ export const keysOf = (type: string, text: string): Array<string> | string => {
       else if (char === "{") depth++
       else if (char === "}" && --depth === 0) end = index
     }
-    if (end < 0) return "A service-account key JSON is not closed (a “}” is missing)."
+    if (end < 0) return CHANNEL_KEYS.notClosed
     try {
       keys.push(JSON.stringify(JSON.parse(text.slice(at, end + 1))))
     } catch {
-      return "A service-account key is not valid JSON: paste the key file as Google Cloud gave it."
+      return CHANNEL_KEYS.notJson
     }
     at = end + 1
   }
   return keys
 }
 
-/** What a key entry of a type holds, where it is not a plain API key (shown beside the keys field). */
-export const KEY_HINTS: Readonly<Partial<Record<(typeof CHANNEL_TYPES)[number], string>>> = {
-  kling: "a kling key is accessKey|secretKey",
-  azure:
-    "an azure key is an API key (sent as api-key), or entra:<token> for a Microsoft Entra ID token (sent as Bearer)",
-  vertex: "a vertex key is a service-account key JSON file pasted whole (a secret, never shown again), or a " +
-    "Vertex AI API key on its own line",
-  bedrock: "a bedrock key is accessKeyId|secretAccessKey or accessKeyId|secretAccessKey|sessionToken (signed with " +
-    "SigV4), or a Bedrock API key (no |, sent as Bearer)"
-}
+/** What a key entry of a type holds, where it is not a plain API key (shown beside the keys field), in the current language. */
+export const keyHint = (type: string): string | undefined =>
+  (CHANNEL_KEYS.hints as Readonly<Record<string, string | undefined>>)[type]
 
 /**
  * An Azure API version as the server takes it (`settings.api_version`): a date `YYYY-MM-DD`, optionally with

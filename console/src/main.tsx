@@ -21,26 +21,28 @@ import { oauthError, SignIn } from "./SignIn.tsx"
 import { Users } from "./Users.tsx"
 import { Webhooks } from "./Webhooks.tsx"
 import { type Me, me, route } from "./state.ts"
-import { NAV } from "./strings.ts"
+import { LanguagePicker } from "./LanguagePicker.tsx"
+import { APP, NAV } from "./strings.ts"
 import { ErrorText } from "./ui.tsx"
 
+/** The pages in the navigation's order; each one's title is `APP.pages[name]` in the current language. */
 const PAGES: ReadonlyArray<
-  { readonly name: string; readonly title: string; readonly admin?: true; readonly root?: true }
+  { readonly name: keyof typeof APP.pages; readonly admin?: true; readonly root?: true }
 > = [
-  { name: "dashboard", title: "Dashboard" },
-  { name: "keys", title: "API keys" },
-  { name: "logs", title: "Usage logs" },
-  { name: "playground", title: "Playground" },
-  { name: "batches", title: "Batches" },
-  { name: "files", title: "Files" },
-  { name: "webhooks", title: "Webhooks" },
-  { name: "account", title: "Account" },
-  { name: "channels", title: "Channels", admin: true },
-  { name: "health", title: "Health", admin: true },
-  { name: "users", title: "Users", admin: true },
-  { name: "pricing", title: "Groups and pricing", admin: true },
-  { name: "all-logs", title: "All logs", admin: true },
-  { name: "audit", title: "Audit log", admin: true, root: true }
+  { name: "dashboard" },
+  { name: "keys" },
+  { name: "logs" },
+  { name: "playground" },
+  { name: "batches" },
+  { name: "files" },
+  { name: "webhooks" },
+  { name: "account" },
+  { name: "channels", admin: true },
+  { name: "health", admin: true },
+  { name: "users", admin: true },
+  { name: "pricing", admin: true },
+  { name: "all-logs", admin: true },
+  { name: "audit", admin: true, root: true }
 ]
 
 /** Whether `user` may see the admin pages (the API checks again on every call). */
@@ -100,9 +102,10 @@ const Content = (props: { user: Me }) => {
   }
   return (
     <section>
-      <h1>Not found</h1>
+      <h1>{APP.notFound}</h1>
       <p>
-        There is no page “{route.value}”. <a href="#/dashboard">Go to the dashboard</a>.
+        {APP.noPage(route.value)} <a href="#/dashboard">{APP.toDashboard}</a>
+        {APP.afterLink}
       </p>
     </section>
   )
@@ -123,11 +126,11 @@ const App = () => {
     )
   }, [])
   useEffect(() => {
-    const title = route.value === "sign-in" ? "Dashboard" : PAGES.find((page) => page.name === route.value)?.title
-    document.title = me.value ? `${title ?? "Not found"} · Sluice` : "Sign in · Sluice"
+    const name = route.value === "sign-in" ? "dashboard" : PAGES.find((page) => page.name === route.value)?.name
+    document.title = me.value ? APP.title(name === undefined ? APP.notFound : APP.pages[name]) : APP.signInTitle
   })
   const user = me.value
-  if (user === undefined) return <p class="loading">Loading…</p>
+  if (user === undefined) return <p class="loading">{APP.loading}</p>
   if (user === null) {
     return (
       <>
@@ -138,7 +141,7 @@ const App = () => {
   }
   return (
     <>
-      <a class="skip" href="#content">Skip to content</a>
+      <a class="skip" href="#content">{APP.skip}</a>
       <header>
         <span class="brand">Sluice</span>
         <button
@@ -155,12 +158,13 @@ const App = () => {
             (page.admin !== true || isAdmin(user)) && (page.root !== true || user.role === "root")
           ).map((page) => (
             <a key={page.name} href={`#/${page.name}`} aria-current={route.value === page.name ? "page" : undefined}>
-              {page.title}
+              {APP.pages[page.name]}
             </a>
           ))}
         </nav>
         <span class="who">{user.display_name || user.username} ({user.role})</span>
-        <button type="button" onClick={signOut}>Sign out</button>
+        <LanguagePicker />
+        <button type="button" onClick={signOut}>{APP.signOut}</button>
       </header>
       <main id="content" tabIndex={-1}>
         <Content user={user} />

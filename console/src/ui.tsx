@@ -3,6 +3,7 @@
  * dates as text.
  */
 import type { ComponentChildren } from "preact"
+import { COMMON } from "./strings.ts"
 
 /** A label around one control, so it is named for assistive technology. */
 export const Field = (props: { label: string; children: ComponentChildren }) => (
@@ -18,7 +19,7 @@ export const ErrorText = (props: { error: string | null; id?: string }) =>
 
 /** Epoch seconds as `YYYY-MM-DD HH:MM:SS` UTC. */
 export const timeText = (seconds: number | null): string =>
-  seconds === null ? "never" : new Date(seconds * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC"
+  seconds === null ? COMMON.never : new Date(seconds * 1000).toISOString().replace("T", " ").slice(0, 19) + " UTC"
 
 /** Previous / next buttons and "Page n of m" for a server-paginated list, labelled `label`. */
 export const Pager = (props: { label: string; page: number; pages: number; setPage: (page: number) => void }) => (
@@ -29,16 +30,16 @@ export const Pager = (props: { label: string; page: number; pages: number; setPa
       onClick={() =>
         props.setPage(props.page - 1)}
     >
-      Previous
+      {COMMON.previous}
     </button>
-    <span>Page {props.page} of {props.pages}</span>
+    <span>{COMMON.pageOf(props.page, props.pages)}</span>
     <button
       type="button"
       disabled={props.page >= props.pages}
       onClick={() =>
         props.setPage(props.page + 1)}
     >
-      Next
+      {COMMON.next}
     </button>
   </nav>
 )

@@ -36,6 +36,8 @@ export interface ChartSpec {
   readonly days?: boolean
   readonly sparkline?: boolean
   readonly events?: ReadonlyArray<ChartEvent>
+  /** The time axis's name in the legend, in the page's language (default `Day (UTC)` or `Time (UTC)`). */
+  readonly timeLabel?: string
 }
 
 /** A drawn chart. */
@@ -126,7 +128,7 @@ const build = (target: HTMLElement, spec: ChartSpec): uPlot => {
     ],
     series: [
       {
-        label: days ? "Day (UTC)" : "Time (UTC)",
+        label: spec.timeLabel ?? (days ? "Day (UTC)" : "Time (UTC)"),
         value: (_chart, value) => value === null ? "–" : utcText(value, days)
       },
       ...spec.series.map((series): uPlot.Series => {
