@@ -15,9 +15,10 @@ import { type Browser as Chromium, chromium, type Page } from "playwright-core"
 import { CHROMIUM } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { browser } from "../support/Browser.ts"
+import { docsScreenshots } from "../support/Screenshots.ts"
 
 const SCREENSHOTS = new URL("../screenshots/", import.meta.url)
-const DOCS = new URL("../../docs/console/", import.meta.url)
+const DOCS = docsScreenshots()
 const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 
 const watched = async (chrome: Chromium, size: { width: number; height: number }) => {
@@ -110,7 +111,7 @@ Deno.test({
       strictEqual(await figure.locator(".u-axis").count(), 2, "a time axis and a value axis")
       ok((await figure.locator(".u-legend").innerText()).includes("gpt-test"), "the legend names the model")
       ok((await figure.locator(".u-legend").innerText()).includes("Day (UTC)"))
-      await scan(root.page, "console-dashboard", new URL("../../docs/", import.meta.url))
+      await scan(root.page, "console-dashboard", new URL("../", docsScreenshots()))
 
       // Health: the channel table.
       await root.page.getByRole("link", { name: "Health" }).click()

@@ -14,8 +14,9 @@ import { en } from "../../console/src/i18n/en.ts"
 import { zhCN } from "../../console/src/i18n/zhCN.ts"
 import { CHROMIUM } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
+import { docsScreenshots } from "../support/Screenshots.ts"
 
-const DOCS = new URL("../../docs/console/", import.meta.url)
+const DOCS = docsScreenshots()
 const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 
 /** axe-core on the page: no serious or critical violation. */

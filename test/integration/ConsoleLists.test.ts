@@ -14,8 +14,9 @@ import { chromium, type Page } from "playwright-core"
 import { CHROMIUM, pageCall } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { seedAtScale } from "../support/SeedLists.ts"
+import { docsScreenshots } from "../support/Screenshots.ts"
 
-const DOCS = new URL("../../docs/console/", import.meta.url)
+const DOCS = docsScreenshots()
 const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 
 const scan = async (page: Page, name: string) => {

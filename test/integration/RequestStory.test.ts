@@ -16,6 +16,7 @@ import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { browser } from "../support/Browser.ts"
 import { CHROMIUM } from "../support/Chromium.ts"
 import { ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
+import { docsScreenshots } from "../support/Screenshots.ts"
 
 const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 
@@ -170,7 +171,7 @@ Deno.test("request story: attempts, failover path, tokens and cost of one reques
     })
     deepStrictEqual(violations, [])
     await panel.scrollIntoViewIfNeeded()
-    await page.screenshot({ path: new URL("../../docs/console/request-story.png", import.meta.url).pathname })
+    await page.screenshot({ path: new URL("request-story.png", docsScreenshots()).pathname })
     deepStrictEqual(problems, [])
   } finally {
     await chrome.close()

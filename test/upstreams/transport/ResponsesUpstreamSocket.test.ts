@@ -108,20 +108,35 @@ Deno.test("upstream responses socket: an error first is a status; a slow first f
   }
 })
 
-Deno.test("upstream responses socket: a refused handshake fails as a network error", async () => {
+Deno.test("upstream responses socket: a refused handshake is its HTTP status and body, for the wire's classifier", async () => {
   const emulator = startEmulator({ validKeys: ["sk-test-other"] })
   const pool = makeResponsesUpstreamSockets()
   try {
-    const exit = await Effect.runPromiseExit(
+    const turn = await Effect.runPromise(
       pool.turn(`${emulator.url}/v1/responses`, HEADERS, { model: "gpt-5", input: "x" }, TIMEOUTS)
     )
+    strictEqual(turn.status, 401)
+    ok(turn.errorText.length > 0, "the refusal's body is handed on")
+    turn.release()
+  } finally {
+    pool.close()
+    await emulator.close()
+  }
+})
+
+Deno.test("upstream responses socket: a socket that cannot be reached fails as a network error", async () => {
+  const emulator = startEmulator({})
+  const url = `${emulator.url}/v1/responses`
+  await emulator.close()
+  const pool = makeResponsesUpstreamSockets()
+  try {
+    const exit = await Effect.runPromiseExit(pool.turn(url, HEADERS, { model: "gpt-5", input: "x" }, TIMEOUTS))
     ok(Exit.isFailure(exit))
     const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
     ok(failure !== undefined && failure._tag === "Fail" && failure.error instanceof UpstreamFailed)
     strictEqual(failure.error.kind, "network")
   } finally {
     pool.close()
-    await emulator.close()
   }
 })
 
