@@ -66,6 +66,19 @@ const chargedOf = async (gateway: TestGateway, batchId: string) => {
   return { rows: rows.length, units, text: `${Math.trunc(units / 1e6)}.${String(units % 1e6).padStart(6, "0")} USD` }
 }
 
+/**
+ * `chargedOf` once the batch's usage rows number `rows`: the rows are written off the request path (the usage log's
+ * writer), so a batch can read ended a moment before its last row is in the table.
+ */
+const chargedWhen = async (gateway: TestGateway, batchId: string, rows: number) => {
+  let charged = await chargedOf(gateway, batchId)
+  for (let tries = 0; tries < 200 && charged.rows < rows; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    charged = await chargedOf(gateway, batchId)
+  }
+  return charged
+}
+
 const scan = async (page: Page, name: string) => {
   await page.evaluate(AXE)
   const violations = await page.evaluate(async () => {
@@ -152,8 +165,8 @@ Deno.test("console: the Batches and Files pages show the user's own batches and 
       await messageRow.getByTestId("batch-counts").textContent(),
       "processing 0 · succeeded 2 · errored 0 · canceled 0 · expired 0"
     )
-    const openCharged = await chargedOf(gateway, batch.id)
-    const messageCharged = await chargedOf(gateway, messageBatch.id)
+    const openCharged = await chargedWhen(gateway, batch.id, 3)
+    const messageCharged = await chargedWhen(gateway, messageBatch.id, 2)
     deepStrictEqual([openCharged.rows, messageCharged.rows], [3, 2], "one usage row per line")
     ok(openCharged.text !== "0.000000 USD" && messageCharged.text !== "0.000000 USD", "the lines cost something")
     // What the ledger charged is the usage the emulator reported, at gpt-cb's prices (1 and 2 units per token).
@@ -204,7 +217,9 @@ Deno.test("console: the Batches and Files pages show the user's own batches and 
     ok(cancelled.cancel_initiated_at !== null, "the cancel reached the batch")
     ok(cancelled.request_counts.canceled > 0, "lines were canceled")
     await longRow.getByTestId("batch-status").filter({ hasText: "ended" }).waitFor()
-    await longRow.getByTestId("batch-cost").filter({ hasText: (await chargedOf(gateway, long.id)).text }).waitFor()
+    await longRow.getByTestId("batch-cost").filter({
+      hasText: (await chargedWhen(gateway, long.id, cancelled.request_counts.succeeded)).text
+    }).waitFor()
 
     // Files: listed, downloadable, deleted after a confirmation.
     await alice.getByRole("link", { name: "Files" }).click()
