@@ -171,15 +171,13 @@ const VENDOR_IMPORTERS = ["formats/", "upstreams/", "routes/"]
 
 /**
  * The modules outside those that still import a vendor folder, each with its reason. Midjourney has one vendor
- * and no canonical form: its API is passed through as it is, so its task relay, its upstream calls and the task
- * view speak Midjourney's wire; Kling's task view is Kling's own shape, shown to Kling's routes.
+ * and no canonical form: its API is passed through as it is, so its task relay, its upstream calls and its poll's
+ * state speak Midjourney's wire. (The vendors' task views live beside their routes.)
  */
 const VENDOR_IMPORT_EXCEPTIONS: Record<string, string> = {
   "relay/midjourney/MidjourneyRelay.ts -> formats/midjourney/Wire.ts": "the Midjourney passthrough: its own API",
   "tasks/MidjourneyCalls.ts -> formats/midjourney/Wire.ts": "the Midjourney upstream calls (passthrough)",
-  "tasks/poller/PollOutcome.ts -> formats/midjourney/Wire.ts": "a Midjourney poll's state (passthrough)",
-  "tasks/TaskView.ts -> formats/midjourney/Wire.ts": "the Midjourney task view (passthrough)",
-  "tasks/TaskView.ts -> formats/kling/videos/ResponseCodec.ts": "the Kling task view on Kling's own routes"
+  "tasks/poller/PollOutcome.ts -> formats/midjourney/Wire.ts": "a Midjourney poll's state (passthrough)"
 }
 
 /** Whether `path` (under `src/`) is in a vendor folder of `formats/` (`formats/openai/…`, `formats/audio/gemini/…`). */

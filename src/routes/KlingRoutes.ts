@@ -32,7 +32,7 @@ import { Auth } from "../services/Auth.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { UserCaps } from "../services/UserCaps.ts"
 import { CallerTasks } from "../tasks/CallerTasks.ts"
-import { klingViewOf } from "../tasks/TaskView.ts"
+import { klingViewOf } from "./KlingTaskView.ts"
 
 /** A fresh id for one request, as Kling's `request_id`. */
 const newRequestId = (): string => crypto.randomUUID()

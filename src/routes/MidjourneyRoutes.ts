@@ -50,7 +50,7 @@ import { UserCaps } from "../services/UserCaps.ts"
 import { Sessions } from "../accounts/Sessions.ts"
 import { CallerTasks } from "../tasks/CallerTasks.ts"
 import type { Task } from "../tasks/TaskStore.ts"
-import { mjTaskViewOf } from "../tasks/TaskView.ts"
+import { mjTaskViewOf } from "./MidjourneyTaskView.ts"
 import { sessionCookieOf } from "./api/Api.ts"
 import { bearerOrSessionUser } from "./SessionCaller.ts"
 
