@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { Result } from "effect"
 import { parseBootstrap } from "../src/config/BootstrapFile.ts"
 
 /** The caller's key in every bench bootstrap file. @category constants */
@@ -41,7 +42,7 @@ const channel = (name: string, baseUrl: string, priority: number, models: Readon
 const checked = (file: unknown, name: string): string => {
   const text = JSON.stringify(file, null, 2)
   const parsed = parseBootstrap(text, name)
-  if (!parsed.ok) throw new Error(`The generated bootstrap file ${name} is invalid: ${parsed.message}`)
+  if (Result.isFailure(parsed)) throw new Error(`The generated bootstrap file ${name} is invalid: ${parsed.failure}`)
   return text
 }
 

@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 // deno-lint-ignore-file no-console
+import { Result } from "effect"
 import "../src/Prelude.ts"
 import { makeHandler } from "../src/App.ts"
 import { parseBootstrap } from "../src/config/BootstrapFile.ts"
@@ -106,12 +107,12 @@ const parsed = parseBootstrap(
   }),
   "demo.json"
 )
-if (!parsed.ok) throw new Error(parsed.message)
+if (Result.isFailure(parsed)) throw new Error(parsed.failure)
 const { handler, dispose } = makeHandler({
   databaseUrl: undefined,
   dataDir: "memory://",
   redisUrl: undefined,
-  file: parsed.file
+  file: parsed.success
 })
 await handler(new Request("http://localhost/healthz"))
 const server = Deno.serve(

@@ -12,7 +12,7 @@
  * @since 0.1.0
  */
 import "./Prelude.ts"
-import { Cause, Data, Effect, Exit, Layer, Runtime, type Scope } from "effect"
+import { Cause, Data, Effect, Exit, Layer, Result, Runtime, type Scope } from "effect"
 import { makeHandler } from "./App.ts"
 import { type BootstrapFile, parseBootstrap } from "./config/BootstrapFile.ts"
 import { type Env, EnvConfig } from "./config/Env.ts"
@@ -57,8 +57,10 @@ const readStartup: Effect.Effect<Startup, StartupFailed> = Effect.gen(function* 
     catch: (error) => new StartupFailed({ message: `cannot read ${path}: ${messageOf(error)}` })
   })
   const parsed = parseBootstrap(text, path)
-  if (!parsed.ok) return yield* new StartupFailed({ message: `invalid bootstrap file ${path}: ${parsed.message}` })
-  return { env, observability, file: parsed.file }
+  if (Result.isFailure(parsed)) {
+    return yield* new StartupFailed({ message: `invalid bootstrap file ${path}: ${parsed.failure}` })
+  }
+  return { env, observability, file: parsed.success }
 })
 
 /**

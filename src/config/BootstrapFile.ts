@@ -422,26 +422,23 @@ const decodeFile = makeDecoder(BootstrapFile)
  *
  * @category decoding
  */
-export const parseBootstrap = (text: string, path: string): { ok: true; file: BootstrapFile } | {
-  ok: false
-  message: string
-} => {
+export const parseBootstrap = (text: string, path: string): Result.Result<BootstrapFile, string> => {
   let raw: unknown
   try {
     raw = path.endsWith(".json") || text.trimStart().startsWith("{") ? JSON.parse(text) : Yaml.parse(text)
   } catch (error) {
-    return { ok: false, message: `${path}: cannot be parsed: ${(error as Error).message}` }
+    return Result.fail(`${path}: cannot be parsed: ${(error as Error).message}`)
   }
   const decoded = decodeFile(raw ?? {})
   if (Result.isFailure(decoded)) {
     const param = decoded.failure.param
     const detail = decoded.failure.message.replace(/^Invalid [^:]*: /, "")
-    return { ok: false, message: param === "" ? detail : `${param}: ${detail}` }
+    return Result.fail(param === "" ? detail : `${param}: ${detail}`)
   }
   const file = decoded.success
   const problem = unknownGroup(file) ?? badExpiry(file) ?? oidcWithoutIssuer(file) ?? missingBaseUrl(file) ??
     missingProject(file)
-  return problem === undefined ? { ok: true, file } : { ok: false, message: problem }
+  return problem === undefined ? Result.succeed(file) : Result.fail(problem)
 }
 
 /** The first `vertex` channel without `settings.project`, as `channels[i].settings.project: …`. */

@@ -26,7 +26,7 @@
  *
  * @since 0.4.0
  */
-import { Effect, Option, Stream } from "effect"
+import { Effect, Option, Result, Stream } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { SqlClient } from "effect/sql"
 import { InvalidRequest, NotFound, RateLimited } from "../errors/GatewayError.ts"
@@ -175,7 +175,7 @@ export const BatchRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       const principal = yield* principalOf(request)
       const body = yield* readJsonObject(request, settings.maxBodyBytes)
       const decoded = decodeMessageBatchCreate(body)
-      if (!decoded.ok) return yield* decoded.error
+      if (Result.isFailure(decoded)) return yield* decoded.failure
       const keyHash = yield* admit(principal)
       const batch = yield* insertBatch(sql, {
         publicId: newBatchId("msgbatch_"),
@@ -187,7 +187,7 @@ export const BatchRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
         endpoint: "/v1/messages",
         status: "in_progress",
         windowMillis: settings.batchWindowMillis
-      }, decoded.value.map((line) => JSON.stringify({ custom_id: line.custom_id, body: line.params })))
+      }, decoded.success.map((line) => JSON.stringify({ custom_id: line.custom_id, body: line.params })))
       yield* runner.wake
       const view = yield* selectBatch(sql, "anthropic", batch.publicId, principal.userId)
       return HttpServerResponse.jsonUnsafe(messageBatchOf(view, origin(request)))
@@ -278,8 +278,8 @@ export const BatchRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
       const principal = yield* bearerOf(request)
       const body = yield* readJsonObject(request, BATCH_CREATE_BODY_LIMIT)
       const decoded = decodeBatchCreate(body)
-      if (!decoded.ok) return yield* decoded.error
-      const { inputFileId, endpoint, metadata } = decoded.value
+      if (Result.isFailure(decoded)) return yield* decoded.failure
+      const { inputFileId, endpoint, metadata } = decoded.success
       const content = yield* files.content(principal.userId, inputFileId).pipe(
         Effect.catchTag("NotFound", (error) => Effect.fail(new NotFound({ ...error, param: "input_file_id" })))
       )
@@ -301,13 +301,13 @@ export const BatchRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
         keyHash,
         clientAddress: clientAddressOf(request),
         endpoint,
-        status: validated.ok ? "in_progress" : "failed",
+        status: Result.isSuccess(validated) ? "in_progress" : "failed",
         inputFileId,
         metadata,
-        errors: validated.ok ? null : validated.errors,
+        errors: Result.isFailure(validated) ? validated.failure : null,
         windowMillis: settings.batchWindowMillis
-      }, validated.ok ? validated.value.map((line) => JSON.stringify(line)) : [])
-      if (validated.ok) yield* runner.wake
+      }, Result.isSuccess(validated) ? validated.success.map((line) => JSON.stringify(line)) : [])
+      if (Result.isSuccess(validated)) yield* runner.wake
       return HttpServerResponse.jsonUnsafe(
         openAiBatchOf(yield* selectBatch(sql, "openai", batch.publicId, principal.userId))
       )

@@ -10,6 +10,7 @@
  * Run with `deno task test:agents` (its own CI step). When the npm registry cannot be reached and the CLIs are not
  * cached, the tests are registered as ignored under a name that says why.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -63,8 +64,8 @@ const config = (model: string, type: ChannelType, upstreamSocket = false) => (em
     }),
     "agents.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 type ChannelType = "openai" | "anthropic" | "gemini"

@@ -6,6 +6,7 @@
  * not started `expired`, its finished lines billed and nothing else; a user at `batch_max_in_progress` unfinished
  * batches is refused another.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI, { toFile } from "openai"
@@ -32,8 +33,8 @@ const config = (settings: Record<string, number>) => (emulatorUrl: string) => {
     }),
     "recovery.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const requests = (count: number, marker: string) =>

@@ -6,6 +6,7 @@
  * batch cancelled mid-run; another user's batch id answering 404; a bad create body refused with the field named; a
  * user out of quota and a key past its budget erroring the remaining lines at no cost; a rate-limited key slowed.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -61,8 +62,8 @@ const config = (emulatorUrl: string) => {
     }),
     "batches.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 interface Row {

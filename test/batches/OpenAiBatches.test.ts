@@ -5,6 +5,7 @@
  * usage the emulator reported and its output in input order; an embeddings batch; an input with bad lines failing
  * validation with each line named and nothing run; a batch cancelled mid-run; another user's ids answering 404.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, rejects, strictEqual } from "node:assert/strict"
 import OpenAI, { toFile } from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -41,8 +42,8 @@ const config = (emulatorUrl: string) => {
     }),
     "openai-batches.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 interface Row {

@@ -2,6 +2,7 @@
  * The bootstrap file parser: YAML and JSON both decode to the same file; a
  * bad file fails with a message that starts with the path of the bad field.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { baseUrlOf, DEFAULT_BASE_URLS } from "../../src/domain/ChannelType.ts"
@@ -68,15 +69,15 @@ const json = {
 
 const parsed = (text: string, path: string): BootstrapFile => {
   const result = parseBootstrap(text, path)
-  if (!result.ok) throw new Error(result.message)
-  return result.file
+  if (Result.isFailure(result)) throw new Error(result.failure)
+  return result.success
 }
 
 /** The message of a file that must not parse. */
 const failure = (text: string, path = "sluice.json"): string => {
   const result = parseBootstrap(text, path)
-  if (result.ok) throw new Error(`expected ${path} to be refused`)
-  return result.message
+  if (Result.isSuccess(result)) throw new Error(`expected ${path} to be refused`)
+  return result.failure
 }
 
 /** `json` changed by `edit` (on a deep copy). */
@@ -104,8 +105,8 @@ Deno.test("parseBootstrap: an empty file is an empty configuration", () => {
 Deno.test("parseBootstrap: models.<name>.family takes an image family or a video family", () => {
   for (const family of ["dall-e-3", "videoa", "mini-2.0", "openai-video"]) {
     const result = parseBootstrap(variant((f) => Object.assign(f.models["gpt-test"], { family })), "sluice.json")
-    if (!result.ok) throw new Error(`${family}: ${result.message}`)
-    strictEqual(result.file.models?.["gpt-test"]?.family, family)
+    if (Result.isFailure(result)) throw new Error(`${family}: ${result.failure}`)
+    strictEqual(result.success.models?.["gpt-test"]?.family, family)
   }
   ok(
     failure(variant((f) => Object.assign(f.models["gpt-test"], { family: "videob" }))).startsWith(
@@ -283,10 +284,12 @@ Deno.test("parseBootstrap: an expires_at that is not a date-time is refused, not
 Deno.test("parseBootstrap: trusted_proxies takes addresses and CIDR ranges only", () => {
   const parse = (proxies: unknown) =>
     parseBootstrap(JSON.stringify({ settings: { trusted_proxies: proxies } }), "t.json")
-  strictEqual(parse(["10.0.0.0/8", "127.0.0.1", "2001:db8::/32"]).ok, true)
+  strictEqual(Result.isSuccess(parse(["10.0.0.0/8", "127.0.0.1", "2001:db8::/32"])), true)
   for (const bad of [["nope"], ["10.0.0.0/99"], ["1.2.3.4, 5.6.7.8"]]) {
     const parsed = parse(bad)
-    strictEqual(parsed.ok, false, JSON.stringify(bad))
-    if (!parsed.ok) strictEqual(parsed.message, "settings.trusted_proxies[0]: must be an IP address or CIDR range")
+    strictEqual(Result.isFailure(parsed), true, JSON.stringify(bad))
+    if (Result.isFailure(parsed)) {
+      strictEqual(parsed.failure, "settings.trusted_proxies[0]: must be an IP address or CIDR range")
+    }
   }
 })

@@ -20,6 +20,7 @@
  * file, an unknown format, a wrong MIME type, bytes that are not audio) is a
  * 400 naming the field and costs nothing.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { generateSpeech, transcribe } from "ai"
 import { createOpenAI } from "@ai-sdk/openai"
@@ -82,8 +83,8 @@ const config = (
     }),
     "audio.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const totalUsed = async (gateway: TestGateway): Promise<number> => {

@@ -17,6 +17,7 @@
  * - the admin API refuses an azure channel without `base_url` and a bad `settings.api_version`, naming them;
  * - Sora 2 videos go to the v1 API (`/openai/v1/videos`) even from a dated channel, billed per second.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
@@ -108,8 +109,8 @@ const config = (emulatorUrl: string) => {
     }),
     "azure.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** The upstream call went to a dated deployment path with the channel's `api-key` and no `authorization`. */
@@ -428,8 +429,8 @@ Deno.test("azure channels: Sora 2 videos through the v1 API on a dated channel, 
         }),
         "azure-videos.json"
       )
-      if (!parsed.ok) throw new Error(parsed.message)
-      return parsed.file
+      if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+      return parsed.success
     },
     store: "postgres",
     emulator,

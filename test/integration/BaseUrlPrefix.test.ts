@@ -6,6 +6,7 @@
  * SDK's call reaches the forwarder at the prefix followed by the vendor's own
  * path, exactly once, and its answer comes back.
  */
+import { Result } from "effect"
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
@@ -103,8 +104,8 @@ Deno.test("base_url with a path prefix: every SDK's call goes to prefix + the ve
         }),
         "prefix.json"
       )
-      if (!parsed.ok) throw new Error(parsed.message)
-      return parsed.file
+      if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+      return parsed.success
     }
   })
   try {

@@ -11,6 +11,7 @@
  * - embeddings through InvokeModel (Titan one input a call, Cohere a batch);
  * - Bedrock's refusals: a ValidationException is the caller's 400 with nothing charged; a refused key is disabled.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
@@ -77,8 +78,8 @@ const config = (emulatorUrl: string) => {
     }),
     "bedrock.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 Deno.test("bedrock channels: Converse and InvokeModel from every SDK, billed as Bedrock reported", async (t) => {

@@ -5,6 +5,7 @@
  * restart re-applies the file (prices upserted) without resetting usage or
  * quota.
  */
+import { Result } from "effect"
 import { deepStrictEqual, notStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -54,8 +55,8 @@ const jsonFile = (emulatorUrl: string) =>
 
 const decoded = (text: string, path: string): BootstrapFile => {
   const result = parseBootstrap(text, path)
-  if (!result.ok) throw new Error(result.message)
-  return result.file
+  if (Result.isFailure(result)) throw new Error(result.failure)
+  return result.success
 }
 
 const ask = (url: string) =>

@@ -8,6 +8,7 @@
  * - an OpenAI chat caller to an `anthropic` channel: nothing to carry, no `cache_control` in the upstream body;
  * - a Messages caller to the `anthropic` channel: the body goes as sent, markers and all.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
@@ -53,8 +54,8 @@ const config = (emulatorUrl: string) => {
     }),
     "cache-breakpoints.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** A Claude Code-like request: a long system prompt marked for the cache, then a marked user turn. */

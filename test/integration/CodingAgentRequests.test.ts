@@ -40,8 +40,8 @@ const config = (emulatorUrl: string) => {
     }),
     "agents.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const withGateway = async (body: (gateway: TestGateway, client: Anthropic) => Promise<void>) => {

@@ -9,6 +9,7 @@
  * pass an axe-core scan with no serious or critical violation; the Batches page is screenshotted to
  * `test/screenshots/console-batches.png` (copied to `docs/console/batches.png`).
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI, { toFile } from "openai"
@@ -53,8 +54,8 @@ const config = (emulatorUrl: string) => {
     }),
     "console-batches.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** The sum of the quota of a batch's usage rows, as the console writes it. */

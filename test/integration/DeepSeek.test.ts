@@ -19,6 +19,7 @@
  * - a deepseek channel without a `base_url` gets `https://api.deepseek.com`,
  *   from the bootstrap file and from the admin API.
  */
+import { Result } from "effect"
 import { ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
@@ -75,8 +76,8 @@ const config = (emulatorUrl: string) => {
     }),
     "deepseek.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 Deno.test("deepseek channels: DeepSeek's wire carried, billed as DeepSeek reported", async (t) => {

@@ -11,6 +11,7 @@
  * (OpenAI's limit) pass on both channel types and one more is a 400 naming
  * `input`.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
@@ -66,8 +67,8 @@ const config = (emulatorUrl: string) => {
     }),
     "embeddings.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** Quota units of `tokens` input tokens of `model`: ceil(ratio × tokens × input price). */

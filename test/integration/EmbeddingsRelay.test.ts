@@ -8,6 +8,7 @@
  * lone surrogates) embedded like any other, and `used_quota` equal to the sum
  * of logged costs.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -63,8 +64,8 @@ const config = (emulatorUrl: string) => {
     }),
     "embeddings-relay.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 interface LogRow {

@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -34,8 +35,8 @@ const twoChannels = (
     }),
     "failover.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const ask = (client: OpenAI) =>

@@ -52,6 +52,7 @@
  * process heap is more room than 10% of what the run itself holds (about
  * 9 MB after the warm-up).
  */
+import { Result } from "effect"
 import { ok } from "node:assert/strict"
 import type { BootstrapFile } from "../../src/config/BootstrapFile.ts"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -256,8 +257,8 @@ const config = (emulatorUrl: string): BootstrapFile => {
     }),
     "fault-injection.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
  * `url` sources) get the URL as sent. A URL that is a web page is the caller's
  * 400 naming the field, before any upstream call and at no charge.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
@@ -61,8 +62,8 @@ const config = (emulatorUrl: string) => {
     }),
     "files.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 type Json = Record<string, unknown>

@@ -8,6 +8,7 @@
  * validator-skipping value Gemini documents. The emulator refuses an unsigned
  * call for `gemini-3…` models, as the real API does.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI from "openai"
@@ -34,8 +35,8 @@ const config = (emulatorUrl: string) => {
     }),
     "gemini3.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 type Json = Record<string, unknown>

@@ -9,6 +9,7 @@
  * keys are the caller's errors in the gateway envelope, never a 500 or an
  * empty body.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { GoogleGenAI } from "@google/genai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -58,8 +59,8 @@ const config = (emulatorUrl: string) => {
     }),
     "methods.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** What the store says was charged: quotas, used quotas, request counts and usage rows. */

@@ -5,6 +5,7 @@
  * received; a slow but steady stream longer than several idle periods is not
  * cut.
  */
+import { Result } from "effect"
 import { ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -32,8 +33,8 @@ const config = (emulatorUrl: string) => {
     }),
     "idle.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 Deno.test("idle timeout: a stalled stream is cut after idle_timeout_ms; a slow steady one is not", async (t) => {

@@ -14,6 +14,7 @@
  * as `image/png`, and a stored row whose type says `text/html` is not
  * believed; every answer has `nosniff` and a sandboxing CSP.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startGateway } from "../support/Gateway.ts"
@@ -131,8 +132,8 @@ const hostileImageConfig = (upstreamUrl: string) => {
     }),
     "hostile-images.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 Deno.test("image content: served as the type its bytes are, never the upstream's; nosniff and a sandboxing CSP", async () => {

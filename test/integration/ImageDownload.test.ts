@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
@@ -80,8 +81,8 @@ const config = (allowHosts: ReadonlyArray<string>) => (emulatorUrl: string) => {
     }),
     "images.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 type Json = Record<string, unknown>

@@ -10,7 +10,7 @@
  * database sharing the tasks, each failure refunded once.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { type Emulator, startEmulator } from "../../emulator/Emulator.ts"
 import { KLING_TEST_ACCESS_KEY, KLING_TEST_SECRET_KEY } from "../../emulator/VideosKling.ts"
@@ -78,8 +78,8 @@ const config = (emulatorUrl: string): BootstrapFile => {
     }),
     "kling.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const start = async (

@@ -8,6 +8,7 @@
  * of its end. Compared with
  * what the emulator reported, never with the ledger alone.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -34,8 +35,8 @@ const config = (emulatorUrl: string) => {
     }),
     "ledger.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 interface Row {

@@ -8,6 +8,7 @@
  * failed request has cost anything, with the users' spent quota equal to the
  * usage log's costs.
  */
+import { Result } from "effect"
 import { ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -34,8 +35,8 @@ const config = (emulatorUrl: string) => {
     }),
     "malformed.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 type Json = null | boolean | number | string | Array<Json> | { [key: string]: Json }

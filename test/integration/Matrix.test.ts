@@ -23,6 +23,7 @@
  * through InvokeModel with the Messages body, a Bedrock API key). One gateway
  * serves the whole file.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
@@ -108,8 +109,8 @@ const matrixConfig = (serviceAccount: string) => (emulatorUrl: string) => {
     }),
     "matrix.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const assertUsage = (outcome: Outcome, label: string) => {

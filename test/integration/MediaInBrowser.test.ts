@@ -10,6 +10,7 @@
  * download (`application/octet-stream`, attachment), never a page of the
  * gateway's origin.
  */
+import { Result } from "effect"
 import { ok, strictEqual } from "node:assert/strict"
 import { chromium } from "playwright-core"
 import { CHROMIUM, pageCall } from "../support/Chromium.ts"
@@ -47,8 +48,8 @@ const config = (upstreamUrl: string) => {
     }),
     "hostile-browser.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 Deno.test("media in a browser: a hostile upstream's script, opened by root at the image and video content URLs, never runs", async () => {

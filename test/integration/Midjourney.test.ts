@@ -8,6 +8,7 @@
  * actions; a modal; a channel made and tested through the admin API; and two gateway instances on one PostgreSQL sharing the
  * tasks, each failure refunded once.
  */
+import { Result } from "effect"
 import { deepStrictEqual, notStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startEmulator } from "../../emulator/Emulator.ts"
@@ -76,8 +77,8 @@ const config = (
     }),
     "midjourney.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const start = async (options: {
@@ -685,8 +686,8 @@ const hostileMjConfig = (upstreamUrl: string, settings: Record<string, unknown> 
     }),
     "hostile-midjourney.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 Deno.test("mj: the proxy's imageUrl goes through the SSRF guard and the size cap; the image is served as what its bytes are", async () => {

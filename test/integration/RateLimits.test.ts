@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -21,8 +22,8 @@ const limited = (emulatorUrl: string, limits: Record<string, number>) => {
     }),
     "limits.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const call = (base: string) =>

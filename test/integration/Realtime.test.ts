@@ -8,6 +8,7 @@
  * with 1008 and an `error` event, charged no more than it had; a model without audio prices is refused at the
  * handshake; bad frames are answered with `error` events, never forwarded, never charged.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { OpenAIRealtimeWS } from "openai/realtime/ws"
@@ -70,8 +71,8 @@ const config = (emulatorUrl: string, settings: Record<string, number> = {}) => {
     }),
     "realtime.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** The cost of one reported usage at the test prices, by hand: ⌈Σ tokens × tenths / 10⌉ quota units. */

@@ -5,6 +5,7 @@
  * route; and Azure: `AzureOpenAI` + `OpenAIRealtimeWS.azure` at the gateway's Azure path, relayed to an `azure`
  * channel's Realtime socket with its `api-key`, billed what the emulator reported.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI, { AzureOpenAI } from "openai"
 import { OpenAIRealtimeWS } from "openai/realtime/ws"
@@ -47,8 +48,8 @@ const config = (emulatorUrl: string) => {
     }),
     "realtime-secrets.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const withGateway = async (run: (gateway: TestGateway) => Promise<void>) => {

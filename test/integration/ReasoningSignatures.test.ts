@@ -5,6 +5,7 @@
  * another vendor. The emulator refuses signatures it did not mint, as the real
  * APIs do, so a leaked foreign signature fails the turn.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { type Content, type GenerateContentResponse, GoogleGenAI, type Part } from "@google/genai"
@@ -39,8 +40,8 @@ const config = (emulatorUrl: string) => {
     }),
     "signatures.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 type Json = Record<string, unknown>

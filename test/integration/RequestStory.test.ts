@@ -9,6 +9,7 @@
  * page opens the story from the row (axe-clean; screenshot in
  * `docs/console/`).
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { chromium } from "playwright-core"
@@ -40,8 +41,8 @@ const config = (emulatorUrl: string) => {
     }),
     "story.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 interface Story {

@@ -12,6 +12,7 @@
  * come back through the health prober's rerank of one tiny document; a
  * chat-only cohere channel is tested with a chat call, not a rerank.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { rerank } from "ai"
 import { createCohere } from "@ai-sdk/cohere"
@@ -65,8 +66,8 @@ const config = (emulatorUrl: string) => {
     }),
     "rerank.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const totalUsed = async (gateway: TestGateway): Promise<number> => {

@@ -1,3 +1,4 @@
+import { Result } from "effect"
 import { ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -25,8 +26,8 @@ const config = (emulatorUrl: string) => {
     }),
     "responses.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 Deno.test("responses: previous_response_id continues a conversation on every upstream type", async (t) => {

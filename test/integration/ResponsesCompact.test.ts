@@ -3,6 +3,7 @@
  * mapped) to channels with `settings.responses_compact`, billed exactly from the upstream's usage, a clear 400
  * where no channel of the model supports it, failover on upstream 5xx and no charge when every attempt fails.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -66,8 +67,8 @@ const config = (emulatorUrl: string) => {
     }),
     "compact.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const used = async (gatewayUrl: string): Promise<bigint> => {

@@ -5,6 +5,7 @@
  * keeps every field. Each test goes through the official SDK of the inbound
  * format and asserts both the answer and what the emulator received.
  */
+import { Result } from "effect"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI, HarmBlockThreshold, HarmCategory, Modality, ThinkingLevel, Type } from "@google/genai"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
@@ -49,8 +50,8 @@ const config = (emulatorUrl: string) => {
     }),
     "same-format.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** Serves one PNG at `/pixel.png` on 127.0.0.1 (allow-listed above). */

@@ -7,6 +7,7 @@
  * (compared as the JSON text each side serialises).
  * Sent as raw HTTP, since the SDKs' types do not let unknown fields through.
  */
+import { Result } from "effect"
 import fc from "fast-check"
 import { strictEqual } from "node:assert/strict"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -41,8 +42,8 @@ const config = (emulatorUrl: string) => {
     }),
     "properties.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** Fields no format models: `x_`-prefixed names (never a real field), any JSON value, hostile strings included. */

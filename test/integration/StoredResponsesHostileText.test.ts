@@ -5,6 +5,7 @@
  * and reaches the upstream exactly as sent, on PGlite and on PostgreSQL,
  * through the official `openai` SDK.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -33,8 +34,8 @@ const config = (emulatorUrl: string) => {
     }),
     "hostile.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** Strings JSON allows and JSONB refuses, plus the store's own escape character and a valid pair. */

@@ -8,6 +8,7 @@
  * its negative refund row). Checked in the tables and through the key
  * listing's budget view.
  */
+import { Result } from "effect"
 import { strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -59,8 +60,8 @@ Deno.test("budgets: a failed video task returns its budget spend to the windows 
         }),
         "budgets.json"
       )
-      if (!parsed.ok) throw new Error(parsed.message)
-      return parsed.file
+      if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+      return parsed.success
     }
   })
   try {

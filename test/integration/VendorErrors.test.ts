@@ -5,6 +5,7 @@
  * 401 disables it, and the caller's answer holds neither the vendor's words
  * nor anything key-like.
  */
+import { Result } from "effect"
 import { ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
@@ -42,8 +43,8 @@ const config = (emulatorUrl: string) => {
     }),
     "vendor-errors.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 const keyEnabled = async (gateway: TestGateway, key: string): Promise<boolean> => {

@@ -18,6 +18,7 @@
  * - bootstrap validation names `settings.project`; the admin API refuses a vertex channel without one, gives a
  *   channel without `base_url` its location's endpoint (`global` without a region) and masks the key JSON.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
@@ -90,8 +91,8 @@ const config = (serviceAccount: string, stranger: string) => (emulatorUrl: strin
     }),
     "vertex.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 interface Row {
@@ -396,10 +397,10 @@ Deno.test("vertex channels: Gemini and Claude on Vertex AI through the SDKs, bil
           }),
           "missing.json"
         )
-        strictEqual(missing.ok, false)
+        strictEqual(Result.isSuccess(missing), false)
         ok(
-          !missing.ok && missing.message.startsWith("channels[0].settings.project:"),
-          !missing.ok ? missing.message : ""
+          Result.isFailure(missing) && missing.failure.startsWith("channels[0].settings.project:"),
+          Result.isFailure(missing) ? missing.failure : ""
         )
 
         const root = browser(gateway.url)

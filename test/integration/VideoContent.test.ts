@@ -10,6 +10,7 @@
  * loopback host than the channel's is refused and never reached, one on the channel's own host is fetched, and a
  * video past `video_content_max_bytes` is refused.
  */
+import { Result } from "effect"
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startGateway } from "../support/Gateway.ts"
@@ -106,8 +107,8 @@ const hostileVideoConfig = (upstreamUrl: string, settings: Record<string, unknow
     }),
     "hostile-videos.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** Submits a video of `model` and waits until it is completed; its content URL. */

@@ -3,6 +3,7 @@
  * `/metrics` reader that parses the Prometheus text format with a real
  * parser (`parse-prometheus-text-format`, npm).
  */
+import { Result } from "effect"
 import parsePrometheusTextFormat from "parse-prometheus-text-format"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 
@@ -39,8 +40,8 @@ export const twoChannels = (emulatorUrl: string, settings: Record<string, unknow
     }),
     "observability.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** One sample of the parser's output (counters and gauges: `value`; histograms: `buckets`, `count`, `sum`). */

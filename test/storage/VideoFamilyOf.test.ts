@@ -5,7 +5,7 @@
  * default by name).
  */
 import { strictEqual } from "node:assert/strict"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Result } from "effect"
 import { applyBootstrap } from "../../src/config/ApplyBootstrap.ts"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { Catalog, imageFamilyOf, videoFamilyOf } from "../../src/storage/Catalog.ts"
@@ -25,9 +25,9 @@ models:
 
 Deno.test("videoFamilyOf: the bootstrap file's video family, else the default by name", async () => {
   const parsed = parseBootstrap(FILE, "sluice.yaml")
-  if (!parsed.ok) throw new Error(parsed.message)
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
   await Effect.gen(function* () {
-    yield* applyBootstrap(parsed.file)
+    yield* applyBootstrap(parsed.success)
     const catalog = yield* Catalog
     yield* catalog.reload
     const snapshot = catalog.snapshot()

@@ -10,6 +10,7 @@
  * emulator's test credentials); one user `alice` with key `KEY`; and the three
  * official SDK clients pointed at it.
  */
+import { Result } from "effect"
 import Anthropic from "@anthropic-ai/sdk"
 import { GoogleGenAI } from "@google/genai"
 import OpenAI from "openai"
@@ -65,8 +66,8 @@ export const everyChannelType = (settings: Record<string, unknown> = {}) => (emu
     }),
     "every-channel-type.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** The official SDK clients, pointed at the gateway with `KEY`. */

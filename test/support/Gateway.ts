@@ -6,7 +6,7 @@
  * PostgreSQL database created for the test and dropped after it.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
+import { Effect, Layer, Redacted, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { makeHandler } from "../../src/App.ts"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -92,8 +92,8 @@ export const basicConfig = (emulatorUrl: string, overrides: Partial<BootstrapFil
     }),
     "test.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** Starts an emulator and a gateway configured by `config(emulatorUrl)`. */

@@ -3,6 +3,7 @@
  * each image channel type (`openai`, `ark`, `gemini`), a failover model whose
  * first channel fails, and users with known quotas; prices in USD per image.
  */
+import { Result } from "effect"
 import OpenAI from "openai"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import type { TestGateway } from "./Gateway.ts"
@@ -73,8 +74,8 @@ export const imageConfig = (emulatorUrl: string): BootstrapFile => {
     }),
     "images.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /** The official SDK pointed at the gateway. */

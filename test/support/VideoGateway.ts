@@ -5,6 +5,7 @@
  * fast emulator (100 ms per task phase: a task completes 400 ms after its
  * submit). Prices in USD per second.
  */
+import { Result } from "effect"
 import OpenAI from "openai"
 import { type BootstrapFile, parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { startEmulator } from "../../emulator/Emulator.ts"
@@ -102,8 +103,8 @@ export const videoConfig = (settings: Record<string, unknown> = {}) => (emulator
     }),
     "videos.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 /**

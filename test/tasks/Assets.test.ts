@@ -6,7 +6,7 @@
  * `Processing` row) is run again by the next `get`.
  */
 import { ok, strictEqual } from "node:assert/strict"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import { applyBootstrap } from "../../src/config/ApplyBootstrap.ts"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
@@ -35,11 +35,11 @@ const settle = (assets: Assets["Service"], id: string, userId: bigint) =>
 Deno.test("Assets.resolve: the owner's Active asset → its URL; anything else of asset:// refused naming the field", async () => {
   const media = startMediaServer()
   const parsed = parseBootstrap(FILE, "sluice.json")
-  if (!parsed.ok) throw new Error(parsed.message)
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
   const settings = { mediaTimeoutMs: 500, mediaAllowHosts: ["127.0.0.1"] }
   try {
     await Effect.gen(function* () {
-      yield* applyBootstrap(parsed.file)
+      yield* applyBootstrap(parsed.success)
       const sql = yield* SqlClient.SqlClient
       const users = yield* sql<{ id: bigint; username: string }>`SELECT id, username FROM users`
       const alice = BigInt(users.find((user) => user.username === "alice")!.id)

@@ -154,10 +154,12 @@ Deno.test("azure settings: api_version a date, a preview date or v1; an azure ch
       }),
       "azure.json"
     )
-  for (const version of ["2024-10-21", "2025-04-01-preview", "v1"]) ok(file({ api_version: version }).ok, version)
+  for (const version of ["2024-10-21", "2025-04-01-preview", "v1"]) {
+    ok(Result.isSuccess(file({ api_version: version })), version)
+  }
   for (const version of ["2024-10", "v2", "latest", "2024-10-21-beta"]) {
     const parsed = file({ api_version: version })
-    ok(!parsed.ok && parsed.message.startsWith("channels[0].settings.api_version:"), version)
+    ok(Result.isFailure(parsed) && parsed.failure.startsWith("channels[0].settings.api_version:"), version)
   }
   // In YAML an unquoted date stays the string Azure takes (the README's example).
   const yaml = parseBootstrap(
@@ -165,9 +167,12 @@ Deno.test("azure settings: api_version a date, a preview date or v1; an azure ch
       "    keys: [sk-test-azure-1]\n    models: [m]\n    settings: { api_version: 2024-10-21 }\n",
     "azure.yaml"
   )
-  ok(yaml.ok && yaml.file.channels?.[0].settings?.api_version === "2024-10-21", "a YAML date is the version")
+  ok(
+    Result.isSuccess(yaml) && yaml.success.channels?.[0].settings?.api_version === "2024-10-21",
+    "a YAML date is the version"
+  )
   const missing = file({}, null)
-  ok(!missing.ok && missing.message.startsWith("channels[0].base_url: missing"), "no default base URL")
+  ok(Result.isFailure(missing) && missing.failure.startsWith("channels[0].base_url: missing"), "no default base URL")
   // The admin API decodes the same fields: its error names the field.
   const decoded = makeDecoder(ChannelSpec)({
     name: "az",

@@ -8,7 +8,9 @@
  *
  * @since 0.4.0
  */
+import { Result } from "effect"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
+import type { Decoded } from "../shared/Decoded.ts"
 
 /** The most requests one batch may hold (Anthropic's limit). @category constants */
 export const MAX_BATCH_REQUESTS = 100_000
@@ -36,14 +38,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  */
 export const decodeMessageBatchCreate = (
   body: Record<string, unknown>
-): { readonly ok: true; readonly value: ReadonlyArray<MessageBatchRequest> } | {
-  readonly ok: false
-  readonly error: InvalidRequest
-} => {
-  const fail = (message: string, param: string) => ({
-    ok: false as const,
-    error: new InvalidRequest({ message, param })
-  })
+): Decoded<ReadonlyArray<MessageBatchRequest>> => {
+  const fail = (message: string, param: string) => Result.fail(new InvalidRequest({ message, param }))
   const requests = body.requests
   if (!Array.isArray(requests)) return fail("requests: Field required (an array of {custom_id, params}).", "requests")
   if (requests.length === 0) return fail("requests: At least one request is required.", "requests")
@@ -71,7 +67,7 @@ export const decodeMessageBatchCreate = (
     }
     out.push({ custom_id: customId, params })
   }
-  return { ok: true, value: out }
+  return Result.succeed(out)
 }
 
 /** The `MessageBatch` object's fields (the SDK's `MessageBatch`). @category models */

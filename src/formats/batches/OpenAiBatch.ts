@@ -8,7 +8,9 @@
  *
  * @since 0.4.0
  */
+import { Result } from "effect"
 import { InvalidRequest } from "../../errors/GatewayError.ts"
+import type { Decoded } from "../shared/Decoded.ts"
 
 /** The endpoints a batch's lines may target. @category constants */
 export const BATCH_ENDPOINTS = ["/v1/chat/completions", "/v1/responses", "/v1/embeddings", "/v1/completions"] as const
@@ -41,11 +43,8 @@ export interface BatchCreate {
  */
 export const decodeBatchCreate = (
   body: Record<string, unknown>
-): { readonly ok: true; readonly value: BatchCreate } | { readonly ok: false; readonly error: InvalidRequest } => {
-  const fail = (message: string, param: string) => ({
-    ok: false as const,
-    error: new InvalidRequest({ message, param })
-  })
+): Decoded<BatchCreate> => {
+  const fail = (message: string, param: string) => Result.fail(new InvalidRequest({ message, param }))
   const inputFileId = body.input_file_id
   if (typeof inputFileId !== "string" || inputFileId === "") {
     return fail("input_file_id is required: the id of a file uploaded with purpose batch.", "input_file_id")
@@ -66,14 +65,11 @@ export const decodeBatchCreate = (
       }
     }
   }
-  return {
-    ok: true,
-    value: {
-      inputFileId,
-      endpoint: endpoint as BatchEndpoint,
-      metadata: metadata === undefined || metadata === null ? null : metadata as Record<string, string>
-    }
-  }
+  return Result.succeed({
+    inputFileId,
+    endpoint: endpoint as BatchEndpoint,
+    metadata: metadata === undefined || metadata === null ? null : metadata as Record<string, string>
+  })
 }
 
 /** One validation error of an input file. @category models */
@@ -103,10 +99,7 @@ export const validateBatchInput = (
   lines: ReadonlyArray<string>,
   endpoint: BatchEndpoint,
   models: ReadonlySet<string>
-): { readonly ok: true; readonly value: ReadonlyArray<BatchInputLine> } | {
-  readonly ok: false
-  readonly errors: ReadonlyArray<BatchLineError>
-} => {
+): Result.Result<ReadonlyArray<BatchInputLine>, ReadonlyArray<BatchLineError>> => {
   const errors: Array<BatchLineError> = []
   const valid: Array<BatchInputLine> = []
   const seen = new Set<string>()
@@ -173,7 +166,7 @@ export const validateBatchInput = (
       line: null
     })
   }
-  return errors.length > 0 ? { ok: false, errors } : { ok: true, value: valid }
+  return errors.length > 0 ? Result.fail(errors) : Result.succeed(valid)
 }
 
 /** What a `Batch` object is made from. Times in epoch milliseconds (`null`: not yet). @category models */

@@ -4,6 +4,7 @@
  * lines.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
+import { Result } from "effect"
 import {
   decodeMessageBatchCreate,
   encodeMessageBatch,
@@ -21,8 +22,8 @@ const params = { model: "m", max_tokens: 8, messages: [{ role: "user", content: 
 Deno.test("Anthropic create body: each bad field is named; params are kept as sent", () => {
   const bad = (body: Record<string, unknown>) => {
     const decoded = decodeMessageBatchCreate(body)
-    ok(!decoded.ok)
-    return decoded.error.param
+    ok(Result.isFailure(decoded))
+    return decoded.failure.param
   }
   strictEqual(bad({}), "requests")
   strictEqual(bad({ requests: "x" }), "requests")
@@ -35,8 +36,8 @@ Deno.test("Anthropic create body: each bad field is named; params are kept as se
   strictEqual(bad({ requests: [{ custom_id: "a", params: { ...params, stream: true } }] }), "requests[0].params.stream")
   const hostile = { ...params, messages: [{ role: "user", content: "\u0000\ud800" + "x".repeat(1 << 20) }] }
   const decoded = decodeMessageBatchCreate({ requests: [{ custom_id: "a-_1", params: hostile }] })
-  ok(decoded.ok)
-  strictEqual(decoded.value[0].params, hostile)
+  ok(Result.isSuccess(decoded))
+  strictEqual(decoded.success[0].params, hostile)
 })
 
 Deno.test("Anthropic MessageBatch and result lines", () => {
@@ -76,7 +77,7 @@ Deno.test("Anthropic MessageBatch and result lines", () => {
 
 Deno.test("OpenAI create body and input validation", () => {
   const ok1 = decodeBatchCreate({ input_file_id: "file-1", endpoint: "/v1/embeddings", completion_window: "24h" })
-  ok(ok1.ok)
+  ok(Result.isSuccess(ok1))
   for (
     const [body, param] of [
       [{ endpoint: "/v1/embeddings", completion_window: "24h" }, "input_file_id"],
@@ -86,22 +87,22 @@ Deno.test("OpenAI create body and input validation", () => {
     ] as const
   ) {
     const decoded = decodeBatchCreate(body as Record<string, unknown>)
-    ok(!decoded.ok)
-    strictEqual(decoded.error.param, param)
+    ok(Result.isFailure(decoded))
+    strictEqual(decoded.failure.param, param)
   }
   const line = (custom_id: unknown, extra: Record<string, unknown> = {}) =>
     JSON.stringify({ custom_id, method: "POST", url: "/v1/embeddings", body: { model: "e", input: "x" }, ...extra })
   const models = new Set(["e"])
   const good = validateBatchInput([line("\u0000\ud800"), "", line("b")], "/v1/embeddings", models)
-  ok(good.ok)
-  deepStrictEqual(good.value.map((entry) => entry.custom_id), ["\u0000\ud800", "b"])
+  ok(Result.isSuccess(good))
+  deepStrictEqual(good.success.map((entry) => entry.custom_id), ["\u0000\ud800", "b"])
   const bad = validateBatchInput(
     [line("a"), line("a"), line("x".repeat(1 << 20)), line(7), "[1]", line("c", { body: { model: "nope" } })],
     "/v1/embeddings",
     models
   )
-  ok(!bad.ok)
-  deepStrictEqual(bad.errors.map((error) => [error.line, error.code]), [
+  ok(Result.isFailure(bad))
+  deepStrictEqual(bad.failure.map((error) => [error.line, error.code]), [
     [2, "duplicate_custom_id"],
     [3, "missing_required_parameter"],
     [4, "missing_required_parameter"],
@@ -109,11 +110,11 @@ Deno.test("OpenAI create body and input validation", () => {
     [6, "model_not_found"]
   ])
   const many = validateBatchInput(Array.from({ length: 500 }, () => "{"), "/v1/embeddings", models)
-  ok(!many.ok)
-  strictEqual(many.errors.length, MAX_REPORTED_ERRORS)
+  ok(Result.isFailure(many))
+  strictEqual(many.failure.length, MAX_REPORTED_ERRORS)
   const empty = validateBatchInput(["", " "], "/v1/embeddings", models)
-  ok(!empty.ok)
-  strictEqual(empty.errors[0].code, "empty_file")
+  ok(Result.isFailure(empty))
+  strictEqual(empty.failure[0].code, "empty_file")
 })
 
 Deno.test("OpenAI output lines: answered lines carry their response, lines never run their error", () => {
