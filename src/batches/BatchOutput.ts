@@ -8,6 +8,7 @@
  */
 import { Effect, Option, Stream } from "effect"
 import type { SqlClient } from "effect/sql"
+import type { StorageUnavailable } from "../errors/GatewayError.ts"
 import type { FileStore } from "../files/FileStore.ts"
 import { encodeBatchOutputLine } from "../formats/batches/OpenAiBatch.ts"
 import { type Batch, type FinishedLine, lineRequestId } from "./Batch.ts"
@@ -44,7 +45,7 @@ export const writeBatchOutput = (
   files: FileStore["Service"],
   batch: Batch,
   counts: { readonly succeeded: number; readonly others: number }
-): Effect.Effect<{ readonly outputFileId: string | null; readonly errorFileId: string | null }> =>
+): Effect.Effect<{ readonly outputFileId: string | null; readonly errorFileId: string | null }, StorageUnavailable> =>
   Effect.gen(function* () {
     const output = counts.succeeded === 0 ? null : yield* files.createFromLines(
       batch.userId,

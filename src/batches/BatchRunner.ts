@@ -23,6 +23,7 @@ import { Clock, Context, Effect, Exit, Latch, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import { markInnerCaller } from "../http/InnerCaller.ts"
 import { markMadeRequestId } from "../http/MadeRequestId.ts"
+import type { StorageUnavailable } from "../errors/GatewayError.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
 import { type Batch, type BatchApi, type BatchStatus, lineRequestId } from "./Batch.ts"
 import { BatchDispatch } from "./BatchDispatch.ts"
@@ -54,7 +55,7 @@ const ACTIVE_BATCHES_PER_POLL = 100
 const MAX_RESULT_CHARS = 16 * 1024 * 1024
 
 /** How a batch's end is written once its lines have finished. */
-type Finalizer = (batch: Batch, status: BatchStatus) => Effect.Effect<void>
+type Finalizer = (batch: Batch, status: BatchStatus) => Effect.Effect<void, StorageUnavailable>
 
 /**
  * What a line's answer recorded as: its state, HTTP status and body text (JSON).

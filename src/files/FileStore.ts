@@ -20,13 +20,21 @@
  * rows and chunks, and uploads left unfinished by a crash (`STALE_UPLOAD_MILLIS`). Sweeps on several instances may
  * overlap: each removal is idempotent.
  *
- * Storage failures are defects at this boundary (`Effect.orDie`).
+ * A failed statement is `StorageUnavailable` (`storage/StorageFailure.ts`: 503 with `Retry-After` at a route).
  *
  * @since 0.3.0
  */
 import { Clock, Context, Duration, Effect, Exit, Layer, Option, Schedule, Stream } from "effect"
 import { SqlClient } from "effect/sql"
-import { InvalidRequest, NotFound, PayloadTooLarge, RateLimited, RequestTimeout } from "../errors/GatewayError.ts"
+import {
+  InvalidRequest,
+  NotFound,
+  PayloadTooLarge,
+  RateLimited,
+  RequestTimeout,
+  type StorageUnavailable
+} from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 import {
   type FileDeleted,
   type FileList,
@@ -137,7 +145,7 @@ export interface FileListQuery {
  */
 export interface FileContent {
   readonly file: FileObject
-  readonly stream: Stream.Stream<Uint8Array>
+  readonly stream: Stream.Stream<Uint8Array, StorageUnavailable>
 }
 
 /** @category services */
@@ -153,11 +161,14 @@ export class FileStore extends Context.Service<FileStore, {
     userId: bigint,
     filename: string,
     content: Stream.Stream<Uint8Array, E>
-  ) => Effect.Effect<StagedFile, E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited>
+  ) => Effect.Effect<
+    StagedFile,
+    E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited | StorageUnavailable
+  >
   /** Makes a staged upload visible with its `details`; its File object. */
-  readonly commit: (staged: StagedFile, details: FileDetails) => Effect.Effect<FileObject>
+  readonly commit: (staged: StagedFile, details: FileDetails) => Effect.Effect<FileObject, StorageUnavailable>
   /** Removes a staged upload (a form found bad after its file arrived). */
-  readonly discard: (staged: StagedFile) => Effect.Effect<void>
+  readonly discard: (staged: StagedFile) => Effect.Effect<void, StorageUnavailable>
   /** `upload` then `commit`: a file of `userId` from a byte stream, with its File object. Errors as `upload`'s. */
   readonly create: <E>(
     input: {
@@ -165,7 +176,10 @@ export class FileStore extends Context.Service<FileStore, {
       readonly filename: string
       readonly content: Stream.Stream<Uint8Array, E>
     } & FileDetails
-  ) => Effect.Effect<FileObject, E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited>
+  ) => Effect.Effect<
+    FileObject,
+    E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited | StorageUnavailable
+  >
   /**
    * A file the gateway writes for `userId` (a batch's output or errors): each element of `lines` one line (a string,
    * or its UTF-8 bytes, without its line break), each followed by `\n`, in order. Purpose `batch_output` unless
@@ -179,23 +193,23 @@ export class FileStore extends Context.Service<FileStore, {
       readonly purpose?: FilePurpose | undefined
       readonly expiresAfterSeconds?: number | undefined
     }
-  ) => Effect.Effect<FileObject, E>
+  ) => Effect.Effect<FileObject, E | StorageUnavailable>
   /** The File object of `fileId` when `userId` owns it and it is neither deleted nor expired; else `NotFound`. */
-  readonly get: (userId: bigint, fileId: string) => Effect.Effect<FileObject, NotFound>
+  readonly get: (userId: bigint, fileId: string) => Effect.Effect<FileObject, NotFound | StorageUnavailable>
   /**
    * A page of `userId`'s visible files, in creation order (`query.order`), after the file `query.after` (which need
    * not exist any more); only those of `query.purpose` when given (none for a purpose no file can have).
    */
-  readonly list: (userId: bigint, query: FileListQuery) => Effect.Effect<FileList>
+  readonly list: (userId: bigint, query: FileListQuery) => Effect.Effect<FileList, StorageUnavailable>
   /** The File object and bytes of `fileId` (owner-checked as `get`). */
-  readonly content: (userId: bigint, fileId: string) => Effect.Effect<FileContent, NotFound>
+  readonly content: (userId: bigint, fileId: string) => Effect.Effect<FileContent, NotFound | StorageUnavailable>
   /** Deletes `fileId` (owner-checked as `get`): hidden at once, its chunks removed before this returns. */
-  readonly remove: (userId: bigint, fileId: string) => Effect.Effect<FileDeleted, NotFound>
+  readonly remove: (userId: bigint, fileId: string) => Effect.Effect<FileDeleted, NotFound | StorageUnavailable>
   /**
    * One round of the expiry sweep: removes up to 100 expired or deleted files and stale unfinished uploads with
    * their chunks; how many it removed.
    */
-  readonly sweep: Effect.Effect<number>
+  readonly sweep: Effect.Effect<number, StorageUnavailable>
 }>()("sluice/files/FileStore") {
   /**
    * On the SQL store (`files`, `file_chunks`), with `options`' limits; runs the sweep every
@@ -273,7 +287,7 @@ const makeFileStore = (options: FileStoreOptions) =>
       Effect.gen(function* () {
         yield* sql`DELETE FROM file_chunks WHERE file_id = ${fileId}`
         yield* sql`DELETE FROM files WHERE id = ${fileId}`
-      }).pipe(Effect.orDie, Effect.uninterruptible)
+      }).pipe(storageFailure("files.purge"), Effect.uninterruptible)
 
     /** Bytes `userId`'s live files (and uploads in flight) take. */
     const userTotal = (userId: bigint, now: Date) =>
@@ -281,7 +295,7 @@ const makeFileStore = (options: FileStoreOptions) =>
         SELECT COALESCE(SUM(bytes), 0) AS total FROM files
         WHERE user_id = ${userId} AND NOT deleted AND (expires_at IS NULL OR expires_at > ${now})`.pipe(
         Effect.map((rows) => Number(rows[0]?.total ?? 0)),
-        Effect.orDie
+        storageFailure("files.total")
       )
 
     /**
@@ -293,13 +307,13 @@ const makeFileStore = (options: FileStoreOptions) =>
       filename: string,
       content: Stream.Stream<Uint8Array, E>,
       limits: { readonly maxFileBytes: number; readonly maxUserBytes: number } | undefined
-    ): Effect.Effect<StagedFile, E | PayloadTooLarge | InvalidRequest> =>
+    ): Effect.Effect<StagedFile, E | PayloadTooLarge | InvalidRequest | StorageUnavailable> =>
       Effect.gen(function* () {
         const createdAtMillis = yield* Clock.currentTimeMillis
         const id = newFileId(createdAtMillis)
         const created = new Date(createdAtMillis)
         yield* sql`INSERT INTO files (id, user_id, filename, created_at, written_at)
-                   VALUES (${id}, ${userId}, ${filename}, ${created}, ${created})`.pipe(Effect.orDie)
+                   VALUES (${id}, ${userId}, ${filename}, ${created}, ${created})`.pipe(storageFailure("files.stage"))
         let seq = 0
         let total = 0
         let pending: Array<Uint8Array> = []
@@ -324,10 +338,12 @@ const makeFileStore = (options: FileStoreOptions) =>
             }
             pendingBytes -= size
             const data = concat(taken, size)
-            yield* sql`INSERT INTO file_chunks (file_id, seq, data) VALUES (${id}, ${seq}, ${data})`.pipe(Effect.orDie)
+            yield* sql`INSERT INTO file_chunks (file_id, seq, data) VALUES (${id}, ${seq}, ${data})`.pipe(
+              storageFailure("files.write")
+            )
             const now = new Date(yield* Clock.currentTimeMillis)
             yield* sql`UPDATE files SET bytes = bytes + ${size}, written_at = ${now} WHERE id = ${id}`.pipe(
-              Effect.orDie
+              storageFailure("files.write")
             )
             seq += 1
             if (limits !== undefined) {
@@ -374,7 +390,10 @@ const makeFileStore = (options: FileStoreOptions) =>
       userId: bigint,
       filename: string,
       content: Stream.Stream<Uint8Array, E>
-    ): Effect.Effect<StagedFile, E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited> =>
+    ): Effect.Effect<
+      StagedFile,
+      E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited | StorageUnavailable
+    > =>
       Effect.acquireUseRelease(
         Effect.sync(() => {
           const running = inFlight.get(userId) ?? 0
@@ -382,7 +401,12 @@ const makeFileStore = (options: FileStoreOptions) =>
           inFlight.set(userId, running + 1)
           return true
         }),
-        (admitted): Effect.Effect<StagedFile, E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited> =>
+        (
+          admitted
+        ): Effect.Effect<
+          StagedFile,
+          E | PayloadTooLarge | InvalidRequest | RequestTimeout | RateLimited | StorageUnavailable
+        > =>
           admitted
             ? write(userId, filename, content, options).pipe(
               Effect.timeoutOrElse({
@@ -407,7 +431,7 @@ const makeFileStore = (options: FileStoreOptions) =>
       const rows = yield* sql<FileRow>`
         UPDATE files SET purpose = ${details.purpose}, expires_at = ${expiresAt}, complete = true
         WHERE id = ${staged.id} AND NOT deleted
-        RETURNING ${sql.literal(FILE_COLUMNS)}`.pipe(Effect.orDie)
+        RETURNING ${sql.literal(FILE_COLUMNS)}`.pipe(storageFailure("files.commit"))
       if (rows[0] === undefined) return yield* Effect.die(new Error(`The staged file ${staged.id} is gone`))
       return fileObjectOf(rows[0])
     })
@@ -432,7 +456,7 @@ const makeFileStore = (options: FileStoreOptions) =>
         readonly purpose?: FilePurpose | undefined
         readonly expiresAfterSeconds?: number | undefined
       }
-    ): Effect.Effect<FileObject, E> => {
+    ): Effect.Effect<FileObject, E | StorageUnavailable> => {
       const bytes = Stream.map(lines, (line) => {
         if (typeof line === "string") return encoder.encode(`${line}\n`)
         const ended = new Uint8Array(line.byteLength + 1)
@@ -440,9 +464,12 @@ const makeFileStore = (options: FileStoreOptions) =>
         ended[line.byteLength] = NEWLINE
         return ended
       })
-      // Without limits, `write` fails with nothing but the stream's error (the limit failures are made only when
-      // it is given limits), which the cast says.
-      const written = write(userId, details.filename, bytes, undefined) as Effect.Effect<StagedFile, E>
+      // Without limits, `write` fails with nothing but the stream's error or the store's (the limit failures are
+      // made only when it is given limits), which the cast says.
+      const written = write(userId, details.filename, bytes, undefined) as Effect.Effect<
+        StagedFile,
+        E | StorageUnavailable
+      >
       return written.pipe(
         Effect.flatMap((staged) =>
           commit(staged, {
@@ -461,7 +488,7 @@ const makeFileStore = (options: FileStoreOptions) =>
       const now = new Date(yield* Clock.currentTimeMillis)
       const rows = yield* sql<FileRow>`
         SELECT ${sql.literal(FILE_COLUMNS)} FROM files
-        WHERE id = ${fileId} AND user_id = ${userId} AND ${visible(now)}`.pipe(Effect.orDie)
+        WHERE id = ${fileId} AND user_id = ${userId} AND ${visible(now)}`.pipe(storageFailure("files.get"))
       if (rows[0] === undefined) return yield* missing(fileId)
       return fileObjectOf(rows[0])
     })
@@ -483,7 +510,7 @@ const makeFileStore = (options: FileStoreOptions) =>
         SELECT ${sql.literal(FILE_COLUMNS)} FROM files
         WHERE user_id = ${userId} AND ${visible(now)} ${after} ${purpose}
         ORDER BY id ${sql.literal(query.order === "asc" ? "ASC" : "DESC")}
-        LIMIT ${limit + 1}`.pipe(Effect.orDie)
+        LIMIT ${limit + 1}`.pipe(storageFailure("files.list"))
       const data = rows.slice(0, limit).map(fileObjectOf)
       return {
         object: "list",
@@ -497,12 +524,14 @@ const makeFileStore = (options: FileStoreOptions) =>
     const readChunk = (fileId: string, seq: number) =>
       sql<{ data: Uint8Array }>`SELECT data FROM file_chunks WHERE file_id = ${fileId} AND seq = ${seq}`.pipe(
         Effect.map((rows) => rows[0]?.data),
-        Effect.orDie
+        storageFailure("files.read")
       )
 
     const content = Effect.fn("FileStore.content")(function* (userId: bigint, fileId: string) {
       const file = yield* get(userId, fileId)
-      const step = (state: ReadState): Effect.Effect<readonly [ReadonlyArray<Uint8Array>, Option.Option<ReadState>]> =>
+      const step = (
+        state: ReadState
+      ): Effect.Effect<readonly [ReadonlyArray<Uint8Array>, Option.Option<ReadState>], StorageUnavailable> =>
         state.read >= file.bytes
           ? Effect.succeed([[], Option.none()] as const)
           : Effect.flatMap(readChunk(file.id, state.seq), (data) =>
@@ -514,7 +543,7 @@ const makeFileStore = (options: FileStoreOptions) =>
                   Option.some({ seq: state.seq + 1, read: state.read + data.byteLength })
                 ] as const
               ))
-      const stream = Stream.paginate<ReadState, Uint8Array>({ seq: 0, read: 0 }, step)
+      const stream = Stream.paginate<ReadState, Uint8Array, StorageUnavailable>({ seq: 0, read: 0 }, step)
       return { file, stream } satisfies FileContent
     })
 
@@ -524,7 +553,7 @@ const makeFileStore = (options: FileStoreOptions) =>
       const rows = yield* sql<{ id: string }>`
         UPDATE files SET deleted = true
         WHERE id = ${fileId} AND user_id = ${userId} AND ${visible(now)}
-        RETURNING id`.pipe(Effect.orDie)
+        RETURNING id`.pipe(storageFailure("files.remove"))
       if (rows[0] === undefined) return yield* missing(fileId)
       yield* purge(fileId)
       return { id: fileId, object: "file", deleted: true } satisfies FileDeleted
@@ -537,7 +566,7 @@ const makeFileStore = (options: FileStoreOptions) =>
       const rows = yield* sql<{ id: string }>`
         SELECT id FROM files
         WHERE deleted OR expires_at <= ${now} OR (NOT complete AND written_at < ${stale})
-        LIMIT ${SWEEP_BATCH}`.pipe(Effect.orDie)
+        LIMIT ${SWEEP_BATCH}`.pipe(storageFailure("files.sweep"))
       for (const row of rows) yield* purge(row.id)
       if (rows.length > 0) yield* Effect.logDebug("Swept files").pipe(Effect.annotateLogs("files", rows.length))
       return rows.length

@@ -32,7 +32,7 @@ const piecesOf = (bytes: Uint8Array, piece = 70_001): Stream.Stream<Uint8Array> 
   return Stream.fromIterable(pieces)
 }
 
-const collect = (stream: Stream.Stream<Uint8Array>) =>
+const collect = <E>(stream: Stream.Stream<Uint8Array, E>) =>
   Effect.map(Stream.runCollect(stream), (chunks) => {
     const all = Array.from(chunks)
     const out = new Uint8Array(all.reduce((size, chunk) => size + chunk.byteLength, 0))

@@ -1,7 +1,8 @@
 /**
  * Requests whose own store reads meet a PostgreSQL outage (`PostgresOutage.ts` closes every connection and refuses
  * new ones): the lookup of a key not yet cached (`/v1/chat/completions` through the `openai` SDK, `/v1/messages`
- * through `@anthropic-ai/sdk`), a video task read with a cached key (`GET /v1/videos/{id}`) and the session lookup of
+ * through `@anthropic-ai/sdk`), a video task read and a file list with a cached key (`GET /v1/videos/{id}`,
+ * `GET /v1/files`) and the session lookup of
  * `/api/user/self` used to die (a 500 with a defect log); they now answer 503 `storage_unavailable` with
  * `Retry-After: 5` in their envelope (gateway, Messages, api), with no stack or driver text, each counted in
  * `sluice_storage_errors_total{operation}` and logged once as `Storage unavailable`; nothing reaches the vendor and
@@ -94,6 +95,12 @@ Deno.test({
         strictEqual(video.status, 503)
         strictEqual(video.code, "storage_unavailable")
         strictEqual(video.headers?.get("retry-after"), "5")
+        // The Files API with a key already cached: the file store is out of reach.
+        const listed = await warm.files.list().then(() => undefined, (error: unknown) => error)
+        ok(listed instanceof OpenAI.APIError, `the list failed: ${listed}`)
+        strictEqual(listed.status, 503)
+        strictEqual(listed.code, "storage_unavailable")
+        strictEqual(listed.headers?.get("retry-after"), "5")
         // The Messages format's own envelope, through the Anthropic SDK.
         const messages = await new Anthropic({ baseURL: gateway.url, apiKey: COLD_KEY, maxRetries: 0 }).messages
           .create({ model: "gpt-test", max_tokens: 16, messages: [{ role: "user", content: "anthropic" }] })
@@ -116,8 +123,9 @@ Deno.test({
         strictEqual(await metric(gateway.url, "sluice_storage_errors_total", 'operation="auth.lookup"'), 3)
         strictEqual(await metric(gateway.url, "sluice_storage_errors_total", 'operation="sessions.resolve"'), 1)
         strictEqual(await metric(gateway.url, "sluice_storage_errors_total", 'operation="tasks.find"'), 1)
+        strictEqual(await metric(gateway.url, "sluice_storage_errors_total", 'operation="files.list"'), 1)
         const warnings = gateway.logs.filter((line) => line.includes('"Storage unavailable"'))
-        strictEqual(warnings.length, 5, warnings.join("\n"))
+        strictEqual(warnings.length, 6, warnings.join("\n"))
         ok(warnings.some((line) => line.includes("auth.lookup")) && warnings.some((line) => line.includes("sessions")))
         const defects = gateway.logs.filter((line) => line.includes("failed with a defect"))
         deepStrictEqual(defects, [], "no defect was logged")
