@@ -61,6 +61,8 @@ interface BatchRow {
   readonly endpoint: string
   readonly status: string
   readonly counts: string
+  /** Lines that answered: each has a usage row once the usage log has written it (the cost waits for them). */
+  readonly succeeded: number
   readonly createdAt: number
   readonly endedAt: number | null
   /** Not ended yet (the list is read again while one is). */
@@ -118,6 +120,7 @@ const openAiRow = (batch: OpenAiBatch): BatchRow => ({
   endpoint: batch.endpoint,
   status: batch.status,
   counts: TEXT.openAiCounts(batch.request_counts.total, batch.request_counts.completed, batch.request_counts.failed),
+  succeeded: batch.request_counts.completed,
   createdAt: batch.created_at,
   endedAt: batch.completed_at ?? batch.failed_at ?? batch.expired_at ?? batch.cancelled_at,
   running: OPENAI_RUNNING.has(batch.status),
@@ -136,6 +139,7 @@ const messageRow = (batch: MessageBatch): BatchRow => {
     endpoint: "/v1/messages",
     status: batch.processing_status,
     counts: TEXT.messageCounts(c.processing, c.succeeded, c.errored, c.canceled, c.expired),
+    succeeded: c.succeeded,
     createdAt: seconds(batch.created_at) ?? 0,
     endedAt: seconds(batch.ended_at),
     running: batch.processing_status !== "ended",
@@ -164,8 +168,11 @@ const listOf = async (kind: BatchRow["kind"], after: string | null): Promise<Lis
   return { rows: page.data.map(messageRow), hasMore: page.has_more, lastId: page.last_id }
 }
 
-/** What the ledger charged the lines of batch `id`: its usage log rows summed, as USD with its unit. */
-export const batchCost = async (id: string): Promise<string> => {
+/**
+ * What the ledger charged the lines of batch `id`: its usage log rows summed, as USD with its unit, and how many
+ * rows there were.
+ */
+export const batchCost = async (id: string): Promise<{ readonly text: string; readonly rows: number }> => {
   let total = 0
   for (let page = 1;; page++) {
     const rows = await api<Page<{ quota: number }>>(
@@ -173,20 +180,41 @@ export const batchCost = async (id: string): Promise<string> => {
       `/api/log/self?batch_id=${encodeURIComponent(id)}&page=${page}&page_size=${LOG_PAGE}`
     )
     total += rows.items.reduce((sum, row) => sum + row.quota, 0)
-    if (page * LOG_PAGE >= rows.total || rows.items.length === 0) return usd(total)
+    if (page * LOG_PAGE >= rows.total || rows.items.length === 0) return { text: usd(total), rows: rows.total }
   }
 }
 
-/** The cost cell of one batch, read from the log when the batch (or its counts) change. */
+/** How long the cost cell waits before reading the log again while rows of answered lines are still to come. */
+const COST_RETRY_MILLIS = 1_000
+/** How many times it reads again at most (the usage log writes its rows within seconds). */
+const COST_RETRIES = 30
+
+/**
+ * The cost cell of one batch, read from the log when the batch (or its counts) change. The usage log writes a
+ * line's row a moment after the line answered, so while fewer rows than answered lines are in, it reads again.
+ */
 const Cost = (props: { row: BatchRow }) => {
   const [cost, setCost] = useState<string>(TEXT.costPending)
   useEffect(() => {
     let live = true
-    batchCost(props.row.id).then((text) => live && setCost(text), (caught) => live && setCost(wordsOf(caught)))
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const read = (tries: number) =>
+      batchCost(props.row.id).then(
+        (answer) => {
+          if (!live) return
+          setCost(answer.text)
+          if (answer.rows < props.row.succeeded && tries < COST_RETRIES) {
+            timer = setTimeout(() => read(tries + 1), COST_RETRY_MILLIS)
+          }
+        },
+        (caught) => live && setCost(wordsOf(caught))
+      )
+    read(0)
     return () => {
       live = false
+      if (timer !== undefined) clearTimeout(timer)
     }
-  }, [props.row.id, props.row.status, props.row.counts])
+  }, [props.row.id, props.row.status, props.row.counts, props.row.succeeded])
   return <td data-testid="batch-cost">{cost}</td>
 }
 
