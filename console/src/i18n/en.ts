@@ -27,6 +27,7 @@ export const en = {
       playground: "Playground",
       batches: "Batches",
       files: "Files",
+      tasks: "Tasks",
       webhooks: "Webhooks",
       account: "Account",
       channels: "Channels",
@@ -84,7 +85,13 @@ export const en = {
     search: "Search",
     clear: "Clear filters",
     pageSize: "Rows per page",
-    answeredIn: (ms: number) => `Listed in ${ms} ms.`
+    answeredIn: (ms: number) => `Listed in ${ms} ms.`,
+    enableSelected: "Enable selected",
+    disableSelected: "Disable selected",
+    deleteSelected: "Delete selected",
+    deleteConfirm: "Yes, delete them",
+    keep: "Keep them",
+    selected: (count: number) => `${numbers.format(count)} selected`
   },
   /** The sign-in page and the identity-provider buttons. */
   SIGNIN: {
@@ -116,6 +123,19 @@ export const en = {
   },
   /** The API keys page. */
   KEYS: {
+    filters: "Filter keys",
+    keyword: "Name contains, or key starts with",
+    status: "Status",
+    group: "Group",
+    model: "Model on the key's list",
+    select: (name: string) => `Select ${name}`,
+    selectPage: "Select every key on this page",
+    bulk: "Selected keys",
+    bulkDone: (done: number, failed: number) =>
+      failed === 0
+        ? `Done for ${counted(done, "key", "keys")}.`
+        : `Done for ${counted(done, "key", "keys")}; ${numbers.format(failed)} failed.`,
+    deleteQuestion: (count: number) => `Revoke ${counted(count, "key", "keys")}? Requests with them fail at once.`,
     title: "API keys",
     none: "none",
     budget: (spent: string, amount: number, period: string) => `$${spent} of $${amount} ${per(period)}`,
@@ -304,6 +324,32 @@ export const en = {
     send: "Send",
     newConversation: "New conversation"
   },
+  /** The tasks page. */
+  TASK_LIST: {
+    title: "Tasks",
+    intro: "Your asynchronous tasks (videos, images made as tasks, Midjourney), searched and sorted on the server. " +
+      "The playground shows their previews.",
+    filters: "Filter tasks",
+    keyword: "Task id starts with, or model contains",
+    status: "Status",
+    kind: "Kind",
+    model: "Model (its exact name)",
+    from: "Created from (UTC date)",
+    to: "Created until (UTC date, included)",
+    caption: (total: number) => `Tasks (${total})`,
+    columns: {
+      task: "Task",
+      kind: "Kind",
+      model: "Model",
+      status: "Status",
+      progress: "Progress",
+      created: "Created",
+      completed: "Completed",
+      cost: "Cost (charged)"
+    },
+    progressOf: (id: string) => `Progress of task ${id}`,
+    pages: "Task pages"
+  },
   /** The playground's image and video modes and the task list. */
   TASKS: {
     noRequestId: "The answer carried no request id; see Usage logs.",
@@ -415,6 +461,24 @@ export const en = {
   },
   /** The webhooks page. */
   WEBHOOKS: {
+    filters: "Filter endpoints",
+    keyword: "URL contains",
+    status: "Status",
+    event: "Event",
+    select: (url: string) => `Select ${url}`,
+    selectPage: "Select every endpoint on this page",
+    bulk: "Selected endpoints",
+    bulkDone: (done: number, failed: number) =>
+      failed === 0
+        ? `Done for ${counted(done, "endpoint", "endpoints")}.`
+        : `Done for ${counted(done, "endpoint", "endpoints")}; ${numbers.format(failed)} failed.`,
+    deleteQuestion: (count: number) =>
+      `Delete ${counted(count, "endpoint", "endpoints")} and their delivery logs? This cannot be undone.`,
+    disabledNote: "disabled: no new event is sent",
+    enable: "Enable",
+    disable: "Disable",
+    named: (verb: string, url: string) => `${verb} ${url}`,
+    pages: "Endpoint pages",
     title: "Webhooks",
     threshold: "Each threshold must be a percentage above 0 and at most 100, such as 50, 80, 100.",
     balanceUsd: "The balance for balance.low must be an amount in USD, such as 5 or 0.25.",
@@ -457,7 +521,14 @@ export const en = {
     introAfter: ". Each delivery is retried for 24 hours; receivers deduplicate by ",
     introEnd: ".",
     caption: (count: number) => `Your endpoints (${count})`,
-    columns: { url: "URL", events: "Events", deliveries: "Deliveries", added: "Added", actions: "Actions" }
+    columns: {
+      url: "URL",
+      events: "Events",
+      status: "Status",
+      deliveries: "Deliveries",
+      added: "Added",
+      actions: "Actions"
+    }
   },
   /** The channels page. */
   CHANNELS: {

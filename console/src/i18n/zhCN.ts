@@ -28,6 +28,7 @@ export const zhCN: Catalogue = {
       playground: "操练场",
       batches: "批处理",
       files: "文件",
+      tasks: "任务",
       webhooks: "Webhook",
       account: "账户",
       channels: "渠道",
@@ -81,7 +82,13 @@ export const zhCN: Catalogue = {
     search: "搜索",
     clear: "清除筛选",
     pageSize: "每页行数",
-    answeredIn: (ms: number) => `用时 ${ms} 毫秒。`
+    answeredIn: (ms: number) => `用时 ${ms} 毫秒。`,
+    enableSelected: "启用所选",
+    disableSelected: "禁用所选",
+    deleteSelected: "删除所选",
+    deleteConfirm: "确认删除",
+    keep: "保留",
+    selected: (count: number) => `已选 ${numbers.format(count)} 项`
   },
   SIGNIN: {
     providerFailed: "通过身份提供方登录失败。",
@@ -110,6 +117,19 @@ export const zhCN: Catalogue = {
     loading: "加载中…"
   },
   KEYS: {
+    filters: "筛选密钥",
+    keyword: "名称包含，或密钥开头为",
+    status: "状态",
+    group: "分组",
+    model: "密钥允许的模型",
+    select: (name: string) => `选择 ${name}`,
+    selectPage: "选择本页全部密钥",
+    bulk: "所选密钥",
+    bulkDone: (done: number, failed: number) =>
+      failed === 0
+        ? `已完成 ${numbers.format(done)} 个密钥。`
+        : `已完成 ${numbers.format(done)} 个密钥；${numbers.format(failed)} 个失败。`,
+    deleteQuestion: (count: number) => `吊销 ${numbers.format(count)} 个密钥？使用它们的请求将立即失败。`,
     title: "API 密钥",
     none: "无",
     budget: (spent: string, amount: number, period: string) => `已用 $${spent}，额度 $${amount}（${per(period)}）`,
@@ -291,6 +311,30 @@ export const zhCN: Catalogue = {
     send: "发送",
     newConversation: "新对话"
   },
+  TASK_LIST: {
+    title: "任务",
+    intro: "你的异步任务（视频、以任务方式生成的图片、Midjourney），在服务端搜索和排序。预览请在操练场查看。",
+    filters: "筛选任务",
+    keyword: "任务 ID 开头为，或模型包含",
+    status: "状态",
+    kind: "类型",
+    model: "模型（完整名称）",
+    from: "创建起始（UTC 日期）",
+    to: "创建截止（UTC 日期，含当天）",
+    caption: (total: number) => `任务（${total}）`,
+    columns: {
+      task: "任务",
+      kind: "类型",
+      model: "模型",
+      status: "状态",
+      progress: "进度",
+      created: "创建时间",
+      completed: "完成时间",
+      cost: "费用（已扣）"
+    },
+    progressOf: (id: string) => `任务 ${id} 的进度`,
+    pages: "任务分页"
+  },
   TASKS: {
     noRequestId: "回答没有携带请求 ID；请查看用量日志。",
     charged: (cost: string) => `费用 ${cost}（实际扣费）`,
@@ -396,6 +440,23 @@ export const zhCN: Catalogue = {
     pages: "文件分页"
   },
   WEBHOOKS: {
+    filters: "筛选端点",
+    keyword: "URL 包含",
+    status: "状态",
+    event: "事件",
+    select: (url: string) => `选择 ${url}`,
+    selectPage: "选择本页全部端点",
+    bulk: "所选端点",
+    bulkDone: (done: number, failed: number) =>
+      failed === 0
+        ? `已完成 ${numbers.format(done)} 个端点。`
+        : `已完成 ${numbers.format(done)} 个端点；${numbers.format(failed)} 个失败。`,
+    deleteQuestion: (count: number) => `删除 ${numbers.format(count)} 个端点及其投递记录？此操作无法撤销。`,
+    disabledNote: "已禁用：不再发送新事件",
+    enable: "启用",
+    disable: "禁用",
+    named: (verb: string, url: string) => `${verb} ${url}`,
+    pages: "端点分页",
     title: "Webhook",
     threshold: "每个阈值必须是大于 0、不超过 100 的百分比，例如 50, 80, 100。",
     balanceUsd: "balance.low 的余额必须是美元金额，例如 5 或 0.25。",
@@ -438,7 +499,7 @@ export const zhCN: Catalogue = {
     introAfter: "。每次投递最多重试 24 小时；接收方按 ",
     introEnd: " 去重。",
     caption: (count: number) => `你的端点（${count}）`,
-    columns: { url: "URL", events: "事件", deliveries: "投递", added: "添加时间", actions: "操作" }
+    columns: { url: "URL", events: "事件", status: "状态", deliveries: "投递", added: "添加时间", actions: "操作" }
   },
   CHANNELS: {
     title: "渠道",
