@@ -417,7 +417,8 @@ export const Keys = () => {
       })
       const failed = results.filter((result) => !result.success).length
       setBulkResult(KEYS.bulkDone(results.length - failed, failed))
-      if (action === "delete") selection.clear()
+      // Done with: a changed row may leave the filtered page, and a selection nobody sees must not act again.
+      selection.clear()
     } catch (caught) {
       setError(wordsOf(caught))
     }

@@ -402,7 +402,8 @@ export const Webhooks = (props: { admin: boolean }) => {
       })
       const failed = results.filter((result) => !result.success).length
       setBulkResult(WEBHOOKS.bulkDone(results.length - failed, failed))
-      if (action === "delete") selection.clear()
+      // Done with: a changed row may leave the filtered page, and a selection nobody sees must not act again.
+      selection.clear()
     } catch (caught) {
       setError(wordsOf(caught))
     }
