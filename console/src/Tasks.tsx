@@ -29,10 +29,6 @@ interface TaskRow {
   readonly error: string | null
 }
 
-/** The statuses and kinds the API filters by (its own values, shown as they come). */
-const STATUSES = ["queued", "in_progress", "completed", "failed"] as const
-const KINDS = ["video", "image", "midjourney"] as const
-
 /** The list's view, as the hash's query holds it (`from` and `to` are UTC dates, `YYYY-MM-DD`). */
 const VIEW = {
   keyword: "",
@@ -68,11 +64,11 @@ const TaskFilters = (props: { view: typeof VIEW; onApply: (change: Partial<typeo
   const [draft, setDraft] = useState(props.view)
   const set = (name: keyof typeof VIEW) => (e: { currentTarget: { value: string } }) =>
     setDraft({ ...draft, [name]: e.currentTarget.value })
-  const choice = (name: "status" | "kind", label: string, values: ReadonlyArray<string>) => (
+  const choice = (name: "status" | "kind", label: string, words: Readonly<Record<string, string>>) => (
     <Field label={label}>
       <select name={name} value={draft[name]} onChange={set(name)}>
         <option value="">{LIST.any}</option>
-        {values.map((value) => <option key={value} value={value}>{value}</option>)}
+        {Object.entries(words).map(([value, word]) => <option key={value} value={value}>{word}</option>)}
       </select>
     </Field>
   )
@@ -89,8 +85,8 @@ const TaskFilters = (props: { view: typeof VIEW; onApply: (change: Partial<typeo
       <Field label={TASK_LIST.keyword}>
         <input name="keyword" maxLength={100} value={draft.keyword} onInput={set("keyword")} />
       </Field>
-      {choice("status", TASK_LIST.status, STATUSES)}
-      {choice("kind", TASK_LIST.kind, KINDS)}
+      {choice("status", TASK_LIST.status, TASK_LIST.statuses)}
+      {choice("kind", TASK_LIST.kind, TASK_LIST.kinds)}
       <Field label={TASK_LIST.model}>
         <input name="model" value={draft.model} onInput={set("model")} />
       </Field>

@@ -336,6 +336,8 @@ export const en = {
     model: "Model (its exact name)",
     from: "Created from (UTC date)",
     to: "Created until (UTC date, included)",
+    statuses: { queued: "queued", in_progress: "in progress", completed: "completed", failed: "failed" },
+    kinds: { video: "video", image: "image", midjourney: "Midjourney" },
     caption: (total: number) => `Tasks (${total})`,
     columns: {
       task: "Task",
@@ -584,22 +586,15 @@ export const en = {
     badMapping: (line: string) => `“${line}” is not a line “asked-model=upstream-model”.`,
     mapping: (words: string) => `Model mapping: ${words}`,
     settingsObject: 'Settings must be a JSON object, such as {"auto_disable": true}.',
-    apiVersionDate: "API version must be a date YYYY-MM-DD (optionally with -preview) or v1.",
     priorityWhole: "Priority must be a whole number (higher is tried first).",
     weightWhole: "Weight must be a whole number of 0 or more.",
     keys: (words: string) => `Keys: ${words}`,
     needsKey: "A channel needs at least one key, one a line.",
-    needsProject: "A vertex channel needs its Google Cloud project.",
     add: "Add a channel",
     change: (name: string) => `Change channel ${name}`,
     name: "Channel name",
     type: "Type",
     baseUrl: "Base URL",
-    region: "AWS region (the calls are signed for it; the base URL defaults to its endpoint)",
-    bedrockApi: "Bedrock API (invoke: Claude models through InvokeModel with the Messages body)",
-    apiVersion: "API version (a date such as 2024-10-21, optionally -preview, or v1; empty: 2024-10-21)",
-    project: "Google Cloud project (id or number)",
-    location: "Location (us-central1 when empty; global, us, eu or a region)",
     models: "Models, comma-separated",
     groups: "Groups, comma-separated",
     priority: "Priority (higher is tried first)",
@@ -677,7 +672,39 @@ export const en = {
     strip: "Strip params, comma-separated (strip_params)",
     stripHelp: "Request fields removed before the request goes upstream, such as temperature.",
     testModel: "Test model (test_model)",
-    testModelHelp: "The model a channel test asks; the first model when empty."
+    testModelHelp: "The model a channel test asks; the first model when empty.",
+    typeLegend: (type: string) => `Settings of a ${type} channel`,
+    required: (label: string, name: string) => `${label} (${name}) is required on this type.`,
+    invalid: (label: string, name: string, rule: string) => `${label} (${name}) ${rule}`,
+    typeFields: {
+      api_version: [
+        "API version",
+        "Azure OpenAI's API version: a date such as 2024-10-21 (optionally -preview) calls the deployment paths; v1 " +
+        "calls the v1 API. Empty: 2024-10-21. The deployment is the model mapping's upstream model.",
+        "must be a date YYYY-MM-DD (optionally with -preview) or v1."
+      ],
+      region: [
+        "AWS region",
+        "The calls are signed for it, and the base URL defaults to its endpoint. The key is an access key id and " +
+        "secret, or a Bedrock API key.",
+        "must be an AWS region such as us-east-1."
+      ],
+      bedrock_api: [
+        "Bedrock API",
+        "converse (every model) or invoke (Claude models through InvokeModel with the Messages body).",
+        "must be converse or invoke."
+      ],
+      project: [
+        "Google Cloud project",
+        "The project's id or number. The keys are service-account key JSON files or Vertex API keys.",
+        "must be a project id or number (letters, digits, '-', '.', ':')."
+      ],
+      location: [
+        "Location",
+        "us-central1 when empty; global, us, eu or a region. The base URL defaults to its endpoint.",
+        "must be a Vertex AI location such as us-central1 or global."
+      ]
+    }
   },
   /** The users page. */
   USERS: {

@@ -321,6 +321,8 @@ export const zhCN: Catalogue = {
     model: "模型（完整名称）",
     from: "创建起始（UTC 日期）",
     to: "创建截止（UTC 日期，含当天）",
+    statuses: { queued: "排队中", in_progress: "进行中", completed: "已完成", failed: "失败" },
+    kinds: { video: "视频", image: "图片", midjourney: "Midjourney 任务" },
     caption: (total: number) => `任务（${total}）`,
     columns: {
       task: "任务",
@@ -553,22 +555,15 @@ export const zhCN: Catalogue = {
     badMapping: (line: string) => `“${line}”不是“请求模型=上游模型”格式的一行。`,
     mapping: (words: string) => `模型映射：${words}`,
     settingsObject: '设置必须是 JSON 对象，例如 {"auto_disable": true}。',
-    apiVersionDate: "API 版本必须是日期 YYYY-MM-DD（可带 -preview）或 v1。",
     priorityWhole: "优先级必须是整数（越高越先尝试）。",
     weightWhole: "权重必须是 0 或更大的整数。",
     keys: (words: string) => `密钥：${words}`,
     needsKey: "渠道至少需要一个密钥，每行一个。",
-    needsProject: "vertex 渠道需要填写 Google Cloud 项目。",
     add: "添加渠道",
     change: (name: string) => `修改渠道 ${name}`,
     name: "渠道名称",
     type: "类型",
     baseUrl: "基础 URL",
-    region: "AWS 区域（请求按此区域签名；基础 URL 默认为该区域的端点）",
-    bedrockApi: "Bedrock API（invoke：Claude 模型通过 InvokeModel 使用 Messages 请求体）",
-    apiVersion: "API 版本（日期，例如 2024-10-21，可带 -preview，或 v1；留空：2024-10-21）",
-    project: "Google Cloud 项目（ID 或编号）",
-    location: "位置（留空为 us-central1；global、us、eu 或某个区域）",
     models: "模型，逗号分隔",
     groups: "分组，逗号分隔",
     priority: "优先级（越高越先尝试）",
@@ -627,7 +622,37 @@ export const zhCN: Catalogue = {
     strip: "移除参数，逗号分隔（strip_params）",
     stripHelp: "请求发往上游前要移除的字段，例如 temperature。",
     testModel: "测试模型（test_model）",
-    testModelHelp: "渠道测试使用的模型；留空时使用第一个模型。"
+    testModelHelp: "渠道测试使用的模型；留空时使用第一个模型。",
+    typeLegend: (type: string) => `${type} 渠道的设置`,
+    required: (label: string, name: string) => `此类型必须填写${label}（${name}）。`,
+    invalid: (label: string, name: string, rule: string) => `${label}（${name}）${rule}`,
+    typeFields: {
+      api_version: [
+        "API 版本",
+        "Azure OpenAI 的 API 版本：日期（例如 2024-10-21，可带 -preview）调用部署路径；v1 调用 v1 API。留空：2024-10-21。部署名即模型映射中的上游模型。",
+        "必须是日期 YYYY-MM-DD（可带 -preview）或 v1。"
+      ],
+      region: [
+        "AWS 区域",
+        "请求按此区域签名，基础 URL 默认为该区域的端点。密钥为访问密钥 ID 与私有密钥，或 Bedrock API 密钥。",
+        "必须是 AWS 区域，例如 us-east-1。"
+      ],
+      bedrock_api: [
+        "Bedrock API",
+        "converse（所有模型）或 invoke（Claude 模型通过 InvokeModel 使用 Messages 请求体）。",
+        "必须是 converse 或 invoke。"
+      ],
+      project: [
+        "Google Cloud 项目",
+        "项目的 ID 或编号。密钥为服务账号密钥 JSON 文件或 Vertex API 密钥。",
+        "必须是项目 ID 或编号（字母、数字、'-'、'.'、':'）。"
+      ],
+      location: [
+        "位置",
+        "留空为 us-central1；可填 global、us、eu 或某个区域。基础 URL 默认为该位置的端点。",
+        "必须是 Vertex AI 位置，例如 us-central1 或 global。"
+      ]
+    }
   },
   USERS: {
     title: "用户",
