@@ -10,7 +10,7 @@
  * server checks them when the form is saved (`typeSettingsProblem`).
  */
 import { useEffect, useState } from "preact/hooks"
-import { TYPE_SETTINGS, type TypeSetting } from "./channelTypes.ts"
+import { SWITCH_TYPES, TYPE_SETTINGS, type TypeSetting } from "./channelTypes.ts"
 import { SETTINGS } from "./strings.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
@@ -224,7 +224,9 @@ export const SettingsFields = (
             onValue={write(name)}
           />
         ))}
-        {SETTINGS.switches.map(([name, label, help]) => (
+        {SETTINGS.switches.filter(([name]) => SWITCH_TYPES[name]?.includes(props.type) ?? true).map((
+          [name, label, help]
+        ) => (
           <div key={name}>
             <Field label={`${label} (${name})`}>
               <select

@@ -137,3 +137,14 @@ export const TYPE_SETTINGS: Readonly<Partial<Record<(typeof CHANNEL_TYPES)[numbe
     { name: "location", pattern: VERTEX_LOCATION, placeholder: "us-central1" }
   ]
 }
+
+/**
+ * The switches of the common settings that only some types read (`upstreams/Adapter.ts`: the Responses API, its
+ * socket and `/v1/responses/compact` are asked of `openai` channels only); a switch not named here applies to
+ * every type.
+ */
+export const SWITCH_TYPES: Readonly<Record<string, ReadonlyArray<string>>> = {
+  responses_api: ["openai"],
+  responses_websocket: ["openai"],
+  responses_compact: ["openai"]
+}

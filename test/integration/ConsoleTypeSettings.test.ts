@@ -1,6 +1,7 @@
 /**
  * The channel form's per-type settings in Chromium: a type's own fields (bedrock's region and API, vertex's project
- * and location, azure's API version) show only while that type is chosen, each with its help and its bootstrap name;
+ * and location, azure's API version) show only while that type is chosen (and the openai-only Responses switches only
+ * on openai), each with its help and its bootstrap name;
  * a field's value is written into the settings JSON (the advanced view) and the JSON's edit shows in the field; a
  * missing required field or a value the server would refuse is said next to the form, naming the field, and nothing
  * is saved; a bedrock channel saved from the fields has those settings, shows them again when edited, and serves a
@@ -43,11 +44,14 @@ Deno.test("console: a channel type's own settings as fields that round-trip thro
     const bedrockApi = form.getByLabel("Bedrock API (bedrock_api)")
     const project = form.getByLabel("Google Cloud project (project)")
     strictEqual(await region.count(), 0, "no bedrock field on an openai channel")
+    const responsesSwitch = form.getByLabel("Responses API (responses_api)")
+    strictEqual(await responsesSwitch.count(), 1, "an openai channel has the Responses switches")
     strictEqual(await project.count(), 0, "no vertex field on an openai channel")
 
     // Vertex: project required, checked as the server checks it; location optional.
     await form.getByLabel("Type").selectOption("vertex")
     await form.getByText("Settings of a vertex channel").waitFor()
+    strictEqual(await responsesSwitch.count(), 0, "the openai-only switches are not offered on vertex")
     ok((await form.getByText("The project's id or number.").count()) === 1, "the project's help is shown")
     await form.getByLabel("Channel name").fill("vertex-form")
     await form.getByLabel("Models, comma-separated").fill("gpt-test")
