@@ -4,14 +4,16 @@
  * groups, priority, weight, model mapping, settings (JSON), enabled, and its
  * keys. Saved keys are never shown again: when changing a channel the keys
  * field starts empty and, left empty, keeps the keys it has; filled, it
- * replaces them. A vertex channel also has its Google Cloud project (required)
- * and location, written into its settings, and takes service-account key JSON
- * files as keys.
+ * replaces them. The settings only one type reads (azure's API version,
+ * bedrock's region and API, vertex's Google Cloud project and location) are
+ * fields of the settings shown only for that type (`SettingsFields.tsx`),
+ * checked on save as the server checks them; a vertex channel takes
+ * service-account key JSON files as keys.
  */
 import { useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
-import { AZURE_API_VERSION, CHANNEL_TYPES, DEFAULT_BASE_URLS, keyHint, keysOf, vertexBaseUrl } from "./channelTypes.ts"
-import { SettingsFields } from "./SettingsFields.tsx"
+import { CHANNEL_TYPES, DEFAULT_BASE_URLS, keyHint, keysOf, vertexBaseUrl } from "./channelTypes.ts"
+import { SettingsFields, settingsOf, typeSettingsProblem } from "./SettingsFields.tsx"
 import { CHANNEL_FORM, SETTINGS } from "./strings.ts"
 import { ErrorText, Field } from "./ui.tsx"
 
@@ -47,12 +49,6 @@ const mappingOf = (text: string): Record<string, string> | string => {
   return mapping
 }
 
-/** A setting of `settings` (a channel's settings as listed) that is text, or `""`. */
-const settingText = (settings: unknown, name: string): string => {
-  const value = typeof settings === "object" && settings !== null ? (settings as Record<string, unknown>)[name] : ""
-  return typeof value === "string" ? value : ""
-}
-
 /** A whole number in `text`, or `undefined`. */
 const wholeOf = (text: string): number | undefined => /^\s*-?\d{1,7}\s*$/.test(text) ? Number(text) : undefined
 
@@ -72,20 +68,12 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
   const [settings, setSettings] = useState(
     start?.settings === undefined || start?.settings === null ? "{}" : JSON.stringify(start.settings, null, 2)
   )
-  const startSettings = typeof start?.settings === "object" && start?.settings !== null
-    ? start.settings as Record<string, unknown>
-    : {}
-  const [project, setProject] = useState(typeof startSettings.project === "string" ? startSettings.project : "")
-  const [location, setLocation] = useState(typeof startSettings.location === "string" ? startSettings.location : "")
   const [keys, setKeys] = useState("")
-  // A bedrock channel's own fields, written into its settings on save (over the JSON's).
-  const [region, setRegion] = useState(settingText(start?.settings, "region"))
-  const [bedrockApi, setBedrockApi] = useState(settingText(start?.settings, "bedrock_api") || "converse")
-  const [apiVersion, setApiVersion] = useState(
-    typeof startSettings.api_version === "string" ? startSettings.api_version : ""
-  )
   const [enabled, setEnabled] = useState(start === null || start.status === "enabled")
   const [error, setError] = useState<string | null>(null)
+  // The vertex location the settings hold, for the base URL's placeholder.
+  const location = settingsOf(settings)?.location
+  const vertexLocation = typeof location === "string" ? location.trim() : ""
   const submit = async (event: Event) => {
     event.preventDefault()
     setError(null)
@@ -100,15 +88,8 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
     if (typeof parsedSettings !== "object" || parsedSettings === null || Array.isArray(parsedSettings)) {
       return setError(CHANNEL_FORM.settingsObject)
     }
-    if (type === "azure") {
-      // The API version field wins over an api_version in the settings JSON; empty leaves Azure's default.
-      const version = apiVersion.trim()
-      if (version !== "" && !AZURE_API_VERSION.test(version)) {
-        return setError(CHANNEL_FORM.apiVersionDate)
-      }
-      const { api_version: _given, ...rest } = parsedSettings as Record<string, unknown>
-      parsedSettings = version === "" ? rest : { ...rest, api_version: version }
-    }
+    const typeProblem = typeSettingsProblem(type, parsedSettings as Record<string, unknown>)
+    if (typeProblem !== undefined) return setError(typeProblem)
     const priorityValue = wholeOf(priority)
     const weightValue = wholeOf(weight)
     if (priorityValue === undefined) return setError(CHANNEL_FORM.priorityWhole)
@@ -116,14 +97,6 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
     const keyList = keysOf(type, keys)
     if (typeof keyList === "string") return setError(CHANNEL_FORM.keys(keyList))
     if (start === null && keyList.length === 0) return setError(CHANNEL_FORM.needsKey)
-    if (type === "vertex") {
-      // The project and location fields win over the same names in the settings JSON.
-      const vertexSettings = parsedSettings as Record<string, unknown>
-      if (project.trim() === "") return setError(CHANNEL_FORM.needsProject)
-      vertexSettings.project = project.trim()
-      if (location.trim() === "") delete vertexSettings.location
-      else vertexSettings.location = location.trim()
-    }
     const body = {
       ...(start === null ? {} : { id: start.id }),
       name,
@@ -135,9 +108,7 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
       priority: priorityValue,
       weight: weightValue,
       model_mapping: modelMapping,
-      settings: type === "bedrock"
-        ? { ...(parsedSettings as Record<string, unknown>), region: region.trim(), bedrock_api: bedrockApi }
-        : parsedSettings,
+      settings: parsedSettings,
       enabled,
       ...(keyList.length === 0 ? {} : { keys: keyList })
     }
@@ -170,61 +141,12 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
           type="url"
           required={DEFAULT_BASE_URLS[type as keyof typeof DEFAULT_BASE_URLS] === undefined}
           placeholder={type === "vertex"
-            ? vertexBaseUrl(location.trim() === "" ? "us-central1" : location.trim())
+            ? vertexBaseUrl(vertexLocation === "" ? "us-central1" : vertexLocation)
             : DEFAULT_BASE_URLS[type as keyof typeof DEFAULT_BASE_URLS]}
           value={baseUrl}
           onInput={(e) => setBaseUrl(e.currentTarget.value)}
         />
       </Field>
-      {type === "bedrock" && (
-        <>
-          <Field label={CHANNEL_FORM.region}>
-            <input
-              name="region"
-              required
-              placeholder="us-east-1"
-              value={region}
-              onInput={(e) => setRegion(e.currentTarget.value)}
-            />
-          </Field>
-          <Field label={CHANNEL_FORM.bedrockApi}>
-            <select name="bedrock_api" value={bedrockApi} onChange={(e) => setBedrockApi(e.currentTarget.value)}>
-              <option value="converse">converse</option>
-              <option value="invoke">invoke</option>
-            </select>
-          </Field>
-        </>
-      )}
-      {type === "azure" && (
-        <Field label={CHANNEL_FORM.apiVersion}>
-          <input
-            name="api_version"
-            placeholder="2024-10-21"
-            value={apiVersion}
-            onInput={(e) => setApiVersion(e.currentTarget.value)}
-          />
-        </Field>
-      )}
-      {type === "vertex" && (
-        <>
-          <Field label={CHANNEL_FORM.project}>
-            <input
-              name="project"
-              required
-              value={project}
-              onInput={(e) => setProject(e.currentTarget.value)}
-            />
-          </Field>
-          <Field label={CHANNEL_FORM.location}>
-            <input
-              name="location"
-              placeholder="us-central1"
-              value={location}
-              onInput={(e) => setLocation(e.currentTarget.value)}
-            />
-          </Field>
-        </>
-      )}
       <Field label={CHANNEL_FORM.models}>
         <input name="models" required value={models} onInput={(e) => setModels(e.currentTarget.value)} />
       </Field>
@@ -247,7 +169,7 @@ export const ChannelForm = (props: { channel: ChannelFields | null; onSaved: (na
       >
         <textarea name="model_mapping" rows={2} value={mapping} onInput={(e) => setMapping(e.currentTarget.value)} />
       </Field>
-      <SettingsFields text={settings} onText={setSettings} prefix={`channel-${start?.id ?? "new"}`} />
+      <SettingsFields text={settings} onText={setSettings} prefix={`channel-${start?.id ?? "new"}`} type={type} />
       <details>
         <summary>{SETTINGS.advanced}</summary>
         <Field label={CHANNEL_FORM.settings}>

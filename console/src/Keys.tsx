@@ -6,13 +6,18 @@
  * in total, each with its time zone) are set when creating or editing a key
  * and listed with this period's spend and reset. The page never stores a key. The
  * playground's internal token lists here too, with no key text: it is used
- * only through the browser session.
+ * only through the browser session. The list is paged, searched (name, or
+ * the start of the key's listed prefix), filtered (status, group, model) and
+ * sorted on the server, its view kept in the hash's query; selected keys are
+ * enabled, disabled or revoked at once (`POST /api/token/bulk`).
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
+import { apiQuery, useHashView } from "./hashQuery.ts"
+import { type BulkAction, BulkBar, SelectPage, SortHeader, useSelection } from "./listControls.tsx"
 import { unitsOf, usd } from "./money.ts"
 import { BudgetFields, budgetsOf, type BudgetTexts, budgetTextsOf } from "./Budgets.tsx"
-import { KEYS } from "./strings.ts"
+import { KEYS, LIST } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A key as the listing shows it (`key` is its first characters). */
@@ -211,8 +216,10 @@ const NewKey = (props: { value: string; onDone: () => void }) => {
   )
 }
 
-/** One key's row, with edit and revoke. */
-const KeyRow = (props: { item: Key; onChanged: () => void }) => {
+/** One key's row, with its selection box, edit and revoke. */
+const KeyRow = (
+  props: { item: Key; selected: boolean; onSelect: (on: boolean) => void; onChanged: () => void }
+) => {
   const { item } = props
   const [editing, setEditing] = useState(false)
   const [confirming, setConfirming] = useState(false)
@@ -254,11 +261,19 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
   }
   return (
     <tr>
+      <td>
+        <input
+          type="checkbox"
+          aria-label={KEYS.select(item.name)}
+          checked={props.selected}
+          onChange={(e) => props.onSelect(e.currentTarget.checked)}
+        />
+      </td>
       <td>{item.name}</td>
       <td>
         {item.kind === "playground" ? KEYS.playground : <code>{item.key}</code>}
       </td>
-      <td>{item.status}</td>
+      <td data-testid="key-status">{item.status}</td>
       <td>{item.remain_quota === null ? KEYS.noLimit : usd(item.remain_quota)}</td>
       <td>{usd(item.used_quota)}</td>
       <td>{item.models === null ? KEYS.all : item.models.join(", ")}</td>
@@ -324,21 +339,100 @@ const KeyRow = (props: { item: Key; onChanged: () => void }) => {
   )
 }
 
+/** The list's view, as the hash's query and the API's parameters hold it. */
+const VIEW = { keyword: "", status: "", group: "", model: "", sort: "id", order: "desc", page: "1" }
+
+/** The filter form: its own drafts, applied on submit. */
+const KeyFilters = (props: { view: typeof VIEW; onApply: (change: Partial<typeof VIEW>) => void }) => {
+  const [draft, setDraft] = useState(props.view)
+  const text = (name: "keyword" | "group" | "model", label: string) => (
+    <Field label={label}>
+      <input name={name} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })} />
+    </Field>
+  )
+  return (
+    <form
+      class="filters"
+      aria-label={KEYS.filters}
+      onSubmit={(event) => {
+        event.preventDefault()
+        const { keyword, status, group, model } = draft
+        props.onApply({ keyword, status, group, model })
+      }}
+    >
+      {text("keyword", KEYS.keyword)}
+      <Field label={KEYS.status}>
+        <select
+          name="status"
+          value={draft.status}
+          onChange={(e) => setDraft({ ...draft, status: e.currentTarget.value })}
+        >
+          <option value="">{LIST.any}</option>
+          <option value="enabled">{LIST.enabled}</option>
+          <option value="disabled">{LIST.disabled}</option>
+        </select>
+      </Field>
+      {text("group", KEYS.group)}
+      {text("model", KEYS.model)}
+      <button type="submit">{LIST.search}</button>
+      <button
+        type="button"
+        onClick={() => {
+          const cleared = { keyword: "", status: "", group: "", model: "" }
+          setDraft({ ...draft, ...cleared })
+          props.onApply(cleared)
+        }}
+      >
+        {LIST.clear}
+      </button>
+    </form>
+  )
+}
+
 /** The API keys page. */
 export const Keys = () => {
-  const [page, setPage] = useState(1)
+  const [view, change] = useHashView(VIEW)
   const [listing, setListing] = useState<Page<Key> | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [fresh, setFresh] = useState<string | null>(null)
+  const [bulkResult, setBulkResult] = useState<string | null>(null)
+  const selection = useSelection()
   const load = () =>
-    api<Page<Key>>("GET", `/api/token/?page=${page}&page_size=20`).then(
-      setListing,
-      (caught) => setError(wordsOf(caught))
-    )
+    api<Page<Key>>("GET", `/api/token/?${apiQuery(view)}&page_size=20`).then((page) => {
+      setError(null)
+      setListing(page)
+    }, (caught) => setError(wordsOf(caught)))
   useEffect(() => {
     load()
-  }, [page])
+  }, [apiQuery(view)])
+  const items = listing?.items ?? []
   const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
+  const bulk = async (action: BulkAction) => {
+    setBulkResult(null)
+    setError(null)
+    try {
+      const results = await api<ReadonlyArray<{ success: boolean }>>("POST", "/api/token/bulk", {
+        ids: [...selection.selected],
+        action
+      })
+      const failed = results.filter((result) => !result.success).length
+      setBulkResult(KEYS.bulkDone(results.length - failed, failed))
+      // Done with: a changed row may leave the filtered page, and a selection nobody sees must not act again.
+      selection.clear()
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+    load()
+  }
+  const sortable = (label: string, column: string) => (
+    <SortHeader
+      label={label}
+      column={column}
+      sort={view.sort}
+      order={view.order}
+      onSort={(sort, order) => change({ sort, order })}
+    />
+  )
   return (
     <section>
       <h1>{KEYS.title}</h1>
@@ -349,36 +443,59 @@ export const Keys = () => {
           load()
         }}
       />
+      <KeyFilters view={view} onApply={change} />
       <ErrorText error={error} />
-      <table>
-        <caption>{KEYS.caption(listing?.total ?? 0)}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{KEYS.columns.name}</th>
-            <th scope="col">{KEYS.columns.key}</th>
-            <th scope="col">{KEYS.columns.status}</th>
-            <th scope="col">{KEYS.columns.quota}</th>
-            <th scope="col">{KEYS.columns.used}</th>
-            <th scope="col">{KEYS.columns.models}</th>
-            <th scope="col">{KEYS.columns.expires}</th>
-            <th scope="col">{KEYS.columns.limits}</th>
-            <th scope="col">{KEYS.columns.budgets}</th>
-            <th scope="col">{KEYS.columns.actions}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {listing?.items.map((item) => (
-            <KeyRow
-              key={`${item.id}-${item.name}-${item.status}-${JSON.stringify(item.limits)}-${
-                JSON.stringify(item.budgets?.map((budget) => [budget.amount, budget.period, budget.timezone]))
-              }`}
-              item={item}
-              onChanged={load}
-            />
-          ))}
-        </tbody>
-      </table>
-      <Pager label={KEYS.pages} page={page} pages={pages} setPage={setPage} />
+      <BulkBar
+        label={KEYS.bulk}
+        count={selection.selected.size}
+        deleteQuestion={KEYS.deleteQuestion(selection.selected.size)}
+        result={bulkResult}
+        onAction={bulk}
+      />
+      <div class="scroll">
+        <table>
+          <caption>{KEYS.caption(listing?.total ?? 0)}</caption>
+          <thead>
+            <tr>
+              <SelectPage
+                label={KEYS.selectPage}
+                ids={items.map((item) => item.id)}
+                selected={selection.selected}
+                onPage={selection.page}
+              />
+              {sortable(KEYS.columns.name, "name")}
+              <th scope="col">{KEYS.columns.key}</th>
+              {sortable(KEYS.columns.status, "status")}
+              {sortable(KEYS.columns.quota, "remain_quota")}
+              {sortable(KEYS.columns.used, "used_quota")}
+              <th scope="col">{KEYS.columns.models}</th>
+              {sortable(KEYS.columns.expires, "expires_at")}
+              <th scope="col">{KEYS.columns.limits}</th>
+              <th scope="col">{KEYS.columns.budgets}</th>
+              <th scope="col">{KEYS.columns.actions}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((item) => (
+              <KeyRow
+                key={`${item.id}-${item.name}-${item.status}-${JSON.stringify(item.limits)}-${
+                  JSON.stringify(item.budgets?.map((budget) => [budget.amount, budget.period, budget.timezone]))
+                }`}
+                item={item}
+                selected={selection.selected.has(item.id)}
+                onSelect={(on) => selection.toggle(item.id, on)}
+                onChanged={load}
+              />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Pager
+        label={KEYS.pages}
+        page={Number(view.page) || 1}
+        pages={pages}
+        setPage={(page) => change({ page: String(page) })}
+      />
     </section>
   )
 }

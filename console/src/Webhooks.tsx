@@ -6,12 +6,18 @@
  * confirmation; its delivery log (`GET /api/webhook/{id}/deliveries`:
  * event, status, attempts, last HTTP status and error) and a "send test
  * event" button (`POST /api/webhook/{id}/test`). Admins also see the
- * operator's events (`channel.*`); the API checks again.
+ * operator's events (`channel.*`); the API checks again. The list is paged,
+ * searched (in the URL), filtered (status, event) and sorted on the server,
+ * its view kept in the hash's query; selected endpoints are enabled, disabled
+ * (no new event is written for a disabled one) or deleted at once (`POST
+ * /api/webhook/bulk`).
  */
 import { useEffect, useState } from "preact/hooks"
-import { api, wordsOf } from "./api.ts"
-import { WEBHOOKS } from "./strings.ts"
-import { ErrorText, Field, timeText } from "./ui.tsx"
+import { api, type Page, wordsOf } from "./api.ts"
+import { apiQuery, useHashView } from "./hashQuery.ts"
+import { type BulkAction, BulkBar, SelectPage, SortHeader, useSelection } from "./listControls.tsx"
+import { LIST, WEBHOOKS } from "./strings.ts"
+import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** The user's own events, and the operator's (admins only), as the API names them. */
 const USER_EVENTS = ["budget.threshold", "balance.low", "key.expiring"] as const
@@ -24,6 +30,7 @@ interface Endpoint {
   readonly events: ReadonlyArray<string>
   readonly thresholds: ReadonlyArray<number>
   readonly balance_below: number | null
+  readonly status: "enabled" | "disabled"
   readonly created_at: number
   readonly deliveries: { readonly pending: number; readonly delivered: number; readonly failed: number }
 }
@@ -196,8 +203,10 @@ const DeliveryLog = (props: { endpoint: Endpoint; version: number }) => {
   )
 }
 
-/** One endpoint's row: its log, a test event, delete after a confirmation. */
-const EndpointRow = (props: { item: Endpoint; onChanged: () => void }) => {
+/** One endpoint's row: its selection box, its log, a test event, enable or disable, delete after a confirmation. */
+const EndpointRow = (
+  props: { item: Endpoint; selected: boolean; onSelect: (on: boolean) => void; onChanged: () => void }
+) => {
   const { item } = props
   const [open, setOpen] = useState(false)
   const [confirming, setConfirming] = useState(false)
@@ -225,13 +234,36 @@ const EndpointRow = (props: { item: Endpoint; onChanged: () => void }) => {
       setError(wordsOf(caught))
     }
   }
+  const toggle = async () => {
+    setError(null)
+    try {
+      await api("POST", "/api/webhook/bulk", {
+        ids: [item.id],
+        action: item.status === "enabled" ? "disable" : "enable"
+      })
+      props.onChanged()
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+  }
   return (
     <>
       <tr>
         <td>
+          <input
+            type="checkbox"
+            aria-label={WEBHOOKS.select(item.url)}
+            checked={props.selected}
+            onChange={(e) => props.onSelect(e.currentTarget.checked)}
+          />
+        </td>
+        <td>
           <code>{item.url}</code>
         </td>
         <td>{item.events.join(", ")}</td>
+        <td data-testid="endpoint-status">
+          {item.status === "enabled" ? item.status : `${item.status} (${WEBHOOKS.disabledNote})`}
+        </td>
         <td data-testid="endpoint-deliveries">
           {WEBHOOKS.counts(item.deliveries.delivered, item.deliveries.pending, item.deliveries.failed)}
         </td>
@@ -240,7 +272,15 @@ const EndpointRow = (props: { item: Endpoint; onChanged: () => void }) => {
           <button type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
             {open ? WEBHOOKS.hide : WEBHOOKS.deliveries}
           </button>{" "}
-          <button type="button" onClick={sendTest}>{WEBHOOKS.sendTest}</button> {confirming
+          <button type="button" onClick={sendTest}>{WEBHOOKS.sendTest}</button>{" "}
+          <button
+            type="button"
+            aria-label={WEBHOOKS.named(item.status === "enabled" ? WEBHOOKS.disable : WEBHOOKS.enable, item.url)}
+            onClick={toggle}
+          >
+            {item.status === "enabled" ? WEBHOOKS.disable : WEBHOOKS.enable}
+          </button>{" "}
+          {confirming
             ? (
               <span role="group" aria-label={WEBHOOKS.confirmOf(item.url)}>
                 {WEBHOOKS.confirm} <button type="button" class="danger" onClick={remove}>{WEBHOOKS.remove}</button>{" "}
@@ -259,7 +299,7 @@ const EndpointRow = (props: { item: Endpoint; onChanged: () => void }) => {
       </tr>
       {open && (
         <tr>
-          <td colSpan={5}>
+          <td colSpan={7}>
             <button
               type="button"
               onClick={() => {
@@ -277,16 +317,107 @@ const EndpointRow = (props: { item: Endpoint; onChanged: () => void }) => {
   )
 }
 
+/** The list's view, as the hash's query and the API's parameters hold it. */
+const VIEW = { keyword: "", status: "", event: "", sort: "id", order: "asc", page: "1" }
+
+/** The filter form: its own drafts, applied on submit; `events` are those the caller may subscribe to. */
+const EndpointFilters = (
+  props: { view: typeof VIEW; events: ReadonlyArray<string>; onApply: (change: Partial<typeof VIEW>) => void }
+) => {
+  const [draft, setDraft] = useState(props.view)
+  return (
+    <form
+      class="filters"
+      aria-label={WEBHOOKS.filters}
+      onSubmit={(event) => {
+        event.preventDefault()
+        const { keyword, status, event: name } = draft
+        props.onApply({ keyword, status, event: name })
+      }}
+    >
+      <Field label={WEBHOOKS.keyword}>
+        <input
+          name="keyword"
+          value={draft.keyword}
+          onInput={(e) => setDraft({ ...draft, keyword: e.currentTarget.value })}
+        />
+      </Field>
+      <Field label={WEBHOOKS.status}>
+        <select
+          name="status"
+          value={draft.status}
+          onChange={(e) => setDraft({ ...draft, status: e.currentTarget.value })}
+        >
+          <option value="">{LIST.any}</option>
+          <option value="enabled">{LIST.enabled}</option>
+          <option value="disabled">{LIST.disabled}</option>
+        </select>
+      </Field>
+      <Field label={WEBHOOKS.event}>
+        <select name="event" value={draft.event} onChange={(e) => setDraft({ ...draft, event: e.currentTarget.value })}>
+          <option value="">{LIST.any}</option>
+          {props.events.map((name) => <option key={name} value={name}>{name}</option>)}
+        </select>
+      </Field>
+      <button type="submit">{LIST.search}</button>
+      <button
+        type="button"
+        onClick={() => {
+          const cleared = { keyword: "", status: "", event: "" }
+          setDraft({ ...draft, ...cleared })
+          props.onApply(cleared)
+        }}
+      >
+        {LIST.clear}
+      </button>
+    </form>
+  )
+}
+
 /** The webhooks page; `admin` offers the operator's events. */
 export const Webhooks = (props: { admin: boolean }) => {
-  const [items, setItems] = useState<ReadonlyArray<Endpoint> | null>(null)
+  const [view, change] = useHashView(VIEW)
+  const [listing, setListing] = useState<Page<Endpoint> | null>(null)
   const [error, setError] = useState<string | null>(null)
   const [secret, setSecret] = useState<string | null>(null)
+  const [bulkResult, setBulkResult] = useState<string | null>(null)
+  const selection = useSelection()
   const load = () =>
-    api<ReadonlyArray<Endpoint>>("GET", "/api/webhook/").then(setItems, (caught) => setError(wordsOf(caught)))
+    api<Page<Endpoint>>("GET", `/api/webhook/?${apiQuery(view)}&page_size=20`).then((page) => {
+      setError(null)
+      setListing(page)
+    }, (caught) => setError(wordsOf(caught)))
   useEffect(() => {
     load()
-  }, [])
+  }, [apiQuery(view)])
+  const items = listing?.items ?? []
+  const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
+  const bulk = async (action: BulkAction) => {
+    setBulkResult(null)
+    setError(null)
+    try {
+      const results = await api<ReadonlyArray<{ success: boolean }>>("POST", "/api/webhook/bulk", {
+        ids: [...selection.selected],
+        action
+      })
+      const failed = results.filter((result) => !result.success).length
+      setBulkResult(WEBHOOKS.bulkDone(results.length - failed, failed))
+      // Done with: a changed row may leave the filtered page, and a selection nobody sees must not act again.
+      selection.clear()
+    } catch (caught) {
+      setError(wordsOf(caught))
+    }
+    load()
+  }
+  const sortable = (label: string, column: string) => (
+    <SortHeader
+      label={label}
+      column={column}
+      sort={view.sort}
+      order={view.order}
+      onSort={(sort, order) => change({ sort, order })}
+    />
+  )
   return (
     <section>
       <h1>{WEBHOOKS.title}</h1>
@@ -305,22 +436,57 @@ export const Webhooks = (props: { admin: boolean }) => {
           load()
         }}
       />
+      <EndpointFilters
+        view={view}
+        events={props.admin ? [...USER_EVENTS, ...OPERATOR_EVENTS] : USER_EVENTS}
+        onApply={change}
+      />
       <ErrorText error={error} />
-      <table>
-        <caption>{WEBHOOKS.caption(items?.length ?? 0)}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{WEBHOOKS.columns.url}</th>
-            <th scope="col">{WEBHOOKS.columns.events}</th>
-            <th scope="col">{WEBHOOKS.columns.deliveries}</th>
-            <th scope="col">{WEBHOOKS.columns.added}</th>
-            <th scope="col">{WEBHOOKS.columns.actions}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {items?.map((item) => <EndpointRow key={item.id} item={item} onChanged={load} />)}
-        </tbody>
-      </table>
+      <BulkBar
+        label={WEBHOOKS.bulk}
+        count={selection.selected.size}
+        deleteQuestion={WEBHOOKS.deleteQuestion(selection.selected.size)}
+        result={bulkResult}
+        onAction={bulk}
+      />
+      <div class="scroll">
+        <table>
+          <caption>{WEBHOOKS.caption(listing?.total ?? 0)}</caption>
+          <thead>
+            <tr>
+              <SelectPage
+                label={WEBHOOKS.selectPage}
+                ids={items.map((item) => item.id)}
+                selected={selection.selected}
+                onPage={selection.page}
+              />
+              {sortable(WEBHOOKS.columns.url, "url")}
+              <th scope="col">{WEBHOOKS.columns.events}</th>
+              {sortable(WEBHOOKS.columns.status, "status")}
+              <th scope="col">{WEBHOOKS.columns.deliveries}</th>
+              {sortable(WEBHOOKS.columns.added, "created_at")}
+              <th scope="col">{WEBHOOKS.columns.actions}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {items.map((item) => (
+              <EndpointRow
+                key={`${item.id}-${item.status}`}
+                item={item}
+                selected={selection.selected.has(item.id)}
+                onSelect={(on) => selection.toggle(item.id, on)}
+                onChanged={load}
+              />
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Pager
+        label={WEBHOOKS.pages}
+        page={Number(view.page) || 1}
+        pages={pages}
+        setPage={(page) => change({ page: String(page) })}
+      />
     </section>
   )
 }

@@ -98,3 +98,53 @@ export const keyHint = (type: string): string | undefined =>
  * `-preview`, or `v1` (the v1 API); empty is the default, `2024-10-21`.
  */
 export const AZURE_API_VERSION = /^(?:\d{4}-\d{2}-\d{2}(?:-preview)?|v1)$/
+
+/** An AWS region as the server takes a bedrock channel's `settings.region` (`AWS_REGION`, `src/domain/ChannelType.ts`). */
+export const AWS_REGION = /^[a-z]{2}(-[a-z]+)+-\d{1,2}$/
+
+/** A Google Cloud project id or number, as the server takes a vertex channel's `settings.project`. */
+export const VERTEX_PROJECT = /^[A-Za-z0-9][A-Za-z0-9.:-]{0,99}$/
+
+/** A Vertex AI location (`us-central1`, `global`, `us`, `eu`), as the server takes `settings.location`. */
+export const VERTEX_LOCATION = /^[a-z0-9][a-z0-9-]{0,62}$/
+
+/**
+ * One setting only a channel type reads (the bootstrap file's name under `settings`): a text matching `pattern`,
+ * or one of `choices`; `required` where the server refuses the channel without it.
+ */
+export interface TypeSetting {
+  readonly name: "api_version" | "region" | "bedrock_api" | "project" | "location"
+  readonly pattern?: RegExp
+  readonly choices?: ReadonlyArray<string>
+  readonly required?: true
+  readonly placeholder?: string
+}
+
+/**
+ * The settings each type reads beyond the common ones (`src/config/BootstrapFile.ts` `ChannelSettings`): azure's
+ * API version (`upstreams/AzureTarget.ts`; the deployment is the model mapping's upstream model), bedrock's region
+ * and API (`upstreams/Adapter.ts`; its auth is the key's format), vertex's project and location (its
+ * service-account key JSON is a key). The form shows a type's only when that type is chosen.
+ */
+export const TYPE_SETTINGS: Readonly<Partial<Record<(typeof CHANNEL_TYPES)[number], ReadonlyArray<TypeSetting>>>> = {
+  azure: [{ name: "api_version", pattern: AZURE_API_VERSION, placeholder: "2024-10-21" }],
+  bedrock: [
+    { name: "region", pattern: AWS_REGION, required: true, placeholder: "us-east-1" },
+    { name: "bedrock_api", choices: ["converse", "invoke"] }
+  ],
+  vertex: [
+    { name: "project", pattern: VERTEX_PROJECT, required: true },
+    { name: "location", pattern: VERTEX_LOCATION, placeholder: "us-central1" }
+  ]
+}
+
+/**
+ * The switches of the common settings that only some types read (`upstreams/Adapter.ts`: the Responses API, its
+ * socket and `/v1/responses/compact` are asked of `openai` channels only); a switch not named here applies to
+ * every type.
+ */
+export const SWITCH_TYPES: Readonly<Record<string, ReadonlyArray<string>>> = {
+  responses_api: ["openai"],
+  responses_websocket: ["openai"],
+  responses_compact: ["openai"]
+}

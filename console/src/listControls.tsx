@@ -1,7 +1,10 @@
 /**
  * Controls of a server-sorted list: a column header that sorts by its column
- * (a button, so the keyboard reaches it; `aria-sort` says the current order).
+ * (a button, so the keyboard reaches it; `aria-sort` says the current order),
+ * the selection of a page's rows, and the bulk bar that enables, disables or
+ * (after a confirmation) deletes the selected rows.
  */
+import { useState } from "preact/hooks"
 import { LIST } from "./strings.ts"
 
 /** A sortable `<th>`: clicking sorts by `column` ascending, again descending. */
@@ -26,5 +29,87 @@ export const SortHeader = (props: {
         <span aria-hidden="true">{state === "ascending" ? " ▲" : state === "descending" ? " ▼" : ""}</span>
       </button>
     </th>
+  )
+}
+
+/** The ids of `rows` selected, and a setter: `toggle(id, on)`, `page(ids, on)` and `clear()`. */
+export const useSelection = () => {
+  const [selected, setSelected] = useState<ReadonlySet<number>>(new Set())
+  const toggle = (id: number, on: boolean) => {
+    const next = new Set(selected)
+    if (on) next.add(id)
+    else next.delete(id)
+    setSelected(next)
+  }
+  const page = (ids: ReadonlyArray<number>, on: boolean) => {
+    const next = new Set(selected)
+    for (const id of ids) on ? next.add(id) : next.delete(id)
+    setSelected(next)
+  }
+  return { selected, toggle, page, clear: () => setSelected(new Set()) }
+}
+
+/** The `<th>` checkbox that selects or clears every row of the page (`ids`). */
+export const SelectPage = (props: {
+  label: string
+  ids: ReadonlyArray<number>
+  selected: ReadonlySet<number>
+  onPage: (ids: ReadonlyArray<number>, on: boolean) => void
+}) => (
+  <th scope="col">
+    <input
+      type="checkbox"
+      aria-label={props.label}
+      checked={props.ids.length > 0 && props.ids.every((id) => props.selected.has(id))}
+      onChange={(e) => props.onPage(props.ids, e.currentTarget.checked)}
+    />
+  </th>
+)
+
+/** A bulk action the lists' bulk routes take (`POST /api/token/bulk`, `POST /api/webhook/bulk`). */
+export type BulkAction = "enable" | "disable" | "delete"
+
+/**
+ * The bar of the selected rows (labelled `label`): how many, enable, disable, and delete after a confirmation
+ * (`deleteQuestion`); `result` is the last action's outcome in words.
+ */
+export const BulkBar = (props: {
+  label: string
+  count: number
+  deleteQuestion: string
+  result: string | null
+  onAction: (action: BulkAction) => void
+}) => {
+  const [confirming, setConfirming] = useState(false)
+  const none = props.count === 0
+  return (
+    <div class="bulk" role="group" aria-label={props.label}>
+      <span>{LIST.selected(props.count)}</span>
+      <button type="button" disabled={none} onClick={() => props.onAction("enable")}>{LIST.enableSelected}</button>
+      <button type="button" disabled={none} onClick={() => props.onAction("disable")}>{LIST.disableSelected}</button>
+      {confirming
+        ? (
+          <span>
+            {props.deleteQuestion}{" "}
+            <button
+              type="button"
+              class="danger"
+              onClick={() => {
+                setConfirming(false)
+                props.onAction("delete")
+              }}
+            >
+              {LIST.deleteConfirm}
+            </button>{" "}
+            <button type="button" onClick={() => setConfirming(false)}>{LIST.keep}</button>
+          </span>
+        )
+        : (
+          <button type="button" disabled={none} onClick={() => setConfirming(true)}>
+            {LIST.deleteSelected}
+          </button>
+        )}
+      {props.result && <span role="status">{props.result}</span>}
+    </div>
   )
 }

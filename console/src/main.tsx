@@ -18,6 +18,7 @@ import { Logs } from "./Logs.tsx"
 import { Playground } from "./Playground.tsx"
 import { Pricing } from "./Pricing.tsx"
 import { oauthError, SignIn } from "./SignIn.tsx"
+import { Tasks } from "./Tasks.tsx"
 import { Users } from "./Users.tsx"
 import { Webhooks } from "./Webhooks.tsx"
 import { type Me, me, route } from "./state.ts"
@@ -32,6 +33,7 @@ const PAGES: ReadonlyArray<
   { name: "dashboard" },
   { name: "keys" },
   { name: "logs" },
+  { name: "tasks" },
   { name: "playground" },
   { name: "batches" },
   { name: "files" },
@@ -63,6 +65,8 @@ const Content = (props: { user: Me }) => {
       return <Keys />
     case "logs":
       return <Logs key="own" />
+    case "tasks":
+      return <Tasks />
     case "playground":
       return <Playground />
     case "sign-in":

@@ -57,6 +57,8 @@ export const AUDIT = live("AUDIT")
 export const PLAYGROUND = live("PLAYGROUND")
 /** The playground's image and video modes and task list. */
 export const TASKS = live("TASKS")
+/** The tasks page. */
+export const TASK_LIST = live("TASK_LIST")
 /** The batches page. */
 export const BATCHES = live("BATCHES")
 /** The files page. */

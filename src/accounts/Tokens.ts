@@ -1,5 +1,6 @@
 /**
- * A user's own API keys: list (masked: the stored display prefix only),
+ * A user's own API keys: list (masked: the stored display prefix only;
+ * searched, filtered and sorted as `tokens/TokenListing.ts` says),
  * create (the full key returned once; only its SHA-256 digest and prefix are
  * stored), change (name, status, quota, expiry, model allow-list, IP
  * allow-list, rate limits) and delete; and the console playground's internal
@@ -19,18 +20,27 @@ import type { BudgetList } from "../domain/BudgetPeriod.ts"
 import type { Page, PageRequest } from "../domain/Page.ts"
 import { Auth } from "../services/Auth.ts"
 import { budgetRefusal, playgroundDigest, playgroundName } from "./tokens/TokenRules.ts"
+import type { TokenQuery } from "./tokens/TokenListing.ts"
 import { makeTokenStore } from "./tokens/TokenStore.ts"
 import type { NewToken, TokenPatch, TokenView } from "./tokens/TokenViews.ts"
 
 /** The playground token's digest and listed prefix (defined with the key rules, `tokens/TokenRules.ts`). */
 export { PLAYGROUND_PREFIX, playgroundDigest } from "./tokens/TokenRules.ts"
 
+/** The key list's search, filters and sort (defined with their SQL, `tokens/TokenListing.ts`). */
+export { TOKEN_SORTS, type TokenQuery, type TokenSort } from "./tokens/TokenListing.ts"
+
 /** A key as listed, a new key, a change and rate limits (defined with the row, `tokens/TokenViews.ts`). */
 export type { NewToken, TokenLimits, TokenPatch, TokenView } from "./tokens/TokenViews.ts"
 
 /** @category services */
 export class Tokens extends Context.Service<Tokens, {
-  readonly list: (userId: bigint, page: PageRequest) => Effect.Effect<Page<TokenView>, StorageUnavailable>
+  /** One page of the user's keys matching `query` (`tokens/TokenListing.ts`; `{}`: every key, newest first). */
+  readonly list: (
+    userId: bigint,
+    page: PageRequest,
+    query: TokenQuery
+  ) => Effect.Effect<Page<TokenView>, StorageUnavailable>
   /** The new key's view and the full key (shown once). Names are unique per user. */
   readonly create: (
     userId: bigint,
@@ -83,9 +93,9 @@ export class Tokens extends Context.Service<Tokens, {
           (taken) => refused(taken ? { message: "You already have a key with this name.", param: "name" } : undefined)
         )
 
-      const list = Effect.fn("Tokens.list")(function* (userId: bigint, page: PageRequest) {
-        const total = yield* store.count(userId)
-        const items = yield* store.page(userId, page)
+      const list = Effect.fn("Tokens.list")(function* (userId: bigint, page: PageRequest, query: TokenQuery) {
+        const total = yield* store.count(userId, query)
+        const items = yield* store.page(userId, page, query)
         return { items, total, page: page.page, page_size: page.size } satisfies Page<TokenView>
       })
 

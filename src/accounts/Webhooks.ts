@@ -26,12 +26,17 @@ import {
   newSecret,
   type WebhookCaller
 } from "./webhooks/EndpointRules.ts"
+import type { Page, PageRequest } from "../domain/Page.ts"
+import type { WebhookQuery } from "./webhooks/WebhookListing.ts"
 import { makeDeliverDue } from "./webhooks/WebhookDelivery.ts"
 import { makeWebhookStore } from "./webhooks/WebhookStore.ts"
 import { type DeliveryView, deliveryViewOf, type EndpointView, endpointViewOf } from "./webhooks/WebhookViews.ts"
 
 /** An endpoint and a delivery as listed (defined with the rows they are read from, `webhooks/WebhookViews.ts`). */
 export type { DeliveryView, EndpointView } from "./webhooks/WebhookViews.ts"
+
+/** The endpoint list's search, filters and sort (defined with their SQL, `webhooks/WebhookListing.ts`). */
+export { WEBHOOK_SORTS, type WebhookQuery, type WebhookSort } from "./webhooks/WebhookListing.ts"
 
 /** A new endpoint and whose it is (defined with their rules, `webhooks/EndpointRules.ts`). */
 export type { NewEndpoint, WebhookCaller } from "./webhooks/EndpointRules.ts"
@@ -60,6 +65,18 @@ export class Webhooks extends Context.Service<Webhooks, {
     input: NewEndpoint
   ) => Effect.Effect<EndpointView & { readonly secret: string }, InvalidRequest | Forbidden | StorageUnavailable>
   readonly list: (caller: WebhookCaller) => Effect.Effect<ReadonlyArray<EndpointView>, StorageUnavailable>
+  /** One page of the caller's endpoints matching `query` (`webhooks/WebhookListing.ts`). */
+  readonly search: (
+    caller: WebhookCaller,
+    query: WebhookQuery,
+    page: PageRequest
+  ) => Effect.Effect<Page<EndpointView>, StorageUnavailable>
+  /** Enables or disables the caller's endpoint `id` (disabled: no new event is written for it); its view. */
+  readonly setEnabled: (
+    caller: WebhookCaller,
+    id: bigint,
+    enabled: boolean
+  ) => Effect.Effect<EndpointView, NotFound | StorageUnavailable>
   readonly remove: (caller: WebhookCaller, id: bigint) => Effect.Effect<void, NotFound | StorageUnavailable>
   /** The endpoint's latest 100 deliveries, newest first. */
   readonly deliveries: (
@@ -103,6 +120,23 @@ export class Webhooks extends Context.Service<Webhooks, {
         const list = (caller: WebhookCaller) =>
           Effect.map(store.endpoints(caller.id), (rows) => rows.map(endpointViewOf))
 
+        const search = Effect.fn("Webhooks.search")(
+          function* (caller: WebhookCaller, query: WebhookQuery, page: PageRequest) {
+            const total = yield* store.count(caller.id, query)
+            const rows = yield* store.page(caller.id, page, query)
+            return { items: rows.map(endpointViewOf), total, page: page.page, page_size: page.size }
+          }
+        )
+
+        const setEnabled = Effect.fn("Webhooks.setEnabled")(
+          function* (caller: WebhookCaller, id: bigint, enabled: boolean) {
+            yield* owned(caller, id)
+            yield* store.setEnabled(caller.id, id, enabled)
+            // The row was checked just before: its absence would be a bug, so a defect.
+            return yield* owned(caller, id).pipe(Effect.catchTag("NotFound", Effect.die))
+          }
+        )
+
         const remove = Effect.fn("Webhooks.remove")(function* (caller: WebhookCaller, id: bigint) {
           yield* owned(caller, id)
           yield* store.removeEndpoint(caller.id, id)
@@ -137,7 +171,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           Effect.forkScoped
         )
 
-        return Webhooks.of({ create, list, remove, deliveries, sendTest, deliverDue })
+        return Webhooks.of({ create, list, search, setEnabled, remove, deliveries, sendTest, deliverDue })
       })
     )
 }

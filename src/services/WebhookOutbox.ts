@@ -5,7 +5,8 @@
  * delivers the outbox). The body is the Standard Webhooks payload
  * `{type, timestamp, data}` (https://www.standardwebhooks.com, "Payload
  * structure"), fixed when the row is written so every attempt sends, and
- * signs, the same bytes under the same `webhook-id`.
+ * signs, the same bytes under the same `webhook-id`. A disabled endpoint
+ * (`webhook_endpoints.enabled` false) is written no event.
  *
  * @since 0.1.0
  */
@@ -71,7 +72,7 @@ export const enqueueBudgetThresholds = (
     const userIds = [...new Set(moves.map((move) => String(move.userId)))]
     const endpoints = yield* sql<{ readonly id: bigint; readonly userId: bigint; readonly thresholds: Array<string> }>`
       SELECT id, user_id AS "userId", thresholds::text[] AS thresholds FROM webhook_endpoints
-      WHERE 'budget.threshold' = ANY(events) AND user_id = ANY(${userIds}::bigint[])`
+      WHERE enabled AND 'budget.threshold' = ANY(events) AND user_id = ANY(${userIds}::bigint[])`
     if (endpoints.length === 0) return
     const at = new Date(yield* Clock.currentTimeMillis)
     const owners = yield* sql<{ readonly subject: string; readonly id: bigint; readonly budgets: unknown }>`
@@ -142,7 +143,7 @@ export const enqueueOperatorEvent = (
       sql`INSERT INTO webhook_outbox (id, endpoint_id, event_key, event_type, payload)
     SELECT 'msg_' || replace(gen_random_uuid()::text, '-', ''), e.id, ${`${type}:${key}`}, ${type},
       ${payloadOf(type, data, new Date(now))}
-    FROM webhook_endpoints e WHERE e.operator AND ${type} = ANY(e.events)
+    FROM webhook_endpoints e WHERE e.enabled AND e.operator AND ${type} = ANY(e.events)
     ON CONFLICT (endpoint_id, event_key) DO NOTHING`.pipe(Effect.asVoid)
   )
 
@@ -165,7 +166,8 @@ export const enqueueExpiringKeys = (
           'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
         'data', json_build_object('token_id', t.id, 'name', t.name,
           'expires_at', to_char(t.expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))::text
-    FROM tokens t JOIN webhook_endpoints e ON e.user_id = t.user_id AND 'key.expiring' = ANY(e.events)
+    FROM tokens t
+      JOIN webhook_endpoints e ON e.user_id = t.user_id AND e.enabled AND 'key.expiring' = ANY(e.events)
     WHERE t.enabled AND t.expires_at > now() AND t.expires_at <= now() + ${withinDays} * interval '1 day'
     ON CONFLICT (endpoint_id, event_key) DO NOTHING`.pipe(Effect.asVoid)
 
@@ -206,6 +208,7 @@ export const lowBalanceEvents = (source: string): string =>
         'data', json_build_object('user_id', c.id, 'balance', c.quota::float8 / 1000000,
           'below', e.balance_below::float8 / 1000000))::text
     FROM ${source} c
-    JOIN webhook_endpoints e ON e.user_id = c.id AND 'balance.low' = ANY(e.events) AND e.balance_below IS NOT NULL
+    JOIN webhook_endpoints e ON e.user_id = c.id AND e.enabled AND 'balance.low' = ANY(e.events)
+      AND e.balance_below IS NOT NULL
     WHERE c.quota < e.balance_below AND c.quota + c.charged >= e.balance_below
     ON CONFLICT (endpoint_id, event_key) DO NOTHING`

@@ -45,6 +45,7 @@ import type { NotFound, StorageUnavailable } from "../errors/GatewayError.ts"
 import { Ledger } from "../billing/Ledger.ts"
 import type { TaskChargePending } from "./store/FinalBill.ts"
 import { finishTask } from "./store/FinishTask.ts"
+import type { TaskQuery } from "./store/TaskListing.ts"
 import type { Advance, Finished, NewTask, Task, TaskEnd } from "./store/Task.ts"
 import {
   claimDueTasks,
@@ -71,6 +72,7 @@ export {
   type TaskKind,
   type TaskResult
 } from "./store/Task.ts"
+export { TASK_KINDS, TASK_SORTS, TASK_STATUSES, type TaskQuery, type TaskSort } from "./store/TaskListing.ts"
 
 /** @category services */
 export class TaskStore extends Context.Service<TaskStore, {
@@ -90,12 +92,14 @@ export class TaskStore extends Context.Service<TaskStore, {
    */
   readonly findAnyOwner: (publicId: string) => Effect.Effect<Task, NotFound | StorageUnavailable>
   /**
-   * One page of user `userId`'s own tasks, newest first, and how many the
-   * user has in all; `StorageUnavailable` when they cannot be read.
+   * One page of user `userId`'s own tasks matching `query` (searched,
+   * filtered and sorted as `store/TaskListing.ts` says; `{}`: newest first),
+   * and how many match in all; `StorageUnavailable` when they cannot be read.
    */
   readonly listOwn: (
     userId: bigint,
-    page: PageRequest
+    page: PageRequest,
+    query: TaskQuery
   ) => Effect.Effect<{ readonly tasks: ReadonlyArray<Task>; readonly total: number }, StorageUnavailable>
   /**
    * Claims up to `limit` due tasks of channel `channelId` (not final, next
@@ -157,7 +161,7 @@ export class TaskStore extends Context.Service<TaskStore, {
         }),
         find: (publicId, userId) => selectTask(sql, publicId, userId),
         findAnyOwner: (publicId) => selectTask(sql, publicId, undefined),
-        listOwn: (userId, page) => selectOwnPage(sql, userId, page),
+        listOwn: (userId, page, query) => selectOwnPage(sql, userId, page, query),
         claimDue: (channelId, limit, leaseMillis) => claimDueTasks(sql, instance, channelId, limit, leaseMillis),
         claimExpired: (limit, leaseMillis) => claimExpiredTasks(sql, instance, limit, leaseMillis),
         claimOne: (taskId, leaseMillis, minAgeMillis) => claimTask(sql, instance, taskId, leaseMillis, minAgeMillis),

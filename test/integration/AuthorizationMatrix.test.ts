@@ -62,6 +62,13 @@ const aEndpoint = async (world: World) =>
     events: ["budget.threshold"]
   })).data.id
 
+/** A bulk answer as one outcome: success only when every id was done (another user's id is "not found"). */
+const wholeBulk = async (answer: Promise<ApiAnswer>): Promise<ApiAnswer> => {
+  const got = await answer
+  const results = got.data as ReadonlyArray<{ readonly success: boolean }> | null
+  return got.success && Array.isArray(results) ? { ...got, success: results.every((result) => result.success) } : got
+}
+
 let serial = 0
 const unique = (prefix: string) => `${prefix}${++serial}`
 
@@ -117,7 +124,25 @@ const ROUTES: ReadonlyArray<Route> = [
     call: async (c, w) => c.call("DELETE", `/api/token/${await w.ownToken(w.aClient)}`),
     expect: { anonymous: 401, userA: "ok", userB: "fail", admin: "fail", root: "fail" }
   },
+  {
+    name: "POST /api/token/bulk (own key)",
+    call: async (c, w) =>
+      wholeBulk(c.call("POST", "/api/token/bulk", { ids: [await w.ownToken(c)], action: "disable" })),
+    expect: signedIn
+  },
+  {
+    name: "POST /api/token/bulk (A's key)",
+    call: (c, w) => wholeBulk(c.call("POST", "/api/token/bulk", { ids: [w.aTokenId], action: "disable" })),
+    expect: { anonymous: 401, userA: "ok", userB: "fail", admin: "fail", root: "fail" }
+  },
   { name: "GET /api/webhook/", call: (c) => c.call("GET", "/api/webhook/"), expect: signedIn },
+  { name: "GET /api/webhook/?page=1", call: (c) => c.call("GET", "/api/webhook/?page=1"), expect: signedIn },
+  {
+    name: "POST /api/webhook/bulk (an endpoint of A's)",
+    call: async (c, w) =>
+      wholeBulk(c.call("POST", "/api/webhook/bulk", { ids: [await aEndpoint(w)], action: "disable" })),
+    expect: { anonymous: 401, userA: "ok", userB: "fail", admin: "fail", root: "fail" }
+  },
   {
     name: "POST /api/webhook/ (the user's events)",
     call: (c) => c.call("POST", "/api/webhook/", { url: "https://example.com/hook", events: ["budget.threshold"] }),

@@ -115,6 +115,7 @@ const PAGES = [
   "dashboard",
   "keys",
   "logs",
+  "tasks",
   "playground",
   "batches",
   "files",

@@ -27,3 +27,35 @@ export const seedAtScale = async (query: (text: string) => Promise<unknown>) => 
   // Every instance reloads its catalog (the channels' keys) within `CATALOG_POLL_SECONDS`.
   await query(`UPDATE catalog_version SET version = version + 1 WHERE id = 1`)
 }
+
+/** The first seeded task's creation time (epoch seconds, 2026-01-01T00:00:00Z); task `i` is `i` minutes later. */
+export const SEEDED_TASKS_FROM = 1_767_225_600
+
+/**
+ * Seeds, for user `username`, 1,000 keys (`seed-key-0000`…, listed prefix `sk-seed0000`…; every fourth disabled,
+ * every third in group `vip`, every fifth limited to `gpt-test`, quota and use growing with the number) and 10,000
+ * tasks (`task_seed00000`…; kinds video, image, midjourney in turn, statuses queued, in_progress, completed, failed in
+ * turn, models `seed-model-0`…`6`, task `i` created `i` minutes after `SEEDED_TASKS_FROM`, charged `i` units), in SQL.
+ * The tasks name no channel the gateway has and are already settled, with a deadline a month away, so the poller
+ * leaves them alone.
+ */
+export const seedOwnAtScale = async (query: (text: string) => Promise<unknown>, username: string) => {
+  await query(`INSERT INTO tokens (user_id, name, key_hash, key_prefix, remain_quota, used_quota, models, group_name,
+                                   expires_at, enabled)
+    SELECT u.id, 'seed-key-' || lpad(i::text, 4, '0'), 'seed:' || u.id || ':' || i, 'sk-seed' || lpad(i::text, 4, '0'),
+           i * 100, i * 7, CASE WHEN i % 5 = 0 THEN ARRAY['gpt-test'] END,
+           CASE WHEN i % 3 = 0 THEN 'vip' END, CASE WHEN i % 10 = 0 THEN now() + i * interval '1 day' END,
+           i % 4 <> 0
+    FROM generate_series(0, 999) AS i, users u WHERE u.username = '${username}'`)
+  await query(`INSERT INTO tasks (public_id, kind, user_id, token_id, channel_id, key_position, model, upstream_model,
+                                  request, status, progress, request_id, billing, quota_charged, settled, created_at,
+                                  completed_at, deadline_at)
+    SELECT 'task_seed' || lpad(i::text, 5, '0'), (ARRAY['video', 'image', 'midjourney'])[1 + i % 3], u.id, 0, 999999,
+           0, 'seed-model-' || (i % 7), 'seed-model-' || (i % 7), '{}',
+           (ARRAY['queued', 'in_progress', 'completed', 'failed'])[1 + i % 4], CASE WHEN i % 4 = 2 THEN 100 ELSE i % 90 END,
+           'req-seed-' || i, '{"ratio":"1","free":true}', i, TRUE,
+           to_timestamp(${1_767_225_600}) + i * interval '1 minute',
+           CASE WHEN i % 4 >= 2 THEN to_timestamp(${1_767_225_600}) + (i + 5) * interval '1 minute' END,
+           now() + interval '30 days'
+    FROM generate_series(0, 9999) AS i, users u WHERE u.username = '${username}'`)
+}

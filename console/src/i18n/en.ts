@@ -27,6 +27,7 @@ export const en = {
       playground: "Playground",
       batches: "Batches",
       files: "Files",
+      tasks: "Tasks",
       webhooks: "Webhooks",
       account: "Account",
       channels: "Channels",
@@ -84,7 +85,13 @@ export const en = {
     search: "Search",
     clear: "Clear filters",
     pageSize: "Rows per page",
-    answeredIn: (ms: number) => `Listed in ${ms} ms.`
+    answeredIn: (ms: number) => `Listed in ${ms} ms.`,
+    enableSelected: "Enable selected",
+    disableSelected: "Disable selected",
+    deleteSelected: "Delete selected",
+    deleteConfirm: "Yes, delete them",
+    keep: "Keep them",
+    selected: (count: number) => `${numbers.format(count)} selected`
   },
   /** The sign-in page and the identity-provider buttons. */
   SIGNIN: {
@@ -116,6 +123,19 @@ export const en = {
   },
   /** The API keys page. */
   KEYS: {
+    filters: "Filter keys",
+    keyword: "Name contains, or key starts with",
+    status: "Status",
+    group: "Group",
+    model: "Model on the key's list",
+    select: (name: string) => `Select ${name}`,
+    selectPage: "Select every key on this page",
+    bulk: "Selected keys",
+    bulkDone: (done: number, failed: number) =>
+      failed === 0
+        ? `Done for ${counted(done, "key", "keys")}.`
+        : `Done for ${counted(done, "key", "keys")}; ${numbers.format(failed)} failed.`,
+    deleteQuestion: (count: number) => `Revoke ${counted(count, "key", "keys")}? Requests with them fail at once.`,
     title: "API keys",
     none: "none",
     budget: (spent: string, amount: number, period: string) => `$${spent} of $${amount} ${per(period)}`,
@@ -304,6 +324,34 @@ export const en = {
     send: "Send",
     newConversation: "New conversation"
   },
+  /** The tasks page. */
+  TASK_LIST: {
+    title: "Tasks",
+    intro: "Your asynchronous tasks (videos, images made as tasks, Midjourney), searched and sorted on the server. " +
+      "The playground shows their previews.",
+    filters: "Filter tasks",
+    keyword: "Task id starts with, or model contains",
+    status: "Status",
+    kind: "Kind",
+    model: "Model (its exact name)",
+    from: "Created from (UTC date)",
+    to: "Created until (UTC date, included)",
+    statuses: { queued: "queued", in_progress: "in progress", completed: "completed", failed: "failed" },
+    kinds: { video: "video", image: "image", midjourney: "Midjourney" },
+    caption: (total: number) => `Tasks (${total})`,
+    columns: {
+      task: "Task",
+      kind: "Kind",
+      model: "Model",
+      status: "Status",
+      progress: "Progress",
+      created: "Created",
+      completed: "Completed",
+      cost: "Cost (charged)"
+    },
+    progressOf: (id: string) => `Progress of task ${id}`,
+    pages: "Task pages"
+  },
   /** The playground's image and video modes and the task list. */
   TASKS: {
     noRequestId: "The answer carried no request id; see Usage logs.",
@@ -415,6 +463,24 @@ export const en = {
   },
   /** The webhooks page. */
   WEBHOOKS: {
+    filters: "Filter endpoints",
+    keyword: "URL contains",
+    status: "Status",
+    event: "Event",
+    select: (url: string) => `Select ${url}`,
+    selectPage: "Select every endpoint on this page",
+    bulk: "Selected endpoints",
+    bulkDone: (done: number, failed: number) =>
+      failed === 0
+        ? `Done for ${counted(done, "endpoint", "endpoints")}.`
+        : `Done for ${counted(done, "endpoint", "endpoints")}; ${numbers.format(failed)} failed.`,
+    deleteQuestion: (count: number) =>
+      `Delete ${counted(count, "endpoint", "endpoints")} and their delivery logs? This cannot be undone.`,
+    disabledNote: "disabled: no new event is sent",
+    enable: "Enable",
+    disable: "Disable",
+    named: (verb: string, url: string) => `${verb} ${url}`,
+    pages: "Endpoint pages",
     title: "Webhooks",
     threshold: "Each threshold must be a percentage above 0 and at most 100, such as 50, 80, 100.",
     balanceUsd: "The balance for balance.low must be an amount in USD, such as 5 or 0.25.",
@@ -457,7 +523,14 @@ export const en = {
     introAfter: ". Each delivery is retried for 24 hours; receivers deduplicate by ",
     introEnd: ".",
     caption: (count: number) => `Your endpoints (${count})`,
-    columns: { url: "URL", events: "Events", deliveries: "Deliveries", added: "Added", actions: "Actions" }
+    columns: {
+      url: "URL",
+      events: "Events",
+      status: "Status",
+      deliveries: "Deliveries",
+      added: "Added",
+      actions: "Actions"
+    }
   },
   /** The channels page. */
   CHANNELS: {
@@ -513,22 +586,15 @@ export const en = {
     badMapping: (line: string) => `“${line}” is not a line “asked-model=upstream-model”.`,
     mapping: (words: string) => `Model mapping: ${words}`,
     settingsObject: 'Settings must be a JSON object, such as {"auto_disable": true}.',
-    apiVersionDate: "API version must be a date YYYY-MM-DD (optionally with -preview) or v1.",
     priorityWhole: "Priority must be a whole number (higher is tried first).",
     weightWhole: "Weight must be a whole number of 0 or more.",
     keys: (words: string) => `Keys: ${words}`,
     needsKey: "A channel needs at least one key, one a line.",
-    needsProject: "A vertex channel needs its Google Cloud project.",
     add: "Add a channel",
     change: (name: string) => `Change channel ${name}`,
     name: "Channel name",
     type: "Type",
     baseUrl: "Base URL",
-    region: "AWS region (the calls are signed for it; the base URL defaults to its endpoint)",
-    bedrockApi: "Bedrock API (invoke: Claude models through InvokeModel with the Messages body)",
-    apiVersion: "API version (a date such as 2024-10-21, optionally -preview, or v1; empty: 2024-10-21)",
-    project: "Google Cloud project (id or number)",
-    location: "Location (us-central1 when empty; global, us, eu or a region)",
     models: "Models, comma-separated",
     groups: "Groups, comma-separated",
     priority: "Priority (higher is tried first)",
@@ -606,7 +672,39 @@ export const en = {
     strip: "Strip params, comma-separated (strip_params)",
     stripHelp: "Request fields removed before the request goes upstream, such as temperature.",
     testModel: "Test model (test_model)",
-    testModelHelp: "The model a channel test asks; the first model when empty."
+    testModelHelp: "The model a channel test asks; the first model when empty.",
+    typeLegend: (type: string) => `Settings of a ${type} channel`,
+    required: (label: string, name: string) => `${label} (${name}) is required on this type.`,
+    invalid: (label: string, name: string, rule: string) => `${label} (${name}) ${rule}`,
+    typeFields: {
+      api_version: [
+        "API version",
+        "Azure OpenAI's API version: a date such as 2024-10-21 (optionally -preview) calls the deployment paths; v1 " +
+        "calls the v1 API. Empty: 2024-10-21. The deployment is the model mapping's upstream model.",
+        "must be a date YYYY-MM-DD (optionally with -preview) or v1."
+      ],
+      region: [
+        "AWS region",
+        "The calls are signed for it, and the base URL defaults to its endpoint. The key is an access key id and " +
+        "secret, or a Bedrock API key.",
+        "must be an AWS region such as us-east-1."
+      ],
+      bedrock_api: [
+        "Bedrock API",
+        "converse (every model) or invoke (Claude models through InvokeModel with the Messages body).",
+        "must be converse or invoke."
+      ],
+      project: [
+        "Google Cloud project",
+        "The project's id or number. The keys are service-account key JSON files or Vertex API keys.",
+        "must be a project id or number (letters, digits, '-', '.', ':')."
+      ],
+      location: [
+        "Location",
+        "us-central1 when empty; global, us, eu or a region. The base URL defaults to its endpoint.",
+        "must be a Vertex AI location such as us-central1 or global."
+      ]
+    }
   },
   /** The users page. */
   USERS: {

@@ -28,6 +28,7 @@ export const zhCN: Catalogue = {
       playground: "操练场",
       batches: "批处理",
       files: "文件",
+      tasks: "任务",
       webhooks: "Webhook",
       account: "账户",
       channels: "渠道",
@@ -81,7 +82,13 @@ export const zhCN: Catalogue = {
     search: "搜索",
     clear: "清除筛选",
     pageSize: "每页行数",
-    answeredIn: (ms: number) => `用时 ${ms} 毫秒。`
+    answeredIn: (ms: number) => `用时 ${ms} 毫秒。`,
+    enableSelected: "启用所选",
+    disableSelected: "禁用所选",
+    deleteSelected: "删除所选",
+    deleteConfirm: "确认删除",
+    keep: "保留",
+    selected: (count: number) => `已选 ${numbers.format(count)} 项`
   },
   SIGNIN: {
     providerFailed: "通过身份提供方登录失败。",
@@ -110,6 +117,19 @@ export const zhCN: Catalogue = {
     loading: "加载中…"
   },
   KEYS: {
+    filters: "筛选密钥",
+    keyword: "名称包含，或密钥开头为",
+    status: "状态",
+    group: "分组",
+    model: "密钥允许的模型",
+    select: (name: string) => `选择 ${name}`,
+    selectPage: "选择本页全部密钥",
+    bulk: "所选密钥",
+    bulkDone: (done: number, failed: number) =>
+      failed === 0
+        ? `已完成 ${numbers.format(done)} 个密钥。`
+        : `已完成 ${numbers.format(done)} 个密钥；${numbers.format(failed)} 个失败。`,
+    deleteQuestion: (count: number) => `吊销 ${numbers.format(count)} 个密钥？使用它们的请求将立即失败。`,
     title: "API 密钥",
     none: "无",
     budget: (spent: string, amount: number, period: string) => `已用 $${spent}，额度 $${amount}（${per(period)}）`,
@@ -291,6 +311,32 @@ export const zhCN: Catalogue = {
     send: "发送",
     newConversation: "新对话"
   },
+  TASK_LIST: {
+    title: "任务",
+    intro: "你的异步任务（视频、以任务方式生成的图片、Midjourney），在服务端搜索和排序。预览请在操练场查看。",
+    filters: "筛选任务",
+    keyword: "任务 ID 开头为，或模型包含",
+    status: "状态",
+    kind: "类型",
+    model: "模型（完整名称）",
+    from: "创建起始（UTC 日期）",
+    to: "创建截止（UTC 日期，含当天）",
+    statuses: { queued: "排队中", in_progress: "进行中", completed: "已完成", failed: "失败" },
+    kinds: { video: "视频", image: "图片", midjourney: "Midjourney 任务" },
+    caption: (total: number) => `任务（${total}）`,
+    columns: {
+      task: "任务",
+      kind: "类型",
+      model: "模型",
+      status: "状态",
+      progress: "进度",
+      created: "创建时间",
+      completed: "完成时间",
+      cost: "费用（已扣）"
+    },
+    progressOf: (id: string) => `任务 ${id} 的进度`,
+    pages: "任务分页"
+  },
   TASKS: {
     noRequestId: "回答没有携带请求 ID；请查看用量日志。",
     charged: (cost: string) => `费用 ${cost}（实际扣费）`,
@@ -396,6 +442,23 @@ export const zhCN: Catalogue = {
     pages: "文件分页"
   },
   WEBHOOKS: {
+    filters: "筛选端点",
+    keyword: "URL 包含",
+    status: "状态",
+    event: "事件",
+    select: (url: string) => `选择 ${url}`,
+    selectPage: "选择本页全部端点",
+    bulk: "所选端点",
+    bulkDone: (done: number, failed: number) =>
+      failed === 0
+        ? `已完成 ${numbers.format(done)} 个端点。`
+        : `已完成 ${numbers.format(done)} 个端点；${numbers.format(failed)} 个失败。`,
+    deleteQuestion: (count: number) => `删除 ${numbers.format(count)} 个端点及其投递记录？此操作无法撤销。`,
+    disabledNote: "已禁用：不再发送新事件",
+    enable: "启用",
+    disable: "禁用",
+    named: (verb: string, url: string) => `${verb} ${url}`,
+    pages: "端点分页",
     title: "Webhook",
     threshold: "每个阈值必须是大于 0、不超过 100 的百分比，例如 50, 80, 100。",
     balanceUsd: "balance.low 的余额必须是美元金额，例如 5 或 0.25。",
@@ -438,7 +501,7 @@ export const zhCN: Catalogue = {
     introAfter: "。每次投递最多重试 24 小时；接收方按 ",
     introEnd: " 去重。",
     caption: (count: number) => `你的端点（${count}）`,
-    columns: { url: "URL", events: "事件", deliveries: "投递", added: "添加时间", actions: "操作" }
+    columns: { url: "URL", events: "事件", status: "状态", deliveries: "投递", added: "添加时间", actions: "操作" }
   },
   CHANNELS: {
     title: "渠道",
@@ -492,22 +555,15 @@ export const zhCN: Catalogue = {
     badMapping: (line: string) => `“${line}”不是“请求模型=上游模型”格式的一行。`,
     mapping: (words: string) => `模型映射：${words}`,
     settingsObject: '设置必须是 JSON 对象，例如 {"auto_disable": true}。',
-    apiVersionDate: "API 版本必须是日期 YYYY-MM-DD（可带 -preview）或 v1。",
     priorityWhole: "优先级必须是整数（越高越先尝试）。",
     weightWhole: "权重必须是 0 或更大的整数。",
     keys: (words: string) => `密钥：${words}`,
     needsKey: "渠道至少需要一个密钥，每行一个。",
-    needsProject: "vertex 渠道需要填写 Google Cloud 项目。",
     add: "添加渠道",
     change: (name: string) => `修改渠道 ${name}`,
     name: "渠道名称",
     type: "类型",
     baseUrl: "基础 URL",
-    region: "AWS 区域（请求按此区域签名；基础 URL 默认为该区域的端点）",
-    bedrockApi: "Bedrock API（invoke：Claude 模型通过 InvokeModel 使用 Messages 请求体）",
-    apiVersion: "API 版本（日期，例如 2024-10-21，可带 -preview，或 v1；留空：2024-10-21）",
-    project: "Google Cloud 项目（ID 或编号）",
-    location: "位置（留空为 us-central1；global、us、eu 或某个区域）",
     models: "模型，逗号分隔",
     groups: "分组，逗号分隔",
     priority: "优先级（越高越先尝试）",
@@ -566,7 +622,37 @@ export const zhCN: Catalogue = {
     strip: "移除参数，逗号分隔（strip_params）",
     stripHelp: "请求发往上游前要移除的字段，例如 temperature。",
     testModel: "测试模型（test_model）",
-    testModelHelp: "渠道测试使用的模型；留空时使用第一个模型。"
+    testModelHelp: "渠道测试使用的模型；留空时使用第一个模型。",
+    typeLegend: (type: string) => `${type} 渠道的设置`,
+    required: (label: string, name: string) => `此类型必须填写${label}（${name}）。`,
+    invalid: (label: string, name: string, rule: string) => `${label}（${name}）${rule}`,
+    typeFields: {
+      api_version: [
+        "API 版本",
+        "Azure OpenAI 的 API 版本：日期（例如 2024-10-21，可带 -preview）调用部署路径；v1 调用 v1 API。留空：2024-10-21。部署名即模型映射中的上游模型。",
+        "必须是日期 YYYY-MM-DD（可带 -preview）或 v1。"
+      ],
+      region: [
+        "AWS 区域",
+        "请求按此区域签名，基础 URL 默认为该区域的端点。密钥为访问密钥 ID 与私有密钥，或 Bedrock API 密钥。",
+        "必须是 AWS 区域，例如 us-east-1。"
+      ],
+      bedrock_api: [
+        "Bedrock API",
+        "converse（所有模型）或 invoke（Claude 模型通过 InvokeModel 使用 Messages 请求体）。",
+        "必须是 converse 或 invoke。"
+      ],
+      project: [
+        "Google Cloud 项目",
+        "项目的 ID 或编号。密钥为服务账号密钥 JSON 文件或 Vertex API 密钥。",
+        "必须是项目 ID 或编号（字母、数字、'-'、'.'、':'）。"
+      ],
+      location: [
+        "位置",
+        "留空为 us-central1；可填 global、us、eu 或某个区域。基础 URL 默认为该位置的端点。",
+        "必须是 Vertex AI 位置，例如 us-central1 或 global。"
+      ]
+    }
   },
   USERS: {
     title: "用户",

@@ -1,7 +1,7 @@
 /**
  * The `tokens` table as the key service uses it, every query scoped to the
- * owner: counting and paging a user's keys (with their budgets' spend this
- * period), one key, the per-user name check, a new key (its digest and
+ * owner: counting and paging a user's keys (searched, filtered and sorted as
+ * `TokenListing.ts` says, with their budgets' spend this period), one key, the per-user name check, a new key (its digest and
  * prefix only), a change written in one transaction, a delete, and the
  * playground token's row. A statement that cannot run fails with `StorageUnavailable`.
  *
@@ -12,6 +12,7 @@ import type { SqlClient } from "effect/sql"
 import { budgetsJson, fromSpec } from "../../domain/BudgetPeriod.ts"
 import { offsetOf, type PageRequest } from "../../domain/Page.ts"
 import { budgetViews } from "../BudgetViews.ts"
+import { tokenConditions, tokenOrder, type TokenQuery } from "./TokenListing.ts"
 import { expiryDate, limitsJson, PLAYGROUND_PREFIX, storedKey } from "./TokenRules.ts"
 import { type NewToken, type TokenPatch, type TokenRow, type TokenView, tokenViewOf } from "./TokenViews.ts"
 import type { StorageUnavailable } from "../../errors/GatewayError.ts"
@@ -23,10 +24,14 @@ import { storageFailure } from "../../storage/StorageFailure.ts"
  * @category models
  */
 export interface TokenStore {
-  /** How many keys user `userId` has. */
-  readonly count: (userId: bigint) => Effect.Effect<number, StorageUnavailable>
-  /** One page of the user's keys, newest first, as views. */
-  readonly page: (userId: bigint, page: PageRequest) => Effect.Effect<ReadonlyArray<TokenView>, StorageUnavailable>
+  /** How many keys user `userId` has that match `query`. */
+  readonly count: (userId: bigint, query: TokenQuery) => Effect.Effect<number, StorageUnavailable>
+  /** One page of the user's keys matching `query`, in its order (newest first by default), as views. */
+  readonly page: (
+    userId: bigint,
+    page: PageRequest,
+    query: TokenQuery
+  ) => Effect.Effect<ReadonlyArray<TokenView>, StorageUnavailable>
   /** The user's key `id` as a view; `undefined` when the user has no such key. */
   readonly one: (userId: bigint, id: bigint) => Effect.Effect<TokenView | undefined, StorageUnavailable>
   /** Whether the user has a key other than `except` named `name`. */
@@ -67,15 +72,16 @@ export const makeTokenStore = (sql: SqlClient.SqlClient): TokenStore => {
   const exists = (rows: ReadonlyArray<{ readonly n: bigint }>) => Number(rows[0].n) > 0
 
   return {
-    count: (userId) =>
-      sql<{ total: bigint }>`SELECT count(*) AS total FROM tokens WHERE user_id = ${userId}`.pipe(
+    count: (userId, query) =>
+      sql<{ total: bigint }>`SELECT count(*) AS total FROM tokens t
+        WHERE t.user_id = ${userId} AND ${tokenConditions(sql, query)}`.pipe(
         Effect.map(([row]) => Number(row.total)),
         storageFailure("tokens.count")
       ),
 
-    page: (userId, page) =>
-      sql<TokenRow>`SELECT ${columns} FROM tokens t WHERE t.user_id = ${userId}
-        ORDER BY t.id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(
+    page: (userId, page, query) =>
+      sql<TokenRow>`SELECT ${columns} FROM tokens t WHERE t.user_id = ${userId} AND ${tokenConditions(sql, query)}
+        ORDER BY ${tokenOrder(sql, query)} LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(
         storageFailure("tokens.page"),
         Effect.flatMap(viewsOf)
       ),

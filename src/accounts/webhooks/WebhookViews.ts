@@ -16,6 +16,8 @@ export interface EndpointView {
   readonly operator: boolean
   /** USD, for `balance.low`; `null` when not set. */
   readonly balance_below: number | null
+  /** `disabled`: no new event is written for it (pending deliveries still go out). */
+  readonly status: "enabled" | "disabled"
   readonly created_at: number
   /** Deliveries by status. */
   readonly deliveries: { readonly pending: number; readonly delivered: number; readonly failed: number }
@@ -46,6 +48,7 @@ export interface EndpointRow {
   readonly thresholds: Array<string>
   readonly operator: boolean
   readonly balanceBelow: bigint | null
+  readonly enabled: boolean
   readonly createdAt: Date
   readonly pending: bigint
   readonly delivered: bigint
@@ -76,6 +79,7 @@ export const endpointViewOf = (row: EndpointRow): EndpointView => ({
   thresholds: row.thresholds.map(Number),
   operator: row.operator,
   balance_below: row.balanceBelow === null ? null : Number(row.balanceBelow) / 1_000_000,
+  status: row.enabled ? "enabled" : "disabled",
   created_at: secondsOf(row.createdAt) ?? 0,
   deliveries: {
     pending: Number(row.pending),

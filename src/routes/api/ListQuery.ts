@@ -1,8 +1,9 @@
 /**
  * Query parameters of the `/api/*` lists beyond `page` and `page_size`: a
- * value drawn from a fixed set (`status`, `sort`, `order`), refused in the
- * api envelope with `param` naming the field when it is anything else, so
- * no caller's text reaches SQL as a column or a direction.
+ * value drawn from a fixed set (`status`, `sort`, `order`) or epoch seconds
+ * (`start_timestamp`, `end_timestamp`), refused in the api envelope with
+ * `param` naming the field when it is anything else, so no caller's text
+ * reaches SQL as a column or a direction.
  *
  * @since 0.1.0
  */
@@ -29,3 +30,19 @@ export const queryChoice = <const A extends string>(
 
 /** The sort directions a list takes (`order=`). @category constants */
 export const ORDERS = ["asc", "desc"] as const
+
+/**
+ * Epoch seconds (a whole number of at most 12 digits) from a query value,
+ * `undefined` when absent or empty; otherwise an `InvalidRequest` naming `param`.
+ *
+ * @category query
+ */
+export const querySeconds = (
+  value: string | null,
+  param: string
+): Effect.Effect<number | undefined, InvalidRequest> => {
+  if (value === null || value === "") return Effect.succeed(undefined)
+  return /^\d{1,12}$/.test(value)
+    ? Effect.succeed(Number(value))
+    : Effect.fail(new InvalidRequest({ message: `${param} must be epoch seconds.`, param }))
+}

@@ -21,19 +21,13 @@ import { InvalidRequest, NotFound } from "../../errors/GatewayError.ts"
 import { Sessions } from "../../accounts/Sessions.ts"
 import { LOG_SORTS, type LogFilter, UsageQueries } from "../../accounts/UsageQueries.ts"
 import { idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
-import { ORDERS, queryChoice } from "./ListQuery.ts"
+import { ORDERS, queryChoice, querySeconds } from "./ListQuery.ts"
 
 const filterOf = (request: HttpServerRequest.HttpServerRequest, admin: boolean) =>
   Effect.gen(function* () {
     const query = queryOf(request)
     const text = (name: string) => queryText(query.get(name), name)
-    const seconds = (name: string) => {
-      const value = query.get(name)
-      if (value === null || value === "") return Effect.succeed(undefined)
-      return /^\d{1,12}$/.test(value)
-        ? Effect.succeed(Number(value))
-        : Effect.fail(new InvalidRequest({ message: `${name} must be epoch seconds.`, param: name }))
-    }
+    const seconds = (name: string) => querySeconds(query.get(name), name)
     const id = (name: string) => {
       const value = query.get(name)
       return value === null || value === "" ? Effect.succeed(undefined) : idOf(value, name)

@@ -1,7 +1,13 @@
 /**
  * The signed-in user's own asynchronous tasks (video generations, async image
- * generations, Midjourney tasks): `GET /api/task/self`, newest first, paginated with `page` and
- * `page_size` (`domain/Page.ts`). Each row is the task's public id, kind,
+ * generations, Midjourney tasks): `GET /api/task/self`, paginated with `page` and
+ * `page_size` (`domain/Page.ts`); `keyword` (the start of the task id, or
+ * text in the model), `status` (`queued`, `in_progress`, `completed`,
+ * `failed`), `kind` (`video`, `image`, `midjourney`), `model` (exactly),
+ * `start_timestamp` and `end_timestamp` (epoch seconds of creation, start
+ * inclusive, end exclusive), `sort` (`TASK_SORTS`) and `order` (`asc`,
+ * `desc`; newest first by default); a bad one is refused in the api envelope
+ * with the field named. Each row is the task's public id, kind,
  * model, status, progress (0–100), created and completed time (epoch
  * seconds), and what it was charged: `quota` in quota units (micro-USD, the
  * net after any refund or re-pricing) and `cost`, the same amount as USD text
@@ -13,8 +19,17 @@
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { Sessions } from "../../accounts/Sessions.ts"
-import { type Task, type TaskKind, TaskStore } from "../../tasks/TaskStore.ts"
-import { makeGuards, ok, pageOf, respondApi } from "./Api.ts"
+import {
+  type Task,
+  TASK_KINDS,
+  TASK_SORTS,
+  TASK_STATUSES,
+  type TaskKind,
+  type TaskQuery,
+  TaskStore
+} from "../../tasks/TaskStore.ts"
+import { makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
+import { ORDERS, queryChoice, querySeconds } from "./ListQuery.ts"
 
 /**
  * One task as `GET /api/task/self` lists it.
@@ -68,6 +83,21 @@ export const taskRowOf = (task: Task): TaskRowView => ({
   error: task.errorCode
 })
 
+const taskQueryOf = (query: URLSearchParams) =>
+  Effect.gen(function* () {
+    const taskQuery: TaskQuery = {
+      keyword: yield* queryText(query.get("keyword"), "keyword", 100),
+      status: yield* queryChoice(query.get("status"), "status", TASK_STATUSES),
+      kind: yield* queryChoice(query.get("kind"), "kind", TASK_KINDS),
+      model: yield* queryText(query.get("model"), "model", 256),
+      start: yield* querySeconds(query.get("start_timestamp"), "start_timestamp"),
+      end: yield* querySeconds(query.get("end_timestamp"), "end_timestamp"),
+      sort: yield* queryChoice(query.get("sort"), "sort", TASK_SORTS),
+      order: yield* queryChoice(query.get("order"), "order", ORDERS)
+    }
+    return taskQuery
+  })
+
 /** @category routes */
 export const TaskRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const store = yield* TaskStore
@@ -77,7 +107,8 @@ export const TaskRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
     Effect.gen(function* () {
       const caller = yield* guards.user(request)
       const page = yield* pageOf(request)
-      const { tasks, total } = yield* store.listOwn(caller.id, page)
+      const query = yield* taskQueryOf(queryOf(request))
+      const { tasks, total } = yield* store.listOwn(caller.id, page, query)
       return ok({ items: tasks.map(taskRowOf), total, page: page.page, page_size: page.size })
     }).pipe(respondApi))
 }))

@@ -1,5 +1,11 @@
 /**
- * The caller's own API keys: `GET /api/token/` (paginated, keys masked),
+ * The caller's own API keys: `GET /api/token/` (paginated with `page` and
+ * `page_size`, keys masked; `keyword` in the name or the start of the key's
+ * listed prefix, `status`, `group`, `model` (on the key's allow-list), `sort`
+ * (`TOKEN_SORTS`) and `order` (`asc`, `desc`; newest first by default)),
+ * `POST /api/token/bulk` (`{ids: [up to 100], action: enable | disable |
+ * delete}`: each of the caller's keys changed in turn; the answer lists each
+ * id's outcome, another user's key id "not found"),
  * `POST /api/token/` (the full key in `data.key`, once), `PUT /api/token/`
  * (`id` and any of name, status, remain_quota, expires_at, models,
  * allow_ips, limits: `{rpm?, tpm?, concurrency?}` or `null`, budgets: `[{amount
@@ -16,8 +22,11 @@ import { LimitsSpec } from "../../config/BootstrapFile.ts"
 import { BudgetList } from "../../domain/BudgetPeriod.ts"
 import { Sessions } from "../../accounts/Sessions.ts"
 import { Tokens } from "../../accounts/Tokens.ts"
-import { decodeBody, idOf, makeGuards, ok, pageOf, respondApi } from "./Api.ts"
+import { toProblem } from "../../errors/Envelope.ts"
+import { TOKEN_SORTS, type TokenQuery } from "../../accounts/Tokens.ts"
+import { decodeBody, idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
 import { EpochSeconds, Id, IpList, ModelList, Name, Quota, Status } from "./Fields.ts"
+import { ORDERS, queryChoice } from "./ListQuery.ts"
 
 const NewTokenBody = Schema.Struct({
   name: Name,
@@ -41,12 +50,31 @@ const TokenPatchBody = Schema.Struct({
   budgets: Schema.optional(Schema.NullOr(BudgetList))
 })
 
+const BulkBody = Schema.Struct({
+  ids: Schema.Array(Id).check(Schema.isMinLength(1), Schema.isMaxLength(100)),
+  action: Schema.Literals(["enable", "disable", "delete"])
+})
+
+const tokenQueryOf = (query: URLSearchParams) =>
+  Effect.gen(function* () {
+    const tokenQuery: TokenQuery = {
+      keyword: yield* queryText(query.get("keyword"), "keyword", 64),
+      status: yield* queryChoice(query.get("status"), "status", Status.literals),
+      group: yield* queryText(query.get("group"), "group", 64),
+      model: yield* queryText(query.get("model"), "model", 256),
+      sort: yield* queryChoice(query.get("sort"), "sort", TOKEN_SORTS),
+      order: yield* queryChoice(query.get("order"), "order", ORDERS)
+    }
+    return tokenQuery
+  })
+
 /** @category routes */
 export const TokenRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
   const tokens = yield* Tokens
   const guards = makeGuards(yield* Sessions)
   const created = decodeBody(NewTokenBody)
   const patched = decodeBody(TokenPatchBody)
+  const bulk = decodeBody(BulkBody)
 
   // The router ignores a trailing slash: "/api/token" also serves "/api/token/".
   {
@@ -54,7 +82,8 @@ export const TokenRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
     yield* router.add("GET", path, (request) =>
       Effect.gen(function* () {
         const caller = yield* guards.user(request)
-        return ok(yield* tokens.list(caller.id, yield* pageOf(request)))
+        const query = yield* tokenQueryOf(queryOf(request))
+        return ok(yield* tokens.list(caller.id, yield* pageOf(request), query))
       }).pipe(respondApi))
 
     yield* router.add("POST", path, (request) =>
@@ -70,6 +99,32 @@ export const TokenRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
         return ok(yield* tokens.update(caller.id, yield* patched(request)))
       }).pipe(respondApi))
   }
+
+  yield* router.add("POST", "/api/token/bulk", (request) =>
+    Effect.gen(function* () {
+      const caller = yield* guards.user(request)
+      const body = yield* bulk(request)
+      const results = []
+      for (const id of new Set(body.ids)) {
+        if (body.action === "delete") {
+          const removed = yield* Effect.result(tokens.remove(caller.id, BigInt(id)))
+          results.push(
+            removed._tag === "Failure"
+              ? { id, success: false, message: toProblem(removed.failure).message }
+              : { id, success: true }
+          )
+        } else {
+          const status = body.action === "enable" ? "enabled" as const : "disabled" as const
+          const changed = yield* Effect.result(tokens.update(caller.id, { id, status }))
+          results.push(
+            changed._tag === "Failure"
+              ? { id, success: false, message: toProblem(changed.failure).message }
+              : { id, success: true, status: changed.success.status }
+          )
+        }
+      }
+      return ok(results)
+    }).pipe(respondApi))
 
   yield* router.add("DELETE", "/api/token/:id", (request) =>
     Effect.gen(function* () {

@@ -3,7 +3,13 @@
  * balance_below?}` (USD, required with `balance.low`) →
  * `{id, url, events, thresholds, secret, …}`, the Standard Webhooks secret
  * shown once), `GET /api/webhook/` (the caller's endpoints with delivery
- * counts), `DELETE /api/webhook/{id}`, `GET /api/webhook/{id}/deliveries`
+ * counts and `status`, as an array; with any of `page`, `page_size`,
+ * `keyword` (in the URL), `status`, `event`, `sort` (`WEBHOOK_SORTS`) or
+ * `order` (`asc`, `desc`; oldest first by default): one page of the matching
+ * endpoints, `{items, total, page, page_size}`), `POST /api/webhook/bulk`
+ * (`{ids: [up to 100], action: enable | disable | delete}`: each of the
+ * caller's endpoints changed in turn, the answer listing each id's outcome; a
+ * disabled endpoint is written no new event), `DELETE /api/webhook/{id}`, `GET /api/webhook/{id}/deliveries`
  * (the delivery log: status, attempts, last HTTP status and error) and
  * `POST /api/webhook/{id}/test` (queues a `webhook.test` event, returns its
  * `webhook-id`). Users subscribe to their own events (`budget.threshold`,
@@ -16,9 +22,11 @@
 import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { roleRank, Sessions, type SessionUser } from "../../accounts/Sessions.ts"
-import { Webhooks } from "../../accounts/Webhooks.ts"
-import { decodeBody, idOf, makeGuards, ok, respondApi } from "./Api.ts"
-import { Text } from "./Fields.ts"
+import { WEBHOOK_SORTS, type WebhookQuery, Webhooks } from "../../accounts/Webhooks.ts"
+import { toProblem } from "../../errors/Envelope.ts"
+import { decodeBody, idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
+import { Id, Status, Text } from "./Fields.ts"
+import { ORDERS, queryChoice } from "./ListQuery.ts"
 
 const NewEndpointBody = Schema.Struct({
   url: Text(2048).check(Schema.isMinLength(1)),
@@ -34,6 +42,26 @@ const NewEndpointBody = Schema.Struct({
   )
 })
 
+const BulkBody = Schema.Struct({
+  ids: Schema.Array(Id).check(Schema.isMinLength(1), Schema.isMaxLength(100)),
+  action: Schema.Literals(["enable", "disable", "delete"])
+})
+
+/** The query parameters that ask for a page rather than the whole array. */
+const LIST_PARAMS = ["page", "page_size", "keyword", "status", "event", "sort", "order"]
+
+const webhookQueryOf = (query: URLSearchParams) =>
+  Effect.gen(function* () {
+    const webhookQuery: WebhookQuery = {
+      keyword: yield* queryText(query.get("keyword"), "keyword", 256),
+      status: yield* queryChoice(query.get("status"), "status", Status.literals),
+      event: yield* queryText(query.get("event"), "event", 64),
+      sort: yield* queryChoice(query.get("sort"), "sort", WEBHOOK_SORTS),
+      order: yield* queryChoice(query.get("order"), "order", ORDERS)
+    }
+    return webhookQuery
+  })
+
 const callerOf = (user: SessionUser) => ({ id: user.id, admin: roleRank(user.role) >= roleRank("admin") })
 
 /** @category routes */
@@ -41,17 +69,46 @@ export const WebhookRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
   const webhooks = yield* Webhooks
   const guards = makeGuards(yield* Sessions)
   const created = decodeBody(NewEndpointBody)
+  const bulk = decodeBody(BulkBody)
 
   yield* router.add("GET", "/api/webhook", (request) =>
     Effect.gen(function* () {
       const caller = yield* guards.user(request)
-      return ok(yield* webhooks.list(callerOf(caller)))
+      const query = queryOf(request)
+      if (!LIST_PARAMS.some((name) => query.has(name))) return ok(yield* webhooks.list(callerOf(caller)))
+      return ok(yield* webhooks.search(callerOf(caller), yield* webhookQueryOf(query), yield* pageOf(request)))
     }).pipe(respondApi))
 
   yield* router.add("POST", "/api/webhook", (request) =>
     Effect.gen(function* () {
       const caller = yield* guards.user(request)
       return ok(yield* webhooks.create(callerOf(caller), yield* created(request)))
+    }).pipe(respondApi))
+
+  yield* router.add("POST", "/api/webhook/bulk", (request) =>
+    Effect.gen(function* () {
+      const caller = callerOf(yield* guards.user(request))
+      const body = yield* bulk(request)
+      const results = []
+      for (const id of new Set(body.ids)) {
+        if (body.action === "delete") {
+          const removed = yield* Effect.result(webhooks.remove(caller, BigInt(id)))
+          results.push(
+            removed._tag === "Failure" ? { id, success: false, message: toProblem(removed.failure).message } : {
+              id,
+              success: true
+            }
+          )
+        } else {
+          const changed = yield* Effect.result(webhooks.setEnabled(caller, BigInt(id), body.action === "enable"))
+          results.push(
+            changed._tag === "Failure"
+              ? { id, success: false, message: toProblem(changed.failure).message }
+              : { id, success: true, status: changed.success.status }
+          )
+        }
+      }
+      return ok(results)
     }).pipe(respondApi))
 
   yield* router.add("DELETE", "/api/webhook/:id", (request) =>

@@ -16,6 +16,7 @@ import type { SqlClient } from "effect/sql"
 import { offsetOf, type PageRequest } from "../../domain/Page.ts"
 import { NotFound, type StorageUnavailable } from "../../errors/GatewayError.ts"
 import type { Advance, NewTask, Task } from "./Task.ts"
+import { taskConditions, taskOrder, type TaskQuery } from "./TaskListing.ts"
 import { advanceBatchJson, clampedProgress, TASK_COLUMNS, taskOf, type TaskRow } from "./TaskRow.ts"
 import { storageFailure } from "../../storage/StorageFailure.ts"
 
@@ -74,21 +75,23 @@ export const selectTask = (
     )
 
 /**
- * One page of user `userId`'s tasks, newest first, and how many the user has
- * in all; `StorageUnavailable` when they cannot be read.
+ * One page of user `userId`'s tasks matching `query` (`TaskListing.ts`;
+ * newest first by default), and how many match in all;
+ * `StorageUnavailable` when they cannot be read.
  *
  * @category statements
  */
 export const selectOwnPage = (
   sql: SqlClient.SqlClient,
   userId: bigint,
-  page: PageRequest
+  page: PageRequest,
+  query: TaskQuery = {}
 ): Effect.Effect<{ readonly tasks: ReadonlyArray<Task>; readonly total: number }, StorageUnavailable> =>
   Effect.gen(function* () {
-    const [{ total }] = yield* sql<{ readonly total: bigint }>`SELECT count(*) AS total FROM tasks
-      WHERE user_id = ${userId}`
-    const rows = yield* sql<TaskRow>`SELECT ${sql.literal(TASK_COLUMNS)} FROM tasks WHERE user_id = ${userId}
-      ORDER BY created_at DESC, id DESC LIMIT ${page.size} OFFSET ${offsetOf(page)}`
+    const where = sql`user_id = ${userId} AND ${taskConditions(sql, query)}`
+    const [{ total }] = yield* sql<{ readonly total: bigint }>`SELECT count(*) AS total FROM tasks WHERE ${where}`
+    const rows = yield* sql<TaskRow>`SELECT ${sql.literal(TASK_COLUMNS)} FROM tasks WHERE ${where}
+      ORDER BY ${taskOrder(sql, query)} LIMIT ${page.size} OFFSET ${offsetOf(page)}`
     return { tasks: rows.map(taskOf), total: Number(total) }
   }).pipe(storageFailure("tasks.list"))
 

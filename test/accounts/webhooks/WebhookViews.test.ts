@@ -2,7 +2,7 @@
 import { deepStrictEqual } from "node:assert/strict"
 import { deliveryViewOf, endpointViewOf } from "../../../src/accounts/webhooks/WebhookViews.ts"
 
-Deno.test("WebhookViews: an endpoint row reads with USD, numeric thresholds and counts", () => {
+Deno.test("WebhookViews: an endpoint row reads with USD, numeric thresholds, its status and counts", () => {
   deepStrictEqual(
     endpointViewOf({
       id: 4n,
@@ -11,6 +11,7 @@ Deno.test("WebhookViews: an endpoint row reads with USD, numeric thresholds and 
       thresholds: ["0.5000", "1.0000"],
       operator: false,
       balanceBelow: 2_500_000n,
+      enabled: false,
       createdAt: new Date(1_700_000_000_900),
       pending: 1n,
       delivered: 2n,
@@ -23,6 +24,7 @@ Deno.test("WebhookViews: an endpoint row reads with USD, numeric thresholds and 
       thresholds: [0.5, 1],
       operator: false,
       balance_below: 2.5,
+      status: "disabled",
       created_at: 1_700_000_000,
       deliveries: { pending: 1, delivered: 2, failed: 0 }
     }

@@ -1,0 +1,191 @@
+/**
+ * Tasks (`GET /api/task/self`): the signed-in user's own asynchronous tasks
+ * (videos, images made as tasks, Midjourney) with kind, model, status,
+ * progress, creation and completion times and the cost charged. The list is
+ * paged, searched (the start of a task id, or text in the model), filtered
+ * (status, kind, exact model, a UTC date range of creation) and sorted on the
+ * server, its view kept in the hash's query, so a reload or a shared link
+ * shows the same rows. The playground's task list shows previews; this page
+ * loads none, so a long list costs one API call a page.
+ */
+import { useEffect, useState } from "preact/hooks"
+import { api, type Page, wordsOf } from "./api.ts"
+import { apiQuery, useHashView } from "./hashQuery.ts"
+import { SortHeader } from "./listControls.tsx"
+import { LIST, TASK_LIST } from "./strings.ts"
+import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
+
+/** A task as `GET /api/task/self` lists it. */
+interface TaskRow {
+  readonly id: string
+  readonly kind: string
+  readonly model: string
+  readonly status: string
+  readonly progress: number
+  readonly created_at: number
+  readonly completed_at: number | null
+  readonly quota: number
+  readonly cost: string
+  readonly error: string | null
+}
+
+/** The list's view, as the hash's query holds it (`from` and `to` are UTC dates, `YYYY-MM-DD`). */
+const VIEW = {
+  keyword: "",
+  status: "",
+  kind: "",
+  model: "",
+  from: "",
+  to: "",
+  sort: "created_at",
+  order: "desc",
+  page: "1"
+}
+
+/** A UTC date (`YYYY-MM-DD`) as epoch seconds at its start, `""` when empty or not a date. */
+const dayStart = (date: string): string => {
+  const millis = Date.parse(`${date}T00:00:00Z`)
+  return date === "" || Number.isNaN(millis) ? "" : String(millis / 1000)
+}
+
+/** The API's query of `view`: the dates as epoch seconds, the end date included. */
+const taskQuery = (view: typeof VIEW): string => {
+  const { from, to, ...rest } = view
+  const end = dayStart(to)
+  return apiQuery({
+    ...rest,
+    start_timestamp: dayStart(from),
+    end_timestamp: end === "" ? "" : String(Number(end) + 86_400)
+  })
+}
+
+/** The filter form: its own drafts, applied on submit. */
+const TaskFilters = (props: { view: typeof VIEW; onApply: (change: Partial<typeof VIEW>) => void }) => {
+  const [draft, setDraft] = useState(props.view)
+  const set = (name: keyof typeof VIEW) => (e: { currentTarget: { value: string } }) =>
+    setDraft({ ...draft, [name]: e.currentTarget.value })
+  const choice = (name: "status" | "kind", label: string, words: Readonly<Record<string, string>>) => (
+    <Field label={label}>
+      <select name={name} value={draft[name]} onChange={set(name)}>
+        <option value="">{LIST.any}</option>
+        {Object.entries(words).map(([value, word]) => <option key={value} value={value}>{word}</option>)}
+      </select>
+    </Field>
+  )
+  return (
+    <form
+      class="filters"
+      aria-label={TASK_LIST.filters}
+      onSubmit={(event) => {
+        event.preventDefault()
+        const { keyword, status, kind, model, from, to } = draft
+        props.onApply({ keyword, status, kind, model, from, to })
+      }}
+    >
+      <Field label={TASK_LIST.keyword}>
+        <input name="keyword" maxLength={100} value={draft.keyword} onInput={set("keyword")} />
+      </Field>
+      {choice("status", TASK_LIST.status, TASK_LIST.statuses)}
+      {choice("kind", TASK_LIST.kind, TASK_LIST.kinds)}
+      <Field label={TASK_LIST.model}>
+        <input name="model" value={draft.model} onInput={set("model")} />
+      </Field>
+      <Field label={TASK_LIST.from}>
+        <input name="from" type="date" value={draft.from} onInput={set("from")} />
+      </Field>
+      <Field label={TASK_LIST.to}>
+        <input name="to" type="date" value={draft.to} onInput={set("to")} />
+      </Field>
+      <button type="submit">{LIST.search}</button>
+      <button
+        type="button"
+        onClick={() => {
+          const cleared = { keyword: "", status: "", kind: "", model: "", from: "", to: "" }
+          setDraft({ ...draft, ...cleared })
+          props.onApply(cleared)
+        }}
+      >
+        {LIST.clear}
+      </button>
+    </form>
+  )
+}
+
+/** The tasks page. */
+export const Tasks = () => {
+  const [view, change] = useHashView(VIEW)
+  const [listing, setListing] = useState<Page<TaskRow> | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  useEffect(() => {
+    let live = true
+    api<Page<TaskRow>>("GET", `/api/task/self?${taskQuery(view)}&page_size=20`).then((page) => {
+      if (!live) return
+      setError(null)
+      setListing(page)
+    }, (caught) => live && setError(wordsOf(caught)))
+    return () => {
+      live = false
+    }
+  }, [taskQuery(view)])
+  const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
+  const sortable = (label: string, column: string) => (
+    <SortHeader
+      label={label}
+      column={column}
+      sort={view.sort}
+      order={view.order}
+      onSort={(sort, order) => change({ sort, order })}
+    />
+  )
+  const columns = TASK_LIST.columns
+  return (
+    <section>
+      <h1>{TASK_LIST.title}</h1>
+      <p>{TASK_LIST.intro}</p>
+      <TaskFilters view={view} onApply={change} />
+      <ErrorText error={error} />
+      <div class="scroll">
+        <table>
+          <caption>{TASK_LIST.caption(listing?.total ?? 0)}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{columns.task}</th>
+              {sortable(columns.kind, "kind")}
+              {sortable(columns.model, "model")}
+              {sortable(columns.status, "status")}
+              {sortable(columns.progress, "progress")}
+              {sortable(columns.created, "created_at")}
+              {sortable(columns.completed, "completed_at")}
+              {sortable(columns.cost, "quota")}
+            </tr>
+          </thead>
+          <tbody>
+            {listing?.items.map((task) => (
+              <tr key={task.id} data-testid="task-row">
+                <td>
+                  <code>{task.id}</code>
+                </td>
+                <td>{task.kind}</td>
+                <td>{task.model}</td>
+                <td data-testid="task-status">{task.status}{task.error === null ? "" : ` (${task.error})`}</td>
+                <td>
+                  <progress max={100} value={task.progress} aria-label={TASK_LIST.progressOf(task.id)} />{" "}
+                  {task.progress}%
+                </td>
+                <td>{timeText(task.created_at)}</td>
+                <td>{task.completed_at === null ? "" : timeText(task.completed_at)}</td>
+                <td data-testid="task-cost">{task.cost}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Pager
+        label={TASK_LIST.pages}
+        page={Number(view.page) || 1}
+        pages={pages}
+        setPage={(page) => change({ page: String(page) })}
+      />
+    </section>
+  )
+}
