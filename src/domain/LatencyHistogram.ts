@@ -8,7 +8,9 @@
  * A percentile is estimated the way `percentile_cont` computes it (the value at rank `p × (n − 1)` of the sorted
  * values, interpolated between neighbours), with each bucket's values taken as spread evenly over its integer
  * milliseconds: exact when they are (and always below 10 ms, where a bucket is one millisecond), otherwise off by
- * less than the width of the bucket holding the rank; the estimate is kept within the set's own minimum and maximum.
+ * less than the width of the bucket holding the rank, so at most a third of the value (the last bucket is open: there
+ * the estimate lies between 1,000,000 ms and the set's maximum); the estimate is kept within the set's own minimum and
+ * maximum.
  * The bounds are fixed with the table: changing them needs a new migration that refolds the rollup.
  *
  * @since 0.5.0
@@ -74,7 +76,10 @@ export const percentileOf = (
       if (count > 0 && position < before + count) {
         const low = Math.max(LATENCY_BOUNDS_MS[index], min)
         const high = Math.min(index + 1 < LATENCY_BUCKETS ? LATENCY_BOUNDS_MS[index + 1] - 1 : max, max)
-        return count === 1 ? low : low + (Math.max(high, low) - low) * (position - before) / (count - 1)
+        const top = Math.max(high, low)
+        if (count > 1) return low + (top - low) * (position - before) / (count - 1)
+        // One value: the set's maximum in the last bucket with any, its minimum in the first, else the middle.
+        return before + count === total ? top : before === 0 ? low : (low + top) / 2
       }
       before += count
     }
