@@ -8,8 +8,9 @@
  * the buckets of its range from `usage_logs` (delete, then insert the aggregate: idempotent, a bucket is never added
  * to twice), drops the buckets past retention and moves `folded_until`. The range is `planFold`'s
  * (`health/FoldPlan.ts`): buckets closed at least 15 minutes ago, from an hour before the previous end, so usage rows
- * written late (the usage log writes off the hot path) still count once the next pass ran; a first pass over a full
- * table catches up six hours at a time. Storage failures are logged and the pass runs again at the next interval.
+ * written late (the usage log writes off the hot path) still count once the next pass ran; a first pass (or one after
+ * `folded_until` was reset to `NULL`, which empties the rollup) starts from the oldest retained usage row and catches
+ * up six hours at a time. Storage failures are logged and the pass runs again at the next interval.
  *
  * @since 0.5.0
  */
@@ -17,7 +18,13 @@ import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { epochSeconds } from "../domain/Page.ts"
 import { FAILURE_KINDS } from "./health/HealthStats.ts"
-import { type FoldPlan, planFold, ROLLUP_RETAIN_SECONDS, ROLLUP_SPAN_SECONDS } from "./health/FoldPlan.ts"
+import {
+  type FoldPlan,
+  planFold,
+  ROLLUP_REFOLD_SECONDS,
+  ROLLUP_RETAIN_SECONDS,
+  ROLLUP_SPAN_SECONDS
+} from "./health/FoldPlan.ts"
 import { ROLLUP_COLUMNS, usageAggregate } from "./health/RollupSql.ts"
 
 /** What one pass did: folded a range, found another instance folding (`busy`). @category models */
@@ -26,7 +33,7 @@ export type FoldOutcome =
   | { readonly _tag: "Busy" }
 
 /** The most passes one round runs to catch up (a full retention at `ROLLUP_SPAN_SECONDS` a pass, and some). */
-const MAX_PASSES = Math.ceil(ROLLUP_RETAIN_SECONDS / (ROLLUP_SPAN_SECONDS - 3_600)) + 2
+const MAX_PASSES = Math.ceil(ROLLUP_RETAIN_SECONDS / (ROLLUP_SPAN_SECONDS - ROLLUP_REFOLD_SECONDS)) + 2
 
 /** @category services */
 export class HealthRollup extends Context.Service<HealthRollup, {
@@ -50,7 +57,18 @@ export class HealthRollup extends Context.Service<HealthRollup, {
             SELECT folded_until AS "foldedUntil" FROM health_rollup_state WHERE id = 1 FOR UPDATE SKIP LOCKED`
           if (state === undefined) return { _tag: "Busy" } as const
           const now = yield* Clock.currentTimeMillis
-          const plan = planFold(epochSeconds(state.foldedUntil), Math.floor(now / 1000))
+          const nowSeconds = Math.floor(now / 1000)
+          const folded = epochSeconds(state.foldedUntil)
+          let oldest: number | null = null
+          if (folded === null) {
+            // A first pass (or after a reset): the rollup starts again from the oldest retained usage row.
+            yield* sql`DELETE FROM health_rollup`
+            const [row] = yield* sql<{ readonly oldest: Date | null }>`
+              SELECT min(created_at) AS oldest FROM usage_logs
+              WHERE created_at >= ${new Date((nowSeconds - ROLLUP_RETAIN_SECONDS) * 1000)}`
+            oldest = epochSeconds(row?.oldest ?? null)
+          }
+          const plan = planFold(folded, nowSeconds, oldest)
           const from = new Date(plan.from * 1000)
           const to = new Date(plan.to * 1000)
           let rows = 0

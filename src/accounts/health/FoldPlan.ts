@@ -1,9 +1,9 @@
 /**
  * What one pass of the health rollup folds (`src/accounts/HealthRollup.ts`), as plain arithmetic on epoch seconds:
  * the rollup holds 15-minute buckets that closed at least `ROLLUP_SETTLE_SECONDS` ago; each pass recomputes from
- * `ROLLUP_REFOLD_SECONDS` before the previous pass's end (so usage rows written late into a folded bucket count),
- * at most `ROLLUP_SPAN_SECONDS` at once (a first pass over a full table catches up in several), never before the
- * retained `ROLLUP_RETAIN_SECONDS`, and drops the buckets older than that.
+ * `ROLLUP_REFOLD_SECONDS` before the previous pass's end (so usage rows written late into a folded bucket count), the
+ * first from the oldest usage row, at most `ROLLUP_SPAN_SECONDS` at once (a first pass over a full table catches up in
+ * several), never before the retained `ROLLUP_RETAIN_SECONDS`, and drops the buckets older than that.
  *
  * @since 0.5.0
  */
@@ -40,15 +40,16 @@ const floorTo = (seconds: number) => Math.floor(seconds / ROLLUP_BUCKET_SECONDS)
 
 /**
  * The pass to run at `nowSeconds` (epoch seconds) after the rollup was folded until `foldedUntil` (epoch seconds;
- * `null` before the first pass).
+ * `null` before the first pass, or after a reset). A first pass starts at the bucket of `oldestRow`, the oldest usage
+ * row's time within retention (epoch seconds; `null`: none, so there is nothing to fold before now).
  *
  * @category planning
  */
-export const planFold = (foldedUntil: number | null, nowSeconds: number): FoldPlan => {
+export const planFold = (foldedUntil: number | null, nowSeconds: number, oldestRow: number | null = null): FoldPlan => {
   const target = floorTo(nowSeconds - ROLLUP_SETTLE_SECONDS)
   const retainFrom = floorTo(nowSeconds - ROLLUP_RETAIN_SECONDS)
   const from = foldedUntil === null
-    ? retainFrom
+    ? (oldestRow === null ? target : Math.min(target, Math.max(retainFrom, floorTo(oldestRow))))
     : Math.max(retainFrom, floorTo(Math.min(foldedUntil, target) - ROLLUP_REFOLD_SECONDS))
   const to = Math.max(from, Math.min(target, from + ROLLUP_SPAN_SECONDS))
   return { from, to, retainFrom, caughtUp: to >= target }
