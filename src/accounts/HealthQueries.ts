@@ -11,11 +11,11 @@
  * (`HealthRollup.ts`, migration 0023) and the usage rows after them, percentiles estimated from latency histograms
  * (`domain/LatencyHistogram.ts`). `GROUPING SETS` give the buckets and each series' totals in the same pass, and only
  * the busiest `limit` series are returned: the answer is at most `limit` × buckets-per-window rows whatever the table
- * holds. A failed attempt's kind is the prefix of its
- * usage row's `error` (`failureText`: `<kind>: <vendor words>`), `cancelled` for status 499 (the caller left);
- * anything else is `other`. Counts are usage rows with `attempt >= 1` (a request that failed over counts once per
- * channel it tried); cost also sums a task's `attempt = 0` adjustment rows. The cost is bounded: at most
- * `MAX_CONCURRENT_REPORTS` aggregates at once, and the same query within `REPORT_TTL_SECONDS` shares one.
+ * holds. A failed attempt's kind is the prefix of its usage row's `error` (`failureText`: `<kind>: <vendor words>`),
+ * `cancelled` for status 499 (the caller left); anything else is `other`. Counts are usage rows with `attempt >= 1`
+ * (a request that failed over counts once per channel it tried); cost also sums a task's `attempt = 0` adjustment
+ * rows. The cost is bounded: at most `MAX_CONCURRENT_REPORTS` aggregates at once, and the same query within
+ * `REPORT_TTL_SECONDS` shares one.
  *
  * @since 0.4.0
  */

@@ -8,7 +8,11 @@
  * @since 0.5.0
  */
 
-/** The rollup's bucket, seconds (divides the day view's 15-minute and the week view's 2-hour buckets). @category constants */
+/**
+ * The rollup's bucket, seconds (divides the day view's 15-minute and the week view's 2-hour buckets).
+ *
+ * @category constants
+ */
 export const ROLLUP_BUCKET_SECONDS = 900
 
 /** Buckets closed more recently than this (seconds) are read from `usage_logs`, not the rollup. @category constants */

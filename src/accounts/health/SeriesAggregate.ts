@@ -28,14 +28,22 @@ export interface SeriesQuery {
   readonly limit: number
 }
 
-/** One answer row: a series' key, its bucket start (epoch seconds; `null` for the series' totals) and its stats. @category models */
+/**
+ * One answer row: a series' key, its bucket start (epoch seconds; `null` for the series' totals) and its stats.
+ *
+ * @category models
+ */
 export interface SeriesRow {
   readonly key: string
   readonly t: number | null
   readonly stats: HealthStats
 }
 
-/** The rows, and until when (epoch seconds) they came from the rollup (`null`: from `usage_logs` alone). @category models */
+/**
+ * The rows, and until when (epoch seconds) they came from the rollup (`null`: from `usage_logs` alone).
+ *
+ * @category models
+ */
 export interface SeriesAggregate {
   readonly rows: ReadonlyArray<SeriesRow>
   readonly rollupUntil: number | null

@@ -1,7 +1,8 @@
 /**
  * The health rollup's pass arithmetic: a first pass starts at the oldest usage row (the retained week and a day at
- * most, now when there is none); later passes refold the hour before the previous end; no pass goes past the buckets closed 15 minutes ago, folds more than six hours, or
- * leaves a gap; repeated passes catch up whatever the start, and every bound is a whole bucket.
+ * most, now when there is none); later passes refold the hour before the previous end; no pass goes past the buckets
+ * closed 15 minutes ago, folds more than six hours, or leaves a gap; repeated passes catch up whatever the start, and
+ * every bound is a whole bucket.
  */
 import { ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"

@@ -303,7 +303,8 @@ Deno.test({
       strictEqual(model.data.series[0].totals.requests, modelTruth.requests)
       // deno-lint-ignore no-console
       console.log(
-        `health: 20,000 rows written in ${seeded.writeMs} ms, folded in ${seeded.foldMs} ms; every channel, week ${week.data.query_ms} ms, day ` +
+        `health: 20,000 rows written in ${seeded.writeMs} ms, folded in ${seeded.foldMs} ms; every channel, ` +
+          `week ${week.data.query_ms} ms, day ` +
           `${day.data.query_ms} ms (query); worst percentile estimate ${(worst * 100).toFixed(1)} % off`
       )
       await second.close()
