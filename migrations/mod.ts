@@ -27,7 +27,7 @@ import files from "./0018_files.ts"
 import batches from "./0019_batches.ts"
 import channelHealthHistory from "./0020_channel_health_history.ts"
 import batchPrices from "./0022_batch_prices.ts"
-import healthRollup from "./0023_health_rollup.ts"
+import healthRollup from "./0024_health_rollup.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -52,5 +52,5 @@ export const loader = Migrator.fromRecord({
   "0019_batches": batches,
   "0020_channel_health_history": channelHealthHistory,
   "0022_batch_prices": batchPrices,
-  "0023_health_rollup": healthRollup
+  "0024_health_rollup": healthRollup
 })

@@ -8,7 +8,7 @@
  * Aggregated in SQL, one statement (`health/SeriesAggregate.ts`): the hour from its usage rows (the `created_at`
  * index; one channel's or model's window through `usage_logs_channel_created_idx` / `usage_logs_model_created_idx`,
  * migration 0020), percentiles exact; the day and the week from the health rollup's closed 15-minute buckets
- * (`HealthRollup.ts`, migration 0023) and the usage rows after them, percentiles estimated from latency histograms
+ * (`HealthRollup.ts`, migration 0024) and the usage rows after them, percentiles estimated from latency histograms
  * (`domain/LatencyHistogram.ts`). `GROUPING SETS` give the buckets and each series' totals in the same pass, and only
  * the busiest `limit` series are returned: the answer is at most `limit` × buckets-per-window rows whatever the table
  * holds. A failed attempt's kind is the prefix of its usage row's `error` (`failureText`: `<kind>: <vendor words>`),

@@ -1,6 +1,6 @@
 /**
  * The health rollup: per 15-minute bucket, channel, model and failure kind, the attempts, tokens, cost and a latency
- * histogram of `usage_logs` (`health_rollup`, migration `0023`), which the day and week views of `GET /api/health/*`
+ * histogram of `usage_logs` (`health_rollup`, migration `0024`), which the day and week views of `GET /api/health/*`
  * read for their closed buckets instead of every usage row (`src/accounts/HealthQueries.ts`).
  *
  * Kept by a background pass on every instance, every `intervalSeconds`: in one transaction it locks the state row

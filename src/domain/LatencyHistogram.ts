@@ -1,5 +1,5 @@
 /**
- * The fixed latency histogram of the health rollup (`health_rollup.latency_counts`, migration `0023`): 61 buckets
+ * The fixed latency histogram of the health rollup (`health_rollup.latency_counts`, migration `0024`): 61 buckets
  * with log-spaced lower bounds in milliseconds — every millisecond from 0 to 9, then ten bounds per decade
  * (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 × 10ⁿ) from 10 ms to 8 s × 10, and a last bucket from 1,000,000 ms (16 min 40 s)
  * up. Bucket `i` (1-based, as SQL's `width_bucket(latency_ms, LATENCY_BOUNDS_MS)` numbers it) holds the latencies

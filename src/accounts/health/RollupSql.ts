@@ -1,7 +1,7 @@
 /**
  * The SQL the health view and its rollup share (`src/accounts/HealthQueries.ts`, `src/accounts/HealthRollup.ts`):
  * a usage row's failure kind, and the aggregate of a range of usage rows in the rollup's shape (`health_rollup`,
- * migration `0023`), which a pass folds into the table and the day and week views read for the newest minutes that
+ * migration `0024`), which a pass folds into the table and the day and week views read for the newest minutes that
  * are not folded yet. One definition, so the rollup and the open tail can never count differently.
  *
  * @since 0.5.0

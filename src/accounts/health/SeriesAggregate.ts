@@ -4,7 +4,7 @@
  * attempts by kind, p50/p95 latency of the successes, tokens and cost; only the busiest `limit` series.
  *
  * - The hour window reads `usage_logs` alone, percentiles exact (`percentile_cont`).
- * - The day and week windows read the rollup (`health_rollup`, migration `0023`) for the buckets before its
+ * - The day and week windows read the rollup (`health_rollup`, migration `0024`) for the buckets before its
  *   `folded_until` and aggregate the usage rows after it (the newest 15 to 30 minutes) into the same shape
  *   (`usageAggregate`), so a report reads at most a few thousand rollup rows and the open tail whatever the table
  *   holds. Counts, tokens and cost are exact; p50/p95 come from the summed latency histograms
