@@ -28,6 +28,7 @@ import batches from "./0019_batches.ts"
 import channelHealthHistory from "./0020_channel_health_history.ts"
 import batchPrices from "./0022_batch_prices.ts"
 import listFilters from "./0023_list_filters.ts"
+import healthRollup from "./0024_health_rollup.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -52,5 +53,6 @@ export const loader = Migrator.fromRecord({
   "0019_batches": batches,
   "0020_channel_health_history": channelHealthHistory,
   "0022_batch_prices": batchPrices,
-  "0023_list_filters": listFilters
+  "0023_list_filters": listFilters,
+  "0024_health_rollup": healthRollup
 })

@@ -91,6 +91,7 @@ import { UpstreamClient } from "./upstreams/transport/UpstreamClient.ts"
 import { UsageLog } from "./billing/UsageLog.ts"
 import { UsageQueries } from "./accounts/UsageQueries.ts"
 import { HealthQueries } from "./accounts/HealthQueries.ts"
+import { HealthRollup } from "./accounts/HealthRollup.ts"
 import { UserCaps } from "./services/UserCaps.ts"
 import { Catalog } from "./storage/Catalog.ts"
 import { StorageErrorCounter } from "./http/Respond.ts"
@@ -264,6 +265,7 @@ export const appLayer = (
     ChannelAdmin.layer.pipe(Layer.provideMerge(HealthProber.layer(settings.probeIntervalSeconds))),
     CatalogAdmin.layer,
     HealthQueries.layer,
+    HealthRollup.layer(settings.healthRollupIntervalSeconds),
     OAuth.layer(options.file, settings),
     rootUser(options.rootPassword)
   ).pipe(Layer.provideMerge(accounts))

@@ -78,6 +78,8 @@ interface Report {
   readonly series: ReadonlyArray<Series>
   readonly channels: ReadonlyArray<ChannelState>
   readonly events: ReadonlyArray<HealthEvent>
+  /** Day and week: the buckets before this (epoch seconds) were read from the rollup; `null` otherwise. */
+  readonly rollup_until: number | null
   readonly query_ms: number
 }
 
@@ -505,6 +507,8 @@ export const Health = () => {
         <>
           <p class="axis">
             {HEALTH.span(timeText(report.start), timeText(report.end), report.bucket_seconds / 60, report.query_ms)}
+            {report.rollup_until !== null && report.rollup_until > report.start &&
+              ` ${HEALTH.estimated(timeText(report.rollup_until))}`}
           </p>
           {detail ? <Detail report={report} view={view} /> : <Overview report={report} view={view} />}
         </>

@@ -5,22 +5,28 @@
  * cooldown, the keys and why one was disabled, the shared unhealthy row, the last test) and the channels' events
  * (`channel_events`) on the same time axis.
  *
- * Aggregated in SQL, one scan of the window (the `created_at` index; one channel's or model's window through
- * `usage_logs_channel_created_idx` / `usage_logs_model_created_idx`, migration 0020), `GROUPING SETS` giving the
- * buckets and each series' totals in the same pass, and only the busiest `limit` series returned: the answer is at
- * most `limit` × buckets-per-window rows whatever the table holds. A failed attempt's kind is the prefix of its
- * usage row's `error` (`failureText`: `<kind>: <vendor words>`), `cancelled` for status 499 (the caller left);
- * anything else is `other`. Counts are usage rows with `attempt >= 1` (a request that failed over counts once per
- * channel it tried); cost also sums a task's `attempt = 0` adjustment rows. The cost is bounded: at most
- * `MAX_CONCURRENT_REPORTS` aggregates at once, and the same query within `REPORT_TTL_SECONDS` shares one.
+ * Aggregated in SQL, one statement (`health/SeriesAggregate.ts`): the hour from its usage rows (the `created_at`
+ * index; one channel's or model's window through `usage_logs_channel_created_idx` / `usage_logs_model_created_idx`,
+ * migration 0020), percentiles exact; the day and the week from the health rollup's closed 15-minute buckets
+ * (`HealthRollup.ts`, migration 0024) and the usage rows after them, percentiles estimated from latency histograms
+ * (`domain/LatencyHistogram.ts`). `GROUPING SETS` give the buckets and each series' totals in the same pass, and only
+ * the busiest `limit` series are returned: the answer is at most `limit` × buckets-per-window rows whatever the table
+ * holds. A failed attempt's kind is the prefix of its usage row's `error` (`failureText`: `<kind>: <vendor words>`),
+ * `cancelled` for status 499 (the caller left); anything else is `other`. Counts are usage rows with `attempt >= 1`
+ * (a request that failed over counts once per channel it tried); cost also sums a task's `attempt = 0` adjustment
+ * rows. The cost is bounded: at most `MAX_CONCURRENT_REPORTS` aggregates at once, and the same query within
+ * `REPORT_TTL_SECONDS` shares one.
  *
  * @since 0.4.0
  */
 import { Cache, Clock, Context, Duration, Effect, Layer, Semaphore } from "effect"
 import { SqlClient, type Statement } from "effect/sql"
 import { epochSeconds } from "../domain/Page.ts"
-import { UpstreamFailureKind } from "../errors/GatewayError.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
+import { FAILURE_KINDS, type HealthStats } from "./health/HealthStats.ts"
+import { aggregate } from "./health/SeriesAggregate.ts"
+
+export { FAILURE_KINDS, type HealthStats }
 
 /** The windows offered, each with its bucket: 60 × 1 min, 96 × 15 min, 84 × 2 h. @category models */
 export const HEALTH_WINDOWS = {
@@ -34,9 +40,6 @@ export type HealthWindow = keyof typeof HEALTH_WINDOWS
 
 /** What a series is keyed by. @category models */
 export type HealthSubject = "channel" | "model"
-
-/** The failure kinds counted apart: the upstream failure kinds, `cancelled` (499) and `other`. @category models */
-export const FAILURE_KINDS: ReadonlyArray<string> = [...UpstreamFailureKind.literals, "cancelled", "other"]
 
 /** The most series one answer holds. @category models */
 export const MAX_SERIES = 100
@@ -58,24 +61,6 @@ export interface HealthQuery {
   readonly model?: string | undefined
   /** The busiest `limit` series (1 to `MAX_SERIES`). */
   readonly limit: number
-}
-
-/**
- * Aggregates of a set of usage rows. Latencies in milliseconds (`null` when no attempt succeeded), tokens as
- * counted by the vendor, `quota` in quota units (1 = 0.000001 USD).
- *
- * @category models
- */
-export interface HealthStats {
-  readonly requests: number
-  readonly errors: number
-  /** Failed attempts by kind (`FAILURE_KINDS`); kinds with none are left out. */
-  readonly errors_by_kind: Readonly<Record<string, number>>
-  readonly p50_ms: number | null
-  readonly p95_ms: number | null
-  readonly prompt_tokens: number
-  readonly completion_tokens: number
-  readonly quota: number
 }
 
 /** One bucket: `t` is its start in epoch seconds; buckets with no row are left out. @category models */
@@ -146,37 +131,13 @@ export interface HealthReport {
   readonly channels: ReadonlyArray<ChannelHealthState>
   /** Newest first, at most `MAX_EVENTS`: of the series' channels (by model: the channels that served it). */
   readonly events: ReadonlyArray<ChannelEvent>
+  /**
+   * Day and week: the buckets before this (epoch seconds) were read from the rollup, the rest from the usage rows;
+   * `null` for the hour (exact, from the usage rows) or before the rollup's first pass.
+   */
+  readonly rollup_until: number | null
   /** How long the aggregate took in the database, milliseconds (what the console shows and the test records). */
   readonly query_ms: number
-}
-
-/** A number from a count, sum or percentile as the driver returns it (bigint, numeric string, number, null). */
-const num = (value: unknown): number => value === null || value === undefined ? 0 : Number(value)
-const maybe = (value: unknown): number | null =>
-  value === null || value === undefined ? null : Math.round(Number(value) * 10) / 10
-
-type AggregateRow = Readonly<Record<string, unknown>> & {
-  readonly key: string | bigint
-  readonly t: string | bigint | null
-  readonly total: number
-}
-
-const statsOf = (row: AggregateRow): HealthStats => {
-  const kinds: Record<string, number> = {}
-  FAILURE_KINDS.forEach((kind, index) => {
-    const count = num(row[`k${index}`])
-    if (count > 0) kinds[kind] = count
-  })
-  return {
-    requests: num(row.requests),
-    errors: num(row.errors),
-    errors_by_kind: kinds,
-    p50_ms: maybe(row.p50),
-    p95_ms: maybe(row.p95),
-    prompt_tokens: num(row.prompt_tokens),
-    completion_tokens: num(row.completion_tokens),
-    quota: num(row.quota)
-  }
 }
 
 /** A query as a cache key (text, so equal queries are equal keys), and back. */
@@ -221,62 +182,26 @@ export class HealthQueries extends Context.Service<HealthQueries, {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const router = yield* ChannelRouter
+      const foldedUntil = sql<{ readonly foldedUntil: Date | null }>`
+        SELECT folded_until AS "foldedUntil" FROM health_rollup_state WHERE id = 1`.pipe(
+        Effect.map((rows) => epochSeconds(rows[0]?.foldedUntil ?? null)),
+        Effect.orDie
+      )
 
       const compute = Effect.fn("HealthQueries.report")(function* (query: HealthQuery) {
         const { bucketSeconds } = HEALTH_WINDOWS[query.window]
         const { start, end } = windowOf(query.window, yield* Clock.currentTimeMillis)
         const byChannel = query.by === "channel"
-        const key = byChannel ? sql`channel_id` : sql`model`
-        const narrow: Array<Statement.Fragment> = [
-          sql`created_at >= ${new Date(start * 1000)}`,
-          sql`created_at < ${new Date(end * 1000)}`
-        ]
-        if (byChannel) narrow.push(sql`channel_id IS NOT NULL`)
-        if (query.channelId !== undefined) narrow.push(sql`channel_id = ${query.channelId}`)
-        if (query.model !== undefined) narrow.push(sql`model = ${query.model}`)
-        const kindCounts = FAILURE_KINDS.map((kind, index) =>
-          sql`count(*) FILTER (WHERE kind = ${kind}) AS ${sql(`k${index}`)}`
-        )
-        const known = FAILURE_KINDS.filter((kind) => kind !== "other")
         const started = performance.now()
-        const bucket = `${bucketSeconds} seconds`
-        const rows = yield* sql.withTransaction(
-          // The sorts of the percentiles stay in memory (PostgreSQL's default `work_mem` is 4 MB); for this
-          // statement only.
-          sql`SET LOCAL work_mem = '64MB'`.pipe(Effect.andThen(sql<AggregateRow>`
-          WITH w AS (
-            SELECT ${key} AS key, date_bin(${bucket}::interval, created_at, 'epoch') AS t,
-                   status, latency_ms, prompt_tokens, completion_tokens, cost, attempt,
-                   CASE WHEN status < 400 OR attempt < 1 THEN NULL
-                        WHEN status = 499 THEN 'cancelled'
-                        WHEN split_part(error, ':', 1) IN ${sql.in(known)} THEN split_part(error, ':', 1)
-                        ELSE 'other' END AS kind
-            FROM usage_logs WHERE ${sql.and(narrow)}
-          ), g AS (
-            SELECT key, t, grouping(t) AS total,
-                   count(*) FILTER (WHERE attempt >= 1) AS requests,
-                   count(*) FILTER (WHERE kind IS NOT NULL) AS errors,
-                   ${sql.csv(kindCounts)},
-                   percentile_cont(ARRAY[0.5, 0.95]::float8[]) WITHIN GROUP (ORDER BY latency_ms)
-                     FILTER (WHERE attempt >= 1 AND status < 400) AS p,
-                   sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,
-                   sum(cost) AS quota
-            FROM w GROUP BY GROUPING SETS ((key, t), (key))
-          ), top AS (
-            SELECT key FROM g WHERE total = 1 ORDER BY requests DESC, key LIMIT ${query.limit}
-          )
-          SELECT g.key, extract(epoch FROM g.t)::bigint AS t, g.total, g.requests, g.errors,
-                   ${sql.csv(FAILURE_KINDS.map((_, index) => sql`g.${sql(`k${index}`)}`))},
-                   g.p[1] AS p50, g.p[2] AS p95, g.prompt_tokens, g.completion_tokens, g.quota
-          FROM g JOIN top USING (key) ORDER BY g.key, g.total DESC, g.t`))
-        ).pipe(Effect.orDie)
+        // The hour is exact from `usage_logs`; a day or a week reads the rollup's closed buckets.
+        const folded = query.window === "hour" ? undefined : yield* foldedUntil
+        const { rows, rollupUntil } = yield* aggregate(sql, { ...query, bucketSeconds }, start, end, folded)
         const queryMs = Math.round(performance.now() - started)
 
         const series = new Map<string, { totals: HealthStats; buckets: Array<HealthBucket> }>()
         for (const row of rows) {
-          const id = String(row.key)
-          if (Number(row.total) === 1) series.set(id, { totals: statsOf(row), buckets: [] })
-          else series.get(id)?.buckets.push({ t: num(row.t), ...statsOf(row) })
+          if (row.t === null) series.set(row.key, { totals: row.stats, buckets: [] })
+          else series.get(row.key)?.buckets.push({ t: row.t, ...row.stats })
         }
 
         const channelIds = byChannel
@@ -382,6 +307,7 @@ export class HealthQueries extends Context.Service<HealthQueries, {
             key_position: row.keyPosition,
             reason: row.reason
           })),
+          rollup_until: rollupUntil,
           query_ms: queryMs
         } satisfies HealthReport
       })

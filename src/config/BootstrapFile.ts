@@ -290,6 +290,8 @@ export const UserSpec = Schema.Struct({
  * `file_storage_per_user_bytes` (largest total of one user's files, default 10 GiB) and
  * `file_sweep_interval_seconds` (how often each instance removes expired and deleted files, default 60; 0: never) and
  * `file_max_uploads_in_flight` (uploads one user may have running at once on one instance, default 4).
+ * Health (docs/CONSOLE.md, "Health"): `health_rollup_interval_seconds` (how often each instance folds closed usage
+ * buckets into the rollup the day and week views read, default 60; 0: never, those views then read every usage row).
  *
  * @category models
  */
@@ -313,6 +315,7 @@ export const GatewaySettings = Schema.Struct({
   cooldown_seconds: Schema.optional(Count),
   cooldown_max_seconds: Schema.optional(Count),
   probe_interval_seconds: Schema.optional(Count),
+  health_rollup_interval_seconds: Schema.optional(Count),
   key_cache_ttl_ms: Schema.optional(Count),
   media_max_bytes: Schema.optional(Count),
   media_timeout_ms: Schema.optional(Count),

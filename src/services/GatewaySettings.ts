@@ -30,6 +30,8 @@ export interface Settings {
   readonly cooldownSeconds: number
   readonly cooldownMaxSeconds: number
   readonly probeIntervalSeconds: number
+  /** How often this instance folds closed usage buckets into the health rollup, seconds (default 60; 0: never). */
+  readonly healthRollupIntervalSeconds: number
   readonly keyCacheTtlMs: number
   /**
    * Largest image the gateway downloads for an inline-only channel, or relays from a Midjourney proxy's image
@@ -150,6 +152,7 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     cooldownSeconds: given.cooldown_seconds ?? 30,
     cooldownMaxSeconds: given.cooldown_max_seconds ?? 600,
     probeIntervalSeconds: given.probe_interval_seconds ?? 60,
+    healthRollupIntervalSeconds: given.health_rollup_interval_seconds ?? 60,
     keyCacheTtlMs: given.key_cache_ttl_ms ?? 5000,
     mediaMaxBytes: given.media_max_bytes ?? 20 * 1024 * 1024,
     mediaTimeoutMs: given.media_timeout_ms ?? 10_000,

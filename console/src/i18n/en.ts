@@ -900,7 +900,11 @@ export const en = {
     loading: "Loading…",
     span: (start: string, end: string, minutes: number, ms: number) =>
       `${start} to ${end}, in ${minutes} minute buckets; attempts are usage rows (a request that failed over counts ` +
-      `on each channel it tried). Read in ${ms} ms.`
+      `on each channel it tried). Read in ${ms} ms.`,
+    /** Day and week: the percentiles before `until` come from the rollup's latency histograms. */
+    estimated: (until: string) =>
+      `Before ${until}, p50 and p95 are estimated from latency histograms (within one histogram bucket, at most a ` +
+      `third of the value); counts, tokens and cost are exact.`
   }
 }
 

@@ -844,6 +844,8 @@ export const zhCN: Catalogue = {
     loading: "加载中…",
     span: (start: string, end: string, minutes: number, ms: number) =>
       `${start} 至 ${end}，每 ${minutes} 分钟一桶；尝试即用量记录（故障转移的请求在其尝试的每个渠道各计一次）。` +
-      `查询用时 ${ms} 毫秒。`
+      `查询用时 ${ms} 毫秒。`,
+    estimated: (until: string) =>
+      `${until} 之前的 p50 与 p95 由延迟直方图估算（误差不超过一个直方图桶，至多为该值的三分之一）；次数、令牌与费用均为精确值。`
   }
 }

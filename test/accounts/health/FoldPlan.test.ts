@@ -1,0 +1,62 @@
+/**
+ * The health rollup's pass arithmetic: a first pass starts at the oldest usage row (the retained week and a day at
+ * most, now when there is none); later passes refold the hour before the previous end; no pass goes past the buckets
+ * closed 15 minutes ago, folds more than six hours, or leaves a gap; repeated passes catch up whatever the start, and
+ * every bound is a whole bucket.
+ */
+import { ok, strictEqual } from "node:assert/strict"
+import fc from "fast-check"
+import {
+  planFold,
+  ROLLUP_BUCKET_SECONDS,
+  ROLLUP_REFOLD_SECONDS,
+  ROLLUP_RETAIN_SECONDS,
+  ROLLUP_SETTLE_SECONDS,
+  ROLLUP_SPAN_SECONDS
+} from "../../../src/accounts/health/FoldPlan.ts"
+
+const now = 1_800_000_123
+
+Deno.test("fold plan: the first pass starts at the oldest row (retention at most), the next refolds the last hour", () => {
+  const target = Math.floor((now - ROLLUP_SETTLE_SECONDS) / ROLLUP_BUCKET_SECONDS) * ROLLUP_BUCKET_SECONDS
+  const first = planFold(null, now, now - 30 * 86_400)
+  strictEqual(first.from, first.retainFrom)
+  strictEqual(first.to - first.from, ROLLUP_SPAN_SECONDS)
+  strictEqual(first.caughtUp, false)
+  const recent = planFold(null, now, target - 1_000)
+  strictEqual(recent.from, target - 1_800)
+  strictEqual(recent.caughtUp, true)
+  // No usage row at all: nothing to fold before now, the pass is caught up at once.
+  const empty = planFold(null, now, null)
+  strictEqual(empty.from, target)
+  strictEqual(empty.to, target)
+  strictEqual(empty.caughtUp, true)
+  const steady = planFold(target, now)
+  strictEqual(steady.from, target - ROLLUP_REFOLD_SECONDS)
+  strictEqual(steady.to, target)
+  strictEqual(steady.caughtUp, true)
+})
+
+Deno.test("fold plan: bounded, gap-free, whole buckets, and caught up after enough passes", () => {
+  fc.assert(
+    fc.property(
+      fc.option(fc.integer({ min: now - 30 * 86_400, max: now + 3_600 }), { nil: null }),
+      fc.integer({ min: 0, max: 86_400 }),
+      fc.option(fc.integer({ min: now - 30 * 86_400, max: now }), { nil: null }),
+      (previous, later, oldest) => {
+        const folded = previous === null ? null : Math.floor(previous / ROLLUP_BUCKET_SECONDS) * ROLLUP_BUCKET_SECONDS
+        const at = now + later
+        const plan = planFold(folded, at, oldest)
+        for (const bound of [plan.from, plan.to, plan.retainFrom]) strictEqual(bound % ROLLUP_BUCKET_SECONDS, 0)
+        ok(plan.to >= plan.from && plan.to - plan.from <= ROLLUP_SPAN_SECONDS)
+        ok(plan.to <= at - ROLLUP_SETTLE_SECONDS + 1e-9)
+        ok(plan.from >= plan.retainFrom && plan.retainFrom >= at - ROLLUP_RETAIN_SECONDS - ROLLUP_BUCKET_SECONDS)
+        // No gap: the pass starts at or before where the last one ended (unless that is past retention).
+        if (folded !== null && folded >= plan.retainFrom) ok(plan.from <= folded)
+        let state = plan
+        for (let pass = 0; pass < 60 && !state.caughtUp; pass++) state = planFold(state.to, at)
+        ok(state.caughtUp, "caught up within 60 passes")
+      }
+    )
+  )
+})
