@@ -3,7 +3,7 @@
  * The Health page (admins): per channel or per model over the last hour, day or week (`GET /api/health/channels`,
  * `GET /api/health/models`): a table with each one's state now, attempts, error rate, p50/p95 latency, tokens,
  * cost and a sparkline of its attempts; a detail (one channel or model) with charts of attempts and failures by
- * kind, error rate, latency, tokens and cost over the window, the channel's events marked on the time axis and
+ * kind, error rate, latency, time to first token (streamed answers), tokens and cost over the window, the channel's events marked on the time axis and
  * listed, its keys and last test. The view is kept in the hash (`#/health?by=model&window=day&model=…`), and
  * read again every 30 seconds.
  */
@@ -24,6 +24,9 @@ interface Stats {
   readonly errors_by_kind: Readonly<Record<string, number>>
   readonly p50_ms: number | null
   readonly p95_ms: number | null
+  /** Time to first token of the streamed successes (milliseconds; `null`: none streamed). */
+  readonly ttft_p50_ms: number | null
+  readonly ttft_p95_ms: number | null
   readonly prompt_tokens: number
   readonly completion_tokens: number
   readonly quota: number
@@ -342,6 +345,15 @@ const Detail = (props: { report: Report; view: View }) => {
         unit: "ms",
         format: (value: number) => `${Math.round(value)} ms`
       },
+      firstToken: {
+        ...base,
+        series: [
+          { label: "p50", values: valuesOf(times, series, (b) => b.ttft_p50_ms, null), colour: "--chart-1" },
+          { label: "p95", values: valuesOf(times, series, (b) => b.ttft_p95_ms, null), colour: "--chart-4" }
+        ],
+        unit: "ms",
+        format: (value: number) => `${Math.round(value)} ms`
+      },
       tokens: {
         ...base,
         series: [
@@ -391,6 +403,10 @@ const Detail = (props: { report: Report; view: View }) => {
               <dd>{msText(series.totals.p50_ms)} / {msText(series.totals.p95_ms)}</dd>
             </div>
             <div>
+              <dt>{HEALTH.firstTokenP50p95}</dt>
+              <dd>{msText(series.totals.ttft_p50_ms)} / {msText(series.totals.ttft_p95_ms)}</dd>
+            </div>
+            <div>
               <dt>{HEALTH.tokens}</dt>
               <dd>{countText(series.totals.prompt_tokens + series.totals.completion_tokens)}</dd>
             </div>
@@ -403,6 +419,7 @@ const Detail = (props: { report: Report; view: View }) => {
             <TimeChart title={HEALTH.chartAttempts} spec={specs.attempts} empty={empty} />
             <TimeChart title={HEALTH.errorRate} spec={specs.errorRate} empty={HEALTH.noFailed} />
             <TimeChart title={HEALTH.chartLatency} spec={specs.latency} empty={HEALTH.noSuccess} />
+            <TimeChart title={HEALTH.chartFirstToken} spec={specs.firstToken} empty={HEALTH.noStreamed} />
             <TimeChart title={HEALTH.tokens} spec={specs.tokens} empty={HEALTH.noTokens} />
             <TimeChart title={HEALTH.cost} spec={specs.cost} empty={HEALTH.noCost} />
           </div>

@@ -15,8 +15,9 @@ import type { SqlError } from "effect/sql"
  * `$3::jsonb`), each a tuple in column order (`request_id, attempt, user_id,
  * token_id, channel_id, model, upstream_model, prompt_tokens,
  * completion_tokens, cached_tokens, reasoning_tokens, cost, latency_ms,
- * stream, status, error, audio_input_tokens, audio_output_tokens`; bigints as strings; the two audio counts may be
- * absent, from a journal record written before they were, and read as 0). Read as `jsonb`, so each row
+ * stream, status, error, audio_input_tokens, audio_output_tokens, first_token_ms`; bigints as strings; the two
+ * audio counts may be absent, from a journal record written before they were, and read as 0; the time to first
+ * token may be absent or null, read as NULL). Read as `jsonb`, so each row
  * is parsed once (on `json` every `->>` parses the row's text again, which
  * made the embedded database spend about three times as long on each row). A
  * row already written (`(request_id, attempt)` taken) is skipped, never
@@ -27,10 +28,11 @@ import type { SqlError } from "effect/sql"
 export const insertUsageRows = (tuples: string, where = "TRUE"): string =>
   `INSERT INTO usage_logs (request_id, attempt, user_id, token_id, channel_id, model, upstream_model,
     prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens, cost, latency_ms, stream, status, error,
-    audio_input_tokens, audio_output_tokens)
+    audio_input_tokens, audio_output_tokens, first_token_ms)
   SELECT r->>0, (r->>1)::int, (r->>2)::bigint, (r->>3)::bigint, (r->>4)::bigint, r->>5, r->>6,
     (r->>7)::int, (r->>8)::int, (r->>9)::int, (r->>10)::int, (r->>11)::bigint, (r->>12)::int,
-    (r->>13)::boolean, (r->>14)::int, r->>15, COALESCE((r->>16)::int, 0), COALESCE((r->>17)::int, 0)
+    (r->>13)::boolean, (r->>14)::int, r->>15, COALESCE((r->>16)::int, 0), COALESCE((r->>17)::int, 0),
+    (r->>18)::int
   FROM jsonb_array_elements(${tuples}) AS r
   WHERE ${where}
   ON CONFLICT (request_id, attempt) DO NOTHING`

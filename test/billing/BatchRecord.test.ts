@@ -40,3 +40,13 @@ Deno.test("journal record: a row written before the audio counts decodes with th
   ok(decoded !== undefined, "an older record is still a record")
   deepStrictEqual(decoded.rows, [{ ...row, audioInputTokens: 0, audioOutputTokens: 0 }])
 })
+
+Deno.test("journal record: a streamed row's time to first token goes through the codec; a row without it has none", () => {
+  const streamed = { ...row, stream: true, firstTokenMs: 140 }
+  const decoded = decodeBatch(encodeBatch({ id: "commit-3", instance: "instance-a", taken: [], rows: [streamed, row] }))
+  deepStrictEqual(decoded?.rows, [streamed, row])
+  const older = JSON.parse(encodeBatch({ id: "commit-4", instance: "instance-a", taken: [], rows: [streamed] }))
+  older.rows = older.rows.map((tuple: Array<unknown>) => tuple.slice(0, 18))
+  const { firstTokenMs: _dropped, ...without } = streamed
+  deepStrictEqual(decodeBatch(JSON.stringify(older))?.rows, [without], "an older record: no time to first token")
+})

@@ -79,8 +79,17 @@ Deno.test({
       const made = await api.call<{ key: string }>("POST", "/api/token/", { name: "ops" })
       strictEqual(made.success, true, made.message)
       const openai = new OpenAI({ baseURL: `${gateway.url}/v1`, apiKey: made.data.key, maxRetries: 0 })
-      for (const text of ["one", "two", "three"]) {
+      for (const text of ["one", "two"]) {
         await openai.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: text }] })
+      }
+      // One streamed, so the detail has a time to first token.
+      const streamed = await openai.chat.completions.create({
+        model: "gpt-test",
+        stream: true,
+        messages: [{ role: "user", content: "three" }]
+      })
+      for await (const _chunk of streamed) {
+        // Read to the end.
       }
       gateway.emulator.setFaults([{ match: { key: "sk-test-upstream-1" }, status: 500, message: "upstream down" }])
       await openai.chat.completions.create({ model: "gpt-test", messages: [{ role: "user", content: "x" }] })
@@ -92,9 +101,10 @@ Deno.test({
       // An hour of traffic on the channel: one row every 10 s, latency with a daily-ish wave, some timeouts.
       await gateway.query(
         `INSERT INTO usage_logs (request_id, attempt, user_id, token_id, channel_id, model, prompt_tokens,
-           completion_tokens, cost, latency_ms, status, error, created_at)
+           completion_tokens, cost, latency_ms, first_token_ms, status, error, created_at)
          SELECT 'seed-' || n, 1, 1, 1, ${channelId}, CASE WHEN n % 3 = 0 THEN 'gpt-free' ELSE 'gpt-test' END,
                 40 + n % 60, 10 + n % 30, 300 + n % 200, 200 + round(150 * sin(n / 40.0))::int + (n * 37) % 120,
+                CASE WHEN n % 2 = 0 THEN 60 + (n * 13) % 90 END,
                 CASE WHEN n % 29 = 0 THEN 504 ELSE 200 END,
                 CASE WHEN n % 29 = 0 THEN 'timeout: no answer in time' END,
                 now() - (n * 10 + 30) * interval '1 second'
@@ -125,6 +135,10 @@ Deno.test({
       // The channel's detail: charts with axes, units, legends; hover values; the event marked and listed.
       await row.getByRole("link", { name: "emu-openai" }).click()
       await root.page.getByRole("heading", { name: "emu-openai" }).waitFor()
+      const firstToken = root.page.getByRole("group", { name: "Time to first token of streamed answers" })
+      await firstToken.locator(".u-legend").waitFor()
+      strictEqual(await firstToken.locator(".u-axis").count(), 2, "the first-token chart has its axes")
+      ok((await firstToken.locator(".u-legend").innerText()).includes("p95"), "and its legend")
       const latency = root.page.getByRole("group", { name: "Latency of successful attempts" })
       await latency.locator(".u-legend").waitFor()
       strictEqual(await latency.locator(".u-axis").count(), 2)

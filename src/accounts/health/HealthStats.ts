@@ -22,6 +22,12 @@ export interface HealthStats {
   readonly errors_by_kind: Readonly<Record<string, number>>
   readonly p50_ms: number | null
   readonly p95_ms: number | null
+  /**
+   * Time to first token of the successful streamed attempts (`usage_logs.first_token_ms`), p50 and p95 in
+   * milliseconds; `null` when none streamed.
+   */
+  readonly ttft_p50_ms: number | null
+  readonly ttft_p95_ms: number | null
   readonly prompt_tokens: number
   readonly completion_tokens: number
   readonly quota: number

@@ -17,7 +17,7 @@ import { ROLLUP_BUCKET_SECONDS } from "./FoldPlan.ts"
  */
 export const ROLLUP_COLUMNS = "bucket_start, channel_id, model, kind, requests, successes, prompt_tokens, " +
   "completion_tokens, cached_tokens, reasoning_tokens, audio_input_tokens, audio_output_tokens, cost, latency_min, " +
-  "latency_max, latency_counts"
+  "latency_max, latency_counts, first_token_min, first_token_max, first_token_counts"
 
 /**
  * A usage row's failure kind (text): `''` when it did not fail (status below 400) or is a task's `attempt = 0`
@@ -40,10 +40,17 @@ const histogram = Array.from(
   (_, index) => `count(*) FILTER (WHERE ok AND b = ${index + 1})`
 ).join(", ")
 
+/** The same over the streamed successes' time to first token (`fb`: its bucket; `NULL` when not streamed). */
+const firstTokenHistogram = Array.from(
+  { length: LATENCY_BUCKETS },
+  (_, index) => `count(*) FILTER (WHERE ok AND fb = ${index + 1})`
+).join(", ")
+
 /**
  * The usage rows created in `[from, to)` (and matching every one of `narrow`, conditions on `channel_id` and
  * `model`) aggregated per 15-minute bucket, channel, model and failure kind, as rows of `ROLLUP_COLUMNS`: attempts,
- * successes, tokens by kind, cost (quota units) and the successes' latency minimum, maximum and histogram. Reads
+ * successes, tokens by kind, cost (quota units), the successes' latency minimum, maximum and histogram, and the
+ * same of the streamed successes' time to first token (`first_token_ms`). Reads
  * the rows once (the `created_at` index, or one channel's or model's index).
  *
  * @category sql
@@ -63,11 +70,15 @@ export const usageAggregate = (
          sum(audio_input_tokens)::bigint AS audio_input_tokens,
          sum(audio_output_tokens)::bigint AS audio_output_tokens, sum(cost)::bigint AS cost,
          min(latency_ms) FILTER (WHERE ok) AS latency_min, max(latency_ms) FILTER (WHERE ok) AS latency_max,
-         ARRAY[${sql.literal(histogram)}]::int[] AS latency_counts
+         ARRAY[${sql.literal(histogram)}]::int[] AS latency_counts,
+         min(first_token_ms) FILTER (WHERE ok) AS first_token_min,
+         max(first_token_ms) FILTER (WHERE ok) AS first_token_max,
+         ARRAY[${sql.literal(firstTokenHistogram)}]::int[] AS first_token_counts
        FROM (SELECT created_at, channel_id, model, attempt, prompt_tokens, completion_tokens, cached_tokens,
-                    reasoning_tokens, audio_input_tokens, audio_output_tokens, cost, latency_ms,
+                    reasoning_tokens, audio_input_tokens, audio_output_tokens, cost, latency_ms, first_token_ms,
                     attempt >= 1 AND status < 400 AS ok,
                     width_bucket(latency_ms, ${sql.literal(bounds)}) AS b,
+                    width_bucket(first_token_ms, ${sql.literal(bounds)}) AS fb,
                     ${failureKind(sql, known)} AS kind
              FROM usage_logs
              WHERE ${sql.and([sql`created_at >= ${from}`, sql`created_at < ${to}`, ...narrow])}) AS r

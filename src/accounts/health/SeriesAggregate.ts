@@ -1,7 +1,8 @@
 /**
  * The one statement of a health report's series (`src/accounts/HealthQueries.ts`): per series (channel or model) and
  * per bucket of the window, and per series over the whole window (`GROUPING SETS`, one pass), the attempts, failed
- * attempts by kind, p50/p95 latency of the successes, tokens and cost; only the busiest `limit` series.
+ * attempts by kind, p50/p95 latency of the successes and time to first token of the streamed ones, tokens and cost;
+ * only the busiest `limit` series.
  *
  * - The hour window reads `usage_logs` alone, percentiles exact (`percentile_cont`).
  * - The day and week windows read the rollup (`health_rollup`, migration `0024`) for the buckets before its
@@ -60,7 +61,13 @@ const num = (value: unknown): number => value === null || value === undefined ? 
 const tenth = (value: number | null): number | null => value === null ? null : Math.round(value * 10) / 10
 const maybe = (value: unknown): number | null => value === null || value === undefined ? null : tenth(Number(value))
 
-const statsOf = (row: Row, p50: number | null, p95: number | null): HealthStats => {
+const statsOf = (
+  row: Row,
+  p50: number | null,
+  p95: number | null,
+  ttft50: number | null,
+  ttft95: number | null
+): HealthStats => {
   const kinds: Record<string, number> = {}
   FAILURE_KINDS.forEach((kind, index) => {
     const count = num(row[`k${index}`])
@@ -72,6 +79,8 @@ const statsOf = (row: Row, p50: number | null, p95: number | null): HealthStats 
     errors_by_kind: kinds,
     p50_ms: p50,
     p95_ms: p95,
+    ttft_p50_ms: ttft50,
+    ttft_p95_ms: ttft95,
     prompt_tokens: num(row.prompt_tokens),
     completion_tokens: num(row.completion_tokens),
     quota: num(row.quota)
@@ -84,15 +93,20 @@ const rowOf = (row: Row, stats: HealthStats): SeriesRow => ({
   stats
 })
 
-/** The percentiles of a rolled-up row: its summed histogram, minimum and maximum. */
+/** The percentiles of a rolled-up row: its summed histograms, minima and maxima (latency, first token). */
 const histogramStats = (row: Row): HealthStats => {
   const counts = (row.counts as ReadonlyArray<number | string | null> | null ?? []).map(num)
   const min = num(row.latency_min)
   const max = num(row.latency_max)
+  const firstCounts = (row.first_counts as ReadonlyArray<number | string | null> | null ?? []).map(num)
+  const firstMin = num(row.first_token_min)
+  const firstMax = num(row.first_token_max)
   return statsOf(
     row,
     tenth(percentileOf(counts, min, max, 0.5)),
-    tenth(percentileOf(counts, min, max, 0.95))
+    tenth(percentileOf(counts, min, max, 0.95)),
+    tenth(percentileOf(firstCounts, firstMin, firstMax, 0.5)),
+    tenth(percentileOf(firstCounts, firstMin, firstMax, 0.95))
   )
 }
 
@@ -136,7 +150,7 @@ export const aggregate = (
       Effect.andThen(sql<Row>`
         WITH w AS (
           SELECT ${key} AS key, date_bin(${bucket}::interval, created_at, 'epoch') AS t,
-                 status, latency_ms, prompt_tokens, completion_tokens, cost, attempt,
+                 status, latency_ms, first_token_ms, prompt_tokens, completion_tokens, cost, attempt,
                  ${failureKind(sql, known)} AS kind
           FROM usage_logs WHERE ${sql.and([...inWindow, ...narrow])}
         ), g AS (
@@ -146,15 +160,18 @@ export const aggregate = (
                  ${kindCounts(sql`count(*)`)},
                  percentile_cont(ARRAY[0.5, 0.95]::float8[]) WITHIN GROUP (ORDER BY latency_ms)
                    FILTER (WHERE attempt >= 1 AND status < 400) AS p,
+                 percentile_cont(ARRAY[0.5, 0.95]::float8[]) WITHIN GROUP (ORDER BY first_token_ms)
+                   FILTER (WHERE attempt >= 1 AND status < 400 AND first_token_ms IS NOT NULL) AS f,
                  sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens,
                  sum(cost) AS quota
           FROM w GROUP BY GROUPING SETS ((key, t), (key))
-        )${finish("g.p")}`),
+        )${finish("g.p, g.f")}`),
       sql.withTransaction,
       Effect.map((rows) => ({
         rows: rows.map((row) => {
           const p = row.p as ReadonlyArray<number | string | null> | null
-          return rowOf(row, statsOf(row, maybe(p?.[0]), maybe(p?.[1])))
+          const f = row.f as ReadonlyArray<number | string | null> | null
+          return rowOf(row, statsOf(row, maybe(p?.[0]), maybe(p?.[1]), maybe(f?.[0]), maybe(f?.[1])))
         }),
         rollupUntil: null
       })),
@@ -165,10 +182,14 @@ export const aggregate = (
   // The rollup's buckets are whole 15 minutes and the window's bounds are too, so the two parts meet exactly.
   const split = Math.min(Math.max(foldedUntil ?? start, start), end)
   const sums = Array.from({ length: LATENCY_BUCKETS }, (_, index) => `sum(latency_counts[${index + 1}])`).join(", ")
+  const firstSums = Array.from(
+    { length: LATENCY_BUCKETS },
+    (_, index) => `coalesce(sum(first_token_counts[${index + 1}]), 0)`
+  ).join(", ")
   return sql<Row>`
     WITH parts AS (
       SELECT bucket_start, channel_id, model, kind, requests, prompt_tokens, completion_tokens, cost,
-             latency_min, latency_max, latency_counts
+             latency_min, latency_max, latency_counts, first_token_min, first_token_max, first_token_counts
       FROM health_rollup
       WHERE ${
     sql.and([
@@ -179,11 +200,12 @@ export const aggregate = (
   }
       UNION ALL
       SELECT bucket_start, channel_id, model, kind, requests, prompt_tokens, completion_tokens, cost,
-             latency_min, latency_max, latency_counts
+             latency_min, latency_max, latency_counts, first_token_min, first_token_max, first_token_counts
       FROM (${usageAggregate(sql, known, new Date(split * 1000), new Date(end * 1000), narrow)}) AS tail
     ), w AS (
       SELECT ${key} AS key, date_bin(${bucket}::interval, bucket_start, 'epoch') AS t, kind, requests,
-             prompt_tokens, completion_tokens, cost, latency_min, latency_max, latency_counts
+             prompt_tokens, completion_tokens, cost, latency_min, latency_max, latency_counts, first_token_min,
+             first_token_max, first_token_counts
       FROM parts
     ), g AS (
       SELECT key, t, grouping(t) AS total,
@@ -192,9 +214,11 @@ export const aggregate = (
              ${kindCounts(sql`sum(requests)`)},
              min(latency_min) AS latency_min, max(latency_max) AS latency_max,
              ARRAY[${sql.literal(sums)}]::float8[] AS counts,
+             min(first_token_min) AS first_token_min, max(first_token_max) AS first_token_max,
+             ARRAY[${sql.literal(firstSums)}]::float8[] AS first_counts,
              sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, sum(cost) AS quota
       FROM w GROUP BY GROUPING SETS ((key, t), (key))
-    )${finish("g.latency_min, g.latency_max, g.counts")}`.pipe(
+    )${finish("g.latency_min, g.latency_max, g.counts, g.first_token_min, g.first_token_max, g.first_counts")}`.pipe(
     Effect.map((rows) => ({
       rows: rows.map((row) => rowOf(row, histogramStats(row))),
       rollupUntil: foldedUntil === null ? null : split

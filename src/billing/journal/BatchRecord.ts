@@ -60,7 +60,9 @@ const Row = Schema.Tuple([
   Schema.NullOr(Schema.String),
   // The audio counts, absent from the records written before them.
   Schema.optionalKey(Schema.Number),
-  Schema.optionalKey(Schema.Number)
+  Schema.optionalKey(Schema.Number),
+  // The time to first token (null: none), absent from the records written before it.
+  Schema.optionalKey(Schema.NullOr(Schema.Number))
 ])
 
 const Stored = Schema.Struct({
@@ -138,7 +140,8 @@ export const decodeBatch = (text: string): BatchRecord | undefined => {
       status: row[14],
       error: row[15],
       audioInputTokens: row[16] ?? 0,
-      audioOutputTokens: row[17] ?? 0
+      audioOutputTokens: row[17] ?? 0,
+      ...(row[18] === undefined || row[18] === null ? {} : { firstTokenMs: row[18] })
     }))
   }
 }

@@ -29,6 +29,11 @@ export interface UsageRow {
   readonly audioOutputTokens?: number | undefined
   readonly cost: bigint
   readonly latencyMs: number
+  /**
+   * Time to first token of a streamed answer: milliseconds from the request's start to the first answer content
+   * metered from the upstream; absent or `null` when not streamed or no content came.
+   */
+  readonly firstTokenMs?: number | null | undefined
   readonly stream: boolean
   readonly status: number
   readonly error: string | null
@@ -110,6 +115,9 @@ export const cleanRow = (row: UsageRow): { readonly row: UsageRow; readonly adju
       : { audioOutputTokens: integer("audioOutputTokens", row.audioOutputTokens) }),
     cost,
     latencyMs: integer("latencyMs", row.latencyMs),
+    ...(row.firstTokenMs === undefined || row.firstTokenMs === null
+      ? {}
+      : { firstTokenMs: integer("firstTokenMs", row.firstTokenMs) }),
     stream: row.stream === true,
     status: integer("status", row.status),
     error: row.error === null ? null : text("error", row.error)
@@ -150,7 +158,8 @@ export const tupleOf = (row: UsageRow): Array<string | number | boolean | null> 
   row.status,
   row.error,
   row.audioInputTokens ?? 0,
-  row.audioOutputTokens ?? 0
+  row.audioOutputTokens ?? 0,
+  row.firstTokenMs ?? null
 ]
 
 /**
@@ -172,5 +181,6 @@ export const minimalRow = (row: UsageRow, sqlState: string): UsageRow => ({
   audioInputTokens: 0,
   audioOutputTokens: 0,
   latencyMs: 0,
+  firstTokenMs: null,
   error: `Usage row set aside: the database rejected it (SQLSTATE ${sqlState}).`
 })

@@ -120,6 +120,8 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
   /** The delivered pieces, kept (up to `TOKENIZED_CHARACTERS`) to count a cut stream's tokens. */
   const delivered: Array<string> = []
   let keptCharacters = 0
+  /** When (epoch milliseconds, the settlement's clock) a streamed answer's first content was metered. */
+  let firstTokenAt: number | undefined
   let billed = false
   let answered = false
   let charged: bigint | undefined
@@ -135,6 +137,7 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     model: input.model,
     upstreamModel: candidate?.upstreamModel ?? null,
     latencyMs: input.clock.currentTimeMillisUnsafe() - input.started,
+    firstTokenMs: firstTokenAt === undefined ? null : firstTokenAt - input.started,
     stream: input.stream
   })
 
@@ -231,6 +234,9 @@ export const makeSettlement = (input: SettlementInput): Settlement => {
     },
     absorb: (delta) => {
       absorbInto(meter, delta)
+      if (firstTokenAt === undefined && input.stream && delta.deliveredCharacters > 0) {
+        firstTokenAt = input.clock.currentTimeMillisUnsafe()
+      }
       if (delta.deliveredText !== undefined && keptCharacters < TOKENIZED_CHARACTERS) {
         for (const piece of delta.deliveredText) {
           delivered.push(piece)

@@ -113,8 +113,10 @@ Deno.test("tupleOf: the columns in order, bigints as strings", () => {
     200,
     null,
     4,
-    0
+    0,
+    null
   ])
+  strictEqual(tupleOf({ ...row, firstTokenMs: 120 }).at(-1), 120, "the time to first token last")
 })
 
 Deno.test("minimalRow: ids, attempt, cost, stream and status kept; no channel, text or counts; the SQLSTATE named", () => {
@@ -131,6 +133,7 @@ Deno.test("minimalRow: ids, attempt, cost, stream and status kept; no channel, t
     audioInputTokens: 0,
     audioOutputTokens: 0,
     latencyMs: 0,
+    firstTokenMs: null,
     error: "Usage row set aside: the database rejected it (SQLSTATE 22021)."
   })
 })
