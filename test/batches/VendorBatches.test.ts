@@ -241,6 +241,39 @@ Deno.test("vendor batches: delegated to OpenAI and Anthropic, billed at batch pr
       }
     )
 
+    await t.step("a takeover after a stop between billing and recording bills no line twice", async () => {
+      // The state an instance leaves when it stops after its charges were journaled but before the lines' results
+      // were recorded: lines pending, the vendor batch running, its claim another instance's whose lease ran out.
+      const [done] = await gateway.query<{ public_id: string }>(
+        "SELECT public_id FROM batches WHERE api = 'openai' AND vendor_batch_id IS NOT NULL ORDER BY id LIMIT 1"
+      )
+      const rowsBefore = await rowsOf(gateway, done.public_id)
+      const quotaBefore = await quotaOf(gateway)
+      const retrievesBefore = emulator.requests.filter((request) => request.path.startsWith("/v1/batches/")).length
+      await gateway.query(
+        `UPDATE batch_lines SET state = 'pending', status_code = NULL, result = NULL, finished_at = NULL
+         WHERE batch_id = (SELECT id FROM batches WHERE public_id = '${done.public_id}')`
+      )
+      await gateway.query(
+        `UPDATE batches SET status = 'in_progress', ended_at = NULL, finalizing_at = NULL, output_file_id = NULL,
+           error_file_id = NULL, vendor_phase = 'running', vendor_polled_at = NULL,
+           vendor_claimed_by = 'batches-stopped', vendor_claimed_until = now() - interval '1 second'
+         WHERE public_id = '${done.public_id}'`
+      )
+      const batch = await openAiEnded(openai, done.public_id)
+      strictEqual(batch.status, "completed")
+      deepStrictEqual(batch.request_counts, { total: 9, completed: 8, failed: 1 })
+      ok(
+        emulator.requests.filter((request) => request.path.startsWith("/v1/batches/")).length > retrievesBefore,
+        "the vendor batch was read again"
+      )
+      const output = await jsonl(openai, batch.output_file_id!)
+      strictEqual(output.length, 8)
+      ok(output.every((line) => line.response.body.object === "chat.completion"), "the results recorded again")
+      deepStrictEqual(await rowsOf(gateway, done.public_id), rowsBefore, "no row added")
+      strictEqual(await quotaOf(gateway), quotaBefore, "nothing billed again")
+    })
+
     await t.step(
       "a Message Batch runs as one vendor batch; each line billed its usage at the batch prices",
       async () => {
