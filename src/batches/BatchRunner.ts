@@ -306,14 +306,16 @@ export class BatchRunner extends Context.Service<BatchRunner, {
         }
       }).pipe(Effect.forkIn(scope))
 
-      // On shutdown (runs before the poll loop is stopped, so leases keep being renewed): no new line starts, the
-      // lines running finish and are recorded for up to `DRAIN_MILLIS`; then what still runs is interrupted, its
+      // On shutdown (runs before the poll loop is stopped, so leases keep being renewed): no new line (nor vendor
+      // step) starts, the lines running (and vendor steps) finish and are recorded for up to `DRAIN_MILLIS`; then what still runs is interrupted, its
       // lines left to the takeover rule. Lines not started stay pending, for any instance at once.
       yield* Effect.addFinalizer(() =>
         Effect.gen(function* () {
           draining = true
           const deadline = (yield* Clock.currentTimeMillis) + DRAIN_MILLIS
-          while (perBatch.size > 0 && (yield* Clock.currentTimeMillis) < deadline) yield* Effect.sleep(20)
+          while ((perBatch.size > 0 || vendorBusy.size > 0) && (yield* Clock.currentTimeMillis) < deadline) {
+            yield* Effect.sleep(20)
+          }
           yield* Scope.close(workers, Exit.void)
         })
       )

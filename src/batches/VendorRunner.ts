@@ -33,6 +33,7 @@ import type { BudgetExceeded, InsufficientQuota, InvalidApiKey } from "../errors
 import { Auth, type Principal } from "../services/Auth.ts"
 import { type Candidate, ChannelRouter } from "../services/ChannelRouter.ts"
 import { GatewaySettings } from "../services/GatewaySettings.ts"
+import { isTextPriced } from "../domain/Pricing.ts"
 import { Catalog } from "../storage/Catalog.ts"
 import { type Batch, lineRequestId } from "./Batch.ts"
 import {
@@ -159,6 +160,8 @@ export const makeVendorRunner = (instance: string) =>
         const model = body?.model
         if (body === undefined || typeof model !== "string") return yield* toGateway(batch, "a line names no model")
         if (!candidatesByModel.has(model)) {
+          const price = catalog.snapshot().prices.get(model)
+          if (price === undefined || !isTextPriced(price)) return yield* toGateway(batch, "a model is not priced")
           const candidates = yield* router.candidates(principal, model).pipe(
             Effect.catchTag("ModelNotFound", () => Effect.succeed([]))
           )
@@ -239,14 +242,19 @@ export const makeVendorRunner = (instance: string) =>
           records.push(record)
           continue
         }
-        const held: { readonly hold: Hold } | { readonly refused: InsufficientQuota | BudgetExceeded | InvalidApiKey } =
-          "_tag" in principal ? { refused: principal } : yield* ledger.hold(principal, end.cost).pipe(
-            Effect.map((hold) => ({ hold })),
-            Effect.catchTags({
-              InsufficientQuota: (error) => Effect.succeed({ refused: error }),
-              BudgetExceeded: (error) => Effect.succeed({ refused: error })
-            })
-          )
+        // Held and booked in one uninterruptible step, so no hold is left behind by an interruption.
+        const held:
+          | { readonly hold: Hold; readonly charged: bigint }
+          | { readonly refused: InsufficientQuota | BudgetExceeded | InvalidApiKey } = "_tag" in principal
+            ? { refused: principal }
+            : yield* ledger.hold(principal, end.cost).pipe(
+              Effect.flatMap((hold) => Effect.map(ledger.book(hold, end.cost, row), (charged) => ({ hold, charged }))),
+              Effect.catchTags({
+                InsufficientQuota: (error) => Effect.succeed({ refused: error }),
+                BudgetExceeded: (error) => Effect.succeed({ refused: error })
+              }),
+              Effect.uninterruptible
+            )
         if ("refused" in held) {
           // Not covered: the answer is withheld, as the route refuses a request it cannot hold.
           const refused = refusal(held.refused)
@@ -254,8 +262,7 @@ export const makeVendorRunner = (instance: string) =>
           ledger.record({ ...row(0n), status: refused.statusCode, error: `Not billed: ${held.refused._tag}.` })
           continue
         }
-        const hold = held.hold
-        const charged = yield* ledger.book(hold, end.cost, row)
+        const { hold, charged } = held
         booked.push({ hold, charged, requestId })
         billedHere.add(requestId)
         records.push(record)
@@ -266,9 +273,9 @@ export const makeVendorRunner = (instance: string) =>
         }
         return yield* Effect.fail("The charges of a vendor batch's lines could not be made durable." as const)
       }
-      if (yield* recordLines(sql, batch.id, instance, leaseMillis, records)) {
-        for (const entry of booked) billedHere.delete(entry.requestId)
-      }
+      // Recorded, or the claim lost (the instance holding it now finds these lines' rows): billed here no more.
+      yield* recordLines(sql, batch.id, instance, leaseMillis, records)
+      for (const entry of booked) billedHere.delete(entry.requestId)
     })
 
     /** Lays the vendor's `results` onto every line of `batch` and bills them, page by page. */

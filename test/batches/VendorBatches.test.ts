@@ -17,6 +17,7 @@ import { type RecordedRequest, startEmulator } from "../../emulator/Emulator.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const ALICE = "sk-test-vbatch-alice-0001"
+const CAROL = "sk-test-vbatch-carol-0001"
 const UPSTREAM_OPENAI = "sk-test-up-vbatch-openai"
 const UPSTREAM_ANTHROPIC = "sk-test-up-vbatch-anthropic"
 
@@ -54,7 +55,11 @@ const config = (settings: Record<string, unknown>) => (emulatorUrl: string) => {
           settings: { vendor_batches: true }
         }
       ].map((channel) => ({ ...channel, base_url: emulatorUrl })),
-      users: [{ username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: ALICE }] }],
+      users: [
+        { username: "alice", group: "default", quota: 100_000_000, tokens: [{ name: "main", key: ALICE }] },
+        // A balance for a few lines only: each line is held and booked as its result is recorded.
+        { username: "carol", group: "default", quota: 100, tokens: [{ name: "main", key: CAROL }] }
+      ],
       settings: { batch_poll_ms: 50, batch_vendor_poll_ms: 60, ...settings }
     }),
     "vendor-batches.json"
@@ -109,9 +114,9 @@ const costOf = (
   return { prompt, completion: usage.output, cost: BigInt(prompt * price.input + usage.output * price.output) }
 }
 
-const quotaOf = async (gateway: TestGateway) =>
+const quotaOf = async (gateway: TestGateway, username = "alice") =>
   BigInt(
-    (await gateway.query<{ quota: string }>("SELECT quota::text AS quota FROM users WHERE username = 'alice'"))[0]
+    (await gateway.query<{ quota: string }>(`SELECT quota::text AS quota FROM users WHERE username = '${username}'`))[0]
       .quota
   )
 
@@ -359,6 +364,43 @@ Deno.test("vendor batches: delegated to OpenAI and Anthropic, billed at batch pr
         const usage = callWith(emulator.requests, `vc${index}x`).usage!
         strictEqual(BigInt(row.cost), costOf(usage, "anthropic", PRICES["claude-vb"].batch).cost)
       }
+    })
+
+    await t.step("a key out of quota gets its remaining lines refused at no cost; the rest billed", async () => {
+      const carol = new Anthropic({ apiKey: CAROL, baseURL: gateway.url, maxRetries: 0 })
+      const created = await carol.messages.batches.create({
+        requests: Array.from({ length: 8 }, (_, index) => messageLine(index, "vq"))
+      })
+      const batch = await anthropicEnded(carol, created.id)
+      const vendorId = await vendorIdOf(gateway, created.id)
+      ok(vendorId !== null)
+      strictEqual(ranIn(emulator.requests, vendorId).length, 8, "the vendor ran every line")
+      const counts = batch.request_counts
+      console.log(`out of quota: ${counts.succeeded} lines billed, ${counts.errored} refused`)
+      ok(counts.succeeded > 0 && counts.errored > 0, JSON.stringify(counts))
+      strictEqual(counts.succeeded + counts.errored, 8)
+      const refused: Array<string> = []
+      for await (const entry of await carol.messages.batches.results(created.id)) {
+        if (entry.result.type !== "errored") continue
+        refused.push(entry.custom_id)
+        const error = entry.result.error.error as unknown as { code: string }
+        strictEqual(error.code, "insufficient_user_quota")
+      }
+      strictEqual(refused.length, counts.errored)
+      const rows = await rowsOf(gateway, created.id)
+      strictEqual(rows.length, 8, "one usage row per line")
+      let total = 0n
+      for (const row of rows) {
+        const index = Number(row.request_id.slice(created.id.length + 1))
+        if (refused.includes(`line-${index}`)) {
+          deepStrictEqual([row.status, row.cost], [402, "0"], `line ${index}: refused, free`)
+          continue
+        }
+        const usage = callWith(emulator.requests, `vq${index}x`).usage!
+        strictEqual(BigInt(row.cost), costOf(usage, "anthropic", PRICES["claude-vb"].batch).cost)
+        total += BigInt(row.cost)
+      }
+      strictEqual(100n - (await quotaOf(gateway, "carol")), total, "the balance paid the billed lines, no more")
     })
 
     await t.step("a vendor refusing the create leaves the batch to the gateway, at the normal prices", async () => {
