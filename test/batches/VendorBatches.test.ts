@@ -376,7 +376,6 @@ Deno.test("vendor batches: delegated to OpenAI and Anthropic, billed at batch pr
       ok(vendorId !== null)
       strictEqual(ranIn(emulator.requests, vendorId).length, 8, "the vendor ran every line")
       const counts = batch.request_counts
-      console.log(`out of quota: ${counts.succeeded} lines billed, ${counts.errored} refused`)
       ok(counts.succeeded > 0 && counts.errored > 0, JSON.stringify(counts))
       strictEqual(counts.succeeded + counts.errored, 8)
       const refused: Array<string> = []
