@@ -151,6 +151,11 @@ export const makeVendorRunner = (instance: string) =>
       const claim = yield* claimDecision(sql, batch.id, instance, leaseMillis)
       if (claim === undefined) return
       if (batch.status !== "in_progress") return yield* toGateway(batch, "not in progress")
+      // No channel delegates anything (the common case): the lines need not be read.
+      const delegating = [...catalog.snapshot().channels.values()].some((channel) =>
+        channel.enabled && channel.settings.vendor_batches === true
+      )
+      if (!delegating) return yield* toGateway(batch, "no channel delegates batches")
       const principal = yield* principalOf(batch)
       if ("_tag" in principal) return yield* toGateway(batch, "key refused")
       const inputs: Array<VendorLineInput> = []
