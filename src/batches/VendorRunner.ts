@@ -23,7 +23,7 @@
  *
  * @since 0.4.0
  */
-import { Clock, Effect } from "effect"
+import { Clock, Duration, Effect, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { Ledger } from "../billing/Ledger.ts"
 import type { Hold } from "../billing/QuotaLedger.ts"
@@ -54,6 +54,7 @@ import {
   type LineRecord,
   loggedRequests,
   recordLines,
+  renewClaim,
   selectLines,
   setPhase,
   setSubmitted,
@@ -136,6 +137,17 @@ export const makeVendorRunner = (instance: string) =>
         )
       })
 
+    /** Runs `effect` while renewing this instance's claim of `batch` every third of its lease (a long upload). */
+    const heartbeat = <A, E>(batch: Batch, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.scoped(Effect.gen(function* () {
+        yield* renewClaim(sql, batch.id, instance, leaseMillis).pipe(
+          Effect.repeat(Schedule.spaced(Duration.millis(Math.max(10, Math.floor(leaseMillis / 3))))),
+          Effect.delay(Duration.millis(Math.max(10, Math.floor(leaseMillis / 3)))),
+          Effect.forkScoped
+        )
+        return yield* effect
+      }))
+
     /** Every line of `batch`, in input order. */
     const allLines = (batch: Batch) =>
       Effect.gen(function* () {
@@ -178,7 +190,8 @@ export const makeVendorRunner = (instance: string) =>
       const target = vendorTarget(batch.api, batch.endpoint, candidatesByModel)
       if (target === undefined) return yield* toGateway(batch, "no channel delegates it")
       const { channel, key } = target.candidate
-      const submitted = yield* Effect.result(
+      const submitted = yield* Effect.result(heartbeat(
+        batch,
         submitVendorBatch(
           target.api,
           channel,
@@ -187,7 +200,7 @@ export const makeVendorRunner = (instance: string) =>
           inputs,
           (model) => target.upstreamModels.get(model) ?? model
         )
-      )
+      ))
       if (submitted._tag === "Failure") return yield* toGateway(batch, "vendor refused", submitted.failure)
       yield* setSubmitted(sql, batch.id, instance, {
         api: target.api,
@@ -357,19 +370,24 @@ export const makeVendorRunner = (instance: string) =>
       if (state.success.end === "failed") {
         return yield* toGateway(batch, "the vendor failed the batch")
       }
-      const results = yield* Effect.result(vendorBatchResults(api, channel, key.key, vendorBatchId, state.success))
+      const results = yield* Effect.result(
+        heartbeat(batch, vendorBatchResults(api, channel, key.key, vendorBatchId, state.success))
+      )
       if (results._tag === "Failure") {
         yield* logVendor("A vendor batch's results could not be read")(results.failure)
         return yield* Effect.asVoid(setPhase(sql, batch.id, instance, phase, true))
       }
-      yield* finish(
+      yield* heartbeat(
         batch,
-        { ...claim, channelId },
-        api,
-        state.success.end,
-        expired,
-        channel.modelMapping,
-        results.success
+        finish(
+          batch,
+          { ...claim, channelId },
+          api,
+          state.success.end,
+          expired,
+          channel.modelMapping,
+          results.success
+        )
       )
       yield* setPhase(sql, batch.id, instance, "done", true)
     })

@@ -144,6 +144,25 @@ export const setPhase = (
     Effect.orDie
   )
 
+/**
+ * Renews `instance`'s claim of batch `batchId` for `leaseMillis` (its heartbeat during a long submit or finish);
+ * whether it still held it.
+ *
+ * @category claims
+ */
+export const renewClaim = (
+  sql: SqlClient.SqlClient,
+  batchId: bigint,
+  instance: string,
+  leaseMillis: number
+): Effect.Effect<boolean> =>
+  sql<{ readonly id: unknown }>`UPDATE batches
+    SET vendor_claimed_until = now() + ${leaseMillis} * interval '1 millisecond'
+    WHERE id = ${batchId} AND vendor_claimed_by = ${instance} RETURNING id`.pipe(
+    Effect.map((rows) => rows.length > 0),
+    Effect.orDie
+  )
+
 /** What a submit stored: the vendor API, channel, key position, the vendor's batch id and input file id. @category models */
 export interface Submitted {
   readonly api: BatchApi
