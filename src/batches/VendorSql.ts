@@ -1,5 +1,5 @@
 /**
- * The statements of a batch's vendor state (migrations/0023_vendor_batches.ts): its phase, the claim of the
+ * The statements of a batch's vendor state (migrations/0025_vendor_batches.ts): its phase, the claim of the
  * instance that submits and polls it at the vendor (a lease in `vendor_claimed_by` / `vendor_claimed_until`, taken
  * with `FOR UPDATE SKIP LOCKED`, so instances sharing one PostgreSQL never submit or poll one batch at once and a
  * stopped instance's batch is taken over once its lease ran out), the vendor's ids, the lines read for a submit,
