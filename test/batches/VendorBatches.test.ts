@@ -12,6 +12,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import Anthropic from "@anthropic-ai/sdk"
 import OpenAI, { toFile } from "openai"
+import { Result } from "effect"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { type RecordedRequest, startEmulator } from "../../emulator/Emulator.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
@@ -64,8 +65,8 @@ const config = (settings: Record<string, unknown>) => (emulatorUrl: string) => {
     }),
     "vendor-batches.json"
   )
-  if (!parsed.ok) throw new Error(parsed.message)
-  return parsed.file
+  if (Result.isFailure(parsed)) throw new Error(parsed.failure)
+  return parsed.success
 }
 
 interface Row {
