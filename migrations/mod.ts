@@ -29,6 +29,7 @@ import channelHealthHistory from "./0020_channel_health_history.ts"
 import batchPrices from "./0022_batch_prices.ts"
 import listFilters from "./0023_list_filters.ts"
 import healthRollup from "./0024_health_rollup.ts"
+import vendorBatches from "./0025_vendor_batches.ts"
 import firstToken from "./0026_first_token.ts"
 
 /** @category migrations */
@@ -56,5 +57,6 @@ export const loader = Migrator.fromRecord({
   "0022_batch_prices": batchPrices,
   "0023_list_filters": listFilters,
   "0024_health_rollup": healthRollup,
+  "0025_vendor_batches": vendorBatches,
   "0026_first_token": firstToken
 })

@@ -29,6 +29,8 @@ import { type Batch, type BatchApi, type BatchStatus, lineRequestId } from "./Ba
 import { BatchDispatch } from "./BatchDispatch.ts"
 import { writeBatchOutput } from "./BatchOutput.ts"
 import { FileStore } from "../files/FileStore.ts"
+import { makeVendorRunner } from "./VendorRunner.ts"
+import { vendorPhases } from "./VendorSql.ts"
 import {
   claimLines,
   closePending,
@@ -95,7 +97,8 @@ export class BatchRunner extends Context.Service<BatchRunner, {
 }>()("sluice/batches/BatchRunner") {
   /**
    * Runs in the layer's scope; needs the SQL client, `GatewaySettings`, `BatchDispatch` and `FileStore` (an OpenAI
-   * batch ends with its output files; an Anthropic batch ends at once, its results read from the store).
+   * batch ends with its output files; an Anthropic batch ends at once, its results read from the store), and for the
+   * vendor delegation `Auth`, `ChannelRouter`, `Catalog` and `Ledger`.
    */
   static readonly layer = Layer.effect(
     BatchRunner,
@@ -121,6 +124,9 @@ export class BatchRunner extends Context.Service<BatchRunner, {
       let draining = false
       const instance = `batches-${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}`
       const latch = yield* Latch.make(false)
+      const vendor = yield* makeVendorRunner(instance)
+      // The batches whose vendor step runs on this instance now.
+      const vendorBusy = new Set<bigint>()
       const leaseMillis = settings.batchLeaseMillis
       const perBatch = new Map<bigint, number>()
       const perToken = new Map<bigint, number>()
@@ -249,8 +255,30 @@ export class BatchRunner extends Context.Service<BatchRunner, {
         if (perBatch.size > 0) yield* renewLeases(sql, instance, leaseMillis)
         const now = yield* Clock.currentTimeMillis
         const active = yield* selectActive(sql, ACTIVE_BATCHES_PER_POLL, Math.max(FINALIZE_STALE_MILLIS, leaseMillis))
+        const phases = yield* vendorPhases(sql, active.map((batch) => batch.id))
         for (const batch of active) {
           if (batch.status === "finalizing") {
+            yield* settle(batch)
+            continue
+          }
+          const phase = phases.get(batch.id)
+          if (phase !== "gateway" && phase !== "done") {
+            // Not decided, or at a vendor: its lines wait for the vendor's results (no worker, no close here).
+            if (!vendorBusy.has(batch.id) && !draining) {
+              vendorBusy.add(batch.id)
+              yield* Effect.forkIn(
+                vendor.advance(batch, phase).pipe(
+                  Effect.ensuring(Effect.suspend(() => {
+                    vendorBusy.delete(batch.id)
+                    return Effect.asVoid(latch.open)
+                  }))
+                ),
+                workers
+              )
+            }
+            continue
+          }
+          if (phase === "done") {
             yield* settle(batch)
             continue
           }
@@ -278,14 +306,16 @@ export class BatchRunner extends Context.Service<BatchRunner, {
         }
       }).pipe(Effect.forkIn(scope))
 
-      // On shutdown (runs before the poll loop is stopped, so leases keep being renewed): no new line starts, the
-      // lines running finish and are recorded for up to `DRAIN_MILLIS`; then what still runs is interrupted, its
+      // On shutdown (runs before the poll loop is stopped, so leases keep being renewed): no new line (nor vendor
+      // step) starts, the lines running (and vendor steps) finish and are recorded for up to `DRAIN_MILLIS`; then what still runs is interrupted, its
       // lines left to the takeover rule. Lines not started stay pending, for any instance at once.
       yield* Effect.addFinalizer(() =>
         Effect.gen(function* () {
           draining = true
           const deadline = (yield* Clock.currentTimeMillis) + DRAIN_MILLIS
-          while (perBatch.size > 0 && (yield* Clock.currentTimeMillis) < deadline) yield* Effect.sleep(20)
+          while ((perBatch.size > 0 || vendorBusy.size > 0) && (yield* Clock.currentTimeMillis) < deadline) {
+            yield* Effect.sleep(20)
+          }
           yield* Scope.close(workers, Exit.void)
         })
       )

@@ -151,10 +151,10 @@ export const ChannelSettings = Schema.Struct({
     )
   ),
   /**
-   * Reserved for delegating batches to the vendor's own batch API (`openai` channels: Files + Batch API; `anthropic`
-   * channels: Message Batches), each line then billed at the model's `batch_input` / `batch_output` prices
-   * (docs/BILLING.md, "Batches"). Accepted (default false) but not acted on yet: every batch's lines are still run by
-   * the gateway itself.
+   * Delegates batches to the vendor's own batch API (`openai` channels: Files + Batch API; `anthropic` channels:
+   * Message Batches) when every line's models are served by channels of the batch's type and this channel serves them
+   * all (`batches/vendor/VendorTarget.ts`), each line then billed at the model's `batch_input` / `batch_output` prices
+   * (docs/BILLING.md, "Batches"; docs/ROUTES.md, "Vendor delegation"). Default false: the gateway runs the lines.
    */
   vendor_batches: Schema.optional(Schema.Boolean),
   /** The Google Cloud project a `vertex` channel calls (required there): its id or number. */
@@ -284,7 +284,8 @@ export const UserSpec = Schema.Struct({
  * `batch_key_concurrency` (lines of one key's batches an instance runs at once, default 16),
  * `batch_window_seconds` (a batch unfinished this long after its creation ends expired, default 86400),
  * `batch_lease_seconds` (how long a claimed line stays claimed without its instance's heartbeat, default 30) and
- * `batch_poll_ms` (how often an instance looks for lines to run, default 500) and `batch_max_in_progress` (batches one
+ * `batch_poll_ms` (how often an instance looks for lines to run, default 500), `batch_vendor_poll_ms` (how often a batch
+ * delegated to a vendor's batch API is retrieved there, default 15000) and `batch_max_in_progress` (batches one
  * user may have unfinished at once, default 100; more are answered 429).
  * Files (README, "Files"): `file_max_bytes` (largest file a caller may upload to `/v1/files`, default 200 MiB),
  * `file_storage_per_user_bytes` (largest total of one user's files, default 10 GiB) and
@@ -356,6 +357,7 @@ export const GatewaySettings = Schema.Struct({
   batch_window_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   batch_lease_seconds: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   batch_poll_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(10))),
+  batch_vendor_poll_ms: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(10))),
   batch_max_in_progress: Schema.optional(Count.check(Schema.isGreaterThanOrEqualTo(1))),
   unknown_model_status: Schema.optional(Schema.Literals([503, 404])),
   public_url: Schema.optional(NonEmpty.check(Schema.isPattern(/^https?:\/\/[^/?#\s]+(\/[^?#\s]*)?$/)))

@@ -101,6 +101,8 @@ export interface Settings {
   readonly batchLeaseMillis: number
   /** How often an instance looks for batch lines to run (`batch_poll_ms`, default 500), in milliseconds. */
   readonly batchPollMillis: number
+  /** How often a batch delegated to a vendor is retrieved there (`batch_vendor_poll_ms`, default 15000), in ms. */
+  readonly batchVendorPollMillis: number
   /** Batches one user may have unfinished at once (`batch_max_in_progress`, default 100). */
   readonly batchMaxInProgress: number
   /** The HTTP status of `model_not_found`: 503 (the spec's, default) or 404 (OpenAI's; clients do not retry it). */
@@ -193,6 +195,7 @@ export const settingsOf = (file: BootstrapFile | undefined): Settings => {
     batchWindowMillis: (given.batch_window_seconds ?? 86_400) * 1000,
     batchLeaseMillis: (given.batch_lease_seconds ?? 30) * 1000,
     batchPollMillis: given.batch_poll_ms ?? 500,
+    batchVendorPollMillis: given.batch_vendor_poll_ms ?? 15_000,
     batchMaxInProgress: given.batch_max_in_progress ?? 100,
     unknownModelStatus: given.unknown_model_status ?? 503,
     publicUrl: (given.public_url ?? file?.oauth?.public_url)?.replace(/\/+$/, "")

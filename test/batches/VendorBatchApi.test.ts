@@ -39,10 +39,11 @@ Deno.test("an OpenAI batch is uploaded with its models mapped, run, and read bac
   try {
     const channel: Channel = { type: "openai", baseUrl: `${emulator.url}/v1`, settings: {} }
     const lines = [0, 1, 2].map(chatLine)
-    const id = await Effect.runPromise(
+    const { id, fileId } = await Effect.runPromise(
       submitVendorBatch("openai", channel, KEY, "/v1/chat/completions", lines, (model) => `${model}-upstream`)
     )
     ok(id.startsWith("batch_"))
+    ok(fileId?.startsWith("file-"))
     const state = await untilEnded("openai", channel, id)
     strictEqual(state.end, "completed")
     const results = await Effect.runPromise(vendorBatchResults("openai", channel, KEY, id, state))
@@ -90,10 +91,11 @@ Deno.test("a Message Batch is submitted with params.model mapped and its results
       customId: `m-${index}`,
       body: { model: "claude-public", max_tokens: 32, messages: [{ role: "user", content: `hello ${index}` }] }
     }))
-    const id = await Effect.runPromise(
+    const { id, fileId } = await Effect.runPromise(
       submitVendorBatch("anthropic", channel, KEY, "/v1/messages", lines, () => "claude-upstream")
     )
     ok(id.startsWith("msgbatch_"))
+    strictEqual(fileId, undefined)
     const created = emulator.requests.find((request) => request.path === "/v1/messages/batches")
     strictEqual(created?.headers["x-team"], "evals")
     const state = await untilEnded("anthropic", channel, id)
@@ -127,7 +129,7 @@ Deno.test("a vendor batch cancelled mid-run keeps the lines that ran", async () 
         }
       )
       const endpoint = api === "openai" ? "/v1/chat/completions" : "/v1/messages"
-      const id = await Effect.runPromise(submitVendorBatch(api, channel, KEY, endpoint, lines, (model) => model))
+      const { id } = await Effect.runPromise(submitVendorBatch(api, channel, KEY, endpoint, lines, (model) => model))
       // OpenAI's first retrieve validates; the next runs a share of the lines.
       await Effect.runPromise(retrieveVendorBatch(api, channel, KEY, id))
       await Effect.runPromise(retrieveVendorBatch(api, channel, KEY, id))

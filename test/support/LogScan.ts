@@ -40,10 +40,10 @@ export const secretsOf = (file: BootstrapFile): ReadonlyArray<string> => [
   ...(file.settings?.metrics_token === undefined ? [] : [file.settings.metrics_token])
 ]
 
-/** Strings of 16 characters or more in a body, but for model names. */
+/** Strings of 16 characters or more in a body, but for model names and a vendor batch's `endpoint` (a route path). */
 const longStrings = (value: unknown, into: Set<string>, key = ""): void => {
   if (typeof value === "string") {
-    if (value.length >= 16 && key !== "model") into.add(value)
+    if (value.length >= 16 && key !== "model" && key !== "endpoint") into.add(value)
   } else if (Array.isArray(value)) {
     for (const item of value) longStrings(item, into, key)
   } else if (typeof value === "object" && value !== null) {

@@ -54,6 +54,12 @@ export interface VendorLineResult {
   readonly result: string | null
 }
 
+/** A batch submitted: the vendor's batch id, and the input file's id (OpenAI; `undefined` for Anthropic). @category models */
+export interface SubmittedBatch {
+  readonly id: string
+  readonly fileId: string | undefined
+}
+
 /** The longest answer of a vendor batch call kept, in UTF-16 code units (a results file past it fails the call). */
 export const MAX_ANSWER_CHARS = 256 * 1024 * 1024
 
@@ -124,7 +130,8 @@ const jsonLines = (text: string): ReadonlyArray<Record<string, unknown>> =>
 
 /**
  * Submits `lines` as one batch of `api` to `channel` with `key`, each line's `model` replaced by `mapModel(model)`;
- * OpenAI lines target `endpoint` (`/v1/chat/completions`, …). Returns the vendor's batch id.
+ * OpenAI lines target `endpoint` (`/v1/chat/completions`, …). Returns the vendor's batch id and, for OpenAI, the
+ * id of the input file uploaded.
  *
  * @category vendor
  */
@@ -135,7 +142,7 @@ export const submitVendorBatch = (
   endpoint: string,
   lines: ReadonlyArray<VendorLineInput>,
   mapModel: (model: string) => string
-): Effect.Effect<string, VendorBatchError> =>
+): Effect.Effect<SubmittedBatch, VendorBatchError> =>
   Effect.gen(function* () {
     const mapped = lines.map((line) => ({
       customId: line.customId,
@@ -152,7 +159,7 @@ export const submitVendorBatch = (
       ).pipe(Effect.flatMap(parseObject))
       const id = stringField(created, "id")
       if (id === undefined) return yield* new VendorBatchError({ status: 0, detail: "The batch has no id." })
-      return id
+      return { id, fileId: undefined }
     }
     const jsonl = mapped.map((line) =>
       JSON.stringify({ custom_id: line.customId, method: "POST", url: endpoint, body: line.body })
@@ -175,7 +182,7 @@ export const submitVendorBatch = (
     ).pipe(Effect.flatMap(parseObject))
     const id = stringField(created, "id")
     if (id === undefined) return yield* new VendorBatchError({ status: 0, detail: "The batch has no id." })
-    return id
+    return { id, fileId }
   })
 
 const batchPath = (api: VendorApi, id: string): string =>
