@@ -3,14 +3,17 @@
  * its lines, reading and listing a user's batches with their line counts, the claims of the runner (`FOR UPDATE
  * SKIP LOCKED` and a lease in `claimed_by`, `claimed_until`, so instances sharing one PostgreSQL never claim one
  * line at once, and a dead instance's lines are claimed again once its lease ran out), a line's result, and the
- * end of a batch. Times are the database's (`now()`); durations are milliseconds. Storage failures are defects
- * (`Effect.orDie`): nothing a caller can act on.
+ * end of a batch. Times are the database's (`now()`); durations are milliseconds. What a caller's request runs (the
+ * create, the reads and lists, a cancel or delete, the results) fails with `StorageUnavailable` when the database
+ * cannot be reached (503 with `Retry-After` at the route); the runner's claims and records keep storage failures as
+ * defects (`Effect.orDie`): no caller waits on them, and the runner's poll logs the failure and tries again.
  *
  * @since 0.4.0
  */
 import { Effect } from "effect"
-import type { SqlClient } from "effect/sql"
-import { NotFound } from "../errors/GatewayError.ts"
+import type { SqlClient, SqlError } from "effect/sql"
+import { NotFound, type StorageUnavailable } from "../errors/GatewayError.ts"
+import { storageFailure } from "../storage/StorageFailure.ts"
 import {
   type Batch,
   type BatchApi,
@@ -89,7 +92,7 @@ export const insertBatch = (
   sql: SqlClient.SqlClient,
   batch: NewBatch,
   lines: ReadonlyArray<string>
-): Effect.Effect<Batch> =>
+): Effect.Effect<Batch, StorageUnavailable> =>
   sql.withTransaction(Effect.gen(function* () {
     const [row] = yield* sql<BatchRow>`INSERT INTO batches (public_id, api, user_id, token_id, key_hash,
         client_address, endpoint, status, line_count, input_file_id, metadata, errors, expires_at, in_progress_at,
@@ -112,13 +115,13 @@ export const insertBatch = (
         FROM jsonb_array_elements_text(${chunk}::jsonb) WITH ORDINALITY`
     }
     return stored
-  })).pipe(Effect.orDie)
+  })).pipe(storageFailure("batches.insert"))
 
 /** Counts of lines by state for each of `ids`. */
 const countsOf = (
   sql: SqlClient.SqlClient,
   ids: ReadonlyArray<bigint>
-): Effect.Effect<Map<bigint, LineCounts>, unknown> =>
+): Effect.Effect<Map<bigint, LineCounts>, SqlError.SqlError> =>
   ids.length === 0 ? Effect.succeed(new Map()) : sql<
     { readonly batchId: bigint | string; readonly state: LineState; readonly n: bigint | number | string }
   >`SELECT batch_id AS "batchId", state, count(*) AS n FROM batch_lines
@@ -152,11 +155,11 @@ export const selectBatch = (
   api: BatchApi,
   publicId: string,
   userId: bigint
-): Effect.Effect<BatchView, NotFound> =>
+): Effect.Effect<BatchView, NotFound | StorageUnavailable> =>
   (!plausibleId(publicId) ? Effect.succeed([]) : sql<BatchRow>`SELECT ${sql.literal(BATCH_COLUMNS)} FROM batches
       WHERE public_id = ${publicId} AND user_id = ${userId} AND api = ${api}`.pipe(
     Effect.flatMap((rows) => withCounts(sql, rows.map(batchOf))),
-    Effect.orDie
+    storageFailure("batches.get")
   )).pipe(
     Effect.flatMap((views) =>
       views.length === 0
@@ -183,7 +186,7 @@ export const selectBatchPage = (
   api: BatchApi,
   userId: bigint,
   cursor: BatchCursor
-): Effect.Effect<{ readonly views: ReadonlyArray<BatchView>; readonly hasMore: boolean }> =>
+): Effect.Effect<{ readonly views: ReadonlyArray<BatchView>; readonly hasMore: boolean }, StorageUnavailable> =>
   Effect.gen(function* () {
     const take = cursor.limit + 1
     const anchor = cursor.beforeId ?? cursor.afterId
@@ -205,7 +208,7 @@ export const selectBatchPage = (
     const page = rows.slice(0, cursor.limit).map(batchOf)
     const ordered = cursor.beforeId !== undefined ? page.reverse() : page
     return { views: yield* withCounts(sql, ordered), hasMore }
-  }).pipe(Effect.orDie)
+  }).pipe(storageFailure("batches.list"))
 
 /**
  * Asks batch `batchId` to stop: `in_progress` becomes `cancelling` (its `cancel_initiated_at` now). A batch in
@@ -213,19 +216,22 @@ export const selectBatchPage = (
  *
  * @category statements
  */
-export const requestCancel = (sql: SqlClient.SqlClient, batchId: bigint): Effect.Effect<void> =>
+export const requestCancel = (sql: SqlClient.SqlClient, batchId: bigint): Effect.Effect<void, StorageUnavailable> =>
   sql`UPDATE batches SET status = 'cancelling', cancel_initiated_at = now()
-    WHERE id = ${batchId} AND status = 'in_progress' AND ended_at IS NULL`.pipe(Effect.asVoid, Effect.orDie)
+    WHERE id = ${batchId} AND status = 'in_progress' AND ended_at IS NULL`.pipe(
+    Effect.asVoid,
+    storageFailure("batches.cancel")
+  )
 
 /**
  * Deletes ended batch `batchId` with its lines; `false` when it has not ended (nothing deleted).
  *
  * @category statements
  */
-export const deleteEnded = (sql: SqlClient.SqlClient, batchId: bigint): Effect.Effect<boolean> =>
+export const deleteEnded = (sql: SqlClient.SqlClient, batchId: bigint): Effect.Effect<boolean, StorageUnavailable> =>
   sql<{ readonly id: unknown }>`DELETE FROM batches WHERE id = ${batchId} AND ended_at IS NOT NULL RETURNING id`.pipe(
     Effect.map((rows) => rows.length > 0),
-    Effect.orDie
+    storageFailure("batches.delete")
   )
 
 /**
@@ -395,7 +401,7 @@ export const selectFinishedLines = (
   batchId: bigint,
   from: number,
   limit: number
-): Effect.Effect<ReadonlyArray<FinishedLine>> =>
+): Effect.Effect<ReadonlyArray<FinishedLine>, StorageUnavailable> =>
   sql<FinishedLine>`SELECT line_index AS "lineIndex", line, state, status_code AS "statusCode", result
     FROM batch_lines WHERE batch_id = ${batchId} AND line_index >= ${from}
     ORDER BY line_index LIMIT ${limit}`.pipe(
@@ -406,7 +412,7 @@ export const selectFinishedLines = (
         statusCode: row.statusCode === null ? null : Number(row.statusCode)
       }))
     ),
-    Effect.orDie
+    storageFailure("batches.results")
   )
 
 /**
@@ -414,17 +420,26 @@ export const selectFinishedLines = (
  *
  * @category statements
  */
-export const unfinishedBatches = (sql: SqlClient.SqlClient, userId: bigint): Effect.Effect<number> =>
+export const unfinishedBatches = (
+  sql: SqlClient.SqlClient,
+  userId: bigint
+): Effect.Effect<number, StorageUnavailable> =>
   sql<{ readonly n: bigint | number | string }>`SELECT count(*) AS n FROM batches
-    WHERE user_id = ${userId} AND ended_at IS NULL`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), Effect.orDie)
+    WHERE user_id = ${userId} AND ended_at IS NULL`.pipe(
+    Effect.map((rows) => Number(rows[0]?.n ?? 0)),
+    storageFailure("batches.count")
+  )
 
 /**
  * The stored key digest of token `tokenId`, or `undefined` when it has none.
  *
  * @category statements
  */
-export const tokenDigest = (sql: SqlClient.SqlClient, tokenId: bigint): Effect.Effect<string | undefined> =>
+export const tokenDigest = (
+  sql: SqlClient.SqlClient,
+  tokenId: bigint
+): Effect.Effect<string | undefined, StorageUnavailable> =>
   sql<{ readonly keyHash: string | null }>`SELECT key_hash AS "keyHash" FROM tokens WHERE id = ${tokenId}`.pipe(
     Effect.map((rows) => rows[0]?.keyHash ?? undefined),
-    Effect.orDie
+    storageFailure("batches.token")
   )

@@ -2,7 +2,7 @@
  * Requests whose own store reads meet a PostgreSQL outage (`PostgresOutage.ts` closes every connection and refuses
  * new ones): the lookup of a key not yet cached (`/v1/chat/completions` through the `openai` SDK, `/v1/messages`
  * through `@anthropic-ai/sdk`), a video task read and a file list with a cached key (`GET /v1/videos/{id}`,
- * `GET /v1/files`) and the session lookup of
+ * `GET /v1/files`), a batch list (`GET /v1/batches`) and the session lookup of
  * `/api/user/self` used to die (a 500 with a defect log); they now answer 503 `storage_unavailable` with
  * `Retry-After: 5` in their envelope (gateway, Messages, api), with no stack or driver text, each counted in
  * `sluice_storage_errors_total{operation}` and logged once as `Storage unavailable`; nothing reaches the vendor and
@@ -101,6 +101,11 @@ Deno.test({
         strictEqual(listed.status, 503)
         strictEqual(listed.code, "storage_unavailable")
         strictEqual(listed.headers?.get("retry-after"), "5")
+        // And the batch store: a list of the key's batches.
+        const batches = await warm.batches.list().then(() => undefined, (error: unknown) => error)
+        ok(batches instanceof OpenAI.APIError, `the batch list failed: ${batches}`)
+        strictEqual(batches.status, 503)
+        strictEqual(batches.code, "storage_unavailable")
         // The Messages format's own envelope, through the Anthropic SDK.
         const messages = await new Anthropic({ baseURL: gateway.url, apiKey: COLD_KEY, maxRetries: 0 }).messages
           .create({ model: "gpt-test", max_tokens: 16, messages: [{ role: "user", content: "anthropic" }] })
@@ -124,8 +129,9 @@ Deno.test({
         strictEqual(await metric(gateway.url, "sluice_storage_errors_total", 'operation="sessions.resolve"'), 1)
         strictEqual(await metric(gateway.url, "sluice_storage_errors_total", 'operation="tasks.find"'), 1)
         strictEqual(await metric(gateway.url, "sluice_storage_errors_total", 'operation="files.list"'), 1)
+        strictEqual(await metric(gateway.url, "sluice_storage_errors_total", 'operation="batches.list"'), 1)
         const warnings = gateway.logs.filter((line) => line.includes('"Storage unavailable"'))
-        strictEqual(warnings.length, 6, warnings.join("\n"))
+        strictEqual(warnings.length, 7, warnings.join("\n"))
         ok(warnings.some((line) => line.includes("auth.lookup")) && warnings.some((line) => line.includes("sessions")))
         const defects = gateway.logs.filter((line) => line.includes("failed with a defect"))
         deepStrictEqual(defects, [], "no defect was logged")
