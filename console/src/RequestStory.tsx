@@ -19,6 +19,7 @@ interface Attempt {
   readonly status: number
   readonly error: string | null
   readonly latency_ms: number
+  readonly first_token_ms: number | null
   readonly prompt_tokens: number
   readonly cached_tokens: number
   readonly completion_tokens: number
@@ -104,7 +105,9 @@ export const RequestStory = (props: { requestId: string; admin: boolean; onClose
                     <td>{row.channel_name ?? "—"}</td>
                     <td>{row.status}</td>
                     <td>{row.error ?? "—"}</td>
-                    <td>{row.latency_ms} ms</td>
+                    <td>
+                      {row.latency_ms} ms{row.first_token_ms === null ? "" : STORY.firstToken(row.first_token_ms)}
+                    </td>
                     <td>{row.prompt_tokens} ({row.cached_tokens})</td>
                     <td>{row.completion_tokens} ({row.reasoning_tokens})</td>
                     <td>{row.audio_input_tokens} / {row.audio_output_tokens}</td>

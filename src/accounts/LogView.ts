@@ -35,6 +35,8 @@ export interface LogView {
   readonly audio_output_tokens: number
   readonly quota: number
   readonly latency_ms: number
+  /** A streamed answer's time to first token, milliseconds (`null`: not streamed, or no content came). */
+  readonly first_token_ms: number | null
   readonly stream: boolean
   readonly status: number
   readonly error: string | null

@@ -75,6 +75,7 @@ interface LogRow {
   readonly audioOutputTokens: number
   readonly cost: bigint
   readonly latencyMs: number
+  readonly firstTokenMs: number | null
   readonly stream: boolean
   readonly status: number
   readonly error: string | null
@@ -208,8 +209,8 @@ export class UsageQueries extends Context.Service<UsageQueries, {
                  l.channel_id AS "channelId", c.name AS "channelName", l.prompt_tokens AS "promptTokens",
                  l.completion_tokens AS "completionTokens", l.cached_tokens AS "cachedTokens",
                  l.reasoning_tokens AS "reasoningTokens", l.audio_input_tokens AS "audioInputTokens",
-                 l.audio_output_tokens AS "audioOutputTokens", l.cost, l.latency_ms AS "latencyMs", l.stream, l.status,
-                 l.error
+                 l.audio_output_tokens AS "audioOutputTokens", l.cost, l.latency_ms AS "latencyMs",
+                 l.first_token_ms AS "firstTokenMs", l.stream, l.status, l.error
           FROM ${from} WHERE ${condition}
           ORDER BY ${orderOf(filter)} LIMIT ${page.size} OFFSET ${offsetOf(page)}`.pipe(storageFailure("usage.logs"))
         const items = rows.map((row): LogView => ({
@@ -234,6 +235,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
           audio_output_tokens: row.audioOutputTokens,
           quota: Number(row.cost),
           latency_ms: row.latencyMs,
+          first_token_ms: row.firstTokenMs === null ? null : Number(row.firstTokenMs),
           stream: row.stream,
           status: row.status,
           error: row.error

@@ -57,6 +57,8 @@ interface Story {
     prompt_tokens: number
     completion_tokens: number
     cached_tokens: number
+    latency_ms: number
+    first_token_ms: number | null
     quota: number
   }>
   failover_path: Array<string | null>
@@ -126,6 +128,28 @@ Deno.test("request story: attempts, failover path, tokens and cost of one reques
     )
     deepStrictEqual([story.prices?.input, story.prices?.output], [2, 8])
     strictEqual("channel_id" in answered, false, "the user's view has no channel id")
+    strictEqual(answered.first_token_ms, null, "an answer not streamed has no time to first token")
+
+    // A streamed answer's story has its time to first token, within its latency.
+    gateway.emulator.setFaults([])
+    const streamed = await client.chat.completions.create({
+      model: "gpt-test",
+      stream: true,
+      messages: [{ role: "user", content: "stream the story" }]
+    }).withResponse()
+    for await (const _chunk of streamed.data) {
+      // Read to the end.
+    }
+    const streamId = streamed.response.headers.get("x-request-id") ?? ""
+    let told = await uma.call<Story>("GET", `/api/log/self/${encodeURIComponent(streamId)}`)
+    for (let tries = 0; tries < 50 && !told.success; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      told = await uma.call<Story>("GET", `/api/log/self/${encodeURIComponent(streamId)}`)
+    }
+    strictEqual(told.success, true, told.message)
+    const [first] = told.data.attempts
+    ok(first.first_token_ms !== null && first.first_token_ms >= 0, `first token ${first.first_token_ms} ms`)
+    ok(first.first_token_ms <= first.latency_ms, "within the attempt's latency")
 
     const admin = await root.call<Story>("GET", `/api/log/${encodeURIComponent(requestId)}`)
     strictEqual(admin.success, true, admin.message)

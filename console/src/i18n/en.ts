@@ -282,6 +282,8 @@ export const en = {
       cost: "Cost"
     },
     adjustment: "adjustment",
+    /** After an attempt's latency, a streamed answer's time to first token. */
+    firstToken: (ms: number) => ` · first token ${ms} ms`,
     loading: "Loading…"
   },
   /** The audit page. */

@@ -271,6 +271,7 @@ export const zhCN: Catalogue = {
       cost: "费用"
     },
     adjustment: "调整",
+    firstToken: (ms: number) => ` · 首个令牌 ${ms} ms`,
     loading: "加载中…"
   },
   AUDIT: {
