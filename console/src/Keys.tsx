@@ -11,10 +11,10 @@
  * sorted on the server, its view kept in the hash's query; selected keys are
  * enabled, disabled or revoked at once (`POST /api/token/bulk`).
  */
-import { useEffect, useState } from "preact/hooks"
-import { api, type Page, wordsOf } from "./api.ts"
+import { useState } from "preact/hooks"
+import { api, wordsOf } from "./api.ts"
 import { apiQuery, useHashView } from "./hashQuery.ts"
-import { type BulkAction, BulkBar, SelectPage, SortHeader, useSelection } from "./listControls.tsx"
+import { BulkBar, SelectPage, SortHeader, useBulk, useSelection, useServerPage } from "./listControls.tsx"
 import { unitsOf, usd } from "./money.ts"
 import { BudgetFields, budgetsOf, type BudgetTexts, budgetTextsOf } from "./Budgets.tsx"
 import { KEYS, LIST } from "./strings.ts"
@@ -392,38 +392,17 @@ const KeyFilters = (props: { view: typeof VIEW; onApply: (change: Partial<typeof
 /** The API keys page. */
 export const Keys = () => {
   const [view, change] = useHashView(VIEW)
-  const [listing, setListing] = useState<Page<Key> | null>(null)
-  const [error, setError] = useState<string | null>(null)
   const [fresh, setFresh] = useState<string | null>(null)
-  const [bulkResult, setBulkResult] = useState<string | null>(null)
   const selection = useSelection()
-  const load = () =>
-    api<Page<Key>>("GET", `/api/token/?${apiQuery(view)}&page_size=20`).then((page) => {
-      setError(null)
-      setListing(page)
-    }, (caught) => setError(wordsOf(caught)))
-  useEffect(() => {
-    load()
-  }, [apiQuery(view)])
-  const items = listing?.items ?? []
-  const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
-  const bulk = async (action: BulkAction) => {
-    setBulkResult(null)
-    setError(null)
-    try {
-      const results = await api<ReadonlyArray<{ success: boolean }>>("POST", "/api/token/bulk", {
-        ids: [...selection.selected],
-        action
-      })
-      const failed = results.filter((result) => !result.success).length
-      setBulkResult(KEYS.bulkDone(results.length - failed, failed))
-      // Done with: a changed row may leave the filtered page, and a selection nobody sees must not act again.
-      selection.clear()
-    } catch (caught) {
-      setError(wordsOf(caught))
-    }
-    load()
-  }
+  const list = useServerPage<Key>("/api/token/", apiQuery(view))
+  const { listing, items, pages, error, load } = list
+  const bulk = useBulk({
+    path: "/api/token/bulk",
+    selection,
+    words: KEYS.bulkDone,
+    onError: list.setError,
+    reload: load
+  })
   const sortable = (label: string, column: string) => (
     <SortHeader
       label={label}
@@ -449,8 +428,8 @@ export const Keys = () => {
         label={KEYS.bulk}
         count={selection.selected.size}
         deleteQuestion={KEYS.deleteQuestion(selection.selected.size)}
-        result={bulkResult}
-        onAction={bulk}
+        result={bulk.result}
+        onAction={bulk.run}
       />
       <div class="scroll">
         <table>

@@ -8,10 +8,9 @@
  * shows the same rows. The playground's task list shows previews; this page
  * loads none, so a long list costs one API call a page.
  */
-import { useEffect, useState } from "preact/hooks"
-import { api, type Page, wordsOf } from "./api.ts"
+import { useState } from "preact/hooks"
 import { apiQuery, useHashView } from "./hashQuery.ts"
-import { SortHeader } from "./listControls.tsx"
+import { SortHeader, useServerPage } from "./listControls.tsx"
 import { LIST, TASK_LIST } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
@@ -114,20 +113,7 @@ const TaskFilters = (props: { view: typeof VIEW; onApply: (change: Partial<typeo
 /** The tasks page. */
 export const Tasks = () => {
   const [view, change] = useHashView(VIEW)
-  const [listing, setListing] = useState<Page<TaskRow> | null>(null)
-  const [error, setError] = useState<string | null>(null)
-  useEffect(() => {
-    let live = true
-    api<Page<TaskRow>>("GET", `/api/task/self?${taskQuery(view)}&page_size=20`).then((page) => {
-      if (!live) return
-      setError(null)
-      setListing(page)
-    }, (caught) => live && setError(wordsOf(caught)))
-    return () => {
-      live = false
-    }
-  }, [taskQuery(view)])
-  const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
+  const { listing, pages, error } = useServerPage<TaskRow>("/api/task/self", taskQuery(view))
   const sortable = (label: string, column: string) => (
     <SortHeader
       label={label}

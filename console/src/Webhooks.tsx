@@ -13,9 +13,9 @@
  * /api/webhook/bulk`).
  */
 import { useEffect, useState } from "preact/hooks"
-import { api, type Page, wordsOf } from "./api.ts"
+import { api, wordsOf } from "./api.ts"
 import { apiQuery, useHashView } from "./hashQuery.ts"
-import { type BulkAction, BulkBar, SelectPage, SortHeader, useSelection } from "./listControls.tsx"
+import { BulkBar, SelectPage, SortHeader, useBulk, useSelection, useServerPage } from "./listControls.tsx"
 import { LIST, WEBHOOKS } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
@@ -377,38 +377,17 @@ const EndpointFilters = (
 /** The webhooks page; `admin` offers the operator's events. */
 export const Webhooks = (props: { admin: boolean }) => {
   const [view, change] = useHashView(VIEW)
-  const [listing, setListing] = useState<Page<Endpoint> | null>(null)
-  const [error, setError] = useState<string | null>(null)
   const [secret, setSecret] = useState<string | null>(null)
-  const [bulkResult, setBulkResult] = useState<string | null>(null)
   const selection = useSelection()
-  const load = () =>
-    api<Page<Endpoint>>("GET", `/api/webhook/?${apiQuery(view)}&page_size=20`).then((page) => {
-      setError(null)
-      setListing(page)
-    }, (caught) => setError(wordsOf(caught)))
-  useEffect(() => {
-    load()
-  }, [apiQuery(view)])
-  const items = listing?.items ?? []
-  const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
-  const bulk = async (action: BulkAction) => {
-    setBulkResult(null)
-    setError(null)
-    try {
-      const results = await api<ReadonlyArray<{ success: boolean }>>("POST", "/api/webhook/bulk", {
-        ids: [...selection.selected],
-        action
-      })
-      const failed = results.filter((result) => !result.success).length
-      setBulkResult(WEBHOOKS.bulkDone(results.length - failed, failed))
-      // Done with: a changed row may leave the filtered page, and a selection nobody sees must not act again.
-      selection.clear()
-    } catch (caught) {
-      setError(wordsOf(caught))
-    }
-    load()
-  }
+  const list = useServerPage<Endpoint>("/api/webhook/", apiQuery(view))
+  const { listing, items, pages, error, load } = list
+  const bulk = useBulk({
+    path: "/api/webhook/bulk",
+    selection,
+    words: WEBHOOKS.bulkDone,
+    onError: list.setError,
+    reload: load
+  })
   const sortable = (label: string, column: string) => (
     <SortHeader
       label={label}
@@ -446,8 +425,8 @@ export const Webhooks = (props: { admin: boolean }) => {
         label={WEBHOOKS.bulk}
         count={selection.selected.size}
         deleteQuestion={WEBHOOKS.deleteQuestion(selection.selected.size)}
-        result={bulkResult}
-        onAction={bulk}
+        result={bulk.result}
+        onAction={bulk.run}
       />
       <div class="scroll">
         <table>

@@ -2,10 +2,77 @@
  * Controls of a server-sorted list: a column header that sorts by its column
  * (a button, so the keyboard reaches it; `aria-sort` says the current order),
  * the selection of a page's rows, and the bulk bar that enables, disables or
- * (after a confirmation) deletes the selected rows.
+ * (after a confirmation) deletes the selected rows; the hooks that read a
+ * server page and run a bulk action on the selection.
  */
-import { useState } from "preact/hooks"
+import { useEffect, useState } from "preact/hooks"
+import { api, type Page, wordsOf } from "./api.ts"
 import { LIST } from "./strings.ts"
+
+/** Rows per page of the lists read with `useServerPage`. */
+const PAGE_SIZE = 20
+
+/**
+ * One page of a server-paged list: `GET <path>?<query>&page_size=20`, read again when `query` changes (an answer to
+ * an older query is dropped). `listing` is `null` before the first answer; `pages` at least 1; `load` reads again.
+ */
+export function useServerPage<T>(path: string, query: string) {
+  const [listing, setListing] = useState<Page<T> | null>(null)
+  const [error, setError] = useState<string | null>(null)
+  const [reads, setReads] = useState(0)
+  useEffect(() => {
+    let live = true
+    api<Page<T>>("GET", `${path}?${query}&page_size=${PAGE_SIZE}`).then((page) => {
+      if (!live) return
+      setError(null)
+      setListing(page)
+    }, (caught) => live && setError(wordsOf(caught)))
+    return () => {
+      live = false
+    }
+  }, [path, query, reads])
+  return {
+    listing,
+    items: listing?.items ?? [],
+    pages: listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size)),
+    error,
+    setError,
+    load: () => setReads((count) => count + 1)
+  }
+}
+
+/**
+ * A bulk action on the selected rows: `POST <path>` `{ids, action}`, answered one result per id; `result` words
+ * how many were done and how many failed (`words`), failures of the call go to `onError`. The selection is
+ * cleared after (a changed row may leave the filtered page, and a selection nobody sees must not act again), then
+ * `reload` reads the list again.
+ */
+export const useBulk = (options: {
+  readonly path: string
+  readonly selection: ReturnType<typeof useSelection>
+  readonly words: (done: number, failed: number) => string
+  readonly onError: (words: string | null) => void
+  readonly reload: () => void
+}) => {
+  const [result, setResult] = useState<string | null>(null)
+  const run = async (action: BulkAction) => {
+    setResult(null)
+    options.onError(null)
+    try {
+      const results = await api<ReadonlyArray<{ success: boolean }>>("POST", options.path, {
+        ids: [...options.selection.selected],
+        action
+      })
+      const failed = results.filter((entry) => !entry.success).length
+      setResult(options.words(results.length - failed, failed))
+      options.selection.clear()
+    } catch (caught) {
+      options.onError(wordsOf(caught))
+    }
+    options.reload()
+  }
+  return { result, run }
+}
 
 /** A sortable `<th>`: clicking sorts by `column` ascending, again descending. */
 export const SortHeader = (props: {

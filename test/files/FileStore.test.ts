@@ -188,9 +188,10 @@ Deno.test("file store: an upload a crash left unfinished is swept once it is sta
     const staged = yield* files.upload(alice, "partial.bin", piecesOf(randomBytes(CHUNK_BYTES + 1)))
     ok(Exit.isFailure(yield* Effect.exit(files.get(alice, staged.id))))
     strictEqual(yield* files.sweep, 0)
-    // The store's connection is up before the clock jumps, so no connect timeout of its fires with the jump.
-    yield* counts
-    yield* TestClock.adjust("3 hours")
+    // Three hours without a chunk written: aged in the table rather than by jumping the clock, since a jump also
+    // fires the connection pool's own timers (under load it failed a statement of the sweep).
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`UPDATE files SET written_at = written_at - interval '3 hours' WHERE id = ${staged.id}`
     strictEqual(yield* files.sweep, 1)
     deepStrictEqual(yield* counts, { files: 0, chunks: 0 })
   }))
