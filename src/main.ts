@@ -7,7 +7,9 @@
  * streams finish up to a deadline (`SLUICE_SHUTDOWN_GRACE_SECONDS`), cut the streams still open so they are billed
  * for what was delivered and logged (WebSockets: the responses in flight finish within the grace, then each socket
  * closes with 1001), then dispose of the app (the poller and probers stop, the usage log's last flush, every quota
- * lease handed back), flush the log sink, exit 0. A start that fails prints `sluice: <message>` to stderr and exits 1.
+ * lease handed back), flush the log sink, exit 0. Everything the process writes is a line of the log's one shape
+ * (`observability/LogLine.ts`, in `LOG_FORMAT`): once listening, `Listening` with its `url` on stdout; a start that
+ * fails, `Start failed` at level `error` with the reason in `error` on stderr, and exit code 1.
  *
  * @since 0.1.0
  */
@@ -19,10 +21,11 @@ import { type Env, EnvConfig } from "./config/Env.ts"
 import { type ObservabilityEnv, ObservabilityEnvConfig } from "./config/ObservabilityEnv.ts"
 import { closeOpenBodies } from "./http/ReadableBody.ts"
 import { stdoutSink } from "./observability/AccessLog.ts"
+import { formatLine, makeLine } from "./observability/LogLine.ts"
 
 /**
  * A start that could not complete (a bad variable, an unreadable or invalid bootstrap file, a store that does not
- * answer): `message` is printed after `sluice: ` on stderr and the process exits 1.
+ * answer): `message` is written as the `error` of a `Start failed` line on stderr and the process exits 1.
  *
  * @category errors
  */
@@ -39,6 +42,15 @@ interface Startup {
 type Gateway = ReturnType<typeof makeHandler>
 
 const logSink = stdoutSink()
+
+/**
+ * The log's format: `LOG_FORMAT` when it is `json` or `text`, else text on a terminal and JSON otherwise (as
+ * `config/ObservabilityEnv.ts` decides it; read here too, for a start that fails before that decoded).
+ */
+const lineFormat = (): "json" | "text" => {
+  const given = Deno.env.get("LOG_FORMAT")
+  return given === "json" || given === "text" ? given : Deno.stdout.isTerminal() ? "text" : "json"
+}
 
 /** `error`'s message (an `Error`'s, or the value as text). */
 const messageOf = (error: unknown): string => error instanceof Error ? error.message : String(error)
@@ -143,7 +155,9 @@ const acquireServer = (env: Env, gateway: Gateway): Effect.Effect<Deno.HttpServe
         port: env.port,
         hostname: env.host,
         onListen: ({ hostname, port }) => {
-          Deno.stderr.writeSync(new TextEncoder().encode(`sluice: listening on http://${hostname}:${port}\n`))
+          logSink.line(
+            formatLine(makeLine(Date.now(), "info", "Listening", [["url", `http://${hostname}:${port}`]]), lineFormat())
+          )
         }
       }, (request, info) => gateway.handler(request, info))
     ),
@@ -165,12 +179,13 @@ const MainLayer: Layer.Layer<never, StartupFailed> = Layer.effectDiscard(Effect.
 
 /**
  * The exit code of the program's end: 0 for an interruption (SIGTERM/SIGINT, after the finalizers ran), 1 with
- * `sluice: <message>` on stderr for a failure.
+ * a `Start failed` line on stderr for a failure.
  */
 const teardown: Runtime.Teardown = (exit, onExit) => {
   logSink.flush()
   if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return onExit(0)
-  Deno.stderr.writeSync(new TextEncoder().encode(`sluice: ${messageOf(Cause.squash(exit.cause))}\n`))
+  const line = makeLine(Date.now(), "error", "Start failed", [["error", messageOf(Cause.squash(exit.cause))]])
+  Deno.stderr.writeSync(new TextEncoder().encode(`${formatLine(line, lineFormat())}\n`))
   onExit(1)
 }
 

@@ -61,7 +61,20 @@ Deno.test("shutdown: SIGTERM right after N answers loses no usage row", async ()
     }))
     strictEqual(answers.filter((answer) => answer?.startsWith("Echo: request")).length, requests)
     main.signal("SIGTERM")
-    strictEqual((await main.exited).code, 0)
+    const exit = await main.exited
+    strictEqual(exit.code, 0)
+    // Everything it wrote is in the log's one shape: stdout's lines JSON (the start's `Listening` among them), stderr
+    // nothing but Deno's own notices.
+    const lines = main.stdout().split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line))
+    ok(lines.every((line) => Object.keys(line).slice(0, 3).join() === "time,level,msg"), "time, level, msg first")
+    const listening = lines.find((line) => line.msg === "Listening")
+    strictEqual(listening?.url, main.url, "the start says its address")
+    strictEqual(
+      exit.stderr.split("\n").filter((line) => line.trim() !== "" && !/^(Download|Warning|Initialize)\b/.test(line))
+        .length,
+      0,
+      exit.stderr
+    )
     const [row] = await query("SELECT count(*) AS rows, count(DISTINCT request_id) AS ids FROM usage_logs")
     strictEqual(Number(row.rows), requests)
     strictEqual(Number(row.ids), requests)
