@@ -66,6 +66,10 @@ const stateOf = (row: StateRow, instance: string): VendorState => ({
   takenOver: row.previous !== null && row.previous !== instance
 })
 
+/** What a claim returns of the batch it took (as `StateRow`), and who held it before (`picked.previous`). */
+const CLAIMED_STATE = `b.vendor_phase AS phase, b.vendor_api AS api, b.vendor_channel_id AS "channelId",
+  b.vendor_key_position AS "keyPosition", b.vendor_batch_id AS "vendorBatchId", picked.previous`
+
 /**
  * Claims batch `batchId` for `instance` for `leaseMillis` to decide whether it goes to a vendor: a batch not
  * decided yet, or one whose deciding instance's lease ran out. `undefined`: another instance holds it, or it was
@@ -88,8 +92,7 @@ export const claimDecision = (
     UPDATE batches b SET vendor_phase = 'deciding', vendor_claimed_by = ${instance},
       vendor_claimed_until = now() + ${leaseMillis} * interval '1 millisecond'
     FROM picked WHERE b.id = picked.id
-    RETURNING b.vendor_phase AS phase, b.vendor_api AS api, b.vendor_channel_id AS "channelId",
-      b.vendor_key_position AS "keyPosition", b.vendor_batch_id AS "vendorBatchId", picked.previous`.pipe(
+    RETURNING ${sql.literal(CLAIMED_STATE)}`.pipe(
     Effect.map((rows) => rows[0] === undefined ? undefined : stateOf(rows[0], instance)),
     Effect.orDie
   )
@@ -118,8 +121,7 @@ export const claimPoll = (
     UPDATE batches b SET vendor_claimed_by = ${instance},
       vendor_claimed_until = now() + ${leaseMillis} * interval '1 millisecond'
     FROM picked WHERE b.id = picked.id
-    RETURNING b.vendor_phase AS phase, b.vendor_api AS api, b.vendor_channel_id AS "channelId",
-      b.vendor_key_position AS "keyPosition", b.vendor_batch_id AS "vendorBatchId", picked.previous`.pipe(
+    RETURNING ${sql.literal(CLAIMED_STATE)}`.pipe(
     Effect.map((rows) => rows[0] === undefined ? undefined : stateOf(rows[0], instance)),
     Effect.orDie
   )
