@@ -22,8 +22,8 @@ import { LimitsSpec } from "../../config/BootstrapFile.ts"
 import { BudgetList } from "../../domain/BudgetPeriod.ts"
 import { Sessions } from "../../accounts/Sessions.ts"
 import { Tokens } from "../../accounts/Tokens.ts"
-import { toProblem } from "../../errors/Envelope.ts"
 import { TOKEN_SORTS, type TokenQuery } from "../../accounts/Tokens.ts"
+import { BulkBody, runBulk } from "./BulkAction.ts"
 import { decodeBody, idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
 import { EpochSeconds, Id, IpList, ModelList, Name, Quota, Status } from "./Fields.ts"
 import { ORDERS, queryChoice } from "./ListQuery.ts"
@@ -48,11 +48,6 @@ const TokenPatchBody = Schema.Struct({
   allow_ips: Schema.optional(Schema.NullOr(IpList)),
   limits: Schema.optional(Schema.NullOr(LimitsSpec)),
   budgets: Schema.optional(Schema.NullOr(BudgetList))
-})
-
-const BulkBody = Schema.Struct({
-  ids: Schema.Array(Id).check(Schema.isMinLength(1), Schema.isMaxLength(100)),
-  action: Schema.Literals(["enable", "disable", "delete"])
 })
 
 const tokenQueryOf = (query: URLSearchParams) =>
@@ -104,25 +99,10 @@ export const TokenRoutes = HttpRouter.use(Effect.fnUntraced(function* (router) {
     Effect.gen(function* () {
       const caller = yield* guards.user(request)
       const body = yield* bulk(request)
-      const results = []
-      for (const id of new Set(body.ids)) {
-        if (body.action === "delete") {
-          const removed = yield* Effect.result(tokens.remove(caller.id, BigInt(id)))
-          results.push(
-            removed._tag === "Failure"
-              ? { id, success: false, message: toProblem(removed.failure).message }
-              : { id, success: true }
-          )
-        } else {
-          const status = body.action === "enable" ? "enabled" as const : "disabled" as const
-          const changed = yield* Effect.result(tokens.update(caller.id, { id, status }))
-          results.push(
-            changed._tag === "Failure"
-              ? { id, success: false, message: toProblem(changed.failure).message }
-              : { id, success: true, status: changed.success.status }
-          )
-        }
-      }
+      const results = yield* runBulk(body, {
+        remove: (id) => tokens.remove(caller.id, BigInt(id)),
+        setEnabled: (id, enabled) => tokens.update(caller.id, { id, status: enabled ? "enabled" : "disabled" })
+      })
       return ok(results)
     }).pipe(respondApi))
 

@@ -23,9 +23,9 @@ import { Effect, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { roleRank, Sessions, type SessionUser } from "../../accounts/Sessions.ts"
 import { WEBHOOK_SORTS, type WebhookQuery, Webhooks } from "../../accounts/Webhooks.ts"
-import { toProblem } from "../../errors/Envelope.ts"
+import { BulkBody, runBulk } from "./BulkAction.ts"
 import { decodeBody, idOf, makeGuards, ok, pageOf, queryOf, queryText, respondApi } from "./Api.ts"
-import { Id, Status, Text } from "./Fields.ts"
+import { Status, Text } from "./Fields.ts"
 import { ORDERS, queryChoice } from "./ListQuery.ts"
 
 const NewEndpointBody = Schema.Struct({
@@ -40,11 +40,6 @@ const NewEndpointBody = Schema.Struct({
   balance_below: Schema.optional(
     Schema.Number.check(Schema.isFinite(), Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(9_000_000_000))
   )
-})
-
-const BulkBody = Schema.Struct({
-  ids: Schema.Array(Id).check(Schema.isMinLength(1), Schema.isMaxLength(100)),
-  action: Schema.Literals(["enable", "disable", "delete"])
 })
 
 /** The query parameters that ask for a page rather than the whole array. */
@@ -89,25 +84,10 @@ export const WebhookRoutes = HttpRouter.use(Effect.fnUntraced(function* (router)
     Effect.gen(function* () {
       const caller = callerOf(yield* guards.user(request))
       const body = yield* bulk(request)
-      const results = []
-      for (const id of new Set(body.ids)) {
-        if (body.action === "delete") {
-          const removed = yield* Effect.result(webhooks.remove(caller, BigInt(id)))
-          results.push(
-            removed._tag === "Failure" ? { id, success: false, message: toProblem(removed.failure).message } : {
-              id,
-              success: true
-            }
-          )
-        } else {
-          const changed = yield* Effect.result(webhooks.setEnabled(caller, BigInt(id), body.action === "enable"))
-          results.push(
-            changed._tag === "Failure"
-              ? { id, success: false, message: toProblem(changed.failure).message }
-              : { id, success: true, status: changed.success.status }
-          )
-        }
-      }
+      const results = yield* runBulk(body, {
+        remove: (id) => webhooks.remove(caller, BigInt(id)),
+        setEnabled: (id, enabled) => webhooks.setEnabled(caller, BigInt(id), enabled)
+      })
       return ok(results)
     }).pipe(respondApi))
 
