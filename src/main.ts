@@ -98,7 +98,7 @@ const acquireGateway = ({ env, observability, file }: Startup): Effect.Effect<Ga
           telemetry: {
             metrics: observability.metrics,
             accessLog: observability.accessLog,
-            format: observability.logFormat ?? (Deno.stdout.isTerminal() ? "text" : "json"),
+            format: lineFormat(),
             level: observability.logLevel,
             sink: (line) => logSink.line(line)
           },

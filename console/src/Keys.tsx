@@ -14,10 +14,20 @@
 import { useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
 import { apiQuery, useHashView } from "./hashQuery.ts"
-import { BulkBar, SelectPage, SortHeader, useBulk, useSelection, useServerPage } from "./listControls.tsx"
+import {
+  BulkBar,
+  ChoiceField,
+  FilterForm,
+  SelectPage,
+  SortHeader,
+  statusChoices,
+  useBulk,
+  useSelection,
+  useServerPage
+} from "./listControls.tsx"
 import { unitsOf, usd } from "./money.ts"
 import { BudgetFields, budgetsOf, type BudgetTexts, budgetTextsOf } from "./Budgets.tsx"
-import { KEYS, LIST } from "./strings.ts"
+import { KEYS } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A key as the listing shows it (`key` is its first characters). */
@@ -342,52 +352,34 @@ const KeyRow = (
 /** The list's view, as the hash's query and the API's parameters hold it. */
 const VIEW = { keyword: "", status: "", group: "", model: "", sort: "id", order: "desc", page: "1" }
 
+/** The view's fields the filter form sets. */
+const KEY_FILTERS = ["keyword", "status", "group", "model"] as const
+
 /** The filter form: its own drafts, applied on submit. */
-const KeyFilters = (props: { view: typeof VIEW; onApply: (change: Partial<typeof VIEW>) => void }) => {
-  const [draft, setDraft] = useState(props.view)
-  const text = (name: "keyword" | "group" | "model", label: string) => (
-    <Field label={label}>
-      <input name={name} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })} />
-    </Field>
-  )
-  return (
-    <form
-      class="filters"
-      aria-label={KEYS.filters}
-      onSubmit={(event) => {
-        event.preventDefault()
-        const { keyword, status, group, model } = draft
-        props.onApply({ keyword, status, group, model })
-      }}
-    >
-      {text("keyword", KEYS.keyword)}
-      <Field label={KEYS.status}>
-        <select
+const KeyFilters = (props: { view: typeof VIEW; onApply: (change: Partial<typeof VIEW>) => void }) => (
+  <FilterForm label={KEYS.filters} view={props.view} fields={KEY_FILTERS} onApply={props.onApply}>
+    {(draft, set) => (
+      <>
+        <Field label={KEYS.keyword}>
+          <input name="keyword" value={draft.keyword} onInput={set("keyword")} />
+        </Field>
+        <ChoiceField
+          label={KEYS.status}
           name="status"
           value={draft.status}
-          onChange={(e) => setDraft({ ...draft, status: e.currentTarget.value })}
-        >
-          <option value="">{LIST.any}</option>
-          <option value="enabled">{LIST.enabled}</option>
-          <option value="disabled">{LIST.disabled}</option>
-        </select>
-      </Field>
-      {text("group", KEYS.group)}
-      {text("model", KEYS.model)}
-      <button type="submit">{LIST.search}</button>
-      <button
-        type="button"
-        onClick={() => {
-          const cleared = { keyword: "", status: "", group: "", model: "" }
-          setDraft({ ...draft, ...cleared })
-          props.onApply(cleared)
-        }}
-      >
-        {LIST.clear}
-      </button>
-    </form>
-  )
-}
+          onChange={set("status")}
+          options={statusChoices()}
+        />
+        <Field label={KEYS.group}>
+          <input name="group" value={draft.group} onInput={set("group")} />
+        </Field>
+        <Field label={KEYS.model}>
+          <input name="model" value={draft.model} onInput={set("model")} />
+        </Field>
+      </>
+    )}
+  </FilterForm>
+)
 
 /** The API keys page. */
 export const Keys = () => {

@@ -8,10 +8,9 @@
  * shows the same rows. The playground's task list shows previews; this page
  * loads none, so a long list costs one API call a page.
  */
-import { useState } from "preact/hooks"
 import { apiQuery, useHashView } from "./hashQuery.ts"
-import { SortHeader, useServerPage } from "./listControls.tsx"
-import { LIST, TASK_LIST } from "./strings.ts"
+import { ChoiceField, FilterForm, SortHeader, useServerPage } from "./listControls.tsx"
+import { TASK_LIST } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** A task as `GET /api/task/self` lists it. */
@@ -41,6 +40,9 @@ const VIEW = {
   page: "1"
 }
 
+/** The view's fields the filter form sets. */
+const TASK_FILTERS = ["keyword", "status", "kind", "model", "from", "to"] as const
+
 /** A UTC date (`YYYY-MM-DD`) as epoch seconds at its start, `""` when empty or not a date. */
 const dayStart = (date: string): string => {
   const millis = Date.parse(`${date}T00:00:00Z`)
@@ -59,56 +61,40 @@ const taskQuery = (view: typeof VIEW): string => {
 }
 
 /** The filter form: its own drafts, applied on submit. */
-const TaskFilters = (props: { view: typeof VIEW; onApply: (change: Partial<typeof VIEW>) => void }) => {
-  const [draft, setDraft] = useState(props.view)
-  const set = (name: keyof typeof VIEW) => (e: { currentTarget: { value: string } }) =>
-    setDraft({ ...draft, [name]: e.currentTarget.value })
-  const choice = (name: "status" | "kind", label: string, words: Readonly<Record<string, string>>) => (
-    <Field label={label}>
-      <select name={name} value={draft[name]} onChange={set(name)}>
-        <option value="">{LIST.any}</option>
-        {Object.entries(words).map(([value, word]) => <option key={value} value={value}>{word}</option>)}
-      </select>
-    </Field>
-  )
-  return (
-    <form
-      class="filters"
-      aria-label={TASK_LIST.filters}
-      onSubmit={(event) => {
-        event.preventDefault()
-        const { keyword, status, kind, model, from, to } = draft
-        props.onApply({ keyword, status, kind, model, from, to })
-      }}
-    >
-      <Field label={TASK_LIST.keyword}>
-        <input name="keyword" maxLength={100} value={draft.keyword} onInput={set("keyword")} />
-      </Field>
-      {choice("status", TASK_LIST.status, TASK_LIST.statuses)}
-      {choice("kind", TASK_LIST.kind, TASK_LIST.kinds)}
-      <Field label={TASK_LIST.model}>
-        <input name="model" value={draft.model} onInput={set("model")} />
-      </Field>
-      <Field label={TASK_LIST.from}>
-        <input name="from" type="date" value={draft.from} onInput={set("from")} />
-      </Field>
-      <Field label={TASK_LIST.to}>
-        <input name="to" type="date" value={draft.to} onInput={set("to")} />
-      </Field>
-      <button type="submit">{LIST.search}</button>
-      <button
-        type="button"
-        onClick={() => {
-          const cleared = { keyword: "", status: "", kind: "", model: "", from: "", to: "" }
-          setDraft({ ...draft, ...cleared })
-          props.onApply(cleared)
-        }}
-      >
-        {LIST.clear}
-      </button>
-    </form>
-  )
-}
+const TaskFilters = (props: { view: typeof VIEW; onApply: (change: Partial<typeof VIEW>) => void }) => (
+  <FilterForm label={TASK_LIST.filters} view={props.view} fields={TASK_FILTERS} onApply={props.onApply}>
+    {(draft, set) => (
+      <>
+        <Field label={TASK_LIST.keyword}>
+          <input name="keyword" maxLength={100} value={draft.keyword} onInput={set("keyword")} />
+        </Field>
+        <ChoiceField
+          label={TASK_LIST.status}
+          name="status"
+          value={draft.status}
+          onChange={set("status")}
+          options={Object.entries(TASK_LIST.statuses)}
+        />
+        <ChoiceField
+          label={TASK_LIST.kind}
+          name="kind"
+          value={draft.kind}
+          onChange={set("kind")}
+          options={Object.entries(TASK_LIST.kinds)}
+        />
+        <Field label={TASK_LIST.model}>
+          <input name="model" value={draft.model} onInput={set("model")} />
+        </Field>
+        <Field label={TASK_LIST.from}>
+          <input name="from" type="date" value={draft.from} onInput={set("from")} />
+        </Field>
+        <Field label={TASK_LIST.to}>
+          <input name="to" type="date" value={draft.to} onInput={set("to")} />
+        </Field>
+      </>
+    )}
+  </FilterForm>
+)
 
 /** The tasks page. */
 export const Tasks = () => {

@@ -15,8 +15,18 @@
 import { useEffect, useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
 import { apiQuery, useHashView } from "./hashQuery.ts"
-import { BulkBar, SelectPage, SortHeader, useBulk, useSelection, useServerPage } from "./listControls.tsx"
-import { LIST, WEBHOOKS } from "./strings.ts"
+import {
+  BulkBar,
+  ChoiceField,
+  FilterForm,
+  SelectPage,
+  SortHeader,
+  statusChoices,
+  useBulk,
+  useSelection,
+  useServerPage
+} from "./listControls.tsx"
+import { WEBHOOKS } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
 /** The user's own events, and the operator's (admins only), as the API names them. */
@@ -320,59 +330,37 @@ const EndpointRow = (
 /** The list's view, as the hash's query and the API's parameters hold it. */
 const VIEW = { keyword: "", status: "", event: "", sort: "id", order: "asc", page: "1" }
 
+/** The view's fields the filter form sets. */
+const ENDPOINT_FILTERS = ["keyword", "status", "event"] as const
+
 /** The filter form: its own drafts, applied on submit; `events` are those the caller may subscribe to. */
 const EndpointFilters = (
   props: { view: typeof VIEW; events: ReadonlyArray<string>; onApply: (change: Partial<typeof VIEW>) => void }
-) => {
-  const [draft, setDraft] = useState(props.view)
-  return (
-    <form
-      class="filters"
-      aria-label={WEBHOOKS.filters}
-      onSubmit={(event) => {
-        event.preventDefault()
-        const { keyword, status, event: name } = draft
-        props.onApply({ keyword, status, event: name })
-      }}
-    >
-      <Field label={WEBHOOKS.keyword}>
-        <input
-          name="keyword"
-          value={draft.keyword}
-          onInput={(e) => setDraft({ ...draft, keyword: e.currentTarget.value })}
-        />
-      </Field>
-      <Field label={WEBHOOKS.status}>
-        <select
+) => (
+  <FilterForm label={WEBHOOKS.filters} view={props.view} fields={ENDPOINT_FILTERS} onApply={props.onApply}>
+    {(draft, set) => (
+      <>
+        <Field label={WEBHOOKS.keyword}>
+          <input name="keyword" value={draft.keyword} onInput={set("keyword")} />
+        </Field>
+        <ChoiceField
+          label={WEBHOOKS.status}
           name="status"
           value={draft.status}
-          onChange={(e) => setDraft({ ...draft, status: e.currentTarget.value })}
-        >
-          <option value="">{LIST.any}</option>
-          <option value="enabled">{LIST.enabled}</option>
-          <option value="disabled">{LIST.disabled}</option>
-        </select>
-      </Field>
-      <Field label={WEBHOOKS.event}>
-        <select name="event" value={draft.event} onChange={(e) => setDraft({ ...draft, event: e.currentTarget.value })}>
-          <option value="">{LIST.any}</option>
-          {props.events.map((name) => <option key={name} value={name}>{name}</option>)}
-        </select>
-      </Field>
-      <button type="submit">{LIST.search}</button>
-      <button
-        type="button"
-        onClick={() => {
-          const cleared = { keyword: "", status: "", event: "" }
-          setDraft({ ...draft, ...cleared })
-          props.onApply(cleared)
-        }}
-      >
-        {LIST.clear}
-      </button>
-    </form>
-  )
-}
+          onChange={set("status")}
+          options={statusChoices()}
+        />
+        <ChoiceField
+          label={WEBHOOKS.event}
+          name="event"
+          value={draft.event}
+          onChange={set("event")}
+          options={props.events.map((name) => [name, name] as const)}
+        />
+      </>
+    )}
+  </FilterForm>
+)
 
 /** The webhooks page; `admin` offers the operator's events. */
 export const Webhooks = (props: { admin: boolean }) => {

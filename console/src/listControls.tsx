@@ -3,11 +3,79 @@
  * (a button, so the keyboard reaches it; `aria-sort` says the current order),
  * the selection of a page's rows, and the bulk bar that enables, disables or
  * (after a confirmation) deletes the selected rows; the hooks that read a
- * server page and run a bulk action on the selection.
+ * server page and run a bulk action on the selection; the filter form the
+ * lists share.
  */
+import type { ComponentChildren } from "preact"
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { LIST } from "./strings.ts"
+import { Field } from "./ui.tsx"
+
+/** An input's change handler that writes its value under `name` of the filter form's draft. */
+export type DraftSetter<K extends string> = (name: K) => (event: { currentTarget: { value: string } }) => void
+
+/**
+ * A list's filter form (named `label`): it drafts the view's `fields`, applies them on submit, and Clear empties and
+ * applies them. `children` renders the fields from the draft and its setter.
+ */
+export function FilterForm<K extends string>(props: {
+  readonly label: string
+  readonly view: Readonly<Record<K, string>>
+  readonly fields: ReadonlyArray<K>
+  readonly onApply: (change: Readonly<Record<K, string>>) => void
+  readonly children: (draft: Readonly<Record<K, string>>, set: DraftSetter<K>) => ComponentChildren
+}) {
+  const valued = (value: (field: K) => string) =>
+    Object.fromEntries(props.fields.map((field) => [field, value(field)])) as Record<K, string>
+  const [draft, setDraft] = useState(() => valued((field) => props.view[field]))
+  const set: DraftSetter<K> = (name) => (event) => setDraft({ ...draft, [name]: event.currentTarget.value })
+  return (
+    <form
+      class="filters"
+      aria-label={props.label}
+      onSubmit={(event) => {
+        event.preventDefault()
+        props.onApply(draft)
+      }}
+    >
+      {props.children(draft, set)}
+      <button type="submit">{LIST.search}</button>
+      <button
+        type="button"
+        onClick={() => {
+          const cleared = valued(() => "")
+          setDraft(cleared)
+          props.onApply(cleared)
+        }}
+      >
+        {LIST.clear}
+      </button>
+    </form>
+  )
+}
+
+/** A `<select>` filter named `name`: any (`""`) first, then `options` as `[value, words]`. */
+export const ChoiceField = (props: {
+  readonly label: string
+  readonly name: string
+  readonly value: string
+  readonly onChange: (event: { currentTarget: { value: string } }) => void
+  readonly options: ReadonlyArray<readonly [string, string]>
+}) => (
+  <Field label={props.label}>
+    <select name={props.name} value={props.value} onChange={props.onChange}>
+      <option value="">{LIST.any}</option>
+      {props.options.map(([value, words]) => <option key={value} value={value}>{words}</option>)}
+    </select>
+  </Field>
+)
+
+/** A status filter's choices, in the page's language. */
+export const statusChoices = (): ReadonlyArray<readonly [string, string]> => [
+  ["enabled", LIST.enabled],
+  ["disabled", LIST.disabled]
+]
 
 /** Rows per page of the lists read with `useServerPage`. */
 const PAGE_SIZE = 20
