@@ -31,6 +31,7 @@ import listFilters from "./0023_list_filters.ts"
 import healthRollup from "./0024_health_rollup.ts"
 import vendorBatches from "./0025_vendor_batches.ts"
 import firstToken from "./0026_first_token.ts"
+import healthRollupCoarse from "./0027_health_rollup_coarse.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -58,5 +59,6 @@ export const loader = Migrator.fromRecord({
   "0023_list_filters": listFilters,
   "0024_health_rollup": healthRollup,
   "0025_vendor_batches": vendorBatches,
-  "0026_first_token": firstToken
+  "0026_first_token": firstToken,
+  "0027_health_rollup_coarse": healthRollupCoarse
 })

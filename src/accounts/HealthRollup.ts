@@ -10,7 +10,9 @@
  * (`health/FoldPlan.ts`): buckets closed at least 15 minutes ago, from an hour before the previous end, so usage rows
  * written late (the usage log writes off the hot path) still count once the next pass ran; a first pass (or one after
  * `folded_until` was reset to `NULL`, which empties the rollup) starts from the oldest retained usage row and catches
- * up six hours at a time. Storage failures are logged and the pass runs again at the next interval.
+ * up six hours at a time. In the same transaction the coarse tier (`health_rollup_coarse`, migration `0027`: 2-hour
+ * buckets, what the week view reads) sums again the whole 2-hour buckets the pass touched from the 15-minute rows
+ * (`coarseRange`). Storage failures are logged and the pass runs again at the next interval.
  *
  * @since 0.5.0
  */
@@ -19,13 +21,14 @@ import { SqlClient } from "effect/sql"
 import { epochSeconds } from "../domain/Page.ts"
 import { FAILURE_KINDS } from "./health/HealthStats.ts"
 import {
+  coarseRange,
   type FoldPlan,
   planFold,
   ROLLUP_REFOLD_SECONDS,
   ROLLUP_RETAIN_SECONDS,
   ROLLUP_SPAN_SECONDS
 } from "./health/FoldPlan.ts"
-import { ROLLUP_COLUMNS, usageAggregate } from "./health/RollupSql.ts"
+import { coarseAggregate, ROLLUP_COLUMNS, usageAggregate } from "./health/RollupSql.ts"
 
 /** What one pass did: folded a range, found another instance folding (`busy`). @category models */
 export type FoldOutcome =
@@ -63,6 +66,7 @@ export class HealthRollup extends Context.Service<HealthRollup, {
           if (folded === null) {
             // A first pass (or after a reset): the rollup starts again from the oldest retained usage row.
             yield* sql`DELETE FROM health_rollup`
+            yield* sql`DELETE FROM health_rollup_coarse`
             const [row] = yield* sql<{ readonly oldest: Date | null }>`
               SELECT min(created_at) AS oldest FROM usage_logs
               WHERE created_at >= ${new Date((nowSeconds - ROLLUP_RETAIN_SECONDS) * 1000)}`
@@ -80,7 +84,17 @@ export class HealthRollup extends Context.Service<HealthRollup, {
               SELECT count(*)::int AS n FROM ins`
             rows = inserted[0]?.n ?? 0
           }
-          yield* sql`DELETE FROM health_rollup WHERE bucket_start < ${new Date(plan.retainFrom * 1000)}`
+          const coarse = coarseRange(plan)
+          if (coarse.to > coarse.from) {
+            const coarseFrom = new Date(coarse.from * 1000)
+            const coarseTo = new Date(coarse.to * 1000)
+            yield* sql`DELETE FROM health_rollup_coarse WHERE bucket_start >= ${coarseFrom} AND bucket_start < ${coarseTo}`
+            yield* sql`INSERT INTO health_rollup_coarse (${sql.literal(ROLLUP_COLUMNS)})
+              ${coarseAggregate(sql, coarseFrom, coarseTo)}`
+          }
+          const retainFrom = new Date(plan.retainFrom * 1000)
+          yield* sql`DELETE FROM health_rollup WHERE bucket_start < ${retainFrom}`
+          yield* sql`DELETE FROM health_rollup_coarse WHERE bucket_start < ${retainFrom}`
           yield* sql`UPDATE health_rollup_state SET folded_until = ${to}, folded_at = ${new Date(now)} WHERE id = 1`
           return { _tag: "Folded", plan, rows } as const
         }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("HealthRollup.foldOnce"))

@@ -4,7 +4,8 @@
  * store's layer): a catch-up folds every retained bucket closed 15 minutes ago, and the rollup's sums equal the usage
  * rows' (attempts, failures by kind — `cancelled` for 499, `other` for an unknown prefix —, tokens by kind, cost with a
  * task's negative adjustment, the histogram's counts the successes); passes run at once or again change nothing; a
- * late row counts after the next pass; buckets past retention are dropped; and the day and week statement
+ * late row counts after the next pass; the coarse tier's 2-hour buckets sum the 15-minute ones; buckets past
+ * retention are dropped; and the day and week statement
  * (`health/SeriesAggregate.ts`) over the rollup and the open tail counts what the exact one counts.
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
@@ -127,6 +128,17 @@ Deno.test("health rollup on PGlite: folded once, equal to the usage rows, late r
         strictEqual(folded.histogram, truth.histogram, "every success counted once in a histogram")
         // The newest success (16 min ago) is in the bucket still open to the rollup.
         strictEqual(folded.kinds, "=239,cancelled=1,other=1,server=2,timeout=1")
+
+        // The coarse tier holds every whole 2-hour bucket, summed from the 15-minute rows.
+        const coarseUntil = new Date(Math.floor(target / 7_200) * 7_200 * 1000)
+        const [tiers] = yield* sql<{ fine: string; coarse: string; buckets: string }>`
+          SELECT (SELECT sum(requests) || '/' || sum(cost) || '/' || sum(successes) FROM health_rollup
+                   WHERE bucket_start < ${coarseUntil}) AS fine,
+                 (SELECT sum(requests) || '/' || sum(cost) || '/' || sum(successes) FROM health_rollup_coarse) AS coarse,
+                 (SELECT count(DISTINCT bucket_start)::text FROM health_rollup_coarse
+                   WHERE extract(epoch FROM bucket_start)::bigint % 7200 = 0) AS buckets`
+        strictEqual(tiers.coarse, tiers.fine)
+        ok(Number(tiers.buckets) > 30, `${tiers.buckets} coarse buckets, each on a 2-hour boundary`)
 
         // Passes at once, or again, change nothing.
         const before = yield* snapshot

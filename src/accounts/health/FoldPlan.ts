@@ -3,7 +3,9 @@
  * the rollup holds 15-minute buckets that closed at least `ROLLUP_SETTLE_SECONDS` ago; each pass recomputes from
  * `ROLLUP_REFOLD_SECONDS` before the previous pass's end (so usage rows written late into a folded bucket count), the
  * first from the oldest usage row, at most `ROLLUP_SPAN_SECONDS` at once (a first pass over a full table catches up in
- * several), never before the retained `ROLLUP_RETAIN_SECONDS`, and drops the buckets older than that.
+ * several), never before the retained `ROLLUP_RETAIN_SECONDS`, and drops the buckets older than that. The coarse
+ * tier's 2-hour buckets (`ROLLUP_COARSE_SECONDS`) are summed again from the 15-minute ones a pass touched, once whole
+ * (`coarseRange`).
  *
  * @since 0.5.0
  */
@@ -14,6 +16,14 @@
  * @category constants
  */
 export const ROLLUP_BUCKET_SECONDS = 900
+
+/**
+ * The coarse tier's bucket, seconds (`health_rollup_coarse`, migration `0027`): the week view's 2-hour bucket, a
+ * multiple of `ROLLUP_BUCKET_SECONDS`.
+ *
+ * @category constants
+ */
+export const ROLLUP_COARSE_SECONDS = 7_200
 
 /** Buckets closed more recently than this (seconds) are read from `usage_logs`, not the rollup. @category constants */
 export const ROLLUP_SETTLE_SECONDS = 900
@@ -57,4 +67,17 @@ export const planFold = (foldedUntil: number | null, nowSeconds: number, oldestR
     : Math.max(retainFrom, floorTo(Math.min(foldedUntil, target) - ROLLUP_REFOLD_SECONDS))
   const to = Math.max(from, Math.min(target, from + ROLLUP_SPAN_SECONDS))
   return { from, to, retainFrom, caughtUp: to >= target }
+}
+
+/**
+ * The coarse buckets a pass of `plan` sums again from the 15-minute rows: those starting in `[from, to)` (epoch
+ * seconds, multiples of `ROLLUP_COARSE_SECONDS`), every one holding a 15-minute bucket the pass recomputed and all
+ * of its own folded (so one written late into a whole coarse bucket is summed again, and a coarse bucket is first
+ * written by the pass that folds its last 15 minutes).
+ *
+ * @category planning
+ */
+export const coarseRange = (plan: FoldPlan): { readonly from: number; readonly to: number } => {
+  const from = Math.floor(plan.from / ROLLUP_COARSE_SECONDS) * ROLLUP_COARSE_SECONDS
+  return { from, to: Math.max(from, Math.floor(plan.to / ROLLUP_COARSE_SECONDS) * ROLLUP_COARSE_SECONDS) }
 }

@@ -8,7 +8,7 @@
  */
 import type { SqlClient, Statement } from "effect/sql"
 import { LATENCY_BOUNDS_MS, LATENCY_BUCKETS } from "../../domain/LatencyHistogram.ts"
-import { ROLLUP_BUCKET_SECONDS } from "./FoldPlan.ts"
+import { ROLLUP_BUCKET_SECONDS, ROLLUP_COARSE_SECONDS } from "./FoldPlan.ts"
 
 /**
  * The columns of `health_rollup` (and of `usageAggregate`'s rows), in order.
@@ -82,4 +82,31 @@ export const usageAggregate = (
                     ${failureKind(sql, known)} AS kind
              FROM usage_logs
              WHERE ${sql.and([sql`created_at >= ${from}`, sql`created_at < ${to}`, ...narrow])}) AS r
+       GROUP BY 1, channel_id, model, kind`
+
+/** The element-wise sum of a histogram column over a group (`NULL` histograms, folded before `0026`, count none). */
+const summed = (column: string) =>
+  `ARRAY[${
+    Array.from({ length: LATENCY_BUCKETS }, (_, index) => `coalesce(sum(${column}[${index + 1}]), 0)`).join(", ")
+  }]::int[]`
+
+/**
+ * The 15-minute rows of `health_rollup` in `[from, to)` summed per coarse 2-hour bucket (`ROLLUP_COARSE_SECONDS`),
+ * channel, model and failure kind, as rows of `ROLLUP_COLUMNS` (`health_rollup_coarse`, migration `0027`): counts,
+ * tokens and cost added, minima and maxima kept, histograms added element by element.
+ *
+ * @category sql
+ */
+export const coarseAggregate = (sql: SqlClient.SqlClient, from: Date, to: Date): Statement.Fragment =>
+  sql`SELECT date_bin(${`${ROLLUP_COARSE_SECONDS} seconds`}::interval, bucket_start, 'epoch') AS bucket_start,
+         channel_id, model, kind, sum(requests)::int AS requests, sum(successes)::int AS successes,
+         sum(prompt_tokens)::bigint AS prompt_tokens, sum(completion_tokens)::bigint AS completion_tokens,
+         sum(cached_tokens)::bigint AS cached_tokens, sum(reasoning_tokens)::bigint AS reasoning_tokens,
+         sum(audio_input_tokens)::bigint AS audio_input_tokens,
+         sum(audio_output_tokens)::bigint AS audio_output_tokens, sum(cost)::bigint AS cost,
+         min(latency_min) AS latency_min, max(latency_max) AS latency_max,
+         ${sql.literal(summed("latency_counts"))} AS latency_counts,
+         min(first_token_min) AS first_token_min, max(first_token_max) AS first_token_max,
+         ${sql.literal(summed("first_token_counts"))} AS first_token_counts
+       FROM health_rollup WHERE bucket_start >= ${from} AND bucket_start < ${to}
        GROUP BY 1, channel_id, model, kind`

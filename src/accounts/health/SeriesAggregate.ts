@@ -7,8 +7,9 @@
  * - The hour window reads `usage_logs` alone, percentiles exact (`percentile_cont`).
  * - The day and week windows read the rollup (`health_rollup`, migration `0024`) for the buckets before its
  *   `folded_until` and aggregate the usage rows after it (the newest 15 to 30 minutes) into the same shape
- *   (`usageAggregate`), so a report reads at most a few thousand rollup rows and the open tail whatever the table
- *   holds. Counts, tokens and cost are exact; p50/p95 come from the summed latency histograms
+ *   (`usageAggregate`); the week reads its whole 2-hour buckets from the coarse tier (`health_rollup_coarse`,
+ *   migration `0027`) and only the last two hours' 15-minute rows, so a report reads at most a few thousand rollup
+ *   rows and the open tail whatever the table holds. Counts, tokens and cost are exact; p50/p95 come from the summed latency histograms
  *   (`domain/LatencyHistogram.ts`: interpolated inside the bucket holding the rank, within less than that bucket's
  *   width, at most a third of the value; exact below 10 ms).
  *
@@ -18,6 +19,7 @@ import { Effect } from "effect"
 import type { SqlClient, Statement } from "effect/sql"
 import { LATENCY_BUCKETS, percentileOf } from "../../domain/LatencyHistogram.ts"
 import { FAILURE_KINDS, type HealthStats } from "./HealthStats.ts"
+import { ROLLUP_COARSE_SECONDS } from "./FoldPlan.ts"
 import { failureKind, usageAggregate } from "./RollupSql.ts"
 
 /** What to aggregate (the parts of a `HealthQuery` the statement needs). @category models */
@@ -55,6 +57,10 @@ type Row = Readonly<Record<string, unknown>> & {
   readonly t: string | bigint | null
   readonly total: number
 }
+
+/** The rollup's columns a report reads, from either tier and the open tail. */
+const PART_COLUMNS = "bucket_start, channel_id, model, kind, requests, prompt_tokens, completion_tokens, cost, " +
+  "latency_min, latency_max, latency_counts, first_token_min, first_token_max, first_token_counts"
 
 /** A number from a count, sum or percentile as the driver returns it (bigint, numeric string, number, null). */
 const num = (value: unknown): number => value === null || value === undefined ? 0 : Number(value)
@@ -179,28 +185,35 @@ export const aggregate = (
     )
   }
 
-  // The rollup's buckets are whole 15 minutes and the window's bounds are too, so the two parts meet exactly.
+  // The rollup's buckets are whole 15 minutes and the window's bounds are too, so the parts meet exactly. A window of
+  // 2-hour buckets (the week) reads the coarse tier's whole 2-hour buckets first, then the 15-minute rows after them.
   const split = Math.min(Math.max(foldedUntil ?? start, start), end)
+  const coarseSplit = query.bucketSeconds % ROLLUP_COARSE_SECONDS === 0
+    ? Math.max(start, Math.floor(split / ROLLUP_COARSE_SECONDS) * ROLLUP_COARSE_SECONDS)
+    : start
+  const rolled = (table: string, from: number, to: number) =>
+    sql`SELECT ${sql.literal(PART_COLUMNS)} FROM ${sql(table)}
+      WHERE ${
+      sql.and([
+        sql`bucket_start >= ${new Date(from * 1000)}`,
+        sql`bucket_start < ${new Date(to * 1000)}`,
+        ...narrow
+      ])
+    }`
   const sums = Array.from({ length: LATENCY_BUCKETS }, (_, index) => `sum(latency_counts[${index + 1}])`).join(", ")
   const firstSums = Array.from(
     { length: LATENCY_BUCKETS },
     (_, index) => `coalesce(sum(first_token_counts[${index + 1}]), 0)`
   ).join(", ")
-  return sql<Row>`
+  // As above, the grouping's sort stays in memory, for this statement only.
+  return sql`SET LOCAL work_mem = '64MB'`.pipe(
+    Effect.andThen(sql<Row>`
     WITH parts AS (
-      SELECT bucket_start, channel_id, model, kind, requests, prompt_tokens, completion_tokens, cost,
-             latency_min, latency_max, latency_counts, first_token_min, first_token_max, first_token_counts
-      FROM health_rollup
-      WHERE ${
-    sql.and([
-      sql`bucket_start >= ${new Date(start * 1000)}`,
-      sql`bucket_start < ${new Date(split * 1000)}`,
-      ...narrow
-    ])
-  }
+      ${rolled("health_rollup_coarse", start, coarseSplit)}
       UNION ALL
-      SELECT bucket_start, channel_id, model, kind, requests, prompt_tokens, completion_tokens, cost,
-             latency_min, latency_max, latency_counts, first_token_min, first_token_max, first_token_counts
+      ${rolled("health_rollup", coarseSplit, split)}
+      UNION ALL
+      SELECT ${sql.literal(PART_COLUMNS)}
       FROM (${usageAggregate(sql, known, new Date(split * 1000), new Date(end * 1000), narrow)}) AS tail
     ), w AS (
       SELECT ${key} AS key, date_bin(${bucket}::interval, bucket_start, 'epoch') AS t, kind, requests,
@@ -218,7 +231,8 @@ export const aggregate = (
              ARRAY[${sql.literal(firstSums)}]::float8[] AS first_counts,
              sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, sum(cost) AS quota
       FROM w GROUP BY GROUPING SETS ((key, t), (key))
-    )${finish("g.latency_min, g.latency_max, g.counts, g.first_token_min, g.first_token_max, g.first_counts")}`.pipe(
+    )${finish("g.latency_min, g.latency_max, g.counts, g.first_token_min, g.first_token_max, g.first_counts")}`),
+    sql.withTransaction,
     Effect.map((rows) => ({
       rows: rows.map((row) => rowOf(row, histogramStats(row))),
       rollupUntil: foldedUntil === null ? null : split

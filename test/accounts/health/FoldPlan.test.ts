@@ -7,8 +7,10 @@
 import { ok, strictEqual } from "node:assert/strict"
 import fc from "fast-check"
 import {
+  coarseRange,
   planFold,
   ROLLUP_BUCKET_SECONDS,
+  ROLLUP_COARSE_SECONDS,
   ROLLUP_REFOLD_SECONDS,
   ROLLUP_RETAIN_SECONDS,
   ROLLUP_SETTLE_SECONDS,
@@ -56,6 +58,30 @@ Deno.test("fold plan: bounded, gap-free, whole buckets, and caught up after enou
         let state = plan
         for (let pass = 0; pass < 60 && !state.caughtUp; pass++) state = planFold(state.to, at)
         ok(state.caughtUp, "caught up within 60 passes")
+      }
+    )
+  )
+})
+
+Deno.test("fold plan: the coarse tier sums again every whole 2-hour bucket a pass touched, and none still open", () => {
+  fc.assert(
+    fc.property(
+      fc.option(fc.integer({ min: now - 30 * 86_400, max: now + 3_600 }), { nil: null }),
+      fc.integer({ min: 0, max: 86_400 }),
+      fc.option(fc.integer({ min: now - 30 * 86_400, max: now }), { nil: null }),
+      (previous, later, oldest) => {
+        const folded = previous === null ? null : Math.floor(previous / ROLLUP_BUCKET_SECONDS) * ROLLUP_BUCKET_SECONDS
+        const plan = planFold(folded, now + later, oldest)
+        const coarse = coarseRange(plan)
+        strictEqual(coarse.from % ROLLUP_COARSE_SECONDS, 0)
+        strictEqual(coarse.to % ROLLUP_COARSE_SECONDS, 0)
+        ok(coarse.to >= coarse.from && coarse.to <= plan.to, "whole buckets only: each ends by the pass's end")
+        // Every 15-minute bucket the pass recomputed lies in a coarse bucket summed now, unless that one is still open.
+        for (let bucket = plan.from; bucket < plan.to; bucket += ROLLUP_BUCKET_SECONDS) {
+          const start = Math.floor(bucket / ROLLUP_COARSE_SECONDS) * ROLLUP_COARSE_SECONDS
+          const whole = start + ROLLUP_COARSE_SECONDS <= plan.to
+          strictEqual(start >= coarse.from && start < coarse.to, whole, `bucket ${bucket}`)
+        }
       }
     )
   )
