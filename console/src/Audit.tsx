@@ -1,12 +1,13 @@
 /**
  * The audit log, for root (`GET /api/audit`): who changed what, before and
  * after, newest first, in server pages, filtered on the server by action (or
- * its prefix), actor and target, the view kept in the hash's query. No
+ * its prefix), actor, target and a range of UTC dates, the view kept in the
+ * hash's query. No
  * password or upstream key is ever in a row.
  */
 import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
-import { apiQuery, useHashView } from "./hashQuery.ts"
+import { apiQuery, dayRange, useHashView } from "./hashQuery.ts"
 import { AUDIT, LIST } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
 
@@ -29,20 +30,40 @@ const shown = (value: unknown): string => {
 
 /** The audit page. */
 export const Audit = () => {
-  const [view, change] = useHashView({ action: "", actor: "", target: "", order: "desc", page: "1" })
+  const [view, change] = useHashView({
+    action: "",
+    actor: "",
+    target: "",
+    from: "",
+    to: "",
+    order: "desc",
+    page: "1"
+  })
   const [draft, setDraft] = useState(view)
   const [listing, setListing] = useState<Page<AuditRow> | null>(null)
   const [error, setError] = useState<string | null>(null)
+  const { from, to, ...rest } = view
+  const query = apiQuery({ ...rest, ...dayRange(from, to) })
   useEffect(() => {
-    api<Page<AuditRow>>("GET", `/api/audit?${apiQuery(view)}&page_size=20`).then((found) => {
+    api<Page<AuditRow>>("GET", `/api/audit?${query}&page_size=20`).then((found) => {
       setError(null)
       setListing(found)
     }, (c) => setError(wordsOf(c)))
-  }, [apiQuery(view)])
+  }, [query])
   const pages = listing === null ? 1 : Math.max(1, Math.ceil(listing.total / listing.page_size))
   const text = (name: "action" | "actor" | "target", label: string) => (
     <Field label={label}>
       <input name={name} value={draft[name]} onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })} />
+    </Field>
+  )
+  const date = (name: "from" | "to", label: string) => (
+    <Field label={label}>
+      <input
+        name={name}
+        type="date"
+        value={draft[name]}
+        onInput={(e) => setDraft({ ...draft, [name]: e.currentTarget.value })}
+      />
     </Field>
   )
   return (
@@ -53,13 +74,15 @@ export const Audit = () => {
         aria-label={AUDIT.filters}
         onSubmit={(event) => {
           event.preventDefault()
-          const { action, actor, target, order } = draft
-          change({ action, actor, target, order })
+          const { action, actor, target, from, to, order } = draft
+          change({ action, actor, target, from, to, order })
         }}
       >
         {text("action", AUDIT.action)}
         {text("actor", AUDIT.actor)}
         {text("target", AUDIT.target)}
+        {date("from", AUDIT.from)}
+        {date("to", AUDIT.to)}
         <Field label={AUDIT.order}>
           <select
             name="order"

@@ -8,7 +8,7 @@
  * shows the same rows. The playground's task list shows previews; this page
  * loads none, so a long list costs one API call a page.
  */
-import { apiQuery, useHashView } from "./hashQuery.ts"
+import { apiQuery, dayRange, useHashView } from "./hashQuery.ts"
 import { ChoiceField, FilterForm, SortHeader, useServerPage } from "./listControls.tsx"
 import { TASK_LIST } from "./strings.ts"
 import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
@@ -43,21 +43,10 @@ const VIEW = {
 /** The view's fields the filter form sets. */
 const TASK_FILTERS = ["keyword", "status", "kind", "model", "from", "to"] as const
 
-/** A UTC date (`YYYY-MM-DD`) as epoch seconds at its start, `""` when empty or not a date. */
-const dayStart = (date: string): string => {
-  const millis = Date.parse(`${date}T00:00:00Z`)
-  return date === "" || Number.isNaN(millis) ? "" : String(millis / 1000)
-}
-
 /** The API's query of `view`: the dates as epoch seconds, the end date included. */
 const taskQuery = (view: typeof VIEW): string => {
   const { from, to, ...rest } = view
-  const end = dayStart(to)
-  return apiQuery({
-    ...rest,
-    start_timestamp: dayStart(from),
-    end_timestamp: end === "" ? "" : String(Number(end) + 86_400)
-  })
+  return apiQuery({ ...rest, ...dayRange(from, to) })
 }
 
 /** The filter form: its own drafts, applied on submit. */

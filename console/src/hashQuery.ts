@@ -54,3 +54,18 @@ export const useHashView = <K extends string>(
 /** The list query for `/api/*` of `view`: its non-empty values, URL-encoded. */
 export const apiQuery = (view: Readonly<Record<string, string>>): string =>
   new URLSearchParams(Object.entries(view).filter(([, value]) => value !== "")).toString()
+
+/** A UTC date (`YYYY-MM-DD`) as epoch seconds at its start, `""` when empty or not a date. */
+const dayStart = (date: string): string => {
+  const millis = Date.parse(`${date}T00:00:00Z`)
+  return date === "" || Number.isNaN(millis) ? "" : String(millis / 1000)
+}
+
+/**
+ * A list's date range (UTC dates `from` and `to`, `to` included; either may be empty) as the API's
+ * `start_timestamp` (inclusive) and `end_timestamp` (exclusive), epoch seconds, `""` where not set.
+ */
+export const dayRange = (from: string, to: string): { start_timestamp: string; end_timestamp: string } => {
+  const end = dayStart(to)
+  return { start_timestamp: dayStart(from), end_timestamp: end === "" ? "" : String(Number(end) + 86_400) }
+}

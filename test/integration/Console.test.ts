@@ -485,6 +485,22 @@ Deno.test("console: root sets up a channel and a user; the user's key, playgroun
     await root.page.getByTestId("audit-action").first().waitFor()
     ok((await root.page.getByTestId("audit-action").count()) >= 4, "the channels, the user and the top-ups")
     ok(!(await root.page.content()).includes("sk-test-upstream-console"), "no upstream key in the audit page")
+    // A range of UTC dates, filtered on the server and kept in the URL: tomorrow holds nothing, yesterday to today
+    // every change (two days, so a run across midnight still holds them).
+    const auditFilters = root.page.getByRole("form", { name: "Filter changes" })
+    const today = new Date().toISOString().slice(0, 10)
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10)
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)
+    const changes = await root.page.getByTestId("audit-action").count()
+    await auditFilters.getByLabel("From (UTC date)").fill(tomorrow)
+    await auditFilters.getByRole("button", { name: "Search" }).click()
+    await root.page.getByRole("caption").filter({ hasText: "Changes (0)" }).waitFor()
+    ok(root.page.url().includes(`from=${tomorrow}`), root.page.url())
+    await auditFilters.getByLabel("From (UTC date)").fill(yesterday)
+    await auditFilters.getByLabel("Until (UTC date, included)").fill(today)
+    await auditFilters.getByRole("button", { name: "Search" }).click()
+    await root.page.getByTestId("audit-action").first().waitFor()
+    strictEqual(await root.page.getByTestId("audit-action").count(), changes, "the two days hold every change")
     await scan(root.page, "audit")
     deepStrictEqual(root.problems, [], "no script error or CSP violation on the admin pages")
 

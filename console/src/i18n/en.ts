@@ -293,6 +293,8 @@ export const en = {
     action: "Action (or a prefix such as channel.)",
     actor: "Who (username)",
     target: "Target contains",
+    from: "From (UTC date)",
+    to: "Until (UTC date, included)",
     order: "Order",
     newest: "newest first",
     oldest: "oldest first",

@@ -280,6 +280,8 @@ export const zhCN: Catalogue = {
     action: "操作（或前缀，例如 channel.）",
     actor: "操作人（用户名）",
     target: "目标包含",
+    from: "起始日期（UTC）",
+    to: "截止日期（UTC，含当天）",
     order: "顺序",
     newest: "最新在前",
     oldest: "最早在前",
