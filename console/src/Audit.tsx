@@ -9,7 +9,7 @@ import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { apiQuery, dayRange, useHashView } from "./hashQuery.ts"
 import { AUDIT, LIST } from "./strings.ts"
-import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
+import { ErrorText, Field, Pager, TableScroll, timeText } from "./ui.tsx"
 
 /** One audit row. */
 interface AuditRow {
@@ -96,7 +96,7 @@ export const Audit = () => {
         <button type="submit">{LIST.search}</button>
       </form>
       <ErrorText error={error} />
-      <div class="scroll">
+      <TableScroll label={AUDIT.caption(listing?.total ?? 0, view.order === "asc")}>
         <table>
           <caption>{AUDIT.caption(listing?.total ?? 0, view.order === "asc")}</caption>
           <thead>
@@ -126,7 +126,7 @@ export const Audit = () => {
             ))}
           </tbody>
         </table>
-      </div>
+      </TableScroll>
       <Pager
         label={AUDIT.pages}
         page={Number(view.page) || 1}

@@ -16,7 +16,7 @@ import { useEffect, useState } from "preact/hooks"
 import { api, type Page, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
 import { BATCHES, COMMON } from "./strings.ts"
-import { ErrorText, timeText } from "./ui.tsx"
+import { ErrorText, TableScroll, timeText } from "./ui.tsx"
 
 /** The page's words, in the current language. */
 const TEXT = BATCHES
@@ -261,61 +261,63 @@ const BatchTable = (props: { kind: BatchRow["kind"]; title: string }) => {
       <h2 id={headingId}>{props.title}</h2>
       <ErrorText error={error} />
       <p class="hint" aria-live="polite">{running ? TEXT.running : ""}</p>
-      <table>
-        <caption>{TEXT.caption(props.title, cursors.length)}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{TEXT.columns.batch}</th>
-            <th scope="col">{TEXT.columns.kind}</th>
-            <th scope="col">{TEXT.columns.endpoint}</th>
-            <th scope="col">{TEXT.columns.status}</th>
-            <th scope="col">{TEXT.columns.counts}</th>
-            <th scope="col">{TEXT.columns.created}</th>
-            <th scope="col">{TEXT.columns.ended}</th>
-            <th scope="col">{TEXT.columns.cost}</th>
-            <th scope="col">{TEXT.columns.results}</th>
-            <th scope="col">{TEXT.columns.actions}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list?.rows.map((row) => (
-            <tr key={row.id} data-testid="batch-row" data-batch-id={row.id}>
-              <td>{row.id}</td>
-              <td>{row.kind}</td>
-              <td>{row.endpoint}</td>
-              <td data-testid="batch-status">{row.status}</td>
-              <td data-testid="batch-counts">{row.counts}</td>
-              <td>{timeText(row.createdAt)}</td>
-              <td>{row.endedAt === null ? "" : timeText(row.endedAt)}</td>
-              <Cost row={row} />
-              <td>
-                {row.downloads.length === 0 ? TEXT.none : row.downloads.map((link) => (
-                  <a
-                    key={link.href}
-                    href={link.href}
-                    download={`${row.id}-${link.file}.jsonl`}
-                    aria-label={TEXT.downloadOf(TEXT[link.file], row.id)}
-                  >
-                    {TEXT[link.file]}
-                    {" "}
-                  </a>
-                ))}
-              </td>
-              <td>
-                {row.cancellable && (
-                  <button
-                    type="button"
-                    aria-label={TEXT.cancelOf(row.id)}
-                    onClick={() => cancel(row)}
-                  >
-                    {TEXT.cancel}
-                  </button>
-                )}
-              </td>
+      <TableScroll label={TEXT.caption(props.title, cursors.length)}>
+        <table>
+          <caption>{TEXT.caption(props.title, cursors.length)}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{TEXT.columns.batch}</th>
+              <th scope="col">{TEXT.columns.kind}</th>
+              <th scope="col">{TEXT.columns.endpoint}</th>
+              <th scope="col">{TEXT.columns.status}</th>
+              <th scope="col">{TEXT.columns.counts}</th>
+              <th scope="col">{TEXT.columns.created}</th>
+              <th scope="col">{TEXT.columns.ended}</th>
+              <th scope="col">{TEXT.columns.cost}</th>
+              <th scope="col">{TEXT.columns.results}</th>
+              <th scope="col">{TEXT.columns.actions}</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {list?.rows.map((row) => (
+              <tr key={row.id} data-testid="batch-row" data-batch-id={row.id}>
+                <td>{row.id}</td>
+                <td>{row.kind}</td>
+                <td>{row.endpoint}</td>
+                <td data-testid="batch-status">{row.status}</td>
+                <td data-testid="batch-counts">{row.counts}</td>
+                <td>{timeText(row.createdAt)}</td>
+                <td>{row.endedAt === null ? "" : timeText(row.endedAt)}</td>
+                <Cost row={row} />
+                <td>
+                  {row.downloads.length === 0 ? TEXT.none : row.downloads.map((link) => (
+                    <a
+                      key={link.href}
+                      href={link.href}
+                      download={`${row.id}-${link.file}.jsonl`}
+                      aria-label={TEXT.downloadOf(TEXT[link.file], row.id)}
+                    >
+                      {TEXT[link.file]}
+                      {" "}
+                    </a>
+                  ))}
+                </td>
+                <td>
+                  {row.cancellable && (
+                    <button
+                      type="button"
+                      aria-label={TEXT.cancelOf(row.id)}
+                      onClick={() => cancel(row)}
+                    >
+                      {TEXT.cancel}
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
       <nav class="pager" aria-label={TEXT.pages(props.title)}>
         <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
           {TEXT.newer}

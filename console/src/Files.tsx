@@ -9,7 +9,7 @@ import { useEffect, useState } from "preact/hooks"
 import { wordsOf } from "./api.ts"
 import { publicCall } from "./Batches.tsx"
 import { FILES } from "./strings.ts"
-import { ErrorText, timeText } from "./ui.tsx"
+import { ErrorText, TableScroll, timeText } from "./ui.tsx"
 
 /** The page's words, in the current language. */
 const TEXT = FILES
@@ -105,34 +105,36 @@ export const Files = () => {
       <p class="hint">{TEXT.intro}</p>
       <ErrorText error={error} />
       <p class="hint" role="status">{note}</p>
-      <table>
-        <caption>{TEXT.caption(cursors.length)}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{TEXT.columns.file}</th>
-            <th scope="col">{TEXT.columns.name}</th>
-            <th scope="col">{TEXT.columns.purpose}</th>
-            <th scope="col">{TEXT.columns.bytes}</th>
-            <th scope="col">{TEXT.columns.created}</th>
-            <th scope="col">{TEXT.columns.expires}</th>
-            <th scope="col">{TEXT.columns.actions}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list?.data.map((file) => (
-            <FileItem
-              key={file.id}
-              file={file}
-              onError={setError}
-              onDeleted={(id) => {
-                setNote(TEXT.deleted(id))
-                setError(null)
-                setTick((value) => value + 1)
-              }}
-            />
-          ))}
-        </tbody>
-      </table>
+      <TableScroll label={TEXT.caption(cursors.length)}>
+        <table>
+          <caption>{TEXT.caption(cursors.length)}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{TEXT.columns.file}</th>
+              <th scope="col">{TEXT.columns.name}</th>
+              <th scope="col">{TEXT.columns.purpose}</th>
+              <th scope="col">{TEXT.columns.bytes}</th>
+              <th scope="col">{TEXT.columns.created}</th>
+              <th scope="col">{TEXT.columns.expires}</th>
+              <th scope="col">{TEXT.columns.actions}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list?.data.map((file) => (
+              <FileItem
+                key={file.id}
+                file={file}
+                onError={setError}
+                onDeleted={(id) => {
+                  setNote(TEXT.deleted(id))
+                  setError(null)
+                  setTick((value) => value + 1)
+                }}
+              />
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
       <nav class="pager" aria-label={TEXT.pages}>
         <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
           {TEXT.newer}

@@ -13,7 +13,7 @@ import { usd } from "./money.ts"
 import { RequestStory } from "./RequestStory.tsx"
 import { SortHeader } from "./listControls.tsx"
 import { COMMON, LIST, LOGS, STORY } from "./strings.ts"
-import { ErrorText, Field, Pager, timeText } from "./ui.tsx"
+import { ErrorText, Field, Pager, TableScroll, timeText } from "./ui.tsx"
 
 /** One usage row. */
 interface LogRow {
@@ -230,47 +230,49 @@ export const Logs = (props: { admin?: boolean }) => {
       </form>
       {exporting !== null && <p role="status">{exporting}</p>}
       <ErrorText error={error} />
-      <table>
-        <caption>{LOGS.caption(listing?.total ?? 0)}</caption>
-        <thead>
-          <tr>
-            {sortable(LOGS.columns.time, "id")}
-            {admin && <th scope="col">{LOGS.columns.user}</th>}
-            <th scope="col">{LOGS.columns.channel}</th>
-            <th scope="col">{LOGS.columns.key}</th>
-            <th scope="col">{LOGS.columns.model}</th>
-            {sortable(LOGS.columns.tokens, "tokens")}
-            {sortable(LOGS.columns.cost, "quota")}
-            {sortable(LOGS.columns.latency, "latency")}
-            <th scope="col">{LOGS.columns.status}</th>
-            <th scope="col">{STORY.openShort}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {listing?.items.map((row) => (
-            <tr key={row.id}>
-              <td>{timeText(row.created_at)}</td>
-              {admin && <td>{row.username ?? ""}</td>}
-              <td data-testid="log-channel">{channelName(row)}</td>
-              <td>{row.token_name ?? COMMON.deleted}</td>
-              <td>{row.model}</td>
-              <td>{row.prompt_tokens} / {row.completion_tokens}</td>
-              <td data-testid="log-cost">{usd(row.quota)}</td>
-              <td>{row.latency_ms} ms</td>
-              <td>{row.status}{row.error === null ? "" : ` ${row.error}`}</td>
-              <td>
-                <button
-                  type="button"
-                  aria-label={STORY.open(row.request_id)}
-                  onClick={() => setStory(row.request_id)}
-                >
-                  {STORY.openShort}
-                </button>
-              </td>
+      <TableScroll label={LOGS.caption(listing?.total ?? 0)}>
+        <table>
+          <caption>{LOGS.caption(listing?.total ?? 0)}</caption>
+          <thead>
+            <tr>
+              {sortable(LOGS.columns.time, "id")}
+              {admin && <th scope="col">{LOGS.columns.user}</th>}
+              <th scope="col">{LOGS.columns.channel}</th>
+              <th scope="col">{LOGS.columns.key}</th>
+              <th scope="col">{LOGS.columns.model}</th>
+              {sortable(LOGS.columns.tokens, "tokens")}
+              {sortable(LOGS.columns.cost, "quota")}
+              {sortable(LOGS.columns.latency, "latency")}
+              <th scope="col">{LOGS.columns.status}</th>
+              <th scope="col">{STORY.openShort}</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {listing?.items.map((row) => (
+              <tr key={row.id}>
+                <td>{timeText(row.created_at)}</td>
+                {admin && <td>{row.username ?? ""}</td>}
+                <td data-testid="log-channel">{channelName(row)}</td>
+                <td>{row.token_name ?? COMMON.deleted}</td>
+                <td>{row.model}</td>
+                <td>{row.prompt_tokens} / {row.completion_tokens}</td>
+                <td data-testid="log-cost">{usd(row.quota)}</td>
+                <td>{row.latency_ms} ms</td>
+                <td>{row.status}{row.error === null ? "" : ` ${row.error}`}</td>
+                <td>
+                  <button
+                    type="button"
+                    aria-label={STORY.open(row.request_id)}
+                    onClick={() => setStory(row.request_id)}
+                  >
+                    {STORY.openShort}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
       <Pager label={LOGS.pages} page={page} pages={pages} setPage={setPage} />
       {story !== null && (
         <RequestStory

@@ -10,7 +10,7 @@ import { useEffect, useState } from "preact/hooks"
 import { IMAGE_FAMILIES } from "../../src/formats/images/ImageFamilies.ts"
 import { api, wordsOf } from "./api.ts"
 import { PRICING } from "./strings.ts"
-import { ErrorText, Field } from "./ui.tsx"
+import { ErrorText, Field, TableScroll } from "./ui.tsx"
 
 /** A group as `/api/group` answers it. */
 interface Group {
@@ -246,39 +246,41 @@ export const Pricing = () => {
     <section>
       <h1>{PRICING.title}</h1>
       <ErrorText error={error} />
-      <table>
-        <caption>{PRICING.groupsCaption(groups?.length ?? 0)}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{PRICING.groupColumns.group}</th>
-            <th scope="col">{PRICING.groupColumns.ratio}</th>
-            <th scope="col">{PRICING.groupColumns.rpm}</th>
-            <th scope="col">{PRICING.groupColumns.tpm}</th>
-            <th scope="col">{PRICING.groupColumns.concurrency}</th>
-            <th scope="col">{PRICING.groupColumns.actions}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {groups?.map((item) => (
-            <tr key={item.name}>
-              <td>{item.name}</td>
-              <td data-testid="group-ratio">×{item.ratio}</td>
-              <td>{item.limits?.rpm ?? PRICING.noLimit}</td>
-              <td>{item.limits?.tpm ?? PRICING.noLimit}</td>
-              <td>{item.limits?.concurrency ?? PRICING.noLimit}</td>
-              <td>
-                <button
-                  type="button"
-                  aria-label={PRICING.editGroup(item.name)}
-                  onClick={() => setGroup({ item, version: group.version + 1 })}
-                >
-                  {PRICING.edit}
-                </button>
-              </td>
+      <TableScroll label={PRICING.groupsCaption(groups?.length ?? 0)}>
+        <table>
+          <caption>{PRICING.groupsCaption(groups?.length ?? 0)}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{PRICING.groupColumns.group}</th>
+              <th scope="col">{PRICING.groupColumns.ratio}</th>
+              <th scope="col">{PRICING.groupColumns.rpm}</th>
+              <th scope="col">{PRICING.groupColumns.tpm}</th>
+              <th scope="col">{PRICING.groupColumns.concurrency}</th>
+              <th scope="col">{PRICING.groupColumns.actions}</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {groups?.map((item) => (
+              <tr key={item.name}>
+                <td>{item.name}</td>
+                <td data-testid="group-ratio">×{item.ratio}</td>
+                <td>{item.limits?.rpm ?? PRICING.noLimit}</td>
+                <td>{item.limits?.tpm ?? PRICING.noLimit}</td>
+                <td>{item.limits?.concurrency ?? PRICING.noLimit}</td>
+                <td>
+                  <button
+                    type="button"
+                    aria-label={PRICING.editGroup(item.name)}
+                    onClick={() => setGroup({ item, version: group.version + 1 })}
+                  >
+                    {PRICING.edit}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
       <GroupForm key={`group-${group.version}`} group={group.item} onSaved={load} />
       {group.item !== null && (
         <button
@@ -288,45 +290,47 @@ export const Pricing = () => {
           {PRICING.addGroupInstead}
         </button>
       )}
-      <table>
-        <caption>{PRICING.pricesCaption(prices?.length ?? 0)}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{PRICING.priceColumns.model}</th>
-            {PRICE_FIELDS.map((name) => <th key={name} scope="col">{PRICING.priceColumns[name]}</th>)}
-            <th scope="col">{PRICING.priceColumns.family}</th>
-            <th scope="col">{PRICING.priceColumns.actions}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {prices?.map((item) => (
-            <tr key={item.model}>
-              <td>{item.model}{item.free === true ? PRICING.freeMark : ""}</td>
-              <td data-testid="price-input">{money(item.input, PRICING.units.perMillion)}</td>
-              <td data-testid="price-output">{money(item.output, PRICING.units.perMillion)}</td>
-              <td>{money(item.cached_input, PRICING.units.perMillion)}</td>
-              <td>{money(item.cache_write, PRICING.units.perMillion)}</td>
-              <td>{money(item.per_image, PRICING.units.perImage)}</td>
-              <td>{money(item.per_second, PRICING.units.perSecond)}</td>
-              <td>{money(item.per_1m_characters, PRICING.units.perCharacters)}</td>
-              <td>{money(item.per_search, PRICING.units.perSearch)}</td>
-              <td>{money(item.audio_input, PRICING.units.perMillion)}</td>
-              <td>{money(item.audio_output, PRICING.units.perMillion)}</td>
-              <td>{money(item.cached_audio_input, PRICING.units.perMillion)}</td>
-              <td>{item.family ?? PRICING.fromName}</td>
-              <td>
-                <button
-                  type="button"
-                  aria-label={PRICING.editPrices(item.model)}
-                  onClick={() => setPrice({ item, version: price.version + 1 })}
-                >
-                  {PRICING.edit}
-                </button>
-              </td>
+      <TableScroll label={PRICING.pricesCaption(prices?.length ?? 0)}>
+        <table>
+          <caption>{PRICING.pricesCaption(prices?.length ?? 0)}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{PRICING.priceColumns.model}</th>
+              {PRICE_FIELDS.map((name) => <th key={name} scope="col">{PRICING.priceColumns[name]}</th>)}
+              <th scope="col">{PRICING.priceColumns.family}</th>
+              <th scope="col">{PRICING.priceColumns.actions}</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {prices?.map((item) => (
+              <tr key={item.model}>
+                <td>{item.model}{item.free === true ? PRICING.freeMark : ""}</td>
+                <td data-testid="price-input">{money(item.input, PRICING.units.perMillion)}</td>
+                <td data-testid="price-output">{money(item.output, PRICING.units.perMillion)}</td>
+                <td>{money(item.cached_input, PRICING.units.perMillion)}</td>
+                <td>{money(item.cache_write, PRICING.units.perMillion)}</td>
+                <td>{money(item.per_image, PRICING.units.perImage)}</td>
+                <td>{money(item.per_second, PRICING.units.perSecond)}</td>
+                <td>{money(item.per_1m_characters, PRICING.units.perCharacters)}</td>
+                <td>{money(item.per_search, PRICING.units.perSearch)}</td>
+                <td>{money(item.audio_input, PRICING.units.perMillion)}</td>
+                <td>{money(item.audio_output, PRICING.units.perMillion)}</td>
+                <td>{money(item.cached_audio_input, PRICING.units.perMillion)}</td>
+                <td>{item.family ?? PRICING.fromName}</td>
+                <td>
+                  <button
+                    type="button"
+                    aria-label={PRICING.editPrices(item.model)}
+                    onClick={() => setPrice({ item, version: price.version + 1 })}
+                  >
+                    {PRICING.edit}
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
       <PriceForm key={`price-${price.version}`} price={price.item} onSaved={load} />
       {price.item !== null && (
         <button

@@ -9,7 +9,7 @@ import { useEffect, useState } from "preact/hooks"
 import { api, wordsOf } from "./api.ts"
 import { usd } from "./money.ts"
 import { COMMON, STORY } from "./strings.ts"
-import { ErrorText } from "./ui.tsx"
+import { ErrorText, TableScroll } from "./ui.tsx"
 
 /** One row of a request, as the story lists it. */
 interface Attempt {
@@ -82,7 +82,7 @@ export const RequestStory = (props: { requestId: string; admin: boolean; onClose
               price(story.prices?.cache_write)
             )}
           </p>
-          <div class="scroll">
+          <TableScroll label={STORY.attempts}>
             <table>
               <caption>{STORY.attempts}</caption>
               <thead>
@@ -116,7 +116,7 @@ export const RequestStory = (props: { requestId: string; admin: boolean; onClose
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableScroll>
         </>
       )}
     </section>

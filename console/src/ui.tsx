@@ -13,6 +13,17 @@ export const Field = (props: { label: string; children: ComponentChildren }) => 
   </label>
 )
 
+/**
+ * A table wider than a narrow screen scrolls sideways inside this frame, so the page itself does not; the frame is a
+ * region named `label` (the table's caption) that the keyboard can focus and scroll, as axe's
+ * `scrollable-region-focusable` asks of a region with nothing focusable in it.
+ */
+export const TableScroll = (props: { label: string; children: ComponentChildren }) => (
+  <div class="scroll" role="region" aria-label={props.label} tabIndex={0}>
+    {props.children}
+  </div>
+)
+
 /** An API error in words, announced to screen readers, next to what caused it. */
 export const ErrorText = (props: { error: string | null; id?: string }) =>
   props.error === null ? null : <p class="error" role="alert" id={props.id}>{props.error}</p>
