@@ -31,7 +31,7 @@ import listFilters from "./0023_list_filters.ts"
 import healthRollup from "./0024_health_rollup.ts"
 import vendorBatches from "./0025_vendor_batches.ts"
 import firstToken from "./0026_first_token.ts"
-import healthRollupCoarse from "./0027_health_rollup_coarse.ts"
+import rollupTiers from "./0027_rollup_tiers.ts"
 
 /** @category migrations */
 export const loader = Migrator.fromRecord({
@@ -60,5 +60,5 @@ export const loader = Migrator.fromRecord({
   "0024_health_rollup": healthRollup,
   "0025_vendor_batches": vendorBatches,
   "0026_first_token": firstToken,
-  "0027_health_rollup_coarse": healthRollupCoarse
+  "0027_rollup_tiers": rollupTiers
 })

@@ -12,7 +12,9 @@
  * `folded_until` was reset to `NULL`, which empties the rollup) starts from the oldest retained usage row and catches
  * up six hours at a time. In the same transaction the coarse tier (`health_rollup_coarse`, migration `0027`: 2-hour
  * buckets, what the week view reads) sums again the whole 2-hour buckets the pass touched from the 15-minute rows
- * (`coarseRange`). Storage failures are logged and the pass runs again at the next interval.
+ * (`coarseRange`), and the usage rollup (`usage_rollup`, the same migration: per user, key and model, what a user's
+ * daily usage reads) is recomputed over the same range (`UsageRollupSql.ts`). Storage failures are logged and the
+ * pass runs again at the next interval.
  *
  * @since 0.5.0
  */
@@ -29,6 +31,7 @@ import {
   ROLLUP_SPAN_SECONDS
 } from "./health/FoldPlan.ts"
 import { coarseAggregate, ROLLUP_COLUMNS, usageAggregate } from "./health/RollupSql.ts"
+import { foldUsage } from "./UsageRollupSql.ts"
 
 /** What one pass did: folded a range, found another instance folding (`busy`). @category models */
 export type FoldOutcome =
@@ -67,6 +70,7 @@ export class HealthRollup extends Context.Service<HealthRollup, {
             // A first pass (or after a reset): the rollup starts again from the oldest retained usage row.
             yield* sql`DELETE FROM health_rollup`
             yield* sql`DELETE FROM health_rollup_coarse`
+            yield* sql`DELETE FROM usage_rollup`
             const [row] = yield* sql<{ readonly oldest: Date | null }>`
               SELECT min(created_at) AS oldest FROM usage_logs
               WHERE created_at >= ${new Date((nowSeconds - ROLLUP_RETAIN_SECONDS) * 1000)}`
@@ -83,6 +87,7 @@ export class HealthRollup extends Context.Service<HealthRollup, {
                 ${usageAggregate(sql, known, from, to, [])} RETURNING 1)
               SELECT count(*)::int AS n FROM ins`
             rows = inserted[0]?.n ?? 0
+            yield* foldUsage(sql, from, to)
           }
           const coarse = coarseRange(plan)
           if (coarse.to > coarse.from) {
@@ -95,6 +100,7 @@ export class HealthRollup extends Context.Service<HealthRollup, {
           const retainFrom = new Date(plan.retainFrom * 1000)
           yield* sql`DELETE FROM health_rollup WHERE bucket_start < ${retainFrom}`
           yield* sql`DELETE FROM health_rollup_coarse WHERE bucket_start < ${retainFrom}`
+          yield* sql`DELETE FROM usage_rollup WHERE bucket_start < ${retainFrom}`
           yield* sql`UPDATE health_rollup_state SET folded_until = ${to}, folded_at = ${new Date(now)} WHERE id = 1`
           return { _tag: "Folded", plan, rows } as const
         }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("HealthRollup.foldOnce"))

@@ -11,7 +11,9 @@ import { epochSeconds, offsetOf, type Page, type PageRequest } from "../domain/P
 import type { StorageUnavailable } from "../errors/GatewayError.ts"
 import { storageFailure } from "../storage/StorageFailure.ts"
 import type { LogView } from "./LogView.ts"
+import { ROLLUP_BUCKET_SECONDS, ROLLUP_RETAIN_SECONDS } from "./health/FoldPlan.ts"
 import { type ModelPrices, type RequestStory, storyOf } from "./RequestStory.ts"
+import { userUsageParts } from "./UsageRollupSql.ts"
 
 /** One day's usage of one model (UTC days, `date` as `YYYY-MM-DD`; `quota` in quota units). @category models */
 export interface DailyUsage {
@@ -95,7 +97,10 @@ export interface DailyCost {
 
 /** @category services */
 export class UsageQueries extends Context.Service<UsageQueries, {
-  /** The user's usage for the last `days` UTC days (today included), by day and model. */
+  /**
+   * The user's usage for the last `days` UTC days (today included), by day and model: every usage row counted once,
+   * from the usage rollup for the folded buckets (`UsageRollupSql.ts`) and the rows themselves for the rest.
+   */
   readonly daily: (userId: bigint, days: number) => Effect.Effect<ReadonlyArray<DailyUsage>, StorageUnavailable>
   /**
    * What `owner` spent from `from` (inclusive) to `to` (exclusive), by UTC day
@@ -132,6 +137,15 @@ export class UsageQueries extends Context.Service<UsageQueries, {
       const daily = Effect.fn("UsageQueries.daily")(function* (userId: bigint, days: number) {
         const today = new Date(yield* Clock.currentTimeMillis)
         const since = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - days + 1))
+        // Before `folded_until` (and within what the rollup retains) the usage rollup's buckets, else the rows.
+        const [state] = yield* sql<{ readonly foldedUntil: Date | null }>`
+          SELECT folded_until AS "foldedUntil" FROM health_rollup_state WHERE id = 1`.pipe(
+          storageFailure("usage.daily")
+        )
+        const folded = epochSeconds(state?.foldedUntil ?? null)
+        // Every pass so far kept the buckets from here on (each dropped those before its own now less retention).
+        const rolledFrom = Math.ceil((today.getTime() / 1000 - ROLLUP_RETAIN_SECONDS) / ROLLUP_BUCKET_SECONDS) *
+          ROLLUP_BUCKET_SECONDS
         const rows = yield* sql<{
           day: string
           model: string
@@ -139,10 +153,12 @@ export class UsageQueries extends Context.Service<UsageQueries, {
           prompt: bigint | null
           completion: bigint | null
           quota: bigint | null
-        }>`SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, model, count(*) AS requests,
-                  sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion, sum(cost) AS quota
-           FROM usage_logs WHERE user_id = ${userId} AND created_at >= ${since}
-           GROUP BY 1, 2 ORDER BY 1, 2`.pipe(storageFailure("usage.daily"))
+        }>`SELECT to_char(day, 'YYYY-MM-DD') AS day, model, requests, prompt, completion, quota FROM (
+             SELECT (t AT TIME ZONE 'UTC')::date AS day, model, sum(requests) AS requests,
+                    sum(prompt_tokens) AS prompt, sum(completion_tokens) AS completion, sum(cost) AS quota
+             FROM (${userUsageParts(sql, userId, since, rolledFrom, folded ?? rolledFrom)}) AS parts
+             GROUP BY 1, 2) AS days
+           ORDER BY 1, 2`.pipe(storageFailure("usage.daily"))
         return rows.map((row): DailyUsage => ({
           date: row.day,
           model: row.model,

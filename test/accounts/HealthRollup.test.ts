@@ -4,7 +4,8 @@
  * store's layer): a catch-up folds every retained bucket closed 15 minutes ago, and the rollup's sums equal the usage
  * rows' (attempts, failures by kind — `cancelled` for 499, `other` for an unknown prefix —, tokens by kind, cost with a
  * task's negative adjustment, the histogram's counts the successes); passes run at once or again change nothing; a
- * late row counts after the next pass; the coarse tier's 2-hour buckets sum the 15-minute ones; buckets past
+ * late row counts after the next pass; the coarse tier's 2-hour buckets sum the 15-minute ones; the usage rollup
+ * holds every usage row once per user, key and model; buckets past
  * retention are dropped; and the day and week statement
  * (`health/SeriesAggregate.ts`) over the rollup and the open tail counts what the exact one counts.
  */
@@ -12,6 +13,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { Clock, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { HealthRollup } from "../../src/accounts/HealthRollup.ts"
+import { ROLLUP_RETAIN_SECONDS } from "../../src/accounts/health/FoldPlan.ts"
 import { windowOf } from "../../src/accounts/HealthQueries.ts"
 import { aggregate } from "../../src/accounts/health/SeriesAggregate.ts"
 import { layerPglite } from "../../src/storage/Database.ts"
@@ -104,7 +106,7 @@ const seed = [
   // A row that reached no channel.
   [8_100, null, "model-a", 503, "server: no channel", 1, 0, 1],
   // Past retention, and too new to fold.
-  [9 * 86_400, 1, "model-a", 200, null, 50, 9, 1],
+  [40 * 86_400, 1, "model-a", 200, null, 50, 9, 1],
   [300, 1, "model-a", 200, null, 50, 9, 1]
 ] as const
 
@@ -119,7 +121,7 @@ Deno.test("health rollup on PGlite: folded once, equal to the usage rows, late r
         yield* insert(seed)
         yield* at(NOW)(rollup.catchUp)
         strictEqual(yield* rollup.foldedUntil, target)
-        const retainFrom = Math.floor((seconds - 8 * 86_400) / 900) * 900
+        const retainFrom = Math.floor((seconds - ROLLUP_RETAIN_SECONDS) / 900) * 900
         const folded = yield* rollupTotals
         const truth = yield* usageTotals(retainFrom, target)
         for (const field of ["requests", "successes", "prompt", "completion", "cached", "reasoning", "cost"]) {
@@ -128,6 +130,17 @@ Deno.test("health rollup on PGlite: folded once, equal to the usage rows, late r
         strictEqual(folded.histogram, truth.histogram, "every success counted once in a histogram")
         // The newest success (16 min ago) is in the bucket still open to the rollup.
         strictEqual(folded.kinds, "=239,cancelled=1,other=1,server=2,timeout=1")
+
+        // The usage rollup holds every usage row of the folded buckets once, per user, key and model.
+        const byOwner = (table: "usage_logs" | "usage_rollup") =>
+          sql<{ key: string }>`SELECT user_id || '/' || token_id || '/' || model || '=' ||
+              ${table === "usage_logs" ? sql`count(*)` : sql`sum(requests)`} || '/' || sum(prompt_tokens) || '/' ||
+              sum(completion_tokens) || '/' || sum(cost) AS key
+            FROM ${sql(table)}
+            WHERE ${table === "usage_logs" ? sql`created_at` : sql`bucket_start`} >= ${new Date(retainFrom * 1000)}
+              AND ${table === "usage_logs" ? sql`created_at` : sql`bucket_start`} < ${new Date(target * 1000)}
+            GROUP BY user_id, token_id, model ORDER BY 1`
+        deepStrictEqual(yield* byOwner("usage_rollup"), yield* byOwner("usage_logs"))
 
         // The coarse tier holds every whole 2-hour bucket, summed from the 15-minute rows.
         const coarseUntil = new Date(Math.floor(target / 7_200) * 7_200 * 1000)
@@ -171,11 +184,15 @@ Deno.test("health rollup on PGlite: folded once, equal to the usage rows, late r
           }
         }
 
-        // Two days on, the buckets past retention are gone.
-        yield* at(NOW + 2 * 86_400_000)(rollup.catchUp)
+        // Retention less two days on, the buckets past retention are gone (the seed's first day among them).
+        const on = ROLLUP_RETAIN_SECONDS - 2 * 86_400
+        yield* at(NOW + on * 1000)(rollup.catchUp)
         const later = yield* rollupTotals
-        ok(new Date(later.oldest!).getTime() / 1000 >= Math.floor((seconds + 2 * 86_400 - 8 * 86_400) / 900) * 900)
-        strictEqual(yield* rollup.foldedUntil, Math.floor((seconds + 2 * 86_400 - 900) / 900) * 900)
+        ok(new Date(later.oldest!).getTime() / 1000 >= Math.floor((seconds - 2 * 86_400) / 900) * 900, later.oldest!)
+        ok(Number(later.requests) < Number(folded.requests), "the oldest buckets dropped")
+        const [usageOldest] = yield* sql<{ oldest: Date }>`SELECT min(bucket_start) AS oldest FROM usage_rollup`
+        ok(usageOldest.oldest.getTime() / 1000 >= Math.floor((seconds - 2 * 86_400) / 900) * 900, "usage too")
+        strictEqual(yield* rollup.foldedUntil, Math.floor((seconds + on - 900) / 900) * 900)
       }).pipe(Effect.provide(layer), Effect.scoped) as Effect.Effect<
         void,
         unknown,

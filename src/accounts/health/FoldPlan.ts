@@ -34,8 +34,13 @@ export const ROLLUP_REFOLD_SECONDS = 3_600
 /** The most one pass folds, seconds of usage rows (its cost bound). @category constants */
 export const ROLLUP_SPAN_SECONDS = 6 * 3_600
 
-/** How long the rollup keeps a bucket, seconds (the week view and a day). @category constants */
-export const ROLLUP_RETAIN_SECONDS = 8 * 86_400
+/**
+ * How long the rollup keeps a bucket, seconds: the dashboard's 30 UTC days of daily usage (`usage_rollup`) and two
+ * days' slack (the health views read a week at most).
+ *
+ * @category constants
+ */
+export const ROLLUP_RETAIN_SECONDS = 32 * 86_400
 
 /**
  * One pass: recompute the buckets in `[from, to)`, drop those before `retainFrom`; `caughtUp` when `to` is the

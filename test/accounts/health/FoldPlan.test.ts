@@ -1,5 +1,5 @@
 /**
- * The health rollup's pass arithmetic: a first pass starts at the oldest usage row (the retained week and a day at
+ * The health rollup's pass arithmetic: a first pass starts at the oldest usage row (the retained 32 days at
  * most, now when there is none); later passes refold the hour before the previous end; no pass goes past the buckets
  * closed 15 minutes ago, folds more than six hours, or leaves a gap; repeated passes catch up whatever the start, and
  * every bound is a whole bucket.
@@ -21,7 +21,7 @@ const now = 1_800_000_123
 
 Deno.test("fold plan: the first pass starts at the oldest row (retention at most), the next refolds the last hour", () => {
   const target = Math.floor((now - ROLLUP_SETTLE_SECONDS) / ROLLUP_BUCKET_SECONDS) * ROLLUP_BUCKET_SECONDS
-  const first = planFold(null, now, now - 30 * 86_400)
+  const first = planFold(null, now, now - 40 * 86_400)
   strictEqual(first.from, first.retainFrom)
   strictEqual(first.to - first.from, ROLLUP_SPAN_SECONDS)
   strictEqual(first.caughtUp, false)
@@ -56,8 +56,8 @@ Deno.test("fold plan: bounded, gap-free, whole buckets, and caught up after enou
         // No gap: the pass starts at or before where the last one ended (unless that is past retention).
         if (folded !== null && folded >= plan.retainFrom) ok(plan.from <= folded)
         let state = plan
-        for (let pass = 0; pass < 60 && !state.caughtUp; pass++) state = planFold(state.to, at)
-        ok(state.caughtUp, "caught up within 60 passes")
+        for (let pass = 0; pass < 160 && !state.caughtUp; pass++) state = planFold(state.to, at)
+        ok(state.caughtUp, "caught up within 160 passes (32 days at five new hours a pass)")
       }
     )
   )
