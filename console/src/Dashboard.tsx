@@ -9,7 +9,7 @@ import type { ChartSpec } from "./charts/TimeChart.ts"
 import { TimeChart } from "./Chart.tsx"
 import { usd } from "./money.ts"
 import { type Me, me } from "./state.ts"
-import { DASHBOARD } from "./strings.ts"
+import { COMMON, DASHBOARD } from "./strings.ts"
 import { ErrorText } from "./ui.tsx"
 
 /** One day and model of usage. */
@@ -100,7 +100,7 @@ export const Dashboard = () => {
           </div>
           <div>
             <dt>{DASHBOARD.requests}</dt>
-            <dd>{requests}</dd>
+            <dd>{COMMON.count(requests)}</dd>
           </div>
           <div>
             <dt>{DASHBOARD.total}</dt>

@@ -14,7 +14,7 @@ import { TimeChart } from "./Chart.tsx"
 import { usd } from "./money.ts"
 import { route } from "./state.ts"
 import { language } from "./i18n/language.ts"
-import { HEALTH } from "./strings.ts"
+import { COMMON, HEALTH } from "./strings.ts"
 import { ErrorText, timeText } from "./ui.tsx"
 
 /** Aggregates of usage rows, as the API answers them. */
@@ -118,7 +118,7 @@ const KIND_COLOURS = ["--chart-2", "--chart-3", "--chart-4", "--chart-5", "--cha
 const msText = (value: number | null): string => value === null ? "–" : `${Math.round(value)} ms`
 const percentText = (part: number, whole: number): string =>
   whole === 0 ? "–" : `${(Math.round((part / whole) * 1000) / 10).toFixed(1)} %`
-const countText = (value: number): string => HEALTH.count(value)
+const countText = (value: number): string => COMMON.count(value)
 const usdAxis = (units: number): string => `${(units / 1_000_000).toPrecision(3).replace(/\.?0+$/, "")} USD`
 
 /** The window's bucket starts, oldest first. */

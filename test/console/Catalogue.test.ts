@@ -63,7 +63,7 @@ Deno.test("console catalogue: the settings keep their names; sentences are trans
   strictEqual(en.CHANNELS.bulkDone(1, 0), "Done for 1 channel.")
   strictEqual(en.CHANNELS.bulkDone(1200, 3), "Done for 1,200 channels; 3 failed.")
   strictEqual(zhCN.CHANNELS.bulkDone(1200, 0), "已完成 1,200 个渠道。")
-  strictEqual(en.HEALTH.count(1234567), "1,234,567")
+  strictEqual(en.COMMON.count(1234567), "1,234,567")
 })
 
 Deno.test("console language: chosen from the browser (zh* is zh-CN, else en), a kept choice first", () => {

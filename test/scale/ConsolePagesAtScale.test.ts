@@ -10,7 +10,8 @@
  * arrived (a table's first row, a chart's canvas, the page's words once loaded) and the times are printed as a table,
  * never asserted (the machine is shared); each passes the axe-core scan with no serious or critical violation, no
  * page shows a script error, none scrolls sideways at 390 px, and each is screenshotted at the viewport's size to
- * `pages/<name>-wide.png` and `pages/<name>-narrow.png` (`docs/console/` with `SLUICE_SCREENSHOTS=docs`).
+ * `pages/<name>-wide.png` and `pages/<name>-narrow.png` (`docs/console/` with `SLUICE_SCREENSHOTS=docs`). Then the
+ * health API's views on the same rows are timed over HTTP and printed (`test/support/HealthTimings.ts`).
  */
 import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import OpenAI, { toFile } from "openai"
@@ -19,6 +20,7 @@ import { browser as apiClient } from "../support/Browser.ts"
 import { CHROMIUM } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
 import { seedUsage } from "../support/HealthSeed.ts"
+import { timeHealthViews } from "../support/HealthTimings.ts"
 import { seedAtScale, seedOwnAtScale } from "../support/SeedLists.ts"
 import { docsScreenshots } from "../support/Screenshots.ts"
 
@@ -289,6 +291,11 @@ Deno.test({
       const times: Array<{ name: string; viewport: string; ms: number }> = []
       for (const viewport of VIEWPORTS) await visit(chrome, gateway, channelId, viewport, times)
 
+      // The health API's views on the same rows, timed over HTTP (the figures in docs/CONSOLE.md's Health section).
+      const root = apiClient(gateway.url)
+      await root.login("root", ROOT_PASSWORD)
+      const healthLines = await timeHealthViews(gateway, root, channelId)
+
       const names = [...new Set(times.map((time) => time.name))]
       const msOf = (name: string, viewport: string) => times.find((t) => t.name === name && t.viewport === viewport)?.ms
       // deno-lint-ignore no-console
@@ -302,7 +309,9 @@ Deno.test({
               `${msOf(name, "390×844")} ms`.padStart(9)
             }`
           ),
-          `  whole test so far ${Math.round(performance.now() - started)} ms`
+          `health views at ${USAGE_ROWS.toLocaleString("en")} usage rows (three asks each, after a warming one):`,
+          ...healthLines,
+          `  whole test ${Math.round(performance.now() - started)} ms`
         ].join("\n")
       )
     } finally {

@@ -1,6 +1,6 @@
 /**
  * Seeded usage rows for the health view's tests on PostgreSQL (`test/routes/api/HealthRoutes.test.ts` and the
- * million-row `test/scale/HealthScale.test.ts`): `rows` usage rows spread over the last week, 50 channels (every
+ * million-row `test/scale/ConsolePagesAtScale.test.ts`): `rows` usage rows spread over the last week, 50 channels (every
  * 50th row on the gateway's real channel `channelId`, the rest on ids 1001–1049), 20 models, 5 % failures of two
  * kinds (`server`, `throttled`), latencies from 50 ms to about 4 s; written with the indexes set aside and built again
  * after (as a restore would), then the rollup told to fold the whole week again (its state reset, as after a

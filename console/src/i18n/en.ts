@@ -59,6 +59,8 @@ export const en = {
   /** Pieces every page uses. */
   COMMON: {
     never: "never",
+    /** A whole number with the language's digit grouping. */
+    count: (value: number) => numbers.format(value),
     previous: "Previous",
     next: "Next",
     pageOf: (page: number, pages: number) => `Page ${page} of ${pages}`,
@@ -838,7 +840,6 @@ export const en = {
     windows: { hour: "Last hour", day: "Last day", week: "Last week" },
     /** A window inside a sentence ("in the last hour"). */
     windowsInline: { hour: "last hour", day: "last day", week: "last week" },
-    count: (value: number) => numbers.format(value),
     keyOf: (position: number) => ` (key ${position})`,
     coolingUntil: (time: string) => `cooling until ${time}`,
     keysDisabled: (disabled: number, all: number) => `, ${disabled} of ${all} keys disabled`,

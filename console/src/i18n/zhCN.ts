@@ -58,6 +58,8 @@ export const zhCN: Catalogue = {
   },
   COMMON: {
     never: "从不",
+    /** A whole number with the language's digit grouping. */
+    count: (value: number) => numbers.format(value),
     previous: "上一页",
     next: "下一页",
     pageOf: (page: number, pages: number) => `第 ${page} 页，共 ${pages} 页`,
@@ -781,7 +783,6 @@ export const zhCN: Catalogue = {
     title: "健康状况",
     windows: { hour: "最近一小时", day: "最近一天", week: "最近一周" },
     windowsInline: { hour: "最近一小时", day: "最近一天", week: "最近一周" },
-    count: (value: number) => numbers.format(value),
     keyOf: (position: number) => `（密钥 ${position}）`,
     coolingUntil: (time: string) => `冷却至 ${time}`,
     keysDisabled: (disabled: number, all: number) => `，${all} 个密钥中 ${disabled} 个已禁用`,

@@ -6,7 +6,7 @@
  * `percentile_cont`'s for the hour; and 20,000 seeded rows over a week, folded into the rollup by two instances at
  * once, read back by the day and week views with exact counts, tokens and cost and percentiles within the
  * histogram's bound, still counted once their usage rows are gone, with a new row counted at once and a late one
- * after the next pass (the million-row figures: `deno task test:scale`, `test/scale/HealthScale.test.ts`).
+ * after the next pass (the million-row figures: `deno task test:scale`, `test/scale/ConsolePagesAtScale.test.ts`).
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
