@@ -31,6 +31,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { type Browser, chromium, type Page } from "playwright-core"
+import { assertAxeClean } from "../support/Axe.ts"
 import { CHROMIUM, pageCall } from "../support/Chromium.ts"
 import { Webhook } from "standardwebhooks"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
@@ -38,7 +39,6 @@ import { startOpenIdProvider } from "../support/OpenIdProvider.ts"
 
 /** Debian's chromium, or the one named by `SLUICE_CHROMIUM`. */
 const SCREENSHOTS = new URL("../screenshots/", import.meta.url)
-const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 
 /** Quota units as the console writes them. */
 const usd = (units: number) => `${Math.trunc(units / 1e6)}.${String(units % 1e6).padStart(6, "0")} USD`
@@ -59,16 +59,7 @@ const watched = async (browser: Browser) => {
 
 /** Runs axe-core on the page and fails on a serious or critical violation. */
 const scan = async (page: Page, name: string) => {
-  // Evaluated over the DevTools protocol, which the page's CSP does not govern; the page itself runs no inline code.
-  await page.evaluate(AXE)
-  const violations = await page.evaluate(async () => {
-    // deno-lint-ignore no-explicit-any
-    const result = await (globalThis as any).axe.run()
-    return (result.violations as Array<{ id: string; impact: string; nodes: Array<{ target: Array<string> }> }>)
-      .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-      .map((violation) => `${violation.id} (${violation.impact}) at ${violation.nodes.map((n) => n.target).join(" ")}`)
-  })
-  deepStrictEqual(violations, [], `axe on ${name}`)
+  await assertAxeClean(page, name)
   await Deno.mkdir(SCREENSHOTS, { recursive: true })
   await page.screenshot({ path: new URL(`console-${name}.png`, SCREENSHOTS).pathname, fullPage: true })
 }

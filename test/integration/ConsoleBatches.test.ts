@@ -15,13 +15,13 @@ import Anthropic from "@anthropic-ai/sdk"
 import OpenAI, { toFile } from "openai"
 import { chromium, type Page } from "playwright-core"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
+import { assertAxeClean } from "../support/Axe.ts"
 import { CHROMIUM, pageCall } from "../support/Chromium.ts"
 import { startGateway, type TestGateway } from "../support/Gateway.ts"
 
 const ALICE = "sk-test-cbatch-alice-0001"
 const ALICE_SECOND = "sk-test-cbatch-alice-0002"
 const BOB = "sk-test-cbatch-bob-0001"
-const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 /** Git-ignored, as the other console screenshots; `docs/console/batches.png` is a copy of one run's. */
 const SCREENSHOT = new URL("../screenshots/console-batches.png", import.meta.url)
 
@@ -81,15 +81,7 @@ const chargedWhen = async (gateway: TestGateway, batchId: string, rows: number) 
 }
 
 const scan = async (page: Page, name: string) => {
-  await page.evaluate(AXE)
-  const violations = await page.evaluate(async () => {
-    // deno-lint-ignore no-explicit-any
-    const result = await (globalThis as any).axe.run()
-    return (result.violations as Array<{ id: string; impact: string }>)
-      .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-      .map((violation) => violation.id)
-  })
-  deepStrictEqual(violations, [], `axe on ${name}`)
+  await assertAxeClean(page, name)
 }
 
 const signIn = async (page: Page, url: string, username: string, password: string) => {

@@ -12,6 +12,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { type Browser as Chromium, chromium, type Page } from "playwright-core"
+import { assertAxeClean } from "../support/Axe.ts"
 import { CHROMIUM } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { browser } from "../support/Browser.ts"
@@ -19,7 +20,6 @@ import { docsScreenshots } from "../support/Screenshots.ts"
 
 const SCREENSHOTS = new URL("../screenshots/", import.meta.url)
 const DOCS = docsScreenshots()
-const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 
 const watched = async (chrome: Chromium, size: { width: number; height: number }) => {
   const page = await chrome.newPage({ viewport: size })
@@ -37,15 +37,7 @@ const watched = async (chrome: Chromium, size: { width: number; height: number }
 
 /** axe-core on the page: no serious or critical violation; then a full-page screenshot. */
 const scan = async (page: Page, name: string, into = SCREENSHOTS) => {
-  await page.evaluate(AXE)
-  const violations = await page.evaluate(async () => {
-    // deno-lint-ignore no-explicit-any
-    const result = await (globalThis as any).axe.run()
-    return (result.violations as Array<{ id: string; impact: string; nodes: Array<{ target: Array<string> }> }>)
-      .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-      .map((violation) => `${violation.id} (${violation.impact}) at ${violation.nodes.map((n) => n.target).join(" ")}`)
-  })
-  deepStrictEqual(violations, [], `axe on ${name}`)
+  await assertAxeClean(page, name)
   await Deno.mkdir(into, { recursive: true })
   await page.screenshot({ path: new URL(`${name}.png`, into).pathname, fullPage: true })
 }

@@ -12,24 +12,16 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
 import { en } from "../../console/src/i18n/en.ts"
 import { zhCN } from "../../console/src/i18n/zhCN.ts"
+import { assertAxeClean } from "../support/Axe.ts"
 import { CHROMIUM } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { docsScreenshots } from "../support/Screenshots.ts"
 
 const DOCS = docsScreenshots()
-const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 
 /** axe-core on the page: no serious or critical violation. */
 const scan = async (page: Page, name: string) => {
-  await page.evaluate(AXE)
-  const violations = await page.evaluate(async () => {
-    // deno-lint-ignore no-explicit-any
-    const result = await (globalThis as any).axe.run()
-    return (result.violations as Array<{ id: string; impact: string; nodes: Array<{ target: Array<string> }> }>)
-      .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-      .map((violation) => `${violation.id} (${violation.impact}) at ${violation.nodes.map((n) => n.target).join(" ")}`)
-  })
-  deepStrictEqual(violations, [], `axe on ${name}`)
+  await assertAxeClean(page, name)
 }
 
 /** The English catalogue's fixed words that Chinese says otherwise: none of them may show on a Chinese page. */

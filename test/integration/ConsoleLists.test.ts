@@ -10,24 +10,16 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { chromium, type Page } from "playwright-core"
+import { assertAxeClean } from "../support/Axe.ts"
 import { CHROMIUM, pageCall } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { seedAtScale } from "../support/SeedLists.ts"
 import { docsScreenshots } from "../support/Screenshots.ts"
 
 const DOCS = docsScreenshots()
-const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 
 const scan = async (page: Page, name: string) => {
-  await page.evaluate(AXE)
-  const violations = await page.evaluate(async () => {
-    // deno-lint-ignore no-explicit-any
-    const result = await (globalThis as any).axe.run()
-    return (result.violations as Array<{ id: string; impact: string; nodes: Array<{ target: Array<string> }> }>)
-      .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-      .map((violation) => `${violation.id} (${violation.impact}) at ${violation.nodes.map((n) => n.target).join(" ")}`)
-  })
-  deepStrictEqual(violations, [], `axe on ${name}`)
+  await assertAxeClean(page, name)
   await Deno.mkdir(DOCS, { recursive: true })
   await page.screenshot({ path: new URL(`${name}.png`, DOCS).pathname })
 }

@@ -9,27 +9,19 @@
  */
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { chromium, type Page } from "playwright-core"
+import { assertAxeClean } from "../support/Axe.ts"
 import { CHROMIUM, pageCall } from "../support/Chromium.ts"
 import { basicConfig, startGateway } from "../support/Gateway.ts"
 import { seedOwnAtScale } from "../support/SeedLists.ts"
 import { docsScreenshots } from "../support/Screenshots.ts"
 
 const DOCS = docsScreenshots()
-const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 const PASSWORD = "own-lists-password-1"
 
 /** Scans the page with axe-core and screenshots it with `top` (the list's filters) scrolled to the top. */
 const scan = async (page: Page, name: string, top: string) => {
   await page.getByRole("form", { name: top }).evaluate((form) => form.scrollIntoView({ block: "start" }))
-  await page.evaluate(AXE)
-  const violations = await page.evaluate(async () => {
-    // deno-lint-ignore no-explicit-any
-    const result = await (globalThis as any).axe.run()
-    return (result.violations as Array<{ id: string; impact: string; nodes: Array<{ target: Array<string> }> }>)
-      .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-      .map((violation) => `${violation.id} (${violation.impact}) at ${violation.nodes.map((n) => n.target).join(" ")}`)
-  })
-  deepStrictEqual(violations, [], `axe on ${name}`)
+  await assertAxeClean(page, name)
   await page.screenshot({ path: new URL(`${name}.png`, DOCS).pathname })
 }
 

@@ -15,11 +15,10 @@ import OpenAI from "openai"
 import { chromium } from "playwright-core"
 import { parseBootstrap } from "../../src/config/BootstrapFile.ts"
 import { browser } from "../support/Browser.ts"
+import { assertAxeClean } from "../support/Axe.ts"
 import { CHROMIUM } from "../support/Chromium.ts"
 import { ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { docsScreenshots } from "../support/Screenshots.ts"
-
-const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 
 const config = (emulatorUrl: string) => {
   const parsed = parseBootstrap(
@@ -186,15 +185,7 @@ Deno.test("request story: attempts, failover path, tokens and cost of one reques
     await panel.getByTestId("story-path").filter({ hasText: "primary → secondary" }).waitFor()
     strictEqual(await panel.getByTestId("story-attempt").count(), 2)
     strictEqual(await panel.getByTestId("story-request-id").textContent(), requestId)
-    await page.evaluate(AXE)
-    const violations = await page.evaluate(async () => {
-      // deno-lint-ignore no-explicit-any
-      const result = await (globalThis as any).axe.run()
-      return (result.violations as Array<{ id: string; impact: string }>)
-        .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-        .map((violation) => violation.id)
-    })
-    deepStrictEqual(violations, [])
+    await assertAxeClean(page, "the request story")
     await panel.scrollIntoViewIfNeeded()
     await page.screenshot({ path: new URL("request-story.png", docsScreenshots()).pathname })
     deepStrictEqual(problems, [])

@@ -17,6 +17,7 @@ import { deepStrictEqual, strictEqual } from "node:assert/strict"
 import OpenAI, { toFile } from "openai"
 import { type Browser as Chromium, chromium, type Locator, type Page } from "playwright-core"
 import { browser as apiClient } from "../support/Browser.ts"
+import { assertAxeClean } from "../support/Axe.ts"
 import { CHROMIUM } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
 import { seedUsage } from "../support/HealthSeed.ts"
@@ -26,7 +27,6 @@ import { docsScreenshots } from "../support/Screenshots.ts"
 
 const PICTURES = new URL("pages/", docsScreenshots())
 Deno.mkdirSync(PICTURES, { recursive: true })
-const AXE = await Deno.readTextFile(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url))
 const USAGE_ROWS = 1_000_000
 
 const VIEWPORTS = [
@@ -118,15 +118,7 @@ const states = (channelId: string): ReadonlyArray<State> => [
 
 /** axe-core on the page: no serious or critical violation. */
 const scan = async (page: Page, name: string) => {
-  await page.evaluate(AXE)
-  const violations = await page.evaluate(async () => {
-    // deno-lint-ignore no-explicit-any
-    const result = await (globalThis as any).axe.run()
-    return (result.violations as Array<{ id: string; impact: string; nodes: Array<{ target: Array<string> }> }>)
-      .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
-      .map((violation) => `${violation.id} (${violation.impact}) at ${violation.nodes.map((n) => n.target).join(" ")}`)
-  })
-  deepStrictEqual(violations, [], `axe on ${name}`)
+  await assertAxeClean(page, name)
 }
 
 /** The checks every state gets once shown: axe, no sideways scroll when narrow, the screenshot. */

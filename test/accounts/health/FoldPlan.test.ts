@@ -19,6 +19,13 @@ import {
 
 const now = 1_800_000_123
 
+/** A pass's inputs: the previous end (or none), how long after `now` it runs, the oldest usage row (or none). */
+const PASS_INPUTS = [
+  fc.option(fc.integer({ min: now - 30 * 86_400, max: now + 3_600 }), { nil: null }),
+  fc.integer({ min: 0, max: 86_400 }),
+  fc.option(fc.integer({ min: now - 30 * 86_400, max: now }), { nil: null })
+] as const
+
 Deno.test("fold plan: the first pass starts at the oldest row (retention at most), the next refolds the last hour", () => {
   const target = Math.floor((now - ROLLUP_SETTLE_SECONDS) / ROLLUP_BUCKET_SECONDS) * ROLLUP_BUCKET_SECONDS
   const first = planFold(null, now, now - 40 * 86_400)
@@ -42,9 +49,7 @@ Deno.test("fold plan: the first pass starts at the oldest row (retention at most
 Deno.test("fold plan: bounded, gap-free, whole buckets, and caught up after enough passes", () => {
   fc.assert(
     fc.property(
-      fc.option(fc.integer({ min: now - 30 * 86_400, max: now + 3_600 }), { nil: null }),
-      fc.integer({ min: 0, max: 86_400 }),
-      fc.option(fc.integer({ min: now - 30 * 86_400, max: now }), { nil: null }),
+      ...PASS_INPUTS,
       (previous, later, oldest) => {
         const folded = previous === null ? null : Math.floor(previous / ROLLUP_BUCKET_SECONDS) * ROLLUP_BUCKET_SECONDS
         const at = now + later
@@ -66,9 +71,7 @@ Deno.test("fold plan: bounded, gap-free, whole buckets, and caught up after enou
 Deno.test("fold plan: the coarse tier sums again every whole 2-hour bucket a pass touched, and none still open", () => {
   fc.assert(
     fc.property(
-      fc.option(fc.integer({ min: now - 30 * 86_400, max: now + 3_600 }), { nil: null }),
-      fc.integer({ min: 0, max: 86_400 }),
-      fc.option(fc.integer({ min: now - 30 * 86_400, max: now }), { nil: null }),
+      ...PASS_INPUTS,
       (previous, later, oldest) => {
         const folded = previous === null ? null : Math.floor(previous / ROLLUP_BUCKET_SECONDS) * ROLLUP_BUCKET_SECONDS
         const plan = planFold(folded, now + later, oldest)
