@@ -173,6 +173,6 @@ Deno.test("console lists: 1,000 channels and 10,000 users paged, filtered, sorte
     deepStrictEqual(problems, [])
   } finally {
     await browser.close()
-    await gateway.stop()
+    await gateway.close()
   }
 })

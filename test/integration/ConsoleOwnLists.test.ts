@@ -248,6 +248,6 @@ Deno.test("console own lists: 1,000 keys, 10,000 tasks and 25 endpoints paged, f
     deepStrictEqual(problems, [])
   } finally {
     await browser.close()
-    await gateway.stop()
+    await gateway.close()
   }
 })

@@ -118,6 +118,6 @@ Deno.test("console: a channel type's own settings as fields that round-trip thro
     deepStrictEqual(problems, [])
   } finally {
     await browser.close()
-    await gateway.stop()
+    await gateway.close()
   }
 })

@@ -200,7 +200,7 @@ Deno.test("lists at scale: channels and users paged, filtered, sorted and search
       ok(refused.message.includes(param), refused.message)
     }
   } finally {
-    await gateway.stop()
+    await gateway.close()
   }
 })
 
@@ -283,6 +283,6 @@ Deno.test("lists at scale: channels are enabled, disabled and tested in bulk, au
       ok(/ids|action/.test(refused.message), refused.message)
     }
   } finally {
-    await gateway.stop()
+    await gateway.close()
   }
 })

@@ -217,7 +217,7 @@ Deno.test("own lists at scale: 1,000 keys and 10,000 tasks paged, filtered, sort
     strictEqual((await bob.call<Page<TaskItem>>("GET", "/api/task/self?keyword=task_seed")).data.total, 0)
     strictEqual((await bob.call<Page<KeyItem>>("GET", "/api/token/?keyword=seed")).data.total, 0)
   } finally {
-    await gateway.stop()
+    await gateway.close()
   }
 })
 
@@ -371,6 +371,6 @@ Deno.test("own lists: keys and webhook endpoints enabled, disabled and deleted i
     )
     ok(Number(written[0].n) >= 2, "the 50% and 80% thresholds at least")
   } finally {
-    await gateway.stop()
+    await gateway.close()
   }
 })

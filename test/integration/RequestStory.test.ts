@@ -191,6 +191,6 @@ Deno.test("request story: attempts, failover path, tokens and cost of one reques
     deepStrictEqual(problems, [])
   } finally {
     await chrome.close()
-    await gateway.stop()
+    await gateway.close()
   }
 })

@@ -207,10 +207,14 @@ export const startGateway = async (options: {
     databaseUrl,
     logs: telemetry.lines,
     stop,
+    // The database is dropped whatever the stops threw, so a failed test leaves no database behind.
     close: async () => {
-      await stop()
-      if (options.emulator === undefined || options.ownsEmulator === true) await emulator.close()
-      await postgres?.drop()
+      try {
+        await stop()
+        if (options.emulator === undefined || options.ownsEmulator === true) await emulator.close()
+      } finally {
+        await postgres?.drop()
+      }
     }
   }
 }
