@@ -24,6 +24,7 @@ import { SqlClient, type Statement } from "effect/sql"
 import { epochSeconds } from "../domain/Page.ts"
 import { ChannelRouter } from "../services/ChannelRouter.ts"
 import { FAILURE_KINDS, type HealthStats } from "./health/HealthStats.ts"
+import { readFoldedUntil } from "./health/RollupSql.ts"
 import { aggregate } from "./health/SeriesAggregate.ts"
 
 export { FAILURE_KINDS, type HealthStats }
@@ -182,11 +183,7 @@ export class HealthQueries extends Context.Service<HealthQueries, {
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
       const router = yield* ChannelRouter
-      const foldedUntil = sql<{ readonly foldedUntil: Date | null }>`
-        SELECT folded_until AS "foldedUntil" FROM health_rollup_state WHERE id = 1`.pipe(
-        Effect.map((rows) => epochSeconds(rows[0]?.foldedUntil ?? null)),
-        Effect.orDie
-      )
+      const foldedUntil = readFoldedUntil(sql).pipe(Effect.orDie)
 
       const compute = Effect.fn("HealthQueries.report")(function* (query: HealthQuery) {
         const { bucketSeconds } = HEALTH_WINDOWS[query.window]

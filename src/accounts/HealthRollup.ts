@@ -30,7 +30,7 @@ import {
   ROLLUP_RETAIN_SECONDS,
   ROLLUP_SPAN_SECONDS
 } from "./health/FoldPlan.ts"
-import { coarseAggregate, ROLLUP_COLUMNS, usageAggregate } from "./health/RollupSql.ts"
+import { coarseAggregate, readFoldedUntil, ROLLUP_COLUMNS, ROLLUP_TABLES, usageAggregate } from "./health/RollupSql.ts"
 import { foldUsage } from "./UsageRollupSql.ts"
 
 /** What one pass did: folded a range, found another instance folding (`busy`). @category models */
@@ -68,9 +68,7 @@ export class HealthRollup extends Context.Service<HealthRollup, {
           let oldest: number | null = null
           if (folded === null) {
             // A first pass (or after a reset): the rollup starts again from the oldest retained usage row.
-            yield* sql`DELETE FROM health_rollup`
-            yield* sql`DELETE FROM health_rollup_coarse`
-            yield* sql`DELETE FROM usage_rollup`
+            for (const table of ROLLUP_TABLES) yield* sql`DELETE FROM ${sql(table)}`
             const [row] = yield* sql<{ readonly oldest: Date | null }>`
               SELECT min(created_at) AS oldest FROM usage_logs
               WHERE created_at >= ${new Date((nowSeconds - ROLLUP_RETAIN_SECONDS) * 1000)}`
@@ -98,9 +96,7 @@ export class HealthRollup extends Context.Service<HealthRollup, {
               ${coarseAggregate(sql, coarseFrom, coarseTo)}`
           }
           const retainFrom = new Date(plan.retainFrom * 1000)
-          yield* sql`DELETE FROM health_rollup WHERE bucket_start < ${retainFrom}`
-          yield* sql`DELETE FROM health_rollup_coarse WHERE bucket_start < ${retainFrom}`
-          yield* sql`DELETE FROM usage_rollup WHERE bucket_start < ${retainFrom}`
+          for (const table of ROLLUP_TABLES) yield* sql`DELETE FROM ${sql(table)} WHERE bucket_start < ${retainFrom}`
           yield* sql`UPDATE health_rollup_state SET folded_until = ${to}, folded_at = ${new Date(now)} WHERE id = 1`
           return { _tag: "Folded", plan, rows } as const
         }).pipe(sql.withTransaction, Effect.orDie, Effect.withSpan("HealthRollup.foldOnce"))
@@ -112,11 +108,7 @@ export class HealthRollup extends Context.Service<HealthRollup, {
           }
         })
 
-        const foldedUntil = sql<{ readonly foldedUntil: Date | null }>`
-          SELECT folded_until AS "foldedUntil" FROM health_rollup_state WHERE id = 1`.pipe(
-          Effect.map((rows) => epochSeconds(rows[0]?.foldedUntil ?? null)),
-          Effect.orDie
-        )
+        const foldedUntil = readFoldedUntil(sql).pipe(Effect.orDie)
 
         if (intervalSeconds > 0) {
           yield* catchUp.pipe(

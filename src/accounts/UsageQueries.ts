@@ -12,6 +12,7 @@ import type { StorageUnavailable } from "../errors/GatewayError.ts"
 import { storageFailure } from "../storage/StorageFailure.ts"
 import type { LogView } from "./LogView.ts"
 import { ROLLUP_BUCKET_SECONDS, ROLLUP_RETAIN_SECONDS } from "./health/FoldPlan.ts"
+import { readFoldedUntil } from "./health/RollupSql.ts"
 import { type ModelPrices, type RequestStory, storyOf } from "./RequestStory.ts"
 import { userUsageParts } from "./UsageRollupSql.ts"
 
@@ -138,11 +139,7 @@ export class UsageQueries extends Context.Service<UsageQueries, {
         const today = new Date(yield* Clock.currentTimeMillis)
         const since = new Date(Date.UTC(today.getUTCFullYear(), today.getUTCMonth(), today.getUTCDate() - days + 1))
         // Before `folded_until` (and within what the rollup retains) the usage rollup's buckets, else the rows.
-        const [state] = yield* sql<{ readonly foldedUntil: Date | null }>`
-          SELECT folded_until AS "foldedUntil" FROM health_rollup_state WHERE id = 1`.pipe(
-          storageFailure("usage.daily")
-        )
-        const folded = epochSeconds(state?.foldedUntil ?? null)
+        const folded = yield* readFoldedUntil(sql).pipe(storageFailure("usage.daily"))
         // Every pass so far kept the buckets from here on (each dropped those before its own now less retention).
         const rolledFrom = Math.ceil((today.getTime() / 1000 - ROLLUP_RETAIN_SECONDS) / ROLLUP_BUCKET_SECONDS) *
           ROLLUP_BUCKET_SECONDS

@@ -6,8 +6,10 @@
  *
  * @since 0.5.0
  */
-import type { SqlClient, Statement } from "effect/sql"
+import { Effect } from "effect"
+import type { SqlClient, SqlError, Statement } from "effect/sql"
 import { LATENCY_BOUNDS_MS, LATENCY_BUCKETS } from "../../domain/LatencyHistogram.ts"
+import { epochSeconds } from "../../domain/Page.ts"
 import { ROLLUP_BUCKET_SECONDS, ROLLUP_COARSE_SECONDS } from "./FoldPlan.ts"
 
 /**
@@ -84,11 +86,36 @@ export const usageAggregate = (
              WHERE ${sql.and([sql`created_at >= ${from}`, sql`created_at < ${to}`, ...narrow])}) AS r
        GROUP BY 1, channel_id, model, kind`
 
-/** The element-wise sum of a histogram column over a group (`NULL` histograms, folded before `0026`, count none). */
-const summed = (column: string) =>
+/**
+ * The element-wise sum of a histogram column over a group, as a SQL array of `type` (`NULL` histograms, folded before
+ * `0026`, count none).
+ *
+ * @category sql
+ */
+export const summedHistogram = (column: string, type: "int" | "float8"): string =>
   `ARRAY[${
     Array.from({ length: LATENCY_BUCKETS }, (_, index) => `coalesce(sum(${column}[${index + 1}]), 0)`).join(", ")
-  }]::int[]`
+  }]::${type}[]`
+
+/**
+ * The tables the rollup pass keeps: the 15-minute health rollup, its 2-hour coarse tier and the usage rollup
+ * (migrations `0024`, `0027`); each holds `bucket_start`.
+ *
+ * @category sql
+ */
+export const ROLLUP_TABLES = ["health_rollup", "health_rollup_coarse", "usage_rollup"] as const
+
+/**
+ * Until when (epoch seconds) every rollup table holds every bucket: `health_rollup_state.folded_until`, `null` before
+ * the first pass or after a reset. Fails as the statement does.
+ *
+ * @category sql
+ */
+export const readFoldedUntil = (sql: SqlClient.SqlClient): Effect.Effect<number | null, SqlError.SqlError> =>
+  sql<{ readonly foldedUntil: Date | null }>`
+    SELECT folded_until AS "foldedUntil" FROM health_rollup_state WHERE id = 1`.pipe(
+    Effect.map((rows) => epochSeconds(rows[0]?.foldedUntil ?? null))
+  )
 
 /**
  * The 15-minute rows of `health_rollup` in `[from, to)` summed per coarse 2-hour bucket (`ROLLUP_COARSE_SECONDS`),
@@ -105,8 +132,8 @@ export const coarseAggregate = (sql: SqlClient.SqlClient, from: Date, to: Date):
          sum(audio_input_tokens)::bigint AS audio_input_tokens,
          sum(audio_output_tokens)::bigint AS audio_output_tokens, sum(cost)::bigint AS cost,
          min(latency_min) AS latency_min, max(latency_max) AS latency_max,
-         ${sql.literal(summed("latency_counts"))} AS latency_counts,
+         ${sql.literal(summedHistogram("latency_counts", "int"))} AS latency_counts,
          min(first_token_min) AS first_token_min, max(first_token_max) AS first_token_max,
-         ${sql.literal(summed("first_token_counts"))} AS first_token_counts
+         ${sql.literal(summedHistogram("first_token_counts", "int"))} AS first_token_counts
        FROM health_rollup WHERE bucket_start >= ${from} AND bucket_start < ${to}
        GROUP BY 1, channel_id, model, kind`

@@ -9,18 +9,18 @@
  *   `folded_until` and aggregate the usage rows after it (the newest 15 to 30 minutes) into the same shape
  *   (`usageAggregate`); the week reads its whole 2-hour buckets from the coarse tier (`health_rollup_coarse`,
  *   migration `0027`) and only the last two hours' 15-minute rows, so a report reads at most a few thousand rollup
- *   rows and the open tail whatever the table holds. Counts, tokens and cost are exact; p50/p95 come from the summed latency histograms
- *   (`domain/LatencyHistogram.ts`: interpolated inside the bucket holding the rank, within less than that bucket's
- *   width, at most a third of the value; exact below 10 ms).
+ *   rows and the open tail whatever the table holds. Counts, tokens and cost are exact; p50/p95 come from the summed
+ *   latency histograms (`domain/LatencyHistogram.ts`: interpolated inside the bucket holding the rank, within less
+ *   than that bucket's width, at most a third of the value; exact below 10 ms).
  *
  * @since 0.5.0
  */
 import { Effect } from "effect"
 import type { SqlClient, Statement } from "effect/sql"
-import { LATENCY_BUCKETS, percentileOf } from "../../domain/LatencyHistogram.ts"
+import { percentileOf } from "../../domain/LatencyHistogram.ts"
 import { FAILURE_KINDS, type HealthStats } from "./HealthStats.ts"
 import { ROLLUP_COARSE_SECONDS } from "./FoldPlan.ts"
-import { failureKind, usageAggregate } from "./RollupSql.ts"
+import { failureKind, summedHistogram, usageAggregate } from "./RollupSql.ts"
 
 /** What to aggregate (the parts of a `HealthQuery` the statement needs). @category models */
 export interface SeriesQuery {
@@ -200,11 +200,6 @@ export const aggregate = (
         ...narrow
       ])
     }`
-  const sums = Array.from({ length: LATENCY_BUCKETS }, (_, index) => `sum(latency_counts[${index + 1}])`).join(", ")
-  const firstSums = Array.from(
-    { length: LATENCY_BUCKETS },
-    (_, index) => `coalesce(sum(first_token_counts[${index + 1}]), 0)`
-  ).join(", ")
   // As above, the grouping's sort stays in memory, for this statement only.
   return sql`SET LOCAL work_mem = '64MB'`.pipe(
     Effect.andThen(sql<Row>`
@@ -226,9 +221,9 @@ export const aggregate = (
              coalesce(sum(requests) FILTER (WHERE kind <> ''), 0) AS errors,
              ${kindCounts(sql`sum(requests)`)},
              min(latency_min) AS latency_min, max(latency_max) AS latency_max,
-             ARRAY[${sql.literal(sums)}]::float8[] AS counts,
+             ${sql.literal(summedHistogram("latency_counts", "float8"))} AS counts,
              min(first_token_min) AS first_token_min, max(first_token_max) AS first_token_max,
-             ARRAY[${sql.literal(firstSums)}]::float8[] AS first_counts,
+             ${sql.literal(summedHistogram("first_token_counts", "float8"))} AS first_counts,
              sum(prompt_tokens) AS prompt_tokens, sum(completion_tokens) AS completion_tokens, sum(cost) AS quota
       FROM w GROUP BY GROUPING SETS ((key, t), (key))
     )${finish("g.latency_min, g.latency_max, g.counts, g.first_token_min, g.first_token_max, g.first_counts")}`),
