@@ -15,7 +15,7 @@ import { usd } from "./money.ts"
 import { route } from "./state.ts"
 import { language } from "./i18n/language.ts"
 import { COMMON, HEALTH } from "./strings.ts"
-import { ErrorText, timeText } from "./ui.tsx"
+import { ErrorText, TableScroll, timeText } from "./ui.tsx"
 
 /** Aggregates of usage rows, as the API answers them. */
 interface Stats {
@@ -168,7 +168,7 @@ const Overview = (props: { report: Report; view: View }) => {
     return <p class="empty">{HEALTH.noRequests(HEALTH.windowsInline[view.window])}</p>
   }
   return (
-    <div class="table-wrap" role="region" aria-label={HEALTH.tableRegion} tabIndex={0}>
+    <TableScroll label={HEALTH.tableRegion}>
       <table>
         <caption>
           {HEALTH.caption(report.by === "channel", HEALTH.windowsInline[view.window])}
@@ -233,7 +233,7 @@ const Overview = (props: { report: Report; view: View }) => {
           })}
         </tbody>
       </table>
-    </div>
+    </TableScroll>
   )
 }
 
