@@ -32,7 +32,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { type Browser, chromium, type Page } from "playwright-core"
 import { assertAxeClean } from "../support/Axe.ts"
-import { CHROMIUM, pageCall } from "../support/Chromium.ts"
+import { CHROMIUM, pageCall, pageProblems } from "../support/Chromium.ts"
 import { Webhook } from "standardwebhooks"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { startOpenIdProvider } from "../support/OpenIdProvider.ts"
@@ -46,14 +46,7 @@ const usd = (units: number) => `${Math.trunc(units / 1e6)}.${String(units % 1e6)
 /** A page that records script errors and CSP reports. */
 const watched = async (browser: Browser) => {
   const page = await browser.newPage()
-  const problems: Array<string> = []
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
-  page.on("console", (message) => {
-    // A refused API call (401 while signed out, a wrong password) is logged by the browser as a failed load: expected.
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-      problems.push(`console error: ${message.text()}`)
-    }
-  })
+  const problems = pageProblems(page)
   return { page, problems }
 }
 

@@ -13,7 +13,7 @@ import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import OpenAI from "openai"
 import { type Browser as Chromium, chromium, type Page } from "playwright-core"
 import { assertAxeClean } from "../support/Axe.ts"
-import { CHROMIUM } from "../support/Chromium.ts"
+import { CHROMIUM, pageProblems } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { browser } from "../support/Browser.ts"
 import { docsScreenshots } from "../support/Screenshots.ts"
@@ -23,14 +23,8 @@ const DOCS = docsScreenshots()
 
 const watched = async (chrome: Chromium, size: { width: number; height: number }) => {
   const page = await chrome.newPage({ viewport: size })
-  const problems: Array<string> = []
+  const problems = pageProblems(page)
   const loaded: Array<string> = []
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
-  page.on("console", (message) => {
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-      problems.push(`console error: ${message.text()}`)
-    }
-  })
   page.on("request", (request) => loaded.push(new URL(request.url()).pathname))
   return { page, problems, loaded }
 }

@@ -13,7 +13,7 @@ import { type BrowserContext, chromium, type Page } from "playwright-core"
 import { en } from "../../console/src/i18n/en.ts"
 import { zhCN } from "../../console/src/i18n/zhCN.ts"
 import { assertAxeClean } from "../support/Axe.ts"
-import { CHROMIUM } from "../support/Chromium.ts"
+import { CHROMIUM, pageProblems } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { docsScreenshots } from "../support/Screenshots.ts"
 
@@ -56,12 +56,7 @@ const chrome = (page: Page) =>
 
 /** Watches `page` for script errors and CSP violations. */
 const watch = (page: Page, problems: Array<string>) => {
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
-  page.on("console", (message) => {
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-      problems.push(`console error: ${message.text()}`)
-    }
-  })
+  pageProblems(page, problems)
   return page
 }
 

@@ -11,7 +11,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { chromium, type Page } from "playwright-core"
 import { assertAxeClean } from "../support/Axe.ts"
-import { CHROMIUM, pageCall } from "../support/Chromium.ts"
+import { CHROMIUM, pageCall, pageProblems } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway } from "../support/Gateway.ts"
 import { seedAtScale } from "../support/SeedLists.ts"
 import { docsScreenshots } from "../support/Screenshots.ts"
@@ -40,13 +40,7 @@ Deno.test("console lists: 1,000 channels and 10,000 users paged, filtered, sorte
   try {
     await seedAtScale((text) => gateway.query(text, false))
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
-    const problems: Array<string> = []
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-        problems.push(`console error: ${message.text()}`)
-      }
-    })
+    const problems = pageProblems(page)
     await page.goto(gateway.url)
     await page.getByLabel("Username").fill("root")
     await page.getByLabel("Password").fill(ROOT_PASSWORD)

@@ -10,7 +10,7 @@
 import { deepStrictEqual, ok, strictEqual } from "node:assert/strict"
 import { chromium, type Page } from "playwright-core"
 import { assertAxeClean } from "../support/Axe.ts"
-import { CHROMIUM, pageCall } from "../support/Chromium.ts"
+import { CHROMIUM, pageCall, pageProblems } from "../support/Chromium.ts"
 import { basicConfig, startGateway } from "../support/Gateway.ts"
 import { seedOwnAtScale } from "../support/SeedLists.ts"
 import { docsScreenshots } from "../support/Screenshots.ts"
@@ -52,13 +52,7 @@ Deno.test("console own lists: 1,000 keys, 10,000 tasks and 25 endpoints paged, f
   try {
     await seedOwnAtScale((text) => gateway.query(text, false), "alice")
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
-    const problems: Array<string> = []
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-        problems.push(`console error: ${message.text()}`)
-      }
-    })
+    const problems = pageProblems(page)
     await page.goto(gateway.url)
     await page.getByLabel("Username").fill("alice")
     await page.getByLabel("Password").fill(PASSWORD)

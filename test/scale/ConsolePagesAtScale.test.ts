@@ -18,7 +18,7 @@ import OpenAI, { toFile } from "openai"
 import { type Browser as Chromium, chromium, type Locator, type Page } from "playwright-core"
 import { browser as apiClient } from "../support/Browser.ts"
 import { assertAxeClean } from "../support/Axe.ts"
-import { CHROMIUM } from "../support/Chromium.ts"
+import { CHROMIUM, pageProblems } from "../support/Chromium.ts"
 import { basicConfig, ROOT_PASSWORD, startGateway, type TestGateway } from "../support/Gateway.ts"
 import { seedUsage } from "../support/HealthSeed.ts"
 import { timeHealthViews } from "../support/HealthTimings.ts"
@@ -116,20 +116,15 @@ const states = (channelId: string): ReadonlyArray<State> => [
   { name: "audit", heading: "Audit log", hash: "#/audit", ready: (page) => firstRow(page, "Changes (") }
 ]
 
-/** axe-core on the page: no serious or critical violation. */
-const scan = async (page: Page, name: string) => {
-  await assertAxeClean(page, name)
-}
-
 /** The checks every state gets once shown: axe, no sideways scroll when narrow, the screenshot. */
 const check = async (page: Page, name: string, viewport: (typeof VIEWPORTS)[number], top?: Locator) => {
-  await scan(page, `${name} at ${viewport.label}`)
+  await assertAxeClean(page, `${name} at ${viewport.label}`)
   const sideways = await page.evaluate(() => {
     const width = globalThis.innerWidth
     if (document.documentElement.scrollWidth <= width) return null
     // The outermost elements past the right edge, to say what pushes the page wider.
     const past = [...document.querySelectorAll("body *")].filter((element) =>
-      element.getBoundingClientRect().right > width + 1 && !element.parentElement?.closest(".scroll, .table-wrap")
+      element.getBoundingClientRect().right > width + 1 && !element.parentElement?.closest(".scroll")
     )
     const outermost = past.filter((element) => !past.includes(element.parentElement!)).slice(0, 3)
     return `${document.documentElement.scrollWidth} px in ${width}, past the edge: ${
@@ -200,15 +195,9 @@ const visit = async (
   times: Array<{ name: string; viewport: string; ms: number }>
 ) => {
   const context = await chrome.newContext({ viewport: { width: viewport.width, height: viewport.height } })
-  const problems: Array<string> = []
   try {
     const page = await context.newPage()
-    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
-    page.on("console", (message) => {
-      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
-        problems.push(`console error: ${message.text()}`)
-      }
-    })
+    const problems = pageProblems(page)
     const timed = async (name: string, act: () => Promise<unknown>, ready: Locator) => {
       const started = performance.now()
       await act()

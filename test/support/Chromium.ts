@@ -32,3 +32,22 @@ export const pageCall = (
     })
     return { status: response.status, json: await response.json() }
   }, [method, path, body] as const)
+
+/**
+ * The script errors and console errors (a CSP violation among them) `page` shows from now on, gathered as it runs:
+ * `page error: …` and `console error: …` lines. A refused API call (a 401 while signed out, a wrong password) is
+ * logged by the browser as a failed load and is expected, so it is left out. Gathered into `into` (several pages may
+ * share one list), which is answered.
+ *
+ * @category browser
+ */
+export const pageProblems = (page: Page, into: Array<string> = []): Array<string> => {
+  const problems = into
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`))
+  page.on("console", (message) => {
+    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
+      problems.push(`console error: ${message.text()}`)
+    }
+  })
+  return problems
+}
